@@ -1,0 +1,77 @@
+"""Command-line interface ``lnrecency``: one subcommand per module in :mod:`lnrecency.commands`.
+
+Each command module defines ``NAME``, ``HELP``, ``add_arguments(parser)`` and ``run(args) -> int``.
+Model parameters are parsed once, here (:func:`add_config_arguments` / :func:`config_from_args`), and
+validated once, by :class:`lnrecency.config.ModelConfig`.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import math
+import sys
+from typing import Sequence
+
+from lnrecency.config import EMBEDDINGS, NORMS, ModelConfig
+
+# Modules under lnrecency.commands, in the order `lnrecency --help` lists them.
+COMMANDS = ("limit",)
+
+
+def _number(text: str) -> float:
+    """A float, or 'sqrt(X)' for sqrt(X) (the authors' lam = sqrt(d) and gamma = sqrt(d))."""
+    t = text.strip()
+    try:
+        if t.startswith("sqrt(") and t.endswith(")"):
+            return math.sqrt(float(t[5:-1]))
+        return float(t)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number or sqrt(number); got {text!r}") from None
+
+
+def add_config_arguments(parser: argparse.ArgumentParser, *, embedding: bool = False) -> None:
+    """The model flags of SPEC: --norm, --residual, --gamma, --lam, --alpha (and --embedding)."""
+    g = parser.add_argument_group("model (SPEC 'Model M(norm, residual, lam, gamma, alpha)')")
+    g.add_argument("--norm", default="layernorm", help=f"one of {', '.join(NORMS)} (default layernorm)")
+    g.add_argument("--residual", action="store_true", help="h' = h + gamma * o instead of h' = o")
+    g.add_argument("--gamma", type=_number, default=1.0, help="residual weight > 0 (default 1)")
+    g.add_argument("--lam", type=_number, default=1.0, help="inverse temperature > 0, e.g. 1 or sqrt(64)")
+    g.add_argument("--alpha", type=_number, default=0.0, help="embedding anisotropy in [0, 1) (default 0)")
+    if embedding:
+        g.add_argument("--embedding", default="gaussian", help=f"one of {', '.join(EMBEDDINGS)}")
+
+
+def config_from_args(args: argparse.Namespace) -> ModelConfig:
+    return ModelConfig(norm=args.norm, residual=args.residual, gamma=args.gamma, lam=args.lam,
+                       alpha=args.alpha, embedding=getattr(args, "embedding", "gaussian"))
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="lnrecency",
+        description="Verify 'LayerNorm Induces Recency Bias in Transformer Decoders' (Kim et al.).",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for name in COMMANDS:
+        module = importlib.import_module(f"lnrecency.commands.{name}")
+        p = sub.add_parser(module.NAME, help=module.HELP, description=module.HELP)
+        module.add_arguments(p)
+        p.set_defaults(_run=module.run)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args._run(args) or 0)
+    except ValueError as exc:  # invalid model or size parameters: a clear message, no traceback
+        print(f"lnrecency {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"lnrecency {args.command}: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,45 @@
+"""`lnrecency limit`: the exact d -> infinity expected scores E[S^(l)_ij], layer by layer."""
+from __future__ import annotations
+
+import argparse
+import json
+
+import mpmath
+import numpy as np
+
+from lnrecency.cli import add_config_arguments, config_from_args
+from theory.limit import limit_scores
+
+NAME = "limit"
+HELP = "print the exact d -> infinity expected scores S^(l)_ij (float64 or mpmath)"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--n", type=int, default=8, help="sequence length (default 8)")
+    p.add_argument("--layers", type=int, default=2, help="number of layers (default 2)")
+    p.add_argument("--dps", type=int, default=None, help="mpmath significant digits (default: float64)")
+    p.add_argument("--digits", type=int, default=6, help="digits printed (default 6)")
+    p.add_argument("--json", action="store_true", help="JSON output: {config, n, layers, dps, scores}")
+    add_config_arguments(p)
+
+
+def run(args: argparse.Namespace) -> int:
+    cfg = config_from_args(args)
+    s = limit_scores(args.n, args.layers, config=cfg, dps=args.dps)
+    if args.json:
+        def cell(x):
+            if args.dps is None:
+                return None if np.isnan(x) else float(x)
+            return None if mpmath.isnan(x) else mpmath.nstr(x, args.dps)
+        rows = [[[cell(x) for x in row] for row in layer] for layer in s]
+        print(json.dumps({"config": cfg.as_dict(), "n": args.n, "layers": args.layers,
+                          "dps": args.dps, "scores": rows}))
+        return 0
+    print(f"# exact d -> infinity limit, {cfg.label()}, n={args.n}"
+          + ("" if args.dps is None else f", mpmath dps={args.dps}"))
+    for layer_index, layer in enumerate(s, start=1):
+        print(f"\nlayer {layer_index}: S[i, j] (rows i = 1..n, columns j = 1..i)")
+        for i, row in enumerate(layer, start=1):
+            cells = [mpmath.nstr(x, args.digits) if args.dps else f"{x:.{args.digits}g}" for x in row[:i]]
+            print(f"i={i:<4d} " + "  ".join(cells))
+    return 0

@@ -1,0 +1,152 @@
+"""The model configuration M(norm, residual, lam, gamma, alpha), defined and validated once.
+
+SPEC "Model M(norm, residual, lam, gamma, alpha)":
+  * ``norm``      N in {"none", "l2", "rmsnorm", "layernorm"} applied before every attention layer;
+  * ``residual``  h' = h + gamma * o (True) or h' = o (False);
+  * ``gamma``     residual weight, > 0 (ignored, but still validated, without a residual);
+  * ``lam``       inverse temperature of the scores S_ij = lam * <N(h_i), N(h_j)>, > 0;
+  * ``alpha``     embedding anisotropy E<x_i, x_j> = alpha (i != j), in [0, 1);
+  * ``embedding`` "gaussian" or "normalized" (only the finite-width simulation distinguishes them).
+
+The theory (d -> infinity limit) and the numerics (finite-width Monte Carlo) both take a
+:class:`ModelConfig`; sizes (n, layers, d, samples, ...) are checked by :func:`check_int`.
+Every invalid value raises ``ValueError`` naming the argument, the value and what is allowed.
+"""
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import asdict, dataclass, replace
+from fractions import Fraction
+from typing import Any
+
+NORMS = ("none", "l2", "rmsnorm", "layernorm")
+EMBEDDINGS = ("gaussian", "normalized")
+
+
+def _is_bool(value: Any) -> bool:
+    return isinstance(value, bool) or type(value).__name__ == "bool_"
+
+
+def _as_float(name: str, value: Any) -> float:
+    """float(value) for a real number (int, float, Fraction, numpy, sympy or mpmath number)."""
+    if _is_bool(value) or isinstance(value, (str, bytes)) or value is None:
+        raise ValueError(f"{name} must be a real number; got {value!r} ({type(value).__name__})")
+    try:
+        if hasattr(value, "is_number") and not getattr(value, "is_number"):  # sympy symbol
+            raise TypeError
+        out = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"{name} must be a real number; got {value!r} ({type(value).__name__})"
+        ) from None
+    if math.isnan(out) or math.isinf(out):
+        raise ValueError(f"{name} must be a finite real number; got {value!r}")
+    return out
+
+
+def check_real(name: str, value: Any, *, low: float, high: float = math.inf,
+               low_open: bool = False, high_open: bool = True) -> Any:
+    """Validate a real parameter against an interval; return it unchanged (exact types survive)."""
+    x = _as_float(name, value)
+    lo_ok = x > low if low_open else x >= low
+    hi_ok = x < high if high_open else x <= high
+    if not (lo_ok and hi_ok):
+        lb = "(" if low_open else "["
+        rb = ")" if high_open else "]"
+        hb = "inf" if math.isinf(high) else f"{high:g}"
+        raise ValueError(f"{name} must be in {lb}{low:g}, {hb}{rb}; got {value!r}")
+    return value
+
+
+def check_int(name: str, value: Any, *, minimum: int = 1, maximum: int | None = None) -> int:
+    """Validate an integer size (n, layers, d, samples, ...): an integer, not a bool, in range."""
+    if _is_bool(value) or not isinstance(value, numbers.Integral):
+        raise ValueError(
+            f"{name} must be an integer >= {minimum}; got {value!r} ({type(value).__name__})"
+        )
+    v = int(value)
+    if v < minimum or (maximum is not None and v > maximum):
+        allowed = f">= {minimum}" if maximum is None else f"in [{minimum}, {maximum}]"
+        raise ValueError(f"{name} must be an integer {allowed}; got {v}")
+    return v
+
+
+def check_choice(name: str, value: Any, allowed: tuple[str, ...]) -> str:
+    if not isinstance(value, str) or value not in allowed:
+        raise ValueError(f"{name} must be one of {', '.join(map(repr, allowed))}; got {value!r}")
+    return value
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """Parameter-free causal attention stack M(norm, residual, lam, gamma, alpha) of SPEC.
+
+    Numeric fields keep the type they were given (float, int, ``Fraction``, ``sympy.Rational``,
+    ``mpmath.mpf``) so that the exact and high-precision paths can use them without rounding.
+    """
+
+    norm: str = "layernorm"
+    residual: bool = False
+    gamma: Any = 1.0
+    lam: Any = 1.0
+    alpha: Any = 0.0
+    embedding: str = "gaussian"
+
+    def __post_init__(self) -> None:
+        check_choice("norm", self.norm, NORMS)
+        if not _is_bool(self.residual):
+            raise ValueError(f"residual must be a bool (True or False); got {self.residual!r}")
+        object.__setattr__(self, "residual", bool(self.residual))
+        check_real("gamma", self.gamma, low=0.0, low_open=True)
+        check_real("lam", self.lam, low=0.0, low_open=True)
+        check_real("alpha", self.alpha, low=0.0, high=1.0, low_open=False, high_open=True)
+        check_choice("embedding", self.embedding, EMBEDDINGS)
+
+    @property
+    def normalized(self) -> bool:
+        """True when a normalisation N is applied (l2, rmsnorm and layernorm share one limit)."""
+        return self.norm != "none"
+
+    def replace(self, **changes: Any) -> "ModelConfig":
+        return replace(self, **changes)
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-friendly view (numbers as float)."""
+        out = asdict(self)
+        for key in ("gamma", "lam", "alpha"):
+            out[key] = float(out[key])
+        return out
+
+    def label(self) -> str:
+        parts = [self.norm, "res" if self.residual else "nores"]
+        if self.residual:
+            parts.append(f"gamma={float(self.gamma):g}")
+        parts += [f"lam={float(self.lam):g}", f"alpha={float(self.alpha):g}"]
+        return " ".join(parts)
+
+
+def make_config(config: ModelConfig | None = None, **params: Any) -> ModelConfig:
+    """A :class:`ModelConfig` from an existing one and/or keyword overrides (validated)."""
+    if config is not None and not isinstance(config, ModelConfig):
+        raise ValueError(f"config must be a ModelConfig or None; got {type(config).__name__}")
+    unknown = set(params) - set(ModelConfig.__dataclass_fields__)
+    if unknown:
+        raise ValueError(
+            f"unknown model parameter(s) {sorted(unknown)}; allowed: "
+            f"{sorted(ModelConfig.__dataclass_fields__)}"
+        )
+    if config is None:
+        return ModelConfig(**params)
+    return replace(config, **params) if params else config
+
+
+def as_fraction(value: Any) -> Fraction:
+    """Exact rational of a config number: floats by their decimal repr (0.2 -> 1/5)."""
+    if isinstance(value, Fraction):
+        return value
+    if isinstance(value, numbers.Integral):
+        return Fraction(int(value))
+    if hasattr(value, "p") and hasattr(value, "q"):  # sympy Rational
+        return Fraction(int(value.p), int(value.q))
+    return Fraction(repr(float(value)))

@@ -1,0 +1,60 @@
+"""ModelConfig and size validation: one place, clear errors."""
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+import sympy
+
+from lnrecency.config import ModelConfig, check_int, make_config
+
+
+def test_defaults():
+    c = ModelConfig()
+    assert (c.norm, c.residual, c.gamma, c.lam, c.alpha, c.embedding) == (
+        "layernorm", False, 1.0, 1.0, 0.0, "gaussian")
+    assert c.normalized and not ModelConfig(norm="none").normalized
+
+
+@pytest.mark.parametrize("kwargs, words", [
+    (dict(alpha=1.0), ["alpha", "1.0", "[0, 1)"]),
+    (dict(alpha=-0.1), ["alpha", "-0.1", "[0, 1)"]),
+    (dict(alpha=math.nan), ["alpha", "finite"]),
+    (dict(alpha=math.inf), ["alpha", "finite"]),
+    (dict(lam=0.0), ["lam", "(0, inf)"]),
+    (dict(lam=-1), ["lam"]),
+    (dict(gamma=0), ["gamma", "(0, inf)"]),
+    (dict(gamma="1"), ["gamma", "real number"]),
+    (dict(alpha=True), ["alpha", "real number"]),
+    (dict(alpha=sympy.Symbol("a")), ["alpha", "real number"]),
+    (dict(norm="batchnorm"), ["norm", "'batchnorm'", "'layernorm'"]),
+    (dict(embedding="uniform"), ["embedding", "'uniform'", "'gaussian'"]),
+    (dict(residual=1), ["residual", "bool"]),
+])
+def test_bad_values_name_argument_value_and_allowed(kwargs, words):
+    with pytest.raises(ValueError) as e:
+        ModelConfig(**kwargs)
+    for w in words:
+        assert w in str(e.value)
+
+
+@pytest.mark.parametrize("value", [0, -3, 2.5, 2.0, True, "3", None, np.float64(3)])
+def test_check_int_rejects(value):
+    with pytest.raises(ValueError, match="n must be an integer"):
+        check_int("n", value)
+
+
+def test_check_int_accepts_numpy_integers():
+    assert check_int("layers", np.int64(3)) == 3
+
+
+def test_exact_types_survive():
+    c = ModelConfig(alpha=Fraction(1, 5), lam=sympy.Rational(3, 2))
+    assert c.alpha == Fraction(1, 5) and c.lam == sympy.Rational(3, 2)
+
+
+def test_make_config_overrides_and_unknown():
+    c = make_config(ModelConfig(alpha=0.2), lam=2.0)
+    assert (c.alpha, c.lam) == (0.2, 2.0)
+    with pytest.raises(ValueError, match="unknown model parameter"):
+        make_config(temperature=2)

@@ -1,0 +1,276 @@
+"""The exact d -> infinity limit of the parameter-free causal attention stack (SPEC "The d -> infinity limit").
+
+As d -> infinity every inner product of the state concentrates, and the Gram matrix G = (<h_i, h_j>)
+follows a deterministic recursion on n x n matrices:
+
+    G^(1) = (1 - alpha) I + alpha 1 1^T                                   (input embeddings)
+    D = diag(G),  Gh = D^(-1/2) G D^(-1/2)      (norm = "none": D = I, Gh = G)
+    S = lam * Gh  on j <= i,   P = causal row softmax of S                 (scores, weights)
+    B = P D^(-1/2),  O = B G B^T = P Gh P^T                                (attention-output Gram)
+    G' = O  (no residual)   or   G' = (I + gamma B) G (I + gamma B)^T
+                                    = G + gamma (B G + (B G)^T) + gamma^2 O   (residual)
+
+l2, rmsnorm and layernorm have the same limit (LayerNorm's centring is an O(1/d) effect).
+
+One recursion, three number systems: float64 (numpy), mpmath at ``dps`` significant digits, and exact
+sympy arithmetic (small n; used by the closed-form checks). Positions are 1-indexed in the math and
+0-indexed in arrays: ``scores[l - 1, i - 1, j - 1]`` is S^(l)_ij.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterator
+
+import mpmath
+import numpy as np
+import sympy
+
+from lnrecency.config import ModelConfig, as_fraction, check_int, make_config
+
+__all__ = ["LimitLayer", "LimitTrajectory", "limit_scores", "limit_trajectory", "iterate_limit"]
+
+
+class _Backend:
+    """Elementwise arithmetic of one number system; arrays are numpy (float64 or object)."""
+
+    name = "float64"
+    dtype: Any = np.float64
+
+    def number(self, value: Any) -> Any:
+        return float(value)
+
+    def exp(self, x: np.ndarray) -> np.ndarray:
+        return np.exp(x)
+
+    def sqrt(self, x: np.ndarray) -> np.ndarray:
+        return np.sqrt(x)
+
+    @property
+    def nan(self) -> Any:
+        return np.nan
+
+    def array(self, rows: Any) -> np.ndarray:
+        return np.asarray(rows, dtype=self.dtype)
+
+    def causal_softmax(self, s: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        # Subtract each row's maximum (over j <= i) so that large lam cannot overflow.
+        sm = np.where(mask, s, -np.inf)
+        sm -= sm.max(axis=1, keepdims=True)
+        w = np.exp(sm)
+        return w / w.sum(axis=1, keepdims=True)
+
+
+class _ObjectBackend(_Backend):
+    dtype = object
+
+    def causal_softmax(self, s: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        w = np.full(s.shape, self.number(0), dtype=object)
+        w[mask] = self.exp(s[mask])
+        return w / w.sum(axis=1, keepdims=True)
+
+
+class _MpmathBackend(_ObjectBackend):
+    name = "mpmath"
+    _exp = np.frompyfunc(mpmath.exp, 1, 1)
+    _sqrt = np.frompyfunc(mpmath.sqrt, 1, 1)
+
+    def number(self, value: Any) -> Any:
+        if isinstance(value, (mpmath.mpf, float, int, np.integer, np.floating)):
+            return mpmath.mpf(value)  # floats at their exact binary value
+        q = as_fraction(value)
+        return mpmath.mpf(q.numerator) / q.denominator
+
+    def exp(self, x):
+        return self._exp(x)
+
+    def sqrt(self, x):
+        return self._sqrt(x)
+
+    @property
+    def nan(self):
+        return mpmath.mpf("nan")
+
+
+class _SympyBackend(_ObjectBackend):
+    name = "sympy"
+    _exp = np.frompyfunc(sympy.exp, 1, 1)
+    _sqrt = np.frompyfunc(sympy.sqrt, 1, 1)
+
+    def number(self, value: Any) -> Any:
+        if isinstance(value, sympy.Basic):
+            return value
+        q = as_fraction(value)  # floats by their decimal repr: 0.2 -> 1/5
+        return sympy.Rational(q.numerator, q.denominator)
+
+    def exp(self, x):
+        return self._exp(x)
+
+    def sqrt(self, x):
+        return self._sqrt(x)
+
+    @property
+    def nan(self):
+        return sympy.nan
+
+
+def _backend(dps: Any, exact: bool) -> _Backend:
+    if exact:
+        if dps is not None:
+            raise ValueError(f"dps must be None when exact=True (sympy is exact); got dps={dps!r}")
+        return _SympyBackend()
+    if dps is None:
+        return _Backend()
+    check_int("dps", dps, minimum=2)
+    return _MpmathBackend()
+
+
+@dataclass(frozen=True)
+class LimitLayer:
+    """Everything layer l computes in the limit (arrays n x n, 0-indexed).
+
+    gram:        G^(l), Gram matrix of the layer's input state h^(l)
+    normalized:  Gh^(l) = D^(-1/2) G D^(-1/2) (= G without normalisation)
+    scores:      S^(l) = lam * Gh on j <= i, NaN above the diagonal
+    weights:     P^(l), causal softmax of S (zeros above the diagonal)
+    output_gram: O^(l) = Gram of the attention outputs o_i = sum_k P_ik N(h_k)
+    next_gram:   G^(l+1), Gram of the next state (O, or with the residual added)
+    """
+
+    layer: int
+    gram: np.ndarray
+    normalized: np.ndarray
+    scores: np.ndarray
+    weights: np.ndarray
+    output_gram: np.ndarray
+    next_gram: np.ndarray
+
+    @property
+    def output_norms(self) -> np.ndarray:
+        """|o_i| = sqrt(O_ii)."""
+        return _sqrt_vec(np.diagonal(self.output_gram))
+
+    @property
+    def state_norms(self) -> np.ndarray:
+        """|h_i| = sqrt(G_ii) of the layer's input state."""
+        return _sqrt_vec(np.diagonal(self.gram))
+
+
+def _sqrt_vec(d: np.ndarray) -> np.ndarray:
+    if d.dtype != object:
+        return np.sqrt(d)
+    return np.array([sympy.sqrt(x) if isinstance(x, sympy.Basic) else mpmath.sqrt(x) for x in d],
+                    dtype=object)
+
+
+def input_gram(n: int, alpha: Any, backend: _Backend) -> np.ndarray:
+    """G^(1) = (1 - alpha) I + alpha 1 1^T."""
+    a = backend.number(alpha)
+    one = backend.number(1)
+    g = np.full((n, n), a, dtype=backend.dtype)
+    np.fill_diagonal(g, one)
+    return g
+
+
+def iterate_limit(n: int, layers: int, config: ModelConfig, backend: _Backend) -> Iterator[LimitLayer]:
+    """Yield :class:`LimitLayer` for l = 1..layers (the single implementation of the recursion)."""
+    mask = np.tril(np.ones((n, n), dtype=bool))
+    lam = backend.number(config.lam)
+    gamma = backend.number(config.gamma)
+    g = input_gram(n, config.alpha, backend)
+    for layer in range(1, layers + 1):
+        if config.normalized:
+            inv = 1 / backend.sqrt(np.diagonal(g).copy())
+            gh = g * np.multiply.outer(inv, inv)
+        else:
+            inv = None
+            gh = g
+        s = lam * gh
+        p = backend.causal_softmax(s, mask)
+        b = p * inv[None, :] if inv is not None else p
+        m = b @ g  # B G
+        o = m @ b.T  # B G B^T = P Gh P^T
+        if config.residual:
+            g_next = g + gamma * (m + m.T) + gamma * gamma * o
+        else:
+            g_next = o
+        scores = np.where(mask, s, backend.nan)
+        if scores.dtype != backend.dtype:
+            scores = scores.astype(backend.dtype)
+        yield LimitLayer(layer, g, gh, scores, p, o, g_next)
+        g = g_next
+
+
+def _prepare(n: Any, layers: Any, config: ModelConfig | None, params: dict, dps: Any, exact: bool):
+    n = check_int("n", n, minimum=1)
+    layers = check_int("layers", layers, minimum=1)
+    cfg = make_config(config, **params)
+    return n, layers, cfg, _backend(dps, exact)
+
+
+@dataclass(frozen=True)
+class LimitTrajectory:
+    """All layers of the limit: ``layers[l - 1]`` is layer l; stacked views by attribute."""
+
+    n: int
+    config: ModelConfig
+    backend: str
+    dps: int | None
+    layers: tuple[LimitLayer, ...]
+
+    def _stack(self, field: str) -> np.ndarray:
+        return np.stack([getattr(layer, field) for layer in self.layers])
+
+    @property
+    def scores(self) -> np.ndarray:
+        return self._stack("scores")
+
+    @property
+    def weights(self) -> np.ndarray:
+        return self._stack("weights")
+
+    @property
+    def grams(self) -> np.ndarray:
+        return self._stack("gram")
+
+    @property
+    def output_grams(self) -> np.ndarray:
+        return self._stack("output_gram")
+
+    @property
+    def output_norms(self) -> np.ndarray:
+        return np.stack([layer.output_norms for layer in self.layers])
+
+
+def limit_trajectory(n: int, layers: int, *, config: ModelConfig | None = None, dps: int | None = None,
+                     exact: bool = False, **params: Any) -> LimitTrajectory:
+    """Run the limit recursion and keep every per-layer quantity (see :class:`LimitLayer`).
+
+    ``dps=k``: mpmath at k significant digits (object arrays of ``mpf``); ``exact=True``: sympy.
+    Model parameters come from ``config`` and/or keywords (norm, residual, gamma, lam, alpha).
+    """
+    n, layers, cfg, backend = _prepare(n, layers, config, params, dps, exact)
+    if dps is not None:
+        with mpmath.workdps(dps):
+            out = tuple(iterate_limit(n, layers, cfg, backend))
+    else:
+        out = tuple(iterate_limit(n, layers, cfg, backend))
+    return LimitTrajectory(n, cfg, backend.name, dps, out)
+
+
+def limit_scores(n: int, layers: int, *, norm: str = "layernorm", residual: bool = False,
+                 gamma: Any = 1.0, lam: Any = 1.0, alpha: Any = 0.0, dps: int | None = None,
+                 config: ModelConfig | None = None) -> np.ndarray:
+    """Expected scores E[S^(l)_ij] in the d -> infinity limit, l = 1..layers.
+
+    Returns a float64 array of shape (layers, n, n), NaN above the diagonal (``[l-1, i-1, j-1]`` is
+    S^(l)_ij). With ``dps=k`` the recursion runs in mpmath at k significant digits and an object
+    array of ``mpmath.mpf`` is returned (same indexing). ``config`` overrides the keywords.
+    """
+    params = dict(norm=norm, residual=residual, gamma=gamma, lam=lam, alpha=alpha)
+    if config is not None:
+        params = {}
+    n, layers, cfg, backend = _prepare(n, layers, config, params, dps, False)
+    if dps is not None:
+        with mpmath.workdps(dps):
+            return np.stack([layer.scores for layer in iterate_limit(n, layers, cfg, backend)])
+    return np.stack([layer.scores for layer in iterate_limit(n, layers, cfg, backend)])
