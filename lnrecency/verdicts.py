@@ -1,0 +1,57 @@
+"""Claim verdicts: a claim, the setting it was evaluated under, the verdict, and its evidence.
+
+Shared by ``lnrecency verify``, ``pytest proofs_check`` and ``lnrecency report``.
+JSON schema of one result (``ClaimResult.to_json()``):
+    {"id": str, "source": str, "statement": str, "setting": {...}, "verdict": str, "evidence": {...}}
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+VERDICTS = ("confirmed", "refuted", "inconclusive")
+SOURCES = ("seed text", "printed derivation", "our formulation")
+
+
+def _jsonable(x: Any) -> Any:
+    if isinstance(x, dict):
+        return {str(k): _jsonable(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_jsonable(v) for v in x]
+    if isinstance(x, bool) or x is None or isinstance(x, str):
+        return x
+    if isinstance(x, int):
+        return x
+    try:
+        f = float(x)
+    except (TypeError, ValueError):
+        return str(x)
+    return None if math.isnan(f) else f
+
+
+@dataclass(frozen=True)
+class ClaimResult:
+    """One verdict. ``id``: "T1", "C2".. or "P1".."P9"; ``source``: one of :data:`SOURCES`."""
+
+    id: str
+    source: str
+    statement: str
+    setting: dict
+    verdict: str
+    evidence: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.verdict not in VERDICTS:
+            raise ValueError(f"verdict must be one of {VERDICTS}; got {self.verdict!r}")
+        if self.source not in SOURCES:
+            raise ValueError(f"source must be one of {SOURCES}; got {self.source!r}")
+
+    @property
+    def confirmed(self) -> bool:
+        return self.verdict == "confirmed"
+
+    def to_json(self) -> dict:
+        return {"id": self.id, "source": self.source, "statement": self.statement,
+                "setting": _jsonable(self.setting), "verdict": self.verdict,
+                "evidence": _jsonable(self.evidence)}
