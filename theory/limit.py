@@ -171,8 +171,13 @@ def input_gram(n: int, alpha: Any, backend: _Backend) -> np.ndarray:
     return g
 
 
-def iterate_limit(n: int, layers: int, config: ModelConfig, backend: _Backend) -> Iterator[LimitLayer]:
-    """Yield :class:`LimitLayer` for l = 1..layers (the single implementation of the recursion)."""
+def iterate_limit(n: int, layers: int, config: ModelConfig, backend: _Backend, *,
+                  last_output: bool = True) -> Iterator[LimitLayer]:
+    """Yield :class:`LimitLayer` for l = 1..layers (the single implementation of the recursion).
+
+    ``last_output=False`` skips the last layer's output and next state (``output_gram`` and
+    ``next_gram`` are then None there): the scores of layers 1..L need only L - 1 updates.
+    """
     mask = np.tril(np.ones((n, n), dtype=bool))
     lam = backend.number(config.lam)
     gamma = backend.number(config.gamma)
@@ -186,6 +191,12 @@ def iterate_limit(n: int, layers: int, config: ModelConfig, backend: _Backend) -
             gh = g
         s = lam * gh
         p = backend.causal_softmax(s, mask)
+        scores = np.where(mask, s, backend.nan)
+        if scores.dtype != backend.dtype:
+            scores = scores.astype(backend.dtype)
+        if layer == layers and not last_output:
+            yield LimitLayer(layer, g, gh, scores, p, None, None)
+            return
         b = p * inv[None, :] if inv is not None else p
         m = b @ g  # B G
         o = m @ b.T  # B G B^T = P Gh P^T
@@ -193,9 +204,6 @@ def iterate_limit(n: int, layers: int, config: ModelConfig, backend: _Backend) -
             g_next = g + gamma * (m + m.T) + gamma * gamma * o
         else:
             g_next = o
-        scores = np.where(mask, s, backend.nan)
-        if scores.dtype != backend.dtype:
-            scores = scores.astype(backend.dtype)
         yield LimitLayer(layer, g, gh, scores, p, o, g_next)
         g = g_next
 
@@ -264,13 +272,20 @@ def limit_scores(n: int, layers: int, *, norm: str = "layernorm", residual: bool
 
     Returns a float64 array of shape (layers, n, n), NaN above the diagonal (``[l-1, i-1, j-1]`` is
     S^(l)_ij). With ``dps=k`` the recursion runs in mpmath at k significant digits and an object
-    array of ``mpmath.mpf`` is returned (same indexing). ``config`` overrides the keywords.
+    array of ``mpmath.mpf`` is returned (same indexing). The model comes from the keywords or, instead,
+    from ``config`` (a :class:`~lnrecency.config.ModelConfig`; mixing both is an error).
     """
     params = dict(norm=norm, residual=residual, gamma=gamma, lam=lam, alpha=alpha)
     if config is not None:
+        defaults = dict(norm="layernorm", residual=False, gamma=1.0, lam=1.0, alpha=0.0)
+        clash = sorted(k for k, v in params.items() if not (v is defaults[k] or v == defaults[k]))
+        if clash:
+            raise ValueError(f"pass the model either as config or as keywords, not both; got config "
+                             f"and {', '.join(clash)}")
         params = {}
     n, layers, cfg, backend = _prepare(n, layers, config, params, dps, False)
     if dps is not None:
         with mpmath.workdps(dps):
-            return np.stack([layer.scores for layer in iterate_limit(n, layers, cfg, backend)])
-    return np.stack([layer.scores for layer in iterate_limit(n, layers, cfg, backend)])
+            return np.stack([layer.scores for layer in
+                             iterate_limit(n, layers, cfg, backend, last_output=False)])
+    return np.stack([layer.scores for layer in iterate_limit(n, layers, cfg, backend, last_output=False)])
