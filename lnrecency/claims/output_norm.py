@@ -1,0 +1,94 @@
+"""C7 (seed 002): at the first layer with alpha = 0 the limit gives |o_i|^2 = sum_k P_ik^2, so the
+attention output gets shorter with position, about 1/i when attention is near uniform.
+
+Evidence:
+  * exact (sympy): the limit recursion (exact=True, n = 6, lam in {1, 1/2}) gives O_ii == sum_k P_ik^2, and
+    the closed form (E^2 + i - 1)/(E + i - 1)^2 (E = e^lam) equals it and H1's closed form h2 at alpha = 0;
+  * shrinking: sympy proof theory.proofs.proof_h_decreasing(False) (|o_j|^2 = h2(j), no residual);
+  * "about 1/i": sympy limit of i |o_i|^2 as i -> oo (= 1) and as lam -> 0 (= 1 for every i);
+  * the claim outside its setting: with alpha > 0, |o_i|^2 -> alpha (sympy limit), not 1/i;
+  * Monte Carlo (d = 10^12): |o_i|^2 means of layer 1 within k SE + measured bias bound of the limit,
+    alpha = 0 and alpha = 0.5.
+"""
+from __future__ import annotations
+
+import sympy
+
+from lnrecency.claims._common import grouped, mc_means, setting
+from lnrecency.config import ModelConfig
+
+ID = "C7"
+SOURCE = "seed text"
+STATEMENT = ("Layer 1, alpha = 0: |o_i|^2 = sum_k P_ik^2 in the limit; the attention output shrinks with "
+             "position, |o_i|^2 ~ 1/i (i |o_i|^2 -> 1) for long sequences or near-uniform attention.")
+SHRINK_TO_ZERO = "The layer-1 attention output norm |o_i| tends to 0 with position i (for this alpha)."
+
+
+def osq_formula():
+    """The claimed closed form |o_i|^2 = sum_k P_ik^2 = (E^2 + i - 1)/(E + i - 1)^2, E = e^lam."""
+    from theory import closed_forms as cf
+
+    E = sympy.exp(cf.lam)
+    return (E ** 2 + cf.i - 1) / (E + cf.i - 1) ** 2
+
+
+def exact_identity(candidate=None, n: int = 6) -> dict:
+    """Exact (sympy) comparison of the limit's O_ii with sum_k P_ik^2 and with ``candidate`` (a sympy
+    expression in theory.closed_forms.i and lam; default :func:`osq_formula`), lam in {1, 1/2}."""
+    from theory import closed_forms as cf
+    from theory.limit import limit_trajectory
+
+    candidate = osq_formula() if candidate is None else candidate
+    out = {}
+    for lam in (sympy.Integer(1), sympy.Rational(1, 2)):
+        tr = limit_trajectory(n, 1, exact=True, norm="layernorm", lam=lam, alpha=0)
+        layer = tr.layers[0]
+        diffs = [sympy.simplify(layer.output_gram[q, q] - sum(layer.weights[q, m] ** 2 for m in range(q + 1)))
+                 for q in range(n)]
+        closed = [sympy.simplify(layer.output_gram[q, q] - candidate.subs({cf.i: q + 1, cf.lam: lam}))
+                  for q in range(n)]
+        out[str(lam)] = {"O_ii - sum_k P_ik^2 == 0": all(x == 0 for x in diffs),
+                         "O_ii - formula == 0": all(x == 0 for x in closed)}
+    return out
+
+
+def evaluate(*, quick: bool = False, progress=None, seed: int = 20260707) -> list:
+    from theory import closed_forms as cf
+    from theory.proofs import proof_h_decreasing
+
+    i, lam, alpha, j = cf.i, cf.lam, cf.alpha, cf.j
+    osq = osq_formula()
+    h2 = cf.closed_forms(False).h2
+    same_as_h2 = sympy.simplify(h2.subs(alpha, 0).subs(j, i) - osq) == 0
+    ident = exact_identity()
+    proof = proof_h_decreasing(False)
+    lim_i = sympy.limit(i * osq, i, sympy.oo)
+    lim_lam = sympy.simplify(sympy.limit(i * osq, lam, 0))
+    floor = sympy.limit(h2.subs(j, i), i, sympy.oo)
+    numbers = {str(q): float((q * osq).subs({i: q, lam: 1})) for q in (2, 10, 100, 1000)}
+    exact_ok = same_as_h2 and all(all(v.values()) for v in ident.values())
+    ok = exact_ok and proof.proven and lim_i == 1 and lim_lam == 1
+    ev = {"closed_form": str(osq), "closed_form_equals_h2_at_alpha0": bool(same_as_h2),
+          "exact_recursion": ident, "proof": {"name": proof.name, "proven": proof.proven},
+          "limit_i_to_oo_of_i_osq": str(lim_i), "limit_lam_to_0_of_i_osq": str(lim_lam),
+          "i_osq_at_lam1": numbers}
+    cfg = ModelConfig(norm="layernorm", alpha=0.0)
+    n = 8
+    ev["mc_means"] = mc_means("C7[alpha=0]", cfg, n, 1, [(q, q) for q in range(1, n + 1)], quantity="osq",
+                              samples=4000, seed=seed, progress=progress)
+    v = "confirmed" if ok and ev["mc_means"]["passed"] else ("refuted" if not ok else "inconclusive")
+    out = grouped(ID, SOURCE, STATEMENT, {"layer": 1}, [(setting(cfg, lam="any > 0"), v, ev)])
+    items = []
+    for a in (0.0, 0.5):
+        c = cfg.replace(alpha=a)
+        f = sympy.simplify(floor.subs(alpha, sympy.nsimplify(a)))
+        e = {"limit_i_to_oo_of_osq": str(f), "floor_formula": str(floor)}
+        if a:
+            e["mc_means"] = mc_means(f"C7[alpha={a}]", c, n, 1, [(q, q) for q in range(1, n + 1)],
+                                     quantity="osq", samples=4000, seed=seed + 1, progress=progress)
+        vv = "confirmed" if f.is_zero else "refuted"
+        if a and not e["mc_means"]["passed"]:
+            vv = "inconclusive"
+        items.append((setting(c, lam="any > 0"), vv, e))
+    out += grouped(ID, SOURCE, SHRINK_TO_ZERO, {"layer": 1}, items)
+    return out

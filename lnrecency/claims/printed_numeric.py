@@ -1,0 +1,142 @@
+"""P8 and P9: the numeric statements of the authors' first version (SPEC "printed derivation").
+
+Printed setting: l2 normalisation, lam = 1, residual with gamma = 1, E<x_i, x_j> = a.
+P8 (Sec. 4.1): "for a != 0 the layer-2 pattern becomes nearly independent of i (g(i)/h(i) saturates)".
+   Tested with theory.closed_forms (residual): r(i) = g(i)/h(i). sympy limit of r(i) as i -> oo: positive
+   for a > 0 (saturates), 0 for a = 0; the relative change (r(i) - r(2i))/r(i) at i = 8 and 64 and the
+   sympy limit of r(2i)/r(i) (1 when saturating, 1/2 when r ~ 1/i).
+P9 (App. B): "LayerNorm with sqrt(d) scaling sharpens the softmax and weakens the pattern; with d scaling
+   it behaves like l2". Our model: "d scaling" is lam = 1, "sqrt(d) scaling" is lam = sqrt(d).
+   (a) d scaling ~ l2: the limit recursions of layernorm and l2 agree exactly (mpmath, dps 40, n = 12,
+       L = 3), and at d = 64 their Monte Carlo Definition-1 profiles of layer 2 (n = 8, significance 1e-9
+       per profile) give the same labels; the measured finite-d difference of the means is reported
+       (d * max |diff|, the O(1/d) centring effect), not tested;
+   (b) sharpens: d P^(1)_ii / d lam > 0 (sympy, for a < 1) and P_88 at lam = 1 vs 8;
+   (c) weakens the pattern: layer-2 absolute gap S_{8,7} - S_{8,1} at lam = sqrt(d) vs lam = 1 (limit, per
+       alpha, d in {64, 1024}) and, at d = 64 itself, a one-sided Monte Carlo test of
+       Delta(lam = 1) > Delta(lam = 8) (independent runs).
+"""
+from __future__ import annotations
+
+import math
+
+import mpmath
+import sympy
+
+from lnrecency.claims._common import grouped, setting, simulate
+from lnrecency.config import ModelConfig
+from lnrecency.stats import ordering_check, register
+
+SOURCE = "printed derivation"
+P8 = "P8: for a != 0 the layer-2 pattern becomes nearly independent of i (g(i)/h(i) saturates)."
+P9A = "P9: LayerNorm with d scaling (lam = 1) behaves like l2."
+P9B = "P9: LayerNorm with sqrt(d) scaling (lam = sqrt(d)) sharpens the layer-1 softmax."
+P9C = "P9: LayerNorm with sqrt(d) scaling weakens the layer-2 recency pattern (vs d scaling)."
+
+
+def p8() -> list:
+    from theory import closed_forms as cf
+
+    forms = cf.closed_forms(True, "l2")
+    subs = {cf.lam: 1, cf.gamma: 1}
+    r = (forms.g / forms.h.subs(cf.j, cf.i)).subs(subs)
+    items = []
+    contrast = None
+    for a in (0, sympy.Rational(1, 10), sympy.Rational(1, 2), sympy.Rational(9, 10)):
+        ra = sympy.simplify(r.subs(cf.alpha, a))
+        lim = sympy.limit(ra, cf.i, sympy.oo)
+        ratio = sympy.limit(ra.subs(cf.i, 2 * cf.i) / ra, cf.i, sympy.oo)
+        rel = {str(q): float((ra.subs(cf.i, q) - ra.subs(cf.i, 2 * q)) / ra.subs(cf.i, q)) for q in (8, 64)}
+        ev = {"limit_r": str(lim), "limit_r(2i)/r(i)": str(ratio), "relative_change_i_to_2i": rel}
+        if a == 0:  # outside P8's statement: the contrast (r ~ 1/i, no saturation), kept as evidence
+            contrast = {**ev, "no_saturation_at_a0": bool(lim == 0 and ratio == sympy.Rational(1, 2))}
+            continue
+        saturates = bool(lim.is_positive) and ratio == 1
+        items.append(({"norm": "l2", "residual": True, "gamma": 1, "lam": 1, "alpha": float(a)},
+                      "confirmed" if saturates else "refuted", {**ev, "contrast_a0": contrast}))
+    return grouped("P8", SOURCE, P8, {"quantity": "r(i) = g(i)/h(i)"}, items)
+
+
+def p9a(samples: int, seed: int, progress=None) -> list:
+    from lnrecency.bias import bias_profile
+    from theory.limit import limit_scores
+
+    with mpmath.workdps(40):
+        a = limit_scores(12, 3, norm="layernorm", dps=40)
+        b = limit_scores(12, 3, norm="l2", dps=40)
+        worst = max(abs(x - y) for x, y in zip(a.ravel(), b.ravel()) if not mpmath.isnan(x))
+    d, n, sig = 64, 8, 1e-9
+    register("P9a MC profiles layernorm / l2 at d=64 (per profile)", 2, rate=sig)
+    prof = {norm: bias_profile(2, n, norm=norm, method="mc", d=d, samples=samples, seed=seed + q,
+                               significance=sig, progress=progress)
+            for q, norm in enumerate(("layernorm", "l2"))}
+    labels = {norm: p.labels() for norm, p in prof.items()}
+    s_ln = simulate(n, 2, d, samples, seed + 2, ModelConfig(norm="layernorm"), progress)
+    s_l2 = simulate(n, 2, d, samples, seed + 3, ModelConfig(norm="l2"), progress)
+    diffs = [{"j": q, "diff": float(s_ln.mean[1, n - 1, q - 1] - s_l2.mean[1, n - 1, q - 1]),
+              "stderr": math.hypot(s_ln.stderr[1, n - 1, q - 1], s_l2.stderr[1, n - 1, q - 1])}
+             for q in range(1, n)]
+    definite = ("recency", "earlier", "mixed", "trivial")
+    contradict = any(x != y and x in definite and y in definite for x, y in zip(*labels.values()))
+    same = labels["layernorm"] == labels["l2"]
+    exact = worst < mpmath.mpf(10) ** -35
+    ev = {"limit_max_abs_diff_dps40": float(worst),
+          "mc_profiles_d64": {"d": d, "samples": samples, "seed": seed, "significance_per_profile": sig,
+                              "labels": labels},
+          "measured_difference_row_8_d64": diffs,
+          "d_times_max_abs_diff": d * max(abs(x["diff"]) for x in diffs)}
+    verdict = ("confirmed" if exact and same else
+               "refuted" if (not exact or contradict) else "inconclusive")
+    return grouped("P9", SOURCE, P9A, {}, [({"norm": "layernorm vs l2", "lam": 1, "alpha": 0, "residual": False},
+                                           verdict, ev)])
+
+
+def p9b() -> list:
+    from theory import closed_forms as cf
+
+    p = cf.closed_forms(False).p_diag.subs(cf.i, cf.i)
+    dp = sympy.simplify(sympy.diff(p, cf.lam))
+    # sign: dP_ii/dlam = (1 - alpha)(i - 1) e^(lam (1 + alpha)) / Z^2 > 0 for i >= 2, alpha < 1
+    expected = (1 - cf.alpha) * (cf.i - 1) * sympy.exp(cf.lam * (1 + cf.alpha)) / (
+        sympy.exp(cf.lam) + (cf.i - 1) * sympy.exp(cf.lam * cf.alpha)) ** 2
+    same = sympy.simplify(dp - expected) == 0
+    vals = {f"lam={lam:g}": float(p.subs({cf.i: 8, cf.alpha: 0, cf.lam: lam})) for lam in (1, 8, 32)}
+    return grouped("P9", SOURCE, P9B, {}, [({"quantity": "P^(1)_ii", "lam": "1 vs sqrt(d)"},
+                                           "confirmed" if same else "inconclusive",
+                                           {"dP_ii_dlam": str(dp), "positive_form": str(expected),
+                                            "equal_to_positive_form": bool(same), "P_88_alpha0": vals})])
+
+
+def p9c(samples: int, seed: int, progress=None) -> list:
+    from theory.limit import limit_scores
+
+    items = []
+    for residual in (False, True):
+        for alpha in (0.0, 0.3, 0.5, 0.7, 0.9):
+            for d in (64, 1024):
+                lam = math.sqrt(d)
+                gaps = {}
+                for lm in (1.0, lam):
+                    s = limit_scores(8, 2, config=ModelConfig(residual=residual, lam=lm, alpha=alpha))[1, 7]
+                    gaps[f"lam={lm:g}"] = float(s[6] - s[0])
+                v = "confirmed" if gaps[f"lam={lam:g}"] < gaps["lam=1"] else "refuted"
+                ev = {"gap_S87_minus_S81_limit": gaps}
+                if d == 64 and (residual, alpha) in ((False, 0.0), (False, 0.7)):
+                    k = register(f"P9c d=64 alpha={alpha}", 1, sided=1)
+                    est = [simulate(8, 2, 64, samples, seed + m + int(10 * alpha),
+                                    ModelConfig(lam=lm, alpha=alpha), progress).paired_difference(2, 8, 7, 1)
+                           for m, lm in enumerate((1.0, 8.0))]
+                    o = ordering_check(est[0].mean - est[1].mean, math.hypot(est[0].stderr, est[1].stderr),
+                                       k=k)
+                    ev["mc_d64"] = {"gap_lam1": est[0].mean, "gap_lam8": est[1].mean, "samples": samples,
+                                    "claim": "Delta(lam=1) > Delta(lam=8) at d = 64", **o.as_dict()}
+                    if o.verdict != v:
+                        v = "inconclusive"
+                items.append((setting(ModelConfig(residual=residual, alpha=alpha), d=d,
+                                      lam=f"1 vs sqrt(d) = {lam:g}"), v, ev))
+    return grouped("P9", SOURCE, P9C, {"measure": "S_{8,7} - S_{8,1}, layer 2"}, items)
+
+
+def evaluate(*, quick: bool = False, progress=None, seed: int = 20261010) -> list:
+    samples = 4000 if quick else 20000
+    return p8() + p9a(20000, seed, progress) + p9b() + p9c(samples, seed + 100, progress)

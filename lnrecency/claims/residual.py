@@ -1,0 +1,98 @@
+"""C3 (our formulation): residual connections h' = h + gamma o weaken the layer-2 recency bias but do
+not remove it (normalised models).
+
+"Do not remove": sympy proof theory.proofs.proof_layer2_recency(residual=True) (every gamma, lam > 0,
+alpha in [0, 1)), the exact-limit profile of layer 2 per setting, and a Monte Carlo ordering (d = 10^12).
+"Weaken", made measurable per row i >= 3 by two gaps of the exact limit:
+    absolute  Delta_i = S_{i,i-1} - S_{i,1}  (= log of the attention-weight ratio P_{i,i-1} / P_{i,1}),
+    relative  Delta_i / S_{i,1};
+weakened in a setting when the residual model's gap is smaller than the no-residual model's (same lam,
+alpha) on every row 3..n, for both gaps. Monte Carlo: Delta_n(no residual) - Delta_n(residual) > 0,
+one-sided, from two independent simulations (SE added in quadrature).
+Settings: gamma in {0.3, 1, 8 (= sqrt(64), the authors' unscaled LayerNorm output)}, lam in {1, 8},
+alpha in {0, 0.3, 0.7}; n = 16 (quick) or 64.
+"""
+from __future__ import annotations
+
+import math
+from itertools import product
+
+import numpy as np
+
+from lnrecency.claims._common import (adjacent_triples, grouped, mc_orderings, row_labels, setting,
+                                      simulate)
+from lnrecency.config import ModelConfig
+from lnrecency.stats import ordering_check, register
+
+ID = "C3"
+SOURCE = "our formulation"
+KEEPS = "With a residual connection (any gamma > 0) layer 2 still has recency bias on every row i >= 2."
+WEAKENS = ("A residual connection weakens the layer-2 recency bias: the gaps S_{i,i-1} - S_{i,1} and "
+           "(S_{i,i-1} - S_{i,1}) / S_{i,1} are smaller than without residual on every row i >= 3.")
+N_MC = 8
+
+
+def gaps(n: int, cfg: ModelConfig) -> tuple[np.ndarray, np.ndarray]:
+    """Absolute and relative layer-2 gaps of rows i = 3..n in the exact limit."""
+    from theory.limit import limit_scores
+
+    s = limit_scores(n, 2, config=cfg)[1]
+    rows = np.arange(3, n + 1)
+    a = np.array([s[i - 1, i - 2] - s[i - 1, 0] for i in rows])
+    r = a / np.array([abs(s[i - 1, 0]) for i in rows])
+    return a, r
+
+
+def evaluate(*, quick: bool = False, progress=None, seed: int = 20260303) -> list:
+    from theory.proofs import proof_layer2_recency
+
+    proof = proof_layer2_recency(True)
+    n = 16 if quick else 64
+    keep_items, weak_items = [], []
+    for idx, (gamma, lam, alpha) in enumerate(product((0.3, 1.0, 8.0), (1.0, 8.0), (0.0, 0.3, 0.7))):
+        cfg = ModelConfig(norm="layernorm", residual=True, gamma=gamma, lam=lam, alpha=alpha)
+        base = cfg.replace(residual=False)
+        labels = row_labels(n, 2, cfg)
+        ok = set(labels) == {"recency"}
+        ev = {"proof": {"name": proof.name, "proven": proof.proven}, "limit": {"n": n, "rows_by_label": labels}}
+        v = "confirmed" if ok and proof.proven else ("refuted" if not ok else "inconclusive")
+        if (gamma, lam, alpha) == (1.0, 1.0, 0.0):
+            ev["mc_ordering"] = mc_orderings(f"C3 keeps[{cfg.label()}]", cfg, N_MC, 2,
+                                             adjacent_triples(N_MC), samples=20000, seed=seed,
+                                             progress=progress)
+            if ev["mc_ordering"]["verdict"] != "confirmed" and v == "confirmed":
+                v = "inconclusive" if ev["mc_ordering"]["verdict"] == "inconclusive" else "refuted"
+        keep_items.append((setting(cfg, n=n), v, ev))
+
+        a_res, r_res = gaps(n, cfg)
+        a_no, r_no = gaps(n, base)
+        abs_ok = bool(np.all(a_res < a_no))
+        rel_ok = bool(np.all(r_res < r_no))
+        ev = {"absolute_gap_row_n": {"residual": float(a_res[-1]), "no_residual": float(a_no[-1])},
+              "relative_gap_row_n": {"residual": float(r_res[-1]), "no_residual": float(r_no[-1])},
+              "rows_where_absolute_not_weaker": [int(i) for i in np.arange(3, n + 1)[a_res >= a_no]],
+              "rows_where_relative_not_weaker": [int(i) for i in np.arange(3, n + 1)[r_res >= r_no]]}
+        v = "confirmed" if abs_ok and rel_ok else "refuted"
+        if (gamma, lam, alpha) == (1.0, 1.0, 0.0):
+            ev["mc_gap_difference"] = mc_gap_difference(cfg, base, samples=20000, seed=seed + 7,
+                                                        progress=progress)
+            if ev["mc_gap_difference"]["verdict"] != "confirmed" and v == "confirmed":
+                v = "inconclusive"
+        weak_items.append((setting(cfg, n=n), v, ev))
+    base = {"norm": "layernorm (l2 / rmsnorm: same limit)", "residual": True, "layer": 2}
+    return grouped(ID, SOURCE, KEEPS, base, keep_items) + grouped(ID, SOURCE, WEAKENS, base, weak_items)
+
+
+def mc_gap_difference(cfg: ModelConfig, base: ModelConfig, *, samples: int, seed: int, d: int = 10 ** 12,
+                      progress=None) -> dict:
+    """One-sided MC test of Delta_n(base) > Delta_n(cfg) (independent runs, SE in quadrature)."""
+    k = register(f"C3 weakens[{cfg.label()}]: MC gap difference at d={d}", 1, sided=1)
+    est = []
+    for m, c in enumerate((base, cfg)):
+        sim = simulate(N_MC, 2, d, samples, seed + m, c, progress)
+        est.append(sim.paired_difference(2, N_MC, N_MC - 1, 1))
+    diff = est[0].mean - est[1].mean
+    se = math.hypot(est[0].stderr, est[1].stderr)
+    o = ordering_check(diff, se, k=k)
+    return {"kind": "MC gap difference (one-sided)", "d": d, "samples": samples, "seed": seed,
+            "gap_no_residual": est[0].mean, "gap_residual": est[1].mean, **o.as_dict()}

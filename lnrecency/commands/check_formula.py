@@ -1,0 +1,46 @@
+"""`lnrecency check-formula QUANTITY EXPR`: a reviewer's formula against the derived closed form."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from lnrecency.cli import add_config_arguments
+from theory.formula import ALLOWED, QUANTITIES, QUANTITY_HELP, check_formula
+
+NAME = "check-formula"
+HELP = "check a formula (in i, j, alpha, lam, gamma) against the derived sympy closed form"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.description = (HELP + ". alpha, lam and gamma stay symbolic unless given as flags. Quantities: "
+                     + "; ".join(f"{q} = {h}" for q, h in QUANTITY_HELP.items()) + f". Allowed: {ALLOWED}.")
+    p.add_argument("quantity", choices=QUANTITIES, metavar="QUANTITY", help=", ".join(QUANTITIES))
+    p.add_argument("expr", metavar="EXPR", help="e.g. 'alpha + (1-alpha)*exp(lam*alpha)/"
+                   "(exp(lam)+(i-1)*exp(lam*alpha))'; '^' means power")
+    p.add_argument("--json", action="store_true", help="JSON output (FormulaCheck.to_json)")
+    add_config_arguments(p)
+    # In this command an omitted --alpha/--lam/--gamma means "keep the parameter symbolic".
+    p.set_defaults(alpha=None, lam=None, gamma=None)
+
+
+def run(args: argparse.Namespace) -> int:
+    params = {k: getattr(args, k) for k in ("alpha", "lam", "gamma") if getattr(args, k) is not None}
+    try:
+        result = check_formula(args.quantity, args.expr, norm=args.norm, residual=args.residual, **params)
+    except ValueError as exc:
+        print(f"lnrecency check-formula: error: {exc}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps(result.to_json()))
+        return 0 if result.equal else 1
+    print(f"quantity: {result.quantity} ({QUANTITY_HELP[result.quantity]})")
+    print(f"your formula:  {result.expression}")
+    print(f"derived:       {result.derived}")
+    print(f"equal:         {'yes' if result.equal else 'NO'}")
+    print(f"method:        {result.method}")
+    if result.first_difference:
+        d = result.first_difference
+        print(f"first difference at i={d['i']}, j={d['j']} ({d['params']}): yours {d['user']}, "
+              f"derived {d['derived']}, difference {d['difference']}")
+    return 0 if result.equal else 1

@@ -1,0 +1,78 @@
+"""`lnrecency verify`: evaluate the claims (T1, C2..C9, P1..P9) and print verdicts with evidence.
+
+Text: one block per result (id, verdict, source, statement, settings, evidence digest). ``--json``: a
+list of ClaimResult.to_json() objects {"id", "source", "statement", "setting", "verdict", "evidence"};
+infinities are written as the strings "inf" / "-inf" so the output is strict JSON.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+
+NAME = "verify"
+HELP = "evaluate the claims and print confirmed / refuted / inconclusive with evidence"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--claim", action="append", metavar="ID",
+                   help="claim id (T1, C2..C9, P1..P9); repeatable; default: all")
+    p.add_argument("--json", action="store_true", help="JSON list of results")
+    p.add_argument("--quick", action="store_true", help="smaller grids and sample sizes (as in pytest)")
+    p.add_argument("--lines", type=int, default=24, help="evidence lines per result in text mode (default 24)")
+
+
+def strict(x):
+    """Replace non-finite floats by strings (strict JSON)."""
+    if isinstance(x, dict):
+        return {k: strict(v) for k, v in x.items()}
+    if isinstance(x, list):
+        return [strict(v) for v in x]
+    if isinstance(x, float) and not math.isfinite(x):
+        return "nan" if math.isnan(x) else ("inf" if x > 0 else "-inf")
+    return x
+
+
+def digest(evidence, prefix: str = ""):
+    """Flatten evidence into 'path: value' lines (scalars and short lists)."""
+    if isinstance(evidence, dict):
+        for key, value in evidence.items():
+            path = f"{prefix}.{key}" if prefix else str(key)
+            if key == "setting" and isinstance(value, dict):  # one line per setting
+                yield f"{path}: {json.dumps(value)}"
+                continue
+            yield from digest(value, path)
+    elif isinstance(evidence, list) and evidence and isinstance(evidence[0], (dict, list)):
+        for q, value in enumerate(evidence):
+            yield from digest(value, f"{prefix}[{q}]")
+    else:
+        text = json.dumps(evidence) if not isinstance(evidence, str) else evidence
+        if isinstance(evidence, float):
+            text = f"{evidence:.6g}"
+        yield f"{prefix}: {text if len(text) <= 160 else text[:157] + '...'}"
+
+
+def run(args: argparse.Namespace) -> int:
+    from lnrecency.claims.registry import check_ids, evaluate
+
+    ids = check_ids(args.claim)
+    results = evaluate(ids, quick=args.quick)
+    if args.json:
+        print(json.dumps([strict(r.to_json()) for r in results], indent=1))
+        return 0
+    for r in results:
+        data = strict(r.to_json())
+        print(f"[{r.id}] {r.verdict.upper()}  ({r.source})")
+        print(f"  statement: {r.statement}")
+        print(f"  setting:   {json.dumps(data['setting'])[:400]}")
+        lines = list(digest(data["evidence"]))
+        for line in lines[: args.lines]:
+            print(f"    {line}")
+        if len(lines) > args.lines:
+            print(f"    ... {len(lines) - args.lines} more evidence lines (--lines N or --json)")
+        print()
+    counts = {}
+    for r in results:
+        counts[r.verdict] = counts.get(r.verdict, 0) + 1
+    print("summary: " + ", ".join(f"{v} {counts.get(v, 0)}" for v in ("confirmed", "refuted", "inconclusive")))
+    return 0

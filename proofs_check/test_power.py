@@ -1,0 +1,126 @@
+"""Power: every kind of check used by the claims says NO to a wrong formula or a false ordering.
+
+Mutants of the seed-002 closed form |o_i|^2 = (E^2 + i - 1)/(E + i - 1)^2 (E = e^lam, layer 1, alpha = 0):
+  constant  (E^2 + i)/(E + i - 1)^2          dropped term  E^2/(E + i - 1)^2
+  exponent  (E^2 + i - 1)/(E + i - 1)^3      swapped sign  (E^2 - i + 1)/(E + i - 1)^2
+Kinds of check and the mutant / false claim each must reject:
+  exact (sympy recursion)      -> the four mutants                    test_exact_rejects_mutants
+  closed form (sympy identity) -> the four mutants vs H1's h2          test_closed_form_rejects_mutants
+  proof machinery              -> 'h increasing' claimed               test_proof_rejects_false_monotonicity
+  MC mean (k SE + bias bound)  -> the four mutants as predictions      test_mc_mean_rejects_mutants
+  MC paired ordering           -> reversed ordering; recency w/o norm  test_mc_ordering_rejects_false_orderings
+  MC gap comparison (C5/C3)    -> 'Delta(0.9) > Delta(0)'               test_mc_gap_comparison_rejects_reversed
+  per-instance frequency       -> 'P >= 0.9 at d = 64', 'coin flip'   test_frequency_rejects_false_claims
+  rate in d                    -> slopes -1/2 and -2                   test_rate_rejects_wrong_exponents
+  bias profiler                -> in test_bias.py (test_profiler_refuses_false_labels, MC 'flat')
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import sympy
+
+from lnrecency.claims import output_norm
+from lnrecency.claims._common import adjacent_triples, mc_means, mc_orderings, simulate
+from lnrecency.config import ModelConfig
+from lnrecency.stats import register, wilson_interval
+from theory import closed_forms as cf
+
+E = sympy.exp(cf.lam)
+I = cf.i
+TRUE = output_norm.osq_formula()
+MUTANTS = {
+    "changed constant": (E ** 2 + I) / (E + I - 1) ** 2,
+    "dropped term": E ** 2 / (E + I - 1) ** 2,
+    "wrong exponent": (E ** 2 + I - 1) / (E + I - 1) ** 3,
+    "swapped sign": (E ** 2 - I + 1) / (E + I - 1) ** 2,
+}
+
+
+def test_true_formula_passes_exact():
+    res = output_norm.exact_identity(TRUE, n=5)
+    assert all(v["O_ii - formula == 0"] for v in res.values())
+
+
+@pytest.mark.parametrize("name", list(MUTANTS))
+def test_exact_rejects_mutants(name):
+    res = output_norm.exact_identity(MUTANTS[name], n=5)
+    assert not all(v["O_ii - formula == 0"] for v in res.values())
+
+
+@pytest.mark.parametrize("name", list(MUTANTS))
+def test_closed_form_rejects_mutants(name):
+    h2 = cf.closed_forms(False).h2.subs(cf.alpha, 0).subs(cf.j, cf.i)
+    assert sympy.simplify(h2 - TRUE) == 0
+    assert sympy.simplify(h2 - MUTANTS[name]) != 0
+
+
+def test_proof_rejects_false_monotonicity():
+    from theory.proofs import prove_decreasing
+
+    h2 = cf.closed_forms(False).h2
+    assert prove_decreasing(h2, residual=False).proven
+    assert not prove_decreasing(-h2, residual=False).proven  # "-h^2 decreasing" = "h increasing": false
+
+
+N = 6
+CFG = ModelConfig(norm="layernorm")
+
+
+def _predictions(expr):
+    f = sympy.lambdify(cf.i, expr.subs(cf.lam, 1))
+    return {(q, q): float(f(q)) for q in range(1, N + 1)}
+
+
+def test_mc_mean_accepts_true_formula():
+    res = mc_means("power: true |o_i|^2", CFG, N, 1, [(q, q) for q in range(1, N + 1)], quantity="osq",
+                   samples=2000, seed=71, predictions=_predictions(TRUE))
+    assert res["passed"]
+
+
+@pytest.mark.parametrize("name", list(MUTANTS))
+def test_mc_mean_rejects_mutants(name):
+    res = mc_means(f"power: mutant {name}", CFG, N, 1, [(q, q) for q in range(1, N + 1)], quantity="osq",
+                   samples=2000, seed=72, predictions=_predictions(MUTANTS[name]))
+    assert not res["passed"]
+
+
+def test_mc_ordering_rejects_false_orderings():
+    true = mc_orderings("power: T1 true", CFG, N, 2, adjacent_triples(N), samples=2000, seed=73)
+    assert true["verdict"] == "confirmed"
+    reversed_ = mc_orderings("power: T1 reversed", CFG, N, 2, [(i, k, j) for i, j, k in adjacent_triples(N)],
+                             samples=2000, seed=73)
+    assert reversed_["verdict"] == "refuted"
+    none = ModelConfig(norm="none")
+    deep = mc_orderings("power: recency w/o norm, layer 3", none, N, 3, adjacent_triples(N)[:-1],
+                        samples=2000, seed=74)
+    assert deep["verdict"] == "refuted"
+    flat = mc_orderings("power: recency w/o norm, layer 2", none, N, 2, [(N, N - 1, 1)], samples=2000, seed=75)
+    assert flat["verdict"] != "confirmed"
+
+
+def test_mc_gap_comparison_rejects_reversed():
+    from lnrecency.claims.amplification import mc_gap_compare
+
+    assert mc_gap_compare(CFG, 0.1, 0.0, samples=2000, seed=76)["verdict"] == "confirmed"
+    assert mc_gap_compare(CFG, 0.9, 0.0, samples=2000, seed=77)["verdict"] == "refuted"
+
+
+def test_frequency_rejects_false_claims():
+    k = register("power: per-instance frequency", 2, sided=2)
+    sim = simulate(8, 2, 64, 4000, 78, CFG)
+    p = sim.prob_greater(2, 8, 7, 6)
+    lo, hi = wilson_interval(p.count, p.samples, k=k)
+    assert not lo >= 0.9   # "the ordering holds in >= 90% of draws at d = 64" is rejected
+    assert lo > 0.5        # "a single draw is a coin flip" is rejected too
+
+
+def test_rate_rejects_wrong_exponents():
+    from lnrecency.claims.finite_width import rate_decision
+    from numerics.convergence import convergence_in_d
+
+    k = register("power: rate in d (true exponent)", 1, sided=2)
+    fit = convergence_in_d(6, 2, (8, 16, 32, 64, 128), 10000, seed=79, config=CFG).fit_rate(2)
+    assert rate_decision(fit, -1.0, k)[0]
+    assert not rate_decision(fit, -0.5, k)[0]
+    assert not rate_decision(fit, -2.0, k)[0]

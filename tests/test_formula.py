@@ -1,0 +1,140 @@
+"""theory.formula: safe parsing, refusals, correct formulas accepted, mutants rejected with their first (i, j)."""
+from __future__ import annotations
+
+import json
+
+import pytest
+import sympy
+
+from lnrecency.cli import main
+from lnrecency.config import ModelConfig
+from theory.closed_forms import alpha, gamma, i, j, lam
+from theory.formula import MAX_LENGTH, check_formula, parse_formula
+
+G_NORES = "alpha + (1-alpha)*exp(lam*alpha)/(exp(lam)+(i-1)*exp(lam*alpha))"
+H2_RES = ("1 + 2*gamma*(alpha + (1-alpha)*exp(lam)/(exp(lam)+(j-1)*exp(lam*alpha))) + gamma^2*(alpha + "
+          "(1-alpha)*(exp(2*lam)+(j-1)*exp(2*lam*alpha))/(exp(lam)+(j-1)*exp(lam*alpha))^2)")
+
+
+def test_parse_basic():
+    assert parse_formula("i^2 + 1") == i ** 2 + 1  # '^' is power with power's precedence
+    assert parse_formula("-a*e**lam") == -alpha * sympy.exp(lam)
+    assert parse_formula("E^(2*a) / sqrt(j) - log(gamma) + pi") == \
+        sympy.exp(2 * alpha) / sympy.sqrt(j) - sympy.log(gamma) + sympy.pi
+    assert parse_formula("0.2*i") == sympy.Rational(1, 5) * i  # decimal literals are exact
+    assert parse_formula("+alpha") == alpha
+
+
+@pytest.mark.parametrize("text, words", [
+    ("__import__('os')", ["calling", "__import__"]),
+    ("i.__class__", ["Attribute"]),
+    ("open('x')", ["calling", "open"]),
+    ("[1]", ["List"]),
+    ("'abc'", ["constant"]),
+    ("lambda: 1", ["Lambda"]),
+    ("i < j", ["Compare"]),
+    ("x + 1", ["name", "'x'"]),
+    ("exp(i, j)", ["exactly one"]),
+    ("exp(x=1)", ["exactly one"]),
+    ("i[0]", ["Subscript"]),
+    ("i if j else 1", ["IfExp"]),
+    ("i % 2", ["Mod"]),
+    ("~i", ["Invert"]),
+    ("True", ["constant"]),
+    ("1j", ["constant"]),
+    ("2**10**10", ["exponent"]),
+    ("1/0", ["division by zero"]),
+    ("i +", ["cannot parse"]),
+    ("", ["empty"]),
+    ("i" + "+i" * MAX_LENGTH, ["length"]),
+    ("exp(" * 70 + "i" + ")" * 70, ["nesting"]),
+    ("-" * 100 + "i", ["nesting"]),
+])
+def test_refusals(text, words):
+    with pytest.raises(ValueError) as exc:
+        parse_formula(text)
+    for w in words:
+        assert w in str(exc.value), (w, str(exc.value))
+
+
+def test_not_a_string():
+    with pytest.raises(ValueError, match="string"):
+        parse_formula(3)
+
+
+@pytest.mark.parametrize("quantity, text, params", [
+    ("g", G_NORES, {}),
+    ("h2", H2_RES, dict(residual=True)),
+    ("h", f"sqrt({H2_RES})", dict(residual=True)),
+    ("p_off", "exp(lam*a)/(exp(lam)+(i-1)*exp(lam*a))", {}),
+    ("p_diag", "1/(1+(i-1)*exp(-lam*(1-a)))", {}),
+    ("score", f"lam*({G_NORES})", dict(norm="none")),
+])
+def test_correct_formulas_accepted(quantity, text, params):
+    r = check_formula(quantity, text, **params)
+    assert r.equal, r.method
+    assert r.method.split("; ")[-1].startswith("symbolic")
+
+
+def test_score_normalised_accepted():
+    h2 = "(1 + (j-1)*exp(-2*lam*(1-alpha)))/(1 + (j-1)*exp(-lam*(1-alpha)))^2"  # alpha = 0 only
+    g = "exp(-lam)/(1 + (i-1)*exp(-lam))"
+    text = f"lam*({g})/sqrt(({h2.replace('j', 'i')})*({h2}))"
+    r = check_formula("score", text, norm="l2", alpha=0)
+    assert r.equal and "symbolic" in r.method
+    assert not check_formula("score", text, norm="l2").equal  # not for alpha != 0
+
+
+def test_square_root_step():
+    # sqrt(h2) with h2 = N / Z^2 unsplit: sympy cannot cancel sqrt(N/Z^2) - sqrt(N)/Z, squares agree
+    r = check_formula("h", f"sqrt({H2_RES})", residual=True, lam=2)
+    assert r.equal and "user^2 - derived^2" in r.method
+    r = check_formula("h", f"-sqrt({H2_RES})", residual=True, lam=2)
+    assert not r.equal and r.first_difference["user"].startswith("-")
+
+
+def test_config_substitution():
+    cfg = ModelConfig(norm="l2", residual=True, alpha=0.25, lam=2.0, gamma=0.5)
+    assert check_formula("h2", H2_RES, config=cfg).equal
+    r = check_formula("h2", "1", config=cfg)
+    assert "alpha=1/4" in r.method and not r.equal
+
+
+@pytest.mark.parametrize("mutant, first", [
+    ("alpha + (1-alpha)*exp(lam*alpha)/(exp(lam)+(i-2)*exp(lam*alpha))", (2, 1)),   # changed constant
+    ("(1-alpha)*exp(lam*alpha)/(exp(lam)+(i-1)*exp(lam*alpha))", (2, 1)),           # dropped term
+    ("alpha + (1-alpha)*exp(2*lam*alpha)/(exp(lam)+(i-1)*exp(lam*alpha))", (2, 1)),  # wrong exponent
+    ("-alpha + (1-alpha)*exp(lam*alpha)/(exp(lam)+(i-1)*exp(lam*alpha))", (2, 1)),  # swapped sign
+])
+def test_mutants_rejected(mutant, first):
+    r = check_formula("g", mutant)
+    assert not r.equal
+    d = r.first_difference
+    assert (d["i"], d["j"]) == first and d["difference"] is not None
+    assert abs(sympy.Float(d["user"]) - sympy.Float(d["derived"]) - sympy.Float(d["difference"])) < 1e-5
+
+
+def test_first_difference_late_index():
+    # equal for i <= 10, different from i = 11 on: the scan must find (11, 1)
+    r = check_formula("g", G_NORES + " + (i-1)*(i-2)*(i-3)*(i-4)*(i-5)*(i-6)*(i-7)*(i-8)*(i-9)*(i-10)/10^20")
+    assert not r.equal and (r.first_difference["i"], r.first_difference["j"]) == (11, 1)
+
+
+def test_unknown_quantity_and_params():
+    with pytest.raises(ValueError, match="quantity"):
+        check_formula("weights", "1")
+    with pytest.raises(ValueError, match="alpha"):
+        check_formula("g", "1", alpha=1.5)
+
+
+def test_cli(capsys):
+    assert main(["check-formula", "g", G_NORES, "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["equal"] is True and out["quantity"] == "g"
+    assert main(["check-formula", "g", "alpha", "--json"]) == 1
+    out = json.loads(capsys.readouterr().out)
+    assert out["equal"] is False and out["first_difference"]["i"] == 2
+    assert main(["check-formula", "g", "__import__('os').system('true')"]) == 2
+    assert "not allowed" in capsys.readouterr().err
+    assert main(["check-formula", "h2", H2_RES, "--residual", "--gamma", "0.5"]) == 0
+    assert "gamma=1/2" in capsys.readouterr().out

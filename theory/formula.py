@@ -1,0 +1,281 @@
+"""A reviewer's own formula against the derived closed form (issue 4 item 7).
+
+``parse_formula`` builds a sympy expression by walking Python's ``ast`` of the text (never eval,
+sympify or parse_expr of user text); only arithmetic in the symbols of :mod:`theory.closed_forms` is
+accepted. ``check_formula`` decides ``user == derived``:
+
+1. symbolically: every exp(c m) (c rational) is written X_m^(c L_m) with a positive generator
+   X_m = exp(m / L_m), so the difference is a rational function in i, j, alpha, lam, gamma, X_m and
+   square roots, and ``sympy.cancel(user - derived) == 0`` proves equality;
+2. for the square-root quantities h and score (> 0 everywhere, theory.proofs):
+   cancel(user^2 - derived^2) == 0 plus user = derived at one point (user continuous, domain connected);
+3. otherwise the pairs 1 <= j < i <= 64 are scanned at mpmath precision (``DPS`` digits) at the given
+   parameters (symbolic ones at the points of ``SAMPLE_POINTS``); the first pair with
+   |user - derived| > 10^(-TOL_DIGITS) max(1, |derived|) is reported. Without a differing pair the
+   formula is reported equal "on the grid", and ``method`` says the symbolic step was inconclusive.
+"""
+from __future__ import annotations
+
+import ast
+import functools
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import mpmath
+import sympy
+
+from lnrecency.config import ModelConfig, as_fraction, check_choice, make_config
+from theory import closed_forms as cf
+
+__all__ = ["QUANTITIES", "FormulaCheck", "parse_formula", "check_formula", "compare_expressions",
+           "generator_form",
+           "is_identically_zero", "MAX_LENGTH", "MAX_DEPTH"]
+
+QUANTITIES = ("p_diag", "p_off", "g", "h", "h2", "score")
+QUANTITY_HELP = {
+    "p_diag": "layer-1 weight P_ii (in i)",
+    "p_off": "layer-1 weight P_ik, k < i (in i)",
+    "g": "<x_i^(1), x_j^(1)>, j < i (in i)",
+    "h": "|x_j^(1)| (in j, or in i)",
+    "h2": "|x_j^(1)|^2 (in j, or in i)",
+    "score": "layer-2 score S^(2)_ij, j < i (in i and j)",
+}
+POSITIVE_QUANTITIES = ("h", "score")  # > 0 for every model (theory.proofs): the squares step applies
+MAX_LENGTH = 2000
+MAX_DEPTH = 60
+MAX_EXPONENT = 32
+GRID_MAX = 64
+DPS = 60
+TOL_DIGITS = 45
+SAMPLE_POINTS = (  # values for parameters left symbolic, used only by the grid scan
+    {"alpha": sympy.Rational(1, 3), "lam": sympy.Integer(1), "gamma": sympy.Integer(1)},
+    {"alpha": sympy.Integer(0), "lam": sympy.Rational(5, 2), "gamma": sympy.Rational(7, 5)},
+    {"alpha": sympy.Rational(9, 10), "lam": sympy.Rational(1, 2), "gamma": sympy.Rational(1, 3)},
+)
+
+_NAMES = {"i": cf.i, "j": cf.j, "alpha": cf.alpha, "a": cf.alpha, "lam": cf.lam, "gamma": cf.gamma,
+          "e": sympy.E, "E": sympy.E, "pi": sympy.pi}
+_FUNCS = {"exp": sympy.exp, "sqrt": sympy.sqrt, "log": sympy.log}
+_BINOPS = {ast.Add: lambda x, y: x + y, ast.Sub: lambda x, y: x - y, ast.Mult: lambda x, y: x * y,
+           ast.Div: lambda x, y: x / y, ast.Pow: None}
+ALLOWED = ("numbers, the names i, j, alpha (alias a), lam, gamma, e/E, pi, the functions exp, sqrt, "
+           "log, the operators + - * / ** ^ and unary minus")
+
+
+def _refuse(what: str) -> ValueError:
+    return ValueError(f"formula: {what} is not allowed; allowed are {ALLOWED}")
+
+
+def _power(base: sympy.Expr, expo: sympy.Expr) -> sympy.Expr:
+    if expo.is_Number and abs(expo) > MAX_EXPONENT:
+        raise ValueError(f"formula: numeric exponent {expo} is not allowed; |exponent| must be "
+                         f"<= {MAX_EXPONENT}")
+    return sympy.Pow(base, expo)
+
+
+def _build(node: ast.AST, depth: int) -> sympy.Expr:
+    if depth > MAX_DEPTH:
+        raise ValueError(f"formula: nesting deeper than {MAX_DEPTH} levels is not allowed")
+    if isinstance(node, ast.Constant):
+        v = node.value
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            raise _refuse(f"the constant {v!r} ({type(v).__name__})")
+        if isinstance(v, float) and not math.isfinite(v):
+            raise _refuse(f"the non-finite number {v!r}")
+        return sympy.Integer(v) if isinstance(v, int) else sympy.Rational(repr(v))
+    if isinstance(node, ast.Name):
+        if node.id not in _NAMES:
+            raise _refuse(f"the name {node.id!r}")
+        return _NAMES[node.id]
+    if isinstance(node, ast.UnaryOp):
+        if isinstance(node.op, ast.USub):
+            return -_build(node.operand, depth + 1)
+        if isinstance(node.op, ast.UAdd):
+            return _build(node.operand, depth + 1)
+        raise _refuse(f"the unary operator {type(node.op).__name__}")
+    if isinstance(node, ast.BinOp):
+        if type(node.op) not in _BINOPS:
+            raise _refuse(f"the operator {type(node.op).__name__}")
+        left, right = _build(node.left, depth + 1), _build(node.right, depth + 1)
+        if isinstance(node.op, ast.Pow):
+            return _power(left, right)
+        if isinstance(node.op, ast.Div) and right == 0:
+            raise ValueError("formula: division by zero")
+        return _BINOPS[type(node.op)](left, right)
+    if isinstance(node, ast.Call):
+        if not isinstance(node.func, ast.Name) or node.func.id not in _FUNCS:
+            name = node.func.id if isinstance(node.func, ast.Name) else type(node.func).__name__
+            raise _refuse(f"calling {name!r}")
+        if node.keywords or len(node.args) != 1 or isinstance(node.args[0], ast.Starred):
+            raise _refuse(f"{node.func.id} with other than exactly one positional argument")
+        return _FUNCS[node.func.id](_build(node.args[0], depth + 1))
+    raise _refuse(f"the syntax {type(node).__name__}")
+
+
+def parse_formula(text: Any) -> sympy.Expr:
+    """sympy expression of an arithmetic formula in i, j, alpha (a), lam, gamma; '^' means power."""
+    if not isinstance(text, str):
+        raise ValueError(f"formula must be a string; got {type(text).__name__}")
+    if len(text) > MAX_LENGTH:
+        raise ValueError(f"formula: length {len(text)} is not allowed; at most {MAX_LENGTH} characters")
+    if not text.strip():
+        raise ValueError("formula: the empty formula is not allowed")
+    try:
+        tree = ast.parse(text.strip().replace("^", "**"), mode="eval")
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+        raise ValueError(f"formula: cannot parse {text!r} ({type(exc).__name__}: "
+                         f"{getattr(exc, 'msg', exc)}); allowed are {ALLOWED}") from None
+    return sympy.sympify(_build(tree.body, 0))
+
+
+@dataclass(frozen=True)
+class FormulaCheck:
+    """Result of ``check_formula``; ``first_difference``: None or dict(i, j, user, derived, difference, params)."""
+
+    quantity: str
+    expression: sympy.Expr
+    derived: sympy.Expr
+    equal: bool
+    method: str
+    first_difference: dict | None = None
+
+    def to_json(self) -> dict:
+        return {"quantity": self.quantity, "expression": str(self.expression),
+                "derived": str(self.derived), "equal": self.equal, "method": self.method,
+                "first_difference": self.first_difference}
+
+
+def generator_form(expr: sympy.Expr) -> sympy.Expr:
+    """Replace every exp(sum c m) by prod X_m^(c L_m): a rational expression in positive generators."""
+    atoms = list(expr.atoms(sympy.exp))
+    if expr.has(sympy.E):
+        atoms.append(sympy.E)
+    split = {}
+    coeffs: dict[sympy.Expr, list] = {}
+    for atom in atoms:
+        arg = sympy.Integer(1) if atom == sympy.E else atom.args[0]
+        terms = [t.as_coeff_Mul(rational=True) for t in sympy.Add.make_args(sympy.expand(arg))]
+        split[atom] = terms
+        for c, m in terms:
+            coeffs.setdefault(m, []).append(c)
+    gens = {}
+    for m, cs in coeffs.items():
+        lcm = functools.reduce(sympy.ilcm, [sympy.Rational(c).q for c in cs], 1)
+        gens[m] = (sympy.Dummy("X", positive=True), lcm)
+    repl = {a: sympy.Mul(*[gens[m][0] ** (c * gens[m][1]) for c, m in terms]) for a, terms in split.items()}
+    return expr.xreplace(repl)
+
+
+def is_identically_zero(expr: sympy.Expr) -> bool:
+    try:
+        return sympy.cancel(generator_form(expr)) == 0
+    except sympy.polys.polyerrors.BasePolynomialError:
+        return False
+
+
+def _parameters(config: ModelConfig | None, params: dict) -> tuple[ModelConfig, dict]:
+    """Validated configuration and the numeric substitutions: all of alpha/lam/gamma with a config,
+    else only those given as keywords (the others stay symbolic)."""
+    cfg = make_config(config, **params)
+    given = ("alpha", "lam", "gamma") if config is not None else [p for p in ("alpha", "lam", "gamma")
+                                                                 if p in params]
+    subs = {}
+    for name in given:
+        q = as_fraction(getattr(cfg, name))
+        subs[getattr(cf, name)] = sympy.Rational(q.numerator, q.denominator)
+    return cfg, subs
+
+
+def _mp_value(f, args) -> Any:
+    try:
+        v = f(*args)
+    except (ZeroDivisionError, ValueError, OverflowError, TypeError):
+        return None
+    v = mpmath.mpmathify(v)
+    if isinstance(v, mpmath.mpc):
+        if v.imag != 0:
+            return None
+        v = v.real
+    return None if not mpmath.isfinite(v) else v
+
+
+def _scan(user: sympy.Expr, derived: sympy.Expr, subs: dict,
+          grid_max: int = GRID_MAX) -> tuple[dict | None, int]:
+    """First (i, j), 1 <= j < i <= grid_max, where user and derived differ; and the points compared."""
+    free = [s for s in (cf.alpha, cf.lam, cf.gamma) if s not in subs]
+    points = []
+    for p in SAMPLE_POINTS:
+        point = dict(subs)
+        point.update({s: p[s.name] for s in free})
+        if point not in points:
+            points.append(point)
+    syms = (cf.i, cf.j, cf.alpha, cf.lam, cf.gamma)
+    fu = sympy.lambdify(syms, user, modules="mpmath")
+    fd = sympy.lambdify(syms, derived, modules="mpmath")
+    tol = mpmath.mpf(10) ** (-TOL_DIGITS)
+    count = 0
+    with mpmath.workdps(DPS):
+        par = [[mpmath.mpf(v.p) / v.q for v in (pt[cf.alpha], pt[cf.lam], pt[cf.gamma])] for pt in points]
+        for qi in range(2, grid_max + 1):
+            for qj in range(1, qi):
+                for pt, pv in zip(points, par):
+                    count += 1
+                    args = (mpmath.mpf(qi), mpmath.mpf(qj), *pv)
+                    u, d = _mp_value(fu, args), _mp_value(fd, args)
+                    if u is not None and d is not None and abs(u - d) <= tol * max(1, abs(d)):
+                        continue
+                    return ({"i": qi, "j": qj,
+                             "user": "undefined" if u is None else mpmath.nstr(u, 20),
+                             "derived": "undefined" if d is None else mpmath.nstr(d, 20),
+                             "difference": None if u is None or d is None else mpmath.nstr(u - d, 6),
+                             "params": {s.name: str(pt[s]) for s in (cf.alpha, cf.lam, cf.gamma)}},
+                            count)
+    return None, count
+
+
+def check_formula(quantity: str, text: str, *, config: ModelConfig | None = None,
+                  **params: Any) -> FormulaCheck:
+    """Is the formula ``text`` the derived closed form of ``quantity`` (see module docstring)?
+
+    Model keywords: norm, residual choose the closed form; alpha, lam, gamma given (or all of them,
+    with ``config``) are substituted exactly (floats by their decimal repr), the others stay symbolic.
+    """
+    check_choice("quantity", quantity, QUANTITIES)
+    cfg, subs = _parameters(config, params)
+    user = parse_formula(text)
+    derived = getattr(cf.closed_forms(cfg.residual, cfg.norm), quantity).subs(subs)
+    notes = []
+    if quantity in ("h", "h2") and user.has(cf.i) and not user.has(cf.j):
+        user, notes = user.subs(cf.i, cf.j), ["formula written in i, read as a function of j"]
+    if quantity in ("p_diag", "p_off", "g") and user.has(cf.j) and not user.has(cf.i):
+        user, notes = user.subs(cf.j, cf.i), ["formula written in j, read as a function of i"]
+    return compare_expressions(quantity, user, derived, subs, notes=notes)
+
+
+def compare_expressions(label: str, user: sympy.Expr, derived: sympy.Expr, subs: dict | None = None, *,
+                        notes: list[str] | None = None) -> FormulaCheck:
+    """Decide ``user == derived`` (steps 1-3 of the module docstring); ``subs`` maps alpha/lam/gamma to
+    exact numbers (the other symbols stay symbolic; grid values from SAMPLE_POINTS)."""
+    subs = dict(subs or {})
+    user, derived = sympy.sympify(user).subs(subs), sympy.sympify(derived).subs(subs)
+    quantity = label
+    fixed = ", ".join(f"{s.name}={v}" for s, v in subs.items()) or "none"
+    prefix = f"parameters substituted: {fixed}; " + "".join(n + "; " for n in (notes or []))
+    if is_identically_zero(user - derived):
+        return FormulaCheck(quantity, user, derived, True,
+                            prefix + "symbolic: cancel(user - derived) == 0")
+    if label in POSITIVE_QUANTITIES and is_identically_zero(user ** 2 - derived ** 2) \
+            and _scan(user, derived, subs, grid_max=2)[0] is None:
+        return FormulaCheck(quantity, user, derived, True,
+                            prefix + "symbolic: cancel(user^2 - derived^2) == 0 and user = derived at "
+                            "(i, j) = (2, 1) (derived > 0 everywhere, user continuous, domain connected)")
+    diff, count = _scan(user, derived, subs)
+    if diff is not None:
+        return FormulaCheck(quantity, user, derived, False,
+                            prefix + f"symbolic difference nonzero; first differing (i, j) found by an "
+                            f"mpmath scan at {DPS} digits (tolerance 1e-{TOL_DIGITS} relative)", diff)
+    return FormulaCheck(quantity, user, derived, True,
+                        prefix + f"symbolic simplification inconclusive; equal at all {count} grid points "
+                        f"(1 <= j < i <= {GRID_MAX}, mpmath {DPS} digits, tolerance 1e-{TOL_DIGITS} "
+                        "relative): numerical evidence, not a proof")
