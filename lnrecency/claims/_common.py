@@ -1,7 +1,7 @@
 """Shared machinery of the claim modules: limit orderings, Monte Carlo mean / ordering checks with a
 measured 1/d bias bound, and the budget registration of every Monte Carlo comparison.
 
-Monte Carlo against the limit. E_d[S] = S_lim + c/d + O(1/d^2). The checks run at ``D_BIG`` = 10^8 with
+Monte Carlo against the limit. E_d[S] = S_lim + c/d + O(1/d^2). The checks run at ``D_BIG`` = 10^12 with
 the d-independent "gram" sampler (same cost at any d), and bound the bias there by
     |E_d S - S_lim| <= BIAS_SAFETY * C / d,   C = max over checked entries of d_ref (|mean - lim| + k SE)
 measured at d_ref = ``D_REF`` (an upper confidence bound on d_ref |bias(d_ref)|, registered in the

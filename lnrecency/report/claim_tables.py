@@ -1,0 +1,417 @@
+"""The report's tables: theory beside simulation for every claim, h(j), last-row scores, P1-P9, verdicts.
+
+Each builder takes a :class:`~lnrecency.report.data.ReportData` and returns a
+:class:`~lnrecency.report.tables.Table`; all numbers come from the library through that object.
+Conventions: positions are 1-indexed; "MC d=64" is the Monte Carlo mean over ``samples`` draws at width
+d, "SE" its standard error, "z" = (MC - limit) / SE. At finite d, E_d[S] differs from the limit by O(1/d),
+so a large |z| at small d measures that finite-width bias; it shrinks as d grows.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Callable
+
+import numpy as np
+
+from lnrecency.config import ModelConfig, make_config
+from lnrecency.report import series
+from lnrecency.report.data import ReportData, closed_form
+from lnrecency.report.tables import Table
+
+__all__ = ["CLAIM_SCORE_SETTINGS", "TABLES", "build_tables", "score_table", "verdict_note"]
+
+
+def zscore(value: float, reference: float, stderr: float) -> float | None:
+    """(value - reference) / stderr; None when the SE is zero up to rounding (a deterministic entry)."""
+    if not np.isfinite(stderr) or stderr <= 1e-12 * max(1.0, abs(value)):
+        return None
+    return (value - reference) / stderr
+
+
+def cfg(**params: Any) -> ModelConfig:
+    return make_config(None, **params)
+
+
+LN = cfg(norm="layernorm")
+
+# Claim id -> (table title, [(setting label, config, layer), ...]); row i = n of each setting.
+CLAIM_SCORE_SETTINGS: dict[str, tuple[str, list[tuple[str, ModelConfig, int]]]] = {
+    "T1": ("Theorem 1: layer-2 recency with LayerNorm (last row)",
+           [("LayerNorm, no residual, alpha=0", LN, 2)]),
+    "C2": ("No normalisation: layer 2 flat, layer 3 earlier-token bias (last row)",
+           [("none, no residual, alpha=0", cfg(norm="none"), 2),
+            ("none, no residual, alpha=0", cfg(norm="none"), 3)]),
+    "C3": ("Residual connections weaken but keep the layer-2 recency (last row)",
+           [("LayerNorm, residual gamma=1, alpha=0", cfg(norm="layernorm", residual=True), 2),
+            ("LayerNorm, no residual, alpha=0", LN, 2)]),
+    "C4": ("Anisotropic embeddings: layer-2 recency for alpha > 0 (last row)",
+           [("LayerNorm, no residual, alpha=0.4", cfg(norm="layernorm", alpha=0.4), 2),
+            ("LayerNorm, no residual, alpha=0.8", cfg(norm="layernorm", alpha=0.8), 2),
+            ("LayerNorm, residual, alpha=0.8", cfg(norm="layernorm", residual=True, alpha=0.8), 2)]),
+    "C6": ("Deeper layers with LayerNorm (last row of layers 3 and 4)",
+           [("LayerNorm, no residual, alpha=0", LN, 3), ("LayerNorm, no residual, alpha=0", LN, 4),
+            ("LayerNorm, residual, alpha=0", cfg(norm="layernorm", residual=True), 4)]),
+}
+
+
+def _value_text(v: Any) -> str:
+    return f"{v:g}" if isinstance(v, float) else str(v)
+
+
+def setting_summary(setting: dict, limit: int | None = 240) -> str:
+    """A one-line, exact summary of a ClaimResult setting: scalars as k=v; a list of per-setting dicts
+    ("settings") as the keys they share, then each case by the keys that vary, e.g.
+    "3 settings: norm=layernorm, gamma=1; cases (residual=False, lam=1), (residual=True, lam=1), ..."."""
+    parts = []
+    for key, value in setting.items():
+        if isinstance(value, list) and value and all(isinstance(x, dict) for x in value):
+            keys = list(dict.fromkeys(k for item in value for k in item))
+            texts = [{k: _value_text(item.get(k, "-")) for k in keys} for item in value]
+            fixed = [k for k in keys if len({t[k] for t in texts}) == 1]
+            varying = [k for k in keys if k not in fixed]
+            text = f"{len(value)} setting{'s' if len(value) != 1 else ''}"
+            if fixed:
+                text += ": " + ", ".join(f"{k}={texts[0][k]}" for k in fixed)
+            if varying:
+                text += "; cases " + ", ".join(
+                    "(" + ", ".join(f"{k}={t[k]}" for k in varying) + ")" for t in texts)
+            parts.append(text)
+        elif not isinstance(value, (dict, list)):
+            parts.append(f"{key}={_value_text(value)}")
+    text = "; ".join(parts)
+    return text if limit is None or len(text) <= limit else text[: limit - 3] + "..."
+
+
+def verdict_note(data: ReportData, *ids: str) -> list[str]:
+    """One note per (claim id, verdict, statement): the verdict from ``lnrecency verify`` and its settings."""
+    notes = []
+    for cid in ids:
+        results = data.results(cid)
+        if not results:
+            notes.append(f"Verdict {cid} (lnrecency verify): not evaluated.")
+        for r in results:
+            notes.append(f"Verdict {cid} (lnrecency verify): {r.verdict}. {r.statement} "
+                         f"[{setting_summary(r.to_json()['setting'])}]")
+    return notes
+
+
+def _closed_score(c: ModelConfig, layer: int, i: int, j: int) -> float | None:
+    if layer != 2:
+        return None
+    return float(closed_form("score" if j < i else "score_diag", c, i, j))
+
+
+def score_table(data: ReportData, claim_id: str, name: str | None = None) -> Table:
+    """Last-row scores S^(l)_{n,j}: limit, closed form, MC mean/SE/z per d, paired ordering at the largest d."""
+    title, settings = CLAIM_SCORE_SETTINGS[claim_id]
+    s = data.settings
+    n, ds = s.n, s.ds
+    dmax = ds[-1]
+    columns = ["setting", "layer", "i", "j", "limit", "closed form"]
+    for d in ds:
+        columns += [f"MC d={d}", f"SE d={d}", f"z d={d}"]
+    columns += ["dS limit", f"dS MC d={dmax}", f"dS SE d={dmax}", f"dS z d={dmax}"]
+    rows = []
+    for label, c, layer in settings:
+        lim = data.limit_scores(c)[layer - 1, n - 1]
+        sims = [data.sim(c, d) for d in ds]
+        for j in range(1, n + 1):
+            row: list[Any] = [label, layer, n, j, lim[j - 1], _closed_score(c, layer, n, j)]
+            for sim in sims:
+                m, se = sim.mean[layer - 1, n - 1, j - 1], sim.stderr[layer - 1, n - 1, j - 1]
+                row += [m, se, zscore(m, lim[j - 1], se)]
+            if 2 <= j < n:
+                est = sims[-1].paired_difference(layer, n, j, j - 1)
+                row += [lim[j - 1] - lim[j - 2], est.mean, est.stderr,
+                        zscore(est.mean, 0.0, est.stderr)]
+            else:
+                row += [None, None, None, None]
+            rows.append(row)
+    caption = (f"Expected scores S^(l)_(n,j) of the last row (n = {n}) against the key j: exact d -> infinity "
+               f"limit, sympy closed form (layer 2), Monte Carlo mean, standard error and z = (MC - limit)/SE "
+               f"at d in {list(ds)} ({s.samples} samples each, gram sampler). dS = S_(n,j) - S_(n,j-1): limit, "
+               f"and the paired Monte Carlo difference at d = {dmax} with its SE and z = dS/SE "
+               f"(recency: dS > 0; earlier-token bias: dS < 0; flat: dS = 0).")
+    notes = verdict_note(data, claim_id) + [
+        "z measures E_d[S] - limit in standard errors; that difference is O(1/d), so |z| shrinks as d grows."]
+    return Table(name or f"{claim_id.lower()}_scores", f"{claim_id}. {title}", caption, columns, rows,
+                 notes)
+
+
+def gap_table(data: ReportData) -> Table:
+    """C5: the gap S^(2)_{n,n-1} - S^(2)_{n,1} (absolute and relative to S_{n,1}) against alpha."""
+    s = data.settings
+    n, d = s.n, s.ds[-1]
+    rows = []
+    for residual in (False, True):
+        for a in s.alphas:
+            c = cfg(norm="layernorm", residual=residual, alpha=a)
+            lim = data.limit_scores(c)[1, n - 1]
+            gap = lim[n - 2] - lim[0]
+            est = data.sim(c, d).paired_difference(2, n, n - 1, 1)
+            rows.append(["yes" if residual else "no", a, lim[0], lim[n - 2], gap, gap / lim[0],
+                         est.mean, est.stderr, zscore(est.mean, gap, est.stderr)])
+    columns = ["residual", "alpha", "S_(n,1) limit", "S_(n,n-1) limit", "gap limit", "gap / S_(n,1)",
+               f"gap MC d={d}", f"SE d={d}", "z"]
+    caption = (f"Layer-2 recency gap S_(n,n-1) - S_(n,1) at n = {n} (LayerNorm, lam = 1, gamma = 1) against "
+               f"alpha: exact limit, relative gap, paired Monte Carlo estimate at d = {d} ({s.samples} samples) "
+               f"and z = (MC - limit)/SE. 'Amplify' can mean a larger absolute or a larger relative gap; "
+               f"the table shows both.")
+    return Table("c5_gap_vs_alpha", "C5. Does anisotropy amplify the recency gap?", caption, columns, rows,
+                 verdict_note(data, "C5"))
+
+
+def h_table(data: ReportData) -> Table:
+    """h(j) = |x_j^(1)| against j for every alpha, without and with residual (exact limit + closed form)."""
+    s = data.settings
+    n = s.h_n
+    js = [j for j in (1, 2, 3, 4, 5, 8, 10, 16, 20, 30, 40, 50) if j <= n]
+    rows = []
+    for residual in (False, True):
+        for a in s.alphas:
+            c = cfg(norm="layernorm", residual=residual, alpha=a)
+            h = np.sqrt(np.diagonal(data.limit(c, n=n, layers=1).layers[0].next_gram))
+            hc = closed_form("h", c, 1, np.array(js, dtype=float))
+            err = float(np.max(np.abs(np.asarray(hc, dtype=float) - h[np.array(js) - 1])))
+            rows.append(["yes" if residual else "no", a, *[h[j - 1] for j in js], err])
+    columns = ["residual", "alpha", *[f"h({j})" for j in js], "max |closed form - limit|"]
+    caption = ("h(j) = |x_j^(1)|, the length of the first layer's output (plus the input, with the residual) "
+               "at key j, from the exact limit (lam = 1, gamma = 1), and the largest difference from the sympy "
+               "closed form at the listed j. Layer-2 recency is exactly 'h strictly decreasing in j'; "
+               "the second version's Figures 2 and 5 plot these curves.")
+    return Table("h_of_j", "h(j) against j for several alpha, without and with residual", caption, columns,
+                 rows, verdict_note(data, "C4"))
+
+
+LAST_ROW_CONFIGS = [
+    ("none", cfg(norm="none")), ("l2", cfg(norm="l2")), ("layernorm lam=1", LN),
+    ("none + res", cfg(norm="none", residual=True)), ("l2 + res", cfg(norm="l2", residual=True)),
+    ("layernorm + res", cfg(norm="layernorm", residual=True)),
+]
+
+
+def last_row_table(data: ReportData) -> Table:
+    """S^(2)_{n,j} for j = 1..n, exact limit, for each normalisation with and without residual."""
+    s = data.settings
+    n = s.n
+    lam_d = math.sqrt(s.heat_d)
+    configs = LAST_ROW_CONFIGS + [(f"layernorm lam=sqrt({s.heat_d})", cfg(norm="layernorm", lam=lam_d))]
+    cols = {label: data.limit_scores(c)[1, n - 1] for label, c in configs}
+    rows = [[j, *[cols[label][j - 1] for label, _ in configs]] for j in range(1, n + 1)]
+    caption = (f"Exact d -> infinity layer-2 scores of the last row i = n = {n} against the key j, alpha = 0, "
+               f"gamma = 1. l2, rmsnorm and LayerNorm share this limit. Without normalisation the "
+               f"off-diagonal entries are equal (flat); with normalisation they increase with j (recency).")
+    return Table("layer2_last_row", "Layer-2 scores of the last row", caption, ["j", *cols], rows,
+                 verdict_note(data, "T1", "C2"))
+
+
+def output_norm_table(data: ReportData) -> Table:
+    """C7 (seed 002): |o_i|^2 at layer 1 against position i: limit sum_k P_ik^2, MC mean +- SE per d."""
+    s = data.settings
+    n = s.n
+    c = LN
+    traj = data.limit(c)
+    sumsq = np.sum(traj.layers[0].weights ** 2, axis=1)
+    onorm2 = traj.layers[0].output_norms ** 2
+    columns = ["i", "sum_k P_ik^2", "norm(o_i)^2 limit", "1/i"]
+    for d in s.ds:
+        columns += [f"MC d={d}", f"SE d={d}", f"z d={d}"]
+    rows = []
+    for i in range(1, n + 1):
+        row = [i, sumsq[i - 1], onorm2[i - 1], 1.0 / i]
+        for d in s.ds:
+            sim = data.sim(c, d)
+            m, se = sim.output_sq_norm_mean[0, i - 1], sim.output_sq_norm_stderr[0, i - 1]
+            row += [m, se, zscore(m, onorm2[i - 1], se)]
+        rows.append(row)
+    caption = ("Seed 002: the squared length of the first layer's attention output o_i against the position "
+               "i (LayerNorm, alpha = 0, lam = 1): the limit identity |o_i|^2 = sum_k P_ik^2, the limit "
+               "|o_i|^2 from the output Gram matrix, the near-uniform reference 1/i, and Monte Carlo.")
+    return Table("c7_output_norm", "C7. Seed 002: the attention output gets shorter with position", caption,
+                 columns, rows, verdict_note(data, "C7"))
+
+
+def variance_table(data: ReportData) -> Table:
+    """C8 (seed 003): d * Var(o_n) of the last position against the sequence length n, without and with
+    a normalisation right after attention."""
+    s = data.settings
+    d = s.ds[0]
+    v = series.variance_curve(data, d)
+    rows = [[L, v.limit_plain[k], v.limit_post[k], v.mc_plain[k], v.se_plain[k], v.mc_post[k], v.se_post[k]]
+            for k, L in enumerate(v.lengths)]
+    columns = ["sequence length n", "d Var limit (no post-norm)", "d Var limit (post-norm)",
+               f"d Var MC d={d} (no post-norm)", "SE (no post-norm)", f"d Var MC d={d} (post-norm)",
+               "SE (post-norm)"]
+    caption = (f"Seed 003: per-coordinate variance of the layer-1 attention output at the last position, times "
+               f"d, against the sequence length n (LayerNorm before attention, alpha = 0, lam = 1). Without a "
+               f"normalisation after attention it decays (like 1/n for near-uniform attention); with one "
+               f"(the next layer's LayerNorm of o, i.e. post-LN) it is 1 at every n. Monte Carlo at d = {d}, "
+               f"{s.samples} samples.")
+    return Table("c8_output_variance", "C8. Seed 003: vanishing variance and post-attention normalisation",
+                 caption, columns, rows, verdict_note(data, "C8"))
+
+
+def instance_table(data: ReportData) -> Table:
+    """C9: per-instance P(S_{n,n-1} > S_{n,1}) at layer 2 across d."""
+    s = data.settings
+    n = s.n
+    rows = []
+    for label, c in (("LayerNorm, no residual", LN), ("LayerNorm, residual", cfg(norm="layernorm",
+                                                                                  residual=True))):
+        gap = data.limit_scores(c)[1, n - 1, n - 2] - data.limit_scores(c)[1, n - 1, 0]
+        for d in s.ds:
+            sim = data.sim(c, d)
+            p = sim.prob_greater(2, n, n - 1, 1)
+            lo, hi = p.confidence_interval(0.95)
+            est = sim.paired_difference(2, n, n - 1, 1)
+            rows.append([label, d, gap, est.mean, est.stderr, p.estimate, lo, hi])
+    columns = ["setting", "d", "gap limit", "gap MC", "SE", "P(S_(n,n-1) > S_(n,1))", "95% low", "95% high"]
+    caption = (f"Beyond the expectation: for one random draw at width d, the frequency with which the layer-2 "
+               f"score of the last row (n = {n}) prefers key n-1 over key 1, with a Wilson 95% interval, "
+               f"beside the expected gap (limit and paired Monte Carlo). {s.samples} samples per d.")
+    return Table("c9_per_instance", "C9. Per-instance ordering probability against d", caption, columns,
+                 rows, verdict_note(data, "C9"))
+
+
+def convergence_table(data: ReportData) -> Table:
+    """C9: E_d[S] - S_limit against d with SE for two layer-2 entries, and the fitted log-log slope."""
+    conv = series.convergence_curve(data)
+    js = list(conv.entries)
+    columns = ["d"]
+    for j in js:
+        columns += [f"bias S_({conv.n},{j})", f"SE S_({conv.n},{j})", f"z S_({conv.n},{j})"]
+    rows = []
+    for k, d in enumerate(conv.ds):
+        row: list[Any] = [int(d)]
+        for j in js:
+            b, se = conv.entries[j]
+            row += [b[k], se[k], zscore(b[k], 0.0, se[k])]
+        rows.append(row)
+    caption = (f"Finite-width bias E_d[S] - S_limit of layer-2 scores of the last row ({conv.label}, n = "
+               f"{conv.n}): Monte Carlo mean, SE and z = bias/SE against d ({data.settings.conv_samples} "
+               f"samples per d). Common slope of log|bias| against log d fitted over {conv.fit_entries} "
+               f"resolved layer-2 entries: {conv.slope:.4f} +- {conv.slope_se:.4f} (O(1/d) means -1).")
+    return Table("c9_convergence_in_d", "C9. Convergence of the finite-d expectation to the limit", caption,
+                 columns, rows, [f"fitted slope {conv.slope:.6g} +- {conv.slope_se:.3g} "
+                                 f"({conv.fit_points} points)"] + verdict_note(data, "C9"))
+
+
+_KEY_EVIDENCE = ("summary", "equal", "first_difference.i", "first_difference.j", "first_difference.user",
+                 "first_difference.derived", "corrected_expression", "corrected_equal", "printed", "exact_6_digits",
+                 "agrees_at_3_decimals", "conclusion", "reason")
+
+
+def _leaves(x: Any, prefix: str = ""):
+    if isinstance(x, dict):
+        for k, v in x.items():
+            yield from _leaves(v, f"{prefix}.{k}" if prefix else str(k))
+    elif isinstance(x, list) and x and all(isinstance(v, (dict, list)) for v in x):
+        for q, v in enumerate(x):
+            yield from _leaves(v, f"{prefix}[{q}]")
+    else:
+        yield prefix, x
+
+
+PROFILE_CONFIGS = [
+    ("none, no residual", cfg(norm="none")), ("none, residual", cfg(norm="none", residual=True)),
+    ("LayerNorm, no residual", LN), ("LayerNorm, residual", cfg(norm="layernorm", residual=True)),
+    ("LayerNorm, residual, alpha=0.5", cfg(norm="layernorm", residual=True, alpha=0.5)),
+    ("LayerNorm, lam=8, no residual", cfg(norm="layernorm", lam=8.0)),
+]
+PROFILE_N = 32
+
+
+def _ranges(values: list[int]) -> str:
+    """[3, 4, 5, 9] -> '3-5, 9'."""
+    out: list[str] = []
+    for v in values:
+        if out and int(out[-1].split("-")[-1]) == v - 1:
+            out[-1] = f"{out[-1].split('-')[0]}-{v}"
+        else:
+            out.append(str(v))
+    return ", ".join(out)
+
+
+def profile_table(data: ReportData) -> Table:
+    """Definition 1, row by row, for layers 1-L and several settings (:func:`lnrecency.bias.bias_profile`)."""
+    from lnrecency.bias import LABELS, bias_profile
+    rows = []
+    for label, c in PROFILE_CONFIGS:
+        for layer in range(1, data.settings.layers + 1):
+            prof = bias_profile(layer, PROFILE_N, config=c, method="limit")
+            counts = prof.summary()
+            other = [r.i for r in prof.rows if r.bias not in ("recency", "trivial")]
+            rows.append([label, layer, PROFILE_N, *[counts.get(k, 0) for k in LABELS[:5]], _ranges(other)])
+    caption = (f"Definition 1 applied to every row i = 1..{PROFILE_N} of each layer in the exact limit "
+               f"(lnrecency bias --method limit): the number of rows with recency, earlier-token bias, flat "
+               f"scores, a mixed pattern, or too few keys to tell (trivial), and the rows that are not "
+               f"recency. lam = 1 and gamma = 1 unless stated.")
+    return Table("bias_profiles", "Bias profile by layer (Definition 1, exact limit)", caption,
+                 ["setting", "layer", "n", *LABELS[:5], "rows not recency"], rows,
+                 verdict_note(data, "C2", "C6"))
+
+
+def _evidence_text(evidence: dict, limit: int = 400) -> str:
+    """The decisive scalar entries of a verdict's evidence (``lnrecency verify --json`` has all of it)."""
+    leaves = [(path, v) for path, v in _leaves(evidence) if not isinstance(v, (dict, list))]
+    key = [(p, v) for p, v in leaves
+           if any(p == k or p.endswith("." + k) or p.split("]")[-1].lstrip(".") == k for k in _KEY_EVIDENCE)]
+    parts = [f"{p}={v:.6g}" if isinstance(v, float) else f"{p}={v}" for p, v in (key or leaves)]
+    text = "; ".join(parts)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def printed_table(data: ReportData) -> Table:
+    """P1-P9: the authors' printed derivation, line by line, with verdicts."""
+    rows = []
+    ids = [f"P{k}" for k in range(1, 10)]
+    for pid, results in data.verdicts(ids).items():
+        for r in results:
+            rows.append([r.id, r.verdict, r.statement, _evidence_text(r.evidence)])
+    caption = ("The first version's printed derivation (arXiv 2509.21042v1, Sec. 3.2 and App. A), each line "
+               "checked against the project's own sympy derivation and exact limit (lnrecency verify). "
+               "Evidence: the decisive entries; `lnrecency verify --claim P4 --json` gives all of it.")
+    return Table("printed_derivation", "P1-P9. The authors' printed derivation, line by line", caption,
+                 ["id", "verdict", "printed line", "evidence"], rows)
+
+
+def verdict_table(data: ReportData) -> Table:
+    """Every claim's verdict (``lnrecency verify``), one row per (claim, setting)."""
+    rows = []
+    for cid, results in data.verdicts().items():
+        for r in results:
+            rows.append([r.id, r.source, r.verdict, r.statement, setting_summary(r.to_json()["setting"], None)])
+    caption = ("Verdicts of lnrecency verify " + ("(quick settings)" if data.settings.quick else "")
+               + ": confirmed, refuted or inconclusive under the stated setting.")
+    return Table("verdicts", "Claims and verdicts", caption.replace("  ", " "),
+                 ["id", "source", "verdict", "statement", "setting"], rows)
+
+
+def _score(cid: str) -> Callable[[ReportData], Table]:
+    return lambda data: score_table(data, cid)
+
+
+# (file stem, one line for the index, builder)
+TABLES: list[tuple[str, str, Callable[[ReportData], Table]]] = [
+    ("verdicts", "every claim with its verdict from `lnrecency verify`", verdict_table),
+    ("t1_scores", "Theorem 1: layer-2 last-row scores with LayerNorm, limit vs MC at several d", _score("T1")),
+    ("c2_scores", "no normalisation: layer 2 flat, layer 3 earlier-token bias, limit vs MC", _score("C2")),
+    ("c3_scores", "residual vs no residual at layer 2, limit vs MC", _score("C3")),
+    ("c4_scores", "anisotropic embeddings (alpha = 0.4, 0.8) at layer 2, limit vs MC", _score("C4")),
+    ("c5_gap_vs_alpha", "recency gap S_(n,n-1) - S_(n,1) against alpha, absolute and relative", gap_table),
+    ("c6_scores", "deeper layers 3 and 4 with LayerNorm, limit vs MC", _score("C6")),
+    ("bias_profiles", "Definition 1 row by row, layers 1-4, n = 32, several settings (exact limit)",
+     profile_table),
+    ("c7_output_norm", "seed 002: |o_i|^2 against position, limit vs MC", output_norm_table),
+    ("c8_output_variance", "seed 003: output variance against sequence length, with/without post-norm",
+     variance_table),
+    ("c9_per_instance", "per-instance P(S_(n,n-1) > S_(n,1)) against d", instance_table),
+    ("c9_convergence_in_d", "E_d[S] - S_limit against d, fitted slope", convergence_table),
+    ("h_of_j", "h(j) against j for several alpha, without and with residual", h_table),
+    ("layer2_last_row", "layer-2 scores of the last row for every normalisation", last_row_table),
+    ("printed_derivation", "the authors' printed lines P1-P9 with verdicts", printed_table),
+]
+
+
+def build_tables(data: ReportData) -> list[Table]:
+    return [builder(data) for _, _, builder in TABLES]

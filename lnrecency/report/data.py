@@ -1,0 +1,111 @@
+"""The numbers behind a report, computed once and cached: exact limits, Monte Carlo runs, verdicts.
+
+Every table and figure of :mod:`lnrecency.report` reads its numbers from a :class:`ReportData`, which
+only calls the library: :func:`theory.limit.limit_trajectory` (exact d -> infinity limit),
+:func:`theory.closed_forms.evaluate` (sympy closed forms), :func:`numerics.simulate_scores` (finite-d
+Monte Carlo, d-independent "gram" sampler) and :func:`lnrecency.claims.registry.evaluate` (verdicts).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from lnrecency.config import ModelConfig
+from lnrecency.report.settings import ReportSettings, derived_seed
+from lnrecency.verdicts import ClaimResult
+from theory.limit import LimitTrajectory, limit_trajectory
+
+__all__ = ["ReportData", "closed_form"]
+
+
+def closed_form(quantity: str, cfg: ModelConfig, i: Any, j: Any = 1) -> Any:
+    """The sympy-derived closed form of ``quantity`` ("score", "h", "g", ...) evaluated in float64."""
+    from theory.closed_forms import evaluate
+    return evaluate(quantity, i, j, config=cfg)
+
+
+class ReportData:
+    """Cached library results for one :class:`ReportSettings` (limits, simulations, verdicts)."""
+
+    def __init__(self, settings: ReportSettings):
+        self.settings = settings
+        self._limits: dict[tuple, LimitTrajectory] = {}
+        self._sims: dict[tuple, Any] = {}
+        self._verdicts: dict[str, list[ClaimResult]] = {}
+        self._all_verdicts = False
+
+    # --- exact limit -------------------------------------------------------------------------------
+    def limit(self, cfg: ModelConfig, n: int | None = None, layers: int | None = None) -> LimitTrajectory:
+        n = self.settings.n if n is None else n
+        layers = self.settings.layers if layers is None else layers
+        key = (cfg, n, layers)
+        if key not in self._limits:
+            self._limits[key] = limit_trajectory(n, layers, config=cfg)
+        return self._limits[key]
+
+    def limit_scores(self, cfg: ModelConfig) -> np.ndarray:
+        return self.limit(cfg).scores
+
+    # --- Monte Carlo -------------------------------------------------------------------------------
+    def sim(self, cfg: ModelConfig, d: int, *, n: int | None = None, layers: int | None = None,
+            samples: int | None = None, paired: bool = True):
+        """:func:`numerics.simulate_scores` (method "gram"), seeded by the run's description.
+
+        Defaults: ``settings.n``, ``settings.layers``, ``settings.samples``; paired accumulators on.
+        """
+        from numerics import simulate_scores
+        s = self.settings
+        n = s.n if n is None else n
+        layers = s.layers if layers is None else layers
+        samples = s.samples if samples is None else samples
+        key = (cfg, d, n, layers, samples, paired)
+        if key not in self._sims:
+            seed = derived_seed(s.seed, "sim", cfg.as_dict(), d, n, layers, samples, paired)
+            self._sims[key] = simulate_scores(n, layers, d, samples, seed=seed, method="gram",
+                                              config=cfg, paired=paired, progress=False)
+        return self._sims[key]
+
+    def convergence(self, cfg: ModelConfig):
+        """:func:`numerics.convergence.convergence_in_d` over ``settings.conv_ds`` (layers 1-2, cached)."""
+        from numerics.convergence import convergence_in_d
+        s = self.settings
+        key = ("convergence", cfg)
+        if key not in self._sims:
+            seed = derived_seed(s.seed, "convergence", cfg.as_dict(), s.conv_n, s.conv_ds, s.conv_samples)
+            self._sims[key] = convergence_in_d(s.conv_n, 2, list(s.conv_ds), s.conv_samples, seed=seed,
+                                               config=cfg, method="gram", progress=False)
+        return self._sims[key]
+
+    # --- verdicts ----------------------------------------------------------------------------------
+    def verdicts(self, ids: list[str] | None = None) -> dict[str, list[ClaimResult]]:
+        """Claim verdicts of ``lnrecency verify`` (quick settings when the report is quick), by id.
+
+        ``ids=None`` evaluates every claim (once); otherwise only the ids not evaluated yet. Several
+        results may share an id (a claim reported per setting); they are kept in order.
+        """
+        from lnrecency.claims.registry import evaluate
+        if ids is None:
+            if not self._all_verdicts:
+                self._verdicts = {}
+                for r in evaluate(quick=self.settings.quick, progress=False):
+                    self._verdicts.setdefault(r.id, []).append(r)
+                self._all_verdicts = True
+            return self._verdicts
+        missing = [cid for cid in ids if cid not in self._verdicts and not self._all_verdicts]
+        if missing:
+            for r in evaluate(missing, quick=self.settings.quick, progress=False):
+                self._verdicts.setdefault(r.id, []).append(r)
+            for cid in missing:
+                self._verdicts.setdefault(cid, [])
+        return {cid: self._verdicts.get(cid, []) for cid in ids}
+
+    def set_verdicts(self, results: list[ClaimResult]) -> None:
+        """Use ``results`` (every claim, e.g. evaluated in another process) as this report's verdicts."""
+        self._verdicts = {}
+        for r in results:
+            self._verdicts.setdefault(r.id, []).append(r)
+        self._all_verdicts = True
+
+    def results(self, claim_id: str) -> list[ClaimResult]:
+        return self.verdicts([claim_id])[claim_id]

@@ -1,0 +1,272 @@
+"""The report's figures (matplotlib, PNG and PDF): theory beside simulation with error bars.
+
+Figures are ``matplotlib.figure.Figure`` objects (no pyplot state): saving renders them with the Agg
+(PNG) and PDF canvases whatever the interactive backend is, and a notebook can ``display`` them.
+
+Builders take a :class:`~lnrecency.report.data.ReportData` and return :class:`ReportFigure` records;
+their numbers come from :mod:`lnrecency.report.series` (i.e. from the library), never from here.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import matplotlib
+import matplotlib.ticker
+import numpy as np
+from matplotlib.figure import Figure
+
+from lnrecency.report import series
+from lnrecency.report.atomic import atomic_save
+from lnrecency.report.data import ReportData
+
+__all__ = ["ReportFigure", "FIGURES", "build_figures", "figure_names", "heatmap_figure"]
+
+# PDF/PNG metadata without dates: the same seed gives the same bytes.
+_META = {"pdf": {"CreationDate": None, "ModDate": None}, "png": {}}
+
+
+@dataclass
+class ReportFigure:
+    """A figure with its file stem, title and caption (the caption says what it shows)."""
+
+    name: str
+    title: str
+    caption: str
+    figure: Figure
+    tight: bool = True  # bbox_inches="tight" when saving
+
+    def write(self, out_dir: str | Path, formats: tuple[str, ...] = ("png", "pdf")) -> list[Path]:
+        """Write ``name.png`` / ``name.pdf`` atomically."""
+        paths = []
+        for fmt in formats:
+            path = Path(out_dir) / f"{self.name}.{fmt}"
+            atomic_save(path, lambda tmp, f=fmt: self.figure.savefig(
+                tmp, format=f, dpi=110, metadata=_META[f], bbox_inches="tight" if self.tight else None))
+            paths.append(path)
+        return paths
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_")
+
+
+def _colour_range(theory: np.ndarray, off: np.ndarray) -> tuple[float, float]:
+    """Colour limits: the range of the limit's off-diagonal entries, widened (about its centre) to at
+    least 2% of the largest |entry| so that a (nearly) flat limit does not blow up Monte Carlo noise."""
+    vals = theory[off] if off.any() else np.diagonal(theory)
+    lo, hi = float(np.min(vals)), float(np.max(vals))
+    span = 0.02 * max(float(np.nanmax(np.abs(theory))), 1e-12)
+    if hi - lo < span:
+        mid = 0.5 * (lo + hi)
+        lo, hi = mid - span / 2, mid + span / 2
+    return lo, hi
+
+
+def heatmap_figure(data: ReportData, variant_label: str, variant: dict, residual: bool) -> ReportFigure:
+    """Rows: alpha; columns: layers; each panel shows the exact limit (left) beside the Monte Carlo mean
+    at d = heat_d (right), on one colour scale."""
+    s = data.settings
+    d, n, L = s.heat_d, s.n, s.layers
+    configs = series.heatmap_configs(data, variant, residual)
+    fig = Figure(figsize=(3.3 * L, 1.75 * len(configs) + 0.9))
+    axes = fig.subplots(len(configs), L, squeeze=False)
+    off = np.tril(np.ones((n, n), dtype=bool), k=-1)
+    gap = np.full((n, 1), np.nan)
+    for r, c in enumerate(configs):
+        theory = data.limit_scores(c)
+        sim = data.sim(c, d).mean
+        for layer in range(L):
+            t, m = theory[layer], sim[layer]
+            lo, hi = _colour_range(t, off)
+            ax = axes[r, layer]
+            ax.imshow(np.hstack([t, gap, m]), cmap="viridis", vmin=lo, vmax=hi, interpolation="nearest")
+            ax.set_xticks([])
+            ax.set_yticks([])
+            ax.text(2 * n + 0.4, -0.4, f"{lo:.3g}..{hi:.3g}", ha="right", va="top", fontsize=7)
+            if r == 0:
+                ax.set_title(f"layer {layer + 1}: limit | MC d={d}", fontsize=9)
+            if layer == 0:
+                ax.set_ylabel(f"alpha = {float(c.alpha):g}\nquery i", fontsize=9)
+            if r == len(configs) - 1:
+                ax.set_xlabel("key j (limit)      key j (MC)", fontsize=8)
+    res = f"residual (gamma = {float(configs[0].gamma):g})" if residual else "no residual"
+    title = f"Expected scores E[S^(l)_ij], {variant_label}, {res}"
+    fig.suptitle(title, fontsize=12)
+    fig.subplots_adjust(left=0.05, right=0.99, bottom=0.04, top=0.9, wspace=0.06, hspace=0.12)
+    caption = (f"{title}, n = {n}: for each alpha (rows) and layer (columns) the exact d -> infinity limit "
+               f"(left half of a panel) beside the Monte Carlo mean at d = {d} ({s.samples} samples; right "
+               f"half). Colour scale per panel: the range of the limit's off-diagonal entries (printed in the "
+               f"corner), widened to at least 2% of the largest entry where the limit is (nearly) flat; the "
+               f"diagonal and Monte Carlo values outside it are clipped. Recency shows as colour increasing "
+               f"left to right along a row; earlier-token bias as colour decreasing.")
+    name = f"heatmap_{_slug(variant_label)}_{'res' if residual else 'nores'}"
+    return ReportFigure(name, title, caption, fig, tight=False)
+
+
+def _plot_curves(ax, curves: list[series.Curve], *, marker: str = "o", mc_label: str = "MC",
+                 separate_labels: bool = True) -> list:
+    """Lines for the limit, error bars for the Monte Carlo; returns legend handles (colour = curve)."""
+    from matplotlib.lines import Line2D
+    colors = matplotlib.colormaps["viridis"](np.linspace(0.0, 0.85, max(len(curves), 1)))
+    handles = []
+    for col, cv in zip(colors, curves):
+        line, = ax.plot(cv.x, cv.y, "-", color=col, lw=1.6,
+                        label=f"{cv.label} (limit)" if separate_labels else cv.label)
+        handles.append(line)
+        if cv.mc_x is not None:
+            ax.errorbar(cv.mc_x, cv.mc_mean, yerr=cv.mc_se, fmt=marker, ms=3.5, color=col, capsize=2,
+                        lw=0.8, label=f"{cv.label} ({mc_label})" if separate_labels else None)
+    if not separate_labels:
+        handles += [Line2D([], [], color="k", lw=1.6, label="line: exact limit"),
+                    Line2D([], [], color="k", marker=marker, ls="none", ms=4, label=f"points: {mc_label}")]
+    return handles
+
+
+def h_figure(data: ReportData) -> ReportFigure:
+    s = data.settings
+    fig = Figure(figsize=(12, 4.2))
+    axes = fig.subplots(1, 2)
+    for ax, residual in zip(axes, (False, True)):
+        handles = _plot_curves(ax, series.h_curves(data, residual), mc_label=f"MC d={s.ds[-1]} +- SE",
+                               separate_labels=False)
+        ax.set_xlabel("key index j")
+        ax.set_ylabel("h(j)^2 = |x_j^(1)|^2")
+        ax.set_title("residual (gamma = 1)" if residual else "no residual")
+    fig.legend(handles=handles, loc="center right", fontsize=8)
+    title = "h(j)^2 over the key index j for several alpha"
+    fig.suptitle(title)
+    fig.tight_layout(rect=(0, 0, 0.83, 1))
+    caption = (f"Squared length h(j)^2 of the first layer's output (LayerNorm, lam = 1) against j for alpha in "
+               f"{list(s.alphas)}; left without, right with residual. Lines: exact limit. Points: Monte Carlo "
+               f"mean +- SE of |o_j|^2 at d = {s.ds[-1]} ({s.samples} samples), shown without residual only "
+               f"(with residual the simulation does not report |x_j^(1)|). Every curve decreases in j, i.e. "
+               f"layer-2 recency.")
+    return ReportFigure("h_of_j", title, caption, fig)
+
+
+def gap_figure(data: ReportData) -> ReportFigure:
+    s = data.settings
+    fig = Figure(figsize=(6.4, 4.2))
+    ax = fig.subplots()
+    _plot_curves(ax, series.gap_curves(data), mc_label=f"MC d={s.ds[-1]}")
+    ax.axhline(0.0, color="grey", lw=0.6)
+    ax.set_xlabel("anisotropy alpha")
+    ax.set_ylabel(f"S_(n,n-1) - S_(n,1), layer 2, n = {s.n}")
+    ax.legend(fontsize=8)
+    title = "Layer-2 recency gap against alpha"
+    ax.set_title(title)
+    fig.tight_layout()
+    caption = (f"Gap S^(2)_(n,n-1) - S^(2)_(n,1) at n = {s.n} (LayerNorm, lam = 1, gamma = 1) against alpha, "
+               f"without and with residual. Lines: exact limit on a grid; points: paired Monte Carlo "
+               f"difference +- SE at d = {s.ds[-1]} ({s.samples} samples). A positive gap is recency.")
+    return ReportFigure("gap_vs_alpha", title, caption, fig)
+
+
+def output_norm_figure(data: ReportData) -> ReportFigure:
+    s = data.settings
+    curves = series.output_norm_curves(data)
+    fig = Figure(figsize=(6.4, 4.2))
+    ax = fig.subplots()
+    ax.plot(curves[0].x, curves[0].y, "-", color="k", lw=1.6, label="limit sum_k P_ik^2")
+    for col, cv in zip(("tab:orange", "tab:blue"), curves):
+        ax.errorbar(cv.mc_x, cv.mc_mean, yerr=cv.mc_se, fmt="o", ms=3.5, color=col, capsize=2, lw=0.8,
+                    label=f"MC {cv.label}")
+    x = curves[0].x
+    ax.plot(x, 1.0 / x, ":", color="grey", label="1/i (uniform attention)")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("position i")
+    ax.set_ylabel("|o_i|^2, layer-1 attention output")
+    ax.legend(fontsize=8)
+    title = "Seed 002: the attention output gets shorter with position"
+    ax.set_title(title, fontsize=10)
+    fig.tight_layout()
+    caption = (f"Squared length of the layer-1 attention output o_i against the position i (LayerNorm, alpha = "
+               f"0, lam = 1), log-log: the exact limit sum_k P_ik^2, Monte Carlo mean +- SE at d = {s.ds[0]} "
+               f"and d = {s.ds[-1]} ({s.samples} samples), and the 1/i of uniform attention.")
+    return ReportFigure("seed002_output_norm", title, caption, fig)
+
+
+def variance_figure(data: ReportData) -> ReportFigure:
+    s = data.settings
+    v = series.variance_curve(data, s.ds[0])
+    fig = Figure(figsize=(6.4, 4.2))
+    ax = fig.subplots()
+    ax.plot(v.lengths, v.limit_plain, "-", color="tab:red", label="no post-attention norm (limit)")
+    ax.errorbar(v.lengths, v.mc_plain, yerr=v.se_plain, fmt="o", color="tab:red", ms=4, capsize=2,
+                label=f"no post-attention norm (MC d={v.d})")
+    ax.plot(v.lengths, v.limit_post, "-", color="tab:blue", label="LayerNorm after attention (limit)")
+    ax.errorbar(v.lengths, v.mc_post, yerr=v.se_post, fmt="s", color="tab:blue", ms=4, capsize=2,
+                label=f"LayerNorm after attention (MC d={v.d})")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("sequence length n")
+    ax.set_ylabel("d x per-coordinate variance of the output")
+    ax.legend(fontsize=8)
+    title = "Seed 003: output variance against sequence length"
+    ax.set_title(title, fontsize=10)
+    fig.tight_layout()
+    caption = (f"d times the per-coordinate variance of the layer-1 attention output at the last position, "
+               f"against the sequence length n (LayerNorm before attention, alpha = 0, lam = 1): without a "
+               f"normalisation after attention it decays with n; with a LayerNorm right after attention it "
+               f"stays at 1. Lines: exact limit; points: Monte Carlo mean +- SE at d = {v.d} "
+               f"({s.samples} samples).")
+    return ReportFigure("seed003_output_variance", title, caption, fig)
+
+
+def convergence_figure(data: ReportData) -> ReportFigure:
+    conv = series.convergence_curve(data)
+    fig = Figure(figsize=(6.4, 4.2))
+    ax = fig.subplots()
+    for col, (j, (b, se)) in zip(("tab:blue", "tab:orange"), conv.entries.items()):
+        ax.errorbar(conv.ds, np.abs(b), yerr=se, fmt="o", color=col, capsize=2, ms=4,
+                    label=f"|E_d[S] - S_limit|, S^(2)_({conv.n},{j}) (MC +- SE)")
+        ax.plot(conv.ds, conv.fitted[j], "-", color=col, lw=1.0)
+    ax.plot([], [], "-", color="grey", label=f"fitted slope {conv.slope:.3f} +- {conv.slope_se:.3f}")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xticks(conv.ds, labels=[f"{d:g}" for d in conv.ds])
+    ax.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
+    ax.set_xlabel("width d")
+    ax.set_ylabel("|E_d[S] - S_limit|")
+    ax.legend(fontsize=8)
+    title = "Finite-width expectation converges to the limit"
+    ax.set_title(title, fontsize=10)
+    fig.tight_layout()
+    caption = (f"Log-log plot of the finite-width bias |E_d[S] - S_limit| of two layer-2 scores of the last row "
+               f"({conv.label}, n = {conv.n}) against d: Monte Carlo mean +- SE ({data.settings.conv_samples} "
+               f"samples per d). Lines: the common slope fitted over {conv.fit_entries} resolved layer-2 "
+               f"entries ({conv.fit_points} points), {conv.slope:.3f} +- {conv.slope_se:.3f}, drawn through "
+               f"each entry's best-resolved point; O(1/d) means slope -1.")
+    return ReportFigure("convergence_in_d", title, caption, fig)
+
+
+def _heatmaps(data: ReportData) -> list[ReportFigure]:
+    return [heatmap_figure(data, label, variant, residual)
+            for label, variant in series.HEATMAP_NORMS(data.settings.heat_d) for residual in (False, True)]
+
+
+# (one line for the index, builder returning one or more figures)
+FIGURES: list[tuple[str, Callable[[ReportData], list[ReportFigure]]]] = [
+    ("expected-score heatmaps, layers 1-4, limit beside MC", _heatmaps),
+    ("h(j) over j for several alpha, without and with residual", lambda d: [h_figure(d)]),
+    ("recency gap S_(n,n-1) - S_(n,1) against alpha", lambda d: [gap_figure(d)]),
+    ("finite-d convergence, log-log with fitted slope", lambda d: [convergence_figure(d)]),
+    ("seed 002: output norm against position", lambda d: [output_norm_figure(d)]),
+    ("seed 003: output variance against sequence length", lambda d: [variance_figure(d)]),
+]
+
+
+def figure_names(heat_d: int) -> list[str]:
+    """File stems of every figure :data:`FIGURES` draws (heatmap variants for width ``heat_d``)."""
+    heat = [f"heatmap_{_slug(label)}_{'res' if residual else 'nores'}"
+            for label, _ in series.HEATMAP_NORMS(heat_d) for residual in (False, True)]
+    return heat + ["h_of_j", "gap_vs_alpha", "convergence_in_d", "seed002_output_norm",
+                   "seed003_output_variance"]
+
+
+def build_figures(data: ReportData) -> list[ReportFigure]:
+    return [f for _, builder in FIGURES for f in builder(data)]

@@ -1,0 +1,95 @@
+"""Token embeddings at width d, drawn in two exactly equivalent representations.
+
+Both draw the m = n + 1 raw vectors [z_1, ..., z_n, c] and build SPEC's embeddings from them:
+  * gaussian:   z, c ~ N(0, I_d / d),   x_i = sqrt(1 - alpha) z_i + sqrt(alpha) c;
+  * normalized: z, c ~ N(0, I_d),       x_i = v_i / |v_i|,  v_i = z_i + sqrt(alpha / (1 - alpha)) c.
+
+``direct``: the raw vectors in R^d; LayerNorm's unit vector is u = ones / sqrt(d).  Cost O(n^2 d).
+
+``gram`` (d-independent, exact in distribution): rotate R^d so that u = e_1 (the law of iid Gaussian
+vectors is rotation invariant). Then <u, z_a> are iid N(0, s^2) (s^2 = 1/d or 1), independent of the
+other d - 1 coordinates, and every quantity the model computes (inner products, linear combinations,
+the projection on u) depends on those d - 1 coordinates only through their m x m Gram matrix
+W ~ Wishart_m(d - 1, s^2 I). By the Bartlett decomposition W = L L^T with L lower triangular,
+L_kk = s sqrt(chi2(d - k)) (k = 1..m), L_kl = s N(0, 1) (k > l), all independent. Vector a is then
+represented by the m + 1 coordinates (<u, z_a>, L_a1, ..., L_am) and u by e_1. This needs d - 1 >= m;
+for d < n + 2 the gram method uses the direct coordinates (same law, and no more than n + 2 of them).
+
+Reproducibility: the stream of draws is cut into fixed blocks of ``block_size(...)`` samples (a
+function of n, d and the representation only, never of ``chunk``); block b is drawn by its own
+np.random.Generator(PCG64(SeedSequence(seed, spawn_key=(b,)))), so results do not depend on how the
+samples are chunked, and a run with more samples extends the stream of a shorter one.
+"""
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+import numpy as np
+
+from lnrecency.config import ModelConfig
+
+__all__ = ["Representation", "draw_range", "embed", "RNG_BLOCK_BYTES"]
+
+RNG_BLOCK_BYTES = 2**19  # bytes of raw draws per RNG block (at least one sample per block)
+
+
+class Representation:
+    """Coordinates of one method at width d: ``dim`` coordinates per vector, LayerNorm's unit vector ``u``."""
+
+    def __init__(self, n: int, d: int, method: str):
+        self.n, self.d, self.m = n, d, n + 1
+        self.bartlett = method == "gram" and d - 1 >= self.m
+        self.dim = self.m + 1 if self.bartlett else d
+        if self.bartlett:
+            self._rows, self._cols = np.tril_indices(self.m, k=-1)
+            self._df = (d - 1 - np.arange(self.m)).astype(float)  # chi2(d - k), k = 1..m
+
+    @property
+    def u(self) -> np.ndarray:
+        """LayerNorm's unit vector (1, ..., 1) / sqrt(d) in these coordinates (e_1 in the Bartlett form)."""
+        if self.bartlett:
+            return np.eye(1, self.dim)[0]
+        return np.full(self.dim, 1.0 / math.sqrt(self.d))
+
+    @property
+    def name(self) -> str:
+        return "bartlett" if self.bartlett else "direct"
+
+    def block_size(self) -> int:
+        return max(1, RNG_BLOCK_BYTES // (8 * self.m * self.dim))
+
+    def draw(self, rng: np.random.Generator, size: int) -> np.ndarray:
+        """(size, m, dim) standard-scale (s = 1) raw vectors [z_1..z_n, c]."""
+        if not self.bartlett:
+            return rng.standard_normal((size, self.m, self.dim))
+        out = np.zeros((size, self.m, self.dim))
+        out[:, :, 0] = rng.standard_normal((size, self.m))
+        diag = np.sqrt(rng.chisquare(self._df, size=(size, self.m)))
+        idx = np.arange(self.m)
+        out[:, idx, idx + 1] = diag
+        out[:, self._rows, self._cols + 1] = rng.standard_normal((size, self._rows.size))
+        return out
+
+
+def draw_range(rep: Representation, entropy: int | Sequence[int], start: int, stop: int) -> np.ndarray:
+    """Raw draws of samples [start, stop) of the stream: block b comes from its own generator
+    PCG64(SeedSequence(entropy, spawn_key=(b,))), so any range is reproducible on its own."""
+    size = rep.block_size()
+    parts = []
+    for b in range(start // size, (stop - 1) // size + 1):
+        rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence(entropy, spawn_key=(b,))))
+        block = rep.draw(rng, size)
+        lo, hi = max(start - b * size, 0), min(stop - b * size, size)
+        parts.append(block[lo:hi])
+    return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+
+def embed(raw: np.ndarray, config: ModelConfig, d: int) -> np.ndarray:
+    """SPEC embeddings x (batch, n, dim) from standard-scale raw vectors [z_1..z_n, c] (batch, n+1, dim)."""
+    alpha = float(config.alpha)
+    z, c = raw[:, :-1, :], raw[:, -1:, :]
+    if config.embedding == "gaussian":
+        return (math.sqrt(1.0 - alpha) * z + math.sqrt(alpha) * c) / math.sqrt(d)
+    v = z + math.sqrt(alpha / (1.0 - alpha)) * c
+    return v / np.linalg.norm(v, axis=-1, keepdims=True)

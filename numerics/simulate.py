@@ -1,0 +1,401 @@
+"""Finite-width Monte Carlo of the expected scores E_d[S^(l)_ij] (SPEC "Model"), streamed in float64.
+
+``simulate_scores`` draws ``samples`` iid instances of the model at width d, runs the attention stack
+(:mod:`numerics.layers`, shared by both samplers) and accumulates, chunk by chunk (Chan merging,
+:mod:`numerics.stats`), per layer:
+  * mean and standard error of every score S_ij (j <= i);
+  * mean and SE of |o_i|^2 (attention output before residual / next normalisation; SPEC claim 7) and of
+    its per-coordinate variance |o_i - mean(o_i)|^2 / d = (|o_i|^2 - <u, o_i>^2) / d (claim 8);
+  * paired accumulators (``paired=True``): per row i the centred cross moments
+    C_ijk = sum_samples (S_ij - mean_ij)(S_ik - mean_ik), j, k <= i, giving the within-sample SE of
+    S_ij - S_ik: Var = (C_ijj + C_ikk - 2 C_ijk) / (N - 1); and the counts of S_ij > S_ik (claim 9).
+    They take 16 * layers * n^3 bytes; a run whose estimated peak memory exceeds ``memory_limit``
+    raises MemoryError before any work (pass paired=False to drop them).
+
+Peak memory is independent of ``samples``: O(16 L n^3) accumulators + one chunk of working arrays per
+worker (:func:`estimate_memory`). Chunks of samples are independent (own RNG blocks, see
+:mod:`numerics.samplers`), processed by ``workers`` threads and merged in chunk order, so the bytes of
+the result do not depend on the number of threads.
+"""
+from __future__ import annotations
+
+import contextlib
+import math
+import numbers
+import os
+import sys
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any
+
+import numpy as np
+from tqdm import tqdm
+
+try:  # BLAS threads slow the many small products here down (measured 3x, up to 50x under load)
+    from threadpoolctl import threadpool_limits
+except ImportError:  # pragma: no cover - without it BLAS keeps its own thread setting
+    threadpool_limits = None
+
+from lnrecency.config import ModelConfig, check_choice, check_int, make_config
+from numerics.layers import forward
+from numerics.samplers import Representation, draw_range, embed
+from numerics.stats import Estimate, Moments, Proportion, moments
+
+__all__ = ["ScoreSimulation", "simulate_scores", "Instances", "sample_instances", "estimate_memory",
+           "METHODS", "CHUNK_BUDGET_BYTES"]
+
+METHODS = ("direct", "gram")
+CHUNK_BUDGET_BYTES = 32 * 2**20  # working memory aimed at by the default chunk
+FORWARD_BATCH = 32  # samples per pass through the layers (cache-sized; results do not depend on it)
+
+
+def _available_memory() -> int:
+    """MemAvailable from /proc/meminfo (bytes); 4 GiB when unknown."""
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 4 * 2**30
+
+
+def _per_sample_bytes(n: int, dim: int, layers: int) -> int:
+    """Working bytes of one sample in a chunk: raw draws and embeddings, the layers' scores and output
+    norms, the moment pass (2 score-sized arrays, a bool comparison row)."""
+    m = n + 1
+    return 8 * (2 * m * dim + layers * n * n + 3 * layers * n + 2 * n * n) + n * n
+
+
+def _forward_bytes(n: int, dim: int) -> int:
+    """Working bytes per sample of a pass through a layer (~6 state / score arrays)."""
+    return 8 * 6 * (n * dim + n * n)
+
+
+def estimate_memory(n: int, layers: int, d: int, *, method: str = "direct", chunk: int = 1,
+                    paired: bool = True, workers: int = 1) -> int:
+    """Estimated peak bytes of simulate_scores: the accumulators and the chunk summaries in flight
+    (16 * layers * n^3 bytes each when paired), and per worker one chunk of working arrays, one pass of
+    min(chunk, FORWARD_BATCH) samples through a layer and two RNG blocks. Independent of ``samples``."""
+    rep = Representation(n, d, method)
+    acc = 8 * 3 * layers * n * n + 8 * 8 * layers * n + (16 * layers * n ** 3 if paired else 0)
+    in_flight = 1 if workers == 1 else 2 * workers
+    block = rep.block_size() * 8 * rep.m * rep.dim
+    per_worker = (chunk * _per_sample_bytes(n, rep.dim, layers) + 2 * block
+                  + min(chunk, FORWARD_BATCH) * _forward_bytes(n, rep.dim))
+    return acc * (1 + in_flight) + workers * per_worker
+
+
+def _one_blas_thread():
+    """BLAS limited to one thread for the duration of a run (process-wide; restored afterwards).
+    Parallelism comes from ``workers`` instead. A no-op when threadpoolctl is not installed."""
+    if threadpool_limits is None:  # pragma: no cover
+        return contextlib.nullcontext()
+    return threadpool_limits(limits=1, user_api="blas")
+
+
+def _default_workers() -> int:
+    """CPUs available to this process (at most 4) when BLAS can be held to one thread, else 1."""
+    if threadpool_limits is None:  # pragma: no cover - worker threads would oversubscribe BLAS threads
+        return 1
+    return max(1, min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
+                      else os.cpu_count() or 1))
+
+
+def _check_seed(seed: Any) -> int | tuple[int, ...]:
+    bad = ValueError(f"seed must be a non-negative integer or a sequence of them; got {seed!r}")
+    if isinstance(seed, numbers.Integral) and not isinstance(seed, bool):
+        if seed < 0:
+            raise bad
+        return int(seed)
+    if isinstance(seed, (tuple, list)) and seed and all(
+            isinstance(s, numbers.Integral) and not isinstance(s, bool) and s >= 0 for s in seed):
+        return tuple(int(s) for s in seed)
+    raise bad
+
+
+@dataclass(frozen=True)
+class ScoreSimulation:
+    """Monte Carlo estimates of E_d[S^(l)_ij]; arrays (layers, n, n), NaN above the diagonal.
+
+    ``[l-1, i-1, j-1]`` is S^(l)_ij; methods take 1-indexed (layer, i, j, k).
+    """
+
+    mean: np.ndarray
+    stderr: np.ndarray
+    samples: int
+    d: int
+    seed: Any
+    method: str
+    config: ModelConfig
+    chunk: int
+    representation: str  # "direct" (coordinates of R^d) or "bartlett" (d-independent)
+    output_sq_norm_mean: np.ndarray
+    output_sq_norm_stderr: np.ndarray
+    output_var_mean: np.ndarray
+    output_var_stderr: np.ndarray
+    cross_moments: np.ndarray | None = field(default=None, repr=False)  # C[l, i, j, k] or None
+    greater_counts: np.ndarray | None = field(default=None, repr=False)  # #(S_ij > S_ik) or None
+
+    @property
+    def layers(self) -> int:
+        return self.mean.shape[0]
+
+    @property
+    def n(self) -> int:
+        return self.mean.shape[1]
+
+    @property
+    def paired(self) -> bool:
+        return self.cross_moments is not None
+
+    def _index(self, layer: int, i: int, *cols: int) -> tuple[int, ...]:
+        check_int("layer", layer, minimum=1, maximum=self.layers)
+        check_int("i", i, minimum=1, maximum=self.n)
+        for name, c in zip("jk", cols):
+            check_int(name, c, minimum=1, maximum=i)
+        if len(cols) == 2 and cols[0] == cols[1]:
+            raise ValueError(f"j and k must differ; got j = k = {cols[0]}")
+        return (layer - 1, i - 1) + tuple(c - 1 for c in cols)
+
+    def _need_paired(self, what: str) -> None:
+        if not self.paired:
+            raise ValueError(f"{what} needs the paired accumulators: rerun simulate_scores with paired=True")
+
+    def score(self, layer: int, i: int, j: int) -> Estimate:
+        """Mean and SE of S^(layer)_ij (1-indexed, j <= i)."""
+        li = self._index(layer, i, j)
+        return Estimate(float(self.mean[li]), float(self.stderr[li]), self.samples)
+
+    def paired_difference(self, layer: int, i: int, j: int, k: int) -> Estimate:
+        """Mean and within-sample SE of S_ij - S_ik (1-indexed, j, k <= i, j != k)."""
+        self._need_paired("paired_difference")
+        l0, i0, j0, k0 = self._index(layer, i, j, k)
+        c = self.cross_moments[l0, i0]
+        var = max(c[j0, j0] + c[k0, k0] - 2.0 * c[j0, k0], 0.0) / (self.samples - 1)
+        mean = self.mean[l0, i0, j0] - self.mean[l0, i0, k0]
+        return Estimate(float(mean), math.sqrt(var / self.samples), self.samples)
+
+    def prob_greater(self, layer: int, i: int, j: int, k: int) -> Proportion:
+        """Frequency over instances of S_ij > S_ik (1-indexed, j, k <= i, j != k), binomial CI."""
+        self._need_paired("prob_greater")
+        idx = self._index(layer, i, j, k)
+        return Proportion(int(self.greater_counts[idx]), self.samples)
+
+
+def _validate(config, params, n, layers, d, samples, method, seed):
+    if config is None:
+        config = make_config(**params)
+    elif not isinstance(config, ModelConfig):
+        raise ValueError(f"config must be a ModelConfig or None; got {type(config).__name__}")
+    n = check_int("n", n, minimum=1)
+    layers = check_int("layers", layers, minimum=1)
+    if config.norm == "layernorm" and not (isinstance(d, numbers.Integral) and d >= 2):
+        raise ValueError(f"d must be an integer >= 2 for norm='layernorm' (centring leaves d - 1 "
+                         f"directions); got {d!r}")
+    d = check_int("d", d, minimum=1)
+    samples = check_int("samples", samples, minimum=2)
+    method = check_choice("method", method, METHODS)
+    return config, n, layers, d, samples, method, _check_seed(seed)
+
+
+@dataclass(frozen=True)
+class Instances:
+    """Per-instance draws: scores (samples, layers, n, n) (NaN above the diagonal) and |o_i|^2
+    (samples, layers, n). For distribution tests and histograms; the means use simulate_scores."""
+
+    scores: np.ndarray
+    output_sq_norm: np.ndarray
+    d: int
+    method: str
+    config: ModelConfig
+
+
+def sample_instances(n: int, layers: int, d: int, samples: int, *, seed: Any, method: str = "direct",
+                     config: ModelConfig | None = None, **params: Any) -> Instances:
+    """``samples`` iid instances of the model at width d, drawn exactly as in simulate_scores.
+
+    Holds 8 * samples * layers * n * (n + 1) bytes: a MemoryError names the size if that exceeds the
+    available memory.
+    """
+    config, n, layers, d, samples, method, seed = _validate(config, params, n, layers, d, samples,
+                                                            method, seed)
+    need = 8 * samples * layers * n * (n + 1) + samples * _per_sample_bytes(n, Representation(n, d, method).dim, layers)
+    if need > _available_memory():
+        raise MemoryError(f"sample_instances(samples={samples}, n={n}, layers={layers}, d={d}) needs about "
+                          f"{need / 2**20:.0f} MiB; use simulate_scores for streamed means")
+    rep = Representation(n, d, method)
+    x = embed(draw_range(rep, seed, 0, samples), config, d)
+    scores = np.empty((samples, layers, n, n))
+    osq = np.empty((samples, layers, n))
+    for layer, (s, o) in enumerate(forward(x, config, layers, rep.u)):
+        scores[:, layer] = s
+        osq[:, layer] = np.einsum("bnd,bnd->bn", o, o)
+    scores[:, :, np.triu(np.ones((n, n), dtype=bool), k=1)] = np.nan
+    return Instances(scores, osq, d, method, config)
+
+
+@dataclass
+class _ChunkSummary:
+    """Moments of one chunk of samples: computed independently, merged in chunk order."""
+
+    count: int
+    score_mean: np.ndarray  # (layers, n, n)
+    score_m2: np.ndarray
+    osq: tuple[np.ndarray, np.ndarray]  # (mean, M2) of |o|^2, (layers, n)
+    ovar: tuple[np.ndarray, np.ndarray]  # (mean, M2) of |o - mean(o)|^2 / d
+    cross: np.ndarray | None  # (layers, n, n, n): sum_b dev_ij dev_ik within the chunk
+    greater: np.ndarray | None  # (layers, n, n, n): #(S_ij > S_ik) within the chunk
+
+
+def _layer_moments(s: np.ndarray, paired: bool):
+    """Mean, M2, row cross-moments and greater-counts of one layer's chunk of scores s (b, n, n)."""
+    b, n = s.shape[0], s.shape[1]
+    mean = s.mean(axis=0)
+    st = np.ascontiguousarray(s.transpose(1, 2, 0))  # (n, n, b): [i, j, sample]
+    dev = st - mean[:, :, None]
+    if not paired:
+        return mean, np.einsum("ijb,ijb->ij", dev, dev), None, None
+    cross = dev @ dev.transpose(0, 2, 1)  # per row i: sum_b dev_ij dev_ik
+    greater = np.zeros((n, n, n), dtype=np.int64)
+    buf = np.empty(n * n * b, dtype=bool)
+    for i in range(1, n):  # row 1 has a single key
+        k = i + 1
+        v = st[i, :k]  # (k, b): S_ij of every sample, j <= i
+        cmp = buf[: k * k * b].reshape(k, k, b)
+        np.greater(v[:, None, :], v[None, :, :], out=cmp)
+        greater[i, :k, :k] = cmp.sum(axis=2, dtype=np.int64)
+    return mean, np.einsum("ijj->ij", cross), cross, greater
+
+
+def _summarise_chunk(rep: Representation, seed: Any, config: ModelConfig, layers: int, paired: bool,
+                     start: int, stop: int) -> _ChunkSummary:
+    """Draw samples [start, stop), run the stack, return the chunk's moments.
+
+    The stack runs on sub-batches of FORWARD_BATCH samples (their arrays stay in the CPU cache); the
+    moments are then taken over the whole chunk (the per-row counting loop prefers long rows).
+    """
+    x = embed(draw_range(rep, seed, start, stop), config, rep.d)
+    b, n, u = stop - start, rep.n, rep.u
+    scores = np.empty((layers, b, n, n))
+    osq, oproj = np.empty((b, layers, n)), np.empty((b, layers, n))
+    for lo in range(0, b, FORWARD_BATCH):
+        hi = min(lo + FORWARD_BATCH, b)
+        for layer, (s, o) in enumerate(forward(x[lo:hi], config, layers, u)):
+            scores[layer, lo:hi] = s
+            osq[lo:hi, layer] = np.einsum("bnd,bnd->bn", o, o)
+            oproj[lo:hi, layer] = o @ u
+    mean, m2, cross, greater = zip(*(_layer_moments(s, paired) for s in scores))
+    return _ChunkSummary(b, np.stack(mean), np.stack(m2), moments(osq),
+                         moments((osq - oproj * oproj) / rep.d),
+                         np.stack(cross) if paired else None, np.stack(greater) if paired else None)
+
+
+class _Accumulator:
+    """Chan merge of chunk summaries (numerics.stats); cross moments get the same delta correction."""
+
+    def __init__(self, n: int, layers: int, paired: bool):
+        self.scores = Moments((layers, n, n))
+        self.osq = Moments((layers, n))
+        self.ovar = Moments((layers, n))
+        self.cross = np.zeros((layers, n, n, n)) if paired else None
+        self.greater = np.zeros((layers, n, n, n), dtype=np.int64) if paired else None
+
+    def merge(self, c: _ChunkSummary) -> None:
+        count_before = self.scores.count
+        delta = self.scores.merge(c.count, c.score_mean, c.score_m2)
+        self.osq.merge(c.count, *c.osq)
+        self.ovar.merge(c.count, *c.ovar)
+        if self.cross is not None:
+            # C_i = C_i^(a) + C_i^(b) + delta_i delta_i^T n_a n_b / n  (delta_i: row i of the mean shift)
+            self.cross += c.cross
+            self.cross += (delta[..., :, None] * delta[..., None, :]) * (
+                count_before * c.count / self.scores.count)
+            self.greater += c.greater
+
+
+def simulate_scores(n: int, layers: int, d: int, samples: int, *, seed: Any, method: str = "direct",
+                    chunk: int | None = None, embedding: str = "gaussian", norm: str = "layernorm",
+                    residual: bool = False, gamma: float = 1.0, lam: float = 1.0, alpha: float = 0.0,
+                    config: ModelConfig | None = None, paired: bool = True, progress: bool | None = None,
+                    memory_limit: int | None = None, workers: int | None = None) -> ScoreSimulation:
+    """Monte Carlo mean and SE of the scores of M(norm, residual, lam, gamma, alpha) at width d.
+
+    ``config`` (a ModelConfig) overrides the keyword model parameters when given. ``method``: "direct"
+    (R^d coordinates, cost O(n^2 d) per sample) or "gram" (Bartlett representation, cost O(n^3), exact
+    in law; see :mod:`numerics.samplers`). ``seed``: non-negative int (or tuple of them); the result is
+    bit-for-bit a function of (seed, arguments) and independent of ``workers`` (threads processing
+    chunks, merged in chunk order; default: the available CPUs, at most 4, when threadpoolctl is installed
+    (BLAS then runs single-threaded during the call), else 1); it depends on ``chunk`` only through
+    float rounding. ``progress``: tqdm bar; None = only when stderr is a terminal. ``memory_limit`` (bytes):
+    default the available physical memory.
+    """
+    config, n, layers, d, samples, method, seed = _validate(
+        config, dict(norm=norm, residual=residual, gamma=gamma, lam=lam, alpha=alpha, embedding=embedding),
+        n, layers, d, samples, method, seed)
+    if chunk is not None:
+        chunk = check_int("chunk", chunk, minimum=1)
+    if not isinstance(paired, bool):
+        raise ValueError(f"paired must be True or False; got {paired!r}")
+    workers = _default_workers() if workers is None else check_int("workers", workers, minimum=1)
+    limit = _available_memory() if memory_limit is None else check_int("memory_limit", memory_limit)
+
+    def need(c: int) -> int:
+        return estimate_memory(n, layers, d, method=method, chunk=c, paired=paired, workers=workers)
+
+    rep = Representation(n, d, method)
+    if need(1) > limit:
+        raise MemoryError(
+            f"simulate_scores(n={n}, layers={layers}, d={d}, method={method!r}, paired={paired}, "
+            f"workers={workers}) needs about {need(1) / 2**20:.0f} MiB even with chunk=1, more "
+            f"than the memory limit {limit / 2**20:.0f} MiB"
+            + (" (paired accumulators take 16 * layers * n^3 bytes: use paired=False)" if paired else "")
+            + ("; method='gram' does not depend on d" if method == "direct" else "")
+            + ("; or fewer workers" if workers > 1 else ""))
+    if chunk is None:  # within the budget, a multiple of the RNG block when possible (no wasted draw)
+        per = (need(FORWARD_BATCH + 1) - need(FORWARD_BATCH)) or 1
+        fit = max(1, (min(need(1) + workers * CHUNK_BUDGET_BYTES, limit) - need(1)) // per + 1)
+        block = rep.block_size()
+        chunk = int(min(samples, fit // block * block if fit >= block else fit))
+    elif need(chunk) > limit:
+        raise MemoryError(
+            f"chunk={chunk} needs about {need(chunk) / 2**20:.0f} MiB with workers={workers}, more than "
+            f"the memory limit {limit / 2**20:.0f} MiB; use a smaller chunk")
+
+    acc = _Accumulator(n, layers, paired)
+    starts = range(0, samples, chunk)
+    work = partial(_summarise_chunk, rep, seed, config, layers, paired)
+    show = sys.stderr.isatty() if progress is None else bool(progress)
+    with _one_blas_thread(), tqdm(total=samples, disable=not show, unit="sample",
+                                  desc=f"simulate d={d}", leave=False) as bar:
+        if workers == 1 or len(starts) == 1:
+            for s0 in starts:
+                acc.merge(work(s0, min(s0 + chunk, samples)))
+                bar.update(min(chunk, samples - s0))
+        else:
+            with ThreadPoolExecutor(max_workers=workers) as pool:
+                pending: deque = deque()
+                for s0 in starts:
+                    pending.append(pool.submit(work, s0, min(s0 + chunk, samples)))
+                    if len(pending) >= 2 * workers:
+                        c = pending.popleft().result()
+                        acc.merge(c)
+                        bar.update(c.count)
+                while pending:
+                    c = pending.popleft().result()
+                    acc.merge(c)
+                    bar.update(c.count)
+
+    upper = np.triu(np.ones((n, n), dtype=bool), k=1)
+    mean, se = acc.scores.mean.copy(), acc.scores.stderr()
+    mean[:, upper] = np.nan
+    se[:, upper] = np.nan
+    return ScoreSimulation(
+        mean=mean, stderr=se, samples=samples, d=d, seed=seed, method=method, config=config,
+        chunk=chunk, representation=rep.name,
+        output_sq_norm_mean=acc.osq.mean, output_sq_norm_stderr=acc.osq.stderr(),
+        output_var_mean=acc.ovar.mean, output_var_stderr=acc.ovar.stderr(),
+        cross_moments=acc.cross, greater_counts=acc.greater)

@@ -1,0 +1,223 @@
+"""The reviewer report: every listed file, atomic writes, parseable formats, numbers equal the library's."""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from lnrecency.cli import main
+from lnrecency.report import claim_tables, figures
+from lnrecency.report.atomic import atomic_save, atomic_write_text
+from lnrecency.report.build import build_report, expected_files
+from lnrecency.report.data import ReportData
+from lnrecency.report.settings import ReportSettings, derived_seed
+from lnrecency.report.tables import Table, parse_formats
+
+
+@pytest.fixture(scope="module")
+def quick_report(tmp_path_factory):
+    out = tmp_path_factory.mktemp("report")
+    result = build_report(out, quick=True, seed=0, progress=False)
+    return out, result
+
+
+def _csv(path: Path) -> tuple[list[str], list[list[str]]]:
+    rows = list(csv.reader(io.StringIO(path.read_text(encoding="utf-8"))))
+    return rows[0], rows[1:]
+
+
+def test_quick_report_writes_every_listed_file(quick_report):
+    out, result = quick_report
+    names = {p.name for p in out.iterdir()}
+    missing = sorted(set(expected_files(result.settings)) - names)
+    assert not missing, f"missing files: {missing}"
+    assert not [n for n in names if n.endswith(".part")], "temporary files left behind"
+    assert len([n for n in names if n.startswith("heatmap_") and n.endswith(".png")]) == 8
+    assert [name for name, _, _ in result.figures] == figures.figure_names(result.settings.heat_d)
+    assert [t.name for t in result.tables] == [stem for stem, _, _ in claim_tables.TABLES]
+    index = (out / "index.md").read_text(encoding="utf-8")
+    for name in expected_files(result.settings):
+        if name not in ("index.md", "report.json"):
+            assert name in index, f"index.md does not list {name}"
+    meta = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    assert set(meta["files"]) <= names
+
+
+def test_formats_parse(quick_report):
+    out, result = quick_report
+    for table in result.tables:
+        header, rows = _csv(out / f"{table.name}.csv")
+        assert header == list(table.columns)
+        assert len(rows) == len(table.rows)
+        obj = json.loads((out / f"{table.name}.json").read_text(encoding="utf-8"))
+        assert set(obj) == {"name", "title", "caption", "columns", "rows", "notes"}
+        assert obj["columns"] == list(table.columns) and len(obj["rows"]) == len(table.rows)
+        tex = (out / f"{table.name}.tex").read_text(encoding="utf-8")
+        for rule in (r"\toprule", r"\midrule", r"\bottomrule"):
+            assert rule in tex
+        assert tex.count(r"\\") >= len(table.rows) + 1
+        md = (out / f"{table.name}.md").read_text(encoding="utf-8")
+        assert md.count("\n| ") == len(table.rows) + 1  # header + rows (separator starts with "|-")
+    for name, _, _ in result.figures:
+        assert (out / f"{name}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        assert (out / f"{name}.pdf").read_bytes()[:5] == b"%PDF-"
+
+
+def test_table_numbers_equal_library_values(quick_report):
+    """Cells of t1_scores.csv equal the exact limit, the closed form and an independent MC call."""
+    from numerics import simulate_scores
+    from theory.closed_forms import evaluate
+    from theory.limit import limit_scores
+    out, result = quick_report
+    s = result.settings
+    header, rows = _csv(out / "t1_scores.csv")
+    col = {c: k for k, c in enumerate(header)}
+    n = s.n
+    lim = limit_scores(n, 2, norm="layernorm")[1, n - 1]
+    cfg = claim_tables.CLAIM_SCORE_SETTINGS["T1"][1][0][1]
+    d = s.ds[0]
+    sim = simulate_scores(n, s.layers, d, s.samples, method="gram", config=cfg, progress=False,
+                          seed=derived_seed(s.seed, "sim", cfg.as_dict(), d, n, s.layers, s.samples, True))
+    assert len(rows) == n
+    for row in rows:
+        j = int(row[col["j"]])
+        assert float(row[col["limit"]]) == lim[j - 1]
+        if j < n:
+            assert math.isclose(float(row[col["closed form"]]), float(evaluate("score", n, j, config=cfg)),
+                                rel_tol=0, abs_tol=0)
+            assert abs(float(row[col["closed form"]]) - lim[j - 1]) < 1e-12
+        assert float(row[col[f"MC d={d}"]]) == sim.mean[1, n - 1, j - 1]
+        assert float(row[col[f"SE d={d}"]]) == sim.stderr[1, n - 1, j - 1]
+    # the h(j) table against the limit's Gram matrix
+    from theory.limit import limit_trajectory
+    header, rows = _csv(out / "h_of_j.csv")
+    traj = limit_trajectory(s.h_n, 1, norm="layernorm", residual=True, alpha=0.4)
+    row = next(r for r in rows if r[0] == "yes" and float(r[1]) == 0.4)
+    assert float(row[header.index("h(2)")]) == math.sqrt(traj.layers[0].next_gram[1, 1])
+
+
+def test_same_seed_same_bytes(tmp_path):
+    a = ReportData(ReportSettings.make(quick=True, seed=3))
+    b = ReportData(ReportSettings.make(quick=True, seed=3))
+    c = ReportData(ReportSettings.make(quick=True, seed=4))
+    assert a.sim(claim_tables.LN, 64).mean.tobytes() == b.sim(claim_tables.LN, 64).mean.tobytes()
+    assert a.sim(claim_tables.LN, 64).mean.tobytes() != c.sim(claim_tables.LN, 64).mean.tobytes()
+    paths = []
+    for k, data in enumerate((a, b)):
+        paths += figures.gap_figure(data).write(tmp_path / str(k))
+    assert (tmp_path / "0" / "gap_vs_alpha.png").read_bytes() == (tmp_path / "1" / "gap_vs_alpha.png").read_bytes()
+    assert (tmp_path / "0" / "gap_vs_alpha.pdf").read_bytes() == (tmp_path / "1" / "gap_vs_alpha.pdf").read_bytes()
+
+
+def test_interrupted_write_leaves_no_partial_file(tmp_path):
+    target = tmp_path / "table.csv"
+    target.write_text("old complete content\n")
+
+    def writer(tmp: Path) -> None:
+        tmp.write_text("half of the new")
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        atomic_save(target, writer)
+    assert target.read_text() == "old complete content\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["table.csv"]
+    def failing(tmp: Path) -> None:
+        tmp.write_bytes(b"\x89PNG")
+        raise RuntimeError("disk full")
+
+    with pytest.raises(RuntimeError):
+        atomic_save(tmp_path / "new.png", failing)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["table.csv"]
+    atomic_write_text(tmp_path / "ok.md", "done\n")
+    assert (tmp_path / "ok.md").read_text() == "done\n"
+
+
+def test_interrupted_report_leaves_only_complete_files(tmp_path, monkeypatch):
+    """A KeyboardInterrupt in the middle of a report: what was written parses, nothing is half-written."""
+    def boom(data):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(claim_tables, "TABLES", claim_tables.TABLES[1:4] + [("boom", "", boom)])
+    monkeypatch.setattr(figures, "FIGURES", [("gap", lambda data: [figures.gap_figure(data)])])
+    monkeypatch.setattr(ReportData, "verdicts", lambda self, ids=None: {} if ids is None else
+                        {cid: [] for cid in ids})
+    with pytest.raises(KeyboardInterrupt):
+        build_report(tmp_path, quick=True, formats="csv,json", progress=False, jobs=1)
+    names = sorted(p.name for p in tmp_path.iterdir())
+    assert "t1_scores.csv" in names and "gap_vs_alpha.pdf" in names
+    assert not [n for n in names if n.endswith(".part") or n.startswith(".")]
+    assert "index.md" not in names and "report.json" not in names  # written last
+    for name in names:
+        path = tmp_path / name
+        if name.endswith(".json"):
+            json.loads(path.read_text())
+        elif name.endswith(".csv"):
+            _csv(path)
+        elif name.endswith(".png"):
+            assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        else:
+            assert path.read_bytes()[:5] == b"%PDF-" and path.read_bytes().rstrip().endswith(b"%%EOF")
+
+
+def test_table_writers():
+    t = Table("demo", "Demo | title", "alpha_1 & 50% of $x$", ("a|b", "x", "s"),
+              [(1, 0.1234567891234, "±"), (2, float("nan"), None), (3, np.float64(2.5), True)], ("note",))
+    header, rows = _csv_text(t.to_csv())
+    assert header == ["a|b", "x", "s"] and rows[0][1] == "0.1234567891234" and rows[1][1] == ""
+    obj = json.loads(t.to_json())
+    assert obj["rows"][1] == [2, None, None] and obj["rows"][2] == [3, 2.5, True]
+    tex = t.to_latex()
+    assert r"\&" in tex and r"\%" in tex and r"\$" in tex and r"alpha\_1" in tex
+    assert "a\\|b" in t.to_markdown() and "0.123457" in t.to_markdown()
+    with pytest.raises(ValueError, match="rows\\[0\\]"):
+        Table("bad", "t", "c", ("a", "b"), [(1,)])
+    with pytest.raises(ValueError, match="distinct"):
+        Table("bad", "t", "c", ("a", "a"), [(1, 2)])
+
+
+def _csv_text(text: str):
+    rows = list(csv.reader(io.StringIO(text)))
+    return rows[0], rows[1:]
+
+
+def test_bad_input():
+    with pytest.raises(ValueError, match="format must be .*xls"):
+        parse_formats("md,xls")
+    with pytest.raises(ValueError, match="seed"):
+        ReportSettings.make(seed=-1)
+    with pytest.raises(ValueError, match="seed"):
+        ReportSettings.make(seed=1.5)
+    assert main(["report", "--format", "md,docx", "--out", os.devnull]) == 2
+
+
+def test_out_must_be_a_directory(tmp_path):
+    f = tmp_path / "file"
+    f.write_text("x")
+    with pytest.raises(ValueError, match="out must be a directory"):
+        build_report(f, quick=True)
+
+
+def test_readme_verdict_block(tmp_path):
+    from lnrecency.report.readme import BEGIN, END, update_readme
+    from lnrecency.verdicts import ClaimResult
+    readme = tmp_path / "README.md"
+    readme.write_text(f"# x\n\n{BEGIN}\nold\n{END}\n\ntail\n")
+    r = ClaimResult("C5", "seed text", "gap | grows", {"settings": [{"lam": 1.0}, {"lam": 8.0}]}, "refuted")
+    update_readme(readme, [r], quick=True)
+    text = readme.read_text()
+    assert text.startswith("# x\n\n") and text.endswith(f"{END}\n\ntail\n") and "old" not in text
+    assert "| C5 | seed text | **refuted** | gap \\| grows | 2 settings; cases (lam=1), (lam=8) |" in text
+    (tmp_path / "plain.md").write_text("no markers\n")
+    with pytest.raises(ValueError, match="markers"):
+        update_readme(tmp_path / "plain.md", [r], quick=True)
+
+
+def test_readme_quick_start_is_exact():
+    text = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    assert "python3 -m pip install -e . && lnrecency report --out report\n" in text
+    assert "python3 -m pip install -e '.[test]' && python3 -m pytest\n" in text
