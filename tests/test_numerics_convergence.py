@@ -6,8 +6,10 @@ import pytest
 from numerics import convergence_in_d, smallest_d_for_ordering
 from numerics.convergence import ConvergenceResult
 from lnrecency.config import ModelConfig
+from lnrecency.stats import k_for, register
 
-K_SE = 4.0  # two-sided false-alarm rate 6.3e-5 per assertion
+RATE = 1e-9  # two-sided false-alarm rate per assertion, registered in the suite's budget
+K_SE = k_for(RATE, sided=2)  # 6.1
 
 
 def _synthetic(power, noise_rel=0.02, seed=0):
@@ -24,6 +26,7 @@ def _synthetic(power, noise_rel=0.02, seed=0):
 
 @pytest.mark.parametrize("power", [1.0, 2.0])
 def test_fit_rate_recovers_a_known_power_and_rejects_a_wrong_one(power):
+    register(f"tests/fit_rate synthetic power={power}", 1, rate=RATE)
     fit = _synthetic(power).fit_rate()
     assert fit.entries == 6 and fit.points >= 12
     assert abs(fit.slope + power) <= K_SE * fit.stderr
@@ -46,6 +49,7 @@ def test_simulated_bias_is_order_one_over_d():
     Tolerance K_SE * SE (Birge-inflated) + 0.05: the next order of the expansion, b = c1/d + c2/d^2,
     shifts the local slope by about -c2/(c1 d); |c2/c1| <= 3 at d >= 64 gives <= 0.047. The same
     check rejects the slopes -0.5 and -2 (a wrong rate)."""
+    register("tests/simulated bias slope", 1, rate=RATE)
     r = convergence_in_d(5, 2, [64, 128, 256, 512, 1024], 40000, seed=3, norm="layernorm")
     assert r.bias.shape == r.stderr.shape == (5, 2, 5, 5)
     assert np.isnan(r.bias[:, :, 0, 1]).all()
@@ -57,12 +61,16 @@ def test_simulated_bias_is_order_one_over_d():
 
 def test_smallest_d_for_ordering_finds_recency_and_reports_evidence():
     # Layer-2 recency S_43 > S_42 under l2 (SPEC claim 1); the reverse ordering never holds.
-    res = smallest_d_for_ordering(2, 4, 3, 2, ds=[64, 8, 16], samples=4000, seed=1, norm="l2")
+    # confidence 1 - 1e-9 per width (one-sided), registered: 3 widths x 2 searches
+    register("tests/smallest_d_for_ordering", 6, rate=RATE, sided=1)
+    res = smallest_d_for_ordering(2, 4, 3, 2, ds=[64, 8, 16], samples=4000, seed=1, norm="l2",
+                                  confidence=1 - RATE)
     assert [e.d for e in res.evidence] == [8, 16, 64]
     assert res.d is not None and res.d == min(e.d for e in res.evidence if e.holds)
     first = next(e for e in res.evidence if e.d == res.d)
-    assert first.zscore > 2.326 and first.difference.mean > 0  # Phi^{-1}(0.99)
-    rev = smallest_d_for_ordering(2, 4, 2, 3, ds=[8, 16, 64], samples=4000, seed=1, norm="l2")
+    assert first.zscore > k_for(RATE, sided=1) and first.difference.mean > 0
+    rev = smallest_d_for_ordering(2, 4, 2, 3, ds=[8, 16, 64], samples=4000, seed=1, norm="l2",
+                                  confidence=1 - RATE)
     assert rev.d is None and not any(e.holds for e in rev.evidence)
     assert all(0.0 <= e.prob_greater.estimate <= 1.0 for e in rev.evidence)
 

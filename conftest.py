@@ -1,9 +1,11 @@
-"""pytest configuration of the verification suite.
+"""pytest configuration of the whole suite (tests/ and proofs_check/).
 
 * hypothesis profiles: "ci" (default; few examples, no deadline) and "thorough" (many examples),
   selected by the environment variable LNRECENCY_HYPOTHESIS=thorough. Both derandomised (fixed seed):
   the same run gives the same examples.
-* the false-alarm budget: every Monte Carlo comparison registers itself in lnrecency.stats.BUDGET;
+* the false-alarm budget: every statistical comparison of the suite (Monte Carlo means, orderings and
+  frequencies in proofs_check/, the sampler's two-sample tests and mean checks in tests/) registers
+  itself in lnrecency.stats.BUDGET;
   the terminal summary prints the union bound on the probability that a correct claim fails by chance
   in this run, and the suite asserts it is <= lnrecency.stats.SUITE_LIMIT (1e-6).
 """
