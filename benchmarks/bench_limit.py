@@ -21,7 +21,7 @@ def plain_numpy_recursion(n: int, layers: int, *, residual: bool, gamma: float, 
     g = (1 - alpha) * np.eye(n) + alpha * np.ones((n, n))
     mask = np.tril(np.ones((n, n), bool))
     out = []
-    for _ in range(layers):
+    for layer in range(layers):
         dinv = np.diag(1 / np.sqrt(np.diag(g)))
         s = lam * dinv @ g @ dinv
         w = np.where(mask, np.exp(s - s.max(axis=1, keepdims=True)), 0.0)
@@ -30,7 +30,8 @@ def plain_numpy_recursion(n: int, layers: int, *, residual: bool, gamma: float, 
         if residual:
             a = np.eye(n) + gamma * a
         out.append(np.where(mask, s, np.nan))
-        g = a @ g @ a.T
+        if layer < layers - 1:  # the scores of L layers need L - 1 updates
+            g = a @ g @ a.T
     return np.array(out)
 
 

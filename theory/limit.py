@@ -18,6 +18,7 @@ sympy arithmetic (small n; used by the closed-form checks). Positions are 1-inde
 """
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from typing import Any, Iterator
 
@@ -215,6 +216,14 @@ def _prepare(n: Any, layers: Any, config: ModelConfig | None, params: dict, dps:
     return n, layers, cfg, _backend(dps, exact)
 
 
+def _run(n: int, layers: int, cfg: ModelConfig, backend: _Backend, dps: int | None,
+         last_output: bool) -> tuple[LimitLayer, ...]:
+    """All layers, in mpmath's working precision ``dps`` when given."""
+    context = mpmath.workdps(dps) if dps is not None else contextlib.nullcontext()
+    with context:
+        return tuple(iterate_limit(n, layers, cfg, backend, last_output=last_output))
+
+
 @dataclass(frozen=True)
 class LimitTrajectory:
     """All layers of the limit: ``layers[l - 1]`` is layer l; stacked views by attribute."""
@@ -257,12 +266,7 @@ def limit_trajectory(n: int, layers: int, *, config: ModelConfig | None = None, 
     Model parameters come from ``config`` and/or keywords (norm, residual, gamma, lam, alpha).
     """
     n, layers, cfg, backend = _prepare(n, layers, config, params, dps, exact)
-    if dps is not None:
-        with mpmath.workdps(dps):
-            out = tuple(iterate_limit(n, layers, cfg, backend))
-    else:
-        out = tuple(iterate_limit(n, layers, cfg, backend))
-    return LimitTrajectory(n, cfg, backend.name, dps, out)
+    return LimitTrajectory(n, cfg, backend.name, dps, _run(n, layers, cfg, backend, dps, True))
 
 
 def limit_scores(n: int, layers: int, *, norm: str = "layernorm", residual: bool = False,
@@ -284,8 +288,4 @@ def limit_scores(n: int, layers: int, *, norm: str = "layernorm", residual: bool
                              f"and {', '.join(clash)}")
         params = {}
     n, layers, cfg, backend = _prepare(n, layers, config, params, dps, False)
-    if dps is not None:
-        with mpmath.workdps(dps):
-            return np.stack([layer.scores for layer in
-                             iterate_limit(n, layers, cfg, backend, last_output=False)])
-    return np.stack([layer.scores for layer in iterate_limit(n, layers, cfg, backend, last_output=False)])
+    return np.stack([layer.scores for layer in _run(n, layers, cfg, backend, dps, False)])
