@@ -12,7 +12,7 @@ import tracemalloc
 
 import numpy as np
 
-from theory.limit import limit_scores
+from lnrecency.theory.limit import limit_scores
 
 
 def plain_numpy_recursion(n: int, layers: int, *, residual: bool, gamma: float, lam: float,

@@ -27,7 +27,7 @@ AUTHORS = dict(n=50, layers=4, d=64, norm="l2", residual=True, gamma=1.0, lam=1.
 def _child(spec: dict) -> dict:
     """Run one simulate_scores call in this process; return time, peak RSS and SE summaries."""
     import numpy as np
-    from numerics import simulate_scores
+    from lnrecency.numerics import simulate_scores
 
     base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     t0, c0 = time.perf_counter(), time.process_time()
@@ -116,7 +116,7 @@ def se_target(quick: bool) -> None:
 
 
 def slope(quick: bool) -> None:
-    from numerics import convergence_in_d
+    from lnrecency.numerics import convergence_in_d
 
     samples = 10000 if quick else 40000
     ds = [64, 128, 256, 512, 1024]

@@ -124,7 +124,7 @@ class BiasProfile:
 
 def limit_differences(n: int, layer: int, config: ModelConfig, *, dps: int = DEFAULT_DPS):
     """Per row i: (signs, differences as floats, precision used) of the exact limit at ``layer``."""
-    from theory.limit import limit_scores
+    from lnrecency.theory.limit import limit_scores
 
     s = limit_scores(n, layer, config=config)[layer - 1]
     hp = None
@@ -178,7 +178,7 @@ def bias_profile(layer: int, n: int, *, config: ModelConfig | None = None, metho
     check_int("samples", samples, minimum=2)
     check_int("seed", seed, minimum=0)
     check_real("significance", significance, low=0.0, high=0.5, low_open=True, high_open=False)
-    from numerics import simulate_scores
+    from lnrecency.numerics import simulate_scores
 
     sim = simulate_scores(n, layer, d, samples, seed=seed, method=sim_method, config=cfg,
                           progress=progress)

@@ -20,7 +20,9 @@ from dataclasses import asdict, dataclass, replace
 from fractions import Fraction
 from typing import Any
 
-NORMS = ("none", "l2", "rmsnorm", "layernorm")
+from lnrecency.layers import NORMALISATIONS, UPDATES, Normalisation, Update
+
+NORMS = tuple(NORMALISATIONS)
 EMBEDDINGS = ("gaussian", "normalized")
 
 
@@ -104,9 +106,14 @@ class ModelConfig:
         check_choice("embedding", self.embedding, EMBEDDINGS)
 
     @property
-    def normalized(self) -> bool:
-        """True when a normalisation N is applied (l2, rmsnorm and layernorm share one limit)."""
-        return self.norm != "none"
+    def normalisation(self) -> Normalisation:
+        """The layer definition of N (:data:`lnrecency.layers.NORMALISATIONS`)."""
+        return NORMALISATIONS[self.norm]
+
+    @property
+    def update(self) -> Update:
+        """The layer definition of the next-state rule (residual or not)."""
+        return UPDATES[self.residual]
 
     def replace(self, **changes: Any) -> "ModelConfig":
         return replace(self, **changes)
@@ -127,7 +134,9 @@ class ModelConfig:
 
 
 def make_config(config: ModelConfig | None = None, **params: Any) -> ModelConfig:
-    """A :class:`ModelConfig` from an existing one and/or keyword overrides (validated)."""
+    """The one rule for model parameters in every public function: the model comes from ``config``
+    (a :class:`ModelConfig`) or from keywords (norm, residual, gamma, lam, alpha, embedding; defaults
+    are :class:`ModelConfig`'s), never from both. Passing both is a ValueError naming the conflict."""
     if config is not None and not isinstance(config, ModelConfig):
         raise ValueError(f"config must be a ModelConfig or None; got {type(config).__name__}")
     unknown = set(params) - set(ModelConfig.__dataclass_fields__)
@@ -138,7 +147,10 @@ def make_config(config: ModelConfig | None = None, **params: Any) -> ModelConfig
         )
     if config is None:
         return ModelConfig(**params)
-    return replace(config, **params) if params else config
+    if params:
+        raise ValueError(f"pass the model either as config= or as keywords, not both; got config= "
+                         f"and {', '.join(f'{k}={v!r}' for k, v in sorted(params.items()))}")
+    return config
 
 
 def as_fraction(value: Any) -> Fraction:

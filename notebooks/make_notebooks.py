@@ -45,7 +45,7 @@ NOTEBOOKS: dict[str, list[tuple[str, str]]] = {
                "limit S^(2)_ij = g(i) / (h(i) h(j)) for j < i, so recency is exactly 'h strictly decreasing'."),
         ("code", SETUP),
         ("md", "The closed forms, derived by sympy from the limit recursion (no residual, LayerNorm):"),
-        ("code", "from theory.closed_forms import closed_forms\n"
+        ("code", "from lnrecency.theory.closed_forms import closed_forms\n"
                  "cf = closed_forms(residual=False, norm='layernorm')\n"
                  "display(cf.g, cf.h2, cf.score)"),
         ("md", "The last row of layer 2: exact limit, closed form, Monte Carlo mean +- SE at two widths, and "
@@ -61,7 +61,7 @@ NOTEBOOKS: dict[str, list[tuple[str, str]]] = {
                "toward earlier tokens. In the limit the layer-2 score without normalisation is g(i), "
                "independent of the key j (flat); the bias toward earlier keys appears at layer 3."),
         ("code", SETUP),
-        ("code", "from theory.closed_forms import closed_forms\n"
+        ("code", "from lnrecency.theory.closed_forms import closed_forms\n"
                  "cf = closed_forms(residual=False, norm='none')\n"
                  "display(cf.score)  # no j: flat"),
         ("code", show_table("claim_tables.score_table(data, 'C2')")),

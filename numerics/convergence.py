@@ -29,8 +29,8 @@ import numpy as np
 from scipy import stats
 
 from lnrecency.config import ModelConfig, check_int, check_real, make_config
-from numerics.simulate import simulate_scores
-from numerics.stats import Estimate, Proportion
+from lnrecency.numerics.simulate import simulate_scores
+from lnrecency.numerics.stats import Estimate, Proportion
 
 __all__ = ["ConvergenceResult", "RateFit", "convergence_in_d", "OrderingEvidence", "OrderingSearch",
            "smallest_d_for_ordering"]
@@ -114,7 +114,7 @@ def convergence_in_d(n: int, layers: int, ds: Sequence[int], samples: int, *, se
                      config: ModelConfig | None = None, method: str = "gram", chunk: int | None = None,
                      progress: bool | None = None, **params: Any) -> ConvergenceResult:
     """Bias E_d[S] - S_limit with SE at each d in ``ds`` (seed entropy (seed, d) per width)."""
-    from theory.limit import limit_scores  # the limit is only used here and in tests
+    from lnrecency.theory.limit import limit_scores  # the limit is only used here and in tests
 
     cfg = make_config(config, **params)
     n = check_int("n", n, minimum=1)

@@ -1,7 +1,7 @@
 """Finite-width Monte Carlo of the expected scores E_d[S^(l)_ij] (SPEC "Model"), streamed in float64.
 
 ``simulate_scores`` draws ``samples`` iid instances of the model at width d, runs the attention stack
-(:mod:`numerics.layers`, shared by both samplers) and accumulates, chunk by chunk (Chan merging,
+(:mod:`lnrecency.numerics.forward` on the shared layer definitions, for both samplers) and accumulates, chunk by chunk (Chan merging,
 :mod:`numerics.stats`), per layer:
   * mean and standard error of every score S_ij (j <= i);
   * mean and SE of |o_i|^2 (attention output before residual / next normalisation; SPEC claim 7) and of
@@ -39,9 +39,10 @@ except ImportError:  # pragma: no cover - without it BLAS keeps its own thread s
     threadpool_limits = None
 
 from lnrecency.config import ModelConfig, check_choice, check_int, make_config
-from numerics.layers import forward
-from numerics.samplers import Representation, draw_range, embed
-from numerics.stats import Estimate, Moments, Proportion, moments
+from lnrecency.layers import check_rotation_invariance
+from lnrecency.numerics.forward import forward
+from lnrecency.numerics.samplers import Representation, draw_range, embed
+from lnrecency.numerics.stats import Estimate, Moments, Proportion, moments
 
 __all__ = ["ScoreSimulation", "simulate_scores", "Instances", "sample_instances", "estimate_memory",
            "METHODS", "CHUNK_BUDGET_BYTES"]
@@ -187,18 +188,18 @@ class ScoreSimulation:
 
 
 def _validate(config, params, n, layers, d, samples, method, seed):
-    if config is None:
-        config = make_config(**params)
-    elif not isinstance(config, ModelConfig):
-        raise ValueError(f"config must be a ModelConfig or None; got {type(config).__name__}")
+    config = make_config(config, **params)
     n = check_int("n", n, minimum=1)
     layers = check_int("layers", layers, minimum=1)
-    if config.norm == "layernorm" and not (isinstance(d, numbers.Integral) and d >= 2):
-        raise ValueError(f"d must be an integer >= 2 for norm='layernorm' (centring leaves d - 1 "
-                         f"directions); got {d!r}")
+    removed = config.normalisation.removed
+    if removed and not (isinstance(d, numbers.Integral) and d >= removed + 1):
+        raise ValueError(f"d must be an integer >= {removed + 1} for norm={config.norm!r} (centring "
+                         f"leaves d - {removed} directions); got {d!r}")
     d = check_int("d", d, minimum=1)
     samples = check_int("samples", samples, minimum=2)
     method = check_choice("method", method, METHODS)
+    if method == "gram":  # the premise of the reduced coordinates, tested before any draw
+        check_rotation_invariance(config.normalisation)
     return config, n, layers, d, samples, method, _check_seed(seed)
 
 
@@ -318,13 +319,13 @@ class _Accumulator:
 
 
 def simulate_scores(n: int, layers: int, d: int, samples: int, *, seed: Any, method: str = "direct",
-                    chunk: int | None = None, embedding: str = "gaussian", norm: str = "layernorm",
-                    residual: bool = False, gamma: float = 1.0, lam: float = 1.0, alpha: float = 0.0,
-                    config: ModelConfig | None = None, paired: bool = True, progress: bool | None = None,
-                    memory_limit: int | None = None, workers: int | None = None) -> ScoreSimulation:
+                    chunk: int | None = None, config: ModelConfig | None = None, paired: bool = True,
+                    progress: bool | None = None, memory_limit: int | None = None,
+                    workers: int | None = None, **params: Any) -> ScoreSimulation:
     """Monte Carlo mean and SE of the scores of M(norm, residual, lam, gamma, alpha) at width d.
 
-    ``config`` (a ModelConfig) overrides the keyword model parameters when given. ``method``: "direct"
+    The model comes from ``config`` or from keywords (norm, residual, gamma, lam, alpha, embedding),
+    not both (:func:`lnrecency.config.make_config`). ``method``: "direct"
     (R^d coordinates, cost O(n^2 d) per sample) or "gram" (Bartlett representation, cost O(n^3), exact
     in law; see :mod:`numerics.samplers`). ``seed``: non-negative int (or tuple of them); the result is
     bit-for-bit a function of (seed, arguments) and independent of ``workers`` (threads processing
@@ -333,9 +334,8 @@ def simulate_scores(n: int, layers: int, d: int, samples: int, *, seed: Any, met
     float rounding. ``progress``: tqdm bar; None = only when stderr is a terminal. ``memory_limit`` (bytes):
     default the available physical memory.
     """
-    config, n, layers, d, samples, method, seed = _validate(
-        config, dict(norm=norm, residual=residual, gamma=gamma, lam=lam, alpha=alpha, embedding=embedding),
-        n, layers, d, samples, method, seed)
+    config, n, layers, d, samples, method, seed = _validate(config, params, n, layers, d, samples,
+                                                            method, seed)
     if chunk is not None:
         chunk = check_int("chunk", chunk, minimum=1)
     if not isinstance(paired, bool):

@@ -20,10 +20,10 @@ import pytest
 import sympy
 from sympy import Rational as R
 
-from theory import closed_forms as cf
-from theory.closed_forms import alpha, gamma, i, j, lam
-from theory.formula import is_identically_zero
-from theory.limit import limit_trajectory
+from lnrecency.theory import closed_forms as cf
+from lnrecency.theory.closed_forms import alpha, gamma, i, j, lam
+from lnrecency.theory.formula import is_identically_zero
+from lnrecency.theory.limit import limit_trajectory
 
 E_, F_ = sympy.exp(lam), sympy.exp(lam * alpha)
 

@@ -24,7 +24,7 @@ from lnrecency.claims import output_norm
 from lnrecency.claims._common import adjacent_triples, mc_means, mc_orderings, simulate
 from lnrecency.config import ModelConfig
 from lnrecency.stats import register, wilson_interval
-from theory import closed_forms as cf
+from lnrecency.theory import closed_forms as cf
 
 E = sympy.exp(cf.lam)
 I = cf.i
@@ -56,7 +56,7 @@ def test_closed_form_rejects_mutants(name):
 
 
 def test_proof_rejects_false_monotonicity():
-    from theory.proofs import prove_decreasing
+    from lnrecency.theory.proofs import prove_decreasing
 
     h2 = cf.closed_forms(False).h2
     assert prove_decreasing(h2, residual=False).proven
@@ -117,7 +117,7 @@ def test_frequency_rejects_false_claims():
 
 def test_rate_rejects_wrong_exponents():
     from lnrecency.claims.finite_width import rate_decision
-    from numerics.convergence import convergence_in_d
+    from lnrecency.numerics.convergence import convergence_in_d
 
     k = register("power: rate in d (true exponent)", 1, sided=2)
     fit = convergence_in_d(6, 2, (8, 16, 32, 64, 128), 10000, seed=79, config=CFG).fit_rate(2)

@@ -14,7 +14,7 @@ import mpmath
 import pytest
 
 from lnrecency.claims.printed import evaluate_printed_symbolic
-from theory.limit import limit_trajectory
+from lnrecency.theory.limit import limit_trajectory
 
 DPS = 50
 EQ = mpmath.mpf("1e-40")

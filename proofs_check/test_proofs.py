@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 import sympy
 
-from theory import closed_forms as cf
-from theory.limit import limit_trajectory
-from theory.proofs import (A, B, X, all_proofs, coefficient_sign, positive_coordinates, proof_diagonal,
+from lnrecency.theory import closed_forms as cf
+from lnrecency.theory.limit import limit_trajectory
+from lnrecency.theory.proofs import (A, B, X, all_proofs, coefficient_sign, positive_coordinates, proof_diagonal,
                            proof_flat_without_norm, proof_g_positive, proof_h_decreasing,
                            proof_layer2_recency, prove_decreasing, prove_sign, s, t, u)
 

@@ -22,7 +22,7 @@ from hypothesis import given, settings, strategies as st
 from lnrecency.claims._common import simulate
 from lnrecency.config import ModelConfig
 from lnrecency.stats import ordering_check, register
-from theory.limit import limit_scores
+from lnrecency.theory.limit import limit_scores
 
 DPS = 60
 RESOLUTION = 1e-12

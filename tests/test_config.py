@@ -13,7 +13,7 @@ def test_defaults():
     c = ModelConfig()
     assert (c.norm, c.residual, c.gamma, c.lam, c.alpha, c.embedding) == (
         "layernorm", False, 1.0, 1.0, 0.0, "gaussian")
-    assert c.normalized and not ModelConfig(norm="none").normalized
+    assert c.normalisation.scales and not ModelConfig(norm="none").normalisation.scales
 
 
 @pytest.mark.parametrize("kwargs, words", [
@@ -53,8 +53,26 @@ def test_exact_types_survive():
     assert c.alpha == Fraction(1, 5) and c.lam == sympy.Rational(3, 2)
 
 
-def test_make_config_overrides_and_unknown():
-    c = make_config(ModelConfig(alpha=0.2), lam=2.0)
-    assert (c.alpha, c.lam) == (0.2, 2.0)
+def test_make_config_one_rule_and_unknown():
+    """config= or keywords, never both: the conflict is named, not silently resolved."""
+    assert make_config(ModelConfig(alpha=0.2)).alpha == 0.2
+    assert make_config(lam=2.0).lam == 2.0
+    with pytest.raises(ValueError, match="not both; got config= and lam=2.0"):
+        make_config(ModelConfig(alpha=0.2), lam=2.0)
     with pytest.raises(ValueError, match="unknown model parameter"):
         make_config(temperature=2)
+
+
+@pytest.mark.parametrize("call", ["limit_scores", "limit_trajectory", "simulate_scores", "bias_profile"])
+def test_every_public_entry_point_refuses_config_and_keywords(call):
+    from lnrecency.bias import bias_profile
+    from lnrecency.numerics import simulate_scores
+    from lnrecency.theory import limit_scores, limit_trajectory
+
+    cfg = ModelConfig(alpha=0.3)
+    run = {"limit_scores": lambda **kw: limit_scores(4, 2, **kw),
+           "limit_trajectory": lambda **kw: limit_trajectory(4, 2, **kw),
+           "simulate_scores": lambda **kw: simulate_scores(4, 2, 16, 10, seed=0, **kw),
+           "bias_profile": lambda **kw: bias_profile(2, 4, **kw)}[call]
+    with pytest.raises(ValueError, match="not both"):
+        run(config=cfg, alpha=0.3)  # even an equal value is a conflict: one source of truth

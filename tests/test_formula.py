@@ -8,8 +8,8 @@ import sympy
 
 from lnrecency.cli import main
 from lnrecency.config import ModelConfig
-from theory.closed_forms import alpha, gamma, i, j, lam
-from theory.formula import MAX_LENGTH, check_formula, parse_formula
+from lnrecency.theory.closed_forms import alpha, gamma, i, j, lam
+from lnrecency.theory.formula import MAX_LENGTH, check_formula, parse_formula
 
 G_NORES = "alpha + (1-alpha)*exp(lam*alpha)/(exp(lam)+(i-1)*exp(lam*alpha))"
 H2_RES = ("1 + 2*gamma*(alpha + (1-alpha)*exp(lam)/(exp(lam)+(j-1)*exp(lam*alpha))) + gamma^2*(alpha + "

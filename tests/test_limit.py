@@ -7,7 +7,7 @@ import pytest
 import sympy
 
 from lnrecency.config import ModelConfig
-from theory.limit import limit_scores, limit_trajectory
+from lnrecency.theory.limit import limit_scores, limit_trajectory
 
 E = math.e
 
@@ -137,7 +137,7 @@ def test_config_and_keywords():
     cfg = ModelConfig(norm="l2", residual=True, alpha=0.2)
     np.testing.assert_array_equal(limit_scores(5, 2, config=cfg),
                                   limit_scores(5, 2, norm="l2", residual=True, alpha=0.2))
-    with pytest.raises(ValueError, match="either as config or as keywords"):
+    with pytest.raises(ValueError, match="either as config= or as keywords"):
         limit_scores(5, 2, config=cfg, alpha=0.3)
 
 

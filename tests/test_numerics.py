@@ -6,9 +6,9 @@ import pytest
 
 from lnrecency.config import ModelConfig
 from lnrecency.stats import k_for, register
-from numerics import Estimate, Proportion, estimate_memory, sample_instances, simulate_scores
-from numerics.simulate import _Accumulator, _ChunkSummary, _layer_moments
-from theory.limit import limit_scores
+from lnrecency.numerics import Estimate, Proportion, estimate_memory, sample_instances, simulate_scores
+from lnrecency.numerics.simulate import _Accumulator, _ChunkSummary, _layer_moments
+from lnrecency.theory.limit import limit_scores
 
 SMALL = dict(n=5, layers=3, d=12, samples=600)
 

@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from numerics import convergence_in_d, smallest_d_for_ordering
-from numerics.convergence import ConvergenceResult
+from lnrecency.numerics import convergence_in_d, smallest_d_for_ordering
+from lnrecency.numerics.convergence import ConvergenceResult
 from lnrecency.config import ModelConfig
 from lnrecency.stats import k_for, register
 

@@ -10,9 +10,9 @@ smallest p-values are about 2e-14 and 4e-14 with these seeds and 20000 samples p
 import pytest
 from scipy import stats
 
-import numerics.simulate as simulate
-from numerics import sample_instances
-from numerics.samplers import Representation
+import lnrecency.numerics.simulate as simulate
+from lnrecency.numerics import sample_instances
+from lnrecency.numerics.samplers import Representation
 from lnrecency.stats import register
 
 LEVEL = 1e-10

@@ -71,9 +71,9 @@ def test_formats_parse(quick_report):
 
 def test_table_numbers_equal_library_values(quick_report):
     """Cells of t1_scores.csv equal the exact limit, the closed form and an independent MC call."""
-    from numerics import simulate_scores
-    from theory.closed_forms import evaluate
-    from theory.limit import limit_scores
+    from lnrecency.numerics import simulate_scores
+    from lnrecency.theory.closed_forms import evaluate
+    from lnrecency.theory.limit import limit_scores
     out, result = quick_report
     s = result.settings
     header, rows = _csv(out / "t1_scores.csv")
@@ -95,7 +95,7 @@ def test_table_numbers_equal_library_values(quick_report):
         assert float(row[col[f"MC d={d}"]]) == sim.mean[1, n - 1, j - 1]
         assert float(row[col[f"SE d={d}"]]) == sim.stderr[1, n - 1, j - 1]
     # the h(j) table against the limit's Gram matrix
-    from theory.limit import limit_trajectory
+    from lnrecency.theory.limit import limit_trajectory
     header, rows = _csv(out / "h_of_j.csv")
     traj = limit_trajectory(s.h_n, 1, norm="layernorm", residual=True, alpha=0.4)
     row = next(r for r in rows if r[0] == "yes" and float(r[1]) == 0.4)

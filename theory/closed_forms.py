@@ -28,6 +28,7 @@ import mpmath
 import sympy
 
 from lnrecency.config import NORMS, as_fraction, check_choice, make_config
+from lnrecency.layers import NORMALISATIONS
 
 __all__ = ["i", "j", "k", "alpha", "lam", "gamma", "ClosedForms", "closed_forms", "QUANTITIES",
            "evaluate", "numeric", "limit_value"]
@@ -100,10 +101,10 @@ def closed_forms(residual: bool, norm: str = "layernorm") -> ClosedForms:
     num, den = sympy.fraction(h2)
     # den = Z_j^2 with Z_j = E + (j-1)F > 0, so h = sqrt(num) / Z_j
     h = sympy.sqrt(num) / den.base if den.is_Pow and den.exp == 2 else sympy.sqrt(h2)
-    if norm == "none":
-        score, score_diag = lam * g, lam * h2.subs(j, i)
-    else:
+    if NORMALISATIONS[norm].scales:  # Gh_ij = G_ij / sqrt(G_ii G_jj) (lnrecency.layers)
         score, score_diag = lam * g / (h.subs(j, i) * h), lam
+    else:
+        score, score_diag = lam * g, lam * h2.subs(j, i)
     return ClosedForms(residual, norm, p_diag, p_off, g, h2, h, score, sympy.sympify(score_diag))
 
 

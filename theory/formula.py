@@ -26,7 +26,7 @@ import mpmath
 import sympy
 
 from lnrecency.config import ModelConfig, as_fraction, check_choice, make_config
-from theory import closed_forms as cf
+from lnrecency.theory import closed_forms as cf
 
 __all__ = ["QUANTITIES", "FormulaCheck", "parse_formula", "check_formula", "compare_expressions",
            "generator_form",

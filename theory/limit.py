@@ -26,103 +26,16 @@ import mpmath
 import numpy as np
 import sympy
 
-from lnrecency.config import ModelConfig, as_fraction, check_int, make_config
+from lnrecency.config import ModelConfig, check_int, make_config
+from lnrecency.layers import Arithmetic, arithmetic, causal_mask
 
 __all__ = ["LimitLayer", "LimitTrajectory", "limit_scores", "limit_trajectory", "iterate_limit"]
 
 
-class _Backend:
-    """Elementwise arithmetic of one number system; arrays are numpy (float64 or object)."""
-
-    name = "float64"
-    dtype: Any = np.float64
-
-    def number(self, value: Any) -> Any:
-        return float(value)
-
-    def exp(self, x: np.ndarray) -> np.ndarray:
-        return np.exp(x)
-
-    def sqrt(self, x: np.ndarray) -> np.ndarray:
-        return np.sqrt(x)
-
-    @property
-    def nan(self) -> Any:
-        return np.nan
-
-    def array(self, rows: Any) -> np.ndarray:
-        return np.asarray(rows, dtype=self.dtype)
-
-    def causal_softmax(self, s: np.ndarray, mask: np.ndarray) -> np.ndarray:
-        # Subtract each row's maximum (over j <= i) so that large lam cannot overflow.
-        sm = np.where(mask, s, -np.inf)
-        sm -= sm.max(axis=1, keepdims=True)
-        w = np.exp(sm)
-        return w / w.sum(axis=1, keepdims=True)
-
-
-class _ObjectBackend(_Backend):
-    dtype = object
-
-    def causal_softmax(self, s: np.ndarray, mask: np.ndarray) -> np.ndarray:
-        w = np.full(s.shape, self.number(0), dtype=object)
-        w[mask] = self.exp(s[mask])
-        return w / w.sum(axis=1, keepdims=True)
-
-
-class _MpmathBackend(_ObjectBackend):
-    name = "mpmath"
-    _exp = np.frompyfunc(mpmath.exp, 1, 1)
-    _sqrt = np.frompyfunc(mpmath.sqrt, 1, 1)
-
-    def number(self, value: Any) -> Any:
-        if isinstance(value, (mpmath.mpf, float, int, np.integer, np.floating)):
-            return mpmath.mpf(value)  # floats at their exact binary value
-        q = as_fraction(value)
-        return mpmath.mpf(q.numerator) / q.denominator
-
-    def exp(self, x):
-        return self._exp(x)
-
-    def sqrt(self, x):
-        return self._sqrt(x)
-
-    @property
-    def nan(self):
-        return mpmath.mpf("nan")
-
-
-class _SympyBackend(_ObjectBackend):
-    name = "sympy"
-    _exp = np.frompyfunc(sympy.exp, 1, 1)
-    _sqrt = np.frompyfunc(sympy.sqrt, 1, 1)
-
-    def number(self, value: Any) -> Any:
-        if isinstance(value, sympy.Basic):
-            return value
-        q = as_fraction(value)  # floats by their decimal repr: 0.2 -> 1/5
-        return sympy.Rational(q.numerator, q.denominator)
-
-    def exp(self, x):
-        return self._exp(x)
-
-    def sqrt(self, x):
-        return self._sqrt(x)
-
-    @property
-    def nan(self):
-        return sympy.nan
-
-
-def _backend(dps: Any, exact: bool) -> _Backend:
-    if exact:
-        if dps is not None:
-            raise ValueError(f"dps must be None when exact=True (sympy is exact); got dps={dps!r}")
-        return _SympyBackend()
-    if dps is None:
-        return _Backend()
-    check_int("dps", dps, minimum=2)
-    return _MpmathBackend()
+def _backend(dps: Any, exact: bool) -> Arithmetic:
+    if dps is not None:
+        check_int("dps", dps, minimum=2)
+    return arithmetic(dps, exact)
 
 
 @dataclass(frozen=True)
@@ -130,7 +43,7 @@ class LimitLayer:
     """Everything layer l computes in the limit (arrays n x n, 0-indexed).
 
     gram:        G^(l), Gram matrix of the layer's input state h^(l)
-    normalized:  Gh^(l) = D^(-1/2) G D^(-1/2) (= G without normalisation)
+    normalised_gram:  Gh^(l) = D^(-1/2) G D^(-1/2) (= G without normalisation)
     scores:      S^(l) = lam * Gh on j <= i, NaN above the diagonal
     weights:     P^(l), causal softmax of S (zeros above the diagonal)
     output_gram: O^(l) = Gram of the attention outputs o_i = sum_k P_ik N(h_k)
@@ -139,7 +52,7 @@ class LimitLayer:
 
     layer: int
     gram: np.ndarray
-    normalized: np.ndarray
+    normalised_gram: np.ndarray
     scores: np.ndarray
     weights: np.ndarray
     output_gram: np.ndarray
@@ -163,8 +76,8 @@ def _sqrt_vec(d: np.ndarray) -> np.ndarray:
                     dtype=object)
 
 
-def input_gram(n: int, alpha: Any, backend: _Backend) -> np.ndarray:
-    """G^(1) = (1 - alpha) I + alpha 1 1^T."""
+def input_gram(n: int, alpha: Any, backend: Arithmetic) -> np.ndarray:
+    """G^(1) = G0 = (1 - alpha) I + alpha 1 1^T."""
     a = backend.number(alpha)
     one = backend.number(1)
     g = np.full((n, n), a, dtype=backend.dtype)
@@ -172,39 +85,31 @@ def input_gram(n: int, alpha: Any, backend: _Backend) -> np.ndarray:
     return g
 
 
-def iterate_limit(n: int, layers: int, config: ModelConfig, backend: _Backend, *,
-                  last_output: bool = True) -> Iterator[LimitLayer]:
-    """Yield :class:`LimitLayer` for l = 1..layers (the single implementation of the recursion).
+def iterate_limit(n: int, layers: int, config: ModelConfig, backend: Arithmetic, *,
+                  last_output: bool = True, gram: Any = None) -> Iterator[LimitLayer]:
+    """Yield :class:`LimitLayer` for l = 1..layers: the recursion of the shared layer definitions
+    (:mod:`lnrecency.layers`) on Gram matrices, the single implementation.
 
+    ``gram``: the input Gram matrix (default G0 = E X X^T); any other start gives the scores of that
+    configuration of tokens exactly (the finite-width theory starts it at a draw, or at a jet).
     ``last_output=False`` skips the last layer's output and next state (``output_gram`` and
     ``next_gram`` are then None there): the scores of layers 1..L need only L - 1 updates.
     """
-    mask = np.tril(np.ones((n, n), dtype=bool))
+    mask = causal_mask(n)
     lam = backend.number(config.lam)
     gamma = backend.number(config.gamma)
-    g = input_gram(n, config.alpha, backend)
+    norm, update = config.normalisation, config.update
+    g = input_gram(n, config.alpha, backend) if gram is None else gram
     for layer in range(1, layers + 1):
-        if config.normalized:
-            inv = 1 / backend.sqrt(np.diagonal(g).copy())
-            gh = g * np.multiply.outer(inv, inv)
-        else:
-            inv = None
-            gh = g
+        gh, inv = norm.gram(g, backend)
         s = lam * gh
         p = backend.causal_softmax(s, mask)
-        scores = np.where(mask, s, backend.nan)
-        if scores.dtype != backend.dtype:
-            scores = scores.astype(backend.dtype)
+        scores = backend.masked_scores(s, mask)
         if layer == layers and not last_output:
             yield LimitLayer(layer, g, gh, scores, p, None, None)
             return
         b = p * inv[None, :] if inv is not None else p
-        m = b @ g  # B G
-        o = m @ b.T  # B G B^T = P Gh P^T
-        if config.residual:
-            g_next = g + gamma * (m + m.T) + gamma * gamma * o
-        else:
-            g_next = o
+        o, g_next = update.gram(g, b, gamma)
         yield LimitLayer(layer, g, gh, scores, p, o, g_next)
         g = g_next
 
@@ -216,7 +121,7 @@ def _prepare(n: Any, layers: Any, config: ModelConfig | None, params: dict, dps:
     return n, layers, cfg, _backend(dps, exact)
 
 
-def _run(n: int, layers: int, cfg: ModelConfig, backend: _Backend, dps: int | None,
+def _run(n: int, layers: int, cfg: ModelConfig, backend: Arithmetic, dps: int | None,
          last_output: bool) -> tuple[LimitLayer, ...]:
     """All layers, in mpmath's working precision ``dps`` when given."""
     context = mpmath.workdps(dps) if dps is not None else contextlib.nullcontext()
@@ -269,23 +174,14 @@ def limit_trajectory(n: int, layers: int, *, config: ModelConfig | None = None, 
     return LimitTrajectory(n, cfg, backend.name, dps, _run(n, layers, cfg, backend, dps, True))
 
 
-def limit_scores(n: int, layers: int, *, norm: str = "layernorm", residual: bool = False,
-                 gamma: Any = 1.0, lam: Any = 1.0, alpha: Any = 0.0, dps: int | None = None,
-                 config: ModelConfig | None = None) -> np.ndarray:
+def limit_scores(n: int, layers: int, *, config: ModelConfig | None = None, dps: int | None = None,
+                 **params: Any) -> np.ndarray:
     """Expected scores E[S^(l)_ij] in the d -> infinity limit, l = 1..layers.
 
     Returns a float64 array of shape (layers, n, n), NaN above the diagonal (``[l-1, i-1, j-1]`` is
     S^(l)_ij). With ``dps=k`` the recursion runs in mpmath at k significant digits and an object
-    array of ``mpmath.mpf`` is returned (same indexing). The model comes from the keywords or, instead,
-    from ``config`` (a :class:`~lnrecency.config.ModelConfig`; mixing both is an error).
+    array of ``mpmath.mpf`` is returned (same indexing). The model comes from ``config`` or from
+    keywords (norm, residual, gamma, lam, alpha), not both (:func:`lnrecency.config.make_config`).
     """
-    params = dict(norm=norm, residual=residual, gamma=gamma, lam=lam, alpha=alpha)
-    if config is not None:
-        defaults = dict(norm="layernorm", residual=False, gamma=1.0, lam=1.0, alpha=0.0)
-        clash = sorted(k for k, v in params.items() if not (v is defaults[k] or v == defaults[k]))
-        if clash:
-            raise ValueError(f"pass the model either as config or as keywords, not both; got config "
-                             f"and {', '.join(clash)}")
-        params = {}
     n, layers, cfg, backend = _prepare(n, layers, config, params, dps, False)
     return np.stack([layer.scores for layer in _run(n, layers, cfg, backend, dps, False)])

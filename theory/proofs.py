@@ -21,7 +21,7 @@ from typing import Sequence
 
 import sympy
 
-from theory import closed_forms as cf
+from lnrecency.theory import closed_forms as cf
 
 __all__ = ["Proof", "coefficient_sign", "positive_coordinates", "prove_decreasing", "prove_sign",
            "proof_h_decreasing", "proof_g_positive", "proof_diagonal", "proof_flat_without_norm",

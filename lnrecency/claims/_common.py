@@ -38,7 +38,7 @@ def setting(cfg: ModelConfig, **extra: Any) -> dict:
 
 
 def simulate(n: int, layers: int, d: int, samples: int, seed: int, cfg: ModelConfig, progress=None):
-    from numerics import simulate_scores
+    from lnrecency.numerics import simulate_scores
 
     return simulate_scores(n, layers, d, samples, seed=seed, method="gram", config=cfg,
                            progress=progress)
@@ -72,7 +72,7 @@ def bias_constant(name: str, cfg: ModelConfig, n: int, layer: int, entries: list
 
     quantity "score": X = S^(layer)_ij; "osq": X = |o_i|^2; "ovar": X = d Var_coord(o_i) (j ignored).
     """
-    from theory.limit import limit_trajectory
+    from lnrecency.theory.limit import limit_trajectory
 
     k = register(f"{name}: bias constant at d_ref={d_ref}", len(entries), sided=2)
     sim = simulate(n, layer, d_ref, samples, seed, cfg, progress)
@@ -91,7 +91,7 @@ def mc_means(name: str, cfg: ModelConfig, n: int, layer: int, entries: list[tupl
 
     ``predictions`` overrides the limit (used by the power tests to plant a wrong prediction).
     """
-    from theory.limit import limit_trajectory
+    from lnrecency.theory.limit import limit_trajectory
 
     const = bias_constant(name, cfg, n, layer, entries, samples=samples, seed=seed + 1,
                           quantity=quantity, progress=progress)

@@ -28,7 +28,7 @@ GRID = tuple(round(0.01 * q, 2) for q in range(100))
 
 
 def gap(n: int, cfg: ModelConfig, measure: str) -> float:
-    from theory.limit import limit_scores
+    from lnrecency.theory.limit import limit_scores
 
     s = limit_scores(n, 2, config=cfg)[1, n - 1]
     delta = s[n - 2] - s[0]

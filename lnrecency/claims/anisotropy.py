@@ -32,9 +32,9 @@ N_MC = 8
 
 
 def h_evidence(residual: bool, n: int = 12) -> tuple[str, dict]:
-    from theory import closed_forms as cf
-    from theory.limit import limit_trajectory
-    from theory.proofs import proof_h_decreasing
+    from lnrecency.theory import closed_forms as cf
+    from lnrecency.theory.limit import limit_trajectory
+    from lnrecency.theory.proofs import proof_h_decreasing
 
     forms = cf.closed_forms(residual)
     dh2 = sympy.simplify(sympy.diff(forms.h2, cf.alpha))

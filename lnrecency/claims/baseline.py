@@ -24,7 +24,7 @@ N_MC = 6
 
 
 def evaluate(*, quick: bool = False, progress=None, seed: int = 20260202) -> list:
-    from theory.proofs import proof_flat_without_norm
+    from lnrecency.theory.proofs import proof_flat_without_norm
 
     n, depth = (12, 4) if quick else (24, 6)
     flat_items, earlier_items = [], []

@@ -23,7 +23,7 @@ STATEMENT = ("With normalisation, the recency bias persists at deeper layers: ev
 
 def evaluate(*, quick: bool = False, progress=None, seed: int = 20260606) -> list:
     from lnrecency.bias import bias_profile
-    from theory.limit import limit_scores
+    from lnrecency.theory.limit import limit_scores
 
     n, depth = (32, 4) if quick else (48, 6)
     items = []

@@ -36,7 +36,7 @@ def rate_decision(fit, claimed_slope: float, k: float) -> tuple[bool, dict]:
 
 def rate_item(cfg: ModelConfig, n: int, layer: int, ds: tuple, samples: int, seed: int, progress=None,
               claimed_slope: float = -1.0):
-    from numerics.convergence import convergence_in_d
+    from lnrecency.numerics.convergence import convergence_in_d
 
     k = register(f"C9 rate[{cfg.label()} layer {layer}]", 1, sided=2)
     res = convergence_in_d(n, layer, ds, samples, seed=seed, config=cfg, progress=progress)
@@ -46,7 +46,7 @@ def rate_item(cfg: ModelConfig, n: int, layer: int, ds: tuple, samples: int, see
 
 
 def evaluate(*, quick: bool = False, progress=None, seed: int = 20260909) -> list:
-    from numerics.convergence import smallest_d_for_ordering
+    from lnrecency.numerics.convergence import smallest_d_for_ordering
 
     cfg = ModelConfig(norm="layernorm")
     samples = 10000 if quick else 20000

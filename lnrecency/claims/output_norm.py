@@ -26,7 +26,7 @@ SHRINK_TO_ZERO = "The layer-1 attention output norm |o_i| tends to 0 with positi
 
 def osq_formula():
     """The claimed closed form |o_i|^2 = sum_k P_ik^2 = (E^2 + i - 1)/(E + i - 1)^2, E = e^lam."""
-    from theory import closed_forms as cf
+    from lnrecency.theory import closed_forms as cf
 
     E = sympy.exp(cf.lam)
     return (E ** 2 + cf.i - 1) / (E + cf.i - 1) ** 2
@@ -35,8 +35,8 @@ def osq_formula():
 def exact_identity(candidate=None, n: int = 6) -> dict:
     """Exact (sympy) comparison of the limit's O_ii with sum_k P_ik^2 and with ``candidate`` (a sympy
     expression in theory.closed_forms.i and lam; default :func:`osq_formula`), lam in {1, 1/2}."""
-    from theory import closed_forms as cf
-    from theory.limit import limit_trajectory
+    from lnrecency.theory import closed_forms as cf
+    from lnrecency.theory.limit import limit_trajectory
 
     candidate = osq_formula() if candidate is None else candidate
     out = {}
@@ -53,8 +53,8 @@ def exact_identity(candidate=None, n: int = 6) -> dict:
 
 
 def evaluate(*, quick: bool = False, progress=None, seed: int = 20260707) -> list:
-    from theory import closed_forms as cf
-    from theory.proofs import proof_h_decreasing
+    from lnrecency.theory import closed_forms as cf
+    from lnrecency.theory.proofs import proof_h_decreasing
 
     i, lam, alpha, j = cf.i, cf.lam, cf.alpha, cf.j
     osq = osq_formula()

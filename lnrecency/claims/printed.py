@@ -15,10 +15,10 @@ import mpmath
 import sympy
 
 from lnrecency.verdicts import ClaimResult
-from theory import closed_forms as cf
-from theory.formula import check_formula, compare_expressions, parse_formula
-from theory.limit import limit_scores
-from theory.proofs import coefficient_sign
+from lnrecency.theory import closed_forms as cf
+from lnrecency.theory.formula import check_formula, compare_expressions, parse_formula
+from lnrecency.theory.limit import limit_scores
+from lnrecency.theory.proofs import coefficient_sign
 
 SOURCE = "printed derivation"
 RES = {"norm": "l2", "residual": True, "lam": 1, "gamma": 1}

@@ -35,7 +35,7 @@ P9C = "P9: LayerNorm with sqrt(d) scaling weakens the layer-2 recency pattern (v
 
 
 def p8() -> list:
-    from theory import closed_forms as cf
+    from lnrecency.theory import closed_forms as cf
 
     forms = cf.closed_forms(True, "l2")
     subs = {cf.lam: 1, cf.gamma: 1}
@@ -59,7 +59,7 @@ def p8() -> list:
 
 def p9a(samples: int, seed: int, progress=None) -> list:
     from lnrecency.bias import bias_profile
-    from theory.limit import limit_scores
+    from lnrecency.theory.limit import limit_scores
 
     with mpmath.workdps(40):
         a = limit_scores(12, 3, norm="layernorm", dps=40)
@@ -92,7 +92,7 @@ def p9a(samples: int, seed: int, progress=None) -> list:
 
 
 def p9b() -> list:
-    from theory import closed_forms as cf
+    from lnrecency.theory import closed_forms as cf
 
     p = cf.closed_forms(False).p_diag.subs(cf.i, cf.i)
     dp = sympy.simplify(sympy.diff(p, cf.lam))
@@ -108,7 +108,7 @@ def p9b() -> list:
 
 
 def p9c(samples: int, seed: int, progress=None) -> list:
-    from theory.limit import limit_scores
+    from lnrecency.theory.limit import limit_scores
 
     items = []
     for residual in (False, True):

@@ -34,7 +34,7 @@ N_MC = 8
 
 def gaps(n: int, cfg: ModelConfig) -> tuple[np.ndarray, np.ndarray]:
     """Absolute and relative layer-2 gaps of rows i = 3..n in the exact limit."""
-    from theory.limit import limit_scores
+    from lnrecency.theory.limit import limit_scores
 
     s = limit_scores(n, 2, config=cfg)[1]
     rows = np.arange(3, n + 1)
@@ -44,7 +44,7 @@ def gaps(n: int, cfg: ModelConfig) -> tuple[np.ndarray, np.ndarray]:
 
 
 def evaluate(*, quick: bool = False, progress=None, seed: int = 20260303) -> list:
-    from theory.proofs import proof_layer2_recency
+    from lnrecency.theory.proofs import proof_layer2_recency
 
     proof = proof_layer2_recency(True)
     n = 16 if quick else 64

@@ -23,7 +23,7 @@ N_MC = 8
 
 
 def evaluate(*, quick: bool = False, progress=None, seed: int = 20260101) -> list[ClaimResult]:
-    from theory.proofs import proof_layer2_recency
+    from lnrecency.theory.proofs import proof_layer2_recency
 
     proof = proof_layer2_recency(False)
     n = 16 if quick else 96

@@ -44,7 +44,7 @@ def post_norm_evidence(*, samples: int, seed: int, progress=None) -> tuple[str, 
     cfg = ModelConfig(norm="none", lam=1.0)
     k = register("C8 no-norm decay: S^(2)_22 > S^(2)_88", 1, sided=1)
     sim = simulate(N, 2, 10 ** 12, samples, seed + 1, cfg, progress)
-    from theory.limit import limit_scores
+    from lnrecency.theory.limit import limit_scores
     lim = limit_scores(N, 2, config=cfg)[1]
     diff = sim.mean[1, 1, 1] - sim.mean[1, N - 1, N - 1]
     se = float(sim.stderr[1, 1, 1] + sim.stderr[1, N - 1, N - 1])  # sd(X - Y) <= sd(X) + sd(Y)
@@ -57,8 +57,8 @@ def post_norm_evidence(*, samples: int, seed: int, progress=None) -> tuple[str, 
 
 
 def evaluate(*, quick: bool = False, progress=None, seed: int = 20260808) -> list:
-    from theory import closed_forms as cf
-    from theory.proofs import proof_h_decreasing
+    from lnrecency.theory import closed_forms as cf
+    from lnrecency.theory.proofs import proof_h_decreasing
 
     proof = proof_h_decreasing(False)
     floor = sympy.limit(cf.closed_forms(False).h2.subs(cf.j, cf.i), cf.i, sympy.oo)

@@ -6,7 +6,7 @@ import json
 import sys
 
 from lnrecency.cli import add_config_arguments
-from theory.formula import ALLOWED, QUANTITIES, QUANTITY_HELP, check_formula
+from lnrecency.theory.formula import ALLOWED, QUANTITIES, QUANTITY_HELP, check_formula
 
 NAME = "check-formula"
 HELP = "check a formula (in i, j, alpha, lam, gamma) against the derived sympy closed form"

@@ -8,7 +8,7 @@ import mpmath
 import numpy as np
 
 from lnrecency.cli import add_config_arguments, config_from_args
-from theory.limit import limit_scores
+from lnrecency.theory.limit import limit_scores
 
 NAME = "limit"
 HELP = "print the exact d -> infinity expected scores S^(l)_ij (float64 or mpmath)"

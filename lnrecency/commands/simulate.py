@@ -7,7 +7,7 @@ import json
 import numpy as np
 
 from lnrecency.cli import add_config_arguments, config_from_args
-from numerics import simulate_scores
+from lnrecency.numerics import simulate_scores
 
 NAME = "simulate"
 HELP = "Monte Carlo mean +- SE of the scores S^(l)_ij at finite width d (direct or d-independent gram)"

@@ -14,14 +14,14 @@ import numpy as np
 from lnrecency.config import ModelConfig
 from lnrecency.report.settings import ReportSettings, derived_seed
 from lnrecency.verdicts import ClaimResult
-from theory.limit import LimitTrajectory, limit_trajectory
+from lnrecency.theory.limit import LimitTrajectory, limit_trajectory
 
 __all__ = ["ReportData", "closed_form"]
 
 
 def closed_form(quantity: str, cfg: ModelConfig, i: Any, j: Any = 1) -> Any:
     """The sympy-derived closed form of ``quantity`` ("score", "h", "g", ...) evaluated in float64."""
-    from theory.closed_forms import evaluate
+    from lnrecency.theory.closed_forms import evaluate
     return evaluate(quantity, i, j, config=cfg)
 
 
@@ -54,7 +54,7 @@ class ReportData:
 
         Defaults: ``settings.n``, ``settings.layers``, ``settings.samples``; paired accumulators on.
         """
-        from numerics import simulate_scores
+        from lnrecency.numerics import simulate_scores
         s = self.settings
         n = s.n if n is None else n
         layers = s.layers if layers is None else layers
@@ -68,7 +68,7 @@ class ReportData:
 
     def convergence(self, cfg: ModelConfig):
         """:func:`numerics.convergence.convergence_in_d` over ``settings.conv_ds`` (layers 1-2, cached)."""
-        from numerics.convergence import convergence_in_d
+        from lnrecency.numerics.convergence import convergence_in_d
         s = self.settings
         key = ("convergence", cfg)
         if key not in self._sims:

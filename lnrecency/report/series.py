@@ -135,7 +135,7 @@ def variance_curve(data: ReportData, d: int) -> VarianceCurve:
     lam = float(c.lam)
     return VarianceCurve(
         np.array(s.lengths), np.diagonal(traj.layers[0].output_gram)[idx],
-        np.diagonal(traj.layers[1].normalized)[idx],
+        np.diagonal(traj.layers[1].normalised_gram)[idx],
         d * sim.output_var_mean[0, idx], d * sim.output_var_stderr[0, idx],
         np.diagonal(sim.mean[1])[idx] / lam, np.diagonal(sim.stderr[1])[idx] / lam, d)
 

@@ -1,0 +1,275 @@
+"""The layers of the model M(norm, residual, lam, gamma, alpha), each defined once (SPEC "Model").
+
+Every piece carries, side by side, its finite-width map on vectors (used by both Monte Carlo samplers)
+and its d -> infinity map on Gram matrices (used by the limit recursion in every number system,
+including the Taylor jets of the finite-width theory):
+
+  normalisation N        vectors (..., n, D) -> N(h)          Gram G -> (Gh, D^(-1/2))
+                         none: h                               Gh = G (no D)
+                         l2 / rmsnorm: h / |h|                 Gh = D^(-1/2) G D^(-1/2), D = diag G
+                         layernorm: c / |c|, c = h - <u,h> u   same as l2; the centring removes one of
+                                    (u = ones / sqrt(d))       the d directions (see ``removed``)
+  attention              S = lam N N^T (j <= i), P = causal softmax(S), o = P N      O = P Gh P^T
+  update                 h' = o  or  h + gamma o               G' = B G B^T  or  (I + gamma B) G (I + gamma B)^T,
+                                                               B = P D^(-1/2)
+
+Why one map serves both worlds: all operations are inner products, linear combinations and the
+projection on u, so the scores of a draw are an exact function of the Gram matrix of the vectors the
+normalisation sees. For LayerNorm with Gaussian embeddings that Gram matrix is the one of the centred
+tokens P_u x_i (the residual stream stays centred up to P_u x: attention outputs are combinations of
+centred vectors), which is Wishart with d - ``removed`` = d - 1 degrees of freedom instead of d. The
+limit is the recursion started at the mean input Gram G0; a finite-width draw is the same recursion
+started at its own Gram matrix (:mod:`lnrecency.theory.finite_width` uses this).
+
+The Gram sampler (:mod:`lnrecency.numerics.samplers`) represents the vectors in reduced coordinates,
+which is exact only if N commutes with every rotation fixing u: :func:`check_rotation_invariance`
+tests that numerically for a normalisation before the sampler uses it.
+
+A new normalisation of the same kind (centre or not, scale or not) is one new entry of
+:data:`NORMALISATIONS`; another kind subclasses :class:`Normalisation` and overrides both maps.
+"""
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+import mpmath
+import numpy as np
+import sympy
+
+__all__ = ["Normalisation", "NORMALISATIONS", "Update", "UPDATES", "Arithmetic", "arithmetic",
+           "check_rotation_invariance", "causal_mask"]
+
+
+# --------------------------------------------------------------------------------------------------
+# Number systems: the elementwise arithmetic the Gram maps are written in.
+# --------------------------------------------------------------------------------------------------
+class Arithmetic:
+    """float64 (numpy). Arrays are numpy arrays; subclasses use object arrays or jets."""
+
+    name = "float64"
+    dtype: Any = np.float64
+
+    def number(self, value: Any) -> Any:
+        return float(value)
+
+    def exp(self, x):
+        return np.exp(x)
+
+    def sqrt(self, x):
+        return np.sqrt(x)
+
+    @property
+    def nan(self) -> Any:
+        return np.nan
+
+    def diagonal(self, g):
+        """diag(G) as a vector (a copy)."""
+        return np.diagonal(g, axis1=-2, axis2=-1).copy()
+
+    def outer(self, a, b):
+        """a_i b_j over the last axes."""
+        return a[..., :, None] * b[..., None, :]
+
+    def causal_softmax(self, s, mask):
+        """Row softmax over j <= i (``mask``); the row maximum is subtracted so large lam cannot overflow."""
+        w = np.where(mask, s, -np.inf)
+        w -= w.max(axis=-1, keepdims=True)
+        np.exp(w, out=w)
+        w /= w.sum(axis=-1, keepdims=True)
+        return w
+
+    def masked_scores(self, s, mask):
+        """S on j <= i, NaN above the diagonal."""
+        return np.where(mask, s, self.nan)
+
+
+class _ObjectArithmetic(Arithmetic):
+    dtype = object
+
+    def diagonal(self, g):
+        return np.diagonal(g).copy()
+
+    def outer(self, a, b):
+        return np.multiply.outer(a, b)
+
+    def causal_softmax(self, s, mask):
+        w = np.full(s.shape, self.number(0), dtype=object)
+        w[mask] = self.exp(s[mask])
+        return w / w.sum(axis=1, keepdims=True)
+
+    def masked_scores(self, s, mask):
+        return np.where(mask, s, self.nan).astype(object)
+
+
+class _MpmathArithmetic(_ObjectArithmetic):
+    name = "mpmath"
+    _exp = np.frompyfunc(mpmath.exp, 1, 1)
+    _sqrt = np.frompyfunc(mpmath.sqrt, 1, 1)
+
+    def number(self, value: Any) -> Any:
+        if isinstance(value, (mpmath.mpf, float, int, np.integer, np.floating)):
+            return mpmath.mpf(value)  # floats at their exact binary value
+        q = _fraction(value)
+        return mpmath.mpf(q.numerator) / q.denominator
+
+    def exp(self, x):
+        return self._exp(x)
+
+    def sqrt(self, x):
+        return self._sqrt(x)
+
+    @property
+    def nan(self):
+        return mpmath.mpf("nan")
+
+
+class _SympyArithmetic(_ObjectArithmetic):
+    name = "sympy"
+    _exp = np.frompyfunc(sympy.exp, 1, 1)
+    _sqrt = np.frompyfunc(sympy.sqrt, 1, 1)
+
+    def number(self, value: Any) -> Any:
+        if isinstance(value, sympy.Basic):
+            return value
+        q = _fraction(value)  # floats by their decimal repr: 0.2 -> 1/5
+        return sympy.Rational(q.numerator, q.denominator)
+
+    def exp(self, x):
+        return self._exp(x)
+
+    def sqrt(self, x):
+        return self._sqrt(x)
+
+    @property
+    def nan(self):
+        return sympy.nan
+
+
+def _fraction(value: Any) -> Fraction:
+    from lnrecency.config import as_fraction
+
+    return as_fraction(value)
+
+
+def arithmetic(dps: Any = None, exact: bool = False) -> Arithmetic:
+    """float64 (default), mpmath (``dps`` digits; the caller sets the working precision) or sympy."""
+    if exact:
+        if dps is not None:
+            raise ValueError(f"dps must be None when exact=True (sympy is exact); got dps={dps!r}")
+        return _SympyArithmetic()
+    return Arithmetic() if dps is None else _MpmathArithmetic()
+
+
+@functools.lru_cache(maxsize=64)
+def causal_mask(n: int) -> np.ndarray:
+    """Boolean lower triangle (j <= i), read-only."""
+    m = np.tril(np.ones((n, n), dtype=bool))
+    m.flags.writeable = False
+    return m
+
+
+# --------------------------------------------------------------------------------------------------
+# Normalisations
+# --------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Normalisation:
+    """N, applied before every attention layer.
+
+    ``centres``: remove the component along u = ones / sqrt(d) (LayerNorm's mean subtraction);
+    ``scales``: divide by the length (l2, rmsnorm, layernorm: rms(h) sqrt(d) = |h|);
+    ``rotation_invariant``: N(Q h) = Q N(h) for every rotation Q fixing u (declared; the Gram
+    sampler also tests it, :func:`check_rotation_invariance`).
+    """
+
+    name: str
+    centres: bool
+    scales: bool
+    rotation_invariant: bool = True
+
+    @property
+    def removed(self) -> int:
+        """Directions of R^d the normalisation discards (1 for LayerNorm): the Gram matrix it sees is
+        Wishart with d - removed degrees of freedom."""
+        return 1 if self.centres else 0
+
+    def vectors(self, h: np.ndarray, u: np.ndarray) -> np.ndarray:
+        """Finite width: N(h) along the last axis; ``u`` is the unit vector the centring removes."""
+        if self.centres:
+            h = h - (h @ u)[..., None] * u
+        if not self.scales:
+            return h
+        return h / np.sqrt(np.einsum("...d,...d->...", h, h))[..., None]
+
+    def gram(self, g, ar: Arithmetic):
+        """d -> infinity: (Gh, D^(-1/2)) from the state Gram G (D^(-1/2) is None without scaling).
+
+        The centring does not appear: at d = infinity it removes a vanishing part of every vector; at
+        finite d its effect is the law of the input Gram (``removed``)."""
+        if not self.scales:
+            return g, None
+        inv = 1 / ar.sqrt(ar.diagonal(g))
+        return g * ar.outer(inv, inv), inv
+
+
+#: every normalisation the model knows, by name (ModelConfig.norm takes these keys).
+NORMALISATIONS: dict[str, Normalisation] = {
+    "none": Normalisation("none", centres=False, scales=False),
+    "l2": Normalisation("l2", centres=False, scales=True),
+    "rmsnorm": Normalisation("rmsnorm", centres=False, scales=True),  # h / rms(h) / sqrt(d) = h / |h|
+    "layernorm": Normalisation("layernorm", centres=True, scales=True),
+}
+
+
+# --------------------------------------------------------------------------------------------------
+# Update rules
+# --------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Update:
+    """The next state: h' = o (``residual=False``) or h' = h + gamma o."""
+
+    residual: bool
+
+    def vectors(self, h: np.ndarray, o: np.ndarray, gamma: float) -> np.ndarray:
+        return h + gamma * o if self.residual else o
+
+    def gram(self, g, b, gamma):
+        """(O, G') from G and B = P D^(-1/2): O = B G B^T = P Gh P^T and
+        G' = O, or G + gamma (B G + (B G)^T) + gamma^2 O (residual)."""
+        m = b @ g
+        o = m @ b.T
+        if self.residual:
+            return o, g + gamma * (m + m.T) + gamma * gamma * o
+        return o, o
+
+
+UPDATES = {False: Update(False), True: Update(True)}
+
+
+# --------------------------------------------------------------------------------------------------
+# The premise of the Gram sampler
+# --------------------------------------------------------------------------------------------------
+@functools.lru_cache(maxsize=None)
+def check_rotation_invariance(norm: Normalisation, *, d: int = 7, tol: float = 1e-10) -> None:
+    """Raise ValueError unless N(h Q^T) = N(h) Q^T for random rotations Q fixing u = ones / sqrt(d).
+
+    The reduced (Bartlett) coordinates of the Gram sampler are exact only for such N. Deterministic
+    (fixed seed); ``tol`` is far above float64 rounding (~1e-15) and far below any real failure (O(1)).
+    """
+    if not norm.rotation_invariant:
+        raise ValueError(f"normalisation {norm.name!r} is not declared rotation invariant: the Gram "
+                         f"sampler cannot represent it; use method='direct'")
+    rng = np.random.default_rng(12345)
+    u = np.full(d, 1 / np.sqrt(d))
+    basis = np.linalg.qr(np.column_stack([u, rng.standard_normal((d, d - 1))]))[0][:, 1:]  # u-perp
+    h = rng.standard_normal((3, d))
+    for _ in range(3):
+        o = np.linalg.qr(rng.standard_normal((d - 1, d - 1)))[0]
+        q = np.outer(u, u) + basis @ o @ basis.T
+        err = np.max(np.abs(norm.vectors(h @ q.T, u) - norm.vectors(h, u) @ q.T))
+        if not err < tol:
+            raise ValueError(f"normalisation {norm.name!r} does not commute with rotations fixing u "
+                             f"(error {err:.3g}): the Gram sampler would be silently wrong; use "
+                             f"method='direct'")

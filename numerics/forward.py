@@ -1,0 +1,43 @@
+"""The attention stack at finite width d, on a batch of token vectors in any orthonormal coordinates.
+
+One layer, from state h (shape (batch, n, D)), with the shared layer definitions of
+:mod:`lnrecency.layers` (the same objects the limit recursion uses on Gram matrices):
+
+    S_ij = lam <N(h_i), N(h_j)>  (j <= i),   P = causal row softmax of S,
+    o_i  = sum_{k <= i} P_ik N(h_k),          h' = Update(h, o).
+
+LayerNorm's centring is the projection removing the component along a *given* unit vector ``u``, so
+the direct sampler (coordinates of R^d, u = ones / sqrt(d)) and the d-independent Gram sampler (reduced
+coordinates in which u = e_1) run this same code; the Gram sampler checks first that the normalisation
+commutes with rotations fixing u (:func:`lnrecency.layers.check_rotation_invariance`).
+"""
+from __future__ import annotations
+
+from typing import Iterator
+
+import numpy as np
+
+from lnrecency.config import ModelConfig
+from lnrecency.layers import Arithmetic, causal_mask
+
+__all__ = ["forward"]
+
+_FLOAT = Arithmetic()
+
+
+def forward(x: np.ndarray, config: ModelConfig, layers: int, u: np.ndarray
+            ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """Yield (S, o) per layer: scores (batch, n, n) with zeros above the diagonal, outputs (batch, n, D)."""
+    mask = causal_mask(x.shape[1])
+    lam, gamma = float(config.lam), float(config.gamma)
+    norm, update = config.normalisation, config.update
+    h = x
+    for _ in range(layers):
+        nh = norm.vectors(h, u)
+        s = nh @ nh.swapaxes(1, 2)
+        s *= lam
+        w = _FLOAT.causal_softmax(s, mask)
+        o = w @ nh
+        s *= mask
+        yield s, o
+        h = update.vectors(h, o, gamma)
