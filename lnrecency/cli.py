@@ -15,7 +15,7 @@ from typing import Sequence
 from lnrecency.config import EMBEDDINGS, NORMS, ModelConfig
 
 # Modules under lnrecency.commands, in the order `lnrecency --help` lists them.
-COMMANDS = ("limit", "report", "verify", "bias", "simulate", "check_formula")
+COMMANDS = ("limit", "finite_width", "report", "verify", "bias", "simulate", "check_formula")
 
 
 def _number(text: str) -> float:
@@ -71,6 +71,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"lnrecency {args.command}: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # the reader went away (e.g. `| head`): stop quietly, no traceback
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -29,7 +29,7 @@ import numpy as np
 
 from lnrecency.config import ModelConfig
 
-__all__ = ["Representation", "draw_range", "embed", "RNG_BLOCK_BYTES"]
+__all__ = ["Representation", "draw_range", "embed", "theory_gram", "RNG_BLOCK_BYTES"]
 
 RNG_BLOCK_BYTES = 2**19  # bytes of raw draws per RNG block (at least one sample per block)
 
@@ -93,3 +93,22 @@ def embed(raw: np.ndarray, config: ModelConfig, d: int) -> np.ndarray:
         return (math.sqrt(1.0 - alpha) * z + math.sqrt(alpha) * c) / math.sqrt(d)
     v = z + math.sqrt(alpha / (1.0 - alpha)) * c
     return v / np.linalg.norm(v, axis=-1, keepdims=True)
+
+
+def theory_gram(raw: np.ndarray, config: ModelConfig, d: int, u: np.ndarray) -> np.ndarray:
+    """Per draw, the Gram matrix W whose law the finite-width theory expands (batch, n, n):
+    Wishart_n(d - r, G0 / d), r = directions the normalisation removes, and the draw's scores are
+    exactly the limit recursion started at W (:mod:`lnrecency.theory.finite_width`).
+
+      gaussian:   W = Gram of the embeddings x_i, centred (P_u x_i) when the normalisation centres;
+      normalized: W = (1 - alpha) Gram(v) / d of the unnormalised tokens v_i = z_i + sqrt(alpha/(1-alpha)) c
+                  (the scores see its l2-normalised Gram; layernorm is not supported there).
+    """
+    if config.embedding == "gaussian":
+        x = embed(raw, config, d)
+        if config.normalisation.centres:
+            x = x - (x @ u)[..., None] * u
+        return x @ x.swapaxes(1, 2)
+    alpha = float(config.alpha)
+    v = raw[:, :-1, :] + math.sqrt(alpha / (1.0 - alpha)) * raw[:, -1:, :]
+    return (1.0 - alpha) / d * (v @ v.swapaxes(1, 2))

@@ -41,7 +41,7 @@ except ImportError:  # pragma: no cover - without it BLAS keeps its own thread s
 from lnrecency.config import ModelConfig, check_choice, check_int, make_config
 from lnrecency.layers import check_rotation_invariance
 from lnrecency.numerics.forward import forward
-from lnrecency.numerics.samplers import Representation, draw_range, embed
+from lnrecency.numerics.samplers import Representation, draw_range, embed, theory_gram
 from lnrecency.numerics.stats import Estimate, Moments, Proportion, moments
 
 __all__ = ["ScoreSimulation", "simulate_scores", "Instances", "sample_instances", "estimate_memory",
@@ -134,6 +134,7 @@ class ScoreSimulation:
     config: ModelConfig
     chunk: int
     representation: str  # "direct" (coordinates of R^d) or "bartlett" (d-independent)
+    control_variate: bool
     output_sq_norm_mean: np.ndarray
     output_sq_norm_stderr: np.ndarray
     output_var_mean: np.ndarray
@@ -252,8 +253,11 @@ class _ChunkSummary:
     greater: np.ndarray | None  # (layers, n, n, n): #(S_ij > S_ik) within the chunk
 
 
-def _layer_moments(s: np.ndarray, paired: bool):
-    """Mean, M2, row cross-moments and greater-counts of one layer's chunk of scores s (b, n, n)."""
+def _layer_moments(s: np.ndarray, paired: bool, raw: np.ndarray | None = None):
+    """Mean, M2, row cross-moments and greater-counts of one layer's chunk of scores s (b, n, n).
+
+    ``raw``: the unadjusted scores when ``s`` is control-variate adjusted (the counts of S_ij > S_ik
+    are per-instance events and use the raw scores)."""
     b, n = s.shape[0], s.shape[1]
     mean = s.mean(axis=0)
     st = np.ascontiguousarray(s.transpose(1, 2, 0))  # (n, n, b): [i, j, sample]
@@ -263,23 +267,42 @@ def _layer_moments(s: np.ndarray, paired: bool):
     cross = dev @ dev.transpose(0, 2, 1)  # per row i: sum_b dev_ij dev_ik
     greater = np.zeros((n, n, n), dtype=np.int64)
     buf = np.empty(n * n * b, dtype=bool)
+    rt = st if raw is None else np.ascontiguousarray(raw.transpose(1, 2, 0))
     for i in range(1, n):  # row 1 has a single key
         k = i + 1
-        v = st[i, :k]  # (k, b): S_ij of every sample, j <= i
+        v = rt[i, :k]  # (k, b): S_ij of every sample, j <= i
         cmp = buf[: k * k * b].reshape(k, k, b)
         np.greater(v[:, None, :], v[None, :, :], out=cmp)
         greater[i, :k, :k] = cmp.sum(axis=2, dtype=np.int64)
     return mean, np.einsum("ijj->ij", cross), cross, greater
 
 
+def _control_variate(raw: np.ndarray, rep: Representation, config: ModelConfig, layers: int,
+                     taylor_mean: np.ndarray) -> np.ndarray:
+    """Y - E Y per draw, shape (layers, b, n, n): Y = F1[E] + F2[E] is the second-order Taylor
+    polynomial of the scores in the draw's input-Gram deviation E = W - G0 (a jet of the shared layer
+    definitions), E Y is known exactly (FiniteWidth.taylor_mean)."""
+    from lnrecency.theory.finite_width import taylor_scores
+
+    w = theory_gram(raw, config, rep.d, rep.u)
+    g0 = np.full((rep.n, rep.n), float(config.alpha))
+    np.fill_diagonal(g0, 1.0)
+    jet = taylor_scores(rep.n, layers, config, w - g0)
+    y = jet.c1 + jet.c2
+    y -= taylor_mean
+    return y.swapaxes(0, 1)
+
+
 def _summarise_chunk(rep: Representation, seed: Any, config: ModelConfig, layers: int, paired: bool,
-                     start: int, stop: int) -> _ChunkSummary:
+                     taylor_mean: np.ndarray | None, start: int, stop: int) -> _ChunkSummary:
     """Draw samples [start, stop), run the stack, return the chunk's moments.
 
     The stack runs on sub-batches of FORWARD_BATCH samples (their arrays stay in the CPU cache); the
     moments are then taken over the whole chunk (the per-row counting loop prefers long rows).
+    With ``taylor_mean`` (control variate on) the score moments are those of S - (Y - E Y).
     """
-    x = embed(draw_range(rep, seed, start, stop), config, rep.d)
+    raw = draw_range(rep, seed, start, stop)
+    x = embed(raw, config, rep.d)
     b, n, u = stop - start, rep.n, rep.u
     scores = np.empty((layers, b, n, n))
     osq, oproj = np.empty((b, layers, n)), np.empty((b, layers, n))
@@ -289,7 +312,11 @@ def _summarise_chunk(rep: Representation, seed: Any, config: ModelConfig, layers
             scores[layer, lo:hi] = s
             osq[lo:hi, layer] = np.einsum("bnd,bnd->bn", o, o)
             oproj[lo:hi, layer] = o @ u
-    mean, m2, cross, greater = zip(*(_layer_moments(s, paired) for s in scores))
+    if taylor_mean is None:
+        mean, m2, cross, greater = zip(*(_layer_moments(s, paired) for s in scores))
+    else:
+        adjusted = scores - _control_variate(raw, rep, config, layers, taylor_mean)
+        mean, m2, cross, greater = zip(*(_layer_moments(a, paired, s) for a, s in zip(adjusted, scores)))
     return _ChunkSummary(b, np.stack(mean), np.stack(m2), moments(osq),
                          moments((osq - oproj * oproj) / rep.d),
                          np.stack(cross) if paired else None, np.stack(greater) if paired else None)
@@ -321,7 +348,8 @@ class _Accumulator:
 def simulate_scores(n: int, layers: int, d: int, samples: int, *, seed: Any, method: str = "direct",
                     chunk: int | None = None, config: ModelConfig | None = None, paired: bool = True,
                     progress: bool | None = None, memory_limit: int | None = None,
-                    workers: int | None = None, **params: Any) -> ScoreSimulation:
+                    workers: int | None = None, control_variate: bool = False,
+                    **params: Any) -> ScoreSimulation:
     """Monte Carlo mean and SE of the scores of M(norm, residual, lam, gamma, alpha) at width d.
 
     The model comes from ``config`` or from keywords (norm, residual, gamma, lam, alpha, embedding),
@@ -331,7 +359,10 @@ def simulate_scores(n: int, layers: int, d: int, samples: int, *, seed: Any, met
     bit-for-bit a function of (seed, arguments) and independent of ``workers`` (threads processing
     chunks, merged in chunk order; default: the available CPUs, at most 4, when threadpoolctl is installed
     (BLAS then runs single-threaded during the call), else 1); it depends on ``chunk`` only through
-    float rounding. ``progress``: tqdm bar; None = only when stderr is a terminal. ``memory_limit`` (bytes):
+    float rounding. ``control_variate``: subtract from every draw's scores its second-order Taylor
+    polynomial in the input-Gram deviation, centred at its exact mean (:mod:`lnrecency.theory.finite_width`):
+    the estimator stays unbiased, the SE is that of the adjusted draws (residual spread O(d^-3/2)
+    instead of O(d^-1/2)); per-instance counts (prob_greater) use the raw scores. ``progress``: tqdm bar; None = only when stderr is a terminal. ``memory_limit`` (bytes):
     default the available physical memory.
     """
     config, n, layers, d, samples, method, seed = _validate(config, params, n, layers, d, samples,
@@ -340,6 +371,12 @@ def simulate_scores(n: int, layers: int, d: int, samples: int, *, seed: Any, met
         chunk = check_int("chunk", chunk, minimum=1)
     if not isinstance(paired, bool):
         raise ValueError(f"paired must be True or False; got {paired!r}")
+    if not isinstance(control_variate, bool):
+        raise ValueError(f"control_variate must be True or False; got {control_variate!r}")
+    if control_variate:
+        from lnrecency.theory.finite_width import check_supported
+
+        check_supported(config)
     workers = _default_workers() if workers is None else check_int("workers", workers, minimum=1)
     limit = _available_memory() if memory_limit is None else check_int("memory_limit", memory_limit)
 
@@ -367,7 +404,12 @@ def simulate_scores(n: int, layers: int, d: int, samples: int, *, seed: Any, met
 
     acc = _Accumulator(n, layers, paired)
     starts = range(0, samples, chunk)
-    work = partial(_summarise_chunk, rep, seed, config, layers, paired)
+    taylor_mean = None
+    if control_variate:
+        from lnrecency.theory.finite_width import finite_width
+
+        taylor_mean = finite_width(n, layers, config=config).taylor_mean(d)
+    work = partial(_summarise_chunk, rep, seed, config, layers, paired, taylor_mean)
     show = sys.stderr.isatty() if progress is None else bool(progress)
     with _one_blas_thread(), tqdm(total=samples, disable=not show, unit="sample",
                                   desc=f"simulate d={d}", leave=False) as bar:
@@ -395,7 +437,7 @@ def simulate_scores(n: int, layers: int, d: int, samples: int, *, seed: Any, met
     se[:, upper] = np.nan
     return ScoreSimulation(
         mean=mean, stderr=se, samples=samples, d=d, seed=seed, method=method, config=config,
-        chunk=chunk, representation=rep.name,
+        chunk=chunk, representation=rep.name, control_variate=control_variate,
         output_sq_norm_mean=acc.osq.mean, output_sq_norm_stderr=acc.osq.stderr(),
         output_var_mean=acc.ovar.mean, output_var_stderr=acc.ovar.stderr(),
         cross_moments=acc.cross, greater_counts=acc.greater)

@@ -1,0 +1,430 @@
+"""Finite-width theory: the exact O(1/d) correction of every expected score and the O(1/sqrt(d))
+fluctuation law, as derivatives of the shared layer definitions (:mod:`lnrecency.layers`).
+
+The mathematics (our derivation; the paper has no finite-width theory).
+With W_Q = W_K = W_V = I every score of every layer is a deterministic smooth function F of the Gram
+matrix W of the vectors the first normalisation sees: F is the limit recursion started at W instead of
+at its mean G0 = (1 - alpha) I + alpha 1 1^T (``iterate_limit(..., gram=W)``). For Gaussian embeddings
+x_i = sqrt(1-alpha) z_i + sqrt(alpha) c, z, c ~ N(0, I_d / d):
+
+  * none / l2 / rmsnorm: W = X X^T ~ Wishart_n(d, G0 / d): E W = G0,
+    Cov(W_ab, W_ce) = (G0_ac G0_be + G0_ae G0_bc) / d;
+  * layernorm: the scores depend only on the centred tokens P_u x_i (P_u removes u = ones / sqrt(d);
+    attention outputs are combinations of centred vectors, so the residual stream stays centred up to
+    P_u x). Their Gram matrix W_c ~ Wishart_n(d - 1, G0 / d): E W_c = G0 - G0 / d, the same covariance
+    to first order ((d - 1) / d^2).
+
+Write W = G0 + E and B B^T = G0 (Cholesky). E = B M B^T / sqrt(d) with M symmetric Gaussian,
+Var M_aa = 2, Var M_ab = 1 (a < b), independent. Second-order Taylor expansion of F (delta method):
+
+    E_d[S] = S_lim + c / d + O(1/d^2),
+    c = sum_a 2 F2[b_a b_a^T] + sum_{a<b} F2[b_a b_b^T + b_b b_a^T]   (- F1[G0] for layernorm),
+
+where F(G0 + t V) = S_lim + t F1[V] + t^2 F2[V] + O(t^3) (F2 = half the second directional derivative);
+the layernorm term is the mean shift -G0/d of W_c. The remainder is O(1/d^2): the third cumulants of
+the Wishart law are O(1/d^2) and its fourth moments O(1/d^2). The fluctuation law:
+
+    Cov_d(S_ij, S_ik) = V_i[j, k] / d + O(1/d^2),
+    V_i[j, k] = sum_a 2 F1_ij[v_aa] F1_ik[v_aa] + sum_{a<b} F1_ij[v_ab] F1_ik[v_ab],
+
+so Var_d(S_ij - S_ik) = (V_i[j,j] + V_i[k,k] - 2 V_i[j,k]) / d. The jets F1, F2 come from running the
+limit recursion in second-order Taylor arithmetic (:class:`Jet`), batched over directions V. They are
+cross-checked against finite differences in mpmath (``finite_difference_c``) and against Monte Carlo.
+
+``normalized`` embeddings (x_i = v_i / |v_i|): for none / l2 / rmsnorm the scores are F applied to the
+normalised Gram of the v_i, whose rescaled Gram is Wishart_n(d, G0 / d) as above, so the same expansion
+runs through one extra l2 Gram map. For layernorm the centring and the token normalisation see
+different Gram matrices (the centred and the full one): refused here with a clear message.
+
+Where lam or gamma grows with d (the authors' lam = sqrt(d) "sqrt(d) scaling", gamma = sqrt(d)) the
+fixed-parameter expansion does not apply: the caller must not use it (:func:`check_fixed_parameters`).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Iterator
+
+import mpmath
+import numpy as np
+
+from lnrecency.config import ModelConfig, check_int, make_config
+from lnrecency.layers import NORMALISATIONS, Arithmetic, causal_mask
+
+__all__ = ["Jet", "FiniteWidth", "finite_width", "taylor_scores", "wishart_directions",
+           "finite_difference_c", "check_supported", "FIRST_ORDER"]
+
+FIRST_ORDER = ("first-order (delta method): E_d S = S_lim + c/d + O(1/d^2), "
+               "Var_d = v/d + O(1/d^2)")
+_JET_BUDGET_BYTES = 192 * 2**20  # working memory of one batch of directions
+MAX_COST = 5e10  # n(n+1)/2 directions x layers x n^3: about 2 minutes on this project's 2-core machine
+
+
+# --------------------------------------------------------------------------------------------------
+# Second-order Taylor jets, batched over directions
+# --------------------------------------------------------------------------------------------------
+class Jet:
+    """a(t) = c0 + c1 t + c2 t^2 + O(t^3) for a batch of K directions.
+
+    ``c0`` has the value's shape; ``c1`` and ``c2`` have shape (K,) + that shape. Arithmetic follows
+    the Taylor rules: (ab)_1 = a0 b1 + a1 b0, (ab)_2 = a0 b2 + a1 b1 + a2 b0; f(a)_1 = f'(a0) a1,
+    f(a)_2 = f'(a0) a2 + f''(a0) a1^2 / 2.
+    """
+
+    __array_priority__ = 1000
+
+    def __init__(self, c0, c1, c2):
+        self.c0, self.c1, self.c2 = c0, c1, c2
+
+    # -- linear operations
+    def __add__(self, o):
+        if isinstance(o, Jet):
+            return Jet(self.c0 + o.c0, self.c1 + o.c1, self.c2 + o.c2)
+        return Jet(self.c0 + o, self.c1, self.c2)
+
+    __radd__ = __add__
+
+    def __neg__(self):
+        return Jet(-self.c0, -self.c1, -self.c2)
+
+    def __sub__(self, o):
+        return self + (-o)
+
+    def __rsub__(self, o):
+        return (-self) + o
+
+    def __mul__(self, o):
+        if isinstance(o, Jet):
+            return Jet(self.c0 * o.c0, self.c0 * o.c1 + self.c1 * o.c0,
+                       self.c0 * o.c2 + self.c1 * o.c1 + self.c2 * o.c0)
+        return Jet(self.c0 * o, self.c1 * o, self.c2 * o)
+
+    __rmul__ = __mul__
+
+    def __matmul__(self, o):
+        return Jet(self.c0 @ o.c0, self.c0 @ o.c1 + self.c1 @ o.c0,
+                   self.c0 @ o.c2 + self.c1 @ o.c1 + self.c2 @ o.c0)
+
+    def __truediv__(self, o):
+        return self * (o.reciprocal() if isinstance(o, Jet) else 1.0 / o)
+
+    def __rtruediv__(self, o):
+        return self.reciprocal() * o
+
+    def __getitem__(self, idx):
+        idx = idx if isinstance(idx, tuple) else (idx,)
+        return Jet(self.c0[idx], self.c1[(slice(None),) + idx], self.c2[(slice(None),) + idx])
+
+    @property
+    def T(self):
+        return Jet(self.c0.swapaxes(-1, -2), self.c1.swapaxes(-1, -2), self.c2.swapaxes(-1, -2))
+
+    def sum(self, axis: int, keepdims: bool = False):
+        if axis >= 0:
+            raise ValueError("Jet.sum takes a negative axis (the leading axis of c1, c2 is the batch)")
+        return Jet(self.c0.sum(axis=axis, keepdims=keepdims), self.c1.sum(axis=axis, keepdims=keepdims),
+                   self.c2.sum(axis=axis, keepdims=keepdims))
+
+    # -- elementwise functions
+    def _apply(self, f0, f1, f2):
+        """f(a) from f(a0), f'(a0), f''(a0)."""
+        return Jet(f0, f1 * self.c1, f1 * self.c2 + 0.5 * f2 * self.c1 * self.c1)
+
+    def reciprocal(self):
+        r = 1.0 / self.c0
+        return self._apply(r, -r * r, 2.0 * r * r * r)
+
+    def sqrt(self):
+        s = np.sqrt(self.c0)
+        return self._apply(s, 0.5 / s, -0.25 / (s * self.c0))
+
+    def exp(self):
+        e = np.exp(self.c0)
+        return self._apply(e, e, e)
+
+    def where(self, mask, fill):
+        """Value ``fill`` (with zero derivatives) where ``mask`` is False."""
+        return Jet(np.where(mask, self.c0, fill), np.where(mask, self.c1, 0.0), np.where(mask, self.c2, 0.0))
+
+
+class JetArithmetic(Arithmetic):
+    """The number system of :mod:`lnrecency.layers` on :class:`Jet` (float64 coefficients)."""
+
+    name = "jet"
+
+    def exp(self, x):
+        return x.exp()
+
+    def sqrt(self, x):
+        return x.sqrt()
+
+    def diagonal(self, g):
+        return Jet(np.diagonal(g.c0, axis1=-2, axis2=-1).copy(), np.diagonal(g.c1, axis1=-2, axis2=-1).copy(),
+                   np.diagonal(g.c2, axis1=-2, axis2=-1).copy())
+
+    def causal_softmax(self, s, mask):
+        top = np.where(mask, s.c0, -np.inf).max(axis=-1, keepdims=True)  # a constant shift
+        e = (s - top).where(mask, -np.inf).exp()
+        return e * e.sum(axis=-1, keepdims=True).reciprocal()
+
+    def masked_scores(self, s, mask):
+        return s.where(mask, np.nan)
+
+
+# --------------------------------------------------------------------------------------------------
+# The law of the input Gram matrix
+# --------------------------------------------------------------------------------------------------
+def check_supported(config: ModelConfig) -> None:
+    """Refuse the configurations whose input law this module does not expand (ValueError)."""
+    if config.embedding == "normalized" and config.normalisation.centres:
+        raise ValueError(
+            "finite-width theory: embedding='normalized' with norm='layernorm' is not supported (the "
+            "token normalisation sees the full Gram matrix and the centring the centred one: two "
+            "matrices, not one Wishart); use embedding='gaussian', or norm='l2'/'rmsnorm'/'none'")
+
+
+def check_fixed_parameters(lam_scales_with_d: bool = False, gamma_scales_with_d: bool = False) -> None:
+    """The expansion holds for lam and gamma fixed as d grows; refuse lam = sqrt(d), gamma = sqrt(d)."""
+    if lam_scales_with_d or gamma_scales_with_d:
+        which = " and ".join(n for n, f in (("lam", lam_scales_with_d), ("gamma", gamma_scales_with_d)) if f)
+        raise ValueError(f"finite-width theory: {which} grows with d, so the fixed-parameter 1/d "
+                         f"expansion does not apply; decide that setting by Monte Carlo at its width")
+
+
+def _input_law(n: int, config: ModelConfig) -> tuple[np.ndarray, np.ndarray]:
+    """(G0, B) with B the lower Cholesky factor of G0 = (1 - alpha) I + alpha 1 1^T."""
+    a = float(config.alpha)
+    g0 = np.full((n, n), a)
+    np.fill_diagonal(g0, 1.0)
+    return g0, np.linalg.cholesky(g0)
+
+
+def wishart_directions(b: np.ndarray, chunk: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """Batches (V, w) of the directions v_aa = b_a b_a^T (weight 2) and v_ab = b_a b_b^T + b_b b_a^T
+    (a < b, weight 1), b_a the columns of B: sum_r w_r v_r (x) v_r is d times the covariance of a
+    Wishart_n(d, B B^T / d) matrix."""
+    n = b.shape[0]
+    rows, cols = np.triu_indices(n)
+    for lo in range(0, rows.size, chunk):
+        r, c = rows[lo:lo + chunk], cols[lo:lo + chunk]
+        outer = b.T[r][:, :, None] * b.T[c][:, None, :]  # b_a b_b^T
+        v = outer + outer.swapaxes(1, 2)
+        diag = r == c
+        v[diag] *= 0.5
+        yield v, np.where(diag, 2.0, 1.0)
+
+
+def _to_first_gram(g, config: ModelConfig, ar: Arithmetic):
+    """The Gram matrix the first layer sees, from the Wishart-distributed one (normalized tokens: l2)."""
+    if config.embedding == "normalized":
+        return NORMALISATIONS["l2"].gram(g, ar)[0]
+    return g
+
+
+def taylor_scores(n: int, layers: int, config: ModelConfig, directions: np.ndarray,
+                  base: np.ndarray | None = None) -> Jet:
+    """Scores of layers 1..L as a Jet along each direction V: F(base + t V), base = G0 by default.
+
+    Returns a Jet with c0 (L, n, n) and c1, c2 (K, L, n, n); NaN above the diagonal.
+    """
+    from lnrecency.theory.limit import iterate_limit
+
+    ar = JetArithmetic()
+    g0 = _input_law(n, config)[0] if base is None else base
+    jet = Jet(g0, directions, np.zeros_like(directions))
+    out = [lay.scores for lay in iterate_limit(n, layers, config, ar, last_output=False,
+                                               gram=_to_first_gram(jet, config, ar))]
+    return Jet(np.stack([s.c0 for s in out]), np.stack([s.c1 for s in out], axis=1),
+               np.stack([s.c2 for s in out], axis=1))
+
+
+# --------------------------------------------------------------------------------------------------
+# The result
+# --------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class FiniteWidth:
+    """First-order finite-width theory of M at sequence length n, layers 1..L (0-indexed arrays).
+
+    limit[l, i, j]        S_lim^(l+1)_(i+1)(j+1), NaN above the diagonal
+    c[l, i, j]            the 1/d coefficient: E_d S = limit + c / d + O(1/d^2)
+    c_centring[l, i, j]   the part of c from LayerNorm's centring, -r F1[G0] (r = removed directions;
+                          0 for the other norms); the rest, c - c_centring, is the fluctuation part
+    curvature_centring    F2[G0] (needed by the exact mean of the control variate)
+    cov[l, i, j, k]       V_i[j, k]: d Cov_d(S_ij, S_ik) -> V_i[j, k] (within row i)
+    """
+
+    config: ModelConfig
+    n: int
+    layers: int
+    limit: np.ndarray
+    c: np.ndarray
+    c_centring: np.ndarray
+    curvature_centring: np.ndarray
+    cov: np.ndarray
+
+    label = FIRST_ORDER
+
+    def _idx(self, layer: int, i: int, *cols: int) -> tuple[int, ...]:
+        check_int("layer", layer, minimum=1, maximum=self.layers)
+        check_int("i", i, minimum=1, maximum=self.n)
+        for name, col in zip("jk", cols):
+            check_int(name, col, minimum=1, maximum=i)
+        return (layer - 1, i - 1) + tuple(col - 1 for col in cols)
+
+    def expected(self, d: Any) -> np.ndarray:
+        """limit + c / d: first-order E_d[S], shape (L, n, n)."""
+        d = _check_d(d, self.config)
+        return self.limit + self.c / d
+
+    def taylor_mean(self, d: Any) -> np.ndarray:
+        """Exact E[F1[E] + F2[E]] at width d, E = W - G0 the draw's input-Gram deviation (the control
+        variate's known mean). With r = removed directions, W ~ Wishart(d - r, G0 / d):
+        E E = -r G0 / d and E[E (x) E] = (d - r) / d^2 K + r^2 G0 (x) G0 / d^2, so the mean is
+        c_centring / d + (d - r) / d^2 (c - c_centring) + r^2 / d^2 F2[G0]. Zeros above the diagonal."""
+        d = _check_d(d, self.config)
+        r = self.config.normalisation.removed
+        out = (self.c_centring / d + (d - r) / d ** 2 * (self.c - self.c_centring)
+               + r * r / d ** 2 * self.curvature_centring)
+        return np.nan_to_num(out, nan=0.0)
+
+    @property
+    def variance(self) -> np.ndarray:
+        """v of every score: d Var_d(S_ij) -> v_ij, shape (L, n, n)."""
+        return np.einsum("lijj->lij", self.cov)
+
+    def difference(self, layer: int, i: int, j: int, k: int) -> tuple[float, float, float]:
+        """(limit, c, v) of S_ij - S_ik: E_d = limit + c/d, Var_d = v/d (first order)."""
+        l0, i0, j0, k0 = self._idx(layer, i, j, k)
+        v = self.cov[l0, i0]
+        return (float(self.limit[l0, i0, j0] - self.limit[l0, i0, k0]),
+                float(self.c[l0, i0, j0] - self.c[l0, i0, k0]),
+                float(max(v[j0, j0] + v[k0, k0] - 2.0 * v[j0, k0], 0.0)))
+
+    def prob_greater(self, layer: int, i: int, j: int, k: int, d: Any) -> float:
+        """P(S_ij > S_ik) for one draw at width d from the fluctuation law (normal, first order):
+        Phi((Delta_lim + Delta_c / d) / sqrt(v / d))."""
+        from scipy.stats import norm as normal
+
+        d = _check_d(d, self.config)
+        lim, c, v = self.difference(layer, i, j, k)
+        mean = lim + c / d
+        if v == 0.0:
+            return 1.0 if mean > 0 else 0.0 if mean < 0 else 0.5
+        return float(normal.cdf(mean / math.sqrt(v / d)))
+
+    def smallest_d(self, layer: int, i: int, j: int, k: int) -> float | None:
+        """Smallest real d > 0 beyond which the first-order E_d(S_ij - S_ik) = lim + c/d is > 0
+        (0.0: every d; None: never, as lim <= 0). Exact root of the first-order expression."""
+        lim, c, _ = self.difference(layer, i, j, k)
+        if lim > 0:
+            return 0.0 if c >= 0 else -c / lim
+        if lim == 0 and c > 0:
+            return 0.0
+        return None
+
+    def to_json(self, d: Any = None) -> dict:
+        def nested(a):
+            return [[[None if not np.isfinite(x) else float(x) for x in row] for row in lay] for lay in a]
+
+        out = {"config": self.config.as_dict(), "n": self.n, "layers": self.layers,
+               "approximation": self.label, "c": nested(self.c), "limit": nested(self.limit),
+               "variance": nested(self.variance)}
+        if d is not None:
+            out["d"] = int(d)
+            out["expected"] = nested(self.expected(d))
+        return out
+
+
+def _check_d(d: Any, config: ModelConfig) -> int:
+    return check_int("d", d, minimum=config.normalisation.removed + 1)
+
+
+def finite_width(n: int, layers: int, *, config: ModelConfig | None = None, chunk: int | None = None,
+                 **params: Any) -> FiniteWidth:
+    """The first-order finite-width theory (module docstring) for every layer 1..L and entry.
+
+    Deterministic; cost O(n^2) directions x O(L n^3) per direction, in batches of ``chunk``
+    directions (default: ~192 MiB of working arrays).
+    """
+    n = check_int("n", n, minimum=1)
+    layers = check_int("layers", layers, minimum=1)
+    cost = n * (n + 1) // 2 * layers * n ** 3
+    if cost > MAX_COST:
+        raise ValueError(f"finite-width theory at n={n}, layers={layers} costs n(n+1)/2 * layers * n^3 = "
+                         f"{cost:.3g} operations, above the limit {MAX_COST:.0e} (n=96, layers=2 takes "
+                         f"about 20 s here); use a smaller n or fewer layers")
+    cfg = make_config(config, **params)
+    check_supported(cfg)
+    g0, b = _input_law(n, cfg)
+    if chunk is None:
+        chunk = max(1, _JET_BUDGET_BYTES // (8 * 40 * layers * n * n))
+    chunk = check_int("chunk", chunk, minimum=1)
+    c = np.zeros((layers, n, n))
+    cov = np.zeros((layers, n, n, n))
+    limit = None
+    for v, w in wishart_directions(b, chunk):
+        jet = taylor_scores(n, layers, cfg, v)
+        limit = jet.c0
+        c += np.einsum("r,rlij->lij", w, np.nan_to_num(jet.c2))
+        a = np.ascontiguousarray(np.nan_to_num(jet.c1).transpose(1, 2, 3, 0))  # (L, n, n, K)
+        cov += (a * w) @ a.swapaxes(-1, -2)  # sum_r w_r F1_r[l, i, j] F1_r[l, i, k]
+    centring = np.zeros((layers, n, n))
+    curvature = np.zeros((layers, n, n))
+    if cfg.normalisation.removed:
+        shift = taylor_scores(n, layers, cfg, g0[None])  # along G0: E W_c = G0 - r G0 / d
+        centring = -cfg.normalisation.removed * np.nan_to_num(shift.c1[0])
+        curvature = np.nan_to_num(shift.c2[0])
+    if cfg.normalisation.scales:  # S_ii = lam <N h_i, N h_i> = lam identically: c_ii = 0, no fluctuation
+        idx = np.arange(n)
+        for a in (c, centring, curvature):
+            a[:, idx, idx] = 0.0
+        cov[:, idx, idx, :] = 0.0
+        cov[:, idx, :, idx] = 0.0
+    upper = ~causal_mask(n)
+    c = c + centring
+    for a in (c, centring, curvature):
+        a[:, upper] = np.nan
+    return FiniteWidth(cfg, n, layers, limit, c, centring, curvature, cov)
+
+
+# --------------------------------------------------------------------------------------------------
+# The independent route: finite differences in mpmath
+# --------------------------------------------------------------------------------------------------
+def finite_difference_c(n: int, layers: int, *, config: ModelConfig | None = None, dps: int = 60,
+                        step: str = "1e-15", **params: Any) -> np.ndarray:
+    """c by central second differences of the mpmath limit recursion along every Wishart direction:
+    F2[v] = (F(G0 + h v) - 2 F(G0) + F(G0 - h v)) / (2 h^2), truncation O(h^2) = 1e-30, rounding
+    ~10^-dps / h^2 = 1e-30. Slow (2 n(n+1)/2 + 3 mpmath recursions): small n only. Returns floats."""
+    from lnrecency.theory.limit import _backend, iterate_limit
+
+    n = check_int("n", n, minimum=1, maximum=12)
+    layers = check_int("layers", layers, minimum=1, maximum=8)
+    cfg = make_config(config, **params)
+    check_supported(cfg)
+    ar = _backend(dps, False)
+    with mpmath.workdps(dps):
+        h = mpmath.mpf(step)
+        a = ar.number(cfg.alpha)
+        g0 = np.array([[mpmath.mpf(1) if p == q else a for q in range(n)] for p in range(n)], dtype=object)
+        bm = mpmath.cholesky(mpmath.matrix(g0.tolist()))
+        b = np.array(bm.tolist(), dtype=object)
+
+        def scores(g):
+            g = _to_first_gram(g, cfg, ar)
+            return np.stack([lay.scores for lay in iterate_limit(n, layers, cfg, ar, last_output=False,
+                                                                  gram=g)])
+
+        base = scores(g0)
+        total = np.zeros((layers, n, n), dtype=object)
+        total[...] = mpmath.mpf(0)
+        for p in range(n):
+            for q in range(p, n):
+                outer = np.multiply.outer(b[:, p], b[:, q])
+                v = outer if p == q else outer + outer.T
+                w = 2 if p == q else 1
+                total = total + w * (scores(g0 + h * v) - 2 * base + scores(g0 - h * v)) / (2 * h * h)
+        if cfg.normalisation.removed:
+            total = total - cfg.normalisation.removed * (scores(g0 + h * g0) - scores(g0 - h * g0)) / (2 * h)
+        out = np.array([[[float(x) if p >= q else np.nan for q, x in enumerate(row)] for p, row in enumerate(lay)]
+                        for lay in total])
+    return out
