@@ -376,7 +376,7 @@ def simulate_scores(n: int, layers: int, d: int, samples: int, *, seed: Any, met
     if control_variate:
         from lnrecency.theory.finite_width import check_supported
 
-        check_supported(config)
+        check_supported(config, control_variate=True)
     workers = _default_workers() if workers is None else check_int("workers", workers, minimum=1)
     limit = _available_memory() if memory_limit is None else check_int("memory_limit", memory_limit)
 

@@ -31,10 +31,15 @@ so Var_d(S_ij - S_ik) = (V_i[j,j] + V_i[k,k] - 2 V_i[j,k]) / d. The jets F1, F2 
 limit recursion in second-order Taylor arithmetic (:class:`Jet`), batched over directions V. They are
 cross-checked against finite differences in mpmath (``finite_difference_c``) and against Monte Carlo.
 
-``normalized`` embeddings (x_i = v_i / |v_i|): for none / l2 / rmsnorm the scores are F applied to the
-normalised Gram of the v_i, whose rescaled Gram is Wishart_n(d, G0 / d) as above, so the same expansion
-runs through one extra l2 Gram map. For layernorm the centring and the token normalisation see
-different Gram matrices (the centred and the full one): refused here with a clear message.
+``normalized`` embeddings (x_i = v_i / |v_i|, v_i = z_i + sqrt(alpha / (1 - alpha)) c, rescaled so that
+Gram(v) ~ Wishart_n(d, G0 / d)): for none / l2 / rmsnorm the first layer sees the l2-normalised Gram of
+the v_i, so the same expansion runs through one extra l2 Gram map. For layernorm it sees the centred
+tokens P_u v_i / |v_i|: Gram diag(W_c + q^2)^(-1/2) W_c diag(W_c + q^2)^(-1/2) with W_c ~ Wishart(d-1)
+the centred Gram and q_i = <u, v_i> ~ N(0, 1/d) independent of it. To first order only E q_i^2 = 1/d
+enters (its fluctuations are O(1/d) with mean zero and independent of W_c); it shrinks the fed Gram
+G0 -> G0 / (1 + 1/d), i.e. along -G0, while the mean shift of W_c does nothing (the l2 map is scale
+invariant). So in both embeddings c = c_cov - r F1[G0], with F1 taken without the token normalisation.
+The control variate is not available there (the second moments of the q^2 part are not implemented).
 
 Where lam or gamma grows with d (the authors' lam = sqrt(d) "sqrt(d) scaling", gamma = sqrt(d)) the
 fixed-parameter expansion does not apply: the caller must not use it (:func:`check_fixed_parameters`).
@@ -174,13 +179,14 @@ class JetArithmetic(Arithmetic):
 # --------------------------------------------------------------------------------------------------
 # The law of the input Gram matrix
 # --------------------------------------------------------------------------------------------------
-def check_supported(config: ModelConfig) -> None:
-    """Refuse the configurations whose input law this module does not expand (ValueError)."""
-    if config.embedding == "normalized" and config.normalisation.centres:
+def check_supported(config: ModelConfig, *, control_variate: bool = False) -> None:
+    """Refuse the configurations whose law this module does not expand (ValueError): the control
+    variate with layernorm and normalized tokens."""
+    if control_variate and config.embedding == "normalized" and config.normalisation.centres:
         raise ValueError(
-            "finite-width theory: embedding='normalized' with norm='layernorm' is not supported (the "
-            "token normalisation sees the full Gram matrix and the centring the centred one: two "
-            "matrices, not one Wishart); use embedding='gaussian', or norm='l2'/'rmsnorm'/'none'")
+            "control_variate: embedding='normalized' with norm='layernorm' is not supported (its exact "
+            "mean needs the second moments of the tokens' u-components, not implemented); use "
+            "control_variate=False, or embedding='gaussian'")
 
 
 def check_fixed_parameters(lam_scales_with_d: bool = False, gamma_scales_with_d: bool = False) -> None:
@@ -221,21 +227,30 @@ def _to_first_gram(g, config: ModelConfig, ar: Arithmetic):
     return g
 
 
-def taylor_scores(n: int, layers: int, config: ModelConfig, directions: np.ndarray,
-                  base: np.ndarray | None = None) -> Jet:
-    """Scores of layers 1..L as a Jet along each direction V: F(base + t V), base = G0 by default.
+def taylor_scores(n: int, layers: int, config: ModelConfig, directions: np.ndarray, *,
+                  token_map: bool = True, outputs: bool = False) -> Jet:
+    """Scores of layers 1..L as a Jet along each direction V: F(G0 + t V).
 
-    Returns a Jet with c0 (L, n, n) and c1, c2 (K, L, n, n); NaN above the diagonal.
+    ``token_map``: the Wishart matrix first goes through the tokens' own normalisation (normalized
+    embeddings); False: V moves the Gram the first layer sees directly. ``outputs``: also |o_i|^2.
+    Returns a Jet with c0 (L, n, n) and c1, c2 (K, L, n, n), NaN above the diagonal; with ``outputs``
+    a pair (scores, output norms (L, n) / (K, L, n)).
     """
     from lnrecency.theory.limit import iterate_limit
 
     ar = JetArithmetic()
-    g0 = _input_law(n, config)[0] if base is None else base
-    jet = Jet(g0, directions, np.zeros_like(directions))
-    out = [lay.scores for lay in iterate_limit(n, layers, config, ar, last_output=False,
-                                               gram=_to_first_gram(jet, config, ar))]
-    return Jet(np.stack([s.c0 for s in out]), np.stack([s.c1 for s in out], axis=1),
-               np.stack([s.c2 for s in out], axis=1))
+    jet = Jet(_input_law(n, config)[0], directions, np.zeros_like(directions))
+    start = _to_first_gram(jet, config, ar) if token_map else jet
+    lays = list(iterate_limit(n, layers, config, ar, last_output=outputs, gram=start))
+    scores = _stack([lay.scores for lay in lays])
+    if not outputs:
+        return scores
+    return scores, _stack([ar.diagonal(lay.output_gram) for lay in lays])
+
+
+def _stack(jets: list) -> Jet:
+    return Jet(np.stack([s.c0 for s in jets]), np.stack([s.c1 for s in jets], axis=1),
+               np.stack([s.c2 for s in jets], axis=1))
 
 
 # --------------------------------------------------------------------------------------------------
@@ -251,6 +266,8 @@ class FiniteWidth:
                           0 for the other norms); the rest, c - c_centring, is the fluctuation part
     curvature_centring    F2[G0] (needed by the exact mean of the control variate)
     cov[l, i, j, k]       V_i[j, k]: d Cov_d(S_ij, S_ik) -> V_i[j, k] (within row i)
+    limit_output_sq[l, i] |o_i|^2 of layer l+1's attention output in the limit (O_ii)
+    c_output_sq[l, i]     its 1/d coefficient (for layernorm also that of d Var_coord(o_i): o is centred)
     """
 
     config: ModelConfig
@@ -261,6 +278,8 @@ class FiniteWidth:
     c_centring: np.ndarray
     curvature_centring: np.ndarray
     cov: np.ndarray
+    limit_output_sq: np.ndarray
+    c_output_sq: np.ndarray
 
     label = FIRST_ORDER
 
@@ -354,25 +373,29 @@ def finite_width(n: int, layers: int, *, config: ModelConfig | None = None, chun
                          f"{cost:.3g} operations, above the limit {MAX_COST:.0e} (n=96, layers=2 takes "
                          f"about 20 s here); use a smaller n or fewer layers")
     cfg = make_config(config, **params)
-    check_supported(cfg)
     g0, b = _input_law(n, cfg)
     if chunk is None:
         chunk = max(1, _JET_BUDGET_BYTES // (8 * 40 * layers * n * n))
     chunk = check_int("chunk", chunk, minimum=1)
     c = np.zeros((layers, n, n))
+    c_out = np.zeros((layers, n))
     cov = np.zeros((layers, n, n, n))
-    limit = None
+    limit = limit_out = None
     for v, w in wishart_directions(b, chunk):
-        jet = taylor_scores(n, layers, cfg, v)
-        limit = jet.c0
+        jet, out = taylor_scores(n, layers, cfg, v, outputs=True)
+        limit, limit_out = jet.c0, out.c0
         c += np.einsum("r,rlij->lij", w, np.nan_to_num(jet.c2))
+        c_out += np.einsum("r,rli->li", w, out.c2)
         a = np.ascontiguousarray(np.nan_to_num(jet.c1).transpose(1, 2, 3, 0))  # (L, n, n, K)
         cov += (a * w) @ a.swapaxes(-1, -2)  # sum_r w_r F1_r[l, i, j] F1_r[l, i, k]
     centring = np.zeros((layers, n, n))
     curvature = np.zeros((layers, n, n))
-    if cfg.normalisation.removed:
-        shift = taylor_scores(n, layers, cfg, g0[None])  # along G0: E W_c = G0 - r G0 / d
-        centring = -cfg.normalisation.removed * np.nan_to_num(shift.c1[0])
+    centring_out = np.zeros((layers, n))
+    r = cfg.normalisation.removed
+    if r:  # along G0 in the Gram the first layer sees (module docstring), no token map
+        shift, shift_out = taylor_scores(n, layers, cfg, g0[None], token_map=False, outputs=True)
+        centring = -r * np.nan_to_num(shift.c1[0])
+        centring_out = -r * shift_out.c1[0]
         curvature = np.nan_to_num(shift.c2[0])
     if cfg.normalisation.scales:  # S_ii = lam <N h_i, N h_i> = lam identically: c_ii = 0, no fluctuation
         idx = np.arange(n)
@@ -384,7 +407,7 @@ def finite_width(n: int, layers: int, *, config: ModelConfig | None = None, chun
     c = c + centring
     for a in (c, centring, curvature):
         a[:, upper] = np.nan
-    return FiniteWidth(cfg, n, layers, limit, c, centring, curvature, cov)
+    return FiniteWidth(cfg, n, layers, limit, c, centring, curvature, cov, limit_out, c_out + centring_out)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -400,7 +423,6 @@ def finite_difference_c(n: int, layers: int, *, config: ModelConfig | None = Non
     n = check_int("n", n, minimum=1, maximum=12)
     layers = check_int("layers", layers, minimum=1, maximum=8)
     cfg = make_config(config, **params)
-    check_supported(cfg)
     ar = _backend(dps, False)
     with mpmath.workdps(dps):
         h = mpmath.mpf(step)
@@ -409,8 +431,8 @@ def finite_difference_c(n: int, layers: int, *, config: ModelConfig | None = Non
         bm = mpmath.cholesky(mpmath.matrix(g0.tolist()))
         b = np.array(bm.tolist(), dtype=object)
 
-        def scores(g):
-            g = _to_first_gram(g, cfg, ar)
+        def scores(g, token_map=True):
+            g = _to_first_gram(g, cfg, ar) if token_map else g
             return np.stack([lay.scores for lay in iterate_limit(n, layers, cfg, ar, last_output=False,
                                                                   gram=g)])
 
@@ -424,7 +446,8 @@ def finite_difference_c(n: int, layers: int, *, config: ModelConfig | None = Non
                 w = 2 if p == q else 1
                 total = total + w * (scores(g0 + h * v) - 2 * base + scores(g0 - h * v)) / (2 * h * h)
         if cfg.normalisation.removed:
-            total = total - cfg.normalisation.removed * (scores(g0 + h * g0) - scores(g0 - h * g0)) / (2 * h)
+            total = total - cfg.normalisation.removed * (
+                scores(g0 + h * g0, False) - scores(g0 - h * g0, False)) / (2 * h)
         out = np.array([[[float(x) if p >= q else np.nan for q, x in enumerate(row)] for p, row in enumerate(lay)]
                         for lay in total])
     return out
