@@ -32,6 +32,9 @@ from lnrecency.config import ModelConfig, check_int, check_real, make_config
 from lnrecency.numerics.simulate import simulate_scores
 from lnrecency.numerics.stats import Estimate, Proportion
 
+#: |bias| at or below this is float64 rounding (limit recursion and Chan accumulation of O(1) scores)
+ROUNDING_FLOOR = 1e-12
+
 __all__ = ["ConvergenceResult", "RateFit", "convergence_in_d", "OrderingEvidence", "OrderingSearch",
            "smallest_d_for_ordering"]
 
@@ -73,8 +76,13 @@ class ConvergenceResult:
     config: ModelConfig
     method: str
 
-    def fit_rate(self, layer: int | None = None, *, min_z: float = 5.0) -> RateFit:
-        """WLS slope of log|bias| vs log d (see module docstring); ``layer`` restricts to one layer."""
+    def fit_rate(self, layer: int | None = None, *, min_z: float = 5.0,
+                 min_bias: float = ROUNDING_FLOOR) -> RateFit:
+        """WLS slope of log|bias| vs log d (see module docstring); ``layer`` restricts to one layer.
+
+        Points with |bias| <= ``min_bias`` are float64 rounding of the limit and of the accumulation
+        (an entry that is exactly linear or quadratic in the input Gram has no remainder at all, and
+        its control-variate SE is ~1e-17): they are not a finite-width effect and never enter."""
         check_real("min_z", min_z, low=0.0, low_open=True)
         bias, se = self.bias, self.stderr
         layers = range(bias.shape[1]) if layer is None else [
@@ -86,10 +94,10 @@ class ConvergenceResult:
         for l0 in layers:
             for i0 in range(n):
                 for j0 in range(i0 + 1):
-                    if j0 == i0 and self.config.norm != "none":
+                    if j0 == i0 and self.config.normalisation.scales:
                         continue  # S_ii = lam exactly under a normalisation: no bias to fit
                     b, s = bias[:, l0, i0, j0], se[:, l0, i0, j0]
-                    ok = (np.abs(b) > min_z * s) & (s > 0)
+                    ok = (np.abs(b) > min_z * s) & (s > 0) & (np.abs(b) > min_bias)
                     if ok.sum() < 2 or len(set(np.sign(b[ok]))) != 1:
                         continue
                     xe, ye = x[ok], np.log(np.abs(b[ok]))
@@ -112,22 +120,34 @@ class ConvergenceResult:
 
 def convergence_in_d(n: int, layers: int, ds: Sequence[int], samples: int, *, seed: int,
                      config: ModelConfig | None = None, method: str = "gram", chunk: int | None = None,
-                     progress: bool | None = None, **params: Any) -> ConvergenceResult:
-    """Bias E_d[S] - S_limit with SE at each d in ``ds`` (seed entropy (seed, d) per width)."""
+                     progress: bool | None = None, first_order: bool = False,
+                     control_variate: bool = False, **params: Any) -> ConvergenceResult:
+    """Bias E_d[S] - S_limit with SE at each d in ``ds`` (seed entropy (seed, d) per width).
+
+    ``first_order=True``: the remainder E_d[S] - S_limit - c/d instead (c from
+    :mod:`lnrecency.theory.finite_width`; its slope in log d is -2); ``control_variate`` is passed to
+    the sampler (it uses c through the variate's exact mean, so validate c itself without it).
+    """
     from lnrecency.theory.limit import limit_scores  # the limit is only used here and in tests
 
     cfg = make_config(config, **params)
     n = check_int("n", n, minimum=1)
     layers = check_int("layers", layers, minimum=1)
-    ds = _check_ds(ds, 2 if cfg.norm == "layernorm" else 1)
+    ds = _check_ds(ds, cfg.normalisation.removed + 1)
     samples = check_int("samples", samples, minimum=2)
     seed = check_int("seed", seed, minimum=0)
     limit = limit_scores(n, layers, config=cfg)
+    c = 0.0
+    if first_order:
+        from lnrecency.theory.finite_width import finite_width
+
+        c = finite_width(n, layers, config=cfg).c
     bias, se = [], []
     for d in ds:
         sim = simulate_scores(n, layers, d, samples, seed=(seed, d), method=method, chunk=chunk,
-                              config=cfg, paired=False, progress=progress)
-        bias.append(sim.mean - limit)
+                              config=cfg, paired=False, progress=progress,
+                              control_variate=control_variate)
+        bias.append(sim.mean - limit - c / d)
         se.append(sim.stderr)
     return ConvergenceResult(ds, np.stack(bias), np.stack(se), limit, samples, cfg, method)
 
@@ -167,7 +187,7 @@ def smallest_d_for_ordering(layer: int, i: int, j: int, k: int, *, ds: Sequence[
     if j == k:
         raise ValueError(f"j and k must differ; got j = k = {j}")
     confidence = float(check_real("confidence", confidence, low=0.5, high=1.0, high_open=True))
-    ds = _check_ds(ds, 2 if cfg.norm == "layernorm" else 1)
+    ds = _check_ds(ds, cfg.normalisation.removed + 1)
     samples = check_int("samples", samples, minimum=2)
     seed = check_int("seed", seed, minimum=0)
     z_crit = float(stats.norm.ppf(confidence))
