@@ -121,7 +121,7 @@ class ConvergenceResult:
 def convergence_in_d(n: int, layers: int, ds: Sequence[int], samples: int, *, seed: int,
                      config: ModelConfig | None = None, method: str = "gram", chunk: int | None = None,
                      progress: bool | None = None, first_order: bool = False,
-                     control_variate: bool = False, **params: Any) -> ConvergenceResult:
+                     control_variate: bool | str = False, **params: Any) -> ConvergenceResult:
     """Bias E_d[S] - S_limit with SE at each d in ``ds`` (seed entropy (seed, d) per width).
 
     ``first_order=True``: the remainder E_d[S] - S_limit - c/d instead (c from

@@ -95,18 +95,20 @@ def embed(raw: np.ndarray, config: ModelConfig, d: int) -> np.ndarray:
     return v / np.linalg.norm(v, axis=-1, keepdims=True)
 
 
-def theory_gram(raw: np.ndarray, config: ModelConfig, d: int, u: np.ndarray) -> np.ndarray:
+def theory_gram(raw: np.ndarray, config: ModelConfig, d: int, u: np.ndarray, *,
+                centred: bool = True) -> np.ndarray:
     """Per draw, the Gram matrix W whose law the finite-width theory expands (batch, n, n):
     Wishart_n(d - r, G0 / d), r = directions the normalisation removes, and the draw's scores are
     exactly the limit recursion started at W (:mod:`lnrecency.theory.finite_width`).
 
       gaussian:   W = Gram of the embeddings x_i, centred (P_u x_i) when the normalisation centres;
       normalized: W = (1 - alpha) Gram(v) / d of the unnormalised tokens v_i = z_i + sqrt(alpha/(1-alpha)) c
-                  (the scores see its l2-normalised Gram; layernorm is not supported there).
+                  (the first layer sees its l2-normalised Gram; always uncentred).
+    ``centred=False``: the uncentred Gram, Wishart_n(d, G0 / d) for every normalisation (mean exactly G0).
     """
     if config.embedding == "gaussian":
         x = embed(raw, config, d)
-        if config.normalisation.centres:
+        if centred and config.normalisation.centres:
             x = x - (x @ u)[..., None] * u
         return x @ x.swapaxes(1, 2)
     alpha = float(config.alpha)

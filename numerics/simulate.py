@@ -48,6 +48,13 @@ __all__ = ["ScoreSimulation", "simulate_scores", "Instances", "sample_instances"
            "METHODS", "CHUNK_BUDGET_BYTES"]
 
 METHODS = ("direct", "gram")
+CONTROL_VARIATES = ("none", "linear", "quadratic")
+
+
+def _check_control_variate(value: Any) -> str:
+    if value is True or value is False:
+        return "quadratic" if value else "none"
+    return check_choice("control_variate", value, CONTROL_VARIATES)
 CHUNK_BUDGET_BYTES = 32 * 2**20  # working memory aimed at by the default chunk
 FORWARD_BATCH = 32  # samples per pass through the layers (cache-sized; results do not depend on it)
 
@@ -134,7 +141,7 @@ class ScoreSimulation:
     config: ModelConfig
     chunk: int
     representation: str  # "direct" (coordinates of R^d) or "bartlett" (d-independent)
-    control_variate: bool
+    control_variate: str  # one of CONTROL_VARIATES
     output_sq_norm_mean: np.ndarray
     output_sq_norm_stderr: np.ndarray
     output_var_mean: np.ndarray
@@ -278,28 +285,35 @@ def _layer_moments(s: np.ndarray, paired: bool, raw: np.ndarray | None = None):
 
 
 def _control_variate(raw: np.ndarray, rep: Representation, config: ModelConfig, layers: int,
-                     taylor_mean: np.ndarray) -> np.ndarray:
-    """Y - E Y per draw, shape (layers, b, n, n): Y = F1[E] + F2[E] is the second-order Taylor
-    polynomial of the scores in the draw's input-Gram deviation E = W - G0 (a jet of the shared layer
-    definitions), E Y is known exactly (FiniteWidth.taylor_mean)."""
+                     taylor_mean: np.ndarray | None) -> np.ndarray:
+    """Y - E Y per draw, shape (layers, b, n, n), from jets of the shared layer definitions.
+
+    "quadratic" (``taylor_mean`` given): Y = F1[E] + F2[E], the second-order Taylor polynomial of the
+    scores in the draw's input-Gram deviation E = W - G0, with E Y known exactly
+    (FiniteWidth.taylor_mean, which uses c). "linear" (``taylor_mean`` None): Y = F1[W - G0] on the
+    uncentred Gram W ~ Wishart(d, G0/d), whose mean is exactly 0 whatever c is (the estimator can
+    validate c)."""
     from lnrecency.theory.finite_width import taylor_scores
 
-    w = theory_gram(raw, config, rep.d, rep.u)
+    w = theory_gram(raw, config, rep.d, rep.u, centred=taylor_mean is not None)
     g0 = np.full((rep.n, rep.n), float(config.alpha))
     np.fill_diagonal(g0, 1.0)
     jet = taylor_scores(rep.n, layers, config, w - g0)
+    if taylor_mean is None:
+        return np.nan_to_num(jet.c1).swapaxes(0, 1)
     y = jet.c1 + jet.c2
     y -= taylor_mean
     return y.swapaxes(0, 1)
 
 
 def _summarise_chunk(rep: Representation, seed: Any, config: ModelConfig, layers: int, paired: bool,
-                     taylor_mean: np.ndarray | None, start: int, stop: int) -> _ChunkSummary:
+                     cv: str, taylor_mean: np.ndarray | None, start: int, stop: int) -> _ChunkSummary:
     """Draw samples [start, stop), run the stack, return the chunk's moments.
 
     The stack runs on sub-batches of FORWARD_BATCH samples (their arrays stay in the CPU cache); the
     moments are then taken over the whole chunk (the per-row counting loop prefers long rows).
-    With ``taylor_mean`` (control variate on) the score moments are those of S - (Y - E Y).
+    With a control variate (``cv`` "linear" or "quadratic") the score moments are those of
+    S - (Y - E Y).
     """
     raw = draw_range(rep, seed, start, stop)
     x = embed(raw, config, rep.d)
@@ -312,7 +326,7 @@ def _summarise_chunk(rep: Representation, seed: Any, config: ModelConfig, layers
             scores[layer, lo:hi] = s
             osq[lo:hi, layer] = np.einsum("bnd,bnd->bn", o, o)
             oproj[lo:hi, layer] = o @ u
-    if taylor_mean is None:
+    if cv == "none":
         mean, m2, cross, greater = zip(*(_layer_moments(s, paired) for s in scores))
     else:
         adjusted = scores - _control_variate(raw, rep, config, layers, taylor_mean)
@@ -348,7 +362,7 @@ class _Accumulator:
 def simulate_scores(n: int, layers: int, d: int, samples: int, *, seed: Any, method: str = "direct",
                     chunk: int | None = None, config: ModelConfig | None = None, paired: bool = True,
                     progress: bool | None = None, memory_limit: int | None = None,
-                    workers: int | None = None, control_variate: bool = False,
+                    workers: int | None = None, control_variate: bool | str = False,
                     **params: Any) -> ScoreSimulation:
     """Monte Carlo mean and SE of the scores of M(norm, residual, lam, gamma, alpha) at width d.
 
@@ -359,10 +373,12 @@ def simulate_scores(n: int, layers: int, d: int, samples: int, *, seed: Any, met
     bit-for-bit a function of (seed, arguments) and independent of ``workers`` (threads processing
     chunks, merged in chunk order; default: the available CPUs, at most 4, when threadpoolctl is installed
     (BLAS then runs single-threaded during the call), else 1); it depends on ``chunk`` only through
-    float rounding. ``control_variate``: subtract from every draw's scores its second-order Taylor
-    polynomial in the input-Gram deviation, centred at its exact mean (:mod:`lnrecency.theory.finite_width`):
-    the estimator stays unbiased, the SE is that of the adjusted draws (residual spread O(d^-3/2)
-    instead of O(d^-1/2)); per-instance counts (prob_greater) use the raw scores. ``progress``: tqdm bar; None = only when stderr is a terminal. ``memory_limit`` (bytes):
+    float rounding. ``control_variate`` (one of CONTROL_VARIATES; True = "quadratic"): subtract from
+    every draw's scores a Taylor polynomial of the shared layers in the draw's input-Gram deviation,
+    centred at its exact mean (:mod:`lnrecency.theory.finite_width`); the estimator stays unbiased and
+    the SE is that of the adjusted draws. "quadratic": second order, residual spread O(d^-3/2) instead
+    of O(d^-1/2) (its mean uses c); "linear": first order on the uncentred Gram, mean exactly 0, residual
+    O(1/d) (independent of c: use it to validate c). Per-instance counts (prob_greater) use raw scores. ``progress``: tqdm bar; None = only when stderr is a terminal. ``memory_limit`` (bytes):
     default the available physical memory.
     """
     config, n, layers, d, samples, method, seed = _validate(config, params, n, layers, d, samples,
@@ -371,9 +387,8 @@ def simulate_scores(n: int, layers: int, d: int, samples: int, *, seed: Any, met
         chunk = check_int("chunk", chunk, minimum=1)
     if not isinstance(paired, bool):
         raise ValueError(f"paired must be True or False; got {paired!r}")
-    if not isinstance(control_variate, bool):
-        raise ValueError(f"control_variate must be True or False; got {control_variate!r}")
-    if control_variate:
+    cv = _check_control_variate(control_variate)
+    if cv == "quadratic":
         from lnrecency.theory.finite_width import check_supported
 
         check_supported(config, control_variate=True)
@@ -405,11 +420,11 @@ def simulate_scores(n: int, layers: int, d: int, samples: int, *, seed: Any, met
     acc = _Accumulator(n, layers, paired)
     starts = range(0, samples, chunk)
     taylor_mean = None
-    if control_variate:
+    if cv == "quadratic":
         from lnrecency.theory.finite_width import finite_width
 
         taylor_mean = finite_width(n, layers, config=config).taylor_mean(d)
-    work = partial(_summarise_chunk, rep, seed, config, layers, paired, taylor_mean)
+    work = partial(_summarise_chunk, rep, seed, config, layers, paired, cv, taylor_mean)
     show = sys.stderr.isatty() if progress is None else bool(progress)
     with _one_blas_thread(), tqdm(total=samples, disable=not show, unit="sample",
                                   desc=f"simulate d={d}", leave=False) as bar:
@@ -437,7 +452,7 @@ def simulate_scores(n: int, layers: int, d: int, samples: int, *, seed: Any, met
     se[:, upper] = np.nan
     return ScoreSimulation(
         mean=mean, stderr=se, samples=samples, d=d, seed=seed, method=method, config=config,
-        chunk=chunk, representation=rep.name, control_variate=control_variate,
+        chunk=chunk, representation=rep.name, control_variate=cv,
         output_sq_norm_mean=acc.osq.mean, output_sq_norm_stderr=acc.osq.stderr(),
         output_var_mean=acc.ovar.mean, output_var_stderr=acc.ovar.stderr(),
         cross_moments=acc.cross, greater_counts=acc.greater)
