@@ -6,7 +6,8 @@
 Each timed run is a fresh subprocess, so its peak resident memory (ru_maxrss, including the Python
 interpreter and numpy, reported separately as the baseline) is that run's own.
 Sections: authors (the authors' setting), flat (gram time per sample vs d), ratio (gram vs direct at
-d = 4096), se (time to SE <= 1e-4 on every layer-2 entry at n = 50), slope (rate of E_d S -> limit).
+d = 4096), se (time to SE <= 1e-4 on every layer-2 entry at n = 50), cv (the same at d = 64 with and
+without control variates), slope (rate of E_d S -> limit).
 """
 from __future__ import annotations
 
@@ -115,6 +116,33 @@ def se_target(quick: bool) -> None:
               f"achieved max layer-2 SE {r['max_se_layer2']:.2e}, peak RSS {mib(r['peak_rss'])}")
 
 
+def control_variates(quick: bool) -> None:
+    """Time to SE <= 1e-4 on every layer-2 entry at n = 50, d = 64, without and with control variates,
+    in one run (the finite-width theory's goal: <= 60 s here)."""
+    target, d = 1e-4, 64
+    print(f"\n## Control variates: time to SE <= {target:g} on every layer-2 entry j < i at n=50, d={d} "
+          f"(authors' model, 2 layers, gram, paired=False); pilot 2000 samples each, 5% margin")
+    spec = dict(AUTHORS, layers=2, d=d, alpha=0.0, method="gram", paired=False)
+    times = {}
+    for variate in ("none", "linear", "quadratic"):
+        pilot = run(dict(spec, samples=2000, seed=6, control_variate=variate))
+        need = math.ceil((pilot["max_sd_layer2"] / target) ** 2 * 1.05)
+        per = pilot["seconds"] / 2000
+        if quick or need * per > 600:
+            why = "quick" if quick else "over 600 s"
+            times[variate] = need * per
+            print(f"{variate:9s}: pilot max SD {pilot['max_sd_layer2']:.5f} -> {need} samples, predicted "
+                  f"{need * per:.1f} s wall ({why}: not run)")
+            continue
+        r = run(dict(spec, samples=need, seed=7, control_variate=variate))
+        times[variate] = r["seconds"]
+        print(f"{variate:9s}: {need} samples (pilot max SD {pilot['max_sd_layer2']:.5f}) in {r['seconds']:.1f} s "
+              f"wall ({r['cpu_seconds']:.1f} s CPU), achieved max layer-2 SE {r['max_se_layer2']:.2e}, "
+              f"peak RSS {mib(r['peak_rss'])}")
+    for variate in ("linear", "quadratic"):
+        print(f"speed-up {variate} vs none: {times['none'] / times[variate]:.1f}x")
+
+
 def slope(quick: bool) -> None:
     from lnrecency.numerics import convergence_in_d
 
@@ -137,7 +165,8 @@ def slope(quick: bool) -> None:
         print(f"{res.config.label()} {res.config.embedding}: {txt} [{time.perf_counter() - t0:.1f} s]")
 
 
-SECTIONS = {"authors": authors, "flat": flat, "ratio": ratio, "se": se_target, "slope": slope}
+SECTIONS = {"authors": authors, "flat": flat, "ratio": ratio, "se": se_target, "cv": control_variates,
+            "slope": slope}
 
 
 def main(argv=None) -> int:

@@ -295,15 +295,16 @@ def _control_variate(raw: np.ndarray, rep: Representation, config: ModelConfig, 
     validate c)."""
     from lnrecency.theory.finite_width import taylor_scores
 
-    w = theory_gram(raw, config, rep.d, rep.u, centred=taylor_mean is not None)
     g0 = np.full((rep.n, rep.n), float(config.alpha))
     np.fill_diagonal(g0, 1.0)
-    jet = taylor_scores(rep.n, layers, config, w - g0)
-    if taylor_mean is None:
-        return np.nan_to_num(jet.c1).swapaxes(0, 1)
-    y = jet.c1 + jet.c2
-    y -= taylor_mean
-    return y.swapaxes(0, 1)
+    out = np.empty((layers, raw.shape[0], rep.n, rep.n))
+    for lo in range(0, raw.shape[0], FORWARD_BATCH):  # jets hold ~40 (batch, n, n) arrays per layer
+        hi = min(lo + FORWARD_BATCH, raw.shape[0])
+        w = theory_gram(raw[lo:hi], config, rep.d, rep.u, centred=taylor_mean is not None)
+        jet = taylor_scores(rep.n, layers, config, w - g0)
+        y = np.nan_to_num(jet.c1) if taylor_mean is None else jet.c1 + jet.c2 - taylor_mean
+        out[:, lo:hi] = y.swapaxes(0, 1)
+    return out
 
 
 def _summarise_chunk(rep: Representation, seed: Any, config: ModelConfig, layers: int, paired: bool,

@@ -8,7 +8,7 @@ from lnrecency.config import ModelConfig
 from lnrecency.stats import k_for, register
 from lnrecency.numerics import Estimate, Proportion, estimate_memory, sample_instances, simulate_scores
 from lnrecency.numerics.simulate import _Accumulator, _ChunkSummary, _layer_moments
-from lnrecency.theory.limit import limit_scores
+from lnrecency.theory.finite_width import finite_width
 
 SMALL = dict(n=5, layers=3, d=12, samples=600)
 
@@ -185,22 +185,22 @@ def test_estimate_interval_and_zscore():
         e.confidence_interval(1.5)
 
 
-# Mean vs the exact limit at large width with the d-independent sampler.
+# Mean vs the first-order theory at large width with the d-independent sampler.
 # Tolerance: K standard errors, K from a two-sided false-alarm rate of 1e-9 per entry (K = 6.1; 21
-# entries on or below the diagonal x 3 layers per configuration, registered in the suite's budget) plus
-# the O(1/d) bias bound C / d with C = 10: for both configurations at n = 6, convergence_in_d gives
-# max |d * (E_d S - S_limit)| <= 1.5 at d = 64, 256 and 1024 (20000 samples each), so C = 10 is a > 6x
-# margin; C / d = 1e-5.
-RATE, C_BIAS, D_LARGE = 1e-9, 10.0, 10**6
+# entries on or below the diagonal x 3 layers per configuration, registered in the suite's budget),
+# around limit + c/d (c from lnrecency.theory.finite_width), plus REMAINDER / d^2 for the O(1/d^2)
+# remainder: its measured coefficient is < 20 on every configuration of proofs_check/test_finite_width.py,
+# so REMAINDER = 1e3 is a 50x margin and REMAINDER / d^2 = 1e-9 at d = 10^6 (SE ~ 7e-6).
+RATE, REMAINDER, D_LARGE = 1e-9, 1e3, 10**6
 K_SE = k_for(RATE, sided=2)
 LARGE_CONFIGS = [dict(norm="layernorm"), dict(norm="l2", residual=True, alpha=0.2, lam=2.0,
                                              embedding="normalized")]
 
 
-def _within(r, limit, d):
-    low = np.tril(np.ones(limit.shape[1:], bool))
-    dev = np.abs(r.mean - limit)[:, low]
-    return np.all(dev <= K_SE * r.stderr[:, low] + C_BIAS / d)
+def _within(r, prediction, d):
+    low = np.tril(np.ones(prediction.shape[1:], bool))
+    dev = np.abs(r.mean - prediction)[:, low]
+    return np.all(dev <= K_SE * r.stderr[:, low] + REMAINDER / d ** 2)
 
 
 @pytest.mark.parametrize("params", LARGE_CONFIGS)
@@ -208,16 +208,16 @@ def test_mean_matches_limit_at_large_d(params):
     register(f"tests/mean-vs-limit d=1e6 {sorted(params.items())}", 3 * 21, rate=RATE, sided=2)
     r = simulate_scores(6, 3, D_LARGE, 20000, seed=11, method="gram", paired=False, **params)
     assert r.representation == "bartlett"
-    limit = limit_scores(6, 3, config=r.config)
-    assert _within(r, limit, D_LARGE)
+    fw = finite_width(6, 3, config=r.config)
+    assert _within(r, fw.expected(D_LARGE), D_LARGE)
     # The same comparison rejects a wrong claim: a limit off by 2e-4 on one entry (the tolerance there
-    # is about 6.1 * 7e-6 + 1e-5) ...
-    wrong = limit.copy()
+    # is about 6.1 * 7e-6) ...
+    wrong = fw.expected(D_LARGE)
     wrong[1, 4, 2] += 2e-4
     assert not _within(r, wrong, D_LARGE)
-    # ... and "E_d S equals the limit" (no bias allowance) at d = 64, where the O(1/d) bias is resolved.
+    # ... and "E_d S equals the limit" (no 1/d term) at d = 64, where the O(1/d) bias is resolved.
     small = simulate_scores(6, 3, 64, 20000, seed=11, method="gram", paired=False, **params)
-    assert not _within(small, limit, math.inf)
+    assert not _within(small, fw.limit, math.inf)
 
 
 def test_cli_simulate_prints_mean_and_stderr(capsys):
