@@ -21,6 +21,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     p.add_argument("--method", default="gram", help="direct or gram (default gram: cost independent of d)")
     p.add_argument("--chunk", type=int, default=None, help="samples per chunk (default: from a memory budget)")
+    p.add_argument("--control-variate", default="none", choices=("none", "linear", "quadratic"),
+                   help="subtract a Taylor polynomial of the scores with known mean (finite-width "
+                        "theory): linear (c-free) or quadratic (sharpest); default none")
     p.add_argument("--digits", type=int, default=5, help="digits printed (default 5)")
     p.add_argument("--json", action="store_true",
                    help="JSON output: {config, n, layers, d, samples, seed, method, mean, stderr}")
@@ -30,18 +33,21 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     cfg = config_from_args(args)
     r = simulate_scores(args.n, args.layers, args.d, args.samples, seed=args.seed, method=args.method,
-                        chunk=args.chunk, config=cfg, paired=False)
+                        chunk=args.chunk, config=cfg, paired=False,
+                        control_variate=args.control_variate)
     if args.json:
         def rows(a):
             return [[[None if np.isnan(x) else float(x) for x in row] for row in layer] for layer in a]
         print(json.dumps({"config": cfg.as_dict(), "n": args.n, "layers": args.layers, "d": args.d,
                           "samples": args.samples, "seed": args.seed, "method": args.method,
+                          "control_variate": r.control_variate,
                           "mean": rows(r.mean), "stderr": rows(r.stderr),
                           "output_sq_norm_mean": r.output_sq_norm_mean.tolist(),
                           "output_sq_norm_stderr": r.output_sq_norm_stderr.tolist()}))
         return 0
     print(f"# Monte Carlo at d={args.d}, {cfg.label()}, embedding={cfg.embedding}, n={args.n}, "
-          f"samples={args.samples}, seed={args.seed}, method={args.method}: mean +- standard error")
+          f"samples={args.samples}, seed={args.seed}, method={args.method}, control variate "
+          f"{r.control_variate}: mean +- standard error")
     g = args.digits
     for layer in range(r.layers):
         print(f"\nlayer {layer + 1}: S[i, j] (rows i = 1..n, columns j = 1..i)")

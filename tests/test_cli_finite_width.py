@@ -1,0 +1,51 @@
+"""`lnrecency finite-width` and `simulate --control-variate`: schema, consistency, refusals."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+
+from lnrecency.cli import main
+from lnrecency.theory.finite_width import finite_difference_c
+
+
+def _json(capsys, argv):
+    assert main(argv) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_json_schema_and_expected(capsys):
+    out = _json(capsys, ["finite-width", "--n", "4", "--layers", "3", "--residual", "--gamma", "0.5",
+                         "--lam", "2", "--alpha", "0.25", "--d", "100", "--json"])
+    assert {"config", "n", "layers", "c", "limit", "expected"} <= set(out)
+    assert out["config"]["residual"] is True and out["n"] == 4 and out["layers"] == 3
+    c, lim, exp = (np.array(out[k], dtype=float) for k in ("c", "limit", "expected"))
+    assert c.shape == (3, 4, 4) and out["c"][0][0][1] is None  # null above the diagonal
+    low = ~np.isnan(c)
+    np.testing.assert_allclose(exp[low], lim[low] + c[low] / 100, rtol=1e-15, atol=0)
+    fd = finite_difference_c(4, 3, norm="layernorm", residual=True, gamma=0.5, lam=2.0, alpha=0.25)
+    assert np.max(np.abs(c[low] - fd[low])) < 1e-10
+
+
+def test_text_mode_and_measured_next_term(capsys):
+    assert main(["finite-width", "--n", "3", "--d", "64", "--measure", "2000"]) == 0
+    text = capsys.readouterr().out
+    assert "first-order" in text and "measured next term at d=64" in text and "layer 2, c" in text
+
+
+def test_refusals_are_one_line_exit_2(capsys):
+    for argv, needle in [(["finite-width", "--n", "300", "--layers", "3"], "costs"),
+                         (["finite-width", "--n", "3", "--measure", "10"], "--measure needs --d"),
+                         (["finite-width", "--n", "3", "--d", "1"], "d must be an integer"),
+                         (["finite-width", "--digits", "0"], "--digits"),
+                         (["simulate", "--norm", "layernorm", "--embedding", "normalized",
+                           "--control-variate", "quadratic", "--samples", "10"], "control_variate")]:
+        assert main(argv) == 2
+        err = capsys.readouterr().err.strip()
+        assert needle in err and len(err.splitlines()) == 1 and "Traceback" not in err
+
+
+def test_simulate_control_variate_flag(capsys):
+    out = _json(capsys, ["simulate", "--n", "3", "--d", "64", "--samples", "500", "--json",
+                         "--control-variate", "quadratic"])
+    assert out["control_variate"] == "quadratic"
