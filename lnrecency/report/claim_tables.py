@@ -109,17 +109,19 @@ def score_table(data: ReportData, claim_id: str, name: str | None = None) -> Tab
     dmax = ds[-1]
     columns = ["setting", "layer", "i", "j", "limit", "closed form"]
     for d in ds:
-        columns += [f"MC d={d}", f"SE d={d}", f"z d={d}"]
+        columns += [f"MC d={d}", f"SE d={d}", f"z d={d}", f"limit+c/d d={d}", f"z* d={d}"]
     columns += ["dS limit", f"dS MC d={dmax}", f"dS SE d={dmax}", f"dS z d={dmax}"]
     rows = []
     for label, c, layer in settings:
         lim = data.limit_scores(c)[layer - 1, n - 1]
+        coef = data.finite_width(c).c[layer - 1, n - 1]
         sims = [data.sim(c, d) for d in ds]
         for j in range(1, n + 1):
             row: list[Any] = [label, layer, n, j, lim[j - 1], _closed_score(c, layer, n, j)]
-            for sim in sims:
+            for d, sim in zip(ds, sims):
                 m, se = sim.mean[layer - 1, n - 1, j - 1], sim.stderr[layer - 1, n - 1, j - 1]
-                row += [m, se, zscore(m, lim[j - 1], se)]
+                pred = lim[j - 1] + coef[j - 1] / d
+                row += [m, se, zscore(m, lim[j - 1], se), pred, zscore(m, pred, se)]
             if 2 <= j < n:
                 est = sims[-1].paired_difference(layer, n, j, j - 1)
                 row += [lim[j - 1] - lim[j - 2], est.mean, est.stderr,
@@ -129,11 +131,14 @@ def score_table(data: ReportData, claim_id: str, name: str | None = None) -> Tab
             rows.append(row)
     caption = (f"Expected scores S^(l)_(n,j) of the last row (n = {n}) against the key j: exact d -> infinity "
                f"limit, sympy closed form (layer 2), Monte Carlo mean, standard error and z = (MC - limit)/SE "
-               f"at d in {list(ds)} ({s.samples} samples each, gram sampler). dS = S_(n,j) - S_(n,j-1): limit, "
+               f"at d in {list(ds)} ({s.samples} samples each, gram sampler), the first-order finite-width "
+               f"expectation limit + c/d and z* = (MC - limit - c/d)/SE. dS = S_(n,j) - S_(n,j-1): limit, "
                f"and the paired Monte Carlo difference at d = {dmax} with its SE and z = dS/SE "
                f"(recency: dS > 0; earlier-token bias: dS < 0; flat: dS = 0).")
     notes = verdict_note(data, claim_id) + [
-        "z measures E_d[S] - limit in standard errors; that difference is O(1/d), so |z| shrinks as d grows."]
+        "z measures E_d[S] - limit in standard errors: the O(1/d) finite-width effect, resolved at small d. "
+        "z* measures what the first-order theory leaves, E_d[S] - limit - c/d = O(1/d^2): |z*| of a few "
+        "units is chance, a large |z*| at small d is the 1/d^2 remainder (lnrecency finite-width --measure)."]
     return Table(name or f"{claim_id.lower()}_scores", f"{claim_id}. {title}", caption, columns, rows,
                  notes)
 
@@ -215,18 +220,22 @@ def output_norm_table(data: ReportData) -> Table:
     onorm2 = traj.layers[0].output_norms ** 2
     columns = ["i", "sum_k P_ik^2", "norm(o_i)^2 limit", "1/i"]
     for d in s.ds:
-        columns += [f"MC d={d}", f"SE d={d}", f"z d={d}"]
+        columns += [f"MC d={d}", f"SE d={d}", f"z d={d}", f"limit+c/d d={d}", f"z* d={d}"]
+    coef = data.finite_width(c).c_output_sq[0]
     rows = []
     for i in range(1, n + 1):
         row = [i, sumsq[i - 1], onorm2[i - 1], 1.0 / i]
         for d in s.ds:
             sim = data.sim(c, d)
             m, se = sim.output_sq_norm_mean[0, i - 1], sim.output_sq_norm_stderr[0, i - 1]
-            row += [m, se, zscore(m, onorm2[i - 1], se)]
+            pred = onorm2[i - 1] + coef[i - 1] / d
+            row += [m, se, zscore(m, onorm2[i - 1], se), pred, zscore(m, pred, se)]
         rows.append(row)
     caption = ("Seed 002: the squared length of the first layer's attention output o_i against the position "
                "i (LayerNorm, alpha = 0, lam = 1): the limit identity |o_i|^2 = sum_k P_ik^2, the limit "
-               "|o_i|^2 from the output Gram matrix, the near-uniform reference 1/i, and Monte Carlo.")
+               "|o_i|^2 from the output Gram matrix, the near-uniform reference 1/i, and Monte Carlo with "
+               "z = (MC - limit)/SE, the first-order finite-width expectation limit + c/d and "
+               "z* = (MC - limit - c/d)/SE.")
     return Table("c7_output_norm", "C7. Seed 002: the attention output gets shorter with position", caption,
                  columns, rows, verdict_note(data, "C7"))
 
@@ -279,17 +288,20 @@ def convergence_table(data: ReportData) -> Table:
     js = list(conv.entries)
     columns = ["d"]
     for j in js:
-        columns += [f"bias S_({conv.n},{j})", f"SE S_({conv.n},{j})", f"z S_({conv.n},{j})"]
+        columns += [f"bias S_({conv.n},{j})", f"SE S_({conv.n},{j})", f"z S_({conv.n},{j})",
+                    f"c/d S_({conv.n},{j})", f"z* S_({conv.n},{j})"]
     rows = []
     for k, d in enumerate(conv.ds):
         row: list[Any] = [int(d)]
         for j in js:
             b, se = conv.entries[j]
-            row += [b[k], se[k], zscore(b[k], 0.0, se[k])]
+            pred = conv.c[j] / d
+            row += [b[k], se[k], zscore(b[k], 0.0, se[k]), pred, zscore(b[k], pred, se[k])]
         rows.append(row)
     caption = (f"Finite-width bias E_d[S] - S_limit of layer-2 scores of the last row ({conv.label}, n = "
                f"{conv.n}): Monte Carlo mean, SE and z = bias/SE against d ({data.settings.conv_samples} "
-               f"samples per d). Common slope of log|bias| against log d fitted over {conv.fit_entries} "
+               f"samples per d), the predicted first-order bias c/d (finite-width theory, no fit) and "
+               f"z* = (bias - c/d)/SE. Common slope of log|bias| against log d fitted over {conv.fit_entries} "
                f"resolved layer-2 entries: {conv.slope:.4f} +- {conv.slope_se:.4f} (O(1/d) means -1).")
     return Table("c9_convergence_in_d", "C9. Convergence of the finite-d expectation to the limit", caption,
                  columns, rows, [f"fitted slope {conv.slope:.6g} +- {conv.slope_se:.3g} "

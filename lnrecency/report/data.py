@@ -47,6 +47,17 @@ class ReportData:
     def limit_scores(self, cfg: ModelConfig) -> np.ndarray:
         return self.limit(cfg).scores
 
+    def finite_width(self, cfg: ModelConfig, n: int | None = None, layers: int | None = None):
+        """The first-order finite-width theory (lnrecency.theory.finite_width), cached."""
+        from lnrecency.theory.finite_width import finite_width
+
+        n = self.settings.n if n is None else n
+        layers = self.settings.layers if layers is None else layers
+        key = ("fw", cfg, n, layers)
+        if key not in self._limits:
+            self._limits[key] = finite_width(n, layers, config=cfg)
+        return self._limits[key]
+
     # --- Monte Carlo -------------------------------------------------------------------------------
     def sim(self, cfg: ModelConfig, d: int, *, n: int | None = None, layers: int | None = None,
             samples: int | None = None, paired: bool = True):

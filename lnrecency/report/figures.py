@@ -225,7 +225,9 @@ def convergence_figure(data: ReportData) -> ReportFigure:
         ax.errorbar(conv.ds, np.abs(b), yerr=se, fmt="o", color=col, capsize=2, ms=4,
                     label=f"|E_d[S] - S_limit|, S^(2)_({conv.n},{j}) (MC +- SE)")
         ax.plot(conv.ds, conv.fitted[j], "-", color=col, lw=1.0)
+        ax.plot(conv.ds, np.abs(conv.c[j]) / conv.ds, "--", color=col, lw=1.2)
     ax.plot([], [], "-", color="grey", label=f"fitted slope {conv.slope:.3f} +- {conv.slope_se:.3f}")
+    ax.plot([], [], "--", color="grey", label="predicted |c|/d (finite-width theory, no fit)")
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xticks(conv.ds, labels=[f"{d:g}" for d in conv.ds])
@@ -240,7 +242,8 @@ def convergence_figure(data: ReportData) -> ReportFigure:
                f"({conv.label}, n = {conv.n}) against d: Monte Carlo mean +- SE ({data.settings.conv_samples} "
                f"samples per d). Lines: the common slope fitted over {conv.fit_entries} resolved layer-2 "
                f"entries ({conv.fit_points} points), {conv.slope:.3f} +- {conv.slope_se:.3f}, drawn through "
-               f"each entry's best-resolved point; O(1/d) means slope -1.")
+               f"each entry's best-resolved point; O(1/d) means slope -1. Dashed: the bias |c|/d predicted "
+               f"by the finite-width theory (lnrecency finite-width), not fitted to the points.")
     return ReportFigure("convergence_in_d", title, caption, fig)
 
 

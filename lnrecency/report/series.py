@@ -148,7 +148,8 @@ class ConvergenceCurve:
     """Bias E_d[S] - S_limit of the layer-2 last-row entries against d, and the common fitted slope.
 
     ``entries``: j -> (bias, SE) over ``ds`` for S^(2)_{n,j}; ``fitted``: j -> the line of the fitted
-    slope through that entry's best-resolved point (largest |bias|/SE), for drawing.
+    slope through that entry's best-resolved point (largest |bias|/SE), for drawing; ``c``: j -> the
+    finite-width theory's 1/d coefficient (the predicted bias is c/d, no fit).
     """
 
     label: str
@@ -161,6 +162,7 @@ class ConvergenceCurve:
     slope_se: float
     fit_entries: int
     fit_points: int
+    c: dict
 
 
 def convergence_curve(data: ReportData) -> ConvergenceCurve:
@@ -177,5 +179,7 @@ def convergence_curve(data: ReportData) -> ConvergenceCurve:
         entries[j] = (b, se)
         k = int(np.argmax(np.abs(b) / se))
         fitted[j] = np.abs(b[k]) * (ds / ds[k]) ** fit.slope
+    coef = data.finite_width(CONVERGENCE_CONFIG, n=n, layers=2).c[1, n - 1]
     return ConvergenceCurve(CONVERGENCE_CONFIG.label(), f"the layer-2 scores (n = {n})", n, ds, entries,
-                            fitted, fit.slope, fit.stderr, fit.entries, fit.points)
+                            fitted, fit.slope, fit.stderr, fit.entries, fit.points,
+                            {j: float(coef[j - 1]) for j in entries})
