@@ -22,7 +22,7 @@ positions, so the simulation uses n = i and ``layers = layer``.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 import numpy as np
@@ -75,6 +75,7 @@ class ConvergenceResult:
     samples: int
     config: ModelConfig
     method: str
+    runs: tuple = field(default=(), repr=False, compare=False)  # the ScoreSimulation of each d
 
     def fit_rate(self, layer: int | None = None, *, min_z: float = 5.0,
                  min_bias: float = ROUNDING_FLOOR) -> RateFit:
@@ -142,14 +143,15 @@ def convergence_in_d(n: int, layers: int, ds: Sequence[int], samples: int, *, se
         from lnrecency.theory.finite_width import finite_width
 
         c = finite_width(n, layers, config=cfg).c
-    bias, se = [], []
+    bias, se, runs = [], [], []
     for d in ds:
         sim = simulate_scores(n, layers, d, samples, seed=(seed, d), method=method, chunk=chunk,
                               config=cfg, paired=False, progress=progress,
                               control_variate=control_variate)
         bias.append(sim.mean - limit - c / d)
         se.append(sim.stderr)
-    return ConvergenceResult(ds, np.stack(bias), np.stack(se), limit, samples, cfg, method)
+        runs.append(sim)
+    return ConvergenceResult(ds, np.stack(bias), np.stack(se), limit, samples, cfg, method, tuple(runs))
 
 
 @dataclass(frozen=True)

@@ -57,6 +57,7 @@ def _check_control_variate(value: Any) -> str:
     return check_choice("control_variate", value, CONTROL_VARIATES)
 CHUNK_BUDGET_BYTES = 32 * 2**20  # working memory aimed at by the default chunk
 FORWARD_BATCH = 32  # samples per pass through the layers (cache-sized; results do not depend on it)
+JET_BUDGET_BYTES = 64 * 2**20  # working memory of one batch of control-variate jets
 
 
 def _available_memory() -> int:
@@ -84,16 +85,20 @@ def _forward_bytes(n: int, dim: int) -> int:
 
 
 def estimate_memory(n: int, layers: int, d: int, *, method: str = "direct", chunk: int = 1,
-                    paired: bool = True, workers: int = 1) -> int:
+                    paired: bool = True, workers: int = 1, control_variate: bool | str = False) -> int:
     """Estimated peak bytes of simulate_scores: the accumulators and the chunk summaries in flight
     (16 * layers * n^3 bytes each when paired), and per worker one chunk of working arrays, one pass of
-    min(chunk, FORWARD_BATCH) samples through a layer and two RNG blocks. Independent of ``samples``."""
+    min(chunk, FORWARD_BATCH) samples through a layer and two RNG blocks; with a control variate, per
+    worker the adjusted chunk and one batch of jets. Independent of ``samples``."""
     rep = Representation(n, d, method)
     acc = 8 * 3 * layers * n * n + 8 * 8 * layers * n + (16 * layers * n ** 3 if paired else 0)
     in_flight = 1 if workers == 1 else 2 * workers
     block = rep.block_size() * 8 * rep.m * rep.dim
     per_worker = (chunk * _per_sample_bytes(n, rep.dim, layers) + 2 * block
                   + min(chunk, FORWARD_BATCH) * _forward_bytes(n, rep.dim))
+    if _check_control_variate(control_variate) != "none":
+        per_worker += 2 * chunk * 8 * layers * n * n + max(
+            JET_BUDGET_BYTES, FORWARD_BATCH * 8 * 40 * layers * n * n)
     return acc * (1 + in_flight) + workers * per_worker
 
 
@@ -298,8 +303,9 @@ def _control_variate(raw: np.ndarray, rep: Representation, config: ModelConfig, 
     g0 = np.full((rep.n, rep.n), float(config.alpha))
     np.fill_diagonal(g0, 1.0)
     out = np.empty((layers, raw.shape[0], rep.n, rep.n))
-    for lo in range(0, raw.shape[0], FORWARD_BATCH):  # jets hold ~40 (batch, n, n) arrays per layer
-        hi = min(lo + FORWARD_BATCH, raw.shape[0])
+    step = max(FORWARD_BATCH, JET_BUDGET_BYTES // (8 * 40 * layers * rep.n * rep.n))
+    for lo in range(0, raw.shape[0], step):  # jets hold ~40 (batch, n, n) arrays per layer
+        hi = min(lo + step, raw.shape[0])
         w = theory_gram(raw[lo:hi], config, rep.d, rep.u, centred=taylor_mean is not None)
         jet = taylor_scores(rep.n, layers, config, w - g0)
         y = np.nan_to_num(jet.c1) if taylor_mean is None else jet.c1 + jet.c2 - taylor_mean
@@ -397,7 +403,8 @@ def simulate_scores(n: int, layers: int, d: int, samples: int, *, seed: Any, met
     limit = _available_memory() if memory_limit is None else check_int("memory_limit", memory_limit)
 
     def need(c: int) -> int:
-        return estimate_memory(n, layers, d, method=method, chunk=c, paired=paired, workers=workers)
+        return estimate_memory(n, layers, d, method=method, chunk=c, paired=paired, workers=workers,
+                               control_variate=cv)
 
     rep = Representation(n, d, method)
     if need(1) > limit:

@@ -115,12 +115,24 @@ def test_frequency_rejects_false_claims():
     assert lo > 0.5        # "a single draw is a coin flip" is rejected too
 
 
-def test_rate_rejects_wrong_exponents():
-    from lnrecency.claims.finite_width import rate_decision
-    from lnrecency.numerics.convergence import convergence_in_d
+@pytest.mark.parametrize("factor", [0.0, 0.5, 2.0])
+def test_rate_decision_rejects_a_wrong_first_order_term(monkeypatch, factor):
+    """C9's rate decision (E_d S - S_lim = c/d within k SE + R/d^2, R re-measured with the planted c)
+    says no to a planted 1/d coefficient: none at all (c = 0), halved, doubled."""
+    import lnrecency.claims._common as common
+    from lnrecency.claims.finite_width import rate_item
 
-    k = register("power: rate in d (true exponent)", 1, sided=2)
-    fit = convergence_in_d(6, 2, (8, 16, 32, 64, 128), 10000, seed=79, config=CFG).fit_rate(2)
-    assert rate_decision(fit, -1.0, k)[0]
-    assert not rate_decision(fit, -0.5, k)[0]
-    assert not rate_decision(fit, -2.0, k)[0]
+    real_checks = common.theory_mean_checks
+
+    def planted_checks(name, refs, sim, fw, layer, entries, **kw):
+        c = {(i, j): factor * float(fw.c[layer - 1, i - 1, j - 1]) for i, j in entries}
+        return real_checks(name, refs, sim, fw, layer, entries, c=c, **kw)
+
+    monkeypatch.setattr(common, "theory_mean_checks", planted_checks)
+    assert rate_item(CFG, 6, 2, 10000, 79)[1] == "refuted"
+
+
+def test_rate_decision_confirms_the_true_term():
+    from lnrecency.claims.finite_width import rate_item
+
+    assert rate_item(CFG, 6, 2, 10000, 79)[1] == "confirmed"

@@ -39,11 +39,12 @@ def setting(cfg: ModelConfig, **extra: Any) -> dict:
     return out
 
 
-def simulate(n: int, layers: int, d: int, samples: int, seed: int, cfg: ModelConfig, progress=None):
+def simulate(n: int, layers: int, d: int, samples: int, seed: int, cfg: ModelConfig, progress=None,
+             control_variate: str = "none"):
     from lnrecency.numerics import simulate_scores
 
     return simulate_scores(n, layers, d, samples, seed=seed, method="gram", config=cfg,
-                           progress=progress)
+                           progress=progress, control_variate=control_variate)
 
 
 QUANTITIES = ("score", "osq", "ovar")

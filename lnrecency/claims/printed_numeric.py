@@ -12,9 +12,12 @@ P9 (App. B): "LayerNorm with sqrt(d) scaling sharpens the softmax and weakens th
        per profile) give the same labels; the measured finite-d difference of the means is reported
        (d * max |diff|, the O(1/d) centring effect), not tested;
    (b) sharpens: d P^(1)_ii / d lam > 0 (sympy, for a < 1) and P_88 at lam = 1 vs 8;
-   (c) weakens the pattern: layer-2 absolute gap S_{8,7} - S_{8,1} at lam = sqrt(d) vs lam = 1 (limit, per
-       alpha, d in {64, 1024}) and, at d = 64 itself, a one-sided Monte Carlo test of
-       Delta(lam = 1) > Delta(lam = 8) (independent runs).
+   (c) weakens the pattern: layer-2 absolute gap Delta = S_{8,7} - S_{8,1}, lam = sqrt(d) vs lam = 1, per
+       residual, alpha and d in {64, 1024}, decided by Monte Carlo AT THAT WIDTH: one-sided test of
+       Delta(lam = 1) > Delta(lam = sqrt(d)) from independent runs (quadratic control variate: unbiased at
+       any fixed lam and d). lam = sqrt(d) grows with d, so neither the limit at lam held fixed nor its
+       1/d expansion describes that side: both are reported as context only (the limit gaps, and for
+       lam = 1 the first-order expectation limit + c/d). A near-tie is inconclusive, not confirmed.
 """
 from __future__ import annotations
 
@@ -108,35 +111,38 @@ def p9b() -> list:
 
 
 def p9c(samples: int, seed: int, progress=None) -> list:
+    from lnrecency.claims._common import theory
     from lnrecency.theory.limit import limit_scores
 
     items = []
+    k = register("P9c weakens: Monte Carlo at the named width", 20, sided=1)
     for residual in (False, True):
         for alpha in (0.0, 0.3, 0.5, 0.7, 0.9):
             for d in (64, 1024):
                 lam = math.sqrt(d)
-                gaps = {}
-                for lm in (1.0, lam):
-                    s = limit_scores(8, 2, config=ModelConfig(residual=residual, lam=lm, alpha=alpha))[1, 7]
-                    gaps[f"lam={lm:g}"] = float(s[6] - s[0])
-                v = "confirmed" if gaps[f"lam={lam:g}"] < gaps["lam=1"] else "refuted"
-                ev = {"gap_S87_minus_S81_limit": gaps}
-                if d == 64 and (residual, alpha) in ((False, 0.0), (False, 0.7)):
-                    k = register(f"P9c d=64 alpha={alpha}", 1, sided=1)
-                    est = [simulate(8, 2, 64, samples, seed + m + int(10 * alpha),
-                                    ModelConfig(lam=lm, alpha=alpha), progress).paired_difference(2, 8, 7, 1)
-                           for m, lm in enumerate((1.0, 8.0))]
-                    o = ordering_check(est[0].mean - est[1].mean, math.hypot(est[0].stderr, est[1].stderr),
-                                       k=k)
-                    ev["mc_d64"] = {"gap_lam1": est[0].mean, "gap_lam8": est[1].mean, "samples": samples,
-                                    "claim": "Delta(lam=1) > Delta(lam=8) at d = 64", **o.as_dict()}
-                    if o.verdict != v:
-                        v = "inconclusive"
+                limit_gaps, mc = {}, {}
+                for m, lm in enumerate((1.0, lam)):
+                    cfg = ModelConfig(residual=residual, lam=lm, alpha=alpha)
+                    s = limit_scores(8, 2, config=cfg)[1, 7]
+                    limit_gaps[f"lam={lm:g}"] = float(s[6] - s[0])
+                    run = simulate(8, 2, d, samples, seed + 1000 * residual + int(100 * alpha) + 7 * d + m,
+                                   cfg, progress, control_variate="quadratic")
+                    mc[lm] = run.paired_difference(2, 8, 7, 1)
+                o = ordering_check(mc[1.0].mean - mc[lam].mean, math.hypot(mc[1.0].stderr, mc[lam].stderr), k=k)
+                first_order = theory(ModelConfig(residual=residual, alpha=alpha), 8, 2).difference(2, 8, 7, 1)
+                ev = {"claim": f"Delta(lam=1) > Delta(lam=sqrt(d)={lam:g}) at d = {d} (Monte Carlo at d)",
+                      "mc": {"gap_lam1": mc[1.0].mean, "se_lam1": mc[1.0].stderr, "gap_lam_sqrt_d": mc[lam].mean,
+                             "se_lam_sqrt_d": mc[lam].stderr, "samples": samples,
+                             "control_variate": "quadratic", **o.as_dict()},
+                      "context_limit_gaps_lam_fixed": limit_gaps,
+                      "context_first_order_lam1": first_order[0] + first_order[1] / d,
+                      "scope": "lam = sqrt(d) grows with d: the fixed-lam limit and its 1/d expansion do not "
+                               "apply to that side; the verdict is the Monte Carlo test at d"}
                 items.append((setting(ModelConfig(residual=residual, alpha=alpha), d=d,
-                                      lam=f"1 vs sqrt(d) = {lam:g}"), v, ev))
+                                      lam=f"1 vs sqrt(d) = {lam:g}"), o.verdict, ev))
     return grouped("P9", SOURCE, P9C, {"measure": "S_{8,7} - S_{8,1}, layer 2"}, items)
 
 
 def evaluate(*, quick: bool = False, progress=None, seed: int = 20261010) -> list:
     samples = 4000 if quick else 20000
-    return p8() + p9a(20000, seed, progress) + p9b() + p9c(samples, seed + 100, progress)
+    return p8() + p9a(20000, seed, progress) + p9b() + p9c(2000 if quick else 5000, seed + 100, progress)
