@@ -58,20 +58,16 @@ def classify_signs(signs: list[int]) -> str:
 
 
 def _classify_mc(signs: list[int]) -> str:
-    if not signs:
-        return "trivial"
-    if all(s > 0 for s in signs):
-        return "recency"
-    off = signs[:-1]
-    if not off:
-        return "trivial" if signs[-1] < 0 else "inconclusive"
-    if all(s < 0 for s in off):
-        return "earlier"
-    if (1 in off and -1 in off) or (all(s > 0 for s in off) and signs[-1] < 0):
-        return "mixed"
-    if all(s == 0 for s in off):
-        return "flat"
-    return "inconclusive"
+    """:func:`classify_signs` where a Monte Carlo 0 (not significant) leaves a label undecided: a lone
+    diagonal pair without a significant sign, or a row called mixed only because of such zeros."""
+    label = classify_signs(signs)
+    if label == "trivial" and signs and signs[-1] == 0:
+        return "inconclusive"
+    if label == "mixed":
+        off = signs[:-1]
+        sure = (1 in off and -1 in off) or (all(s > 0 for s in off) and signs[-1] < 0)
+        return "mixed" if sure else "inconclusive"
+    return label
 
 
 @dataclass(frozen=True)

@@ -87,7 +87,15 @@ class Arithmetic:
 
 
 class _ObjectArithmetic(Arithmetic):
+    """Object arrays of a scalar type; subclasses set the elementwise ``_exp`` and ``_sqrt``."""
+
     dtype = object
+
+    def exp(self, x):
+        return self._exp(x)
+
+    def sqrt(self, x):
+        return self._sqrt(x)
 
     def diagonal(self, g):
         return np.diagonal(g).copy()
@@ -115,12 +123,6 @@ class _MpmathArithmetic(_ObjectArithmetic):
         q = _fraction(value)
         return mpmath.mpf(q.numerator) / q.denominator
 
-    def exp(self, x):
-        return self._exp(x)
-
-    def sqrt(self, x):
-        return self._sqrt(x)
-
     @property
     def nan(self):
         return mpmath.mpf("nan")
@@ -136,12 +138,6 @@ class _SympyArithmetic(_ObjectArithmetic):
             return value
         q = _fraction(value)  # floats by their decimal repr: 0.2 -> 1/5
         return sympy.Rational(q.numerator, q.denominator)
-
-    def exp(self, x):
-        return self._exp(x)
-
-    def sqrt(self, x):
-        return self._sqrt(x)
 
     @property
     def nan(self):

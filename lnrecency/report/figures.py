@@ -147,18 +147,23 @@ def h_figure(data: ReportData) -> ReportFigure:
     return ReportFigure("h_of_j", title, caption, fig)
 
 
+def _finish(fig, ax, title: str, xlabel: str, ylabel: str, *, title_size: int | None = 10) -> None:
+    """Axis labels, legend, title and layout of a one-panel figure."""
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.legend(fontsize=8)
+    ax.set_title(title) if title_size is None else ax.set_title(title, fontsize=title_size)
+    fig.tight_layout()
+
+
 def gap_figure(data: ReportData) -> ReportFigure:
     s = data.settings
     fig = Figure(figsize=(6.4, 4.2))
     ax = fig.subplots()
     _plot_curves(ax, series.gap_curves(data), mc_label=f"MC d={s.ds[-1]}")
     ax.axhline(0.0, color="grey", lw=0.6)
-    ax.set_xlabel("anisotropy alpha")
-    ax.set_ylabel(f"S_(n,n-1) - S_(n,1), layer 2, n = {s.n}")
-    ax.legend(fontsize=8)
     title = "Layer-2 recency gap against alpha"
-    ax.set_title(title)
-    fig.tight_layout()
+    _finish(fig, ax, title, "anisotropy alpha", f"S_(n,n-1) - S_(n,1), layer 2, n = {s.n}", title_size=None)
     caption = (f"Gap S^(2)_(n,n-1) - S^(2)_(n,1) at n = {s.n} (LayerNorm, lam = 1, gamma = 1) against alpha, "
                f"without and with residual. Lines: exact limit on a grid; points: paired Monte Carlo "
                f"difference +- SE at d = {s.ds[-1]} ({s.samples} samples). A positive gap is recency.")
@@ -178,12 +183,8 @@ def output_norm_figure(data: ReportData) -> ReportFigure:
     ax.plot(x, 1.0 / x, ":", color="grey", label="1/i (uniform attention)")
     ax.set_xscale("log")
     ax.set_yscale("log")
-    ax.set_xlabel("position i")
-    ax.set_ylabel("|o_i|^2, layer-1 attention output")
-    ax.legend(fontsize=8)
     title = "Seed 002: the attention output gets shorter with position"
-    ax.set_title(title, fontsize=10)
-    fig.tight_layout()
+    _finish(fig, ax, title, "position i", "|o_i|^2, layer-1 attention output")
     caption = (f"Squared length of the layer-1 attention output o_i against the position i (LayerNorm, alpha = "
                f"0, lam = 1), log-log: the exact limit sum_k P_ik^2, Monte Carlo mean +- SE at d = {s.ds[0]} "
                f"and d = {s.ds[-1]} ({s.samples} samples), and the 1/i of uniform attention.")
@@ -203,12 +204,8 @@ def variance_figure(data: ReportData) -> ReportFigure:
                 label=f"LayerNorm after attention (MC d={v.d})")
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
-    ax.set_xlabel("sequence length n")
-    ax.set_ylabel("d x per-coordinate variance of the output")
-    ax.legend(fontsize=8)
     title = "Seed 003: output variance against sequence length"
-    ax.set_title(title, fontsize=10)
-    fig.tight_layout()
+    _finish(fig, ax, title, "sequence length n", "d x per-coordinate variance of the output")
     caption = (f"d times the per-coordinate variance of the layer-1 attention output at the last position, "
                f"against the sequence length n (LayerNorm before attention, alpha = 0, lam = 1): without a "
                f"normalisation after attention it decays with n; with a LayerNorm right after attention it "
@@ -232,12 +229,8 @@ def convergence_figure(data: ReportData) -> ReportFigure:
     ax.set_yscale("log")
     ax.set_xticks(conv.ds, labels=[f"{d:g}" for d in conv.ds])
     ax.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
-    ax.set_xlabel("width d")
-    ax.set_ylabel("|E_d[S] - S_limit|")
-    ax.legend(fontsize=8)
     title = "Finite-width expectation converges to the limit"
-    ax.set_title(title, fontsize=10)
-    fig.tight_layout()
+    _finish(fig, ax, title, "width d", "|E_d[S] - S_limit|")
     caption = (f"Log-log plot of the finite-width bias |E_d[S] - S_limit| of two layer-2 scores of the last row "
                f"({conv.label}, n = {conv.n}) against d: Monte Carlo mean +- SE ({data.settings.conv_samples} "
                f"samples per d). Lines: the common slope fitted over {conv.fit_entries} resolved layer-2 "
