@@ -1,4 +1,4 @@
-"""Benchmark of the exact limit (issue 2): float64 at n = 2048, 4 layers, and mpmath dps = 50 at n = 32.
+"""Benchmark of the exact limit: float64 at n = 2048, 4 layers, and mpmath dps = 50 at n = 32.
 
 Prints wall time (best of --repeat), peak traced memory, and the ratio against a plain numpy recursion
 (the baseline the issue names: the SPEC recursion written directly, G' = A G A^T with A formed densely).

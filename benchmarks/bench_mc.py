@@ -1,4 +1,4 @@
-"""Benchmarks of issue 3 (finite-width Monte Carlo). Prints every figure the issue asks for.
+"""Benchmarks of the finite-width Monte Carlo. Prints every figure the benchmarks report.
 
     python3 benchmarks/bench_mc.py            # full run (several minutes)
     python3 benchmarks/bench_mc.py --quick    # smaller sample counts; totals are extrapolated and say so

@@ -1,4 +1,4 @@
-"""Finite-width Monte Carlo of the parameter-free attention stack (issue 3): direct and d-independent
+"""Finite-width Monte Carlo of the parameter-free attention stack: direct and d-independent
 (Bartlett/Gram) samplers, streaming means and standard errors, paired orderings, convergence in d."""
 from lnrecency.numerics.convergence import (ConvergenceResult, OrderingEvidence, OrderingSearch, RateFit,
                                   convergence_in_d, smallest_d_for_ordering)

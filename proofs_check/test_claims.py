@@ -1,7 +1,7 @@
 """Every claim evaluated (quick mode) with the verdicts the independent evidence supports, per setting.
 
 The expected verdicts are not read off the code under test: each is justified next to it (a sympy proof
-of H1, a property of the model, or a counterexample reproduced by Monte Carlo)."""
+in lnrecency.theory.proofs, a property of the model, or a counterexample reproduced by Monte Carlo)."""
 from __future__ import annotations
 
 import json
@@ -37,12 +37,12 @@ def test_schema_and_coverage(results):
 
 
 def test_theorem1_confirmed_everywhere(results):
-    # H1's sympy proof layer2_recency covers every lam > 0; the MC at d = 10^12 agrees.
+    # the sympy proof layer2_recency (lnrecency.theory.proofs) covers every lam > 0; the MC at d = 10^12 agrees.
     assert [r.verdict for r in by(results, "T1")] == ["confirmed"] * 4
 
 
 def test_baseline(results):
-    # flat: H1's proof d/dj S^(2)_ij == 0 (residual on and off)
+    # flat: the sympy proof d/dj S^(2)_ij == 0 (residual on and off)
     assert len(settings_of(results, "C2", "confirmed", "flat")) == 18
     refuted = settings_of(results, "C2", "refuted", "earlier")
     # prior work's setting (no residual) holds; the failures are residual-only (mixed rows at layers >= 5,
@@ -99,7 +99,7 @@ def test_printed_numeric(results):
 
 
 def test_printed_symbolic_lines_are_registered():
-    """P1..P7 are routed to H1's lnrecency.claims.printed (evaluated in test_printed_symbolic.py)."""
+    """P1..P7 are routed to lnrecency.claims.printed (evaluated in test_printed_symbolic.py)."""
     from lnrecency.claims import printed
 
     assert {c for c, (module, _) in CLAIMS.items() if module == "printed"} == {f"P{q}" for q in range(1, 8)}

@@ -5,7 +5,7 @@ Mutants of the seed-002 closed form |o_i|^2 = (E^2 + i - 1)/(E + i - 1)^2 (E = e
   exponent  (E^2 + i - 1)/(E + i - 1)^3      swapped sign  (E^2 - i + 1)/(E + i - 1)^2
 Kinds of check and the mutant / false claim each must reject:
   exact (sympy recursion)      -> the four mutants                    test_exact_rejects_mutants
-  closed form (sympy identity) -> the four mutants vs H1's h2          test_closed_form_rejects_mutants
+  closed form (sympy identity) -> the four mutants vs the derived h2         test_closed_form_rejects_mutants
   proof machinery              -> 'h increasing' claimed               test_proof_rejects_false_monotonicity
   MC mean (k SE + bias bound)  -> the four mutants as predictions      test_mc_mean_rejects_mutants
   MC paired ordering           -> reversed ordering; recency w/o norm  test_mc_ordering_rejects_false_orderings

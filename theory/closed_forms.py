@@ -13,7 +13,7 @@ Everything is DERIVED here from the limit recursion, symbolically in the query i
     S^(2)_ij = lam g(i) / (h(i) h(j)) (l2 / rmsnorm / layernorm: one limit)  or  lam g(i) (norm "none"),
     S^(2)_ii = lam (normalised) or lam h2(i) (none).
 
-With E = e^lam, F = e^(lam alpha), Z_i = E + (i-1) F this gives (the hand derivation of the lead):
+With E = e^lam, F = e^(lam alpha), Z_i = E + (i-1) F this gives (an independent hand derivation, which the sympy result matches):
 no residual g = (1-alpha) F/Z_i + alpha, h2 = (1-alpha)(E^2 + (j-1)F^2)/Z_j^2 + alpha; residual
 g = alpha (1+gamma)^2 + (gamma + gamma^2)(1-alpha) F/Z_i,
 h2 = 1 + 2 gamma (alpha + (1-alpha) E/Z_j) + gamma^2 (alpha + (1-alpha)(E^2 + (j-1)F^2)/Z_j^2).

@@ -1,4 +1,4 @@
-"""A reviewer's own formula against the derived closed form (issue 4 item 7).
+"""A reviewer's own formula against the derived closed form.
 
 ``parse_formula`` builds a sympy expression by walking Python's ``ast`` of the text (never eval,
 sympify or parse_expr of user text); only arithmetic in the symbols of :mod:`theory.closed_forms` is

@@ -3,7 +3,7 @@ attention output gets shorter with position, about 1/i when attention is near un
 
 Evidence:
   * exact (sympy): the limit recursion (exact=True, n = 6, lam in {1, 1/2}) gives O_ii == sum_k P_ik^2, and
-    the closed form (E^2 + i - 1)/(E + i - 1)^2 (E = e^lam) equals it and H1's closed form h2 at alpha = 0;
+    the closed form (E^2 + i - 1)/(E + i - 1)^2 (E = e^lam) equals it and the derived closed form h2 at alpha = 0;
   * shrinking: sympy proof theory.proofs.proof_h_decreasing(False) (|o_j|^2 = h2(j), no residual);
   * "about 1/i": sympy limit of i |o_i|^2 as i -> oo (= 1) and as lam -> 0 (= 1 for every i);
   * the claim outside its setting: with alpha > 0, |o_i|^2 -> alpha (sympy limit), not 1/i;
