@@ -26,7 +26,7 @@ import mpmath
 import numpy as np
 
 from lnrecency.config import ModelConfig, check_choice, check_int, check_real, make_config
-from lnrecency.stats import k_for
+from lnrecency.stats import k_for, z_score
 
 __all__ = ["LABELS", "BiasRow", "BiasProfile", "classify_signs", "bias_profile", "limit_differences",
            "FLOAT_RESOLUTION", "DEFAULT_DPS"]
@@ -185,8 +185,7 @@ def bias_profile(layer: int, n: int, *, config: ModelConfig | None = None, metho
         est = [sim.paired_difference(layer, i, j + 1, j) for j in range(1, i)]
         means = tuple(float(e.mean) for e in est)
         ses = tuple(float(e.stderr) for e in est)
-        zs = tuple(mu / se if se > 0 else (0.0 if mu == 0 else float(np.sign(mu)) * np.inf)
-                   for mu, se in zip(means, ses))
+        zs = tuple(z_score(mu, se) for mu, se in zip(means, ses))
         signs = [1 if z > k else (-1 if z < -k else 0) for z in zs]
         res = k * max(ses) if ses else None
         rows.append(BiasRow(i, _classify_mc(signs), means, ses, zs, res))

@@ -19,17 +19,71 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from scipy.stats import binomtest as _binomtest
 from scipy.stats import norm as _normal
+from scipy.stats import t as _t
 
 from lnrecency.config import check_int, check_real
 
-__all__ = ["PER_COMPARISON", "SUITE_LIMIT", "Budget", "BUDGET", "k_for", "register",
+__all__ = ["Estimate", "Proportion", "z_score", "PER_COMPARISON", "SUITE_LIMIT", "Budget", "BUDGET", "k_for", "register",
            "MeanCheck", "OrderingCheck", "mean_check", "ordering_check", "wilson_interval"]
 
 #: default per-comparison false-alarm rate of one registered Monte Carlo comparison.
 PER_COMPARISON = 1e-9
 #: the suite's total false-alarm budget (union bound over all registered comparisons).
 SUITE_LIMIT = 1e-6
+
+
+def z_score(diff: float, stderr: float) -> float:
+    """The one z rule: diff / SE; with SE = 0 (a deterministic quantity) 0 when diff = 0, else +-inf."""
+    diff, stderr = float(diff), float(stderr)
+    if stderr > 0:
+        return diff / stderr
+    if math.isnan(diff) or math.isnan(stderr):
+        return math.nan
+    return 0.0 if diff == 0.0 else math.copysign(math.inf, diff)
+
+
+def _check_level(level: float) -> float:
+    return float(check_real("level", level, low=0.0, high=1.0, low_open=True, high_open=True))
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A Monte Carlo mean with its standard error over ``samples`` iid draws."""
+
+    mean: float
+    stderr: float
+    samples: int
+
+    def confidence_interval(self, level: float = 0.95) -> tuple[float, float]:
+        """Two-sided Student-t interval mean +- t_{(1+level)/2, samples-1} * stderr."""
+        q = float(_t.ppf(0.5 + _check_level(level) / 2, self.samples - 1))
+        return (self.mean - q * self.stderr, self.mean + q * self.stderr)
+
+    def zscore(self, value: float = 0.0) -> float:
+        """(mean - value) / stderr by :func:`z_score`."""
+        return z_score(self.mean - float(value), self.stderr)
+
+
+@dataclass(frozen=True)
+class Proportion:
+    """Per-instance frequency ``count / samples`` of an event, with a binomial confidence interval."""
+
+    count: int
+    samples: int
+
+    @property
+    def estimate(self) -> float:
+        return self.count / self.samples
+
+    def confidence_interval(self, level: float = 0.95, method: str = "wilson") -> tuple[float, float]:
+        """Wilson score (method="wilson") or Clopper-Pearson (method="exact") interval, scipy._binomtest."""
+        if method not in ("wilson", "exact"):
+            raise ValueError(f"method must be 'wilson' or 'exact'; got {method!r}")
+        ci = _binomtest(self.count, self.samples).proportion_ci(
+            confidence_level=_check_level(level), method=method)
+        return (float(ci.low), float(ci.high))
 
 
 def k_for(rate: float, *, sided: int = 2) -> float:
@@ -88,7 +142,7 @@ class MeanCheck:
 
     @property
     def z(self) -> float:
-        return (self.estimate - self.prediction) / self.stderr if self.stderr > 0 else math.inf
+        return z_score(self.estimate - self.prediction, self.stderr)
 
     @property
     def tolerance(self) -> float:
@@ -122,9 +176,7 @@ class OrderingCheck:
 
     @property
     def z(self) -> float:
-        if self.stderr > 0:
-            return self.mean / self.stderr
-        return math.copysign(math.inf, self.mean) if self.mean else 0.0
+        return z_score(self.mean, self.stderr)
 
     @property
     def verdict(self) -> str:
@@ -147,11 +199,9 @@ def ordering_check(mean: float, stderr: float, *, k: float) -> OrderingCheck:
 
 
 def wilson_interval(count: int, samples: int, *, k: float) -> tuple[float, float]:
-    """Wilson score interval for a binomial proportion at normal quantile k."""
+    """Wilson score interval for a binomial proportion at normal quantile k (two-sided level
+    1 - 2 P(Z > k)): :meth:`Proportion.confidence_interval`."""
     samples = check_int("samples", samples, minimum=1)
     count = check_int("count", count, minimum=0, maximum=samples)
-    p = count / samples
-    den = 1 + k * k / samples
-    centre = (p + k * k / (2 * samples)) / den
-    half = k * math.sqrt(p * (1 - p) / samples + k * k / (4 * samples * samples)) / den
-    return max(0.0, centre - half), min(1.0, centre + half)
+    check_real("k", k, low=0.0, low_open=True)
+    return Proportion(count, samples).confidence_interval(1.0 - 2.0 * float(_normal.sf(k)))

@@ -30,6 +30,22 @@ def _jsonable(x: Any) -> Any:
     return None if math.isnan(f) else f
 
 
+def combine(verdicts: list[str]) -> str:
+    """The one rule for combining verdicts: all confirmed -> confirmed; any refuted -> refuted; else
+    inconclusive (an empty list is inconclusive)."""
+    if verdicts and all(v == "confirmed" for v in verdicts):
+        return "confirmed"
+    if "refuted" in verdicts:
+        return "refuted"
+    return "inconclusive"
+
+
+def decide(holds: bool, corroborated: bool = True) -> str:
+    """An exact (or decisive) result with a corroborating check: confirmed when it holds and is
+    corroborated, refuted when it does not hold, inconclusive when the corroboration fails."""
+    return combine(["confirmed" if holds else "refuted", "confirmed" if corroborated else "inconclusive"])
+
+
 @dataclass(frozen=True)
 class ClaimResult:
     """One verdict. ``id``: "T1", "C2".. or "P1".."P9"; ``source``: one of :data:`SOURCES`."""

@@ -1,4 +1,5 @@
-"""Streaming moments and the two summaries of a Monte Carlo answer: a mean and a proportion.
+"""Streaming moments of Monte Carlo draws (the summaries they produce, Estimate and Proportion, are
+lnrecency.stats's, re-exported here).
 
 Moments are merged chunk by chunk with the pairwise update of Chan, Golub and LeVeque (1979):
 for two groups (n_a, mean_a, M2_a) and (n_b, mean_b, M2_b), with delta = mean_b - mean_a,
@@ -10,60 +11,13 @@ The standard error of a sample mean is sqrt(M2 / (n - 1) / n).
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
 
-from lnrecency.config import check_real
+from lnrecency.stats import Estimate, Proportion
 
 __all__ = ["Estimate", "Proportion", "Moments", "moments"]
-
-
-def _check_level(level: float) -> float:
-    return float(check_real("level", level, low=0.0, high=1.0, low_open=True, high_open=True))
-
-
-@dataclass(frozen=True)
-class Estimate:
-    """A Monte Carlo mean with its standard error over ``samples`` iid draws."""
-
-    mean: float
-    stderr: float
-    samples: int
-
-    def confidence_interval(self, level: float = 0.95) -> tuple[float, float]:
-        """Two-sided Student-t interval mean +- t_{(1+level)/2, samples-1} * stderr."""
-        q = float(stats.t.ppf(0.5 + _check_level(level) / 2, self.samples - 1))
-        return (self.mean - q * self.stderr, self.mean + q * self.stderr)
-
-    def zscore(self, value: float = 0.0) -> float:
-        """(mean - value) / stderr: the number of standard errors between the estimate and value."""
-        diff = self.mean - float(value)
-        if self.stderr == 0.0:
-            return 0.0 if diff == 0.0 else math.copysign(math.inf, diff)
-        return diff / self.stderr
-
-
-@dataclass(frozen=True)
-class Proportion:
-    """Per-instance frequency ``count / samples`` of an event, with a binomial confidence interval."""
-
-    count: int
-    samples: int
-
-    @property
-    def estimate(self) -> float:
-        return self.count / self.samples
-
-    def confidence_interval(self, level: float = 0.95, method: str = "wilson") -> tuple[float, float]:
-        """Wilson score (method="wilson") or Clopper-Pearson (method="exact") interval, scipy.stats.binomtest."""
-        if method not in ("wilson", "exact"):
-            raise ValueError(f"method must be 'wilson' or 'exact'; got {method!r}")
-        ci = stats.binomtest(self.count, self.samples).proportion_ci(
-            confidence_level=_check_level(level), method=method)
-        return (float(ci.low), float(ci.high))
 
 
 def moments(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

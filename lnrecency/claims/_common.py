@@ -26,6 +26,7 @@ import numpy as np
 
 from lnrecency.config import ModelConfig
 from lnrecency.stats import PER_COMPARISON, mean_check, ordering_check, register
+from lnrecency.verdicts import combine
 
 D_BIG = 10 ** 12
 D_REF = 256
@@ -165,9 +166,7 @@ def mc_orderings(name: str, cfg: ModelConfig, n: int, layer: int, triples: list[
         est = sim.paired_difference(layer, i, j, kk)
         o = ordering_check(est.mean, est.stderr, k=k)
         tests.append({"i": i, "j": j, "k_key": kk, **o.as_dict()})
-    verdicts = {t["verdict"] for t in tests}
-    overall = ("confirmed" if verdicts == {"confirmed"} else
-               "refuted" if "refuted" in verdicts else "inconclusive")
+    overall = combine([t["verdict"] for t in tests])
     return {"kind": "MC paired ordering (one-sided)", "layer": layer, "d": d, "samples": samples,
             "seed": seed, "method": "gram", "tests": tests, "verdict": overall}
 
@@ -183,15 +182,6 @@ def row_labels(n: int, layer: int, cfg: ModelConfig, *, min_row: int = 2) -> dic
     for r in bias_profile(layer, n, config=cfg).rows[min_row - 1:]:
         out.setdefault(r.bias, []).append(r.i)
     return out
-
-
-def combine(verdicts: list[str]) -> str:
-    """All confirmed -> confirmed; any refuted -> refuted; else inconclusive."""
-    if verdicts and all(v == "confirmed" for v in verdicts):
-        return "confirmed"
-    if "refuted" in verdicts:
-        return "refuted"
-    return "inconclusive"
 
 
 def adjacent_triples(i: int) -> list[tuple[int, int, int]]:

@@ -21,6 +21,7 @@ import sympy
 from lnrecency.claims._common import (adjacent_triples, grouped, mc_means, mc_orderings, row_labels,
                                       setting)
 from lnrecency.config import ModelConfig
+from lnrecency.verdicts import decide
 
 ID = "C4"
 SOURCE = "our formulation"
@@ -51,7 +52,7 @@ def h_evidence(residual: bool, n: int = 12) -> tuple[str, dict]:
             worst = max(worst, max(abs(x - y) for x, y in zip(lim, form)))
         table[str(a)] = [float(x) for x in lim]
     agree = worst < mpmath.mpf(10) ** -25
-    v = "confirmed" if (depends and proof.proven and agree) else ("refuted" if not depends else "inconclusive")
+    v = decide(depends, proof.proven and agree)
     return v, {"dh2_dalpha_nonzero": bool(depends), "dh2_dalpha": str(dh2)[:300],
                "proof": {"name": proof.name, "proven": proof.proven},
                "closed_form_vs_limit_max_abs_diff_dps30": float(worst), "h_by_alpha": table}

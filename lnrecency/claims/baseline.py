@@ -14,6 +14,7 @@ from itertools import product
 
 from lnrecency.claims._common import grouped, mc_orderings, mc_paired_mean, row_labels, setting
 from lnrecency.config import ModelConfig
+from lnrecency.verdicts import decide
 
 ID = "C2"
 SOURCE = "our formulation"
@@ -36,7 +37,7 @@ def evaluate(*, quick: bool = False, progress=None, seed: int = 20260202) -> lis
         flat_ok = set(lab2) == {"flat"}
         ev = {"proof": {"name": proof.name, "proven": proof.proven, "steps": list(proof.steps)},
               "limit_layer2": {"n": n, "rows_by_label": lab2}}
-        v = "confirmed" if flat_ok and proof.proven else ("refuted" if not flat_ok else "inconclusive")
+        v = decide(flat_ok, proof.proven)
         if lam == 1.0 and alpha == 0.0:
             ev["mc_layer2"] = mc_paired_mean(f"C2 flat[{cfg.label()}]", cfg, N_MC, 2, N_MC, N_MC - 1, 1,
                                              prediction=0.0, samples=4000, seed=seed + idx,

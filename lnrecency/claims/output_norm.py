@@ -16,6 +16,7 @@ import sympy
 
 from lnrecency.claims._common import grouped, mc_means, setting
 from lnrecency.config import ModelConfig
+from lnrecency.verdicts import decide
 
 ID = "C7"
 SOURCE = "seed text"
@@ -76,7 +77,7 @@ def evaluate(*, quick: bool = False, progress=None, seed: int = 20260707) -> lis
     n = 8
     ev["mc_means"] = mc_means("C7[alpha=0]", cfg, n, 1, [(q, q) for q in range(1, n + 1)], quantity="osq",
                               samples=4000, seed=seed, progress=progress)
-    v = "confirmed" if ok and ev["mc_means"]["passed"] else ("refuted" if not ok else "inconclusive")
+    v = decide(ok, ev["mc_means"]["passed"])
     out = grouped(ID, SOURCE, STATEMENT, {"layer": 1}, [(setting(cfg, lam="any > 0"), v, ev)])
     items = []
     for a in (0.0, 0.5):

@@ -10,10 +10,10 @@ sqrt(64), "scaling sqrt(d)" at d = 64; no residual, alpha = 0):
 """
 from __future__ import annotations
 
-from lnrecency.claims._common import (adjacent_triples, combine, mc_means, mc_orderings, row_labels,
+from lnrecency.claims._common import (adjacent_triples, mc_means, mc_orderings, row_labels,
                                       setting)
 from lnrecency.config import ModelConfig
-from lnrecency.verdicts import ClaimResult
+from lnrecency.verdicts import ClaimResult, combine
 
 ID = "T1"
 SOURCE = "seed text"

@@ -14,6 +14,7 @@ from typing import Any, Callable
 import numpy as np
 
 from lnrecency.config import ModelConfig, make_config
+from lnrecency.stats import z_score
 from lnrecency.report import series
 from lnrecency.report.data import ReportData, closed_form
 from lnrecency.report.tables import Table
@@ -22,10 +23,11 @@ __all__ = ["CLAIM_SCORE_SETTINGS", "TABLES", "build_tables", "score_table", "ver
 
 
 def zscore(value: float, reference: float, stderr: float) -> float | None:
-    """(value - reference) / stderr; None when the SE is zero up to rounding (a deterministic entry)."""
+    """:func:`lnrecency.stats.z_score` of value - reference; shown as None (not applicable) when the SE
+    is zero up to float64 rounding (a deterministic entry such as S_ii = lam)."""
     if not np.isfinite(stderr) or stderr <= 1e-12 * max(1.0, abs(value)):
         return None
-    return (value - reference) / stderr
+    return z_score(value - reference, stderr)
 
 
 def cfg(**params: Any) -> ModelConfig:
