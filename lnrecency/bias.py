@@ -120,17 +120,21 @@ class BiasProfile:
 
 def limit_differences(n: int, layer: int, config: ModelConfig, *, dps: int = DEFAULT_DPS):
     """Per row i: (signs, differences as floats, precision used) of the exact limit at ``layer``."""
-    from lnrecency.theory.limit import limit_scores
+    from lnrecency.theory.limit import Float64Overflow, limit_scores
 
-    s = limit_scores(n, layer, config=config)[layer - 1]
     hp = None
+    try:
+        s = limit_scores(n, layer, config=config)[layer - 1]
+    except Float64Overflow:  # float64 cannot hold this setting: every row from mpmath
+        s = np.full((n, n), np.nan)
     out = []
     for i in range(1, n + 1):
         row = s[i - 1, :i]
         d = np.diff(row)
-        scale = float(np.max(np.abs(row)))
         precision = "float64"
-        if d.size and np.any(np.abs(d) <= FLOAT_RESOLUTION * scale):
+        unresolved = not np.all(np.isfinite(row)) or np.any(
+            np.abs(d) <= FLOAT_RESOLUTION * float(np.max(np.abs(row))))
+        if d.size and unresolved:
             if hp is None:
                 hp = limit_scores(n, layer, config=config, dps=dps)[layer - 1]
             with mpmath.workdps(dps):

@@ -65,7 +65,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return int(args._run(args) or 0)
-    except ValueError as exc:  # invalid model or size parameters: a clear message, no traceback
+    except (ValueError, MemoryError) as exc:  # invalid input or a refused size: one line, no traceback
         print(f"lnrecency {args.command}: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
@@ -76,6 +76,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    except OSError as exc:  # e.g. an output folder that cannot be created or written
+        where = f"cannot write {exc.filename}: " if exc.filename is not None else ""
+        print(f"lnrecency {args.command}: error: {where}{exc.strerror or exc}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":  # pragma: no cover

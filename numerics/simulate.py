@@ -211,6 +211,13 @@ def _validate(config, params, n, layers, d, samples, method, seed):
     d = check_int("d", d, minimum=1)
     samples = check_int("samples", samples, minimum=2)
     method = check_choice("method", method, METHODS)
+    # |h^(l)| <= (1 + gamma)^(l - 1) max |x| (|o| <= max |N h|), scores <= lam |h|^2: stay well inside
+    # float64 (1e308) with tokens of squared length up to ~10, before any allocation
+    growth = 2 * (layers - 1) * math.log10(1 + float(config.gamma)) if config.residual else 0.0
+    if growth + math.log10(max(float(config.lam), 1.0)) > 250:
+        raise ValueError(f"gamma={config.gamma!r}, lam={config.lam!r} with {layers} layers leave the float64 "
+                         f"range of the simulation (|h|^2 up to (1+gamma)^(2(L-1)), scores up to lam |h|^2); "
+                         f"use smaller values, or the exact limit in mpmath (lnrecency limit --dps 30)")
     if method == "gram":  # the premise of the reduced coordinates, tested before any draw
         check_rotation_invariance(config.normalisation)
     return config, n, layers, d, samples, method, _check_seed(seed)
@@ -456,6 +463,10 @@ def simulate_scores(n: int, layers: int, d: int, samples: int, *, seed: Any, met
 
     upper = np.triu(np.ones((n, n), dtype=bool), k=1)
     mean, se = acc.scores.mean.copy(), acc.scores.stderr()
+    if not (np.all(np.isfinite(mean[:, ~upper])) and np.all(np.isfinite(se[:, ~upper]))):
+        raise ValueError(f"float64 overflow: the simulated scores or their spread leave the float64 range "
+                         f"for {config.label()} (e.g. a huge gamma or lam); no result is returned. Use "
+                         f"smaller parameters, or the exact limit with mpmath (lnrecency limit --dps 30)")
     mean[:, upper] = np.nan
     se[:, upper] = np.nan
     return ScoreSimulation(

@@ -18,7 +18,6 @@ sympy arithmetic (small n; used by the closed-form checks). Positions are 1-inde
 """
 from __future__ import annotations
 
-import contextlib
 from dataclasses import dataclass
 from typing import Any, Iterator
 
@@ -29,7 +28,8 @@ import sympy
 from lnrecency.config import ModelConfig, check_int, make_config
 from lnrecency.layers import Arithmetic, arithmetic, causal_mask
 
-__all__ = ["LimitLayer", "LimitTrajectory", "limit_scores", "limit_trajectory", "iterate_limit"]
+__all__ = ["LimitLayer", "LimitTrajectory", "limit_scores", "limit_trajectory", "iterate_limit",
+           "Float64Overflow", "check_finite"]
 
 
 def _backend(dps: Any, exact: bool) -> Arithmetic:
@@ -123,8 +123,9 @@ def _prepare(n: Any, layers: Any, config: ModelConfig | None, params: dict, dps:
 
 def _run(n: int, layers: int, cfg: ModelConfig, backend: Arithmetic, dps: int | None,
          last_output: bool) -> tuple[LimitLayer, ...]:
-    """All layers, in mpmath's working precision ``dps`` when given."""
-    context = mpmath.workdps(dps) if dps is not None else contextlib.nullcontext()
+    """All layers, in mpmath's working precision ``dps`` when given (float64: overflow is not warned
+    about here; :func:`check_finite` refuses a non-finite result with advice instead)."""
+    context = mpmath.workdps(dps) if dps is not None else np.errstate(over="ignore", invalid="ignore")
     with context:
         return tuple(iterate_limit(n, layers, cfg, backend, last_output=last_output))
 
@@ -184,4 +185,21 @@ def limit_scores(n: int, layers: int, *, config: ModelConfig | None = None, dps:
     keywords (norm, residual, gamma, lam, alpha), not both (:func:`lnrecency.config.make_config`).
     """
     n, layers, cfg, backend = _prepare(n, layers, config, params, dps, False)
-    return np.stack([layer.scores for layer in _run(n, layers, cfg, backend, dps, False)])
+    scores = np.stack([layer.scores for layer in _run(n, layers, cfg, backend, dps, False)])
+    if dps is None:
+        check_finite(scores, cfg)
+    return scores
+
+
+class Float64Overflow(ValueError):
+    """The float64 recursion left the float64 range (the mpmath path has no such limit)."""
+
+
+def check_finite(scores: np.ndarray, cfg: ModelConfig) -> None:
+    """Raise :class:`Float64Overflow` if a score on or below the diagonal is not finite."""
+    low = np.tril(np.ones(scores.shape[-2:], dtype=bool))
+    bad = ~np.isfinite(scores[..., low])
+    if bad.any():
+        raise Float64Overflow(
+            f"the float64 limit overflows for {cfg.label()} ({int(bad.sum())} scores are not finite): "
+            f"rerun in mpmath (limit_scores(..., dps=30), lnrecency limit --dps 30)")

@@ -1,0 +1,63 @@
+"""Refusals and overflow: one line on stderr, exit status 2, never a traceback, a NaN table or a verdict
+read from NaN (each case is a command a reviewer reported)."""
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+import sys
+
+import pytest
+
+from lnrecency.cli import main
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["limit", "--n", "4", "--residual", "--gamma", "1e155"], "float64 limit overflows"),
+    (["simulate", "--n", "3", "--residual", "--gamma", "1e200", "--samples", "1000"], "float64 range"),
+    (["simulate", "--n", "3", "--norm", "none", "--lam", "1e300", "--samples", "1000"], "float64 range"),
+    (["simulate", "--n", "8", "--samples", "100000", "--chunk", "1000000000"], "use a smaller chunk"),
+    (["simulate", "--n", "20000", "--layers", "4", "--samples", "10"], "memory limit"),
+    (["report", "--quick", "--out", "/proc/x"], "cannot write /proc/x"),
+])
+def test_refused_with_one_line_and_exit_2(capsys, argv, needle):
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    err = captured.err.strip()
+    assert needle in err and len(err.splitlines()) == 1, err
+    assert "Traceback" not in err and "nan" not in captured.out
+
+
+def test_overflowing_float64_limit_warns_nothing_and_mpmath_answers(capsys):
+    assert main(["limit", "--n", "4", "--residual", "--gamma", "1e155"]) == 2
+    assert "RuntimeWarning" not in capsys.readouterr().err
+    assert main(["limit", "--n", "4", "--residual", "--gamma", "1e155", "--dps", "30"]) == 0
+    assert "nan" not in capsys.readouterr().out
+
+
+def test_bias_is_decided_in_mpmath_when_float64_overflows(capsys):
+    """Exact answer: recency on every row >= 2 (the sympy proof covers every gamma > 0)."""
+    import json
+
+    assert main(["bias", "--layer", "2", "--n", "6", "--residual", "--gamma", "1e300", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)["rows"]
+    assert [r["bias"] for r in rows[1:]] == ["recency"] * 5
+    assert all(r["precision"].startswith("mpmath") for r in rows[1:])
+
+
+def test_report_files_follow_the_umask(tmp_path):
+    from lnrecency.report.atomic import atomic_write_text
+
+    old = os.umask(0o022)
+    try:
+        path = atomic_write_text(tmp_path / "x.md", "hello")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o644
+
+
+def test_broken_pipe_is_quiet():
+    """`lnrecency limit ... | head -1`: no traceback when the reader goes away."""
+    proc = subprocess.run(f"{sys.executable} -m lnrecency.cli limit --n 60 --layers 3 | head -1",
+                          shell=True, capture_output=True, text=True, timeout=120)
+    assert "Traceback" not in proc.stderr and "BrokenPipe" not in proc.stderr
