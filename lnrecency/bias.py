@@ -171,9 +171,10 @@ def bias_profile(layer: int, n: int, *, config: ModelConfig | None = None, metho
                                                              start=1))
         return BiasProfile(layer, method, cfg, n, rows, {"dps_fallback": dps,
                                                          "float_resolution": FLOAT_RESOLUTION})
-    for name, value in (("d", d), ("samples", samples), ("seed", seed)):
-        if value is None:
-            raise ValueError(f"{name} is required for method='mc'; got None")
+    missing = [name for name, value in (("d", d), ("samples", samples), ("seed", seed)) if value is None]
+    if missing:
+        raise ValueError(f"method='mc' needs d (the width), samples (the number of draws) and seed; "
+                         f"missing: {', '.join(missing)}")
     check_int("d", d, minimum=2)
     check_int("samples", samples, minimum=2)
     check_int("seed", seed, minimum=0)

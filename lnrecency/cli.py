@@ -30,8 +30,8 @@ def _number(text: str) -> float:
 
 
 def add_config_arguments(parser: argparse.ArgumentParser, *, embedding: bool = False) -> None:
-    """The model flags of SPEC: --norm, --residual, --gamma, --lam, --alpha (and --embedding)."""
-    g = parser.add_argument_group("model (SPEC 'Model M(norm, residual, lam, gamma, alpha)')")
+    """The model flags (README, "The model"): --norm, --residual, --gamma, --lam, --alpha (and --embedding)."""
+    g = parser.add_argument_group("model M(norm, residual, lam, gamma, alpha) (see the README)")
     g.add_argument("--norm", default="layernorm", help=f"one of {', '.join(NORMS)} (default layernorm)")
     g.add_argument("--residual", action="store_true", help="h' = h + gamma * o instead of h' = o")
     g.add_argument("--gamma", type=_number, default=1.0, help="residual weight > 0 (default 1)")

@@ -419,7 +419,8 @@ def simulate_scores(n: int, layers: int, d: int, samples: int, *, seed: Any, met
             f"simulate_scores(n={n}, layers={layers}, d={d}, method={method!r}, paired={paired}, "
             f"workers={workers}) needs about {need(1) / 2**20:.0f} MiB even with chunk=1, more "
             f"than the memory limit {limit / 2**20:.0f} MiB"
-            + (" (paired accumulators take 16 * layers * n^3 bytes: use paired=False)" if paired else "")
+            + (" (the paired accumulators behind orderings take 16 * layers * n^3 bytes: use a smaller n, "
+               "or paired=False when no ordering is needed)" if paired else "")
             + ("; method='gram' does not depend on d" if method == "direct" else "")
             + ("; or fewer workers" if workers > 1 else ""))
     if chunk is None:  # within the budget, a multiple of the RNG block when possible (no wasted draw)

@@ -61,3 +61,24 @@ def test_broken_pipe_is_quiet():
     proc = subprocess.run(f"{sys.executable} -m lnrecency.cli limit --n 60 --layers 3 | head -1",
                           shell=True, capture_output=True, text=True, timeout=120)
     assert "Traceback" not in proc.stderr and "BrokenPipe" not in proc.stderr
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["limit", "--n", "20000", "--layers", "2"], "use a smaller n"),
+    (["limit", "--n", "200000", "--layers", "2"], "use a smaller n"),
+    (["limit", "--dps", "1000000"], "dps must be an integer in [2, 10000]"),
+    (["limit", "--digits", "-3"], "--digits must be in [1, 17]"),
+    (["bias", "--layer", "2", "--n", "20", "--method", "mc"], "missing: d, samples"),
+    (["bias", "--layer", "2", "--n", "2000", "--method", "mc", "--d", "64", "--samples", "1000"],
+     "use a smaller n"),
+])
+def test_size_and_precision_refusals(capsys, argv, needle):
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert needle in err and len(err.splitlines()) == 1, err
+
+
+def test_limit_prints_the_requested_precision(capsys):
+    assert main(["limit", "--n", "3", "--dps", "30"]) == 0
+    last = capsys.readouterr().out.strip().splitlines()[-1].split()
+    assert len(last[1].replace(".", "").lstrip("0")) >= 29  # 30 significant digits, not 6

@@ -32,10 +32,27 @@ __all__ = ["LimitLayer", "LimitTrajectory", "limit_scores", "limit_trajectory", 
            "Float64Overflow", "check_finite"]
 
 
+MAX_DPS = 10_000
+
+
 def _backend(dps: Any, exact: bool) -> Arithmetic:
     if dps is not None:
-        check_int("dps", dps, minimum=2)
+        check_int("dps", dps, minimum=2, maximum=MAX_DPS)
     return arithmetic(dps, exact)
+
+
+def check_memory(n: int, layers: int, dps: Any = None, exact: bool = False) -> None:
+    """Refuse (MemoryError, before any allocation) a recursion whose arrays exceed the available memory:
+    about (layers + 8) n x n arrays, 8 bytes an entry in float64 and ~(120 + dps/2) bytes an object."""
+    from lnrecency.numerics.simulate import _available_memory
+
+    per = 8 if dps is None and not exact else 120 + (dps or 50) // 2 + (400 if exact else 0)
+    need = (layers + 8) * n * n * per
+    limit = _available_memory()
+    if need > limit:
+        raise MemoryError(f"the limit recursion at n={n}, layers={layers}"
+                          + (f", dps={dps}" if dps else "") + f" needs about {need / 2**20:.0f} MiB, more "
+                          f"than the available {limit / 2**20:.0f} MiB; use a smaller n")
 
 
 @dataclass(frozen=True)
@@ -118,7 +135,9 @@ def _prepare(n: Any, layers: Any, config: ModelConfig | None, params: dict, dps:
     n = check_int("n", n, minimum=1)
     layers = check_int("layers", layers, minimum=1)
     cfg = make_config(config, **params)
-    return n, layers, cfg, _backend(dps, exact)
+    backend = _backend(dps, exact)
+    check_memory(n, layers, dps, exact)
+    return n, layers, cfg, backend
 
 
 def _run(n: int, layers: int, cfg: ModelConfig, backend: Arithmetic, dps: int | None,

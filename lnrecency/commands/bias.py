@@ -18,7 +18,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--dps", type=int, default=50, help="mpmath digits when float64 cannot resolve (limit)")
     p.add_argument("--d", type=int, default=None, help="width d (mc)")
     p.add_argument("--samples", type=int, default=None, help="Monte Carlo samples (mc)")
-    p.add_argument("--seed", type=int, default=None, help="random seed (mc)")
+    p.add_argument("--seed", type=int, default=0, help="random seed (mc; default 0)")
     p.add_argument("--significance", type=float, default=1e-3,
                    help="mc: bound on P(any sign in the profile wrong), Bonferroni (default 1e-3)")
     p.add_argument("--json", action="store_true",

@@ -18,13 +18,20 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--n", type=int, default=8, help="sequence length (default 8)")
     p.add_argument("--layers", type=int, default=2, help="number of layers (default 2)")
     p.add_argument("--dps", type=int, default=None, help="mpmath significant digits (default: float64)")
-    p.add_argument("--digits", type=int, default=6, help="digits printed (default 6)")
+    p.add_argument("--digits", type=int, default=None,
+                   help="significant digits printed (default 6 in float64, --dps with --dps)")
     p.add_argument("--json", action="store_true", help="JSON output: {config, n, layers, dps, scores}")
     add_config_arguments(p)
 
 
 def run(args: argparse.Namespace) -> int:
     cfg = config_from_args(args)
+    top = 17 if args.dps is None else args.dps
+    if args.digits is None:
+        args.digits = 6 if args.dps is None else args.dps
+    if not 1 <= args.digits <= top:
+        raise ValueError(f"--digits must be in [1, {top}] ({'float64' if args.dps is None else '--dps'}); "
+                         f"got {args.digits}")
     s = limit_scores(args.n, args.layers, config=cfg, dps=args.dps)
     if args.json:
         def cell(x):
