@@ -52,17 +52,21 @@ def build_parser() -> argparse.ArgumentParser:
         description="Verify 'LayerNorm Induces Recency Bias in Transformer Decoders' (Kim et al.).",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    parser.subcommands = {}
     for name in COMMANDS:
         module = importlib.import_module(f"lnrecency.commands.{name}")
         p = sub.add_parser(module.NAME, help=module.HELP, description=module.HELP)
         module.add_arguments(p)
         p.set_defaults(_run=module.run)
+        parser.subcommands[module.NAME] = p
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:  # the subcommand's usage, not the top-level one (argparse.error exits with status 2)
+        parser.subcommands[args.command].error(f"unrecognized arguments: {' '.join(extra)}")
     try:
         return int(args._run(args) or 0)
     except (ValueError, MemoryError) as exc:  # invalid input or a refused size: one line, no traceback

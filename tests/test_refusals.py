@@ -82,3 +82,11 @@ def test_limit_prints_the_requested_precision(capsys):
     assert main(["limit", "--n", "3", "--dps", "30"]) == 0
     last = capsys.readouterr().out.strip().splitlines()[-1].split()
     assert len(last[1].replace(".", "").lstrip("0")) >= 29  # 30 significant digits, not 6
+
+
+def test_unknown_flag_shows_the_subcommands_usage(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["limit", "--n", "3", "--bogus"])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert "usage: lnrecency limit" in err and "unrecognized arguments: --bogus" in err
