@@ -138,3 +138,26 @@ def test_cli(capsys):
     assert "not allowed" in capsys.readouterr().err
     assert main(["check-formula", "h2", H2_RES, "--residual", "--gamma", "0.5"]) == 0
     assert "gamma=1/2" in capsys.readouterr().out
+
+
+def test_nested_powers_are_refused_before_expansion():
+    """((j+1)^32+1)^32 passes the per-exponent check but would expand to degree 1024 (> 9 GB before)."""
+    import time
+
+    t0 = time.perf_counter()
+    with pytest.raises(ValueError, match="expanded degree can reach 1024"):
+        parse_formula("((j+1)**32+1)**32")
+    assert time.perf_counter() - t0 < 1.0
+
+
+def test_undefined_formulas_are_refused():
+    for text in ("log(0)", "1/(i-i)", "log(0)*j"):
+        with pytest.raises(ValueError, match="undefined|division by zero"):
+            parse_formula(text)
+
+
+def test_a_tiny_constant_difference_is_decided_exactly():
+    """exp(-200) is below any numerical tolerance, yet the difference is a nonzero constant: unequal."""
+    r = check_formula("p_diag", "exp(lam)/((i-1)*exp(alpha*lam)+exp(lam)) + exp(-200)")
+    assert not r.equal and "1.38389652673674e-87" in r.method and "certified" in r.method
+    assert check_formula("p_diag", "exp(lam)/((i-1)*exp(alpha*lam)+exp(lam))").equal

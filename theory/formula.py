@@ -45,6 +45,7 @@ POSITIVE_QUANTITIES = ("h", "score")  # > 0 for every model (theory.proofs): the
 MAX_LENGTH = 2000
 MAX_DEPTH = 60
 MAX_EXPONENT = 32
+MAX_DEGREE = 96  # bound on the polynomial degree the formula can expand to (nested powers multiply)
 GRID_MAX = 64
 DPS = 60
 TOL_DIGITS = 45
@@ -126,7 +127,29 @@ def parse_formula(text: Any) -> sympy.Expr:
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
         raise ValueError(f"formula: cannot parse {text!r} ({type(exc).__name__}: "
                          f"{getattr(exc, 'msg', exc)}); allowed are {ALLOWED}") from None
-    return sympy.sympify(_build(tree.body, 0))
+    expr = sympy.sympify(_build(tree.body, 0))
+    if expr.has(sympy.zoo, sympy.nan, sympy.oo, -sympy.oo):
+        raise ValueError(f"formula: {text.strip()[:80]!r} is undefined (it contains a division by zero or "
+                         f"log(0)); allowed are finite expressions")
+    degree = _degree(expr)
+    if degree > MAX_DEGREE:
+        raise ValueError(f"formula: its expanded degree can reach {degree:g} (nested powers multiply their "
+                         f"exponents), above the limit {MAX_DEGREE}")
+    return expr
+
+
+def _degree(expr: sympy.Expr) -> float:
+    """An upper bound on the total polynomial degree that expanding ``expr`` can produce (the cost of the
+    symbolic comparison): powers multiply, products add, sums and function arguments keep the maximum."""
+    if expr.is_Atom:
+        return 1.0 if expr.is_Symbol else 0.0
+    if expr.is_Pow:
+        expo = expr.exp
+        return _degree(expr.base) * (float(abs(expo)) if expo.is_Number else float(MAX_EXPONENT))
+    parts = [_degree(a) for a in expr.args]
+    if expr.is_Mul:
+        return float(sum(parts))
+    return float(max(parts, default=0.0))
 
 
 @dataclass(frozen=True)
@@ -172,6 +195,21 @@ def is_identically_zero(expr: sympy.Expr) -> bool:
         return sympy.cancel(generator_form(expr)) == 0
     except sympy.polys.polyerrors.BasePolynomialError:
         return False
+
+
+def _certified_difference(diff: sympy.Expr, subs: dict) -> tuple[str, dict] | None:
+    """The exact difference at (i, j) = (2, 1) and the first grid point, if sympy's evalf can certify 15
+    significant digits of a nonzero value (``strict``: it raises rather than return unverified digits);
+    a certified nonzero value proves the formulas differ, however small (e.g. exp(-200))."""
+    point = {cf.i: 2, cf.j: 1}
+    point.update({s: subs.get(s, SAMPLE_POINTS[0][s.name]) for s in (cf.alpha, cf.lam, cf.gamma)})
+    try:
+        value = diff.subs(point).evalf(15, maxn=4000, strict=True)
+    except Exception:  # precision exhausted or not a number: no certificate
+        return None
+    if not value.is_comparable or value == 0:
+        return None
+    return str(value), {s.name: str(v) for s, v in point.items() if s not in (cf.i, cf.j)}
 
 
 def _parameters(config: ModelConfig | None, params: dict) -> tuple[ModelConfig, dict]:
@@ -265,6 +303,7 @@ def compare_expressions(label: str, user: sympy.Expr, derived: sympy.Expr, subs:
     if is_identically_zero(user - derived):
         return FormulaCheck(quantity, user, derived, True,
                             prefix + "symbolic: cancel(user - derived) == 0")
+
     if label in POSITIVE_QUANTITIES and is_identically_zero(user ** 2 - derived ** 2) \
             and _scan(user, derived, subs, grid_max=2)[0] is None:
         return FormulaCheck(quantity, user, derived, True,
@@ -275,6 +314,14 @@ def compare_expressions(label: str, user: sympy.Expr, derived: sympy.Expr, subs:
         return FormulaCheck(quantity, user, derived, False,
                             prefix + f"symbolic difference nonzero; first differing (i, j) found by an "
                             f"mpmath scan at {DPS} digits (tolerance 1e-{TOL_DIGITS} relative)", diff)
+    certified = _certified_difference(user - derived, subs)
+    if certified is not None:  # below the scan's tolerance, yet exactly nonzero
+        value, params = certified
+        return FormulaCheck(quantity, user, derived, False,
+                            prefix + f"the difference at (i, j) = (2, 1) is {value}, nonzero with 15 digits "
+                            f"certified by sympy evalf (strict), below the grid scan's tolerance",
+                            {"i": 2, "j": 1, "user": None, "derived": None, "difference": value,
+                             "params": params})
     return FormulaCheck(quantity, user, derived, True,
                         prefix + f"symbolic simplification inconclusive; equal at all {count} grid points "
                         f"(1 <= j < i <= {GRID_MAX}, mpmath {DPS} digits, tolerance 1e-{TOL_DIGITS} "
