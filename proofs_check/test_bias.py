@@ -66,7 +66,7 @@ def test_same_seed_same_numbers():
 @pytest.mark.parametrize("kwargs, words", [
     (dict(layer=0, n=3), ["layer", "0"]),
     (dict(layer=2, n=3, method="exact"), ["method", "'exact'", "'limit'"]),
-    (dict(layer=2, n=3, method="mc", samples=10, seed=1), ["d", "required"]),
+    (dict(layer=2, n=3, method="mc", samples=10, seed=1), ["d", "missing"]),
     (dict(layer=2, n=3, method="mc", d=8, samples=10, seed=1, significance=0.9), ["significance"]),
 ])
 def test_bad_input(kwargs, words):
@@ -90,5 +90,5 @@ def test_cli_json_schema(capsys):
 
 def test_cli_errors_exit_2(capsys):
     assert main(["bias", "--layer", "2", "--n", "4", "--method", "mc"]) == 2
-    assert "required" in capsys.readouterr().err
+    assert "missing: d, samples" in capsys.readouterr().err
     assert main(["bias", "--layer", "2", "--n", "4", "--alpha", "1.5"]) == 2

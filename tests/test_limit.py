@@ -150,7 +150,7 @@ def test_config_and_keywords():
     (dict(n=4, layers=2, lam=0.0), "lam must be in"),
     (dict(n=4, layers=2, gamma=-1.0), "gamma must be in"),
     (dict(n=4, layers=2, norm="batch"), "norm must be one of"),
-    (dict(n=4, layers=2, dps=1), "dps must be an integer >= 2"),
+    (dict(n=4, layers=2, dps=1), "dps must be an integer in \\[2, 10000\\]"),
     (dict(n=4, layers=2, dps=20.5), "dps must be an integer"),
 ])
 def test_bad_input(kwargs, match):
