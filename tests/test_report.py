@@ -138,30 +138,52 @@ def test_interrupted_write_leaves_no_partial_file(tmp_path):
     assert (tmp_path / "ok.md").read_text() == "done\n"
 
 
-def test_interrupted_report_leaves_only_complete_files(tmp_path, monkeypatch):
-    """A KeyboardInterrupt in the middle of a report: what was written parses, nothing is half-written."""
+def _small_report(monkeypatch, fail: bool):
     def boom(data):
         raise KeyboardInterrupt
-    monkeypatch.setattr(claim_tables, "TABLES", claim_tables.TABLES[1:4] + [("boom", "", boom)])
+    tables = claim_tables.TABLES[1:4] + ([("boom", "", boom)] if fail else [])
+    monkeypatch.setattr(claim_tables, "TABLES", tables)
     monkeypatch.setattr(figures, "FIGURES", [("gap", lambda data: [figures.gap_figure(data)])])
     monkeypatch.setattr(ReportData, "verdicts", lambda self, ids=None: {} if ids is None else
                         {cid: [] for cid in ids})
+
+
+def _snapshot(folder):
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
+
+
+def test_interrupted_report_leaves_the_folder_as_it_was(tmp_path, monkeypatch):
+    """Ctrl-C in the middle of a report into a folder that holds an earlier report (and a file of the
+    user's): the folder is byte for byte what it was, and nothing is left beside it."""
+    out = tmp_path / "report"
+    _small_report(monkeypatch, fail=False)
+    build_report(out, quick=True, formats="csv,json", progress=False, jobs=1)
+    (out / "my_notes.txt").write_text("mine")
+    before = _snapshot(out)
+    assert "index.md" in before and "t1_scores.csv" in before
+    _small_report(monkeypatch, fail=True)
     with pytest.raises(KeyboardInterrupt):
-        build_report(tmp_path, quick=True, formats="csv,json", progress=False, jobs=1)
-    names = sorted(p.name for p in tmp_path.iterdir())
-    assert "t1_scores.csv" in names and "gap_vs_alpha.pdf" in names
-    assert not [n for n in names if n.endswith(".part") or n.startswith(".")]
-    assert "index.md" not in names and "report.json" not in names  # written last
-    for name in names:
-        path = tmp_path / name
-        if name.endswith(".json"):
-            json.loads(path.read_text())
-        elif name.endswith(".csv"):
-            _csv(path)
-        elif name.endswith(".png"):
-            assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-        else:
-            assert path.read_bytes()[:5] == b"%PDF-" and path.read_bytes().rstrip().endswith(b"%%EOF")
+        build_report(out, quick=True, formats="csv,json", progress=False, jobs=1)
+    assert _snapshot(out) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report"]  # no staging folder left
+    # an interrupted first run creates no folder at all
+    with pytest.raises(KeyboardInterrupt):
+        build_report(tmp_path / "fresh", quick=True, formats="csv,json", progress=False, jobs=1)
+    assert not (tmp_path / "fresh").exists()
+
+
+def test_a_new_report_replaces_the_old_one_whole_and_keeps_user_files(tmp_path, monkeypatch):
+    out = tmp_path / "report"
+    _small_report(monkeypatch, fail=False)
+    build_report(out, quick=True, formats="csv,json", progress=False, jobs=1)
+    (out / "my_notes.txt").write_text("mine")
+    (out / "t1_scores.md").write_text("stale file of an earlier format")  # not in report.json's list
+    build_report(out, quick=True, formats="json", progress=False, jobs=1)
+    names = sorted(p.name for p in out.iterdir())
+    assert "my_notes.txt" in names and "t1_scores.json" in names
+    assert "t1_scores.csv" not in names  # the earlier report's files do not linger
+    assert (out / "t1_scores.md").read_text() == "stale file of an earlier format"  # not ours: kept
+    assert oct(out.stat().st_mode & 0o777) != oct(0o700)
 
 
 def test_table_writers():
@@ -221,3 +243,40 @@ def test_readme_quick_start_is_exact():
     text = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
     assert "python3 -m pip install -e . && lnrecency report --out report\n" in text
     assert "python3 -m pip install -e '.[test]' && python3 -m pytest\n" in text
+
+
+_CHILD = r"""
+import sys, time
+from lnrecency.report import build, claim_tables, figures
+from lnrecency.report.data import ReportData
+def slow(data):  # figures are drawn while the verdict worker evaluates the claims
+    print("building", flush=True)
+    time.sleep(60)
+figures.FIGURES = [("slow", slow)]
+from lnrecency.cli import main
+sys.exit(main(["report", "--quick", "--format", "json", "--out", sys.argv[1]]))
+"""
+
+
+def test_ctrl_c_ends_the_report_quickly_and_cleanly(tmp_path):
+    """A real SIGINT to the main process while the verdict worker runs: exit 130 within seconds,
+    the earlier folder unchanged, no staging folder, no 'Exception ignored' noise."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    out = tmp_path / "rep"
+    out.mkdir()
+    (out / "keep.txt").write_text("earlier content")
+    proc = subprocess.Popen([sys.executable, "-c", _CHILD, str(out)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    assert proc.stdout.readline().strip() == "building"
+    t0 = time.perf_counter()
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and time.perf_counter() - t0 < 10, err
+    assert "Exception ignored" not in err and "Traceback" not in err
+    assert sorted(p.name for p in out.iterdir()) == ["keep.txt"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["rep"]

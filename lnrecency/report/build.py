@@ -4,7 +4,9 @@
 one file per table and format (``NAME.md``, ``NAME.csv``, ``NAME.tex``, ``NAME.json``), ``NAME.png`` and
 ``NAME.pdf`` per figure, ``report.json`` (settings and the list of files) and ``index.md`` (every table
 and figure with one line on what it shows). Progress: one tqdm bar over the steps, quiet when stderr is
-not a terminal. Each file is written to a temporary name in ``out`` and moved into place, so an
+not a terminal. The report is built in a hidden sibling folder and published by renames at the end
+(signals held back during the swap), so an interrupted run leaves ``out`` as it was; within the build
+each file is written to a temporary name and moved into place, so an
 interrupted run leaves only complete files. The claim verdicts are evaluated in a worker process while
 the figures are drawn (two cores); the output does not depend on that.
 """
@@ -13,6 +15,9 @@ from __future__ import annotations
 import json
 import multiprocessing as mp
 import os
+import shutil
+import signal
+import tempfile
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -24,7 +29,7 @@ from tqdm import tqdm
 
 from lnrecency.config import check_int
 from lnrecency.report import claim_tables, figures
-from lnrecency.report.atomic import atomic_write_text
+from lnrecency.report.atomic import atomic_write_text, current_umask
 from lnrecency.report.data import ReportData
 from lnrecency.report.settings import ReportSettings
 from lnrecency.report.tables import FORMATS, Table, parse_formats
@@ -92,10 +97,20 @@ def build_report(out: str | Path, *, quick: bool = False, formats: Iterable[str]
     fmts = parse_formats(formats)
     settings = ReportSettings.make(quick=quick, seed=seed)
     jobs = min(2, os.cpu_count() or 1) if jobs is None else check_int("jobs", jobs, minimum=1)
-    out = Path(out)
-    if out.exists() and not out.is_dir():
-        raise ValueError(f"out must be a directory; got {str(out)!r}, an existing file")
-    out.mkdir(parents=True, exist_ok=True)
+    final = Path(out)
+    if final.exists() and not final.is_dir():
+        raise ValueError(f"out must be a directory; got {str(final)!r}, an existing file")
+    final.parent.mkdir(parents=True, exist_ok=True)
+    # everything is written into a hidden sibling and published by renames at the end (_publish): an
+    # interrupted run leaves the old directory as it was and no partial one
+    out = Path(tempfile.mkdtemp(dir=final.parent, prefix=f".{final.name}.building-"))
+    try:
+        return _build_into(out, final, settings, fmts, jobs, progress)
+    finally:
+        shutil.rmtree(out, ignore_errors=True)  # gone after a successful publish; removed otherwise
+
+
+def _build_into(out: Path, final: Path, settings: ReportSettings, fmts, jobs: int, progress) -> ReportResult:
     start = time.perf_counter()
     data = ReportData(settings)
     result = ReportResult(out, settings)
@@ -124,6 +139,13 @@ def build_report(out: str | Path, *, quick: bool = False, formats: Iterable[str]
                     for fig in builder(data):
                         bar.set_postfix_str(fig.name)
                         figs.append((fig, fig.write(out)))
+    except BaseException:
+        if pool is not None:  # interrupted: stop the verdict worker now instead of waiting for it
+            for proc in list(getattr(pool, "_processes", {}).values()):  # CPython's worker table
+                proc.terminate()
+            pool.shutdown(wait=False, cancel_futures=True)
+            pool = None
+        raise
     finally:
         if pool is not None:
             pool.shutdown(wait=True, cancel_futures=True)
@@ -134,7 +156,41 @@ def build_report(out: str | Path, *, quick: bool = False, formats: Iterable[str]
             "tables": [t.name for t in result.tables],
             "figures": [{"name": n, "title": t, "caption": c} for n, t, c in result.figures],
             "files": sorted([p.name for p in result.files] + ["index.md", "report.json"])}
-    result.files.append(atomic_write_text(out / "report.json", json.dumps(meta, indent=1) + "\n"))
-    result.files.append(atomic_write_text(out / "index.md", _index(settings, tables, figs)))
+    atomic_write_text(out / "report.json", json.dumps(meta, indent=1) + "\n")
+    atomic_write_text(out / "index.md", _index(settings, tables, figs))
+    _publish(out, final)
+    result.out = final
+    result.files = [final / p.name for p in result.files] + [final / "report.json", final / "index.md"]
     result.seconds = time.perf_counter() - start
     return result
+
+
+def _report_names(folder: Path) -> set[str]:
+    """The files an earlier report in ``folder`` wrote (its report.json list); empty if none."""
+    try:
+        return set(json.loads((folder / "report.json").read_text())["files"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return set()
+
+
+def _publish(stage: Path, final: Path) -> None:
+    """Make ``stage`` the report folder ``final`` by renames, with SIGINT and SIGTERM held back: the
+    folder is either the old one or the complete new one, never a mix. Files of the old folder that
+    were not part of its report (the user's own) are carried over unless the new report has that name."""
+    os.chmod(stage, 0o777 & ~current_umask())
+    blocked = {signal.SIGINT, signal.SIGTERM}
+    old_mask = signal.pthread_sigmask(signal.SIG_BLOCK, blocked)
+    try:
+        if not final.exists():
+            os.replace(stage, final)
+            return
+        aside = final.with_name(f".{final.name}.previous-{os.getpid()}")
+        owned = _report_names(final)
+        os.replace(final, aside)
+        os.replace(stage, final)
+        for item in aside.iterdir():
+            if item.name not in owned and not (final / item.name).exists():
+                os.replace(item, final / item.name)
+        shutil.rmtree(aside, ignore_errors=True)
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)
