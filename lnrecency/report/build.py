@@ -62,14 +62,20 @@ def _index(s: ReportSettings, tables: list, figs: list) -> str:
              "",
              "Tables: exact d -> infinity limit and sympy closed form beside the Monte Carlo mean, its "
              "standard error (SE) and z = (MC - limit) / SE; at finite d the expectation differs from the "
-             "limit by O(1/d), so at small d a large |z| measures that bias. dS columns: paired Monte "
-             "Carlo differences S_(n,j) - S_(n,j-1) (positive = recency). Verdicts come from "
+             "limit by O(1/d), so at small d a large |z| measures that bias; limit+c/d is the first-order "
+             "finite-width expectation and z* = (MC - limit - c/d) / SE what it leaves. dS columns: paired "
+             "Monte Carlo differences S_(n,j) - S_(n,j-1) (positive = recency). Verdicts come from "
              "`lnrecency verify`" + (" --quick" if s.quick else "") + ".", "", "## Tables", ""]
     for table, paths, line in tables:
-        lines.append(f"- **{table.title}** — {line} ({', '.join(p.name for p in paths)})")
+        links = ", ".join(f"[{p.name}]({p.name})" for p in paths)
+        lines.append(f"- **{table.title}** — {line} ({links})")
     lines += ["", "## Figures", ""]
     for fig, paths in figs:
-        lines.append(f"- **{fig.title}** — {fig.caption} ({', '.join(p.name for p in paths)})")
+        links = ", ".join(f"[{p.name}]({p.name})" for p in paths)
+        png = next((p.name for p in paths if p.suffix == ".png"), None)
+        lines += [f"### {fig.title}", "", f"{fig.caption} ({links})", ""]
+        if png:
+            lines += [f"![{fig.title}]({png})", ""]
     return "\n".join(lines) + "\n"
 
 

@@ -53,12 +53,17 @@ def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_")
 
 
-def _colour_range(theory: np.ndarray, off: np.ndarray) -> tuple[float, float]:
-    """Colour limits: the range of the limit's off-diagonal entries, widened (about its centre) to at
-    least 2% of the largest |entry| so that a (nearly) flat limit does not blow up Monte Carlo noise."""
+NOISE_SPAN = 20.0  # the colour scale spans at least this many Monte Carlo SEs
+
+
+def _colour_range(theory: np.ndarray, off: np.ndarray, se: float = 0.0) -> tuple[float, float]:
+    """Colour limits: the range of the limit's off-diagonal entries, widened about its centre to at
+    least 2% of the largest |entry| and to at least NOISE_SPAN standard errors of the Monte Carlo means
+    (``se``, the largest off-diagonal SE): noise of +-2 SE then covers at most a fifth of the scale and
+    does not read as structure where the limit is flat."""
     vals = theory[off] if off.any() else np.diagonal(theory)
     lo, hi = float(np.min(vals)), float(np.max(vals))
-    span = 0.02 * max(float(np.nanmax(np.abs(theory))), 1e-12)
+    span = max(0.02 * max(float(np.nanmax(np.abs(theory))), 1e-12), NOISE_SPAN * se)
     if hi - lo < span:
         mid = 0.5 * (lo + hi)
         lo, hi = mid - span / 2, mid + span / 2
@@ -71,21 +76,23 @@ def heatmap_figure(data: ReportData, variant_label: str, variant: dict, residual
     s = data.settings
     d, n, L = s.heat_d, s.n, s.layers
     configs = series.heatmap_configs(data, variant, residual)
-    fig = Figure(figsize=(3.3 * L, 1.75 * len(configs) + 0.9))
+    fig = Figure(figsize=(3.9 * L, 1.85 * len(configs) + 0.9))
     axes = fig.subplots(len(configs), L, squeeze=False)
     off = np.tril(np.ones((n, n), dtype=bool), k=-1)
     gap = np.full((n, 1), np.nan)
     for r, c in enumerate(configs):
         theory = data.limit_scores(c)
-        sim = data.sim(c, d).mean
+        run = data.sim(c, d)
         for layer in range(L):
-            t, m = theory[layer], sim[layer]
-            lo, hi = _colour_range(t, off)
+            t, m = theory[layer], run.mean[layer]
+            se = float(np.max(run.stderr[layer][off])) if off.any() else 0.0
+            lo, hi = _colour_range(t, off, se)
             ax = axes[r, layer]
-            ax.imshow(np.hstack([t, gap, m]), cmap="viridis", vmin=lo, vmax=hi, interpolation="nearest")
-            ax.set_xticks([])
-            ax.set_yticks([])
-            ax.text(2 * n + 0.4, -0.4, f"{lo:.3g}..{hi:.3g}", ha="right", va="top", fontsize=7)
+            im = ax.imshow(np.hstack([t, gap, m]), cmap="viridis", vmin=lo, vmax=hi, interpolation="nearest")
+            ax.set_xticks([0, n - 1, n + 1, 2 * n], labels=["1", str(n), "1", str(n)], fontsize=7)
+            ax.set_yticks([0, n - 1], labels=["1", str(n)], fontsize=7)
+            bar = fig.colorbar(im, ax=ax, fraction=0.05, pad=0.02)
+            bar.ax.tick_params(labelsize=6)
             if r == 0:
                 ax.set_title(f"layer {layer + 1}: limit | MC d={d}", fontsize=9)
             if layer == 0:
@@ -95,12 +102,13 @@ def heatmap_figure(data: ReportData, variant_label: str, variant: dict, residual
     res = f"residual (gamma = {float(configs[0].gamma):g})" if residual else "no residual"
     title = f"Expected scores E[S^(l)_ij], {variant_label}, {res}"
     fig.suptitle(title, fontsize=12)
-    fig.subplots_adjust(left=0.05, right=0.99, bottom=0.04, top=0.9, wspace=0.06, hspace=0.12)
+    fig.subplots_adjust(left=0.05, right=0.98, bottom=0.05, top=0.9, wspace=0.25, hspace=0.25)
     caption = (f"{title}, n = {n}: for each alpha (rows) and layer (columns) the exact d -> infinity limit "
                f"(left half of a panel) beside the Monte Carlo mean at d = {d} ({s.samples} samples; right "
-               f"half). Colour scale per panel: the range of the limit's off-diagonal entries (printed in the "
-               f"corner), widened to at least 2% of the largest entry where the limit is (nearly) flat; the "
-               f"diagonal and Monte Carlo values outside it are clipped. Recency shows as colour increasing "
+               f"half). Colour scale per panel (colour bar beside it): the range of the limit's off-diagonal "
+               f"entries, widened to at least 2% of the largest entry and to at least {NOISE_SPAN:g} Monte Carlo "
+               f"standard errors, so that sampling noise (+-2 SE) covers at most a fifth of the scale; the "
+               f"diagonal and values outside the range are clipped. Ticks: query i and key j (1-indexed). Recency shows as colour increasing "
                f"left to right along a row; earlier-token bias as colour decreasing.")
     name = f"heatmap_{_slug(variant_label)}_{'res' if residual else 'nores'}"
     return ReportFigure(name, title, caption, fig, tight=False)
