@@ -161,3 +161,24 @@ def test_a_tiny_constant_difference_is_decided_exactly():
     r = check_formula("p_diag", "exp(lam)/((i-1)*exp(alpha*lam)+exp(lam)) + exp(-200)")
     assert not r.equal and "1.38389652673674e-87" in r.method and "certified" in r.method
     assert check_formula("p_diag", "exp(lam)/((i-1)*exp(alpha*lam)+exp(lam))").equal
+
+
+def test_messages_echo_what_was_typed_and_say_why(capsys, tmp_path, monkeypatch):
+    import io
+
+    assert main(["check-formula", "p_off", "exp(lam*alpha)/(exp(lam)+(j-1)*exp(lam*alpha))"]) == 0
+    out = capsys.readouterr().out
+    assert "your formula:  exp(alpha*lam)/((j - 1)" in out and "read as:" in out
+    assert main(["check-formula", "h", "(j+*2"]) == 2
+    err = capsys.readouterr().err
+    assert "invalid syntax at character 4" in err and len(err.strip().splitlines()) == 1
+    assert main(["check-formula", "h", "exp(exp(8))"]) == 1
+    out = capsys.readouterr().out
+    assert "about 2^4301" in out and "None" not in out
+    f = tmp_path / "f.txt"
+    f.write_text("exp(lam)/((i-1)*exp(alpha*lam)+exp(lam))\n")
+    assert main(["check-formula", "p_diag", f"@{f}"]) == 0
+    monkeypatch.setattr("sys.stdin", io.StringIO("exp(lam)/((i-1)*exp(alpha*lam)+exp(lam))"))
+    assert main(["check-formula", "p_diag", "-"]) == 0
+    assert main(["check-formula", "p_diag", "@/no/such/file"]) == 2
+    assert "cannot be read" in capsys.readouterr().err

@@ -19,7 +19,7 @@ from __future__ import annotations
 import ast
 import functools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import mpmath
@@ -125,8 +125,10 @@ def parse_formula(text: Any) -> sympy.Expr:
     try:
         tree = ast.parse(text.strip().replace("^", "**"), mode="eval")
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
-        raise ValueError(f"formula: cannot parse {text!r} ({type(exc).__name__}: "
-                         f"{getattr(exc, 'msg', exc)}); allowed are {ALLOWED}") from None
+        where = f" at character {exc.offset}" if getattr(exc, "offset", None) else ""
+        shown = text.strip() if len(text.strip()) <= 60 else text.strip()[:57] + "..."
+        raise ValueError(f"formula: cannot parse {shown!r}: {getattr(exc, 'msg', None) or type(exc).__name__}"
+                         f"{where}; allowed are {ALLOWED}") from None
     expr = sympy.sympify(_build(tree.body, 0))
     if expr.has(sympy.zoo, sympy.nan, sympy.oo, -sympy.oo):
         raise ValueError(f"formula: {text.strip()[:80]!r} is undefined (it contains a division by zero or "
@@ -162,9 +164,12 @@ class FormulaCheck:
     equal: bool
     method: str
     first_difference: dict | None = None
+    typed: sympy.Expr | None = None  # the formula as given, before reading j as i (or i as j)
 
     def to_json(self) -> dict:
-        return {"quantity": self.quantity, "expression": str(self.expression),
+        return {"quantity": self.quantity, "typed": str(self.typed if self.typed is not None
+                                                        else self.expression),
+                "expression": str(self.expression),
                 "derived": str(self.derived), "equal": self.equal, "method": self.method,
                 "first_difference": self.first_difference}
 
@@ -238,6 +243,13 @@ def _mp_value(f, args) -> Any:
     return None if not mpmath.isfinite(v) else v
 
 
+def _number_text(x, digits: int) -> str:
+    """mpmath number as text; beyond 1e+-1000 only its order of magnitude (no 1,000-digit exponents)."""
+    if x != 0 and abs(mpmath.mag(x)) > 3322:
+        return f"{'-' if x < 0 else ''}about 2^{int(mpmath.mag(x))}"
+    return mpmath.nstr(x, digits)
+
+
 def _scan(user: sympy.Expr, derived: sympy.Expr, subs: dict,
           grid_max: int = GRID_MAX) -> tuple[dict | None, int]:
     """First (i, j), 1 <= j < i <= grid_max, where user and derived differ; and the points compared."""
@@ -264,9 +276,9 @@ def _scan(user: sympy.Expr, derived: sympy.Expr, subs: dict,
                     if u is not None and d is not None and abs(u - d) <= tol * max(1, abs(d)):
                         continue
                     return ({"i": qi, "j": qj,
-                             "user": "undefined" if u is None else mpmath.nstr(u, 20),
-                             "derived": "undefined" if d is None else mpmath.nstr(d, 20),
-                             "difference": None if u is None or d is None else mpmath.nstr(u - d, 6),
+                             "user": None if u is None else _number_text(u, 20),
+                             "derived": None if d is None else _number_text(d, 20),
+                             "difference": None if u is None or d is None else _number_text(u - d, 6),
                              "params": {s.name: str(pt[s]) for s in (cf.alpha, cf.lam, cf.gamma)}},
                             count)
     return None, count
@@ -281,14 +293,14 @@ def check_formula(quantity: str, text: str, *, config: ModelConfig | None = None
     """
     check_choice("quantity", quantity, QUANTITIES)
     cfg, subs = _parameters(config, params)
-    user = parse_formula(text)
+    user = typed = parse_formula(text)
     derived = getattr(cf.closed_forms(cfg.residual, cfg.norm), quantity).subs(subs)
     notes = []
     if quantity in ("h", "h2") and user.has(cf.i) and not user.has(cf.j):
         user, notes = user.subs(cf.i, cf.j), ["formula written in i, read as a function of j"]
     if quantity in ("p_diag", "p_off", "g") and user.has(cf.j) and not user.has(cf.i):
         user, notes = user.subs(cf.j, cf.i), ["formula written in j, read as a function of i"]
-    return compare_expressions(quantity, user, derived, subs, notes=notes)
+    return replace(compare_expressions(quantity, user, derived, subs, notes=notes), typed=typed)
 
 
 def compare_expressions(label: str, user: sympy.Expr, derived: sympy.Expr, subs: dict | None = None, *,

@@ -17,17 +17,38 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                      + "; ".join(f"{q} = {h}" for q, h in QUANTITY_HELP.items()) + f". Allowed: {ALLOWED}.")
     p.add_argument("quantity", choices=QUANTITIES, metavar="QUANTITY", help=", ".join(QUANTITIES))
     p.add_argument("expr", metavar="EXPR", help="e.g. 'alpha + (1-alpha)*exp(lam*alpha)/"
-                   "(exp(lam)+(i-1)*exp(lam*alpha))'; '^' means power")
+                   "(exp(lam)+(i-1)*exp(lam*alpha))'; '^' means power; '-' reads it from standard "
+                   "input, '@FILE' from a file; a formula starting with '-' goes after '--'")
     p.add_argument("--json", action="store_true", help="JSON output (FormulaCheck.to_json)")
     add_config_arguments(p)
     # In this command an omitted --alpha/--lam/--gamma means "keep the parameter symbolic".
     p.set_defaults(alpha=None, lam=None, gamma=None)
 
 
+def _read_expr(expr: str) -> str:
+    """EXPR itself, standard input for '-', or the file named by '@FILE' (at most MAX_LENGTH + 1 chars)."""
+    from lnrecency.theory.formula import MAX_LENGTH
+
+    if expr == "-":
+        return sys.stdin.read(MAX_LENGTH + 1)
+    if expr.startswith("@"):
+        try:
+            with open(expr[1:], encoding="utf-8") as fh:
+                return fh.read(MAX_LENGTH + 1)
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ValueError(f"EXPR file {expr[1:]!r} cannot be read: {exc}") from None
+    return expr
+
+
+def _shown(value) -> str:
+    return "undefined" if value is None else str(value)
+
+
 def run(args: argparse.Namespace) -> int:
     params = {k: getattr(args, k) for k in ("alpha", "lam", "gamma") if getattr(args, k) is not None}
     try:
-        result = check_formula(args.quantity, args.expr, norm=args.norm, residual=args.residual, **params)
+        text = _read_expr(args.expr)
+        result = check_formula(args.quantity, text, norm=args.norm, residual=args.residual, **params)
     except ValueError as exc:
         print(f"lnrecency check-formula: error: {exc}", file=sys.stderr)
         return 2
@@ -35,12 +56,20 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(result.to_json()))
         return 0 if result.equal else 1
     print(f"quantity: {result.quantity} ({QUANTITY_HELP[result.quantity]})")
-    print(f"your formula:  {result.expression}")
+    print(f"your formula:  {result.typed}")
+    if str(result.typed) != str(result.expression):
+        print(f"  read as:     {result.expression}")
     print(f"derived:       {result.derived}")
     print(f"equal:         {'yes' if result.equal else 'NO'}")
     print(f"method:        {result.method}")
     if result.first_difference:
         d = result.first_difference
-        print(f"first difference at i={d['i']}, j={d['j']} ({d['params']}): yours {d['user']}, "
-              f"derived {d['derived']}, difference {d['difference']}")
+        params = ", ".join(f"{k}={v}" for k, v in d["params"].items())
+        if d["user"] is None and d["derived"] is None:
+            where = f"difference {d['difference']}"
+        else:
+            where = (f"yours {_shown(d['user'])}, derived {_shown(d['derived'])}"
+                     + (f", difference {d['difference']}" if d["difference"] is not None
+                        else " (one side is undefined there)"))
+        print(f"first difference at i={d['i']}, j={d['j']} ({params}): {where}")
     return 0 if result.equal else 1

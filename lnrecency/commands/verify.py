@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import textwrap
 import math
 
 NAME = "verify"
@@ -49,7 +50,13 @@ def digest(evidence, prefix: str = ""):
         text = json.dumps(evidence) if not isinstance(evidence, str) else evidence
         if isinstance(evidence, float):
             text = f"{evidence:.6g}"
-        yield f"{prefix}: {text if len(text) <= 160 else text[:157] + '...'}"
+        yield f"{prefix}: {text}"
+
+
+def _wrap(text: str, first: str, rest: str) -> str:
+    """Long evidence is wrapped, never cut: every character of an expression is printed."""
+    return textwrap.fill(text, width=110, initial_indent=first, subsequent_indent=rest,
+                         break_long_words=True, break_on_hyphens=False)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -64,10 +71,10 @@ def run(args: argparse.Namespace) -> int:
         data = strict(r.to_json())
         print(f"[{r.id}] {r.verdict.upper()}  ({r.source})")
         print(f"  statement: {r.statement}")
-        print(f"  setting:   {json.dumps(data['setting'])[:400]}")
+        print(_wrap(f"setting:   {json.dumps(data['setting'])}", "  ", "             "))
         lines = list(digest(data["evidence"]))
         for line in lines[: args.lines]:
-            print(f"    {line}")
+            print(_wrap(line, "    ", "        "))
         if len(lines) > args.lines:
             print(f"    ... {len(lines) - args.lines} more evidence lines (--lines N or --json)")
         print()
