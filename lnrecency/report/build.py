@@ -21,7 +21,7 @@ import tempfile
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Iterable
 
@@ -144,7 +144,9 @@ def _build_into(out: Path, final: Path, settings: ReportSettings, fmts, jobs: in
                     _, builder = item
                     for fig in builder(data):
                         bar.set_postfix_str(fig.name)
-                        figs.append((fig, fig.write(out)))
+                        paths = fig.write(out)
+                        # keep the caption, not the matplotlib figure (tens of MB with colour bars)
+                        figs.append((replace(fig, figure=None), paths))
     except BaseException:
         if pool is not None:  # interrupted: stop the verdict worker now instead of waiting for it
             for proc in list(getattr(pool, "_processes", {}).values()):  # CPython's worker table

@@ -93,6 +93,9 @@ def heatmap_figure(data: ReportData, variant_label: str, variant: dict, residual
             ax.set_yticks([0, n - 1], labels=["1", str(n)], fontsize=7)
             bar = fig.colorbar(im, ax=ax, fraction=0.05, pad=0.02)
             bar.ax.tick_params(labelsize=6)
+            # matplotlib rasterizes colour-bar gradients in vector output, and the PDF mixed-mode renderer
+            # then holds a full-figure raster per bar (~150 MB a heatmap): keep the 256 cells as vectors
+            bar.solids.set_rasterized(False)
             if r == 0:
                 ax.set_title(f"layer {layer + 1}: limit | MC d={d}", fontsize=9)
             if layer == 0:

@@ -1,0 +1,63 @@
+"""Wall time and peak memory of the README's main job, `lnrecency report`, default and --quick.
+
+    python3 benchmarks/bench_report.py                 # measure and print
+    python3 benchmarks/bench_report.py --write-readme  # also rewrite the README's timing sentence
+
+Each run is a fresh process (interpreter start-up included) writing into a temporary folder; peak
+memory is the largest resident set of the run and of its worker process (RUSAGE_CHILDREN).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BEGIN, END = "<!-- timings:begin -->", "<!-- timings:end -->"
+
+
+def measure(quick: bool) -> tuple[float, float]:
+    """(seconds, peak MiB) of one `lnrecency report` run in a fresh process."""
+    with tempfile.TemporaryDirectory() as tmp:
+        argv = [sys.executable, "-m", "lnrecency.cli", "report", "--out", os.path.join(tmp, "r")]
+        t0 = time.perf_counter()
+        subprocess.run(argv + (["--quick"] if quick else []), check=True, cwd=ROOT,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        seconds = time.perf_counter() - t0
+    return seconds, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+
+
+def sentence(full: tuple[float, float], quick: tuple[float, float]) -> str:
+    return (f"{BEGIN}On this 2-core machine (otherwise idle) the default took {full[0]:.0f} s and `--quick` "
+            f"{quick[0]:.0f} s wall-clock (interpreter start-up included), peak memory about "
+            f"{max(full[1], quick[1]):.0f} MiB (goals: 3 min and 30 s; measured by "
+            f"`python3 benchmarks/bench_report.py --write-readme`).{END}")
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--write-readme", action="store_true", help="rewrite the README's timing sentence")
+    args = p.parse_args(argv)
+    quick = measure(True)
+    full = measure(False)
+    print(f"report --quick: {quick[0]:.1f} s; report (default): {full[0]:.1f} s; "
+          f"peak RSS {max(full[1], quick[1]):.0f} MiB")
+    if args.write_readme:
+        path = os.path.join(ROOT, "README.md")
+        text = open(path, encoding="utf-8").read()
+        new, count = re.subn(re.escape(BEGIN) + ".*?" + re.escape(END), sentence(full, quick), text,
+                             flags=re.S)
+        if count != 1:
+            raise SystemExit(f"README.md must hold exactly one {BEGIN} ... {END} block; found {count}")
+        open(path, "w", encoding="utf-8").write(new)
+        print("README.md timing sentence rewritten")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
