@@ -109,7 +109,10 @@ def build_report(out: str | Path, *, quick: bool = False, formats: Iterable[str]
     final.parent.mkdir(parents=True, exist_ok=True)
     # everything is written into a hidden sibling and published by renames at the end (_publish): an
     # interrupted run leaves the old directory as it was and no partial one
-    out = Path(tempfile.mkdtemp(dir=final.parent, prefix=f".{final.name}.building-"))
+    try:
+        out = Path(tempfile.mkdtemp(dir=final.parent, prefix=f".{final.name}.building-"))
+    except OSError as exc:  # name the folder the user asked for, not the staging one
+        raise OSError(exc.errno, exc.strerror, str(final)) from None
     try:
         return _build_into(out, final, settings, fmts, jobs, progress)
     finally:
