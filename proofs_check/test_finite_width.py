@@ -52,6 +52,7 @@ def test_directions_reproduce_the_wishart_covariance(n, alpha):
     total = np.zeros((n, n, n, n))
     for v, w in wishart_directions(np.linalg.cholesky(g), chunk=4):
         total += np.einsum("r,rab,rce->abce", w, v, v)
+    # an exact identity; float64 sums of n(n+1)/2 products of O(1) numbers round below 1e-14
     np.testing.assert_allclose(total, np.einsum("ac,be->abce", g, g) + np.einsum("ae,bc->abce", g, g),
                                rtol=0, atol=1e-13)
 
