@@ -42,7 +42,7 @@ invariant). So in both embeddings c = c_cov - r F1[G0], with F1 taken without th
 The control variate is not available there (the second moments of the q^2 part are not implemented).
 
 Where lam or gamma grows with d (the authors' lam = sqrt(d) "sqrt(d) scaling", gamma = sqrt(d)) the
-fixed-parameter expansion does not apply: the caller must not use it (:func:`check_fixed_parameters`).
+fixed-parameter expansion does not apply: such settings are decided by Monte Carlo at their width (P9).
 """
 from __future__ import annotations
 
@@ -187,14 +187,6 @@ def check_supported(config: ModelConfig, *, control_variate: bool = False) -> No
             "control_variate: embedding='normalized' with norm='layernorm' is not supported (its exact "
             "mean needs the second moments of the tokens' u-components, not implemented); use "
             "control_variate=False, or embedding='gaussian'")
-
-
-def check_fixed_parameters(lam_scales_with_d: bool = False, gamma_scales_with_d: bool = False) -> None:
-    """The expansion holds for lam and gamma fixed as d grows; refuse lam = sqrt(d), gamma = sqrt(d)."""
-    if lam_scales_with_d or gamma_scales_with_d:
-        which = " and ".join(n for n, f in (("lam", lam_scales_with_d), ("gamma", gamma_scales_with_d)) if f)
-        raise ValueError(f"finite-width theory: {which} grows with d, so the fixed-parameter 1/d "
-                         f"expansion does not apply; decide that setting by Monte Carlo at its width")
 
 
 def _input_law(n: int, config: ModelConfig) -> tuple[np.ndarray, np.ndarray]:
@@ -342,9 +334,6 @@ class FiniteWidth:
         return None
 
     def to_json(self, d: Any = None) -> dict:
-        def nested(a):
-            return [[[None if not np.isfinite(x) else float(x) for x in row] for row in lay] for lay in a]
-
         out = {"config": self.config.as_dict(), "n": self.n, "layers": self.layers,
                "approximation": self.label, "c": nested(self.c), "limit": nested(self.limit),
                "variance": nested(self.variance)}
@@ -352,6 +341,11 @@ class FiniteWidth:
             out["d"] = int(d)
             out["expected"] = nested(self.expected(d))
         return out
+
+
+def nested(a: np.ndarray) -> list:
+    """(layers, n, n) array as nested lists, None where not finite (above the diagonal)."""
+    return [[[None if not np.isfinite(x) else float(x) for x in row] for row in lay] for lay in a]
 
 
 def _check_d(d: Any, config: ModelConfig) -> int:

@@ -8,7 +8,7 @@ import json
 import numpy as np
 
 from lnrecency.cli import add_config_arguments, config_from_args
-from lnrecency.theory.finite_width import finite_width
+from lnrecency.theory.finite_width import finite_width, nested
 
 NAME = "finite-width"
 HELP = ("print the 1/d coefficient c of every expected score, E_d S = S_lim + c/d + O(1/d^2), "
@@ -75,9 +75,6 @@ def measure_remainder(fw, d: int, samples: int, seed: int) -> dict:
     r = sim.mean - fw.expected(d)
     low = np.tril(np.ones((fw.n, fw.n), bool))
     at = np.unravel_index(np.nanargmax(np.where(low, np.abs(r), -1.0)), r.shape)
-
-    def nested(a):
-        return [[[None if not np.isfinite(x) else float(x) for x in row] for row in lay] for lay in a]
 
     return {"d": d, "samples": samples, "seed": seed, "control_variate": "linear",
             "max_abs": float(abs(r[at])), "stderr_at_max": float(sim.stderr[at]),
