@@ -1,18 +1,30 @@
-"""Calibrated Monte Carlo comparisons and the suite's false-alarm budget.
+"""Calibrated Monte Carlo comparisons and the suite's false-alarm budget, in two parts.
 
 Every Monte Carlo check is one of
-  * mean:      |estimate - prediction| <= k * SE + bias_bound          (two-sided, k = z_{1 - a/2})
-  * ordering:  claim "E X > 0" is confirmed when X_bar / SE > k,      (one-sided, k = z_{1 - a})
-               refuted when X_bar / SE < -k, inconclusive otherwise;
-  * frequency: a proportion lies inside its Wilson interval at level 1 - a.
-With a per-comparison false-alarm rate a, the probability that a *correct* claim fails by chance in one
-run of m registered comparisons is, by the union (Bonferroni) bound, <= sum of the a's. The estimates are
-means of >= 1000 i.i.d. samples with finite moments, so the normal tail is used for the SE (central limit
-theorem; the approximation error of the tail is stated as part of the assumption, not bounded).
+  * mean:      |estimate - prediction| <= half-width + bias_bound             (two-sided)
+  * ordering:  claim "E X > 0" is confirmed when X_bar > half-width, refuted   (one-sided)
+               when X_bar < -half-width, inconclusive otherwise;
+  * frequency: a proportion lies inside its binomial confidence interval.
+With per-comparison false-alarm rates a, the probability that a *correct* claim fails by chance in one
+run is, by the union (Bonferroni) bound, <= the sum of the a's. Each comparison states its **basis**:
 
-``BUDGET`` is the registry: each check calls :func:`register` with its name, the number of comparisons it
-makes and the per-comparison rate it uses, and receives the matching k. ``proofs_check/conftest.py`` prints
-``BUDGET.total()`` in pytest's terminal summary; the suite keeps it <= 1e-6.
+  * ``"exact"`` - non-asymptotic: the Clopper-Pearson interval for a frequency, or, for a mean of i.i.d.
+    draws known to lie in an interval of width W (scores under a normalisation: |S| <= lam), the empirical
+    Bernstein bound of Maurer & Pontil (2009, Thm 4): with probability >= 1 - delta,
+        E X - X_bar <= sqrt(2 V_n ln(2/delta) / n) + 7 W ln(2/delta) / (3 (n - 1)),
+    V_n the unbiased sample variance (:func:`bernstein_halfwidth`). These rates are true bounds, so they
+    may be small (``EXACT_RATE`` = 1e-9 per comparison).
+  * ``"normal"`` - asymptotic: half-width = k SE with the normal quantile k. The central limit theorem
+    does not support rates near 1e-9 with a few thousand samples (the tail's relative error grows like
+    k^3 / sqrt(n)), so these checks use the moderate ``PER_COMPARISON`` = 1e-6 (k = 4.89 two-sided,
+    4.75 one-sided), where the first Edgeworth term of the studentised mean changes a one-sided tail by
+    the factor 1 + |skew| (2k^2 + 1) phi(k) / (6 sqrt(n) (1 - Phi(k))) (:func:`edgeworth_tail_ratio`;
+    for two-sided checks this term cancels and the error is O(1/n)). proofs_check/test_stats.py measures
+    the skewness of the draws the suite tests and bounds that factor.
+
+``BUDGET`` is the registry: each check calls :func:`register` with its name, the number of comparisons,
+the per-comparison rate and the basis, and receives the matching normal k. ``conftest.py`` prints both
+parts in pytest's terminal summary and fails the run when a part exceeds its limit in ``SUITE_LIMITS``.
 """
 from __future__ import annotations
 
@@ -25,13 +37,21 @@ from scipy.stats import t as _t
 
 from lnrecency.config import check_int, check_real
 
-__all__ = ["Estimate", "Proportion", "z_score", "PER_COMPARISON", "SUITE_LIMIT", "Budget", "BUDGET", "k_for", "register",
-           "MeanCheck", "OrderingCheck", "mean_check", "ordering_check", "wilson_interval"]
+__all__ = ["Estimate", "Proportion", "z_score", "PER_COMPARISON", "EXACT_RATE", "BASES", "SUITE_LIMITS",
+           "SUITE_LIMIT", "Budget", "BUDGET", "k_for", "register", "MeanCheck", "OrderingCheck", "mean_check",
+           "ordering_check", "wilson_interval", "clopper_pearson_interval", "bernstein_halfwidth",
+           "edgeworth_tail_ratio"]
 
-#: default per-comparison false-alarm rate of one registered Monte Carlo comparison.
-PER_COMPARISON = 1e-9
-#: the suite's total false-alarm budget (union bound over all registered comparisons).
-SUITE_LIMIT = 1e-6
+#: default per-comparison false-alarm rate of a normal-tail (asymptotic) comparison.
+PER_COMPARISON = 1e-6
+#: per-comparison rate of a non-asymptotic comparison (Clopper-Pearson, empirical Bernstein).
+EXACT_RATE = 1e-9
+#: the bases a comparison's stated rate rests on.
+BASES = ("exact", "normal")
+#: the suite's false-alarm limits, per basis (union bound over the registered comparisons of that basis).
+SUITE_LIMITS = {"exact": 1e-6, "normal": 2e-3}
+#: the limit on the rigorous part (kept for callers that name one number).
+SUITE_LIMIT = SUITE_LIMITS["exact"]
 
 
 def z_score(diff: float, stderr: float) -> float:
@@ -96,27 +116,37 @@ def k_for(rate: float, *, sided: int = 2) -> float:
 
 @dataclass
 class Budget:
-    """Registry of Monte Carlo comparisons: name -> (comparisons, per-comparison rate)."""
+    """Registry of Monte Carlo comparisons: name -> (comparisons, per-comparison rate, basis)."""
 
     entries: dict = field(default_factory=dict)
 
-    def register(self, name: str, comparisons: int = 1, *, rate: float = PER_COMPARISON,
-                 sided: int = 2) -> float:
-        """Record ``comparisons`` comparisons at false-alarm ``rate`` each; return their k.
+    def register(self, name: str, comparisons: int = 1, *, rate: float | None = None,
+                 sided: int = 2, basis: str = "normal") -> float:
+        """Record ``comparisons`` comparisons at false-alarm ``rate`` each (default: ``PER_COMPARISON``
+        for basis "normal", ``EXACT_RATE`` for "exact"); return the normal quantile k of that rate.
 
         Registering the same name again replaces the entry (a check run twice is one check).
         """
         check_int("comparisons", comparisons, minimum=1)
+        if basis not in BASES:
+            raise ValueError(f"basis must be one of {BASES}; got {basis!r}")
+        if rate is None:
+            rate = EXACT_RATE if basis == "exact" else PER_COMPARISON
         k = k_for(rate, sided=sided)
-        self.entries[name] = (comparisons, rate)
+        self.entries[name] = (comparisons, float(rate), basis)
         return k
 
-    def total(self) -> float:
-        """Union bound: P(some correct registered comparison fails by chance) <= sum m * a."""
-        return float(sum(m * a for m, a in self.entries.values()))
+    def total(self, basis: str | None = None) -> float:
+        """Union bound: P(some correct registered comparison fails by chance) <= sum m * a, over the
+        comparisons of ``basis`` (None: all)."""
+        return float(sum(m * a for m, a, b in self.entries.values() if basis in (None, b)))
 
-    def comparisons(self) -> int:
-        return int(sum(m for m, _ in self.entries.values()))
+    def comparisons(self, basis: str | None = None) -> int:
+        return int(sum(m for m, _, b in self.entries.values() if basis in (None, b)))
+
+    def over_limit(self) -> list[str]:
+        """The bases whose total exceeds its ``SUITE_LIMITS`` entry."""
+        return [b for b in BASES if self.total(b) > SUITE_LIMITS[b]]
 
     def clear(self) -> None:
         self.entries.clear()
@@ -125,9 +155,41 @@ class Budget:
 BUDGET = Budget()
 
 
-def register(name: str, comparisons: int = 1, *, rate: float = PER_COMPARISON, sided: int = 2) -> float:
+def register(name: str, comparisons: int = 1, *, rate: float | None = None, sided: int = 2,
+             basis: str = "normal") -> float:
     """:meth:`Budget.register` on the global :data:`BUDGET`."""
-    return BUDGET.register(name, comparisons, rate=rate, sided=sided)
+    return BUDGET.register(name, comparisons, rate=rate, sided=sided, basis=basis)
+
+
+def _log_term(rate: float, sided: int) -> float:
+    check_real("rate", rate, low=0.0, high=0.5, low_open=True, high_open=False)
+    if sided not in (1, 2):
+        raise ValueError(f"sided must be 1 or 2; got {sided!r}")
+    return math.log(2.0 * sided / rate)
+
+
+def bernstein_halfwidth(stderr: float, samples: int, width: float, *, rate: float = EXACT_RATE,
+                        sided: int = 2) -> float:
+    """Empirical Bernstein half-width (Maurer & Pontil 2009, Thm 4) for the mean of ``samples`` i.i.d.
+    draws in an interval of width ``width``, with ``stderr`` = sqrt(V_n / n) (V_n unbiased):
+    SE sqrt(2 L) + 7 W L / (3 (n - 1)), L = ln(2 sided / rate) (each side at rate / sided).
+    Holds for every n >= 2, no asymptotics."""
+    check_real("stderr", stderr, low=0.0)
+    check_real("width", width, low=0.0)
+    n = check_int("samples", samples, minimum=2)
+    big_l = _log_term(rate, sided)
+    return float(stderr) * math.sqrt(2.0 * big_l) + 7.0 * float(width) * big_l / (3.0 * (n - 1))
+
+
+def edgeworth_tail_ratio(skewness: float, samples: int, k: float) -> float:
+    """Bound 1 + |g| (2k^2 + 1) phi(k) / (6 sqrt(n) (1 - Phi(k))) on the ratio of a one-sided tail of the
+    studentised mean to the normal tail at k, from the first Edgeworth term (Hall 1987, q1(x) =
+    g (2x^2 + 1) / 6 for the studentised mean; g the skewness of one draw). Two-sided tails: the term
+    cancels (q1 is even), the error is O(1/n)."""
+    n = check_int("samples", samples, minimum=2)
+    check_real("k", k, low=0.0, low_open=True)
+    mills = float(_normal.pdf(k) / _normal.sf(k))
+    return 1.0 + abs(float(skewness)) * (2.0 * k * k + 1.0) * mills / (6.0 * math.sqrt(n))
 
 
 @dataclass(frozen=True)
@@ -159,43 +221,78 @@ class MeanCheck:
 
 
 def mean_check(estimate: float, stderr: float, prediction: float, *, k: float,
-               bias_bound: float = 0.0) -> MeanCheck:
+               bias_bound: float = 0.0, width: float | None = None, samples: int | None = None,
+               rate: float = EXACT_RATE) -> MeanCheck:
+    """Two-sided mean check. Normal basis: tolerance k SE + bias_bound. With ``width`` (the draws lie in
+    an interval of that width) and ``samples``: the empirical Bernstein half-width at ``rate`` replaces
+    k SE (k is then reported as that half-width / SE)."""
     check_real("stderr", stderr, low=0.0)
     check_real("bias_bound", bias_bound, low=0.0)
     check_real("k", k, low=0.0, low_open=True)
+    if width is not None:
+        half = bernstein_halfwidth(stderr, samples, width, rate=rate, sided=2)
+        k = half / stderr if stderr > 0 else math.inf
+        if not math.isfinite(k):  # SE = 0: the half-width is the range term alone
+            return MeanCheck(float(estimate), 0.0, float(prediction), 1.0, float(bias_bound) + half)
     return MeanCheck(float(estimate), float(stderr), float(prediction), float(k), float(bias_bound))
 
 
 @dataclass(frozen=True)
 class OrderingCheck:
-    """One-sided test of E X > 0 from a mean difference and its SE (X = S_ij - S_ik per sample)."""
+    """One-sided test of E X > 0 from a mean difference and its SE (X = S_ij - S_ik per sample):
+    confirmed when mean > half-width, refuted when mean < -half-width (half-width = k SE on the normal
+    basis, the empirical Bernstein half-width when ``halfwidth`` is set)."""
 
     mean: float
     stderr: float
     k: float
+    halfwidth: float | None = None
 
     @property
     def z(self) -> float:
         return z_score(self.mean, self.stderr)
 
     @property
+    def threshold(self) -> float:
+        return self.k * self.stderr if self.halfwidth is None else self.halfwidth
+
+    @property
     def verdict(self) -> str:
-        """'confirmed' (z > k), 'refuted' (z < -k) or 'inconclusive'."""
-        if self.z > self.k:
+        """'confirmed', 'refuted' or 'inconclusive'."""
+        if self.halfwidth is None:  # z rule (SE = 0 gives z = +-inf or 0)
+            return "confirmed" if self.z > self.k else "refuted" if self.z < -self.k else "inconclusive"
+        if self.mean > self.halfwidth:
             return "confirmed"
-        if self.z < -self.k:
+        if self.mean < -self.halfwidth:
             return "refuted"
         return "inconclusive"
 
     def as_dict(self) -> dict:
-        return {"mean": self.mean, "stderr": self.stderr, "z": self.z, "k": self.k,
-                "verdict": self.verdict}
+        out = {"mean": self.mean, "stderr": self.stderr, "z": self.z, "k": self.k, "verdict": self.verdict}
+        if self.halfwidth is not None:
+            out["bernstein_halfwidth"] = self.halfwidth
+        return out
 
 
-def ordering_check(mean: float, stderr: float, *, k: float) -> OrderingCheck:
+def ordering_check(mean: float, stderr: float, *, k: float, width: float | None = None,
+                   samples: int | None = None, rate: float = EXACT_RATE) -> OrderingCheck:
+    """One-sided ordering test. Normal basis: threshold k SE. With ``width`` and ``samples`` the
+    one-sided empirical Bernstein half-width at ``rate`` is the threshold (reported as k = half / SE)."""
     check_real("stderr", stderr, low=0.0)
     check_real("k", k, low=0.0, low_open=True)
+    if width is not None:
+        half = bernstein_halfwidth(stderr, samples, width, rate=rate, sided=1)
+        return OrderingCheck(float(mean), float(stderr), half / stderr if stderr > 0 else math.inf, half)
     return OrderingCheck(float(mean), float(stderr), float(k))
+
+
+def clopper_pearson_interval(count: int, samples: int, *, rate: float = EXACT_RATE) -> tuple[float, float]:
+    """Clopper-Pearson ("exact") binomial interval at two-sided level 1 - rate: its coverage is >= 1 - rate
+    for every p and n (non-asymptotic; :meth:`Proportion.confidence_interval`)."""
+    samples = check_int("samples", samples, minimum=1)
+    count = check_int("count", count, minimum=0, maximum=samples)
+    check_real("rate", rate, low=0.0, high=0.5, low_open=True, high_open=False)
+    return Proportion(count, samples).confidence_interval(1.0 - float(rate), method="exact")
 
 
 def wilson_interval(count: int, samples: int, *, k: float) -> tuple[float, float]:

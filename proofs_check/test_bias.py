@@ -8,7 +8,7 @@ import pytest
 
 from lnrecency.bias import bias_profile, classify_signs
 from lnrecency.cli import main
-from lnrecency.stats import register
+from lnrecency.stats import PER_COMPARISON, register
 
 
 @pytest.mark.parametrize("signs, label", [
@@ -38,7 +38,7 @@ def test_profiler_refuses_false_labels():
     assert "earlier" not in bias_profile(2, 10, norm="layernorm").labels()
 
 
-SIG = 1e-9  # per profile: P(any sign of the profile wrong) <= SIG (Bonferroni inside the profile)
+SIG = PER_COMPARISON  # per profile: P(any sign of the profile wrong) <= SIG (Bonferroni inside the profile)
 register("test_bias: MC profiles (significance per profile)", 3, rate=SIG)
 
 

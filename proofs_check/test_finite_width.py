@@ -10,8 +10,8 @@
 and the same machinery says no to: c without the LayerNorm term, c halved, c with its sign flipped
 (3), c = 0 (slope -1 in 4), v halved (5), and a control variate built on a wrong c (6).
 
-False alarms: every comparison registers its rate in the suite budget (1e-9 per comparison, normal
-tail; conftest prints the union bound). The slope test adds a stated curvature allowance (see there).
+False alarms: every comparison registers its rate in the suite budget (PER_COMPARISON = 1e-6 per
+comparison, normal tail, asymptotic basis; conftest prints the union bound). The slope test adds a stated curvature allowance (see there).
 """
 from __future__ import annotations
 
@@ -144,7 +144,7 @@ def test_monte_carlo_rejects_wrong_coefficients(ln_res_sims, mutant):
 
 # -- 4. the remainder decays like 1/d^2 ------------------------------------------------------------
 # Fitted over d = 64..1024 with the control variate (its mean uses c, validated in 3 without it).
-# Tolerance: k SE (k from a two-sided 1e-9 rate) + CURVATURE. The local slope of e2/d^2 + e3/d^3 is
+# Tolerance: k SE (k from a two-sided PER_COMPARISON rate) + CURVATURE. The local slope of e2/d^2 + e3/d^3 is
 # -2 - (e3/e2)/d + O(d^-2); with d >= 64 a next-order ratio |e3/e2| <= 6.4 moves it by <= 0.1.
 CURVATURE = 0.1
 SLOPE_WIDTHS = (64, 128, 256, 512, 1024)

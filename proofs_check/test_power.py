@@ -23,7 +23,7 @@ import sympy
 from lnrecency.claims import output_norm
 from lnrecency.claims._common import adjacent_triples, mc_means, mc_orderings, simulate
 from lnrecency.config import ModelConfig
-from lnrecency.stats import register, wilson_interval
+from lnrecency.stats import EXACT_RATE, clopper_pearson_interval, register
 from lnrecency.theory import closed_forms as cf
 
 E = sympy.exp(cf.lam)
@@ -107,10 +107,10 @@ def test_mc_gap_comparison_rejects_reversed():
 
 
 def test_frequency_rejects_false_claims():
-    k = register("power: per-instance frequency", 2, sided=2)
+    register("power: per-instance frequency", 2, basis="exact")
     sim = simulate(8, 2, 64, 4000, 78, CFG)
     p = sim.prob_greater(2, 8, 7, 6)
-    lo, hi = wilson_interval(p.count, p.samples, k=k)
+    lo, hi = clopper_pearson_interval(p.count, p.samples, rate=EXACT_RATE)
     assert not lo >= 0.9   # "the ordering holds in >= 90% of draws at d = 64" is rejected
     assert lo > 0.5        # "a single draw is a coin flip" is rejected too
 

@@ -104,7 +104,7 @@ K_MC = register("test_properties: MC never contradicts the limit (one-sided)", M
 @given(st.integers(3, 6), st.floats(0.5, 2.0), st.floats(0.0, 0.8), st.booleans(), st.integers(0, 10 ** 6))
 def test_monte_carlo_never_contradicts_limit_ordering(n, lam, alpha, residual, seed):
     """At d = 10^12 (gram sampler, bias <= ~1e-12, i.e. < 1e-3 SE) the paired test of the limit's
-    recency S_{n,n-1} > S_{n,1} is never refuted (false alarm <= 1e-9 per example), and is confirmed when
+    recency S_{n,n-1} > S_{n,1} is never refuted (false alarm <= PER_COMPARISON per example), and is confirmed when
     the limit gap exceeds (K + 5) SE (the power side)."""
     cfg = ModelConfig(norm="layernorm", residual=residual, lam=lam, alpha=alpha)
     sim = simulate(n, 2, 10 ** 12, 1000, seed, cfg)

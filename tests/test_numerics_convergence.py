@@ -6,10 +6,10 @@ import pytest
 from lnrecency.numerics import convergence_in_d, smallest_d_for_ordering
 from lnrecency.numerics.convergence import ConvergenceResult
 from lnrecency.config import ModelConfig
-from lnrecency.stats import k_for, register
+from lnrecency.stats import PER_COMPARISON, k_for, register
 
-RATE = 1e-9  # two-sided false-alarm rate per assertion, registered in the suite's budget
-K_SE = k_for(RATE, sided=2)  # 6.1
+RATE = PER_COMPARISON  # two-sided false-alarm rate per assertion, registered in the suite's budget
+K_SE = k_for(RATE, sided=2)  # 4.9
 
 
 def _synthetic(power, noise_rel=0.02, seed=0):
@@ -61,7 +61,7 @@ def test_simulated_bias_is_order_one_over_d():
 
 def test_smallest_d_for_ordering_finds_recency_and_reports_evidence():
     # Layer-2 recency S_43 > S_42 under l2 (SPEC claim 1); the reverse ordering never holds.
-    # confidence 1 - 1e-9 per width (one-sided), registered: 3 widths x 2 searches
+    # confidence 1 - RATE per width (one-sided), registered: 3 widths x 2 searches
     register("tests/smallest_d_for_ordering", 6, rate=RATE, sided=1)
     res = smallest_d_for_ordering(2, 4, 3, 2, ds=[64, 8, 16], samples=4000, seed=1, norm="l2",
                                   confidence=1 - RATE)

@@ -8,8 +8,8 @@
     sits up to max|e2/c|/16 away from -1 (e2/c bounded per entry by R/|c|); it is evidence, not the test.
     Settings: layer 2 without residual and layer 3 with residual, n = 6.
   * smallest d at which the expected ordering holds: numerics.smallest_d_for_ordering for S_{8,7} > S_{8,1}
-    and for the adjacent pair S_{8,7} > S_{8,6}, one-sided at confidence 1 - 1e-9 per width.
-  * per instance: frequency of S_{8,7} > S_{8,6} in single draws, Wilson intervals at k from the budget:
+    and for the adjacent pair S_{8,7} > S_{8,6}, one-sided at confidence 1 - PER_COMPARISON per width.
+  * per instance: frequency of S_{8,7} > S_{8,6} in single draws, Clopper-Pearson intervals at EXACT_RATE:
     unreliable at practical widths (upper bound < 0.9 at d = 64) and near-certain at d = 10^4 (lower
     bound > 0.99).
 """
@@ -19,7 +19,7 @@ import numpy as np
 
 from lnrecency.claims._common import grouped, simulate
 from lnrecency.config import ModelConfig
-from lnrecency.stats import PER_COMPARISON, k_for, register, wilson_interval
+from lnrecency.stats import EXACT_RATE, PER_COMPARISON, clopper_pearson_interval, k_for, register
 
 ID = "C9"
 SOURCE = "our formulation"
@@ -83,17 +83,18 @@ def evaluate(*, quick: bool = False, progress=None, seed: int = 20260909) -> lis
                        "confirmed" if s.d is not None else "inconclusive", ev))
     out += grouped(ID, SOURCE, FINITE, {"layer": 2}, finite)
 
-    kw = register("C9 per-instance Wilson intervals", 2, sided=2)
+    rate = EXACT_RATE
+    register("C9 per-instance Clopper-Pearson intervals", 2, rate=rate, basis="exact")
     for d, statement, test in ((64, INSTANCE_LOW, lambda lo, hi: hi < 0.9),
                                (10 ** 4, INSTANCE_HIGH, lambda lo, hi: lo > 0.99)):
         sim = simulate(8, 2, d, samples, seed + d, cfg, progress)
         p = sim.prob_greater(2, 8, 7, 6)
-        lo, hi = wilson_interval(p.count, p.samples, k=kw)
+        lo, hi = clopper_pearson_interval(p.count, p.samples, rate=rate)
         ok = test(lo, hi)
         opposite = (lo >= 0.9) if d == 64 else (hi <= 0.99)
         v = "confirmed" if ok else ("refuted" if opposite else "inconclusive")
         out += grouped(ID, SOURCE, statement, {"layer": 2},
                        [({**cfg.as_dict(), "d": d, "i": 8, "j": 7, "k": 6}, v,
                          {"frequency": p.estimate, "count": p.count, "samples": p.samples, "seed": seed + d,
-                          "wilson": [lo, hi], "k": kw})])
+                          "clopper_pearson": [lo, hi], "rate": rate})])
     return out

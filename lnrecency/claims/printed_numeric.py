@@ -8,8 +8,8 @@ P8 (Sec. 4.1): "for a != 0 the layer-2 pattern becomes nearly independent of i (
 P9 (App. B): "LayerNorm with sqrt(d) scaling sharpens the softmax and weakens the pattern; with d scaling
    it behaves like l2". Our model: "d scaling" is lam = 1, "sqrt(d) scaling" is lam = sqrt(d).
    (a) d scaling ~ l2: the limit recursions of layernorm and l2 agree exactly (mpmath, dps 40, n = 12,
-       L = 3), and at d = 64 their Monte Carlo Definition-1 profiles of layer 2 (n = 8, significance 1e-9
-       per profile) give the same labels; the measured finite-d difference of the means is reported
+       L = 3), and at d = 64 their Monte Carlo Definition-1 profiles of layer 2 (n = 8, significance
+       PER_COMPARISON per profile) give the same labels; the measured finite-d difference of the means is reported
        (d * max |diff|, the O(1/d) centring effect), not tested;
    (b) sharpens: d P^(1)_ii / d lam > 0 (sympy, for a < 1) and P_88 at lam = 1 vs 8;
    (c) weakens the pattern: layer-2 absolute gap Delta = S_{8,7} - S_{8,1}, lam = sqrt(d) vs lam = 1, per
@@ -28,7 +28,7 @@ import sympy
 
 from lnrecency.claims._common import grouped, setting, simulate
 from lnrecency.config import ModelConfig
-from lnrecency.stats import ordering_check, register
+from lnrecency.stats import PER_COMPARISON, ordering_check, register
 
 SOURCE = "printed derivation"
 P8 = "P8: for a != 0 the layer-2 pattern becomes nearly independent of i (g(i)/h(i) saturates)."
@@ -68,7 +68,7 @@ def p9a(samples: int, seed: int, progress=None) -> list:
         a = limit_scores(12, 3, norm="layernorm", dps=40)
         b = limit_scores(12, 3, norm="l2", dps=40)
         worst = max(abs(x - y) for x, y in zip(a.ravel(), b.ravel()) if not mpmath.isnan(x))
-    d, n, sig = 64, 8, 1e-9
+    d, n, sig = 64, 8, PER_COMPARISON
     register("P9a MC profiles layernorm / l2 at d=64 (per profile)", 2, rate=sig)
     prof = {norm: bias_profile(2, n, norm=norm, method="mc", d=d, samples=samples, seed=seed + q,
                                significance=sig, progress=progress)

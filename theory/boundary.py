@@ -1,0 +1,143 @@
+"""Where an ordering claim holds in sequence length: the first failing row of each layer, decided exactly.
+
+Definition 1 (SPEC) per row i, from the adjacent differences D_j = S_{i,j+1} - S_{i,j} of the exact
+d -> infinity limit (:func:`lnrecency.theory.limit.limit_scores`):
+  * "recency": every D_j > 0, j = 1..i-1 (the last pair involves the diagonal); vacuous for row 1;
+  * "earlier": every D_j < 0, j = 1..i-2 (keys strictly below the query); vacuous for rows 1, 2;
+  * "flat":    every D_j = 0, j = 1..i-2; vacuous for rows 1, 2.
+
+Prefix property: causal attention makes rows 1..i of every layer a function of tokens 1..i only, so the
+scores of a sequence of length n are the leading n x n block of those of any longer sequence. The claim
+therefore holds for length n exactly when it holds on rows 1..n, and the smallest failing length equals
+the first failing row (``first_failing_n == first_failing_row``; tests/test_boundary.py checks the prefix
+property). One limit at n_max decides every length up to n_max.
+
+Exact signs: a difference is decided in float64 when |D_j| > ``FLOAT_RESOLUTION`` * max_j |S_ij| (the
+recursion's float64 error is orders below that); otherwise the prefix up to that row is recomputed in
+mpmath at ``dps`` digits and D_j counts as 0 when |D_j| <= 10^-(dps - 10) max |S_ij|. A setting float64
+cannot hold (overflow) is evaluated in mpmath throughout, within a stated cost limit.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import mpmath
+import numpy as np
+
+from lnrecency.config import ModelConfig, check_choice, check_int, make_config
+
+__all__ = ["ORDERINGS", "LayerBoundary", "boundary", "row_holds", "FLOAT_RESOLUTION", "MPMATH_MAX_N"]
+
+ORDERINGS = ("recency", "earlier", "flat")
+FLOAT_RESOLUTION = 1e-12
+#: the longest prefix recomputed in mpmath (its cost grows like L n^3 mpmath operations)
+MPMATH_MAX_N = 160
+
+
+def row_holds(ordering: str, signs: list[int]) -> bool:
+    """Definition 1 on one row from the signs (+1, 0, -1) of D_1..D_{i-1}."""
+    if ordering == "recency":
+        return all(s > 0 for s in signs)
+    off = signs[:-1]
+    if ordering == "earlier":
+        return all(s < 0 for s in off)
+    return all(s == 0 for s in off)
+
+
+@dataclass(frozen=True)
+class LayerBoundary:
+    """Result for one layer: the first row (= first sequence length) at which ``ordering`` fails."""
+
+    layer: int
+    ordering: str
+    n_max: int
+    first_failing_row: int | None
+    differences: tuple = ()
+    precision: str = "float64"
+
+    @property
+    def first_failing_n(self) -> int | None:
+        return self.first_failing_row
+
+    @property
+    def holds_up_to(self) -> int | None:
+        """The largest n with the claim holding on every row <= n; None when it holds up to n_max."""
+        return None if self.first_failing_row is None else self.first_failing_row - 1
+
+    @property
+    def holds(self) -> bool:
+        return self.first_failing_row is None
+
+    def to_json(self) -> dict:
+        out: dict[str, Any] = {"layer": self.layer, "first_failing_n": self.first_failing_n,
+                               "first_failing_row": self.first_failing_row, "holds_up_to": self.holds_up_to}
+        if self.first_failing_row is not None:
+            out["failing_row_differences"] = [float(x) for x in self.differences]
+            out["precision"] = self.precision
+        return out
+
+
+class _Rows:
+    """Row signs of one configuration: float64 limit at n_max, mpmath prefixes where float64 cannot decide."""
+
+    def __init__(self, n_max: int, layers: int, cfg: ModelConfig, dps: int):
+        from lnrecency.theory.limit import Float64Overflow, limit_scores
+
+        self.n_max, self.layers, self.cfg, self.dps = n_max, layers, cfg, dps
+        try:
+            self.s = limit_scores(n_max, layers, config=cfg)
+        except Float64Overflow:
+            self.s = None
+        self.hp = None  # mpmath scores of a prefix (layers, m, m)
+
+    def _mpmath_prefix(self, i: int):
+        if self.hp is None or len(self.hp[0]) < i:
+            m = min(self.n_max, max(i, 2 * (0 if self.hp is None else len(self.hp[0]))))
+            if m > MPMATH_MAX_N:
+                raise ValueError(
+                    f"deciding row {i} needs the limit in mpmath (float64 cannot resolve its sign or "
+                    f"overflows for {self.cfg.label()}); mpmath is limited to n <= {MPMATH_MAX_N} here; "
+                    f"lower --n-max to at most {MPMATH_MAX_N} for this setting")
+            from lnrecency.theory.limit import limit_scores
+
+            self.hp = limit_scores(m, self.layers, config=self.cfg, dps=self.dps)
+        return self.hp
+
+    def signs(self, layer: int, i: int) -> tuple[list[int], np.ndarray, str]:
+        if self.s is not None:
+            row = self.s[layer - 1, i - 1, :i]
+            d = np.diff(row)
+            if np.all(np.isfinite(row)) and np.all(np.abs(d) > FLOAT_RESOLUTION * float(np.max(np.abs(row)))):
+                return [1 if x > 0 else -1 for x in d], d, "float64"
+        hp = self._mpmath_prefix(i)
+        with mpmath.workdps(self.dps):
+            hrow = list(hp[layer - 1, i - 1, :i])
+            scale = max(abs(x) for x in hrow)
+            hd = [hrow[j + 1] - hrow[j] for j in range(i - 1)]
+            tol = mpmath.mpf(10) ** (-(self.dps - 10)) * scale
+            signs = [0 if abs(x) <= tol else (1 if x > 0 else -1) for x in hd]
+            return signs, np.array([float(x) for x in hd]), f"mpmath dps={self.dps}"
+
+
+def boundary(layers: int, n_max: int, *, ordering: str = "recency", config: ModelConfig | None = None,
+             dps: int = 40, first_layer: int = 1, **params: Any) -> list[LayerBoundary]:
+    """For each layer first_layer..``layers``: the first row i <= n_max at which ``ordering`` fails
+    (Definition 1, exact limit), or None when it holds on rows 1..n_max."""
+    layers = check_int("layers", layers, minimum=1)
+    n_max = check_int("n_max", n_max, minimum=2)
+    first_layer = check_int("first_layer", first_layer, minimum=1, maximum=layers)
+    check_choice("ordering", ordering, ORDERINGS)
+    check_int("dps", dps, minimum=20)
+    cfg = make_config(config, **params)
+    rows = _Rows(n_max, layers, cfg, dps)
+    out = []
+    for layer in range(first_layer, layers + 1):
+        found = None
+        for i in range(2, n_max + 1):
+            signs, diffs, precision = rows.signs(layer, i)
+            if not row_holds(ordering, signs):
+                found = LayerBoundary(layer, ordering, n_max, i, tuple(diffs), precision)
+                break
+        out.append(found or LayerBoundary(layer, ordering, n_max, None))
+    return out
