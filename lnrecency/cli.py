@@ -15,7 +15,7 @@ from typing import Sequence
 from lnrecency.config import EMBEDDINGS, NORMS, ModelConfig
 
 # Modules under lnrecency.commands, in the order `lnrecency --help` lists them.
-COMMANDS = ("limit", "finite_width", "boundary", "report", "verify", "bias", "simulate", "check_formula")
+COMMANDS = ("limit", "finite_width", "boundary", "reproduce", "report", "verify", "bias", "simulate", "check_formula")
 
 
 def _number(text: str) -> float:
@@ -29,21 +29,67 @@ def _number(text: str) -> float:
         raise argparse.ArgumentTypeError(f"expected a number or sqrt(number); got {text!r}") from None
 
 
-def add_config_arguments(parser: argparse.ArgumentParser, *, embedding: bool = False) -> None:
-    """The model flags (README, "The model"): --norm, --residual, --gamma, --lam, --alpha (and --embedding)."""
+def add_config_arguments(parser: argparse.ArgumentParser, *, embedding: bool = False,
+                         convention: bool = True) -> None:
+    """The model flags (README, "The model"): --norm, --residual, --gamma, --lam, --alpha (and --embedding),
+    and --convention (the authors' setting at width --d, mapped onto these; lnrecency.conventions)."""
     g = parser.add_argument_group("model M(norm, residual, lam, gamma, alpha) (see the README)")
     g.add_argument("--norm", default="layernorm", help=f"one of {', '.join(NORMS)} (default layernorm)")
     g.add_argument("--residual", action="store_true", help="h' = h + gamma * o instead of h' = o")
-    g.add_argument("--gamma", type=_number, default=1.0, help="residual weight > 0 (default 1)")
-    g.add_argument("--lam", type=_number, default=1.0, help="inverse temperature > 0, e.g. 1 or sqrt(64)")
+    g.add_argument("--gamma", type=_number, default=None, help="residual weight > 0 (default 1)")
+    g.add_argument("--lam", type=_number, default=None, help="inverse temperature > 0, e.g. 1 or sqrt(64)")
     g.add_argument("--alpha", type=_number, default=0.0, help="embedding anisotropy in [0, 1) (default 0)")
     if embedding:
-        g.add_argument("--embedding", default="gaussian", help=f"one of {', '.join(EMBEDDINGS)}")
+        g.add_argument("--embedding", default=None, help=f"one of {', '.join(EMBEDDINGS)} (default gaussian)")
+    if convention:
+        from lnrecency.conventions import CONVENTIONS
+
+        g.add_argument("--convention", default=None, choices=tuple(CONVENTIONS),
+                       help="the authors' simulation setting: --norm layernorm|none, --residual, --alpha and "
+                            "--d as in their code, mapped exactly onto our model (README, 'Conventions')")
+        g.add_argument("--ln-scaling", action="store_true",
+                       help="authors-v1 with LayerNorm: scores divided by d instead of sqrt(d)")
+        if not any("--d" in a.option_strings for a in parser._actions):
+            g.add_argument("--d", type=int, default=None, help="width d (with --convention: fixes lam, gamma)")
 
 
 def config_from_args(args: argparse.Namespace) -> ModelConfig:
-    return ModelConfig(norm=args.norm, residual=args.residual, gamma=args.gamma, lam=args.lam,
-                       alpha=args.alpha, embedding=getattr(args, "embedding", "gaussian"))
+    """The model of the parsed flags; with --convention the authors' setting mapped at --d, and
+    ``args.convention_record`` set to its JSON record (None otherwise)."""
+    conv = getattr(args, "convention", None)
+    args.convention_record = None
+    if conv is None:
+        if getattr(args, "ln_scaling", False):
+            raise ValueError("--ln-scaling needs --convention authors-v1")
+        return ModelConfig(norm=args.norm, residual=args.residual,
+                           gamma=1.0 if args.gamma is None else args.gamma,
+                           lam=1.0 if args.lam is None else args.lam, alpha=args.alpha,
+                           embedding=getattr(args, "embedding", None) or "gaussian")
+    from lnrecency.conventions import convention_record, preset
+
+    fixed = [f"--{name} {value:g}" for name, value in (("lam", args.lam), ("gamma", args.gamma))
+             if value is not None]
+    if getattr(args, "embedding", None) is not None:
+        fixed.append(f"--embedding {args.embedding}")
+    if fixed:
+        raise ValueError(f"with --convention {conv}, lam, gamma and the embedding follow from the authors' "
+                         f"setting at --d; got {', '.join(fixed)}")
+    if getattr(args, "d", None) is None:
+        raise ValueError(f"--convention {conv} needs --d (the width fixes lam = sqrt(d) and the residual "
+                         f"weight)")
+    kw = dict(norm=args.norm, residual=args.residual, alpha=args.alpha, d=args.d,
+              ln_scaling=getattr(args, "ln_scaling", False))
+    cfg = preset(conv, **kw)
+    args.convention_record = convention_record(conv, **kw)
+    return cfg
+
+
+def with_convention(out: dict, args: argparse.Namespace) -> dict:
+    """Add the convention record (the authors' setting and the equivalent configuration) to a JSON
+    output when --convention was given."""
+    if getattr(args, "convention_record", None) is not None:
+        out["convention"] = args.convention_record
+    return out
 
 
 def build_parser() -> argparse.ArgumentParser:

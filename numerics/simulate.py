@@ -44,7 +44,7 @@ from lnrecency.numerics.forward import forward
 from lnrecency.numerics.samplers import Representation, draw_range, embed, theory_gram
 from lnrecency.numerics.stats import Estimate, Moments, Proportion, moments
 
-__all__ = ["ScoreSimulation", "simulate_scores", "Instances", "sample_instances", "estimate_memory",
+__all__ = ["ScoreSimulation", "simulate_scores", "recency_triples", "Instances", "sample_instances", "estimate_memory",
            "METHODS", "CHUNK_BUDGET_BYTES"]
 
 METHODS = ("direct", "gram")
@@ -153,6 +153,8 @@ class ScoreSimulation:
     output_var_stderr: np.ndarray
     cross_moments: np.ndarray | None = field(default=None, repr=False)  # C[l, i, j, k] or None
     greater_counts: np.ndarray | None = field(default=None, repr=False)  # #(S_ij > S_ik) or None
+    recency_mean: np.ndarray | None = None  # (layers,) mean over draws of the per-draw RP, or None
+    recency_stderr: np.ndarray | None = None
 
     @property
     def layers(self) -> int:
@@ -193,11 +195,26 @@ class ScoreSimulation:
         mean = self.mean[l0, i0, j0] - self.mean[l0, i0, k0]
         return Estimate(float(mean), math.sqrt(var / self.samples), self.samples)
 
+    def recency_probability(self, layer: int) -> Estimate:
+        """The authors' recency probability RP at ``layer``: over draws and over all triples
+        j < k < i <= n, the fraction with S_ik > S_ij (keys strictly below the query). Its SE is that of
+        the mean of the per-draw fractions RP_b (triples within one draw are correlated; draws are iid)."""
+        self._need_paired("recency_probability")
+        if self.recency_mean is None:
+            raise ValueError(f"the recency probability needs n >= 3 (a triple j < k < i); got n={self.n}")
+        l0 = check_int("layer", layer, minimum=1, maximum=self.layers) - 1
+        return Estimate(float(self.recency_mean[l0]), float(self.recency_stderr[l0]), self.samples)
+
     def prob_greater(self, layer: int, i: int, j: int, k: int) -> Proportion:
         """Frequency over instances of S_ij > S_ik (1-indexed, j, k <= i, j != k), binomial CI."""
         self._need_paired("prob_greater")
         idx = self._index(layer, i, j, k)
         return Proportion(int(self.greater_counts[idx]), self.samples)
+
+
+def recency_triples(n: int) -> int:
+    """Number of triples j < k < i <= n: n (n - 1) (n - 2) / 6."""
+    return n * (n - 1) * (n - 2) // 6
 
 
 def _validate(config, params, n, layers, d, samples, method, seed):
@@ -270,21 +287,25 @@ class _ChunkSummary:
     ovar: tuple[np.ndarray, np.ndarray]  # (mean, M2) of |o - mean(o)|^2 / d
     cross: np.ndarray | None  # (layers, n, n, n): sum_b dev_ij dev_ik within the chunk
     greater: np.ndarray | None  # (layers, n, n, n): #(S_ij > S_ik) within the chunk
+    recency: tuple[np.ndarray, np.ndarray] | None  # (mean, M2) over draws of the per-draw RP, (layers,)
 
 
 def _layer_moments(s: np.ndarray, paired: bool, raw: np.ndarray | None = None):
-    """Mean, M2, row cross-moments and greater-counts of one layer's chunk of scores s (b, n, n).
+    """Mean, M2, row cross-moments, greater-counts and per-draw recency counts of one layer's chunk of
+    scores s (b, n, n).
 
     ``raw``: the unadjusted scores when ``s`` is control-variate adjusted (the counts of S_ij > S_ik
-    are per-instance events and use the raw scores)."""
+    are per-instance events and use the raw scores). The per-draw recency count is the number of
+    triples j < k < i with S_ik > S_ij (keys strictly below the query; :func:`recency_triples`)."""
     b, n = s.shape[0], s.shape[1]
     mean = s.mean(axis=0)
     st = np.ascontiguousarray(s.transpose(1, 2, 0))  # (n, n, b): [i, j, sample]
     dev = st - mean[:, :, None]
     if not paired:
-        return mean, np.einsum("ijb,ijb->ij", dev, dev), None, None
+        return mean, np.einsum("ijb,ijb->ij", dev, dev), None, None, None
     cross = dev @ dev.transpose(0, 2, 1)  # per row i: sum_b dev_ij dev_ik
     greater = np.zeros((n, n, n), dtype=np.int64)
+    recent = np.zeros(b, dtype=np.int64)
     buf = np.empty(n * n * b, dtype=bool)
     rt = st if raw is None else np.ascontiguousarray(raw.transpose(1, 2, 0))
     for i in range(1, n):  # row 1 has a single key
@@ -293,7 +314,10 @@ def _layer_moments(s: np.ndarray, paired: bool, raw: np.ndarray | None = None):
         cmp = buf[: k * k * b].reshape(k, k, b)
         np.greater(v[:, None, :], v[None, :, :], out=cmp)
         greater[i, :k, :k] = cmp.sum(axis=2, dtype=np.int64)
-    return mean, np.einsum("ijj->ij", cross), cross, greater
+        if i >= 2:  # cmp[kk, jj] = S_{i,kk} > S_{i,jj}; triples jj < kk < i (0-based, diagonal excluded)
+            low = np.tril_indices(i, -1)
+            recent += cmp[:i, :i][low].sum(axis=0, dtype=np.int64)
+    return mean, np.einsum("ijj->ij", cross), cross, greater, recent
 
 
 def _control_variate(raw: np.ndarray, rep: Representation, config: ModelConfig, layers: int,
@@ -341,13 +365,16 @@ def _summarise_chunk(rep: Representation, seed: Any, config: ModelConfig, layers
             osq[lo:hi, layer] = np.einsum("bnd,bnd->bn", o, o)
             oproj[lo:hi, layer] = o @ u
     if cv == "none":
-        mean, m2, cross, greater = zip(*(_layer_moments(s, paired) for s in scores))
+        mean, m2, cross, greater, recent = zip(*(_layer_moments(s, paired) for s in scores))
     else:
         adjusted = scores - _control_variate(raw, rep, config, layers, taylor_mean)
-        mean, m2, cross, greater = zip(*(_layer_moments(a, paired, s) for a, s in zip(adjusted, scores)))
+        mean, m2, cross, greater, recent = zip(*(_layer_moments(a, paired, s)
+                                                 for a, s in zip(adjusted, scores)))
+    triples = recency_triples(n)
+    rp = moments(np.stack(recent, axis=1) / triples) if paired and triples else None
     return _ChunkSummary(b, np.stack(mean), np.stack(m2), moments(osq),
                          moments((osq - oproj * oproj) / rep.d),
-                         np.stack(cross) if paired else None, np.stack(greater) if paired else None)
+                         np.stack(cross) if paired else None, np.stack(greater) if paired else None, rp)
 
 
 class _Accumulator:
@@ -359,12 +386,15 @@ class _Accumulator:
         self.ovar = Moments((layers, n))
         self.cross = np.zeros((layers, n, n, n)) if paired else None
         self.greater = np.zeros((layers, n, n, n), dtype=np.int64) if paired else None
+        self.recency = Moments((layers,)) if paired and recency_triples(n) else None
 
     def merge(self, c: _ChunkSummary) -> None:
         count_before = self.scores.count
         delta = self.scores.merge(c.count, c.score_mean, c.score_m2)
         self.osq.merge(c.count, *c.osq)
         self.ovar.merge(c.count, *c.ovar)
+        if self.recency is not None:
+            self.recency.merge(c.count, *c.recency)
         if self.cross is not None:
             # C_i = C_i^(a) + C_i^(b) + delta_i delta_i^T n_a n_b / n  (delta_i: row i of the mean shift)
             self.cross += c.cross
@@ -475,4 +505,6 @@ def simulate_scores(n: int, layers: int, d: int, samples: int, *, seed: Any, met
         chunk=chunk, representation=rep.name, control_variate=cv,
         output_sq_norm_mean=acc.osq.mean, output_sq_norm_stderr=acc.osq.stderr(),
         output_var_mean=acc.ovar.mean, output_var_stderr=acc.ovar.stderr(),
-        cross_moments=acc.cross, greater_counts=acc.greater)
+        cross_moments=acc.cross, greater_counts=acc.greater,
+        recency_mean=None if acc.recency is None else acc.recency.mean.copy(),
+        recency_stderr=None if acc.recency is None else acc.recency.stderr())

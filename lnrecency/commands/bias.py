@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from lnrecency.cli import add_config_arguments, config_from_args
+from lnrecency.cli import add_config_arguments, config_from_args, with_convention
 from lnrecency.commands.verify import strict
 
 NAME = "bias"
@@ -33,7 +33,7 @@ def run(args: argparse.Namespace) -> int:
     prof = bias_profile(args.layer, args.n, config=cfg, method=args.method, dps=args.dps, d=args.d,
                         samples=args.samples, seed=args.seed, significance=args.significance)
     if args.json:
-        print(json.dumps(strict(prof.to_json())))
+        print(json.dumps(with_convention(strict(prof.to_json()), args)))
         return 0
     head = f"# layer {args.layer}, {cfg.label()}, n={args.n}, method={args.method}"
     if args.method == "mc":

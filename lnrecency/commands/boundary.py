@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from lnrecency.cli import add_config_arguments, config_from_args
+from lnrecency.cli import add_config_arguments, config_from_args, with_convention
 from lnrecency.theory.boundary import ORDERINGS, boundary
 
 NAME = "boundary"
@@ -31,8 +31,8 @@ def run(args: argparse.Namespace) -> int:
     res = boundary(args.layer, args.n_max, ordering=args.ordering, config=cfg, dps=args.dps,
                    first_layer=args.from_layer)
     if args.json:
-        print(json.dumps({"config": cfg.as_dict(), "ordering": args.ordering, "n_max": args.n_max,
-                          "layers": [r.to_json() for r in res]}))
+        print(json.dumps(with_convention({"config": cfg.as_dict(), "ordering": args.ordering,
+                                          "n_max": args.n_max, "layers": [r.to_json() for r in res]}, args)))
         return 0
     print(f"# {args.ordering} (Definition 1) on rows 1..n, exact d -> infinity limit, {cfg.label()}, "
           f"n <= {args.n_max}")

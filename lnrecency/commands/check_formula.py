@@ -20,7 +20,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    "(exp(lam)+(i-1)*exp(lam*alpha))'; '^' means power; '-' reads it from standard "
                    "input, '@FILE' from a file; a formula starting with '-' goes after '--'")
     p.add_argument("--json", action="store_true", help="JSON output (FormulaCheck.to_json)")
-    add_config_arguments(p)
+    add_config_arguments(p, convention=False)
     # In this command an omitted --alpha/--lam/--gamma means "keep the parameter symbolic".
     p.set_defaults(alpha=None, lam=None, gamma=None)
 

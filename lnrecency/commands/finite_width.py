@@ -7,7 +7,7 @@ import json
 
 import numpy as np
 
-from lnrecency.cli import add_config_arguments, config_from_args
+from lnrecency.cli import add_config_arguments, config_from_args, with_convention
 from lnrecency.theory.finite_width import finite_width, nested
 
 NAME = "finite-width"
@@ -43,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
         out = fw.to_json(args.d)
         if remainder is not None:
             out["remainder"] = remainder
-        print(json.dumps(out))
+        print(json.dumps(with_convention(out, args)))
         return 0
     g = args.digits
     print(f"# finite-width theory, {cfg.label()} ({cfg.embedding} embeddings), n={args.n}")

@@ -7,7 +7,7 @@ import json
 import mpmath
 import numpy as np
 
-from lnrecency.cli import add_config_arguments, config_from_args
+from lnrecency.cli import add_config_arguments, config_from_args, with_convention
 from lnrecency.theory.limit import limit_scores
 
 NAME = "limit"
@@ -39,8 +39,8 @@ def run(args: argparse.Namespace) -> int:
                 return None if np.isnan(x) else float(x)
             return None if mpmath.isnan(x) else mpmath.nstr(x, args.dps)
         rows = [[[cell(x) for x in row] for row in layer] for layer in s]
-        print(json.dumps({"config": cfg.as_dict(), "n": args.n, "layers": args.layers,
-                          "dps": args.dps, "scores": rows}))
+        print(json.dumps(with_convention({"config": cfg.as_dict(), "n": args.n, "layers": args.layers,
+                                          "dps": args.dps, "scores": rows}, args)))
         return 0
     print(f"# exact d -> infinity limit, {cfg.label()}, n={args.n}"
           + ("" if args.dps is None else f", mpmath dps={args.dps}"))

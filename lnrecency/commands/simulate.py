@@ -6,7 +6,7 @@ import json
 
 import numpy as np
 
-from lnrecency.cli import add_config_arguments, config_from_args
+from lnrecency.cli import add_config_arguments, config_from_args, with_convention
 from lnrecency.numerics import simulate_scores
 
 NAME = "simulate"
@@ -26,24 +26,28 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "theory): linear (c-free) or quadratic (sharpest); default none")
     p.add_argument("--digits", type=int, default=5, help="digits printed (default 5)")
     p.add_argument("--json", action="store_true",
-                   help="JSON output: {config, n, layers, d, samples, seed, method, mean, stderr}")
+                   help="JSON output: {config, n, layers, d, samples, seed, method, mean, stderr, "
+                        "recency_probability, convention (with --convention)}")
     add_config_arguments(p, embedding=True)
 
 
 def run(args: argparse.Namespace) -> int:
     cfg = config_from_args(args)
     r = simulate_scores(args.n, args.layers, args.d, args.samples, seed=args.seed, method=args.method,
-                        chunk=args.chunk, config=cfg, paired=False,
+                        chunk=args.chunk, config=cfg, paired=args.n >= 3,
                         control_variate=args.control_variate)
+    rp = [r.recency_probability(layer) for layer in range(1, r.layers + 1)] if args.n >= 3 else []
     if args.json:
         def rows(a):
             return [[[None if np.isnan(x) else float(x) for x in row] for row in layer] for layer in a]
-        print(json.dumps({"config": cfg.as_dict(), "n": args.n, "layers": args.layers, "d": args.d,
+        print(json.dumps(with_convention({"config": cfg.as_dict(), "n": args.n, "layers": args.layers, "d": args.d,
                           "samples": args.samples, "seed": args.seed, "method": args.method,
                           "control_variate": r.control_variate,
                           "mean": rows(r.mean), "stderr": rows(r.stderr),
                           "output_sq_norm_mean": r.output_sq_norm_mean.tolist(),
-                          "output_sq_norm_stderr": r.output_sq_norm_stderr.tolist()}))
+                          "output_sq_norm_stderr": r.output_sq_norm_stderr.tolist(),
+                          "recency_probability": [{"layer": k, "estimate": e.mean, "stderr": e.stderr}
+                                                  for k, e in enumerate(rp, start=1)]}, args)))
         return 0
     print(f"# Monte Carlo at d={args.d}, {cfg.label()}, embedding={cfg.embedding}, n={args.n}, "
           f"samples={args.samples}, seed={args.seed}, method={args.method}, control variate "
@@ -56,4 +60,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"i={i + 1:<4d} " + "  ".join(cells))
         print("|o_i|^2: " + "  ".join(f"{m:.{g}g}+-{s:.2g}" for m, s in
                                       zip(r.output_sq_norm_mean[layer], r.output_sq_norm_stderr[layer])))
+        if rp:
+            print(f"recency probability RP (triples j < k < i, fraction with S_ik > S_ij): "
+                  f"{rp[layer].mean:.{g}g} +- {rp[layer].stderr:.2g}")
     return 0

@@ -5,13 +5,17 @@ untouched, so a report folder never holds a half-written file.
 """
 from __future__ import annotations
 
+import json
 import os
+import shutil
+import signal
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator
 
-__all__ = ["atomic_path", "atomic_write_text", "atomic_write_bytes", "atomic_save"]
+__all__ = ["atomic_path", "atomic_write_text", "atomic_write_bytes", "atomic_save", "staged_directory",
+           "publish"]
 
 
 @contextmanager
@@ -52,3 +56,54 @@ def atomic_save(path: str | os.PathLike, writer: Callable[[Path], None]) -> Path
     with atomic_path(path) as tmp:
         writer(tmp)
     return Path(path)
+
+
+@contextmanager
+def staged_directory(final: str | os.PathLike, manifest: str) -> Iterator[Path]:
+    """Yield a hidden sibling folder of ``final`` to build an output folder in. The builder calls
+    :func:`publish` at its end; whatever happens, the staging folder is removed, so an interrupted run
+    leaves ``final`` as it was and no partial folder. ``manifest``: the JSON file (with a "files" list)
+    by which an earlier output in ``final`` names the files it owns."""
+    final = Path(final)
+    if final.exists() and not final.is_dir():
+        raise ValueError(f"out must be a directory; got {str(final)!r}, an existing file")
+    final.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        stage = Path(tempfile.mkdtemp(dir=final.parent, prefix=f".{final.name}.building-"))
+    except OSError as exc:  # name the folder the user asked for, not the staging one
+        raise OSError(exc.errno, exc.strerror, str(final)) from None
+    try:
+        yield stage
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)  # gone after a successful publish; removed otherwise
+
+
+def _owned_names(folder: Path, manifest: str) -> set[str]:
+    """The files an earlier output in ``folder`` wrote (its manifest's "files" list); empty if none."""
+    try:
+        return set(json.loads((folder / manifest).read_text())["files"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return set()
+
+
+def publish(stage: Path, final: Path, manifest: str) -> None:
+    """Make ``stage`` the folder ``final`` by renames, with SIGINT and SIGTERM held back: the folder is
+    either the old one or the complete new one, never a mix. Files of the old folder that its manifest
+    does not list (the user's own) are carried over unless the new output has that name."""
+    os.chmod(stage, 0o777 & ~current_umask())
+    blocked = {signal.SIGINT, signal.SIGTERM}
+    old_mask = signal.pthread_sigmask(signal.SIG_BLOCK, blocked)
+    try:
+        if not final.exists():
+            os.replace(stage, final)
+            return
+        aside = final.with_name(f".{final.name}.previous-{os.getpid()}")
+        owned = _owned_names(final, manifest)
+        os.replace(final, aside)
+        os.replace(stage, final)
+        for item in aside.iterdir():
+            if item.name not in owned and not (final / item.name).exists():
+                os.replace(item, final / item.name)
+        shutil.rmtree(aside, ignore_errors=True)
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)

@@ -15,9 +15,6 @@ from __future__ import annotations
 import json
 import multiprocessing as mp
 import os
-import shutil
-import signal
-import tempfile
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -29,7 +26,7 @@ from tqdm import tqdm
 
 from lnrecency.config import check_int
 from lnrecency.report import claim_tables, figures
-from lnrecency.report.atomic import atomic_write_text, current_umask
+from lnrecency.report.atomic import atomic_write_text, publish, staged_directory
 from lnrecency.report.data import ReportData
 from lnrecency.report.settings import ReportSettings
 from lnrecency.report.tables import FORMATS, Table, parse_formats
@@ -104,19 +101,10 @@ def build_report(out: str | Path, *, quick: bool = False, formats: Iterable[str]
     settings = ReportSettings.make(quick=quick, seed=seed)
     jobs = min(2, os.cpu_count() or 1) if jobs is None else check_int("jobs", jobs, minimum=1)
     final = Path(out)
-    if final.exists() and not final.is_dir():
-        raise ValueError(f"out must be a directory; got {str(final)!r}, an existing file")
-    final.parent.mkdir(parents=True, exist_ok=True)
-    # everything is written into a hidden sibling and published by renames at the end (_publish): an
+    # everything is written into a hidden sibling and published by renames at the end (publish): an
     # interrupted run leaves the old directory as it was and no partial one
-    try:
-        out = Path(tempfile.mkdtemp(dir=final.parent, prefix=f".{final.name}.building-"))
-    except OSError as exc:  # name the folder the user asked for, not the staging one
-        raise OSError(exc.errno, exc.strerror, str(final)) from None
-    try:
-        return _build_into(out, final, settings, fmts, jobs, progress)
-    finally:
-        shutil.rmtree(out, ignore_errors=True)  # gone after a successful publish; removed otherwise
+    with staged_directory(final, "report.json") as stage:
+        return _build_into(stage, final, settings, fmts, jobs, progress)
 
 
 def _build_into(out: Path, final: Path, settings: ReportSettings, fmts, jobs: int, progress) -> ReportResult:
@@ -169,39 +157,10 @@ def _build_into(out: Path, final: Path, settings: ReportSettings, fmts, jobs: in
             "files": sorted([p.name for p in result.files] + ["index.md", "report.json"])}
     atomic_write_text(out / "report.json", json.dumps(meta, indent=1) + "\n")
     atomic_write_text(out / "index.md", _index(settings, tables, figs))
-    _publish(out, final)
+    publish(out, final, "report.json")
     result.out = final
     result.files = [final / p.name for p in result.files] + [final / "report.json", final / "index.md"]
     result.seconds = time.perf_counter() - start
     return result
 
 
-def _report_names(folder: Path) -> set[str]:
-    """The files an earlier report in ``folder`` wrote (its report.json list); empty if none."""
-    try:
-        return set(json.loads((folder / "report.json").read_text())["files"])
-    except (OSError, ValueError, KeyError, TypeError):
-        return set()
-
-
-def _publish(stage: Path, final: Path) -> None:
-    """Make ``stage`` the report folder ``final`` by renames, with SIGINT and SIGTERM held back: the
-    folder is either the old one or the complete new one, never a mix. Files of the old folder that
-    were not part of its report (the user's own) are carried over unless the new report has that name."""
-    os.chmod(stage, 0o777 & ~current_umask())
-    blocked = {signal.SIGINT, signal.SIGTERM}
-    old_mask = signal.pthread_sigmask(signal.SIG_BLOCK, blocked)
-    try:
-        if not final.exists():
-            os.replace(stage, final)
-            return
-        aside = final.with_name(f".{final.name}.previous-{os.getpid()}")
-        owned = _report_names(final)
-        os.replace(final, aside)
-        os.replace(stage, final)
-        for item in aside.iterdir():
-            if item.name not in owned and not (final / item.name).exists():
-                os.replace(item, final / item.name)
-        shutil.rmtree(aside, ignore_errors=True)
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)

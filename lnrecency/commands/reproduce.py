@@ -1,0 +1,27 @@
+"""`lnrecency reproduce`: the authors' simulation figures in their convention, beside our theory."""
+from __future__ import annotations
+
+import argparse
+
+from lnrecency.reproduce import DEFAULT_SAMPLES, FIGURES, reproduce
+
+NAME = "reproduce"
+HELP = ("regenerate the authors' figures (authors-v2 convention) panel by panel with RP +- SE, beside our "
+        "limit and first-order theory, plus a table of every panel")
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--figure", default="all", choices=tuple(FIGURES) + ("all",),
+                   help="which figure (1-5, A1, A2 appendix; see the README) or all (default)")
+    p.add_argument("--samples", type=int, default=DEFAULT_SAMPLES,
+                   help=f"draws per (row, d) (default {DEFAULT_SAMPLES}; the authors used 10000000)")
+    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    p.add_argument("--out", required=True, help="output folder (replaced atomically)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
+def run(args: argparse.Namespace) -> int:
+    files = reproduce(args.out, figure=args.figure, samples=args.samples, seed=args.seed,
+                      progress=False if args.no_progress else None)
+    print(f"wrote {len(files)} files to {args.out}")
+    return 0
