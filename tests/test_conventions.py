@@ -9,7 +9,9 @@ PER_COMPARISON, registered.
 """
 from __future__ import annotations
 
+import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -150,21 +152,54 @@ def test_rp_equals_brute_force_count():
     assert est.stderr > 1.5 * math.sqrt(p * (1 - p) / (per_draw.size * 35))
 
 
-# RP printed in the authors' figure fig1_d16_d64_L1L2.pdf (layer 2 panels; B = 10^7 draws there).
-PRINTED = [((0.5, True, False, 16), 0.6382), ((0.5, True, True, 16), 0.5931), ((0.5, True, False, 64), 0.5544)]
+# RP printed on every panel of the authors' five simulation figures (tests/data/authors_rp.json: the text
+# "RP=..." of each panel of figures/*.pdf in starmpcc/layernorm_recency_bias, 4 decimals, B = 10^7 draws).
+PRINTED = json.loads((Path(__file__).parent / "data" / "authors_rp.json").read_text())["figures"]
+RP_SAMPLES = 20000
 
 
-def test_rp_agrees_with_the_authors_printed_values():
-    """|RP_ours - RP_printed| <= k sqrt(SE^2 + SE_theirs^2) + 5e-5 (printed to 4 decimals); SE_theirs from
-    our per-draw spread scaled to their 10^7 draws. A value off by 0.01 is rejected."""
-    k = register("tests/conventions: RP vs the authors' printed values", 2 * len(PRINTED), rate=PER_COMPARISON)
-    for (alpha, ln, res, d), printed in PRINTED:
-        cfg = preset("authors-v2", norm="layernorm" if ln else "none", residual=res, alpha=alpha, d=d)
-        est = simulate_scores(10, 2, d, 100000, seed=(5, d), method="gram", config=cfg).recency_probability(2)
-        theirs = est.stderr * math.sqrt(est.samples / 1e7)
-        tol = k * math.hypot(est.stderr, theirs) + 5e-5
-        assert abs(est.mean - printed) <= tol, (alpha, ln, res, d, est, printed)
-        assert abs(est.mean - (printed + 0.01)) > tol
+def _compare(rows, k):
+    """Per panel: |RP_ours - RP_printed| <= k sqrt(SE^2 + SE_theirs^2) + 5e-5 (rounding to 4 decimals);
+    SE_theirs = our per-draw spread scaled to their 10^7 draws. Returns the failing panels."""
+    bad = []
+    for r in rows:
+        theirs = r["RP SE"] * math.sqrt(RP_SAMPLES / 1e7)
+        if abs(r["RP"] - r["printed"]) > k * math.hypot(r["RP SE"], theirs) + 5e-5:
+            bad.append(r)
+    return bad
+
+
+def _panels(monkeypatch=None, spoil=None):
+    from lnrecency import reproduce as rep
+
+    if spoil is not None:
+        real = rep._config
+        monkeypatch.setattr(rep, "_config", lambda row, d: spoil(real(row, d), row, d))
+    figs, runs = rep.run_panels("all", samples=RP_SAMPLES, seed=7, progress=False)
+    t = rep.panel_table(figs, runs)
+    rows = [dict(zip(t.columns, r)) for r in t.rows]
+    for f, printed in PRINTED.items():
+        mine = [r for r in rows if r["authors_file"] == f]  # panel order: row, d, layer = the PDF's order
+        assert len(mine) == len(printed), f
+        for r, p in zip(mine, printed):
+            r["printed"] = p
+    return rows
+
+
+def test_rp_agrees_with_every_panel_the_authors_printed():
+    """All 84 panels of the five figures, in the authors-v2 preset (gram sampler)."""
+    rows = _panels()
+    assert len(rows) == sum(map(len, PRINTED.values())) == 84
+    k = register("tests/conventions: RP vs the authors' 84 printed panels", len(rows), rate=PER_COMPARISON)
+    assert _compare(rows, k) == []
+
+
+def test_rp_comparison_rejects_a_wrong_residual_weight(monkeypatch):
+    """The same comparison with the residual weight sqrt(d) (the token scale 1/(1 - alpha) forgotten)
+    fails on the residual panels with alpha > 0."""
+    rows = _panels(monkeypatch, lambda c, row, d: c.replace(gamma=math.sqrt(d)) if row.residual else c)
+    bad = _compare(rows, 5.0)
+    assert bad and all(r["residual"] and r["alpha"] > 0 for r in bad)
 
 
 def test_authors_h_curve_is_our_limit_with_residual_weight_one():
@@ -175,3 +210,38 @@ def test_authors_h_curve_is_our_limit_with_residual_weight_one():
             np.testing.assert_allclose(authors_h(j, alpha, r), ours, rtol=1e-12)  # float64 rounding
         # ... and not the residual weight of their simulation
         assert np.max(np.abs(authors_h(j, alpha, 1) - limit_h(10, alpha, 8.0, math.sqrt(64 * (1 - alpha))))) > 0.1
+
+
+def test_cli_json_states_the_convention_and_rp(capsys):
+    from lnrecency.cli import main
+
+    assert main(["simulate", "--convention", "authors-v2", "--alpha", "0.5", "--d", "16", "--n", "10",
+                 "--layers", "2", "--samples", "2000", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["convention"]["equivalent_config"] == out["config"]
+    assert out["config"]["lam"] == 4.0 and out["config"]["norm"] == "layernorm"
+    rp = out["recency_probability"]
+    assert [r["layer"] for r in rp] == [1, 2] and all(r["stderr"] > 0 for r in rp)
+    for cmd in (["limit", "--n", "6"], ["finite-width", "--n", "5", "--layers", "2"],
+                ["bias", "--layer", "2", "--n", "6"], ["boundary", "--layer", "2", "--n-max", "12"]):
+        assert main([*cmd, "--convention", "authors-v1", "--norm", "none", "--alpha", "0.2", "--d", "64",
+                     "--json"]) == 0
+        rec = json.loads(capsys.readouterr().out)["convention"]
+        assert rec["equivalent_config"]["norm"] == "l2" and rec["equivalent_config"]["residual"] is True
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["limit", "--convention", "authors-v2"], ["--d"]),
+    (["limit", "--convention", "authors-v2", "--d", "16", "--lam", "2"], ["--lam 2"]),
+    (["simulate", "--convention", "authors-v2", "--d", "16", "--norm", "l2"], ["norm", "l2"]),
+    (["simulate", "--convention", "authors-v2", "--d", "16", "--alpha", "1"], ["alpha"]),
+    (["limit", "--ln-scaling"], ["--ln-scaling", "authors-v1"]),
+])
+def test_cli_refusals(capsys, argv, words):
+    from lnrecency.cli import main
+
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "error:" in err
+    for w in words:
+        assert w in err

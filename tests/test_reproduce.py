@@ -1,0 +1,59 @@
+"""`lnrecency reproduce`: the files it writes, its refusals, and an interrupted run leaving nothing."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from lnrecency.cli import main
+
+
+def test_one_figure_writes_tables_figures_and_findings(tmp_path, capsys):
+    out = tmp_path / "rep"
+    assert main(["reproduce", "--figure", "4", "--samples", "500", "--out", str(out), "--no-progress"]) == 0
+    names = sorted(p.name for p in out.iterdir())
+    assert names == sorted(["index.md", "reproduce.json", "panels.md", "panels.csv", "panels.json",
+                            "simul_alpha_residual.png", "simul_alpha_residual.pdf",
+                            "simul_alpha_residual_theory.png", "simul_alpha_residual_theory.pdf"])
+    meta = json.loads((out / "reproduce.json").read_text())
+    assert meta["files"] == names and meta["figures"] == ["4"] and len(meta["settings"]) == 5
+    assert all(s["equivalent_config"]["gamma"] == pytest.approx((16 * (1 - s["authors_setting"]["alpha"])) ** 0.5)
+               for s in meta["settings"])
+    table = json.loads((out / "panels.json").read_text())
+    assert len(table["rows"]) == 5 * 4
+    assert "Residual weight" in (out / "index.md").read_text()
+
+
+def test_curve_figure_and_same_seed_same_bytes(tmp_path):
+    for name in ("a", "b"):
+        assert main(["reproduce", "--figure", "5", "--out", str(tmp_path / name), "--no-progress"]) == 0
+    assert (tmp_path / "a" / "h_curves.csv").read_bytes() == (tmp_path / "b" / "h_curves.csv").read_bytes()
+    assert (tmp_path / "a" / "alpha_resid.png").read_bytes() == (tmp_path / "b" / "alpha_resid.png").read_bytes()
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["--samples", "1"], ["samples", "1"]),
+    (["--seed", "-3"], ["seed", "-3"]),
+])
+def test_refusals(tmp_path, capsys, argv, words):
+    assert main(["reproduce", "--figure", "1", *argv, "--out", str(tmp_path / "x")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and all(w in err for w in words)
+    assert not (tmp_path / "x").exists()
+
+
+def test_interrupted_run_leaves_the_old_folder(tmp_path, monkeypatch):
+    import lnrecency.reproduce as rep
+
+    out = tmp_path / "rep"
+    assert main(["reproduce", "--figure", "2", "--out", str(out), "--no-progress"]) == 0
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+
+    def boom(*a, **k):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(rep, "heatmap_figures", boom)
+    with pytest.raises(KeyboardInterrupt):
+        rep.reproduce(out, figure="1", samples=200, progress=False)
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    assert [p.name for p in tmp_path.iterdir()] == ["rep"]  # no staging folder left
