@@ -2,7 +2,10 @@
 
 Shared by ``lnrecency verify``, ``pytest proofs_check`` and ``lnrecency report``.
 JSON schema of one result (``ClaimResult.to_json()``):
-    {"id": str, "source": str, "statement": str, "setting": {...}, "verdict": str, "evidence": {...}}
+    {"id": str, "source": str, "statement": str, "setting": {...}, "verdict": str, "finding": str,
+     "evidence": {...}}
+``finding``: in one or two sentences, what holds and what fails, with the boundary and the numbers
+("" when the verdict says it all).
 """
 from __future__ import annotations
 
@@ -56,6 +59,7 @@ class ClaimResult:
     setting: dict
     verdict: str
     evidence: dict = field(default_factory=dict)
+    finding: str = ""
 
     def __post_init__(self) -> None:
         if self.verdict not in VERDICTS:
@@ -69,5 +73,5 @@ class ClaimResult:
 
     def to_json(self) -> dict:
         return {"id": self.id, "source": self.source, "statement": self.statement,
-                "setting": _jsonable(self.setting), "verdict": self.verdict,
+                "setting": _jsonable(self.setting), "verdict": self.verdict, "finding": self.finding,
                 "evidence": _jsonable(self.evidence)}

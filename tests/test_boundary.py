@@ -85,6 +85,17 @@ def test_flat_layer_two_without_normalisation_and_false_claims_rejected():
     assert not boundary(3, 30, ordering="flat", first_layer=3, norm="none")[0].holds
 
 
+def test_undecided_rows_are_reported_not_guessed(capsys):
+    """Layer 2 without normalisation is exactly flat: every row needs mpmath; beyond MPMATH_MAX_N rows
+    the search stops and says where (the claim holds on the rows before)."""
+    from lnrecency.theory.boundary import MPMATH_MAX_N
+
+    b = boundary(2, MPMATH_MAX_N + 40, ordering="flat", first_layer=2, norm="none")[0]
+    assert b.undecided_from is not None and b.undecided_from > MPMATH_MAX_N // 2
+    assert not b.holds and b.first_failing_n is None and b.holds_up_to == b.undecided_from - 1
+    assert b.to_json()["undecided_from"] == b.undecided_from
+
+
 def test_cli_json(capsys):
     assert main(["boundary", "--layer", "3", "--n-max", "40", "--residual", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
@@ -102,7 +113,6 @@ def test_cli_json(capsys):
     (["--layer", "3", "--n-max", "1"], ["n_max", "1"]),
     (["--layer", "3", "--n-max", "10", "--from-layer", "4"], ["first_layer", "4"]),
     (["--layer", "3", "--n-max", "10000000"], ["n=10000000"]),
-    (["--layer", "2", "--n-max", "400", "--norm", "none", "--ordering", "flat", "--lam", "30"], ["mpmath"]),
 ])
 def test_cli_refusals(capsys, argv, words):
     assert main(["boundary", *argv]) == 2

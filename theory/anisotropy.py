@@ -90,6 +90,7 @@ class AlphaDecision:
     slope_sign: int
     slope_precision: str
     maximisers: tuple = ()           # interior roots of Delta' with Delta' changing + to -
+    slope_roots: tuple = ()          # every interior root of Delta' found
     amplified: tuple = ()            # intervals (lo, hi) in [0, ALPHA_MAX] with Delta(alpha) > Delta(0)
     max_gap: float = float("nan")
     scan: str = field(default=f"{SCAN.size} points, geometric on [1e-7, 0.05], linear on [0.05, {ALPHA_MAX}]")
@@ -98,11 +99,22 @@ class AlphaDecision:
     def amplifies_near_zero(self) -> bool:
         return self.slope_sign > 0
 
+    @property
+    def increasing(self) -> bool:
+        """Delta' > 0 at 0 and no root of Delta' on (0, ALPHA_MAX): Delta increases on [0, ALPHA_MAX]."""
+        return self.slope_sign > 0 and not self.slope_roots
+
+    def interval_text(self) -> str:
+        if not self.amplified:
+            return "nowhere on (0, %g]" % ALPHA_MAX
+        return " and ".join(f"({a:.6g}, {b:.6g}{']' if b == ALPHA_MAX else ')'}" for a, b in self.amplified)
+
     def to_json(self) -> dict:
         return {"n": self.n, "measure": self.measure, "gap_at_zero": self.gap_at_zero,
                 "slope_at_zero": self.slope_at_zero, "slope_sign": self.slope_sign,
                 "slope_precision": self.slope_precision,
                 "maximisers": [float(x) for x in self.maximisers],
+                "slope_roots": [float(x) for x in self.slope_roots],
                 "amplified_intervals": [[float(a), float(b)] for a, b in self.amplified],
                 "max_gap": self.max_gap, "roots": f"Brent, xtol {XTOL:g}; brackets from a scan of {self.scan}"}
 
@@ -129,11 +141,14 @@ def decide_alpha(n: int, cfg: ModelConfig, measure: str = "absolute") -> AlphaDe
     vals = [gap_and_slope(n, cfg, measure, a) for a in SCAN]
     slopes = np.array([s for _, s in vals])
     excesses = np.array([g - g0 for g, _ in vals])
-    maxima = []
+    maxima, roots = [], []
     first = [(0.0, s0)] + list(zip(SCAN, slopes))
     for (a0, f0), (a1, f1) in zip(first[:-1], first[1:]):
-        if f0 > 0 > f1:
-            maxima.append(brentq(slope, a0, a1, xtol=XTOL) if a0 > 0 else brentq(slope, 1e-12, a1, xtol=XTOL))
+        if (f0 > 0) != (f1 > 0) and f0 != 0:
+            root = brentq(slope, max(a0, 1e-12), a1, xtol=XTOL)
+            roots.append(root)
+            if f0 > 0:
+                maxima.append(root)
     # the amplified set: Delta > Delta(0); near 0 its sign is the slope's
     inside = sign > 0
     start = 0.0 if inside else None
@@ -149,5 +164,5 @@ def decide_alpha(n: int, cfg: ModelConfig, measure: str = "absolute") -> AlphaDe
     if start is not None:
         intervals.append((start, ALPHA_MAX))
     best = max([g0] + [gap_and_slope(n, cfg, measure, a)[0] for a in maxima])
-    return AlphaDecision(n, cfg, measure, g0, float(s0), sign, precision, tuple(maxima), tuple(intervals),
-                         float(best))
+    return AlphaDecision(n, cfg, measure, g0, float(s0), sign, precision, tuple(maxima), tuple(roots),
+                         tuple(intervals), float(best))

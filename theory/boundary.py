@@ -15,7 +15,9 @@ property). One limit at n_max decides every length up to n_max.
 Exact signs: a difference is decided in float64 when |D_j| > ``FLOAT_RESOLUTION`` * max_j |S_ij| (the
 recursion's float64 error is orders below that); otherwise the prefix up to that row is recomputed in
 mpmath at ``dps`` digits and D_j counts as 0 when |D_j| <= 10^-(dps - 10) max |S_ij|. A setting float64
-cannot hold (overflow) is evaluated in mpmath throughout, within a stated cost limit.
+cannot hold (overflow) is evaluated in mpmath throughout, within a stated cost limit: a row that would
+need a longer mpmath prefix than ``MPMATH_MAX_N`` is reported as ``undecided_from`` (the claim holds on
+every row before it), never guessed.
 """
 from __future__ import annotations
 
@@ -55,6 +57,7 @@ class LayerBoundary:
     first_failing_row: int | None
     differences: tuple = ()
     precision: str = "float64"
+    undecided_from: int | None = None  # first row float64 cannot decide and mpmath is not run on
 
     @property
     def first_failing_n(self) -> int | None:
@@ -63,11 +66,14 @@ class LayerBoundary:
     @property
     def holds_up_to(self) -> int | None:
         """The largest n with the claim holding on every row <= n; None when it holds up to n_max."""
+        if self.undecided_from is not None:
+            return self.undecided_from - 1
         return None if self.first_failing_row is None else self.first_failing_row - 1
 
     @property
     def holds(self) -> bool:
-        return self.first_failing_row is None
+        """Holds on every row up to n_max (decided)."""
+        return self.first_failing_row is None and self.undecided_from is None
 
     def to_json(self) -> dict:
         out: dict[str, Any] = {"layer": self.layer, "first_failing_n": self.first_failing_n,
@@ -75,7 +81,13 @@ class LayerBoundary:
         if self.first_failing_row is not None:
             out["failing_row_differences"] = [float(x) for x in self.differences]
             out["precision"] = self.precision
+        if self.undecided_from is not None:
+            out["undecided_from"] = self.undecided_from
         return out
+
+
+class _Undecided(Exception):
+    """Row ``args[0]`` needs an mpmath prefix longer than MPMATH_MAX_N."""
 
 
 class _Rows:
@@ -95,10 +107,7 @@ class _Rows:
         if self.hp is None or len(self.hp[0]) < i:
             m = min(self.n_max, max(i, 2 * (0 if self.hp is None else len(self.hp[0]))))
             if m > MPMATH_MAX_N:
-                raise ValueError(
-                    f"deciding row {i} needs the limit in mpmath (float64 cannot resolve its sign or "
-                    f"overflows for {self.cfg.label()}); mpmath is limited to n <= {MPMATH_MAX_N} here; "
-                    f"lower --n-max to at most {MPMATH_MAX_N} for this setting")
+                raise _Undecided(i)
             from lnrecency.theory.limit import limit_scores
 
             self.hp = limit_scores(m, self.layers, config=self.cfg, dps=self.dps)
@@ -135,7 +144,11 @@ def boundary(layers: int, n_max: int, *, ordering: str = "recency", config: Mode
     for layer in range(first_layer, layers + 1):
         found = None
         for i in range(2, n_max + 1):
-            signs, diffs, precision = rows.signs(layer, i)
+            try:
+                signs, diffs, precision = rows.signs(layer, i)
+            except _Undecided:
+                found = LayerBoundary(layer, ordering, n_max, None, undecided_from=i)
+                break
             if not row_holds(ordering, signs):
                 found = LayerBoundary(layer, ordering, n_max, i, tuple(diffs), precision)
                 break

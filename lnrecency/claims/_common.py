@@ -212,8 +212,11 @@ def mc_paired_mean(name: str, cfg: ModelConfig, n: int, layer: int, i: int, j: i
 
 
 def grouped(claim_id: str, source: str, statement: str, base: dict,
-            items: list[tuple[dict, str, dict]]) -> list:
-    """One ClaimResult per verdict among per-setting items (setting, verdict, evidence)."""
+            items: list[tuple[dict, str, dict]], finding=None) -> list:
+    """One ClaimResult per verdict among per-setting items (setting, verdict, evidence).
+
+    ``finding``: a string, or a function (verdict, [(setting, evidence), ...]) -> string, giving what
+    holds and what fails in that group (ClaimResult.finding)."""
     from lnrecency.verdicts import ClaimResult
 
     out = []
@@ -222,7 +225,8 @@ def grouped(claim_id: str, source: str, statement: str, base: dict,
         if not group:
             continue
         settings = [s for s, _ in group]
+        text = finding(verdict, group) if callable(finding) else (finding or "")
         out.append(ClaimResult(claim_id, source, statement, {**base, "settings": settings}, verdict,
                                {"per_setting": [{"setting": s, **e} for s, e in group],
-                                "settings_total": len(items), "settings_here": len(group)}))
+                                "settings_total": len(items), "settings_here": len(group)}, text))
     return out

@@ -4,7 +4,12 @@ normalisation: layer 2 is flat (E S^(2)_ij equal for all j < i) and layers >= 3 
 Evidence per setting (norm = none; residual off / on; lam in {0.5, 1, 3}; alpha in {0, 0.5, 0.9}):
   * layer 2: sympy proof theory.proofs.proof_flat_without_norm (d/dj S^(2)_ij == 0) and the exact limit
     (flatness resolved in mpmath at dps 50, see lnrecency.bias);
-  * layers 3..L: Definition-1 profile of the exact limit (n = 12, L = 4 quick; n = 24, L = 6 full);
+  * layers 3..L: the boundary search (theory/boundary.py) for earlier-token bias on the exact limit, up to
+    N_MAX (L = 4, N_MAX = 60 quick; L = 6, N_MAX = 120 full): the first length (= row) at which it fails,
+    and, on that row, the attention weight on token 1 and the largest weight among the keys where the
+    order breaks (Definition 1 is an ordering of scores; a failure among keys carrying e^-30 of the weight
+    leaves the mass on token 1). Quick and full differ in depth: quick stops at layer 4, where every
+    setting holds up to N_MAX; full adds layers 5 and 6, where the residual settings fail at n ~ 10.
   * Monte Carlo (one setting per residual flag, d = 10^12): layer-2 paired difference S_{n,n-1} - S_{n,1}
     within k SE + bias bound of 0, and the layer-3 ordering S_{n,1} > S_{n,n-1} one-sided.
 """
@@ -27,7 +32,7 @@ N_MC = 6
 def evaluate(*, quick: bool = False, progress=None, seed: int = 20260202) -> list:
     from lnrecency.theory.proofs import proof_flat_without_norm
 
-    n, depth = (12, 4) if quick else (24, 6)
+    n, depth, n_max = (12, 4, 60) if quick else (24, 6, 120)
     flat_items, earlier_items = [], []
     for idx, (residual, lam, alpha) in enumerate(product((False, True), (0.5, 1.0, 3.0),
                                                           (0.0, 0.5, 0.9))):
@@ -46,21 +51,57 @@ def evaluate(*, quick: bool = False, progress=None, seed: int = 20260202) -> lis
                 v = "inconclusive" if v == "confirmed" else v
         flat_items.append((setting(cfg), v, ev))
 
-        deep = {L: row_labels(n, L, cfg, min_row=3) for L in range(3, depth + 1)}
-        bad = {L: {k: r for k, r in lab.items() if k != "earlier"}
-               for L, lab in deep.items()}
-        bad = {L: b for L, b in bad.items() if b}
-        ev = {"limit": {"n": n, "layers": f"3..{depth}",
-                        "rows_by_label": {str(L): lab for L, lab in deep.items()}},
-              "failing_layers": {str(L): b for L, b in bad.items()}}
-        v = "refuted" if bad else "confirmed"
+        ev = earlier_evidence(cfg, depth, n_max)
+        holds = all(b["first_failing_n"] is None and b.get("undecided_from") is None
+                    for b in ev["boundary"].values())
+        fails = any(b["first_failing_n"] is not None for b in ev["boundary"].values())
+        v = "confirmed" if holds else "refuted" if fails else "inconclusive"
         if lam == 1.0 and alpha == 0.0:
             ev["mc_layer3"] = mc_orderings(f"C2 earlier[{cfg.label()}]", cfg, N_MC, 3,
                                            [(N_MC, 1, N_MC - 1)], samples=4000, seed=seed + 100 + idx,
                                            progress=progress)
             if ev["mc_layer3"]["verdict"] != "confirmed" and v == "confirmed":
                 v = "inconclusive"
-        earlier_items.append((setting(cfg, layers=f"3..{depth}", n=n), v, ev))
+        earlier_items.append((setting(cfg, layers=f"3..{depth}", n_max=n_max), v, ev))
     base = {"norm": "none"}
     return (grouped(ID, SOURCE, FLAT, {**base, "layer": 2}, flat_items)
-            + grouped(ID, SOURCE, EARLIER, {**base, "layers": f"3..{depth}"}, earlier_items))
+            + grouped(ID, SOURCE, EARLIER, {**base, "layers": f"3..{depth}"}, earlier_items, _finding))
+
+
+def earlier_evidence(cfg: ModelConfig, depth: int, n_max: int) -> dict:
+    """Boundary of earlier-token bias at layers 3..depth and, at each failing row, where the weight is."""
+    from lnrecency.theory.boundary import boundary
+    from lnrecency.theory.limit import limit_trajectory
+
+    bounds = {str(b.layer): b.to_json() for b in boundary(depth, n_max, ordering="earlier", config=cfg,
+                                                            first_layer=3)}
+    for layer, b in bounds.items():
+        i = b["first_failing_n"]
+        if i is None:
+            continue
+        p = limit_trajectory(i, int(layer), config=cfg).layers[-1].weights[i - 1, :i]
+        diffs = b["failing_row_differences"][:-1]  # keys strictly below the query
+        broken = [j for j, x in enumerate(diffs, start=1) if not x < 0]  # S_{i,j+1} >= S_{i,j}
+        b["weight_on_token_1"] = float(p[0])
+        b["largest_weight_where_order_breaks"] = float(max(max(p[j - 1], p[j]) for j in broken))
+        b["keys_where_order_breaks"] = broken
+    return {"n_max": n_max, "boundary": bounds}
+
+
+def _finding(verdict: str, group) -> str:
+    parts = []
+    for st, ev in group:
+        where = (f"{'residual' if st['residual'] else 'no residual'}, lam={st['lam']:g}, "
+                 f"alpha={st['alpha']:g}")
+        fails = {L: b for L, b in ev["boundary"].items() if b["first_failing_n"] is not None}
+        if fails:
+            parts.append(f"{where}: holds for n < " + ", ".join(
+                f"{b['first_failing_n']} (layer {L}; there token 1 keeps {b['weight_on_token_1']:.6g} of the "
+                f"weight, the keys where the order breaks at most {b['largest_weight_where_order_breaks']:.2g})"
+                for L, b in fails.items()))
+        else:
+            parts.append(f"{where}: holds for every n <= {ev['n_max']} at layers {', '.join(ev['boundary'])}")
+    depth = max(int(L) for L in group[0][1]["boundary"])
+    scope = ("" if depth >= 6 else f" (quick run: layers 3..{depth} only; the full run searches layers 3..6, "
+             f"where residual settings fail at short lengths)")
+    return "; ".join(parts) + "." + scope

@@ -1,9 +1,10 @@
 """C6 (our formulation): what happens to the bias at layers 3..L with normalisation.
 
 Statement tested per setting: "with normalisation, every layer l = 3..L keeps recency bias on every row
-i >= 2". Evidence: the exact-limit Definition-1 profile of each layer (n = 32 / L = 4 quick; n = 48 /
-L = 6 full), the rows that are not recency and where their rows stop increasing, and the row-n gap
-S_{n,n-1} - S_{n,1} by layer. Settings: residual off / on (gamma in {1, 8}), lam in {0.3, 1, 8},
+i >= 2". Evidence: the boundary search (theory/boundary.py) on the exact limit, per layer 3..L, up to
+N_MAX (L = 4, N_MAX = 200 quick; L = 6, N_MAX = 400 full): the first sequence length (= first row) at
+which recency fails, so the verdict says "holds for n < N*" rather than a point verdict; the non-increasing
+steps of that row; the row-n gap S_{n,n-1} - S_{n,1} by layer at n = 32 / 48. Settings: residual off / on (gamma in {1, 8}), lam in {0.3, 1, 8},
 alpha in {0, 0.5}. Monte Carlo (d = 10^12, one-sided paired): the non-monotone step the limit predicts
 with residual, lam = 1, alpha = 0 at layer 3, row 27 (S_{27,26} < S_{27,25}), and the adjacent orderings
 of row 8 at layer 3 without residual.
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 from itertools import product
 
-from lnrecency.claims._common import adjacent_triples, grouped, mc_orderings, row_labels, setting
+from lnrecency.claims._common import adjacent_triples, grouped, mc_orderings, setting
 from lnrecency.config import ModelConfig
 
 ID = "C6"
@@ -21,43 +22,52 @@ STATEMENT = ("With normalisation, the recency bias persists at deeper layers: ev
              "recency bias on every row i >= 2.")
 
 
+def _finding(verdict: str, group) -> str:
+    parts = []
+    for st, ev in group:
+        where = (f"{'residual gamma=' + format(st['gamma'], 'g') if st['residual'] else 'no residual'}, "
+                 f"lam={st['lam']:g}, alpha={st['alpha']:g}")
+        fails = {L: b for L, b in ev["boundary"].items() if b["first_failing_n"] is not None}
+        undecided = {L: b for L, b in ev["boundary"].items() if b.get("undecided_from") is not None}
+        if fails:
+            parts.append(f"{where}: holds for n < " + ", ".join(f"{b['first_failing_n']} (layer {L})"
+                                                               for L, b in fails.items()))
+        elif undecided:
+            parts.append(f"{where}: holds for n < " + ", ".join(f"{b['undecided_from']} (layer {L}, undecided "
+                                                               f"beyond)" for L, b in undecided.items()))
+        else:
+            parts.append(f"{where}: holds for every n <= {ev['n_max']}")
+    return "; ".join(parts) + "."
+
+
 def evaluate(*, quick: bool = False, progress=None, seed: int = 20260606) -> list:
-    from lnrecency.bias import bias_profile
+    from lnrecency.theory.boundary import boundary
     from lnrecency.theory.limit import limit_scores
 
-    n, depth = (32, 4) if quick else (48, 6)
+    n, depth, n_max = (32, 4, 200) if quick else (48, 6, 400)
     items = []
     for residual, gamma, lam, alpha in [(False, 1.0, lam, a) for lam, a in product((0.3, 1.0, 8.0), (0.0, 0.5))] + \
             [(True, g, lam, a) for g, lam, a in product((1.0, 8.0), (0.3, 1.0, 8.0), (0.0, 0.5))]:
         cfg = ModelConfig(norm="layernorm", residual=residual, gamma=gamma, lam=lam, alpha=alpha)
         s = limit_scores(n, depth, config=cfg)
-        layers = {}
-        failing = {}
-        for L in range(3, depth + 1):
-            lab = row_labels(n, L, cfg)
-            layers[str(L)] = {"rows_by_label": lab, "gap_row_n": float(s[L - 1, n - 1, n - 2] - s[L - 1, n - 1, 0])}
-            bad = [i for key, rows in lab.items() if key != "recency" for i in rows]
-            if bad:
-                prof = bias_profile(L, n, config=cfg)
-                failing[str(L)] = [{"i": i, "non_increasing_steps": [j for j, x in
-                                                                      enumerate(prof.rows[i - 1].differences, 1)
-                                                                      if x <= 0]} for i in bad[:6]]
-        ev = {"limit": {"n": n, "layers": layers}, "failing": failing}
-        v = "refuted" if failing else "confirmed"
+        bounds = {str(b.layer): b.to_json() for b in boundary(depth, n_max, config=cfg, first_layer=3)}
+        ev = {"n_max": n_max, "boundary": bounds,
+              "gap_row_n": {"n": n, **{str(L): float(s[L - 1, n - 1, n - 2] - s[L - 1, n - 1, 0])
+                                       for L in range(3, depth + 1)}}}
+        holds = all(b["first_failing_n"] is None and b.get("undecided_from") is None for b in bounds.values())
+        fails = any(b["first_failing_n"] is not None for b in bounds.values())
+        v = "confirmed" if holds else "refuted" if fails else "inconclusive"
         if (residual, gamma, lam, alpha) == (True, 1.0, 1.0, 0.0):
             # the limit predicts S_{27,26} < S_{27,25} at layer 3: claimed ordering 25 over 26
             ev["mc_counterexample"] = mc_orderings(f"C6 dip[{cfg.label()}]", cfg, 27, 3, [(27, 25, 26)],
                                                    samples=2000 if quick else 4000, seed=seed,
                                                    progress=progress)
-            mc = ev["mc_counterexample"]["verdict"]
-            if mc == "confirmed":  # a significant violation of recency at finite (huge) d
-                v = "refuted"
-            elif v == "refuted":
+            if ev["mc_counterexample"]["verdict"] != "confirmed" and v == "refuted":
                 v = "inconclusive"
         if (residual, lam, alpha) == (False, 1.0, 0.0):
             ev["mc_layer3"] = mc_orderings(f"C6 keep[{cfg.label()}]", cfg, 8, 3, adjacent_triples(8),
                                            samples=20000, seed=seed + 1, progress=progress)
             if v == "confirmed" and ev["mc_layer3"]["verdict"] != "confirmed":
                 v = "inconclusive"
-        items.append((setting(cfg, n=n, layers=f"3..{depth}"), v, ev))
-    return grouped(ID, SOURCE, STATEMENT, {"norm": "layernorm (l2 / rmsnorm: same limit)"}, items)
+        items.append((setting(cfg, n_max=n_max, layers=f"3..{depth}"), v, ev))
+    return grouped(ID, SOURCE, STATEMENT, {"norm": "layernorm (l2 / rmsnorm: same limit)"}, items, _finding)

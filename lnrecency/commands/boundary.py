@@ -5,7 +5,7 @@ import argparse
 import json
 
 from lnrecency.cli import add_config_arguments, config_from_args, with_convention
-from lnrecency.theory.boundary import ORDERINGS, boundary
+from lnrecency.theory.boundary import MPMATH_MAX_N, ORDERINGS, boundary
 
 NAME = "boundary"
 HELP = ("first sequence length / row at which an ordering (Definition 1) fails at each layer, decided "
@@ -38,7 +38,10 @@ def run(args: argparse.Namespace) -> int:
           f"n <= {args.n_max}")
     print(f"{'layer':>5}  {'first failing n (= row)':>24}  {'holds up to n':>13}  decided in")
     for r in res:
-        if r.holds:
+        if r.undecided_from is not None:
+            print(f"{r.layer:>5}  {'undecided from ' + str(r.undecided_from):>24}  {r.holds_up_to:>13}  "
+                  f"float64 cannot resolve; mpmath prefix > {MPMATH_MAX_N} not run")
+        elif r.holds:
             print(f"{r.layer:>5}  {'-':>24}  {'>= ' + str(args.n_max):>13}  float64 / mpmath")
         else:
             print(f"{r.layer:>5}  {r.first_failing_n:>24}  {r.holds_up_to:>13}  {r.precision}")

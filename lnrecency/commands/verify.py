@@ -71,6 +71,8 @@ def run(args: argparse.Namespace) -> int:
         data = strict(r.to_json())
         print(f"[{r.id}] {r.verdict.upper()}  ({r.source})")
         print(f"  statement: {r.statement}")
+        if r.finding:
+            print(_wrap(f"finding:   {r.finding}", "  ", "             "))
         print(_wrap(f"setting:   {json.dumps(data['setting'])}", "  ", "             "))
         lines = list(digest(data["evidence"]))
         for line in lines[: args.lines]:

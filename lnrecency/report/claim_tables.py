@@ -93,7 +93,8 @@ def verdict_note(data: ReportData, *ids: str) -> list[str]:
             notes.append(f"Verdict {cid} (lnrecency verify): not evaluated.")
         for r in results:
             notes.append(f"Verdict {cid} (lnrecency verify): {r.verdict}. {r.statement} "
-                         f"[{setting_summary(r.to_json()['setting'])}]")
+                         f"[{setting_summary(r.to_json()['setting'])}]"
+                         + (f" Finding: {r.finding}" if r.finding else ""))
     return notes
 
 
@@ -394,11 +395,13 @@ def verdict_table(data: ReportData) -> Table:
     rows = []
     for cid, results in data.verdicts().items():
         for r in results:
-            rows.append([r.id, r.source, r.verdict, r.statement, setting_summary(r.to_json()["setting"], None)])
+            rows.append([r.id, r.source, r.verdict, r.statement, r.finding,
+                         setting_summary(r.to_json()["setting"], None)])
     caption = ("Verdicts of lnrecency verify " + ("(quick settings)" if data.settings.quick else "")
-               + ": confirmed, refuted or inconclusive under the stated setting.")
+               + ": confirmed, refuted or inconclusive under the stated setting; the finding says what holds "
+                 "and what fails, with its boundary.")
     return Table("verdicts", "Claims and verdicts", caption.replace("  ", " "),
-                 ["id", "source", "verdict", "statement", "setting"], rows)
+                 ["id", "source", "verdict", "statement", "finding", "setting"], rows)
 
 
 def _score(cid: str) -> Callable[[ReportData], Table]:
