@@ -129,8 +129,9 @@ def test_streaming_moments_match_numpy_on_known_data():
     zero = (np.zeros((1, n)), np.zeros((1, n)))
     for lo in range(0, total, 37):
         chunk = data[lo:lo + 37]
-        mean, m2, cross, greater = _layer_moments(chunk, paired=True)
-        acc.merge(_ChunkSummary(len(chunk), mean[None], m2[None], zero, zero, cross[None], greater[None]))
+        mean, m2, cross, greater, recent = _layer_moments(chunk, paired=True)
+        rp = (recent[:, None] / 4.0).mean(0), ((recent[:, None] / 4.0 - (recent[:, None] / 4.0).mean(0)) ** 2).sum(0)
+        acc.merge(_ChunkSummary(len(chunk), mean[None], m2[None], zero, zero, cross[None], greater[None], rp))
     m = acc.scores
     np.testing.assert_allclose(m.mean[0], data.mean(0), rtol=1e-13)
     np.testing.assert_allclose(m.stderr()[0], data.std(0, ddof=1) / math.sqrt(total), rtol=1e-11, atol=1e-15)
@@ -140,6 +141,10 @@ def test_streaming_moments_match_numpy_on_known_data():
     var = (c[j, j] + c[k, k] - 2 * c[j, k]) / (total - 1)
     np.testing.assert_allclose(var, diff.var(ddof=1), rtol=1e-11)
     assert acc.greater[0, i, j, k] == int(np.sum(diff > 0))
+    # per-draw recency fraction over the 4 triples j < k < i <= 4 (0-based rows 2, 3): merged mean and SE
+    per_draw = np.mean([data[:, r, b] > data[:, r, a] for r in range(4) for b in range(r) for a in range(b)], axis=0)
+    np.testing.assert_allclose(acc.recency.mean[0], per_draw.mean(), rtol=1e-13)
+    np.testing.assert_allclose(acc.recency.stderr()[0], per_draw.std(ddof=1) / math.sqrt(total), rtol=1e-11)
 
 
 def test_paired_difference_and_proportion_from_instances():
