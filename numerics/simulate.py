@@ -212,6 +212,27 @@ class ScoreSimulation:
         return Proportion(int(self.greater_counts[idx]), self.samples)
 
 
+def _run_chunks(pool, work, starts, chunk: int, samples: int, acc: "_Accumulator", bar, *, window: int) -> None:
+    """Submit chunks to ``pool`` (at most ``window`` in flight) and merge them in chunk order: the result
+    does not depend on where or in which order the chunks ran."""
+    pending: deque = deque()
+    try:
+        for s0 in starts:
+            pending.append(pool.submit(work, s0, min(s0 + chunk, samples)))
+            if len(pending) >= window:
+                c = pending.popleft().result()
+                acc.merge(c)
+                bar.update(c.count)
+        while pending:
+            c = pending.popleft().result()
+            acc.merge(c)
+            bar.update(c.count)
+    except BaseException:
+        for f in pending:
+            f.cancel()
+        raise
+
+
 def recency_triples(n: int) -> int:
     """Number of triples j < k < i <= n: n (n - 1) (n - 2) / 6."""
     return n * (n - 1) * (n - 2) // 6
@@ -407,7 +428,7 @@ def simulate_scores(n: int, layers: int, d: int, samples: int, *, seed: Any, met
                     chunk: int | None = None, config: ModelConfig | None = None, paired: bool = True,
                     progress: bool | None = None, memory_limit: int | None = None,
                     workers: int | None = None, control_variate: bool | str = False,
-                    **params: Any) -> ScoreSimulation:
+                    executor: Any = None, **params: Any) -> ScoreSimulation:
     """Monte Carlo mean and SE of the scores of M(norm, residual, lam, gamma, alpha) at width d.
 
     The model comes from ``config`` or from keywords (norm, residual, gamma, lam, alpha, embedding),
@@ -423,7 +444,9 @@ def simulate_scores(n: int, layers: int, d: int, samples: int, *, seed: Any, met
     the SE is that of the adjusted draws. "quadratic": second order, residual spread O(d^-3/2) instead
     of O(d^-1/2) (its mean uses c); "linear": first order on the uncentred Gram, mean exactly 0, residual
     O(1/d) (independent of c: use it to validate c). Per-instance counts (prob_greater) use raw scores. ``progress``: tqdm bar; None = only when stderr is a terminal. ``memory_limit`` (bytes):
-    default the available physical memory.
+    default the available physical memory. ``executor``: a concurrent.futures-style executor to run the
+    chunks on instead of local threads (a Dask cluster: :func:`lnrecency.distributed.executor`); the
+    chunking and the merge order are the same, so are the bytes of the result.
     """
     config, n, layers, d, samples, method, seed = _validate(config, params, n, layers, d, samples,
                                                             method, seed)
@@ -474,23 +497,15 @@ def simulate_scores(n: int, layers: int, d: int, samples: int, *, seed: Any, met
     show = sys.stderr.isatty() if progress is None else bool(progress)
     with _one_blas_thread(), tqdm(total=samples, disable=not show, unit="sample",
                                   desc=f"simulate d={d}", leave=False) as bar:
-        if workers == 1 or len(starts) == 1:
+        if executor is not None:  # e.g. a Dask cluster (lnrecency.distributed.executor): chunks in order
+            _run_chunks(executor, work, starts, chunk, samples, acc, bar, window=8)
+        elif workers == 1 or len(starts) == 1:
             for s0 in starts:
                 acc.merge(work(s0, min(s0 + chunk, samples)))
                 bar.update(min(chunk, samples - s0))
         else:
             with ThreadPoolExecutor(max_workers=workers) as pool:
-                pending: deque = deque()
-                for s0 in starts:
-                    pending.append(pool.submit(work, s0, min(s0 + chunk, samples)))
-                    if len(pending) >= 2 * workers:
-                        c = pending.popleft().result()
-                        acc.merge(c)
-                        bar.update(c.count)
-                while pending:
-                    c = pending.popleft().result()
-                    acc.merge(c)
-                    bar.update(c.count)
+                _run_chunks(pool, work, starts, chunk, samples, acc, bar, window=2 * workers)
 
     upper = np.triu(np.ones((n, n), dtype=bool), k=1)
     mean, se = acc.scores.mean.copy(), acc.scores.stderr()

@@ -7,7 +7,8 @@ import json
 import numpy as np
 
 from lnrecency.cli import add_config_arguments, config_from_args, with_convention
-from lnrecency.numerics import simulate_scores
+from lnrecency.config import check_int
+from lnrecency.numerics import estimate_memory, simulate_scores
 
 NAME = "simulate"
 HELP = "Monte Carlo mean +- SE of the scores S^(l)_ij at finite width d (direct or d-independent gram)"
@@ -24,6 +25,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--control-variate", default="none", choices=("none", "linear", "quadratic"),
                    help="subtract a Taylor polynomial of the scores with known mean (finite-width "
                         "theory): linear (c-free) or quadratic (sharpest); default none")
+    p.add_argument("--scheduler", default="none",
+                   help="where the chunks run: 'none' (threads of this process, default), 'local' (a local "
+                        "Dask cluster of --workers processes) or a Dask scheduler address; same bytes")
+    p.add_argument("--workers", type=int, default=2, help="worker processes of a local Dask cluster (default 2)")
     p.add_argument("--digits", type=int, default=5, help="digits printed (default 5)")
     p.add_argument("--json", action="store_true",
                    help="JSON output: {config, n, layers, d, samples, seed, method, mean, stderr, "
@@ -33,9 +38,17 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     cfg = config_from_args(args)
-    r = simulate_scores(args.n, args.layers, args.d, args.samples, seed=args.seed, method=args.method,
-                        chunk=args.chunk, config=cfg, paired=args.n >= 3,
-                        control_variate=args.control_variate)
+    kw = dict(seed=args.seed, method=args.method, chunk=args.chunk, config=cfg, paired=args.n >= 3,
+              control_variate=args.control_variate)
+    if args.scheduler == "none":
+        r = simulate_scores(args.n, args.layers, args.d, args.samples, **kw)
+    else:
+        from lnrecency.distributed import executor
+
+        check_int("workers", args.workers, minimum=1)
+        estimate_memory(args.n, args.layers, args.d, method=args.method)  # validates before a cluster starts
+        with executor(args.scheduler, args.workers) as ex:
+            r = simulate_scores(args.n, args.layers, args.d, args.samples, executor=ex, **kw)
     rp = [r.recency_probability(layer) for layer in range(1, r.layers + 1)] if args.n >= 3 else []
     if args.json:
         def rows(a):

@@ -1,0 +1,164 @@
+"""Phase diagrams: for each setting (norm, residual, gamma, lam, alpha) and layer 2..L, where recency,
+earlier-token bias or mixed rows hold, as a function of the sequence length n <= n_max.
+
+Per (setting, layer), from the exact limit (:func:`lnrecency.theory.boundary.boundary`, signs decided in
+float64 or mpmath, never on a grid of n):
+  * recency_holds_up_to: the largest n with recency (Definition 1) on every row <= n (n_max: all);
+  * earlier_holds_up_to: the same for earlier-token bias (rows >= 3);
+  * phase: "recency" (recency on every row up to n_max), "earlier" (earlier-token bias up to n_max),
+    "recency, then mixed" (recency for n < N*, N* <= n_max), "mixed" (neither holds from row 3 on), or
+    "undecided" (float64 cannot decide a sign and the mpmath prefix is beyond its limit).
+
+Tasks are independent (one per setting) and run in this process or on Dask (:mod:`lnrecency.distributed`);
+the table is in setting order whatever the number of workers, so the same grid gives the same bytes.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from lnrecency.config import ModelConfig, check_int
+
+__all__ = ["SweepGrid", "phase_rows", "sweep", "phase_table", "phase_figure", "write_sweep", "PHASES",
+           "REPORT_GRID"]
+
+PHASES = ("recency", "recency, then mixed", "earlier", "mixed", "undecided")
+
+
+@dataclass(frozen=True)
+class SweepGrid:
+    norm: str = "layernorm"
+    residual: tuple = ((False, 1.0), (True, 1.0), (True, 8.0))  # (residual, gamma)
+    lams: tuple = (0.3, 1.0, 3.0, 8.0)
+    alphas: tuple = (0.0, 0.25, 0.5, 0.75)
+    layers: int = 8
+    n_max: int = 200
+
+    def settings(self) -> list[ModelConfig]:
+        return [ModelConfig(norm=self.norm, residual=r, gamma=g, lam=lam, alpha=a)
+                for (r, g), lam, a in itertools.product(self.residual, self.lams, self.alphas)]
+
+    def size(self) -> int:
+        return len(self.residual) * len(self.lams) * len(self.alphas)
+
+
+REPORT_GRID = SweepGrid()
+
+
+def _holds_up_to(b, n_max: int) -> int:
+    return n_max if b.holds else b.holds_up_to
+
+
+def phase_rows(cfg: ModelConfig, layers: int, n_max: int) -> list[dict]:
+    """One row per layer 2..layers for one setting (a pure function: a Dask task)."""
+    from lnrecency.theory.boundary import boundary
+
+    rec = boundary(layers, n_max, config=cfg, first_layer=2)
+    ear = boundary(layers, n_max, ordering="earlier", config=cfg, first_layer=2)
+    out = []
+    for r, e in zip(rec, ear):
+        if r.holds:
+            phase = "recency"
+        elif e.holds:
+            phase = "earlier"
+        elif r.undecided_from is not None or e.undecided_from is not None:
+            phase = "undecided"
+        elif r.first_failing_n is not None and r.first_failing_n > 3:
+            phase = "recency, then mixed"
+        else:
+            phase = "mixed"
+        out.append({"norm": cfg.norm, "residual": cfg.residual, "gamma": cfg.gamma if cfg.residual else None,
+                    "lam": cfg.lam, "alpha": cfg.alpha, "layer": r.layer, "phase": phase,
+                    "recency_holds_up_to": _holds_up_to(r, n_max),
+                    "recency_first_failing_n": r.first_failing_n,
+                    "earlier_holds_up_to": _holds_up_to(e, n_max),
+                    "earlier_first_failing_n": e.first_failing_n,
+                    "undecided_from": r.undecided_from or e.undecided_from})
+    return out
+
+
+def sweep(grid: SweepGrid, *, scheduler: str = "none", workers: int = 2, progress: bool | None = None) -> list:
+    from lnrecency.distributed import map_ordered
+
+    check_int("layers", grid.layers, minimum=2)
+    check_int("n_max", grid.n_max, minimum=3)
+    tasks = [(cfg, grid.layers, grid.n_max) for cfg in grid.settings()]
+    return [row for rows in map_ordered(phase_rows, tasks, scheduler=scheduler, workers=workers,
+                                        progress=progress, desc="sweep") for row in rows]
+
+
+def phase_table(rows: list, grid: SweepGrid):
+    from lnrecency.report.tables import Table
+
+    cols = ("norm", "residual", "gamma", "lam", "alpha", "layer", "phase", "recency_holds_up_to",
+            "recency_first_failing_n", "earlier_holds_up_to", "earlier_first_failing_n", "undecided_from")
+    return Table("phase_diagram", f"Phase diagram, layers 2..{grid.layers}, n <= {grid.n_max} (exact limit)",
+                 "Per setting and layer: where recency, earlier-token bias or mixed rows hold in the sequence "
+                 f"length n <= {grid.n_max} (Definition 1; first failing length = first failing row, decided "
+                 "in float64 or mpmath, lnrecency boundary). holds_up_to = n_max means it holds on every row "
+                 "searched.", cols, [[r[c] for c in cols] for r in rows])
+
+
+def phase_figure(rows: list, grid: SweepGrid):
+    """Per (residual, gamma) a row of panels, one per layer: colour = log10 of the longest n with recency
+    on every row (n_max: all searched); letters mark earlier-token bias (E), mixed (M), undecided (?)."""
+    from matplotlib.figure import Figure
+
+    from lnrecency.report.figures import ReportFigure
+
+    layers = list(range(2, grid.layers + 1))
+    fig = Figure(figsize=(2.1 * len(layers) + 1, 2.1 * len(grid.residual)))
+    axes = fig.subplots(len(grid.residual), len(layers), squeeze=False)
+    index = {(r["residual"], r["gamma"], r["lam"], r["alpha"], r["layer"]): r for r in rows}
+    im = None
+    for q, (res, g) in enumerate(grid.residual):
+        for c, layer in enumerate(layers):
+            ax = axes[q, c]
+            mat = np.zeros((len(grid.alphas), len(grid.lams)))
+            for y, a in enumerate(grid.alphas):
+                for x, lam in enumerate(grid.lams):
+                    r = index[(res, g if res else None, lam, a, layer)]
+                    mat[y, x] = math.log10(max(r["recency_holds_up_to"], 1))
+                    mark = {"earlier": "E", "mixed": "M", "undecided": "?"}.get(r["phase"])
+                    if mark:
+                        ax.text(x, y, mark, ha="center", va="center", fontsize=8, color="white")
+            im = ax.imshow(mat, origin="lower", cmap="viridis", vmin=0, vmax=math.log10(grid.n_max),
+                           aspect="auto")
+            ax.set_xticks(range(len(grid.lams)), [f"{v:g}" for v in grid.lams], fontsize=7)
+            ax.set_yticks(range(len(grid.alphas)), [f"{v:g}" for v in grid.alphas], fontsize=7)
+            if q == 0:
+                ax.set_title(f"layer {layer}", fontsize=9)
+            if c == 0:
+                ax.set_ylabel(("residual, gamma=%g" % g if res else "no residual") + "\nalpha", fontsize=8)
+            if q == len(grid.residual) - 1:
+                ax.set_xlabel("lam", fontsize=8)
+    bar = fig.colorbar(im, ax=axes, fraction=0.02, pad=0.01)
+    bar.set_label(f"log10 longest n with recency (top = all n <= {grid.n_max})", fontsize=8)
+    return ReportFigure("phase_diagram", f"Phase diagram, {grid.norm}, layers 2..{grid.layers}",
+                        "Longest sequence length with recency on every row (colour), earlier-token bias (E), "
+                        "mixed (M); exact limit, lnrecency sweep.", fig, tight=False)
+
+
+def write_sweep(out: str | Path, grid: SweepGrid, *, scheduler: str = "local", workers: int = 2,
+                progress: bool | None = None) -> list[Path]:
+    """Sweep and write phase_diagram.{md,csv,json,png,pdf} and sweep.json into ``out`` atomically."""
+    import json
+
+    from lnrecency.report.atomic import atomic_write_text, publish, staged_directory
+
+    final = Path(out)
+    with staged_directory(final, "sweep.json") as stage:
+        rows = sweep(grid, scheduler=scheduler, workers=workers, progress=progress)
+        files = phase_table(rows, grid).write(stage, ("md", "csv", "json"))
+        files += phase_figure(rows, grid).write(stage)
+        names = sorted([p.name for p in files] + ["sweep.json"])
+        meta = {"grid": {"norm": grid.norm, "residual_gamma": [list(x) for x in grid.residual],
+                         "lams": list(grid.lams), "alphas": list(grid.alphas), "layers": grid.layers,
+                         "n_max": grid.n_max}, "files": names}
+        atomic_write_text(stage / "sweep.json", json.dumps(meta, indent=1) + "\n")
+        publish(stage, final, "sweep.json")
+    return [final / n for n in names]
