@@ -13,6 +13,13 @@ and which Figure 4 is our reading of the paper's order, so every table row also 
   "A1" fig2_d256_d1024_L1L2    rows V2_ROWS, d = 256, 1024, layers 1-2 (appendix)
   "A2" fig3_d16_d64_L3L4       rows V2_ROWS, d = 16, 64, layers 3-4 (appendix)
 
+authors-v1 (starmpcc/causal_mask_encodes_positional concept/simulation.ipynb; S = 50, E = 64, always
+residual; no RP printed there, so RP and the theory are reported for their setting without a printed
+value to compare):
+  "v1-l2norm"        l2 normalisation, alpha = 0, 0.2, layers 1-4
+  "v1-l2norm_alpha"  l2 normalisation, alpha = 0.4, 0.6, 0.8, layers 1-4
+  "v1-layernorm"     LayerNorm, alpha = 0, 0.2, scores / sqrt(E) and (ln_scaling) / E, layers 1-4
+
 Per heatmap panel: the mean score matrix over draws (their heatmap; colour limit at the second-largest
 distinct value, the largest drawn white, as in their code), RP +- SE (numerics: per-draw fractions,
 SE over draws), and, for the same parameters frozen at this d (lam = sqrt(d) grows with d, so neither
@@ -37,8 +44,8 @@ from lnrecency.conventions import CONVENTIONS, convention_record, preset
 __all__ = ["FIGURES", "V2_ROWS", "Row", "HeatmapFigure", "CurveFigure", "reproduce", "authors_h",
            "DEFAULT_SAMPLES", "rp_limit", "rp_first_order"]
 
-DEFAULT_SAMPLES = 400_000
-N = CONVENTIONS["authors-v2"].n  # the authors' S = 10
+DEFAULT_SAMPLES = {"authors-v2": 400_000, "authors-v1": 20_000}  # S = 50 costs ~25x more per draw
+N = CONVENTIONS["authors-v2"].n  # the authors' S = 10 (the h(j) curves)
 LAYERS = 4
 
 
@@ -47,9 +54,18 @@ class Row:
     alpha: float
     layernorm: bool
     residual: bool
+    convention: str = "authors-v2"
+    ln_scaling: bool = False
+
+    @property
+    def n(self) -> int:
+        return CONVENTIONS[self.convention].n
 
     @property
     def label(self) -> str:
+        if self.convention == "authors-v1":
+            norm = ("LN" + (", /E" if self.ln_scaling else ", /sqrt(E)")) if self.layernorm else "l2"
+            return f"α={self.alpha:g}, {norm}, Res"
         return (f"α={self.alpha:g}, {'LN' if self.layernorm else 'noLN'}, "
                 f"{'Res' if self.residual else 'noRes'}")
 
@@ -84,12 +100,27 @@ FIGURES = {f.key: f for f in (
     CurveFigure("5", "alpha_resid", 1),
     HeatmapFigure("A1", "fig2_d256_d1024_L1L2", V2_ROWS, (256, 1024), (1, 2)),
     HeatmapFigure("A2", "fig3_d16_d64_L3L4", V2_ROWS, (16, 64), (3, 4)),
+    HeatmapFigure("v1-l2norm", "l2norm", tuple(Row(a, False, True, "authors-v1") for a in (0.0, 0.2)), (64,),
+                  (1, 2, 3, 4)),
+    HeatmapFigure("v1-l2norm_alpha", "l2norm_alpha", tuple(Row(a, False, True, "authors-v1")
+                                                           for a in (0.4, 0.6, 0.8)), (64,), (1, 2, 3, 4)),
+    HeatmapFigure("v1-layernorm", "layernorm", tuple(Row(a, True, True, "authors-v1", sc) for sc in (False, True)
+                                                     for a in (0.0, 0.2)), (64,), (1, 2, 3, 4)),
 )}
 
 
+def convention_of(figure: str) -> str:
+    return "authors-v1" if figure.startswith("v1") else "authors-v2"
+
+
+def figures_of(convention: str) -> tuple:
+    """The figure keys of one convention ("all" selects these)."""
+    return tuple(k for k in FIGURES if convention_of(k) == convention)
+
+
 def _config(row: Row, d: int):
-    return preset("authors-v2", norm="layernorm" if row.layernorm else "none", residual=row.residual,
-                  alpha=row.alpha, d=d)
+    return preset(row.convention, norm="layernorm" if row.layernorm else "none", residual=row.residual,
+                  alpha=row.alpha, d=d, ln_scaling=row.ln_scaling)
 
 
 def _triples(n: int):
@@ -149,7 +180,9 @@ class Run:
 
     def panel(self, layer: int) -> dict:
         rp = self.sim.recency_probability(layer)
-        first = rp_first_order(self.fw, layer, self.d)
+        # the first-order law needs the finite-width theory: authors-v2 only (v1's normalized embeddings
+        # with LayerNorm are outside it, lnrecency.theory.finite_width.check_supported)
+        first = rp_first_order(self.fw, layer, self.d) if self.fw is not None else float("nan")
         cfg = self.sim.config
         return {"alpha": self.row.alpha, "layernorm": self.row.layernorm, "residual": self.row.residual,
                 "d": self.d, "layer": layer, "rp": rp.mean, "rp_stderr": rp.stderr,
@@ -160,11 +193,12 @@ class Run:
 
 def _run_seed(seed: int, row: Row, d: int) -> tuple[int, ...]:
     """A run's seed depends on the setting only, so a panel has the same numbers in every selection."""
-    return (seed, int(round(100 * row.alpha)), int(row.layernorm), int(row.residual), d)
+    tag = () if row.convention == "authors-v2" else (1, int(row.ln_scaling))
+    return (seed, int(round(100 * row.alpha)), int(row.layernorm), int(row.residual), d, *tag)
 
 
-def _select(figure: str) -> list:
-    keys = list(FIGURES) if figure == "all" else [check_choice("figure", figure, tuple(FIGURES) + ("all",))]
+def _select(figure: str, convention: str = "authors-v2") -> list:
+    keys = figures_of(convention) if figure == "all" else [check_choice("figure", figure, tuple(FIGURES) + ("all",))]
     return [FIGURES[k] for k in keys]
 
 
@@ -177,8 +211,8 @@ def _runs_needed(figs: list) -> list[tuple[Row, int]]:
     return list(out)
 
 
-def run_panels(figure: str = "all", *, samples: int = DEFAULT_SAMPLES, seed: int = 0,
-               progress: bool | None = None) -> tuple[list, dict]:
+def run_panels(figure: str = "all", *, samples: int | None = None, seed: int = 0,
+               progress: bool | None = None, convention: str = "authors-v2") -> tuple[list, dict]:
     """Simulate every (row, d) the selected figures need; return (figures, {(row, d): Run})."""
     import sys
 
@@ -188,17 +222,19 @@ def run_panels(figure: str = "all", *, samples: int = DEFAULT_SAMPLES, seed: int
     from lnrecency.theory.finite_width import finite_width
     from lnrecency.theory.limit import limit_scores
 
-    samples = check_int("samples", samples, minimum=2)
+    check_choice("convention", convention, tuple(CONVENTIONS))
+    samples = DEFAULT_SAMPLES[convention] if samples is None else check_int("samples", samples, minimum=2)
     seed = check_int("seed", seed, minimum=0)
-    figs = _select(figure)
+    figs = _select(figure, convention)
     needed = _runs_needed(figs)
     show = sys.stderr.isatty() if progress is None else bool(progress)
     runs = {}
     for row, d in tqdm(needed, desc="reproduce", unit="run", disable=not show):
         cfg = _config(row, d)
-        sim = simulate_scores(N, LAYERS, d, samples, seed=_run_seed(seed, row, d), method="gram", config=cfg,
-                              progress=False)
-        runs[(row, d)] = Run(row, d, sim, limit_scores(N, LAYERS, config=cfg), finite_width(N, LAYERS, config=cfg))
+        sim = simulate_scores(row.n, LAYERS, d, samples, seed=_run_seed(seed, row, d), method="gram",
+                              config=cfg, progress=False)
+        fw = finite_width(row.n, LAYERS, config=cfg) if row.convention == "authors-v2" else None
+        runs[(row, d)] = Run(row, d, sim, limit_scores(row.n, LAYERS, config=cfg), fw)
     return figs, runs
 
 
@@ -216,8 +252,8 @@ def panel_table(figs: list, runs: dict):
             rows.append((f.key, f.file, row.label, d, layer, row.alpha, row.layernorm, row.residual, p["lam"],
                          p["gamma"], p["rp"], p["rp_stderr"], p["samples"], p["rp_limit"], p["rp_first_order"],
                          p["first_order_error_z"]))
-    return Table("panels", "Recency probability of every panel (authors-v2 convention)",
-                 "RP: over draws and triples j < k < i <= 10, the fraction with S_ik > S_ij (the authors' "
+    return Table("panels", "Recency probability of every panel (the authors' convention)",
+                 "RP: over draws and triples j < k < i <= n, the fraction with S_ik > S_ij (the authors' "
                  "get_recency_prob); SE over draws. RP limit / first order: our theory with the parameters "
                  "frozen at this d (lam = sqrt(d) grows with d: not an expansion the width controls; z is its "
                  "measured error in SE of the Monte Carlo).", cols, rows, digits=5)
@@ -289,13 +325,14 @@ def heatmap_figures(f: HeatmapFigure, runs: dict) -> list:
                     mat, text = run.sim.mean[layer - 1], f"RP={p['rp']:.4f}±{p['rp_stderr']:.4f}"
                 else:
                     mat = run.limit[layer - 1]
-                    text = f"limit RP={p['rp_limit']:.3f}\n1st-order RP={p['rp_first_order']:.4f}"
+                    text = f"limit RP={p['rp_limit']:.3f}" + (
+                        f"\n1st-order RP={p['rp_first_order']:.4f}" if run.fw is not None else "")
                 _authors_heatmap(fig, ax, mat, text)
                 if r == 0:
                     ax.set_title(f"d={d}, Layer {layer}", fontsize=10)
                 if c == 0:
                     ax.set_ylabel(row.label, fontsize=9)
-        what = ("Monte Carlo mean scores, authors-v2 convention" if kind == "mc" else
+        what = (f"Monte Carlo mean scores, {f.rows[0].convention} convention" if kind == "mc" else
                 "our d -> infinity limit at the same (frozen) parameters")
         out.append(ReportFigure(f"{f.file}" + ("" if kind == "mc" else "_theory"),
                                 f"{f.file} ({what})",
@@ -358,8 +395,16 @@ def findings(runs: dict) -> list[str]:
     return out
 
 
-def reproduce(out: str | Path, *, figure: str = "all", samples: int = DEFAULT_SAMPLES, seed: int = 0,
-              progress: bool | None = None) -> list[Path]:
+def findings_v1() -> list[str]:
+    return ["The first version's simulation adds the unscaled LayerNorm output (norm sqrt(E)) to unit-norm "
+            "tokens: residual weight gamma = sqrt(d) = 8 at d = 64 in our model, with lam = sqrt(d) "
+            "(lam = 1 with the /E scaling); the l2 branch is gamma = 1, lam = 1. Its printed derivation "
+            "(P1-P7) uses gamma = 1 and lam = 1 with l2 normalisation: the l2 figures share the derivation's "
+            "setting, the LayerNorm figures do not."]
+
+
+def reproduce(out: str | Path, *, figure: str = "all", samples: int | None = None, seed: int = 0,
+              progress: bool | None = None, convention: str = "authors-v2") -> list[Path]:
     """Regenerate the selected figures into ``out`` (published atomically: an interrupted run leaves
     ``out`` as it was); return the files written."""
     import json as _json
@@ -367,10 +412,13 @@ def reproduce(out: str | Path, *, figure: str = "all", samples: int = DEFAULT_SA
     from lnrecency.report.atomic import atomic_write_text, publish, staged_directory
 
     figure = check_choice("figure", str(figure), tuple(FIGURES) + ("all",))
-    samples = check_int("samples", samples, minimum=2)
+    convention = check_choice("convention", convention, tuple(CONVENTIONS))
+    if figure != "all" and convention_of(figure) != convention:
+        raise ValueError(f"figure {figure!r} belongs to --convention {convention_of(figure)}; got {convention}")
+    samples = DEFAULT_SAMPLES[convention] if samples is None else check_int("samples", samples, minimum=2)
     final = Path(out)
     with staged_directory(final, "reproduce.json") as stage:
-        figs, runs = run_panels(figure, samples=samples, seed=seed, progress=progress)
+        figs, runs = run_panels(figure, samples=samples, seed=seed, progress=progress, convention=convention)
         files = []
         tables = [panel_table(figs, runs), curve_table(figs)]
         for t in tables:
@@ -381,17 +429,18 @@ def reproduce(out: str | Path, *, figure: str = "all", samples: int = DEFAULT_SA
             for rf in made:
                 files += rf.write(stage)
                 rf.figure = None
-        notes = findings(runs)
-        index = ["# The authors' simulations, reproduced (authors-v2 convention)", "",
+        notes = findings(runs) if convention == "authors-v2" else findings_v1()
+        index = [f"# The authors' simulations, reproduced ({convention} convention)", "",
                  f"Figures: {', '.join(f.file for f in figs)}; samples {samples} per (row, d); seed {seed}.",
                  "", "## Settings that differ between the paper's theory and simulation figures", "",
                  *[f"- {x}" for x in notes], "",
                  "## Files", "", *[f"- [{p.name}]({p.name})" for p in files], ""]
         atomic_write_text(stage / "index.md", "\n".join(index))
         names = sorted([p.name for p in files] + ["index.md", "reproduce.json"])
-        meta = {"convention": "authors-v2", "figures": [f.key for f in figs], "samples": samples, "seed": seed,
-                "settings": [convention_record("authors-v2", norm="layernorm" if r.layernorm else "none",
-                                               residual=r.residual, alpha=r.alpha, d=d) for r, d in runs],
+        meta = {"convention": convention, "figures": [f.key for f in figs], "samples": samples, "seed": seed,
+                "settings": [convention_record(r.convention, norm="layernorm" if r.layernorm else "none",
+                                               residual=r.residual, alpha=r.alpha, d=d, ln_scaling=r.ln_scaling)
+                             for r, d in runs],
                 "findings": notes, "files": names}
         atomic_write_text(stage / "reproduce.json", _json.dumps(meta, indent=1) + "\n")
         publish(stage, final, "reproduce.json")

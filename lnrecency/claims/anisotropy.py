@@ -85,4 +85,49 @@ def evaluate(*, quick: bool = False, progress=None, seed: int = 20260404) -> lis
                     v = "inconclusive"
         items.append((setting(cfg, n=n), v, ev))
     out += grouped(ID, SOURCE, RECENCY, {"norm": "layernorm", "layer": 2}, items)
+    out += grouped(ID, SOURCE, FIGURE_SETTING, {"d": 64, "lam": "sqrt(d) = 8", "figures": "alpha, alpha_resid"},
+                   figure_setting_items(), _figure_finding)
     return out
+
+
+FIGURE_SETTING = ("The paper's h(j) curves (its Figures 2 and 5, concept/alpha.ipynb) are the d -> infinity "
+                  "limit of the setting its simulations use (concept/simulation.ipynb, authors-v2 convention).")
+
+
+def figure_setting_items() -> list:
+    """Per figure: does the authors' closed form equal our limit at the simulation's parameters
+    (lam = sqrt(d), residual weight sqrt(d (1 - alpha)))? And at the closed form's own (weight 1)?"""
+    import math
+
+    import numpy as np
+
+    from lnrecency.reproduce import authors_h, limit_h
+
+    j = np.arange(1, 11)
+    items = []
+    for resid in (0, 1):
+        worst_sim, worst_own = 0.0, 0.0
+        for a in (0.0, 0.2, 0.4, 0.6, 0.8):
+            theirs = authors_h(j, a, resid)
+            sim = limit_h(10, a, 8.0, math.sqrt(64 * (1 - a)) if resid else None)
+            own = limit_h(10, a, 8.0, 1.0 if resid else None)
+            # compare shapes (h / h(1)): the scale of h does not enter the layer-2 scores' order
+            worst_sim = max(worst_sim, float(np.max(np.abs(theirs / theirs[0] - sim / sim[0]))))
+            worst_own = max(worst_own, float(np.max(np.abs(theirs / theirs[0] - own / own[0]))))
+        same = worst_sim <= 1e-12  # float64 rounding of a 10-term closed form
+        items.append(({"figure": "alpha_resid" if resid else "alpha", "residual": bool(resid)},
+                      "confirmed" if same else "refuted",
+                      {"max_shape_difference_vs_simulation_setting": worst_sim,
+                       "max_shape_difference_vs_weight_1": worst_own,
+                       "simulation_residual_weight": "sqrt(d (1 - alpha))" if resid else None}))
+    return items
+
+
+def _figure_finding(verdict: str, group) -> str:
+    if verdict == "confirmed":
+        return "Without residual the closed form is the limit of the simulated setting (lam = sqrt(d) = 8)."
+    ev = group[0][1]
+    return ("With residual the closed form adds the token with weight 1 (it equals our limit with gamma = 1 to "
+            f"{ev['max_shape_difference_vs_weight_1']:.1g}); the simulations add the unscaled LayerNorm output, "
+            "gamma = sqrt(d (1 - alpha)) = 8 at alpha = 0: the shapes h(j)/h(1) differ by up to "
+            f"{ev['max_shape_difference_vs_simulation_setting']:.2g}.")

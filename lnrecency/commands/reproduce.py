@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 
+from lnrecency.conventions import CONVENTIONS
 from lnrecency.reproduce import DEFAULT_SAMPLES, FIGURES, reproduce
 
 NAME = "reproduce"
@@ -11,10 +12,14 @@ HELP = ("regenerate the authors' figures (authors-v2 convention) panel by panel 
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--convention", default="authors-v2", choices=tuple(CONVENTIONS),
+                   help="whose figures: authors-v2 (the paper, default) or authors-v1 (its first version)")
     p.add_argument("--figure", default="all", choices=tuple(FIGURES) + ("all",),
-                   help="which figure (1-5, A1, A2 appendix; see the README) or all (default)")
-    p.add_argument("--samples", type=int, default=DEFAULT_SAMPLES,
-                   help=f"draws per (row, d) (default {DEFAULT_SAMPLES}; the authors used 10000000)")
+                   help="which figure (v2: 1-5, A1, A2 appendix; v1: v1-l2norm, v1-l2norm_alpha, v1-layernorm; "
+                        "see the README) or all of the convention's (default)")
+    p.add_argument("--samples", type=int, default=None,
+                   help=f"draws per (row, d) (default {DEFAULT_SAMPLES['authors-v2']} for authors-v2, "
+                        f"{DEFAULT_SAMPLES['authors-v1']} for authors-v1; the authors used 10000000 and 100000)")
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     p.add_argument("--out", required=True, help="output folder (replaced atomically)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -22,6 +27,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     files = reproduce(args.out, figure=args.figure, samples=args.samples, seed=args.seed,
-                      progress=False if args.no_progress else None)
+                      progress=False if args.no_progress else None, convention=args.convention)
     print(f"wrote {len(files)} files to {args.out}")
     return 0

@@ -48,7 +48,7 @@ def expected_files(settings: ReportSettings, formats: Iterable[str] = FORMATS) -
     """File names a complete report holds (tables x formats, figures x {png, pdf}, index, report.json)."""
     fmts = parse_formats(formats)
     names = [f"{stem}.{f}" for stem, _, _ in claim_tables.TABLES for f in fmts]
-    names += [f"{stem}.{ext}" for stem in figures.figure_names(settings.heat_d) for ext in ("png", "pdf")]
+    names += [f"{stem}.{ext}" for stem in figures.figure_names(settings.heat_d, settings.convention) for ext in ("png", "pdf")]
     return names + ["index.md", "report.json"]
 
 
@@ -90,7 +90,8 @@ def _start_verdicts(settings: ReportSettings, jobs: int):
 
 
 def build_report(out: str | Path, *, quick: bool = False, formats: Iterable[str] = FORMATS, seed: int = 0,
-                 progress: bool | None = None, jobs: int | None = None) -> ReportResult:
+                 progress: bool | None = None, jobs: int | None = None,
+                 convention: str = "authors-v2") -> ReportResult:
     """Build the whole report into ``out`` (created if missing); return what was written.
 
     ``jobs``: processes (default: 2 when the machine has 2 or more cores); with 2 the claim verdicts
@@ -98,7 +99,7 @@ def build_report(out: str | Path, *, quick: bool = False, formats: Iterable[str]
     depend on ``jobs``.
     """
     fmts = parse_formats(formats)
-    settings = ReportSettings.make(quick=quick, seed=seed)
+    settings = ReportSettings.make(quick=quick, seed=seed, convention=convention)
     jobs = min(2, os.cpu_count() or 1) if jobs is None else check_int("jobs", jobs, minimum=1)
     final = Path(out)
     # everything is written into a hidden sibling and published by renames at the end (publish): an

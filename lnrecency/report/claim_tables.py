@@ -404,6 +404,21 @@ def verdict_table(data: ReportData) -> Table:
                  ["id", "source", "verdict", "statement", "finding", "setting"], rows)
 
 
+def _authors_table(data: ReportData) -> Table:
+    from dataclasses import replace as _replace
+
+    from lnrecency.reproduce import panel_table
+
+    t = panel_table(*data.authors())
+    return _replace(t, name="authors_panels")
+
+
+def _phase_table(data: ReportData) -> Table:
+    from lnrecency.sweep import phase_table
+
+    return phase_table(*data.phase())
+
+
 def _score(cid: str) -> Callable[[ReportData], Table]:
     return lambda data: score_table(data, cid)
 
@@ -423,6 +438,10 @@ TABLES: list[tuple[str, str, Callable[[ReportData], Table]]] = [
     ("c8_output_variance", "seed 003: output variance against sequence length, with/without post-norm",
      variance_table),
     ("c9_per_instance", "per-instance P(S_(n,n-1) > S_(n,1)) against d", instance_table),
+    ("authors_panels", "the authors' figure in their convention: RP +- SE of every panel, our limit and "
+                       "first-order RP beside it", lambda data: _authors_table(data)),
+    ("phase_diagram", "where recency / earlier / mixed hold per layer 2-8 and sequence length (exact)",
+     lambda data: _phase_table(data)),
     ("c9_convergence_in_d", "E_d[S] - S_limit against d, fitted slope", convergence_table),
     ("h_of_j", "h(j) against j for several alpha, without and with residual", h_table),
     ("layer2_last_row", "layer-2 scores of the last row for every normalisation", last_row_table),

@@ -44,6 +44,30 @@ class ReportData:
             self._limits[key] = limit_trajectory(n, layers, config=cfg)
         return self._limits[key]
 
+    def authors(self) -> tuple:
+        """The authors' figure of the report's convention (v2: Figure 1; v1: its LayerNorm figure),
+        simulated in their convention: (figures, runs) of lnrecency.reproduce.run_panels, cached."""
+        if "authors" not in self._sims:
+            from lnrecency.report.settings import derived_seed
+            from lnrecency.reproduce import run_panels
+
+            s = self.settings
+            v1 = s.convention == "authors-v1"
+            self._sims["authors"] = run_panels("v1-layernorm" if v1 else "1",
+                                               samples=s.authors_samples // (10 if v1 else 1),
+                                               seed=derived_seed(s.seed, "authors", s.convention),
+                                               progress=False, convention=s.convention)
+        return self._sims["authors"]
+
+    def phase(self) -> tuple:
+        """(rows, grid) of the phase diagram, layers 2..8 (lnrecency.sweep, in this process), cached."""
+        if "phase" not in self._sims:
+            from lnrecency.sweep import REPORT_GRID, sweep
+
+            grid = REPORT_GRID.__class__(**{**REPORT_GRID.__dict__, "n_max": self.settings.phase_n_max})
+            self._sims["phase"] = (sweep(grid, scheduler="none", progress=False), grid)
+        return self._sims["phase"]
+
     def limit_scores(self, cfg: ModelConfig) -> np.ndarray:
         return self.limit(cfg).scores
 

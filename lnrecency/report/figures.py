@@ -264,15 +264,34 @@ FIGURES: list[tuple[str, Callable[[ReportData], list[ReportFigure]]]] = [
     ("finite-d convergence, log-log with fitted slope", lambda d: [convergence_figure(d)]),
     ("seed 002: output norm against position", lambda d: [output_norm_figure(d)]),
     ("seed 003: output variance against sequence length", lambda d: [variance_figure(d)]),
+    ("the authors' simulation figure in their convention, RP on every panel, beside our limit",
+     lambda d: _authors_figures(d)),
+    ("phase diagram: where recency / earlier-token bias / mixed rows hold, layers 2-8",
+     lambda d: [_phase_figure(d)]),
 ]
 
 
-def figure_names(heat_d: int) -> list[str]:
+def _authors_figures(data: ReportData) -> list[ReportFigure]:
+    from lnrecency.reproduce import heatmap_figures
+
+    figs, runs = data.authors()
+    return [f for fig in figs for f in heatmap_figures(fig, runs)]
+
+
+def _phase_figure(data: ReportData) -> ReportFigure:
+    from lnrecency.sweep import phase_figure
+
+    return phase_figure(*data.phase())
+
+
+def figure_names(heat_d: int, convention: str = "authors-v2") -> list[str]:
     """File stems of every figure :data:`FIGURES` draws (heatmap variants for width ``heat_d``)."""
     heat = [f"heatmap_{_slug(label)}_{'res' if residual else 'nores'}"
             for label, _ in series.HEATMAP_NORMS(heat_d) for residual in (False, True)]
     return heat + ["h_of_j", "gap_vs_alpha", "convergence_in_d", "seed002_output_norm",
-                   "seed003_output_variance"]
+                   "seed003_output_variance"] + (["layernorm", "layernorm_theory"] if convention == "authors-v1"
+                                                  else ["fig1_d16_d64_L1L2", "fig1_d16_d64_L1L2_theory"]) + [
+        "phase_diagram"]
 
 
 def build_figures(data: ReportData) -> list[ReportFigure]:

@@ -37,9 +37,11 @@ def verdict_block(results: list[ClaimResult], *, quick: bool) -> str:
              + ", ".join(f"{k} {v}" for k, v in counts.items()) + " (rows are (claim, setting group); "
              "settings are abbreviated here, `lnrecency verify --json` and the report's `verdicts` table "
              "give them in full).", "",
-             "| id | source | verdict | statement | setting |", "|---|---|---|---|---|"]
+             "| id | source | verdict | statement | finding (what holds, what fails) | setting |",
+             "|---|---|---|---|---|---|"]
     for r in results:
-        lines.append(f"| {r.id} | {r.source} | **{r.verdict}** | {_cell(r.statement)} | {_cell(_setting(r))} |")
+        lines.append(f"| {r.id} | {r.source} | **{r.verdict}** | {_cell(r.statement)} | {_cell(r.finding)} | "
+                     f"{_cell(_setting(r))} |")
     return "\n".join(lines + ["", END])
 
 

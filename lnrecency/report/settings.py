@@ -25,6 +25,9 @@ class ReportSettings:
     h_n:          length of the h(j) curves
     conv_n, conv_ds, conv_samples: sequence length, widths and samples per d of the convergence fit
     lengths:      sequence lengths of seed 003's variance curve
+    convention:   the authors' convention of the "authors' simulation" section (lnrecency.conventions)
+    authors_samples: draws per (row, d) of that section (authors-v1: a tenth, its S = 50 costs ~25x)
+    phase_n_max:  longest sequence length of the phase diagram (layers 2..8, lnrecency.sweep)
     """
 
     quick: bool
@@ -39,16 +42,24 @@ class ReportSettings:
     conv_ds: tuple[int, ...]
     conv_samples: int
     lengths: tuple[int, ...]
+    convention: str = "authors-v2"
+    authors_samples: int = 100000
+    phase_n_max: int = 200
 
     @classmethod
-    def make(cls, *, quick: bool = False, seed: int = 0) -> "ReportSettings":
+    def make(cls, *, quick: bool = False, seed: int = 0, convention: str = "authors-v2") -> "ReportSettings":
+        from lnrecency.config import check_choice
+        from lnrecency.conventions import CONVENTIONS
+
         seed = check_int("seed", seed, minimum=0)
+        check_choice("convention", convention, tuple(CONVENTIONS))
         if quick:
             return cls(True, seed, n=6, layers=4, ds=(64, 1024), samples=1000, alphas=ALPHAS, h_n=16,
-                       conv_n=6, conv_ds=(16, 32, 64, 128), conv_samples=20000, lengths=(1, 2, 4, 8, 16))
+                       conv_n=6, conv_ds=(16, 32, 64, 128), conv_samples=20000, lengths=(1, 2, 4, 8, 16),
+                       convention=convention, authors_samples=20000, phase_n_max=100)
         return cls(False, seed, n=12, layers=4, ds=(64, 256, 4096), samples=10000, alphas=ALPHAS,
                    h_n=50, conv_n=8, conv_ds=(16, 32, 64, 128, 256, 512), conv_samples=50000,
-                   lengths=(1, 2, 4, 8, 16, 32, 64))
+                   lengths=(1, 2, 4, 8, 16, 32, 64), convention=convention)
 
     def replace(self, **changes) -> "ReportSettings":
         return replace(self, **changes)
