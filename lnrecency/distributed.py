@@ -50,7 +50,7 @@ def client(scheduler: str, workers: int = 2) -> Iterator[Any]:
             yield c
         return
     try:
-        c = distributed.Client(scheduler, timeout="10s")
+        c = distributed.Client(scheduler, timeout="4s")
     except (OSError, TimeoutError, ValueError) as exc:
         raise ValueError(f"scheduler: cannot connect to {scheduler!r} ({exc}); give the address of a "
                          f"running Dask scheduler, 'local' or 'none'") from None

@@ -228,12 +228,14 @@ def test_readme_verdict_block(tmp_path):
     from lnrecency.report.readme import BEGIN, END, update_readme
     from lnrecency.verdicts import ClaimResult
     readme = tmp_path / "README.md"
-    readme.write_text(f"# x\n\n{BEGIN}\nold\n{END}\n\ntail\n")
-    r = ClaimResult("C5", "seed text", "gap | grows", {"settings": [{"lam": 1.0}, {"lam": 8.0}]}, "refuted")
+    readme.write_text(f"# x\n\n{BEGIN}\nOLDBLOCK\n{END}\n\ntail\n")
+    r = ClaimResult("C5", "seed text", "gap | grows", {"settings": [{"lam": 1.0}, {"lam": 8.0}]}, "refuted",
+                    finding="holds for n < 9")
     update_readme(readme, [r], quick=True)
     text = readme.read_text()
-    assert text.startswith("# x\n\n") and text.endswith(f"{END}\n\ntail\n") and "old" not in text
-    assert "| C5 | seed text | **refuted** | gap \\| grows | 2 settings; cases (lam=1), (lam=8) |" in text
+    assert text.startswith("# x\n\n") and text.endswith(f"{END}\n\ntail\n") and "OLDBLOCK" not in text
+    assert ("| C5 | seed text | **refuted** | gap \\| grows | holds for n < 9 | 2 settings; cases (lam=1), "
+            "(lam=8) |") in text
     (tmp_path / "plain.md").write_text("no markers\n")
     with pytest.raises(ValueError, match="markers"):
         update_readme(tmp_path / "plain.md", [r], quick=True)

@@ -91,3 +91,20 @@ def test_unreachable_scheduler_is_a_clear_error(tmp_path, capsys):
                  str(tmp_path / "s"), "--scheduler", "tcp://127.0.0.1:9"]) == 2
     err = capsys.readouterr().err
     assert "tcp://127.0.0.1:9" in err and err.count("\n") == 1
+
+
+def test_interrupted_sweep_leaves_no_partial_output(tmp_path, monkeypatch):
+    import lnrecency.sweep as sw
+
+    calls = []
+
+    def boom(cfg, layers, n_max):
+        calls.append(cfg)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return []
+
+    monkeypatch.setattr(sw, "phase_rows", boom)
+    with pytest.raises(KeyboardInterrupt):
+        sw.write_sweep(tmp_path / "s", GRID, scheduler="none", progress=False)
+    assert list(tmp_path.iterdir()) == []  # neither the folder nor a staging folder
