@@ -84,6 +84,17 @@ def config_from_args(args: argparse.Namespace) -> ModelConfig:
     return cfg
 
 
+def default_n(args: argparse.Namespace, default: int = 8) -> int:
+    """--n as given; else the authors' sequence length under --convention; else ``default``."""
+    if getattr(args, "n", None) is not None:
+        return args.n
+    if getattr(args, "convention", None) is not None:
+        from lnrecency.conventions import CONVENTIONS
+
+        return CONVENTIONS[args.convention].n
+    return default
+
+
 def with_convention(out: dict, args: argparse.Namespace) -> dict:
     """Add the convention record (the authors' setting and the equivalent configuration) to a JSON
     output when --convention was given."""

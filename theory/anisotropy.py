@@ -18,6 +18,7 @@ the finite-width theory), exact up to float64 rounding; the quotient rule gives 
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 import mpmath
@@ -44,15 +45,20 @@ def _measure(measure: str, a, b, c):
     return (a - b) / (c - b)
 
 
-def gap_and_slope(n: int, cfg: ModelConfig, measure: str, alpha: float) -> tuple[float, float]:
-    """(Delta(alpha), Delta'(alpha)) of ``measure`` at layer 2, row n, from jets along 1 1^T - I."""
+@functools.lru_cache(maxsize=4096)
+def _row_jet(n: int, cfg: ModelConfig, alpha: float) -> tuple:
+    """(S_{n,n-1}, S_{n,1}, S_{n,n}) at layer 2 and their alpha-derivatives (shared by the measures)."""
     from lnrecency.theory.finite_width import taylor_scores
 
     v = np.ones((n, n)) - np.eye(n)
     jet = taylor_scores(n, 2, cfg.replace(alpha=float(alpha)), v[None], token_map=False)
     row0, row1 = jet.c0[1, n - 1], jet.c1[0, 1, n - 1]
-    a, b, c = row0[n - 2], row0[0], row0[n - 1]
-    da, db, dc = row1[n - 2], row1[0], row1[n - 1]
+    return row0[n - 2], row0[0], row0[n - 1], row1[n - 2], row1[0], row1[n - 1]
+
+
+def gap_and_slope(n: int, cfg: ModelConfig, measure: str, alpha: float) -> tuple[float, float]:
+    """(Delta(alpha), Delta'(alpha)) of ``measure`` at layer 2, row n, from jets along 1 1^T - I."""
+    a, b, c, da, db, dc = _row_jet(n, cfg.replace(alpha=0.0), float(alpha))
     if measure == "absolute":
         return float(a - b), float(da - db)
     if measure == "relative":

@@ -161,7 +161,7 @@ def evaluate(*, quick: bool = False, progress=None, seed: int = 20260505) -> lis
                        {"norm": "layernorm", "layer": 2, "measure": measure}, mono, _monotone_finding)
     rp_items = []
     samples = 20000 if quick else 200000
-    for residual, d in product((False, True), (16, 64)):
+    for residual, d in product((False, True), (16,) if quick else (16, 64)):  # quick: the width that decides
         ev = rp_by_alpha(residual, d, samples=samples, seed=seed + 500, progress=progress)
         rp_items.append(({"convention": "authors-v2", "norm": "layernorm", "residual": residual, "d": d,
                           "alphas": "0, 0.2, .., 0.8"}, ev["verdict"], ev))

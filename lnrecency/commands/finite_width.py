@@ -7,7 +7,7 @@ import json
 
 import numpy as np
 
-from lnrecency.cli import add_config_arguments, config_from_args, with_convention
+from lnrecency.cli import add_config_arguments, config_from_args, default_n, with_convention
 from lnrecency.theory.finite_width import finite_width, nested
 
 NAME = "finite-width"
@@ -16,7 +16,8 @@ HELP = ("print the 1/d coefficient c of every expected score, E_d S = S_lim + c/
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--n", type=int, default=8, help="sequence length (default 8)")
+    p.add_argument("--n", type=int, default=None,
+                   help="sequence length (default 8; with --convention the authors' S: 10 for v2, 50 for v1)")
     p.add_argument("--layers", type=int, default=2, help="number of layers (default 2)")
     p.add_argument("--d", type=int, default=None, help="width: also print expected = limit + c/d")
     p.add_argument("--measure", type=int, default=None, metavar="SAMPLES",
@@ -33,6 +34,7 @@ def run(args: argparse.Namespace) -> int:
     if not 1 <= args.digits <= 17:
         raise ValueError(f"--digits must be in [1, 17]; got {args.digits}")
     cfg = config_from_args(args)
+    args.n = default_n(args)
     fw = finite_width(args.n, args.layers, config=cfg)
     if args.d is not None:
         fw.expected(args.d)  # validates d before printing anything

@@ -7,7 +7,7 @@ import json
 import mpmath
 import numpy as np
 
-from lnrecency.cli import add_config_arguments, config_from_args, with_convention
+from lnrecency.cli import add_config_arguments, config_from_args, default_n, with_convention
 from lnrecency.theory.limit import limit_scores
 
 NAME = "limit"
@@ -15,7 +15,8 @@ HELP = "print the exact d -> infinity expected scores S^(l)_ij (float64 or mpmat
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--n", type=int, default=8, help="sequence length (default 8)")
+    p.add_argument("--n", type=int, default=None,
+                   help="sequence length (default 8; with --convention the authors' S: 10 for v2, 50 for v1)")
     p.add_argument("--layers", type=int, default=2, help="number of layers (default 2)")
     p.add_argument("--dps", type=int, default=None, help="mpmath significant digits (default: float64)")
     p.add_argument("--digits", type=int, default=None,
@@ -26,6 +27,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     cfg = config_from_args(args)
+    args.n = default_n(args)
     top = 17 if args.dps is None else args.dps
     if args.digits is None:
         args.digits = 6 if args.dps is None else args.dps

@@ -6,16 +6,18 @@ import json
 
 import numpy as np
 
-from lnrecency.cli import add_config_arguments, config_from_args, with_convention
+from lnrecency.cli import add_config_arguments, config_from_args, default_n, with_convention
 from lnrecency.config import check_int
 from lnrecency.numerics import estimate_memory, simulate_scores
 
 NAME = "simulate"
+RP_MAX_N = 100  # beyond, the recency probability (paired accumulators, 16 L n^3 bytes) is not computed
 HELP = "Monte Carlo mean +- SE of the scores S^(l)_ij at finite width d (direct or d-independent gram)"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--n", type=int, default=8, help="sequence length (default 8)")
+    p.add_argument("--n", type=int, default=None,
+                   help="sequence length (default 8; with --convention the authors' S: 10 for v2, 50 for v1)")
     p.add_argument("--layers", type=int, default=2, help="number of layers (default 2)")
     p.add_argument("--d", type=int, default=64, help="width d (default 64)")
     p.add_argument("--samples", type=int, default=10000, help="Monte Carlo samples (default 10000)")
@@ -38,7 +40,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     cfg = config_from_args(args)
-    kw = dict(seed=args.seed, method=args.method, chunk=args.chunk, config=cfg, paired=args.n >= 3,
+    args.n = default_n(args)
+    rp_on = 3 <= args.n <= RP_MAX_N  # RP needs the paired accumulators: 16 * layers * n^3 bytes
+    kw = dict(seed=args.seed, method=args.method, chunk=args.chunk, config=cfg, paired=rp_on,
               control_variate=args.control_variate)
     if args.scheduler == "none":
         r = simulate_scores(args.n, args.layers, args.d, args.samples, **kw)
@@ -49,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
         estimate_memory(args.n, args.layers, args.d, method=args.method)  # validates before a cluster starts
         with executor(args.scheduler, args.workers) as ex:
             r = simulate_scores(args.n, args.layers, args.d, args.samples, executor=ex, **kw)
-    rp = [r.recency_probability(layer) for layer in range(1, r.layers + 1)] if args.n >= 3 else []
+    rp = [r.recency_probability(layer) for layer in range(1, r.layers + 1)] if rp_on else []
     if args.json:
         def rows(a):
             return [[[None if np.isnan(x) else float(x) for x in row] for row in layer] for layer in a]
@@ -60,7 +64,8 @@ def run(args: argparse.Namespace) -> int:
                           "output_sq_norm_mean": r.output_sq_norm_mean.tolist(),
                           "output_sq_norm_stderr": r.output_sq_norm_stderr.tolist(),
                           "recency_probability": [{"layer": k, "estimate": e.mean, "stderr": e.stderr}
-                                                  for k, e in enumerate(rp, start=1)]}, args)))
+                                                  for k, e in enumerate(rp, start=1)] if rp_on else None},
+                                         args)))
         return 0
     print(f"# Monte Carlo at d={args.d}, {cfg.label()}, embedding={cfg.embedding}, n={args.n}, "
           f"samples={args.samples}, seed={args.seed}, method={args.method}, control variate "
