@@ -118,6 +118,31 @@ NOTEBOOKS: dict[str, list[tuple[str, str]]] = {
         ("code", SETUP),
         ("code", show_table("claim_tables.printed_table(data)")),
     ],
+    "07_authors_simulations_and_boundaries": [
+        ("md", "# The authors' simulations, and where each claim holds\n\n"
+               "The paper's Figure 1 rerun in the authors' own convention (authors-v2: their token scale, "
+               "1/sqrt(E) score scale and residual, mapped exactly onto our model), with the recency "
+               "probability RP +- SE of every panel beside our limit; then the boundary of recency in the "
+               "sequence length, the decision in alpha a grid cannot make, and the phase diagram."),
+        ("code", SETUP),
+        ("code", "from lnrecency.conventions import convention_record\n"
+                 "convention_record('authors-v2', norm='layernorm', residual=True, alpha=0.5, d=16)"),
+        ("md", "Figure 1 of the paper, panel by panel (the report's quick sample size; "
+               "`lnrecency reproduce` runs every figure at 400 000 draws per setting):"),
+        ("code", show_table("claim_tables.TABLE_BUILDERS['authors_panels'](data)")),
+        ("md", "Where recency holds in the sequence length (exact limit, first failing length = first "
+               "failing row), for LayerNorm with a residual of weight 8 (the authors' simulation weight at "
+               "d = 64):"),
+        ("code", "from lnrecency.theory.boundary import boundary\n"
+                 "[b.to_json() for b in boundary(4, 400, norm='layernorm', residual=True, gamma=8.0, first_layer=3)]"),
+        ("md", "'Anisotropy can amplify it', absolute gap, no residual, lam = 1, n = 64: the sign of the "
+               "derivative at alpha = 0 and the interval of alpha where the gap exceeds its alpha = 0 value "
+               "(root finding):"),
+        ("code", "from lnrecency.config import ModelConfig\n"
+                 "from lnrecency.theory.anisotropy import decide_alpha\n"
+                 "decide_alpha(64, ModelConfig(lam=1.0), 'absolute').to_json()"),
+        ("code", show_figure("figures.FIGURE_BUILDERS['phase'](data)")),
+    ],
 }
 
 

@@ -451,3 +451,7 @@ TABLES: list[tuple[str, str, Callable[[ReportData], Table]]] = [
 
 def build_tables(data: ReportData) -> list[Table]:
     return [builder(data) for _, _, builder in TABLES]
+
+
+#: table builders by file stem (notebooks and scripts call them by name)
+TABLE_BUILDERS: dict[str, Callable[[ReportData], Table]] = {stem: builder for stem, _, builder in TABLES}

@@ -296,3 +296,7 @@ def figure_names(heat_d: int, convention: str = "authors-v2") -> list[str]:
 
 def build_figures(data: ReportData) -> list[ReportFigure]:
     return [f for _, builder in FIGURES for f in builder(data)]
+
+
+#: single-figure builders by short name (notebooks and scripts call them by name)
+FIGURE_BUILDERS: dict[str, Callable[[ReportData], ReportFigure]] = {"phase": _phase_figure}
