@@ -211,6 +211,35 @@ def mc_paired_mean(name: str, cfg: ModelConfig, n: int, layer: int, i: int, j: i
             "samples": samples, "seed": seed, "remainder_constant": const, **m.as_dict()}
 
 
+def boundary_verdict(bounds: dict) -> str:
+    """Verdict of "the ordering holds on every row up to n_max" from per-layer boundary JSON
+    (lnrecency.theory.boundary.LayerBoundary.to_json): confirmed / refuted / inconclusive (undecided rows)."""
+    if any(b["first_failing_n"] is not None for b in bounds.values()):
+        return "refuted"
+    if any(b.get("undecided_from") is not None for b in bounds.values()):
+        return "inconclusive"
+    return "confirmed"
+
+
+def boundary_finding(group, where, detail=lambda layer, b: "") -> str:
+    """'<where>: holds for n < N* (layer l<detail>), ...' per setting of ``group`` (setting, evidence with a
+    "boundary" and "n_max"); ``where(setting)`` names the setting, ``detail`` adds to a failing layer."""
+    parts = []
+    for st, ev in group:
+        bounds = ev["boundary"]
+        fails = {L: b for L, b in bounds.items() if b["first_failing_n"] is not None}
+        undecided = {L: b for L, b in bounds.items() if b.get("undecided_from") is not None}
+        if fails:
+            parts.append(f"{where(st)}: holds for n < " + ", ".join(
+                f"{b['first_failing_n']} (layer {L}{detail(L, b)})" for L, b in fails.items()))
+        elif undecided:
+            parts.append(f"{where(st)}: holds for n < " + ", ".join(
+                f"{b['undecided_from']} (layer {L}, undecided beyond)" for L, b in undecided.items()))
+        else:
+            parts.append(f"{where(st)}: holds for every n <= {ev['n_max']} at layers {', '.join(bounds)}")
+    return "; ".join(parts) + "."
+
+
 def grouped(claim_id: str, source: str, statement: str, base: dict,
             items: list[tuple[dict, str, dict]], finding=None) -> list:
     """One ClaimResult per verdict among per-setting items (setting, verdict, evidence).

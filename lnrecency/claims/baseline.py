@@ -17,7 +17,8 @@ from __future__ import annotations
 
 from itertools import product
 
-from lnrecency.claims._common import grouped, mc_orderings, mc_paired_mean, row_labels, setting
+from lnrecency.claims._common import (boundary_finding, boundary_verdict, grouped, mc_orderings,
+                                      mc_paired_mean, row_labels, setting)
 from lnrecency.config import ModelConfig
 from lnrecency.verdicts import decide
 
@@ -52,10 +53,7 @@ def evaluate(*, quick: bool = False, progress=None, seed: int = 20260202) -> lis
         flat_items.append((setting(cfg), v, ev))
 
         ev = earlier_evidence(cfg, depth, n_max)
-        holds = all(b["first_failing_n"] is None and b.get("undecided_from") is None
-                    for b in ev["boundary"].values())
-        fails = any(b["first_failing_n"] is not None for b in ev["boundary"].values())
-        v = "confirmed" if holds else "refuted" if fails else "inconclusive"
+        v = boundary_verdict(ev["boundary"])
         if lam == 1.0 and alpha == 0.0:
             ev["mc_layer3"] = mc_orderings(f"C2 earlier[{cfg.label()}]", cfg, N_MC, 3,
                                            [(N_MC, 1, N_MC - 1)], samples=4000, seed=seed + 100 + idx,
@@ -88,20 +86,19 @@ def earlier_evidence(cfg: ModelConfig, depth: int, n_max: int) -> dict:
     return {"n_max": n_max, "boundary": bounds}
 
 
+def _share(w: float) -> str:
+    """A weight near 1 as '1 - 2.2e-12' (the shortfall is the information), else 3 digits."""
+    if 1 - w <= 0:
+        return "all but < 1e-16 (float64)"
+    return f"1 - {1 - w:.2g}" if 1 - w < 1e-3 else f"{w:.3g}"
+
+
 def _finding(verdict: str, group) -> str:
-    parts = []
-    for st, ev in group:
-        where = (f"{'residual' if st['residual'] else 'no residual'}, lam={st['lam']:g}, "
-                 f"alpha={st['alpha']:g}")
-        fails = {L: b for L, b in ev["boundary"].items() if b["first_failing_n"] is not None}
-        if fails:
-            parts.append(f"{where}: holds for n < " + ", ".join(
-                f"{b['first_failing_n']} (layer {L}; there token 1 keeps {b['weight_on_token_1']:.6g} of the "
-                f"weight, the keys where the order breaks at most {b['largest_weight_where_order_breaks']:.2g})"
-                for L, b in fails.items()))
-        else:
-            parts.append(f"{where}: holds for every n <= {ev['n_max']} at layers {', '.join(ev['boundary'])}")
+    text = boundary_finding(
+        group, lambda st: f"{'residual' if st['residual'] else 'no residual'}, lam={st['lam']:g}, alpha={st['alpha']:g}",
+        lambda layer, b: (f"; there token 1 keeps {_share(b['weight_on_token_1'])} of the weight, the keys "
+                          f"where the order breaks at most {b['largest_weight_where_order_breaks']:.2g}"))
     depth = max(int(L) for L in group[0][1]["boundary"])
     scope = ("" if depth >= 6 else f" (quick run: layers 3..{depth} only; the full run searches layers 3..6, "
              f"where residual settings fail at short lengths)")
-    return "; ".join(parts) + "." + scope
+    return text + scope

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from itertools import product
 
-from lnrecency.claims._common import adjacent_triples, grouped, mc_orderings, setting
+from lnrecency.claims._common import (adjacent_triples, boundary_finding, boundary_verdict, grouped,
+                                      mc_orderings, setting)
 from lnrecency.config import ModelConfig
 
 ID = "C6"
@@ -23,21 +24,9 @@ STATEMENT = ("With normalisation, the recency bias persists at deeper layers: ev
 
 
 def _finding(verdict: str, group) -> str:
-    parts = []
-    for st, ev in group:
-        where = (f"{'residual gamma=' + format(st['gamma'], 'g') if st['residual'] else 'no residual'}, "
-                 f"lam={st['lam']:g}, alpha={st['alpha']:g}")
-        fails = {L: b for L, b in ev["boundary"].items() if b["first_failing_n"] is not None}
-        undecided = {L: b for L, b in ev["boundary"].items() if b.get("undecided_from") is not None}
-        if fails:
-            parts.append(f"{where}: holds for n < " + ", ".join(f"{b['first_failing_n']} (layer {L})"
-                                                               for L, b in fails.items()))
-        elif undecided:
-            parts.append(f"{where}: holds for n < " + ", ".join(f"{b['undecided_from']} (layer {L}, undecided "
-                                                               f"beyond)" for L, b in undecided.items()))
-        else:
-            parts.append(f"{where}: holds for every n <= {ev['n_max']}")
-    return "; ".join(parts) + "."
+    return boundary_finding(group, lambda st: (
+        f"{'residual gamma=' + format(st['gamma'], 'g') if st['residual'] else 'no residual'}, "
+        f"lam={st['lam']:g}, alpha={st['alpha']:g}"))
 
 
 def evaluate(*, quick: bool = False, progress=None, seed: int = 20260606) -> list:
@@ -54,9 +43,7 @@ def evaluate(*, quick: bool = False, progress=None, seed: int = 20260606) -> lis
         ev = {"n_max": n_max, "boundary": bounds,
               "gap_row_n": {"n": n, **{str(L): float(s[L - 1, n - 1, n - 2] - s[L - 1, n - 1, 0])
                                        for L in range(3, depth + 1)}}}
-        holds = all(b["first_failing_n"] is None and b.get("undecided_from") is None for b in bounds.values())
-        fails = any(b["first_failing_n"] is not None for b in bounds.values())
-        v = "confirmed" if holds else "refuted" if fails else "inconclusive"
+        v = boundary_verdict(bounds)
         if (residual, gamma, lam, alpha) == (True, 1.0, 1.0, 0.0):
             # the limit predicts S_{27,26} < S_{27,25} at layer 3: claimed ordering 25 over 26
             ev["mc_counterexample"] = mc_orderings(f"C6 dip[{cfg.label()}]", cfg, 27, 3, [(27, 25, 26)],
