@@ -39,7 +39,7 @@ def test_quick_report_writes_every_listed_file(quick_report):
     assert not missing, f"missing files: {missing}"
     assert not [n for n in names if n.endswith(".part")], "temporary files left behind"
     assert len([n for n in names if n.startswith("heatmap_") and n.endswith(".png")]) == 8
-    assert [name for name, _, _ in result.figures] == figures.figure_names(result.settings.heat_d, result.settings.convention)
+    assert [name for name, _, _ in result.figures] == figures.figure_names(result.settings)
     assert [t.name for t in result.tables] == [stem for stem, _, _ in claim_tables.TABLES]
     index = (out / "index.md").read_text(encoding="utf-8")
     for name in expected_files(result.settings):

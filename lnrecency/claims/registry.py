@@ -13,23 +13,11 @@ from typing import Callable, Iterable
 
 from tqdm import tqdm
 
+from lnrecency.claims.catalog import CATALOG
 from lnrecency.verdicts import ClaimResult
 
-#: id -> (module under lnrecency.claims, one-line description)
-CLAIMS: dict[str, tuple[str, str]] = {
-    "T1": ("theorem1", "Theorem 1: layer-2 recency with normalisation, isotropic embeddings"),
-    "C2": ("baseline", "no normalisation: layer 2 flat, layers >= 3 earlier-token bias"),
-    "C3": ("residual", "residual connections weaken but do not remove the bias"),
-    "C4": ("anisotropy", "h(j) depends on alpha; recency for every alpha in [0, 1)"),
-    "C5": ("amplification", "anisotropy can amplify the bias: in which sense"),
-    "C6": ("deeper", "layers 3..L with normalisation"),
-    "C7": ("output_norm", "seed 002: the attention output shrinks with position"),
-    "C8": ("variance", "seed 003: output variance decays; post-attention normalisation fixes it"),
-    "C9": ("finite_width", "per-instance behaviour and the rate in d"),
-    **{f"P{q}": ("printed", "printed derivation line (symbolic)") for q in range(1, 8)},
-    "P8": ("printed_numeric", "printed: saturation of g(i)/h(i) for a != 0"),
-    "P9": ("printed_numeric", "printed: LayerNorm with sqrt(d) vs d scaling"),
-}
+#: id -> (module under lnrecency.claims, one-line description), derived from the catalog
+CLAIMS: dict[str, tuple[str, str]] = {c.id: (c.module, c.description) for c in CATALOG if c.module}
 
 
 def _runner(module: str) -> Callable[..., list[ClaimResult]]:

@@ -48,7 +48,7 @@ def expected_files(settings: ReportSettings, formats: Iterable[str] = FORMATS) -
     """File names a complete report holds (tables x formats, figures x {png, pdf}, index, report.json)."""
     fmts = parse_formats(formats)
     names = [f"{stem}.{f}" for stem, _, _ in claim_tables.TABLES for f in fmts]
-    names += [f"{stem}.{ext}" for stem in figures.figure_names(settings.heat_d, settings.convention) for ext in ("png", "pdf")]
+    names += [f"{stem}.{ext}" for stem in figures.figure_names(settings) for ext in ("png", "pdf")]
     return names + ["index.md", "report.json"]
 
 

@@ -13,6 +13,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from lnrecency.claims.catalog import CATALOG
 from lnrecency.config import ModelConfig, make_config
 from lnrecency.stats import z_score
 from lnrecency.report import series
@@ -404,7 +405,8 @@ def verdict_table(data: ReportData) -> Table:
                  ["id", "source", "verdict", "statement", "finding", "setting"], rows)
 
 
-def _authors_table(data: ReportData) -> Table:
+def authors_table(data: ReportData) -> Table:
+    """The authors' figure of the report's convention, RP of every panel (lnrecency.reproduce)."""
     from dataclasses import replace as _replace
 
     from lnrecency.reproduce import panel_table
@@ -413,45 +415,17 @@ def _authors_table(data: ReportData) -> Table:
     return _replace(t, name="authors_panels")
 
 
-def _phase_table(data: ReportData) -> Table:
+def phase_table_of(data: ReportData) -> Table:
+    """The phase diagram's table (lnrecency.sweep)."""
     from lnrecency.sweep import phase_table
 
     return phase_table(*data.phase())
 
 
-def _score(cid: str) -> Callable[[ReportData], Table]:
-    return lambda data: score_table(data, cid)
-
-
-# (file stem, one line for the index, builder)
+# (file stem, one line for the index, builder): derived from the claim catalog, in its order
 TABLES: list[tuple[str, str, Callable[[ReportData], Table]]] = [
-    ("verdicts", "every claim with its verdict from `lnrecency verify`", verdict_table),
-    ("t1_scores", "Theorem 1: layer-2 last-row scores with LayerNorm, limit vs MC at several d", _score("T1")),
-    ("c2_scores", "no normalisation: layer 2 flat, layer 3 earlier-token bias, limit vs MC", _score("C2")),
-    ("c3_scores", "residual vs no residual at layer 2, limit vs MC", _score("C3")),
-    ("c4_scores", "anisotropic embeddings (alpha = 0.4, 0.8) at layer 2, limit vs MC", _score("C4")),
-    ("c5_gap_vs_alpha", "recency gap S_(n,n-1) - S_(n,1) against alpha, absolute and relative", gap_table),
-    ("c6_scores", "deeper layers 3 and 4 with LayerNorm, limit vs MC", _score("C6")),
-    ("bias_profiles", "Definition 1 row by row, layers 1-4, n = 32, several settings (exact limit)",
-     profile_table),
-    ("c7_output_norm", "seed 002: |o_i|^2 against position, limit vs MC", output_norm_table),
-    ("c8_output_variance", "seed 003: output variance against sequence length, with/without post-norm",
-     variance_table),
-    ("c9_per_instance", "per-instance P(S_(n,n-1) > S_(n,1)) against d", instance_table),
-    ("authors_panels", "the authors' figure in their convention: RP +- SE of every panel, our limit and "
-                       "first-order RP beside it", lambda data: _authors_table(data)),
-    ("phase_diagram", "where recency / earlier / mixed hold per layer 2-8 and sequence length (exact)",
-     lambda data: _phase_table(data)),
-    ("c9_convergence_in_d", "E_d[S] - S_limit against d, fitted slope", convergence_table),
-    ("h_of_j", "h(j) against j for several alpha, without and with residual", h_table),
-    ("layer2_last_row", "layer-2 scores of the last row for every normalisation", last_row_table),
-    ("printed_derivation", "the authors' printed lines P1-P9 with verdicts", printed_table),
-]
+    (t.stem, t.line, t.build) for c in CATALOG for t in c.tables]
 
 
 def build_tables(data: ReportData) -> list[Table]:
     return [builder(data) for _, _, builder in TABLES]
-
-
-#: table builders by file stem (notebooks and scripts call them by name)
-TABLE_BUILDERS: dict[str, Callable[[ReportData], Table]] = {stem: builder for stem, _, builder in TABLES}

@@ -18,11 +18,12 @@ import matplotlib.ticker
 import numpy as np
 from matplotlib.figure import Figure
 
+from lnrecency.claims.catalog import CATALOG
 from lnrecency.report import series
 from lnrecency.report.atomic import atomic_save
 from lnrecency.report.data import ReportData
 
-__all__ = ["ReportFigure", "FIGURES", "build_figures", "figure_names", "heatmap_figure"]
+__all__ = ["ReportFigure", "FIGURES", "build_figures", "figure_names", "heatmap_figure", "heatmap_figures"]
 
 # PDF/PNG metadata without dates: the same seed gives the same bytes.
 _META = {"pdf": {"CreationDate": None, "ModDate": None}, "png": {}}
@@ -251,52 +252,64 @@ def convergence_figure(data: ReportData) -> ReportFigure:
     return ReportFigure("convergence_in_d", title, caption, fig)
 
 
-def _heatmaps(data: ReportData) -> list[ReportFigure]:
+def heatmap_figures(data: ReportData) -> list[ReportFigure]:
     return [heatmap_figure(data, label, variant, residual)
             for label, variant in series.HEATMAP_NORMS(data.settings.heat_d) for residual in (False, True)]
 
 
-# (one line for the index, builder returning one or more figures)
-FIGURES: list[tuple[str, Callable[[ReportData], list[ReportFigure]]]] = [
-    ("expected-score heatmaps, layers 1-4, limit beside MC", _heatmaps),
-    ("h(j) over j for several alpha, without and with residual", lambda d: [h_figure(d)]),
-    ("recency gap S_(n,n-1) - S_(n,1) against alpha", lambda d: [gap_figure(d)]),
-    ("finite-d convergence, log-log with fitted slope", lambda d: [convergence_figure(d)]),
-    ("seed 002: output norm against position", lambda d: [output_norm_figure(d)]),
-    ("seed 003: output variance against sequence length", lambda d: [variance_figure(d)]),
-    ("the authors' simulation figure in their convention, RP on every panel, beside our limit",
-     lambda d: _authors_figures(d)),
-    ("phase diagram: where recency / earlier-token bias / mixed rows hold, layers 2-8",
-     lambda d: [_phase_figure(d)]),
-]
+def heatmap_names(settings) -> list[str]:
+    return [f"heatmap_{_slug(label)}_{'res' if residual else 'nores'}"
+            for label, _ in series.HEATMAP_NORMS(settings.heat_d) for residual in (False, True)]
 
 
-def _authors_figures(data: ReportData) -> list[ReportFigure]:
-    from lnrecency.reproduce import heatmap_figures
+def h_figures(data: ReportData) -> list[ReportFigure]:
+    return [h_figure(data)]
+
+
+def gap_figures(data: ReportData) -> list[ReportFigure]:
+    return [gap_figure(data)]
+
+
+def convergence_figures(data: ReportData) -> list[ReportFigure]:
+    return [convergence_figure(data)]
+
+
+def output_norm_figures(data: ReportData) -> list[ReportFigure]:
+    return [output_norm_figure(data)]
+
+
+def variance_figures(data: ReportData) -> list[ReportFigure]:
+    return [variance_figure(data)]
+
+
+def authors_figures(data: ReportData) -> list[ReportFigure]:
+    """The authors' figure of the report's convention in their style, and our limit beside it."""
+    from lnrecency.reproduce import heatmap_figures as authors_heatmaps
 
     figs, runs = data.authors()
-    return [f for fig in figs for f in heatmap_figures(fig, runs)]
+    return [f for fig in figs for f in authors_heatmaps(fig, runs)]
 
 
-def _phase_figure(data: ReportData) -> ReportFigure:
+def authors_names(settings) -> list[str]:
+    stem = "layernorm" if settings.convention == "authors-v1" else "fig1_d16_d64_L1L2"
+    return [stem, f"{stem}_theory"]
+
+
+def phase_figures(data: ReportData) -> list[ReportFigure]:
     from lnrecency.sweep import phase_figure
 
-    return phase_figure(*data.phase())
+    return [phase_figure(*data.phase())]
 
 
-def figure_names(heat_d: int, convention: str = "authors-v2") -> list[str]:
-    """File stems of every figure :data:`FIGURES` draws (heatmap variants for width ``heat_d``)."""
-    heat = [f"heatmap_{_slug(label)}_{'res' if residual else 'nores'}"
-            for label, _ in series.HEATMAP_NORMS(heat_d) for residual in (False, True)]
-    return heat + ["h_of_j", "gap_vs_alpha", "convergence_in_d", "seed002_output_norm",
-                   "seed003_output_variance"] + (["layernorm", "layernorm_theory"] if convention == "authors-v1"
-                                                  else ["fig1_d16_d64_L1L2", "fig1_d16_d64_L1L2_theory"]) + [
-        "phase_diagram"]
+# (one line for the index, builder returning one or more figures): derived from the claim catalog
+FIGURES: list[tuple[str, Callable[[ReportData], list[ReportFigure]]]] = [
+    (f.line, f.build) for c in CATALOG for f in c.figures]
+
+
+def figure_names(settings) -> list[str]:
+    """File stems of every figure :data:`FIGURES` draws for these report settings."""
+    return [name for c in CATALOG for f in c.figures for name in f.names(settings)]
 
 
 def build_figures(data: ReportData) -> list[ReportFigure]:
     return [f for _, builder in FIGURES for f in builder(data)]
-
-
-#: single-figure builders by short name (notebooks and scripts call them by name)
-FIGURE_BUILDERS: dict[str, Callable[[ReportData], ReportFigure]] = {"phase": _phase_figure}

@@ -1,0 +1,255 @@
+"""Every claim once: its evaluator module, its report tables and figures, and its notebook cells.
+
+The registry behind ``lnrecency verify`` (:data:`lnrecency.claims.registry.CLAIMS`), the report's table and
+figure lists (:data:`lnrecency.report.claim_tables.TABLES`, :data:`lnrecency.report.figures.FIGURES`) and
+the notebooks (``notebooks/make_notebooks.py``) are all derived from :data:`CATALOG`, in its order. A new
+claim is one :class:`Claim` entry here plus its evaluator module (and the builders its outputs name).
+
+Builders are named, not imported (``"score_table"`` in :mod:`lnrecency.report.claim_tables`, ``"h_figure"``
+in :mod:`lnrecency.report.figures`), so this module imports nothing heavy and has no import cycle with the
+report, which reads verdicts from the registry.
+"""
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["TableOutput", "FigureOutput", "Claim", "CATALOG", "NOTEBOOK_TITLES", "by_id"]
+
+
+@dataclass(frozen=True)
+class TableOutput:
+    """A report table: file stem, one line for the index, builder ``claim_tables.<builder>(data, *args)``."""
+
+    stem: str
+    line: str
+    builder: str
+    args: tuple = ()
+
+    def build(self, data: Any):
+        return getattr(importlib.import_module("lnrecency.report.claim_tables"), self.builder)(data, *self.args)
+
+
+@dataclass(frozen=True)
+class FigureOutput:
+    """Report figures: one line for the index, builder ``figures.<builder>(data)`` returning a list of
+    ReportFigure, and ``stems``: the file stems it writes (a tuple, or the name of a function of the report
+    settings in :mod:`lnrecency.report.figures` when they depend on them)."""
+
+    line: str
+    builder: str
+    stems: tuple | str
+
+    def build(self, data: Any) -> list:
+        return getattr(importlib.import_module("lnrecency.report.figures"), self.builder)(data)
+
+    def names(self, settings: Any) -> list[str]:
+        if isinstance(self.stems, str):
+            return getattr(importlib.import_module("lnrecency.report.figures"), self.stems)(settings)
+        return list(self.stems)
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One claim: ``id`` ("T1", "C2".., "P1"..; "report" for the report's own outputs), the module under
+    lnrecency.claims whose ``evaluate(quick, progress)`` returns its ClaimResults (None: no verdicts), a
+    one-line description, and what it owns: report tables, report figures, notebook cells."""
+
+    id: str
+    module: str | None
+    description: str
+    tables: tuple = ()
+    figures: tuple = ()
+    notebook: str | None = None
+    cells: tuple = ()  # (kind "md" | "code", source)
+
+
+def show_table(expr: str) -> str:
+    return f"display(Markdown({expr}.to_markdown()))"
+
+
+def show_figure(expr: str) -> str:
+    return f"fig = {expr}\nprint(fig.caption)\ndisplay(fig.figure)"
+
+
+#: notebook name -> its opening Markdown cell (the claims' cells follow, in catalog order)
+NOTEBOOK_TITLES: dict[str, str] = {
+    "01_theorem1_layernorm_recency":
+        "# Theorem 1: LayerNorm induces layer-2 recency\n\n"
+        "Source: the paper's Theorem 1 (seed 000): with N(0, I/d) embeddings, stacked LayerNorm and "
+        "causal attention, d >> 1, the layer-2 scores grow with the key index j. In the d -> infinity "
+        "limit S^(2)_ij = g(i) / (h(i) h(j)) for j < i, so recency is exactly 'h strictly decreasing'.",
+    "02_no_normalisation_baseline":
+        "# Without normalisation: flat layer 2, earlier-token bias from layer 3\n\n"
+        "Prior work (Wu et al., ICML 2025) finds that stacked causal attention alone biases scores "
+        "toward earlier tokens. In the limit the layer-2 score without normalisation is g(i), "
+        "independent of the key j (flat); the bias toward earlier keys appears at layer 3.",
+    "03_residual_and_anisotropy":
+        "# Residual connections and anisotropic embeddings\n\n"
+        "The paper: residual connections weaken but do not remove the recency bias, and embedding "
+        "anisotropy alpha (E<x_i, x_j> = alpha) 'can amplify it'. Below: h(j) for several alpha with "
+        "and without residual (the second version's Figures 2 and 5), the layer-2 scores, and the "
+        "gap S_(n,n-1) - S_(n,1) against alpha, in absolute and relative terms.",
+    "04_deeper_layers_and_finite_width":
+        "# Deeper layers, single instances and finite width\n\n"
+        "What happens at layers 3 and 4 with LayerNorm; how often a single random draw at width d "
+        "orders the scores like their expectation; and how fast E_d[S] approaches the limit.",
+    "05_seeds_output_norm_and_variance":
+        "# Seeds 002 and 003: shrinking outputs and vanishing variance\n\n"
+        "Seed 002: the average of weakly correlated vectors gets shorter as more are averaged, so the "
+        "attention output shrinks with position (in the limit |o_i|^2 = sum_k P_ik^2). Seed 003: the "
+        "per-coordinate variance of the attention output decays with sequence length, and a "
+        "LayerNorm right after attention keeps it fixed.",
+    "06_printed_derivation":
+        "# The authors' printed derivation, line by line (P1-P9)\n\n"
+        "The first version of the paper (arXiv 2509.21042v1, Sec. 3.2 and App. A) printed the layer-1 "
+        "weights, g(i), h(i)^2, the layer-2 score and the monotonicity arguments. Each line is checked "
+        "against the project's own sympy derivation and exact limit.",
+    "07_authors_simulations_and_boundaries":
+        "# The authors' simulations, and where each claim holds\n\n"
+        "The paper's Figure 1 rerun in the authors' own convention (authors-v2: their token scale, "
+        "1/sqrt(E) score scale and residual, mapped exactly onto our model), with the recency "
+        "probability RP +- SE of every panel beside our limit; then the boundary of recency in the "
+        "sequence length, the decision in alpha a grid cannot make, and the phase diagram.",
+}
+
+_PRINTED = "printed derivation line (symbolic)"
+
+CATALOG: tuple[Claim, ...] = (
+    Claim("report", None, "the report's own outputs",
+          tables=(TableOutput("verdicts", "every claim with its verdict from `lnrecency verify`", "verdict_table"),)),
+    Claim("T1", "theorem1", "Theorem 1: layer-2 recency with normalisation, isotropic embeddings",
+          tables=(TableOutput("t1_scores", "Theorem 1: layer-2 last-row scores with LayerNorm, limit vs MC at "
+                                           "several d", "score_table", ("T1",)),
+                  TableOutput("layer2_last_row", "layer-2 scores of the last row for every normalisation",
+                              "last_row_table")),
+          figures=(FigureOutput("expected-score heatmaps, layers 1-4, limit beside MC", "heatmap_figures",
+                                "heatmap_names"),),
+          notebook="01_theorem1_layernorm_recency",
+          cells=(("md", "The closed forms, derived by sympy from the limit recursion (no residual, LayerNorm):"),
+                 ("code", "from lnrecency.theory.closed_forms import closed_forms\n"
+                          "cf = closed_forms(residual=False, norm='layernorm')\n"
+                          "display(cf.g, cf.h2, cf.score)"),
+                 ("md", "The last row of layer 2: exact limit, closed form, Monte Carlo mean +- SE at two widths, "
+                        "and the paired difference S_(n,j) - S_(n,j-1) (positive = recency):"),
+                 ("code", show_table("claim_tables.score_table(data, 'T1')")),
+                 ("md", "Expected scores per layer, limit beside simulation, for every alpha:"),
+                 ("code", show_figure("figures.heatmap_figure(data, 'LayerNorm, lam = 1', dict(norm='layernorm'), "
+                                      "residual=False)")))),
+    Claim("C2", "baseline", "no normalisation: layer 2 flat, layers >= 3 earlier-token bias",
+          tables=(TableOutput("c2_scores", "no normalisation: layer 2 flat, layer 3 earlier-token bias, limit vs "
+                                           "MC", "score_table", ("C2",)),),
+          notebook="02_no_normalisation_baseline",
+          cells=(("code", "from lnrecency.theory.closed_forms import closed_forms\n"
+                          "cf = closed_forms(residual=False, norm='none')\n"
+                          "display(cf.score)  # no j: flat"),
+                 ("code", show_table("claim_tables.score_table(data, 'C2')")),
+                 ("code", show_table("claim_tables.last_row_table(data)")),
+                 ("code", show_figure("figures.heatmap_figure(data, 'no normalisation', dict(norm='none'), "
+                                      "residual=False)")))),
+    Claim("C3", "residual", "residual connections weaken the bias but do not remove it",
+          tables=(TableOutput("c3_scores", "residual vs no residual at layer 2, limit vs MC", "score_table",
+                              ("C3",)),),
+          notebook="03_residual_and_anisotropy",
+          cells=(("code", show_table("claim_tables.score_table(data, 'C3')")),)),
+    Claim("C4", "anisotropy", "h(j) depends on alpha; recency for every alpha in [0, 1)",
+          tables=(TableOutput("c4_scores", "anisotropic embeddings (alpha = 0.4, 0.8) at layer 2, limit vs MC",
+                              "score_table", ("C4",)),
+                  TableOutput("h_of_j", "h(j) against j for several alpha, without and with residual", "h_table"),
+                  TableOutput("authors_panels", "the authors' figure in their convention: RP +- SE of every "
+                                                "panel, our limit and first-order RP beside it", "authors_table")),
+          figures=(FigureOutput("h(j) over j for several alpha, without and with residual", "h_figures",
+                                ("h_of_j",)),
+                   FigureOutput("the authors' simulation figure in their convention, RP on every panel, beside "
+                                "our limit", "authors_figures", "authors_names")),
+          notebook="03_residual_and_anisotropy",
+          cells=(("code", show_table("claim_tables.score_table(data, 'C4')")),
+                 ("code", show_table("claim_tables.h_table(data)")),
+                 ("code", show_figure("figures.h_figure(data)")))),
+    Claim("C5", "amplification", "anisotropy can amplify the bias: in which sense",
+          tables=(TableOutput("c5_gap_vs_alpha", "recency gap S_(n,n-1) - S_(n,1) against alpha, absolute and "
+                                                 "relative", "gap_table"),),
+          figures=(FigureOutput("recency gap S_(n,n-1) - S_(n,1) against alpha", "gap_figures",
+                                ("gap_vs_alpha",)),),
+          notebook="03_residual_and_anisotropy",
+          cells=(("md", "Whether anisotropy amplifies the bias depends on what is measured: compare the absolute "
+                        "gap with the relative one, with and without residual."),
+                 ("code", show_table("claim_tables.gap_table(data)")),
+                 ("code", show_figure("figures.gap_figure(data)")))),
+    Claim("C6", "deeper", "layers 3..L with normalisation",
+          tables=(TableOutput("c6_scores", "deeper layers 3 and 4 with LayerNorm, limit vs MC", "score_table",
+                              ("C6",)),
+                  TableOutput("bias_profiles", "Definition 1 row by row, layers 1-4, n = 32, several settings "
+                                               "(exact limit)", "profile_table"),
+                  TableOutput("phase_diagram", "where recency / earlier / mixed hold per layer 2-8 and sequence "
+                                               "length (exact)", "phase_table_of")),
+          figures=(FigureOutput("phase diagram: where recency / earlier-token bias / mixed rows hold, layers 2-8",
+                                "phase_figures", ("phase_diagram",)),),
+          notebook="04_deeper_layers_and_finite_width",
+          cells=(("code", show_table("claim_tables.score_table(data, 'C6')")),
+                 ("md", "Definition 1 row by row (exact limit, n = 32): which rows of which layers have recency, "
+                        "earlier-token bias, flat or mixed scores."),
+                 ("code", show_table("claim_tables.profile_table(data)")))),
+    Claim("C7", "output_norm", "seed 002: the attention output shrinks with position",
+          tables=(TableOutput("c7_output_norm", "seed 002: |o_i|^2 against position, limit vs MC",
+                              "output_norm_table"),),
+          figures=(FigureOutput("seed 002: output norm against position", "output_norm_figures",
+                                ("seed002_output_norm",)),),
+          notebook="05_seeds_output_norm_and_variance",
+          cells=(("code", show_table("claim_tables.output_norm_table(data)")),
+                 ("code", show_figure("figures.output_norm_figure(data)")))),
+    Claim("C8", "variance", "seed 003: output variance decays; post-attention normalisation fixes it",
+          tables=(TableOutput("c8_output_variance", "seed 003: output variance against sequence length, "
+                                                    "with/without post-norm", "variance_table"),),
+          figures=(FigureOutput("seed 003: output variance against sequence length", "variance_figures",
+                                ("seed003_output_variance",)),),
+          notebook="05_seeds_output_norm_and_variance",
+          cells=(("code", show_table("claim_tables.variance_table(data)")),
+                 ("code", show_figure("figures.variance_figure(data)")))),
+    Claim("C9", "finite_width", "per-instance behaviour and the rate in d",
+          tables=(TableOutput("c9_per_instance", "per-instance P(S_(n,n-1) > S_(n,1)) against d", "instance_table"),
+                  TableOutput("c9_convergence_in_d", "E_d[S] - S_limit against d, fitted slope",
+                              "convergence_table")),
+          figures=(FigureOutput("finite-d convergence, log-log with fitted slope", "convergence_figures",
+                                ("convergence_in_d",)),),
+          notebook="04_deeper_layers_and_finite_width",
+          cells=(("code", show_table("claim_tables.instance_table(data)")),
+                 ("code", show_table("claim_tables.convergence_table(data)")),
+                 ("code", show_figure("figures.convergence_figure(data)")))),
+    Claim("P1", "printed", _PRINTED,
+          tables=(TableOutput("printed_derivation", "the authors' printed lines P1-P9 with verdicts",
+                              "printed_table"),),
+          notebook="06_printed_derivation",
+          cells=(("code", show_table("claim_tables.printed_table(data)")),)),
+    *(Claim(f"P{q}", "printed", _PRINTED) for q in range(2, 8)),
+    Claim("P8", "printed_numeric", "printed: saturation of g(i)/h(i) for a != 0"),
+    Claim("P9", "printed_numeric", "printed: LayerNorm with sqrt(d) vs d scaling"),
+    Claim("boundaries", None, "where each claim holds: the authors' setting, boundaries in n and alpha, phases",
+          notebook="07_authors_simulations_and_boundaries",
+          cells=(("code", "from lnrecency.conventions import convention_record\n"
+                          "convention_record('authors-v2', norm='layernorm', residual=True, alpha=0.5, d=16)"),
+                 ("md", "Figure 1 of the paper, panel by panel (the report's quick sample size; "
+                        "`lnrecency reproduce` runs every figure at 400 000 draws per setting):"),
+                 ("code", show_table("claim_tables.authors_table(data)")),
+                 ("md", "Where recency holds in the sequence length (exact limit, first failing length = first "
+                        "failing row), for LayerNorm with a residual of weight 8 (the authors' simulation weight "
+                        "at d = 64):"),
+                 ("code", "from lnrecency.theory.boundary import boundary\n"
+                          "[b.to_json() for b in boundary(4, 400, norm='layernorm', residual=True, gamma=8.0, "
+                          "first_layer=3)]"),
+                 ("md", "'Anisotropy can amplify it', absolute gap, no residual, lam = 1, n = 64: the sign of the "
+                        "derivative at alpha = 0 and the interval of alpha where the gap exceeds its alpha = 0 "
+                        "value (root finding):"),
+                 ("code", "from lnrecency.config import ModelConfig\n"
+                          "from lnrecency.theory.anisotropy import decide_alpha\n"
+                          "decide_alpha(64, ModelConfig(lam=1.0), 'absolute').to_json()"),
+                 ("code", show_figure("figures.phase_figures(data)[0]")))),
+)
+
+
+def by_id(claim_id: str) -> Claim:
+    for c in CATALOG:
+        if c.id == claim_id:
+            return c
+    raise ValueError(f"claim id must be one of {', '.join(c.id for c in CATALOG)}; got {claim_id!r}")
