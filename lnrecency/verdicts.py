@@ -75,3 +75,21 @@ class ClaimResult:
         return {"id": self.id, "source": self.source, "statement": self.statement,
                 "setting": _jsonable(self.setting), "verdict": self.verdict, "finding": self.finding,
                 "evidence": _jsonable(self.evidence)}
+
+
+def select(results: list, claim_id: str, *, statement: str | None = None, verdict: str | None = None,
+           **setting: Any) -> list[tuple["ClaimResult", dict]]:
+    """(result, setting) pairs of ``claim_id`` whose setting matches every keyword (the result's base
+    setting merged with each per-setting dict), optionally with that exact ``statement`` (the claim
+    module's constant) and ``verdict``: how tests and scripts pick results, by claim id and setting."""
+    out = []
+    for r in results:
+        if r.id != claim_id or (statement is not None and r.statement != statement) or \
+                (verdict is not None and r.verdict != verdict):
+            continue
+        base = {k: v for k, v in r.setting.items() if k != "settings"}
+        for st in r.setting.get("settings", [{}]):
+            merged = {**base, **st}
+            if all(merged.get(k) == v for k, v in setting.items()):
+                out.append((r, merged))
+    return out

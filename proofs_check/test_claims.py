@@ -11,7 +11,8 @@ import pytest
 from lnrecency.claims.registry import CLAIMS, evaluate
 from lnrecency.cli import main
 from lnrecency.commands.verify import strict
-from lnrecency.verdicts import SOURCES, VERDICTS
+from lnrecency.claims import amplification, anisotropy, baseline, output_norm, printed_numeric, variance
+from lnrecency.verdicts import SOURCES, VERDICTS, select
 
 NUMERIC = [c for c in CLAIMS if not (c.startswith("P") and int(c[1:]) <= 7)]
 
@@ -21,12 +22,19 @@ def results():
     return evaluate(NUMERIC, quick=True, progress=False)
 
 
-def by(results, cid, word=""):
-    return [r for r in results if r.id == cid and word in r.statement]
+def by(results, cid, statement=None):
+    """Results of claim ``cid`` (with that exact statement: the claim module's constant)."""
+    return [r for r in results if r.id == cid and statement in (None, r.statement)]
 
 
-def settings_of(results, cid, verdict, word=""):
-    return [s for r in by(results, cid, word) if r.verdict == verdict for s in r.setting["settings"]]
+def settings_of(results, cid, verdict, statement=None, **setting):
+    """Settings of ``cid`` with ``verdict`` (selected by claim id, statement constant and setting)."""
+    return [st for _, st in select(results, cid, statement=statement, verdict=verdict, **setting)]
+
+
+def verdicts_by(results, cid, statement, key):
+    """{setting[key]: verdict} over every setting of ``cid`` with ``statement``."""
+    return {st[key]: r.verdict for r, st in select(results, cid, statement=statement)}
 
 
 def test_schema_and_coverage(results):
@@ -43,23 +51,24 @@ def test_theorem1_confirmed_everywhere(results):
 
 def test_baseline(results):
     # flat: the sympy proof d/dj S^(2)_ij == 0 (residual on and off)
-    assert len(settings_of(results, "C2", "confirmed", "flat")) == 18
-    refuted = settings_of(results, "C2", "refuted", "earlier")
+    assert len(settings_of(results, "C2", "confirmed", baseline.FLAT)) == 18
+    refuted = settings_of(results, "C2", "refuted", baseline.EARLIER)
     # prior work's setting (no residual) holds; the failures are residual-only (mixed rows at layers >= 5,
     # not reached with L = 4 in quick mode)
     assert all(s["residual"] for s in refuted)
-    assert {(s["lam"], s["alpha"]) for s in settings_of(results, "C2", "confirmed", "earlier")
-            if not s["residual"]} == {(lam, a) for lam in (0.5, 1.0, 3.0) for a in (0.0, 0.5, 0.9)}
+    assert {(s["lam"], s["alpha"]) for s in settings_of(results, "C2", "confirmed", baseline.EARLIER,
+                                                        residual=False)} == {
+        (lam, a) for lam in (0.5, 1.0, 3.0) for a in (0.0, 0.5, 0.9)}
 
 
 def test_residual_and_anisotropy(results):
     assert {r.verdict for r in by(results, "C3")} == {"confirmed"}
-    assert {r.verdict for r in by(results, "C4") if "h(j) curves" not in r.statement} == {"confirmed"}
+    assert {r.verdict for r in by(results, "C4") if r.statement != anisotropy.FIGURE_SETTING} == {"confirmed"}
     # the paper's h(j) figures vs its simulations: same setting without residual; with residual the closed
     # form uses weight 1 and the simulation sqrt(d (1 - alpha)) (tests/test_conventions.py: the closed form
     # equals our limit at gamma = 1 and differs from it at the simulation's weight)
-    fig = {s["figure"]: v for v in VERDICTS for s in settings_of(results, "C4", v, "h(j) curves")}
-    assert fig == {"alpha": "confirmed", "alpha_resid": "refuted"}
+    assert verdicts_by(results, "C4", anisotropy.FIGURE_SETTING, "figure") == {
+        "alpha": "confirmed", "alpha_resid": "refuted"}
 
 
 def test_amplification_per_sense(results):
@@ -67,12 +76,14 @@ def test_amplification_per_sense(results):
     from lnrecency.config import ModelConfig
 
     # absolute gap -> 0 as alpha -> 1 (all Gram entries -> 1): never monotone on [0, 1)
-    assert not settings_of(results, "C5", "confirmed", "(absolute gap increasing")
-    assert not settings_of(results, "C5", "refuted", "(spread gap increasing")
+    grows, can = amplification.GROWS.format, amplification.CAN_AMPLIFY.format
+    assert not settings_of(results, "C5", "confirmed", grows(measure="absolute"))
+    assert not settings_of(results, "C5", "refuted", grows(measure="spread"))
     # lam = 1, no residual, n = 64: a 0.01 grid sees only decrease, but Delta'(0) > 0: amplified on an
     # interval starting at 0. Checked here on the float64 limit directly (not the jets or roots used by the
     # verdict): the gap at half the interval's end exceeds the gap at 0, at twice the end it is below.
-    r = [r for r in by(results, "C5", "(absolute gap: some") if r.verdict == "confirmed"][0]
+    (r, _), = select(results, "C5", statement=can(measure="absolute"), residual=False, lam=1.0, n=64)
+    assert r.verdict == "confirmed"
     ev = [e for e in r.evidence["per_setting"]
           if (e["setting"]["residual"], e["setting"]["lam"], e["setting"]["n"]) == (False, 1.0, 64)][0]
     (lo, hi), = ev["exact"]["amplified_intervals"]
@@ -83,10 +94,10 @@ def test_amplification_per_sense(results):
     assert f"(0, {hi:.4g})" in r.finding
     # the relative gap at lam = 1 is never amplified: Delta'(0) < 0 (quotient of a gap growing slower than
     # |S_n1|); the same machinery says no
-    rel = settings_of(results, "C5", "refuted", "(relative gap: some")
+    rel = settings_of(results, "C5", "refuted", can(measure="relative"))
     assert {(s["residual"], s["lam"]) for s in rel} == {(False, 1.0), (True, 1.0)}
     # the authors' per-instance measure at d = 16: RP increases with alpha (their appendix figure shows it)
-    rp = [e for r in by(results, "C5", "per-instance measure") for e in r.evidence["per_setting"]]
+    rp = [e for r in by(results, "C5", amplification.RP_AMPLIFIES) for e in r.evidence["per_setting"]]
     assert {e["verdict"] for e in rp if e["d"] == 16} == {"confirmed"}
 
 
@@ -103,17 +114,18 @@ def test_deeper_layers(results):
 
 
 def test_seed_claims(results):
-    assert [r.verdict for r in by(results, "C7", "sum_k")] == ["confirmed"]
-    vanish = {s["alpha"]: v for v in VERDICTS for s in settings_of(results, "C7", v, "tends to 0")}
+    assert [r.verdict for r in by(results, "C7", output_norm.STATEMENT)] == ["confirmed"]
+    vanish = {**verdicts_by(results, "C7", output_norm.SHRINK_TO_ZERO, "alpha"),
+              **verdicts_by(results, "C7", output_norm.EXTENSION, "alpha")}
     assert vanish == {0.0: "confirmed", 0.5: "refuted"}  # |o_i|^2 -> alpha
     # alpha > 0 lies outside seed 002's scope (weakly correlated vectors): an extension, not the seed refuted
-    ext = [r for r in by(results, "C7", "Beyond the seed")]
+    ext = by(results, "C7", output_norm.EXTENSION)
     assert [(r.source, r.verdict) for r in ext] == [("our formulation", "refuted")] and "floor" in ext[0].finding
-    assert {r.verdict for r in by(results, "C7", "In the seed's scope")} == {"confirmed"}
-    assert {r.verdict for r in by(results, "C8", "strictly decreases")} == {"confirmed"}
-    assert {s["alpha"]: v for v in VERDICTS for s in settings_of(results, "C8", v, "vanishes")} == {
-        0.0: "confirmed", 0.5: "refuted"}
-    assert [r.verdict for r in by(results, "C8", "keeps")] == ["confirmed"]
+    assert {r.verdict for r in by(results, "C7", output_norm.SHRINK_TO_ZERO)} == {"confirmed"}
+    assert {r.verdict for r in by(results, "C8", variance.DECAYS)} == {"confirmed"}
+    assert {**verdicts_by(results, "C8", variance.VANISHES, "alpha"),
+            **verdicts_by(results, "C8", variance.EXTENSION, "alpha")} == {0.0: "confirmed", 0.5: "refuted"}
+    assert [r.verdict for r in by(results, "C8", variance.FIXED)] == ["confirmed"]
 
 
 def test_finite_width(results):
@@ -122,9 +134,9 @@ def test_finite_width(results):
 
 def test_printed_numeric(results):
     assert {r.verdict for r in by(results, "P8")} == {"confirmed"}
-    assert [r.verdict for r in by(results, "P9", "behaves like l2")] == ["confirmed"]
-    assert [r.verdict for r in by(results, "P9", "sharpens")] == ["confirmed"]
-    refuted = {(s["residual"], s["alpha"], s["d"]) for s in settings_of(results, "P9", "refuted", "weakens")}
+    assert [r.verdict for r in by(results, "P9", printed_numeric.P9A)] == ["confirmed"]
+    assert [r.verdict for r in by(results, "P9", printed_numeric.P9B)] == ["confirmed"]
+    refuted = {(s["residual"], s["alpha"], s["d"]) for s in settings_of(results, "P9", "refuted", printed_numeric.P9C)}
     # at alpha = 0.7 and d = 64 the sqrt(d) scaling strengthens the gap; MC at d = 64 reproduces it
     assert (False, 0.7, 64) in refuted and (False, 0.0, 64) not in refuted
 

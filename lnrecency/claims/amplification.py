@@ -33,6 +33,11 @@ from lnrecency.verdicts import combine
 ID = "C5"
 SOURCE = "seed text"
 MEASURES = ("absolute", "relative", "spread")
+CAN_AMPLIFY = ("Anisotropy can amplify the layer-2 recency bias ({measure} gap: some alpha > 0 gives a larger gap "
+               "than alpha = 0).")
+GROWS = "The layer-2 recency bias grows with alpha on all of [0, 1) ({measure} gap increasing in alpha)."
+RP_AMPLIFIES = ("In the authors' per-instance measure (layer-2 recency probability RP, their convention and "
+                "widths), anisotropy amplifies recency: RP increases with alpha from 0 to 0.8.")
 GRID = tuple(round(0.01 * q, 2) for q in range(100))
 
 
@@ -153,11 +158,9 @@ def evaluate(*, quick: bool = False, progress=None, seed: int = 20260505) -> lis
             can.append((st, v_can, ev))
             increasing = dec["slope_sign"] > 0 and not dec["slope_roots"]
             mono.append((st, "confirmed" if increasing else "refuted", {"exact": dec}))
-        out += grouped(ID, SOURCE, f"Anisotropy can amplify the layer-2 recency bias ({measure} gap: some "
-                                   f"alpha > 0 gives a larger gap than alpha = 0).",
+        out += grouped(ID, SOURCE, CAN_AMPLIFY.format(measure=measure),
                        {"norm": "layernorm", "layer": 2, "measure": measure}, can, _interval_finding)
-        out += grouped(ID, SOURCE, f"The layer-2 recency bias grows with alpha on all of [0, 1) "
-                                   f"({measure} gap increasing in alpha).",
+        out += grouped(ID, SOURCE, GROWS.format(measure=measure),
                        {"norm": "layernorm", "layer": 2, "measure": measure}, mono, _monotone_finding)
     rp_items = []
     samples = 20000 if quick else 200000
@@ -170,7 +173,5 @@ def evaluate(*, quick: bool = False, progress=None, seed: int = 20260505) -> lis
         return "; ".join(f"d={s['d']}, {'residual' if s['residual'] else 'no residual'}: RP = "
                          + ", ".join(f"{r:.4f}" for r in e["rp"]) for s, e in group) + " (alpha = 0..0.8)."
 
-    out += grouped(ID, "our formulation", "In the authors' per-instance measure (layer-2 recency probability RP, "
-                   "their convention and widths), anisotropy amplifies recency: RP increases with alpha "
-                   "from 0 to 0.8.", {"layer": 2, "measure": "RP"}, rp_items, rp_finding)
+    out += grouped(ID, "our formulation", RP_AMPLIFIES, {"layer": 2, "measure": "RP"}, rp_items, rp_finding)
     return out

@@ -1,0 +1,40 @@
+"""lnrecency.verdicts.select (results by claim id, statement and setting) and the catalog behind the
+registry, the report lists and the notebooks."""
+from __future__ import annotations
+
+import pytest
+
+from lnrecency.verdicts import ClaimResult, select
+
+A = ClaimResult("C6", "our formulation", "S", {"norm": "layernorm", "settings": [
+    {"residual": True, "lam": 1.0}, {"residual": False, "lam": 1.0}]}, "refuted")
+B = ClaimResult("C6", "our formulation", "T", {"settings": [{"residual": True, "lam": 8.0}]}, "confirmed")
+
+
+def test_select_by_id_statement_verdict_and_setting():
+    assert [st for _, st in select([A, B], "C6", residual=True)] == [
+        {"norm": "layernorm", "residual": True, "lam": 1.0}, {"residual": True, "lam": 8.0}]
+    assert [r.statement for r, _ in select([A, B], "C6", statement="T")] == ["T"]
+    assert select([A, B], "C6", verdict="refuted", lam=8.0) == []
+    assert select([A, B], "C5") == []
+    assert len(select([A, B], "C6", norm="layernorm")) == 2  # base setting keys match too
+
+
+def test_registry_report_and_notebooks_derive_from_the_catalog():
+    from lnrecency.claims.catalog import CATALOG
+    from lnrecency.claims.registry import CLAIMS
+    from lnrecency.report import claim_tables, figures
+
+    assert list(CLAIMS) == [c.id for c in CATALOG if c.module]
+    assert [stem for stem, _, _ in claim_tables.TABLES] == [t.stem for c in CATALOG for t in c.tables]
+    assert len(figures.FIGURES) == sum(len(c.figures) for c in CATALOG)
+    stems = [t.stem for c in CATALOG for t in c.tables]
+    assert len(stems) == len(set(stems))  # one owner per output
+
+
+def test_catalog_refuses_unknown_id():
+    from lnrecency.claims.catalog import by_id
+
+    assert by_id("C6").module == "deeper"
+    with pytest.raises(ValueError, match="C42"):
+        by_id("C42")
