@@ -55,10 +55,10 @@ def _holds_up_to(b, n_max: int) -> int:
 
 def phase_rows(cfg: ModelConfig, layers: int, n_max: int) -> list[dict]:
     """One row per layer 2..layers for one setting (a pure function: a Dask task)."""
-    from lnrecency.theory.boundary import boundary
+    from lnrecency.theory.boundary import boundaries
 
-    rec = boundary(layers, n_max, config=cfg, first_layer=2)
-    ear = boundary(layers, n_max, ordering="earlier", config=cfg, first_layer=2)
+    both = boundaries(layers, n_max, orderings=("recency", "earlier"), config=cfg, first_layer=2)
+    rec, ear = both["recency"], both["earlier"]
     out = []
     for r, e in zip(rec, ear):
         if r.holds:

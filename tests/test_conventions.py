@@ -20,7 +20,7 @@ from scipy import stats
 from lnrecency.conventions import convention_record, preset
 from lnrecency.numerics import sample_instances, simulate_scores
 from lnrecency.reproduce import authors_h, limit_h
-from lnrecency.stats import PER_COMPARISON, register
+from lnrecency.stats import PER_COMPARISON, k_for, register
 
 SAMPLES = 20000
 
@@ -198,7 +198,7 @@ def test_rp_comparison_rejects_a_wrong_residual_weight(monkeypatch):
     """The same comparison with the residual weight sqrt(d) (the token scale 1/(1 - alpha) forgotten)
     fails on the residual panels with alpha > 0."""
     rows = _panels(monkeypatch, lambda c, row, d: c.replace(gamma=math.sqrt(d)) if row.residual else c)
-    bad = _compare(rows, 5.0)
+    bad = _compare(rows, k_for(PER_COMPARISON / len(rows)))  # stricter than the acceptance test's k
     assert bad and all(r["residual"] and r["alpha"] > 0 for r in bad)
 
 

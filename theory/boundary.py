@@ -29,7 +29,7 @@ import numpy as np
 
 from lnrecency.config import ModelConfig, check_choice, check_int, make_config
 
-__all__ = ["ORDERINGS", "LayerBoundary", "boundary", "row_holds", "FLOAT_RESOLUTION", "MPMATH_MAX_N"]
+__all__ = ["ORDERINGS", "LayerBoundary", "boundary", "boundaries", "row_holds", "FLOAT_RESOLUTION", "MPMATH_MAX_N"]
 
 ORDERINGS = ("recency", "earlier", "flat")
 FLOAT_RESOLUTION = 1e-12
@@ -129,28 +129,34 @@ class _Rows:
             return signs, np.array([float(x) for x in hd]), f"mpmath dps={self.dps}"
 
 
+def _search(rows: "_Rows", layer: int, ordering: str, n_max: int) -> LayerBoundary:
+    for i in range(2, n_max + 1):
+        try:
+            signs, diffs, precision = rows.signs(layer, i)
+        except _Undecided:
+            return LayerBoundary(layer, ordering, n_max, None, undecided_from=i)
+        if not row_holds(ordering, signs):
+            return LayerBoundary(layer, ordering, n_max, i, tuple(diffs), precision)
+    return LayerBoundary(layer, ordering, n_max, None)
+
+
+def boundaries(layers: int, n_max: int, *, orderings: tuple = ORDERINGS, config: ModelConfig | None = None,
+               dps: int = 40, first_layer: int = 1, **params: Any) -> dict[str, list[LayerBoundary]]:
+    """:func:`boundary` for several orderings on one limit computation: {ordering: [per layer]}."""
+    layers = check_int("layers", layers, minimum=1)
+    n_max = check_int("n_max", n_max, minimum=2)
+    first_layer = check_int("first_layer", first_layer, minimum=1, maximum=layers)
+    for o in orderings:
+        check_choice("ordering", o, ORDERINGS)
+    check_int("dps", dps, minimum=20)
+    rows = _Rows(n_max, layers, make_config(config, **params), dps)
+    return {o: [_search(rows, layer, o, n_max) for layer in range(first_layer, layers + 1)] for o in orderings}
+
+
 def boundary(layers: int, n_max: int, *, ordering: str = "recency", config: ModelConfig | None = None,
              dps: int = 40, first_layer: int = 1, **params: Any) -> list[LayerBoundary]:
     """For each layer first_layer..``layers``: the first row i <= n_max at which ``ordering`` fails
     (Definition 1, exact limit), or None when it holds on rows 1..n_max."""
-    layers = check_int("layers", layers, minimum=1)
-    n_max = check_int("n_max", n_max, minimum=2)
-    first_layer = check_int("first_layer", first_layer, minimum=1, maximum=layers)
     check_choice("ordering", ordering, ORDERINGS)
-    check_int("dps", dps, minimum=20)
-    cfg = make_config(config, **params)
-    rows = _Rows(n_max, layers, cfg, dps)
-    out = []
-    for layer in range(first_layer, layers + 1):
-        found = None
-        for i in range(2, n_max + 1):
-            try:
-                signs, diffs, precision = rows.signs(layer, i)
-            except _Undecided:
-                found = LayerBoundary(layer, ordering, n_max, None, undecided_from=i)
-                break
-            if not row_holds(ordering, signs):
-                found = LayerBoundary(layer, ordering, n_max, i, tuple(diffs), precision)
-                break
-        out.append(found or LayerBoundary(layer, ordering, n_max, None))
-    return out
+    return boundaries(layers, n_max, orderings=(ordering,), config=config, dps=dps, first_layer=first_layer,
+                      **params)[ordering]
