@@ -10,10 +10,11 @@ from hypothesis import strategies as st
 from lnrecency.cli import main
 
 NUMBERS = st.sampled_from(["0", "1", "-1", "2", "1e300", "-1e300", "nan", "inf", "0.5", "sqrt(4)", "x", "",
-                           "99999999999", "1e-300", "3.7"])
+                           "99999999999", "1e-300", "3.7", "authors-v2", "authors-v1", "recency", "none"])
 FLAGS = st.sampled_from(["--n", "--layers", "--alpha", "--lam", "--gamma", "--d", "--dps", "--digits",
-                         "--samples", "--seed", "--norm", "--residual", "--json", "--bogus"])
-COMMANDS = st.sampled_from(["limit", "finite-width", "bias", "simulate", "check-formula"])
+                         "--samples", "--seed", "--norm", "--residual", "--json", "--bogus", "--convention",
+                         "--ln-scaling", "--n-max", "--ordering"])
+COMMANDS = st.sampled_from(["limit", "finite-width", "bias", "simulate", "check-formula", "boundary"])
 
 
 # capsys is read (and so reset) in every example
@@ -24,10 +25,12 @@ ONE_FIXTURE = settings(suppress_health_check=[HealthCheck.function_scoped_fixtur
 @given(command=COMMANDS, parts=st.lists(st.tuples(FLAGS, NUMBERS), max_size=4))
 def test_random_command_lines_end_cleanly(capsys, command, parts):
     argv = [command] + (["h", "j"] if command == "check-formula" else [])
-    if command == "bias":
+    if command in ("bias", "boundary"):
         argv += ["--layer", "2"]
+    if command == "boundary":
+        argv += ["--n-max", "12"]
     for flag, value in parts:
-        argv += [flag] if flag in ("--residual", "--json") else [flag, value]
+        argv += [flag] if flag in ("--residual", "--json", "--ln-scaling") else [flag, value]
     if command in ("simulate", "bias"):  # keep honest runs small: the point is the parsing
         argv += ["--samples", "50", "--n", "3"]
     t0 = time.perf_counter()

@@ -57,3 +57,27 @@ def test_interrupted_run_leaves_the_old_folder(tmp_path, monkeypatch):
         rep.reproduce(out, figure="1", samples=200, progress=False)
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before
     assert [p.name for p in tmp_path.iterdir()] == ["rep"]  # no staging folder left
+
+
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
+def test_killed_run_leaves_nothing(tmp_path, sig):
+    """A run stopped by Ctrl-C (SIGINT) or kill (SIGTERM) mid-simulation leaves neither DIR nor a staging
+    folder behind (lnrecency.report.atomic.staged_directory)."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    out = tmp_path / "rep"
+    proc = subprocess.Popen([sys.executable, "-m", "lnrecency.cli", "reproduce", "--figure", "A1", "--samples",
+                             "100000000", "--out", str(out), "--no-progress"],
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL) and None,
+                            stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 60
+    while not any(tmp_path.iterdir()) and time.time() < deadline:  # the staging folder exists: mid-run
+        time.sleep(0.1)
+    time.sleep(1.0)
+    proc.send_signal(getattr(signal, sig))
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode != 0 and "Traceback" not in err
+    assert list(tmp_path.iterdir()) == []

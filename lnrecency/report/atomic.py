@@ -72,10 +72,31 @@ def staged_directory(final: str | os.PathLike, manifest: str) -> Iterator[Path]:
         stage = Path(tempfile.mkdtemp(dir=final.parent, prefix=f".{final.name}.building-"))
     except OSError as exc:  # name the folder the user asked for, not the staging one
         raise OSError(exc.errno, exc.strerror, str(final)) from None
+    with _terminate_as_exit():
+        try:
+            yield stage
+        finally:
+            shutil.rmtree(stage, ignore_errors=True)  # gone after a successful publish; removed otherwise
+
+
+@contextmanager
+def _terminate_as_exit() -> Iterator[None]:
+    """SIGTERM (kill, a scheduler's stop) raises SystemExit(143) in the main thread instead of ending the
+    process on the spot, so cleanup runs as for Ctrl-C; the previous handler is restored on exit."""
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum, frame):
+        raise SystemExit(128 + signum)
+
+    previous = signal.signal(signal.SIGTERM, stop)
     try:
-        yield stage
+        yield
     finally:
-        shutil.rmtree(stage, ignore_errors=True)  # gone after a successful publish; removed otherwise
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _owned_names(folder: Path, manifest: str) -> set[str]:
