@@ -4,33 +4,19 @@ Shared by ``lnrecency verify``, ``pytest proofs_check`` and ``lnrecency report``
 JSON schema of one result (``ClaimResult.to_json()``):
     {"id": str, "source": str, "statement": str, "setting": {...}, "verdict": str, "finding": str,
      "evidence": {...}}
+``evidence``: a typed record of :mod:`lnrecency.evidence` (read by attribute; its JSON is ``to_json()``).
 ``finding``: in one or two sentences, what holds and what fails, with the boundary and the numbers
 ("" when the verdict says it all).
 """
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
+
+from lnrecency.evidence import Evidence, jsonable
 
 VERDICTS = ("confirmed", "refuted", "inconclusive")
 SOURCES = ("seed text", "printed derivation", "our formulation")
-
-
-def _jsonable(x: Any) -> Any:
-    if isinstance(x, dict):
-        return {str(k): _jsonable(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [_jsonable(v) for v in x]
-    if isinstance(x, bool) or x is None or isinstance(x, str):
-        return x
-    if isinstance(x, int):
-        return x
-    try:
-        f = float(x)
-    except (TypeError, ValueError):
-        return str(x)
-    return None if math.isnan(f) else f
 
 
 def combine(verdicts: list[str]) -> str:
@@ -58,7 +44,7 @@ class ClaimResult:
     statement: str
     setting: dict
     verdict: str
-    evidence: dict = field(default_factory=dict)
+    evidence: Evidence
     finding: str = ""
 
     def __post_init__(self) -> None:
@@ -66,6 +52,8 @@ class ClaimResult:
             raise ValueError(f"verdict must be one of {VERDICTS}; got {self.verdict!r}")
         if self.source not in SOURCES:
             raise ValueError(f"source must be one of {SOURCES}; got {self.source!r}")
+        if not isinstance(self.evidence, Evidence):
+            raise TypeError(f"evidence must be an lnrecency.evidence record; got {type(self.evidence).__name__}")
 
     @property
     def confirmed(self) -> bool:
@@ -73,8 +61,8 @@ class ClaimResult:
 
     def to_json(self) -> dict:
         return {"id": self.id, "source": self.source, "statement": self.statement,
-                "setting": _jsonable(self.setting), "verdict": self.verdict, "finding": self.finding,
-                "evidence": _jsonable(self.evidence)}
+                "setting": jsonable(self.setting), "verdict": self.verdict, "finding": self.finding,
+                "evidence": jsonable(self.evidence)}
 
 
 def select(results: list, claim_id: str, *, statement: str | None = None, verdict: str | None = None,

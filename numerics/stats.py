@@ -11,8 +11,6 @@ The standard error of a sample mean is sqrt(M2 / (n - 1) / n).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from lnrecency.stats import Estimate, Proportion

@@ -84,10 +84,10 @@ def test_amplification_per_sense(results):
     # verdict): the gap at half the interval's end exceeds the gap at 0, at twice the end it is below.
     (r, _), = select(results, "C5", statement=can(measure="absolute"), residual=False, lam=1.0, n=64)
     assert r.verdict == "confirmed"
-    ev = [e for e in r.evidence["per_setting"]
-          if (e["setting"]["residual"], e["setting"]["lam"], e["setting"]["n"]) == (False, 1.0, 64)][0]
-    (lo, hi), = ev["exact"]["amplified_intervals"]
-    assert lo == 0.0 and 1e-3 < hi < 1e-2 and ev["exact"]["slope_sign"] == 1
+    ev = [e.evidence for e in r.evidence.per_setting
+          if (e.setting["residual"], e.setting["lam"], e.setting["n"]) == (False, 1.0, 64)][0]
+    (lo, hi), = ev.exact.amplified
+    assert lo == 0.0 and 1e-3 < hi < 1e-2 and ev.exact.slope_sign == 1
     cfg = ModelConfig(lam=1.0)
     g0 = gap(64, cfg, "absolute")
     assert gap(64, cfg.replace(alpha=hi / 2), "absolute") > g0 > gap(64, cfg.replace(alpha=2 * hi), "absolute")
@@ -97,8 +97,8 @@ def test_amplification_per_sense(results):
     rel = settings_of(results, "C5", "refuted", can(measure="relative"))
     assert {(s["residual"], s["lam"]) for s in rel} == {(False, 1.0), (True, 1.0)}
     # the authors' per-instance measure at d = 16: RP increases with alpha (their appendix figure shows it)
-    rp = [e for r in by(results, "C5", amplification.RP_AMPLIFIES) for e in r.evidence["per_setting"]]
-    assert {e["verdict"] for e in rp if e["d"] == 16} == {"confirmed"}
+    rp = [e.evidence for r in by(results, "C5", amplification.RP_AMPLIFIES) for e in r.evidence.per_setting]
+    assert {e.verdict for e in rp if e.d == 16} == {"confirmed"}
 
 
 def test_deeper_layers(results):
@@ -106,8 +106,8 @@ def test_deeper_layers(results):
     assert {(s["residual"], s["gamma"], s["lam"], s["alpha"]) for s in bad} >= {(True, 1.0, 1.0, 0.0)}
     assert all(s["residual"] for s in bad)
     r = [r for r in by(results, "C6") if r.verdict == "refuted"][0]
-    ev = [e for e in r.evidence["per_setting"] if "mc_counterexample" in e][0]
-    assert ev["mc_counterexample"]["verdict"] == "confirmed"  # S_27,25 > S_27,26 at d = 10^12
+    ev, = [e.evidence for e in r.evidence.per_setting if e.evidence.mc_counterexample is not None]
+    assert ev.mc_counterexample.verdict == "confirmed"  # S_27,25 > S_27,26 at d = 10^12
     # the verdict says where it holds: row 27 is the first failing length at layer 3 (tests/test_boundary.py
     # brute-forces it length by length)
     assert "residual gamma=1, lam=1, alpha=0: holds for n < 27 (layer 3)" in r.finding
@@ -142,11 +142,13 @@ def test_printed_numeric(results):
 
 
 def test_printed_symbolic_lines_are_registered():
-    """P1..P7 are routed to lnrecency.claims.printed (evaluated in test_printed_symbolic.py)."""
-    from lnrecency.claims import printed
+    """P1..P7 are routed to lnrecency.claims.printed (evaluated in test_printed_symbolic.py), one evaluator
+    per id: asking for one line evaluates only that line."""
+    from lnrecency.claims import printed, printed_numeric
 
     assert {c for c, (module, _) in CLAIMS.items() if module == "printed"} == {f"P{q}" for q in range(1, 8)}
-    assert callable(printed.evaluate_printed_symbolic)
+    assert set(printed.BY_ID) == {f"P{q}" for q in range(1, 8)} and set(printed_numeric.BY_ID) == {"P8", "P9"}
+    assert [r.id for r in evaluate(["P2", "P3"], quick=True, progress=False)] == ["P2", "P3"]
 
 
 def test_verify_cli_json(capsys):

@@ -26,7 +26,7 @@ from lnrecency.claims._common import theory_mean_checks
 from lnrecency.config import ModelConfig
 from lnrecency.numerics import convergence_in_d, sample_instances, simulate_scores
 from lnrecency.numerics.convergence import ConvergenceResult
-from lnrecency.stats import k_for, register
+from lnrecency.stats import register
 from lnrecency.theory.finite_width import finite_difference_c, finite_width, wishart_directions
 
 # Configurations the checks run on: LayerNorm with and without residual (the centring term is nonzero
@@ -124,11 +124,10 @@ def _check(sims, fw, c=None, name="finite-width: MC vs limit + c/d [layernorm+re
 def test_monte_carlo_agrees_with_limit_plus_c_over_d(ln_res_sims):
     sims, fw = ln_res_sims
     results = _check(sims, fw)
-    assert all(r["passed"] for r in results), [
-        (r["d"], max(abs(ch["z"]) for ch in r["checks"])) for r in results]
+    assert all(r.passed for r in results), [(r.d, r.max_abs_z) for r in results]
     # ... and the bare limit is not what the simulation sees: the 1/d term is resolved
     bare = _check(sims, fw, c={e: 0.0 for e in ENTRIES})
-    assert not all(r["passed"] for r in bare)
+    assert not all(r.passed for r in bare)
 
 
 @pytest.mark.parametrize("mutant", ["without the LayerNorm term", "halved", "sign flipped"])
@@ -139,7 +138,7 @@ def test_monte_carlo_rejects_wrong_coefficients(ln_res_sims, mutant):
              "sign flipped": -fw.c}[mutant]
     planted = {(i, j): float(wrong[l0, i - 1, j - 1]) for i, j in ENTRIES}
     results = _check(sims, fw, c=planted)
-    assert not all(r["passed"] for r in results)
+    assert not all(r.passed for r in results)
 
 
 # -- 4. the remainder decays like 1/d^2 ------------------------------------------------------------

@@ -143,10 +143,10 @@ def test_p4(results):
     within = all(abs(Decimal(mpmath.nstr(s[k[0] - 1, k[1] - 1], 20)) - Decimal(v)) < Decimal("0.001")
                  for k, v in printed.items())
     assert within and results["P4"].verdict == "confirmed"
-    ev = results["P4"].to_json()["evidence"]
-    assert ev["formula"]["equal"] is True
-    assert [n["agrees_at_3_decimals"] for n in ev["numbers"]] == [True, True, False]
-    assert all(n["within_one_unit_of_last_digit"] for n in ev["numbers"])
+    ev = results["P4"].evidence
+    assert ev.formula.equal is True
+    assert [n.agrees_at_3_decimals for n in ev.numbers] == [True, True, False]
+    assert all(n.within_one_unit_of_last_digit for n in ev.numbers)
 
 
 def test_p4_rejects_a_wrong_printed_number():
@@ -172,7 +172,7 @@ def test_p5(results):
             c0 = num[1] - c1 - c2
             assert c0 < 0 and c1 < 0 and c2 < 0, (text, c0, c1, c2)
     assert results["P5"].verdict == "confirmed"
-    assert results["P5"].evidence["degree_in_j"] == 2
+    assert results["P5"].evidence.degree_in_j == 2
 
 
 def test_p7(results):
@@ -190,7 +190,7 @@ def test_p7(results):
     assert all(signs)  # the conclusion (< 0) holds for the true difference
     r = results["P7"]
     assert r.verdict == "refuted"
-    assert r.evidence["conclusion_lt_0_holds"] is True and r.evidence["corrected_equal"] is True
+    assert r.evidence.conclusion_lt_0_holds is True and r.evidence.corrected_equal is True
     with mpmath.workdps(DPS):  # the printed expression is even positive at a = 0, i = 6..10
         assert [q for q in range(1, 50) if p7_printed(mpmath.mpf(q), mpmath.mpf(0)) >= 0] == \
-            r.evidence["printed_expression_nonnegative_at_a0_for_i"] == [6, 7, 8, 9, 10]
+            r.evidence.printed_expression_nonnegative_at_a0_for_i == [6, 7, 8, 9, 10]

@@ -6,7 +6,7 @@ import math
 import pytest
 from scipy.stats import norm
 
-from lnrecency.stats import (BUDGET, EXACT_RATE, PER_COMPARISON, SUITE_LIMITS, Budget, bernstein_halfwidth,
+from lnrecency.stats import (EXACT_RATE, PER_COMPARISON, SUITE_LIMITS, Budget, bernstein_halfwidth,
                              clopper_pearson_interval, edgeworth_tail_ratio, k_for, mean_check,
                              ordering_check, wilson_interval)
 

@@ -226,11 +226,12 @@ def test_out_must_be_a_directory(tmp_path):
 
 def test_readme_verdict_block(tmp_path):
     from lnrecency.report.readme import BEGIN, END, update_readme
+    from lnrecency.evidence import SettingGroup
     from lnrecency.verdicts import ClaimResult
     readme = tmp_path / "README.md"
     readme.write_text(f"# x\n\n{BEGIN}\nOLDBLOCK\n{END}\n\ntail\n")
     r = ClaimResult("C5", "seed text", "gap | grows", {"settings": [{"lam": 1.0}, {"lam": 8.0}]}, "refuted",
-                    finding="holds for n < 9")
+                    SettingGroup(per_setting=(), settings_total=2, settings_here=2), finding="holds for n < 9")
     update_readme(readme, [r], quick=True)
     text = readme.read_text()
     assert text.startswith("# x\n\n") and text.endswith(f"{END}\n\ntail\n") and "OLDBLOCK" not in text

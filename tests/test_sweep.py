@@ -3,9 +3,6 @@ processes gives the same bytes as one process, for the sweep and for chunked Mon
 with the Definition-1 profiler (lnrecency.bias, a separate classification path)."""
 from __future__ import annotations
 
-import json
-
-import numpy as np
 import pytest
 
 from lnrecency.bias import bias_profile

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import pytest
 
+from lnrecency.evidence import SettingGroup
 from lnrecency.verdicts import ClaimResult, select
 
+NONE = SettingGroup(per_setting=(), settings_total=0, settings_here=0)
 A = ClaimResult("C6", "our formulation", "S", {"norm": "layernorm", "settings": [
-    {"residual": True, "lam": 1.0}, {"residual": False, "lam": 1.0}]}, "refuted")
-B = ClaimResult("C6", "our formulation", "T", {"settings": [{"residual": True, "lam": 8.0}]}, "confirmed")
+    {"residual": True, "lam": 1.0}, {"residual": False, "lam": 1.0}]}, "refuted", NONE)
+B = ClaimResult("C6", "our formulation", "T", {"settings": [{"residual": True, "lam": 8.0}]}, "confirmed", NONE)
 
 
 def test_select_by_id_statement_verdict_and_setting():

@@ -20,13 +20,15 @@ Claims about a finite d (C8 at d = 64, C9, P9 at d = 64) are tested at that d.
 """
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 
 from lnrecency.config import ModelConfig
+from lnrecency.evidence import (EntryCheck, MeanChecks, OrderingTest, OrderingTests, PairedMean, PerSetting,
+                                 RemainderConstant, SettingGroup)
 from lnrecency.stats import PER_COMPARISON, mean_check, ordering_check, register
-from lnrecency.verdicts import combine
 
 D_BIG = 10 ** 12
 D_REF = 256
@@ -81,7 +83,7 @@ def theory(cfg: ModelConfig, n: int, layers: int):
 
 
 def remainder_constant(name: str, sims_ref: tuple, fw, layer: int, entries: list[tuple[int, int]], *,
-                       quantity: str = "score", c: dict | None = None) -> dict:
+                       quantity: str = "score", c: dict | None = None) -> RemainderConstant:
     """R >= sup_{d >= d_ref} d^2 |E_d X - X_lim - c/d| over ``entries``, from plain Monte Carlo at d_ref
     and 2 d_ref (``sims_ref``). With y(d) = d^2 r(d) = e2 + e3/d + O(1/d^2) (the next order after the
     remainder's leading term), y is monotone between y(d_ref) and e2 = 2 y(2 d_ref) - y(d_ref), so
@@ -103,21 +105,21 @@ def remainder_constant(name: str, sims_ref: tuple, fw, layer: int, entries: list
             cij = c[(i, j)] if c is not None else cij
             ucb.append(sim.d ** 2 * (abs(est - lim - cij / sim.d) + k * se))
         worst = max(worst, ucb[0] + 2 * ucb[1])
-    return {"R": float(worst), "d_ref": lo.d, "samples": lo.samples, "seed": lo.seed, "k": k}
+    return RemainderConstant(R=float(worst), d_ref=lo.d, samples=lo.samples, seed=lo.seed, k=k)
 
 
 def theory_mean_checks(name: str, sims_ref: tuple, sim, fw, layer: int, entries: list[tuple[int, int]],
                        *, quantity: str = "score", predictions: dict | None = None,
-                       c: dict | None = None) -> dict:
+                       c: dict | None = None) -> MeanChecks:
     """|MC - (limit + c/d)| <= k SE + R/d^2 for ``entries`` of ``sim`` (width d >= d_ref; ``sims_ref``
-    at d_ref and 2 d_ref measure R); evidence dict. ``predictions`` overrides the limit and ``c`` the 1/d
+    at d_ref and 2 d_ref measure R). ``predictions`` overrides the limit and ``c`` the 1/d
     coefficients (power tests plant wrong ones: the same machinery must say no)."""
     d = sim.d
     if d < sims_ref[0].d:
         raise ValueError(f"the remainder bound R/d^2 is measured from d_ref={sims_ref[0].d} and holds for "
                          f"d >= d_ref; got d={d}")
     const = remainder_constant(name, sims_ref, fw, layer, entries, quantity=quantity, c=c)
-    bound = const["R"] / d ** 2
+    bound = const.R / d ** 2
     k = register(f"{name}: MC mean at d={d}", len(entries), sided=2)
     checks = []
     for i, j in entries:
@@ -128,16 +130,15 @@ def theory_mean_checks(name: str, sims_ref: tuple, sim, fw, layer: int, entries:
             cij = c[(i, j)]
         pred = lim + cij / d
         m = mean_check(est, se, pred, k=k, bias_bound=bound + ROUNDING * max(1.0, abs(float(pred))))
-        checks.append({"i": i, "j": j, "limit": lim, "c": cij, **m.as_dict()})
-    return {"kind": f"MC mean vs limit + c/d ({quantity})", "layer": layer, "d": d,
-            "samples": sim.samples, "seed": sim.seed, "method": sim.method, "remainder_constant": const,
-            "remainder_bound": bound, "per_comparison_rate": PER_COMPARISON, "checks": checks,
-            "passed": all(ch["passed"] for ch in checks)}
+        checks.append(EntryCheck(i=i, j=j, limit=lim, c=cij, check=m))
+    return MeanChecks(kind=f"MC mean vs limit + c/d ({quantity})", layer=layer, d=d, samples=sim.samples,
+                      seed=sim.seed, method=sim.method, remainder_constant=const, remainder_bound=bound,
+                      per_comparison_rate=PER_COMPARISON, checks=tuple(checks))
 
 
 def mc_means(name: str, cfg: ModelConfig, n: int, layer: int, entries: list[tuple[int, int]], *,
              samples: int, seed: int, d: int = D_BIG, quantity: str = "score", progress=None,
-             predictions: dict | None = None, c: dict | None = None, d_ref: int = D_REF) -> dict:
+             predictions: dict | None = None, c: dict | None = None, d_ref: int = D_REF) -> MeanChecks:
     """Simulate at d_ref and 2 d_ref (seeds + 1, + 2) and at d (seed), then :func:`theory_mean_checks`."""
     sims_ref = reference_sims(cfg, n, layer, samples, seed, d_ref, progress)
     sim = simulate(n, layer, d, samples, seed, cfg, progress)
@@ -153,7 +154,7 @@ def reference_sims(cfg: ModelConfig, n: int, layer: int, samples: int, seed: int
 
 
 def mc_orderings(name: str, cfg: ModelConfig, n: int, layer: int, triples: list[tuple[int, int, int]],
-                 *, samples: int, seed: int, d: int = D_BIG, progress=None, sim=None) -> dict:
+                 *, samples: int, seed: int, d: int = D_BIG, progress=None, sim=None) -> OrderingTests:
     """One-sided paired tests of E S_ij > E S_ik at width d for (i, j, k) in ``triples``.
 
     The claimed direction is j over k; z > k confirms, z < -k refutes (k from the budget).
@@ -165,10 +166,17 @@ def mc_orderings(name: str, cfg: ModelConfig, n: int, layer: int, triples: list[
     for i, j, kk in triples:
         est = sim.paired_difference(layer, i, j, kk)
         o = ordering_check(est.mean, est.stderr, k=k)
-        tests.append({"i": i, "j": j, "k_key": kk, **o.as_dict()})
-    overall = combine([t["verdict"] for t in tests])
-    return {"kind": "MC paired ordering (one-sided)", "layer": layer, "d": d, "samples": samples,
-            "seed": seed, "method": "gram", "tests": tests, "verdict": overall}
+        tests.append(OrderingTest(i=i, j=j, k_key=kk, check=o))
+    return OrderingTests(layer=layer, d=d, samples=samples, seed=seed, tests=tuple(tests))
+
+
+def gap_comparison(first: ModelConfig, second: ModelConfig, n: int, *, k: float, samples: int,
+                   seeds: tuple[int, int], d: int = D_BIG, progress=None, control_variate: str = "none") -> tuple:
+    """One-sided test of Delta(first) > Delta(second), Delta = S_{n,n-1} - S_{n,1} at layer 2, from two
+    independent runs (seeds ``seeds``; SEs in quadrature): (estimate first, estimate second, OrderingCheck)."""
+    est = [simulate(n, 2, d, samples, s, c, progress, control_variate=control_variate).paired_difference(2, n, n - 1, 1)
+           for c, s in zip((first, second), seeds)]
+    return est[0], est[1], ordering_check(est[0].mean - est[1].mean, math.hypot(est[0].stderr, est[1].stderr), k=k)
 
 
 def row_labels(n: int, layer: int, cfg: ModelConfig, *, min_row: int = 2) -> dict[str, list[int]]:
@@ -194,55 +202,47 @@ def as_float_list(x) -> list:
 
 
 def mc_paired_mean(name: str, cfg: ModelConfig, n: int, layer: int, i: int, j: int, kk: int, *,
-                   prediction: float, samples: int, seed: int, d: int = D_BIG, progress=None) -> dict:
+                   prediction: float, samples: int, seed: int, d: int = D_BIG, progress=None) -> PairedMean:
     """Two-sided check |mean(S_ij - S_ik) - (prediction + (c_ij - c_ik)/d)| <= k SE + 2 R/d^2 at width d
     (``prediction``: the limit of the difference; R over both entries, so 2R bounds the difference)."""
     fw = theory(cfg, n, layer)
     const = remainder_constant(name, reference_sims(cfg, n, layer, samples, seed, D_REF, progress), fw,
                                layer, [(i, j), (i, kk)])
-    bound = 2 * const["R"] / d ** 2
+    bound = 2 * const.R / d ** 2
     k = register(f"{name}: MC paired mean at d={d}", 1, sided=2)
     sim = simulate(n, layer, d, samples, seed, cfg, progress)
     pred = prediction + (fw.c[layer - 1, i - 1, j - 1] - fw.c[layer - 1, i - 1, kk - 1]) / d
     est = sim.paired_difference(layer, i, j, kk)
     m = mean_check(est.mean, est.stderr, pred, k=k,
                    bias_bound=bound + ROUNDING * max(1.0, abs(float(pred))))
-    return {"kind": "MC paired difference mean", "layer": layer, "i": i, "j": j, "k_key": kk, "d": d,
-            "samples": samples, "seed": seed, "remainder_constant": const, **m.as_dict()}
+    return PairedMean(layer=layer, i=i, j=j, k_key=kk, d=d, samples=samples, seed=seed,
+                      remainder_constant=const, check=m)
 
 
-def boundary_verdict(bounds: dict) -> str:
-    """Verdict of "the ordering holds on every row up to n_max" from per-layer boundary JSON
-    (lnrecency.theory.boundary.LayerBoundary.to_json): confirmed / refuted / inconclusive (undecided rows)."""
-    if any(b["first_failing_n"] is not None for b in bounds.values()):
-        return "refuted"
-    if any(b.get("undecided_from") is not None for b in bounds.values()):
-        return "inconclusive"
-    return "confirmed"
-
-
-def boundary_finding(group, where, detail=lambda layer, b: "") -> str:
+def boundary_finding(group, where, detail=lambda layer, entry: "") -> str:
     """'<where>: holds for n < N* (layer l<detail>), ...' per setting of ``group`` (setting, evidence with a
-    "boundary" and "n_max"); ``where(setting)`` names the setting, ``detail`` adds to a failing layer."""
+    ``search``: BoundarySearch); ``where(setting)`` names the setting, ``detail(layer, entry)`` adds to a
+    failing layer (entry: the search's record of that layer)."""
     parts = []
     for st, ev in group:
-        bounds = ev["boundary"]
-        fails = {L: b for L, b in bounds.items() if b["first_failing_n"] is not None}
-        undecided = {L: b for L, b in bounds.items() if b.get("undecided_from") is not None}
+        search = ev.search
+        bounds = search.layers()
+        fails = {L: b for L, b in bounds.items() if b.first_failing_n is not None}
+        undecided = {L: b for L, b in bounds.items() if b.undecided_from is not None}
         if fails:
             parts.append(f"{where(st)}: holds for n < " + ", ".join(
-                f"{b['first_failing_n']} (layer {L}{detail(L, b)})" for L, b in fails.items()))
+                f"{b.first_failing_n} (layer {L}{detail(L, search.boundary[L])})" for L, b in fails.items()))
         elif undecided:
             parts.append(f"{where(st)}: holds for n < " + ", ".join(
-                f"{b['undecided_from']} (layer {L}, undecided beyond)" for L, b in undecided.items()))
+                f"{b.undecided_from} (layer {L}, undecided beyond)" for L, b in undecided.items()))
         else:
-            parts.append(f"{where(st)}: holds for every n <= {ev['n_max']} at layers {', '.join(bounds)}")
+            parts.append(f"{where(st)}: holds for every n <= {search.n_max} at layers {', '.join(bounds)}")
     return "; ".join(parts) + "."
 
 
 def grouped(claim_id: str, source: str, statement: str, base: dict,
-            items: list[tuple[dict, str, dict]], finding=None) -> list:
-    """One ClaimResult per verdict among per-setting items (setting, verdict, evidence).
+            items: list[tuple[dict, str, Any]], finding=None) -> list:
+    """One ClaimResult per verdict among per-setting items (setting, verdict, evidence record).
 
     ``finding``: a string, or a function (verdict, [(setting, evidence), ...]) -> string, giving what
     holds and what fails in that group (ClaimResult.finding)."""
@@ -255,7 +255,8 @@ def grouped(claim_id: str, source: str, statement: str, base: dict,
             continue
         settings = [s for s, _ in group]
         text = finding(verdict, group) if callable(finding) else (finding or "")
-        out.append(ClaimResult(claim_id, source, statement, {**base, "settings": settings}, verdict,
-                               {"per_setting": [{"setting": s, **e} for s, e in group],
-                                "settings_total": len(items), "settings_here": len(group)}, text))
+        evidence = SettingGroup(per_setting=tuple(PerSetting(setting=s, evidence=e) for s, e in group),
+                                settings_total=len(items), settings_here=len(group))
+        out.append(ClaimResult(claim_id, source, statement, {**base, "settings": settings}, verdict, evidence,
+                               text))
     return out

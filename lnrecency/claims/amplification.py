@@ -20,14 +20,14 @@ difference exceeds the sum of their one-sided half-widths at rate / 2 each).
 """
 from __future__ import annotations
 
-import math
 from itertools import product
 
 import numpy as np
 
-from lnrecency.claims._common import grouped, setting, simulate
+from lnrecency.claims._common import gap_comparison, grouped, setting
 from lnrecency.config import ModelConfig
-from lnrecency.stats import EXACT_RATE, bernstein_halfwidth, ordering_check, register
+from lnrecency.evidence import Evidence, item, record
+from lnrecency.stats import EXACT_RATE, bernstein_halfwidth, register
 from lnrecency.verdicts import combine
 
 ID = "C5"
@@ -39,6 +39,84 @@ GROWS = "The layer-2 recency bias grows with alpha on all of [0, 1) ({measure} g
 RP_AMPLIFIES = ("In the authors' per-instance measure (layer-2 recency probability RP, their convention and "
                 "widths), anisotropy amplifies recency: RP increases with alpha from 0 to 0.8.")
 GRID = tuple(round(0.01 * q, 2) for q in range(100))
+
+
+@record
+class GridProfile(Evidence):
+    """The gap on a grid of alpha: context only (the decisions are by signs and roots)."""
+
+    gap_alpha0: float
+    argmax_alpha: float
+    max_gap: float
+    max_ratio: float
+    alphas_amplified: list  # [min, max] of the grid points above alpha = 0, or []
+    amplified_fraction_of_grid: float
+    monotone_increasing: bool
+    gap_alpha_0_99: float = item(key="gap_alpha_0.99")
+    samples: dict  # {alpha: gap} at alpha = 0, 0.1, .., 0.9
+
+
+@record
+class GapComparison(Evidence):
+    """One-sided Monte Carlo test of Delta(a_hi) > Delta(a_lo), independent runs (gaps keyed "gap_<alpha>")."""
+
+    claim: str
+    d: int
+    samples: int
+    seed: int
+    gaps: dict = item(flatten=True)
+    check: object = item(flatten=True)  # lnrecency.stats.OrderingCheck
+
+    @property
+    def verdict(self) -> str:
+        return self.check.verdict
+
+
+@record
+class CanAmplifyEvidence(Evidence):
+    exact: object  # lnrecency.theory.anisotropy.AlphaDecision
+    grid_context: GridProfile
+    mc_up: GapComparison | None = item(omit_none=True)
+    mc_down: GapComparison | None = item(omit_none=True)
+
+
+@record
+class GrowsEvidence(Evidence):
+    exact: object  # lnrecency.theory.anisotropy.AlphaDecision
+
+
+@record
+class RPStep(Evidence):
+    """Adjacent alphas: RP(alpha_hi) - RP(alpha_lo) against the sum of one-sided Bernstein half-widths."""
+
+    JSON_PROPERTIES = ("verdict",)
+
+    alpha_lo: float
+    alpha_hi: float
+    difference: float
+    bernstein_threshold: float
+
+    @property
+    def verdict(self) -> str:
+        t = self.bernstein_threshold
+        return "confirmed" if self.difference > t else "refuted" if self.difference < -t else "inconclusive"
+
+
+@record
+class RPByAlpha(Evidence):
+    JSON_PROPERTIES = ("verdict",)
+
+    d: int
+    residual: bool
+    samples: int
+    alphas: list
+    rp: list
+    rp_stderr: list
+    steps: tuple[RPStep, ...]
+
+    @property
+    def verdict(self) -> str:
+        return combine([st.verdict for st in self.steps])
 
 
 def gap(n: int, cfg: ModelConfig, measure: str) -> float:
@@ -53,34 +131,30 @@ def gap(n: int, cfg: ModelConfig, measure: str) -> float:
     return float(delta / (s[n - 1] - s[0]))
 
 
-def profile(n: int, cfg: ModelConfig, measure: str, grid=GRID) -> dict:
+def profile(n: int, cfg: ModelConfig, measure: str, grid=GRID) -> GridProfile:
     vals = np.array([gap(n, cfg.replace(alpha=a), measure) for a in grid])
     base = vals[0]
     above = [a for a, v in zip(grid, vals) if v > base and a > 0]
     best = int(np.argmax(vals))
-    return {"gap_alpha0": float(base), "argmax_alpha": grid[best], "max_gap": float(vals[best]),
-            "max_ratio": float(vals[best] / base), "alphas_amplified": [min(above), max(above)] if above else [],
-            "amplified_fraction_of_grid": len(above) / (len(grid) - 1),
-            "monotone_increasing": bool(np.all(np.diff(vals) > 0)),
-            "gap_alpha_0.99": float(vals[-1]),
-            "samples": {str(a): float(v) for a, v in zip(grid, vals) if round(a * 10) == a * 10}}
+    return GridProfile(gap_alpha0=float(base), argmax_alpha=grid[best], max_gap=float(vals[best]),
+                       max_ratio=float(vals[best] / base), alphas_amplified=[min(above), max(above)] if above else [],
+                       amplified_fraction_of_grid=len(above) / (len(grid) - 1),
+                       monotone_increasing=bool(np.all(np.diff(vals) > 0)), gap_alpha_0_99=float(vals[-1]),
+                       samples={str(a): float(v) for a, v in zip(grid, vals) if round(a * 10) == a * 10})
 
 
 def mc_gap_compare(cfg: ModelConfig, a_hi: float, a_lo: float, n: int = 8, *, samples: int, seed: int,
-                   d: int = 10 ** 12, progress=None) -> dict:
+                   d: int = 10 ** 12, progress=None) -> GapComparison:
     """One-sided MC test of Delta(a_hi) > Delta(a_lo) (absolute gap, row n), independent runs."""
     k = register(f"C5[{cfg.label()}]: Delta({a_hi}) > Delta({a_lo}) at d={d}", 1, sided=1)
-    est = []
-    for m, a in enumerate((a_hi, a_lo)):
-        sim = simulate(n, 2, d, samples, seed + m, cfg.replace(alpha=a), progress)
-        est.append(sim.paired_difference(2, n, n - 1, 1))
-    o = ordering_check(est[0].mean - est[1].mean, math.hypot(est[0].stderr, est[1].stderr), k=k)
-    return {"claim": f"Delta(alpha={a_hi}) > Delta(alpha={a_lo})", "d": d, "samples": samples,
-            "seed": seed, f"gap_{a_hi}": est[0].mean, f"gap_{a_lo}": est[1].mean, **o.as_dict()}
+    hi, lo, o = gap_comparison(cfg.replace(alpha=a_hi), cfg.replace(alpha=a_lo), n, k=k, samples=samples,
+                               seeds=(seed, seed + 1), d=d, progress=progress)
+    return GapComparison(claim=f"Delta(alpha={a_hi}) > Delta(alpha={a_lo})", d=d, samples=samples, seed=seed,
+                         gaps={f"gap_{a_hi}": hi.mean, f"gap_{a_lo}": lo.mean}, check=o)
 
 
 def rp_by_alpha(residual: bool, d: int, *, samples: int, seed: int, progress=None,
-                alphas=(0.0, 0.2, 0.4, 0.6, 0.8)) -> dict:
+                alphas=(0.0, 0.2, 0.4, 0.6, 0.8)) -> RPByAlpha:
     """Layer-2 RP at each alpha (authors-v2 convention at width d) and the one-sided empirical Bernstein
     comparisons of adjacent alphas."""
     from lnrecency.conventions import preset
@@ -96,27 +170,23 @@ def rp_by_alpha(residual: bool, d: int, *, samples: int, seed: int, progress=Non
     steps = []
     for (a0, e0), (a1, e1) in zip(zip(alphas, est), zip(alphas[1:], est[1:])):
         half = sum(bernstein_halfwidth(e.stderr, e.samples, 1.0, rate=EXACT_RATE / 2, sided=1) for e in (e0, e1))
-        diff = e1.mean - e0.mean
-        v = "confirmed" if diff > half else "refuted" if diff < -half else "inconclusive"
-        steps.append({"alpha_lo": a0, "alpha_hi": a1, "difference": diff, "bernstein_threshold": half,
-                      "verdict": v})
-    return {"d": d, "residual": residual, "samples": samples, "alphas": list(alphas),
-            "rp": [e.mean for e in est], "rp_stderr": [e.stderr for e in est], "steps": steps,
-            "verdict": combine([st["verdict"] for st in steps])}
+        steps.append(RPStep(alpha_lo=a0, alpha_hi=a1, difference=e1.mean - e0.mean, bernstein_threshold=half))
+    return RPByAlpha(d=d, residual=residual, samples=samples, alphas=list(alphas), rp=[e.mean for e in est],
+                     rp_stderr=[e.stderr for e in est], steps=tuple(steps))
 
 
 def _interval_finding(verdict: str, group) -> str:
     parts = []
     for st, ev in group:
-        dec = ev["exact"]
+        dec = ev.exact
         where = f"n={st['n']}, lam={st['lam']:g}, {'residual' if st['residual'] else 'no residual'}"
-        if dec["amplified_intervals"]:
+        if dec.amplified:
             spans = " and ".join(f"({a:.4g}, {b:.4g}" + ("], the end of the searched range" if b >= 0.999 else ")")
-                                 for a, b in dec["amplified_intervals"])
-            best = (f"; maximiser alpha* = {dec['maximisers'][0]:.4g}" if dec["maximisers"] else "")
-            parts.append(f"{where}: amplified for alpha in {spans}{best}; Delta'(0) = {dec['slope_at_zero']:.4g}")
+                                 for a, b in dec.amplified)
+            best = (f"; maximiser alpha* = {dec.maximisers[0]:.4g}" if dec.maximisers else "")
+            parts.append(f"{where}: amplified for alpha in {spans}{best}; Delta'(0) = {dec.slope_at_zero:.4g}")
         else:
-            parts.append(f"{where}: Delta'(0) = {dec['slope_at_zero']:.4g} < 0, Delta(alpha) < Delta(0) "
+            parts.append(f"{where}: Delta'(0) = {dec.slope_at_zero:.4g} < 0, Delta(alpha) < Delta(0) "
                          f"on all of (0, 0.999]")
     return "; ".join(parts) + "."
 
@@ -124,14 +194,14 @@ def _interval_finding(verdict: str, group) -> str:
 def _monotone_finding(verdict: str, group) -> str:
     parts = []
     for st, ev in group:
-        dec = ev["exact"]
+        dec = ev.exact
         where = f"n={st['n']}, lam={st['lam']:g}, {'residual' if st['residual'] else 'no residual'}"
         if verdict == "confirmed":
             parts.append(f"{where}: Delta' > 0 on [0, 0.999] (no root)")
-        elif dec["maximisers"]:
-            parts.append(f"{where}: increases up to alpha* = {dec['maximisers'][0]:.4g}, then decreases")
+        elif dec.maximisers:
+            parts.append(f"{where}: increases up to alpha* = {dec.maximisers[0]:.4g}, then decreases")
         else:
-            parts.append(f"{where}: Delta'(0) = {dec['slope_at_zero']:.4g} <= 0")
+            parts.append(f"{where}: Delta'(0) = {dec.slope_at_zero:.4g} <= 0")
     return "; ".join(parts) + "."
 
 
@@ -144,20 +214,18 @@ def evaluate(*, quick: bool = False, progress=None, seed: int = 20260505) -> lis
         can, mono = [], []
         for residual, lam, n in product((False, True), (1.0, 8.0), (8, 64)):
             cfg = ModelConfig(residual=residual, lam=lam)
-            dec = decide_alpha(n, cfg, measure).to_json()
-            p = profile(n, cfg, measure, grid)
+            dec = decide_alpha(n, cfg, measure)
             st = setting(cfg, n=n, alpha="[0, 0.999]", measure=measure)
-            ev = {"exact": dec, "grid_context": p}
+            up = down = None
             if measure == "absolute" and (residual, lam, n) == (False, 1.0, 8):
-                ev["mc_up"] = mc_gap_compare(cfg, 0.1, 0.0, samples=20000, seed=seed, progress=progress)
-                ev["mc_down"] = mc_gap_compare(cfg, 0.0, 0.9, samples=20000, seed=seed + 10,
-                                               progress=progress)
-            v_can = "confirmed" if dec["amplified_intervals"] else "refuted"
-            if "mc_up" in ev and ev["mc_up"]["verdict"] != "confirmed" and v_can == "confirmed":
+                up = mc_gap_compare(cfg, 0.1, 0.0, samples=20000, seed=seed, progress=progress)
+                down = mc_gap_compare(cfg, 0.0, 0.9, samples=20000, seed=seed + 10, progress=progress)
+            v_can = "confirmed" if dec.amplified else "refuted"
+            if up is not None and up.verdict != "confirmed" and v_can == "confirmed":
                 v_can = "inconclusive"
-            can.append((st, v_can, ev))
-            increasing = dec["slope_sign"] > 0 and not dec["slope_roots"]
-            mono.append((st, "confirmed" if increasing else "refuted", {"exact": dec}))
+            can.append((st, v_can, CanAmplifyEvidence(exact=dec, grid_context=profile(n, cfg, measure, grid),
+                                                      mc_up=up, mc_down=down)))
+            mono.append((st, "confirmed" if dec.increasing else "refuted", GrowsEvidence(exact=dec)))
         out += grouped(ID, SOURCE, CAN_AMPLIFY.format(measure=measure),
                        {"norm": "layernorm", "layer": 2, "measure": measure}, can, _interval_finding)
         out += grouped(ID, SOURCE, GROWS.format(measure=measure),
@@ -167,11 +235,11 @@ def evaluate(*, quick: bool = False, progress=None, seed: int = 20260505) -> lis
     for residual, d in product((False, True), (16,) if quick else (16, 64)):  # quick: the width that decides
         ev = rp_by_alpha(residual, d, samples=samples, seed=seed + 500, progress=progress)
         rp_items.append(({"convention": "authors-v2", "norm": "layernorm", "residual": residual, "d": d,
-                          "alphas": "0, 0.2, .., 0.8"}, ev["verdict"], ev))
+                          "alphas": "0, 0.2, .., 0.8"}, ev.verdict, ev))
 
     def rp_finding(verdict, group):
         return "; ".join(f"d={s['d']}, {'residual' if s['residual'] else 'no residual'}: RP = "
-                         + ", ".join(f"{r:.4f}" for r in e["rp"]) for s, e in group) + " (alpha = 0..0.8)."
+                         + ", ".join(f"{r:.4f}" for r in e.rp) for s, e in group) + " (alpha = 0..0.8)."
 
     out += grouped(ID, "our formulation", RP_AMPLIFIES, {"layer": 2, "measure": "RP"}, rp_items, rp_finding)
     return out

@@ -21,6 +21,7 @@ import sympy
 from lnrecency.claims._common import (adjacent_triples, grouped, mc_means, mc_orderings, row_labels,
                                       setting)
 from lnrecency.config import ModelConfig
+from lnrecency.evidence import Evidence, LimitProfile, MeanChecks, OrderingTests, ProofRecord, item, record
 from lnrecency.verdicts import decide
 
 ID = "C4"
@@ -32,7 +33,34 @@ ALPHAS = (0.0, 0.1, 0.3, 0.5, 0.7, 0.9, 0.99, 0.999)
 N_MC = 8
 
 
-def h_evidence(residual: bool, n: int = 12) -> tuple[str, dict]:
+@record
+class HEvidence(Evidence):
+    dh2_dalpha_nonzero: bool
+    dh2_dalpha: str  # the first 300 characters
+    proof: ProofRecord
+    closed_form_vs_limit_max_abs_diff_dps30: float
+    h_by_alpha: dict  # {alpha: [h(1), .., h(n)]} from the limit
+
+
+@record
+class RecencyEvidence(Evidence):
+    """The layer-2 profile of the exact limit; in one setting, Monte Carlo with both embedding samplers."""
+
+    limit: LimitProfile
+    mc_ordering_gaussian: OrderingTests | None = item(omit_none=True)
+    mc_means_gaussian: MeanChecks | None = item(omit_none=True)
+    mc_ordering_normalized: OrderingTests | None = item(omit_none=True)
+    mc_means_normalized: MeanChecks | None = item(omit_none=True)
+
+
+@record
+class FigureSettingEvidence(Evidence):
+    max_shape_difference_vs_simulation_setting: float
+    max_shape_difference_vs_weight_1: float
+    simulation_residual_weight: str | None
+
+
+def h_evidence(residual: bool, n: int = 12) -> tuple[str, HEvidence]:
     from lnrecency.theory import closed_forms as cf
     from lnrecency.theory.limit import limit_trajectory
     from lnrecency.theory.proofs import proof_h_decreasing
@@ -53,9 +81,8 @@ def h_evidence(residual: bool, n: int = 12) -> tuple[str, dict]:
         table[str(a)] = [float(x) for x in lim]
     agree = worst < mpmath.mpf(10) ** -25
     v = decide(depends, proof.proven and agree)
-    return v, {"dh2_dalpha_nonzero": bool(depends), "dh2_dalpha": str(dh2)[:300],
-               "proof": {"name": proof.name, "proven": proof.proven},
-               "closed_form_vs_limit_max_abs_diff_dps30": float(worst), "h_by_alpha": table}
+    return v, HEvidence(dh2_dalpha_nonzero=bool(depends), dh2_dalpha=str(dh2)[:300], proof=ProofRecord.of(proof),
+                        closed_form_vs_limit_max_abs_diff_dps30=float(worst), h_by_alpha=table)
 
 
 def evaluate(*, quick: bool = False, progress=None, seed: int = 20260404) -> list:
@@ -70,9 +97,9 @@ def evaluate(*, quick: bool = False, progress=None, seed: int = 20260404) -> lis
     items = []
     for idx, (residual, lam, alpha) in enumerate(product((False, True), (1.0, 8.0), ALPHAS)):
         cfg = ModelConfig(residual=residual, lam=lam, alpha=alpha)
-        labels = row_labels(n, 2, cfg)
-        v = "confirmed" if set(labels) == {"recency"} else "refuted"
-        ev = {"limit": {"n": n, "rows_by_label": labels}}
+        limit = LimitProfile(n=n, rows_by_label=row_labels(n, 2, cfg))
+        v = "confirmed" if limit.labels == {"recency"} else "refuted"
+        mc = {}
         if (residual, lam, alpha) == (False, 1.0, 0.9):
             for emb in ("gaussian", "normalized"):
                 c = cfg.replace(embedding=emb)
@@ -80,10 +107,10 @@ def evaluate(*, quick: bool = False, progress=None, seed: int = 20260404) -> lis
                                  samples=20000, seed=seed + (emb == "normalized"), progress=progress)
                 m = mc_means(f"C4[{c.label()} {emb}]", c, N_MC, 2, [(N_MC, j) for j in range(1, N_MC + 1)],
                              samples=4000, seed=seed + 20 + (emb == "normalized"), progress=progress)
-                ev[f"mc_ordering_{emb}"], ev[f"mc_means_{emb}"] = o, m
-                if v == "confirmed" and (o["verdict"] != "confirmed" or not m["passed"]):
+                mc[f"mc_ordering_{emb}"], mc[f"mc_means_{emb}"] = o, m
+                if v == "confirmed" and (o.verdict != "confirmed" or not m.passed):
                     v = "inconclusive"
-        items.append((setting(cfg, n=n), v, ev))
+        items.append((setting(cfg, n=n), v, RecencyEvidence(limit=limit, **mc)))
     out += grouped(ID, SOURCE, RECENCY, {"norm": "layernorm", "layer": 2}, items)
     out += grouped(ID, SOURCE, FIGURE_SETTING, {"d": 64, "lam": "sqrt(d) = 8", "figures": "alpha, alpha_resid"},
                    figure_setting_items(), _figure_finding)
@@ -117,9 +144,9 @@ def figure_setting_items() -> list:
         same = worst_sim <= 1e-12  # float64 rounding of a 10-term closed form
         items.append(({"figure": "alpha_resid" if resid else "alpha", "residual": bool(resid)},
                       "confirmed" if same else "refuted",
-                      {"max_shape_difference_vs_simulation_setting": worst_sim,
-                       "max_shape_difference_vs_weight_1": worst_own,
-                       "simulation_residual_weight": "sqrt(d (1 - alpha))" if resid else None}))
+                      FigureSettingEvidence(max_shape_difference_vs_simulation_setting=worst_sim,
+                                            max_shape_difference_vs_weight_1=worst_own,
+                                            simulation_residual_weight="sqrt(d (1 - alpha))" if resid else None)))
     return items
 
 
@@ -128,6 +155,6 @@ def _figure_finding(verdict: str, group) -> str:
         return "Without residual the closed form is the limit of the simulated setting (lam = sqrt(d) = 8)."
     ev = group[0][1]
     return ("With residual the closed form adds the token with weight 1 (it equals our limit with gamma = 1 to "
-            f"{ev['max_shape_difference_vs_weight_1']:.1g}); the simulations add the unscaled LayerNorm output, "
+            f"{ev.max_shape_difference_vs_weight_1:.1g}); the simulations add the unscaled LayerNorm output, "
             "gamma = sqrt(d (1 - alpha)) = 8 at alpha = 0: the shapes h(j)/h(1) differ by up to "
-            f"{ev['max_shape_difference_vs_simulation_setting']:.2g}.")
+            f"{ev.max_shape_difference_vs_simulation_setting:.2g}.")

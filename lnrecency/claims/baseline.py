@@ -17,9 +17,11 @@ from __future__ import annotations
 
 from itertools import product
 
-from lnrecency.claims._common import (boundary_finding, boundary_verdict, grouped, mc_orderings,
-                                      mc_paired_mean, row_labels, setting)
+from lnrecency.claims._common import (boundary_finding, grouped, mc_orderings, mc_paired_mean, row_labels,
+                                      setting)
 from lnrecency.config import ModelConfig
+from lnrecency.evidence import (BoundarySearch, Evidence, LimitProfile, OrderingTests, PairedMean, ProofRecord,
+                                item, record)
 from lnrecency.verdicts import decide
 
 ID = "C2"
@@ -28,6 +30,29 @@ FLAT = "Without normalisation (prior work's setting), the layer-2 scores are fla
 EARLIER = ("Without normalisation (prior work's setting), layers >= 3 have earlier-token bias "
            "(E S_ij < E S_ik for i > j > k) on every row i >= 3.")
 N_MC = 6
+
+
+@record
+class FlatEvidence(Evidence):
+    proof: ProofRecord
+    limit_layer2: LimitProfile
+    mc_layer2: PairedMean | None = item(omit_none=True)
+
+
+@record
+class FailingRow(Evidence):
+    """A layer's boundary and, on its first failing row, where the attention weight is."""
+
+    boundary: object = item(flatten=True)  # lnrecency.theory.boundary.LayerBoundary
+    weight_on_token_1: float | None = item(omit_none=True)
+    largest_weight_where_order_breaks: float | None = item(omit_none=True)
+    keys_where_order_breaks: list | None = item(omit_none=True)
+
+
+@record
+class EarlierEvidence(Evidence):
+    search: BoundarySearch = item(flatten=True)  # {str(layer): FailingRow}
+    mc_layer3: OrderingTests | None = item(omit_none=True)
 
 
 def evaluate(*, quick: bool = False, progress=None, seed: int = 20260202) -> list:
@@ -39,51 +64,51 @@ def evaluate(*, quick: bool = False, progress=None, seed: int = 20260202) -> lis
                                                           (0.0, 0.5, 0.9))):
         cfg = ModelConfig(norm="none", residual=residual, lam=lam, alpha=alpha)
         proof = proof_flat_without_norm(residual)
-        lab2 = row_labels(n, 2, cfg, min_row=3)
-        flat_ok = set(lab2) == {"flat"}
-        ev = {"proof": {"name": proof.name, "proven": proof.proven, "steps": list(proof.steps)},
-              "limit_layer2": {"n": n, "rows_by_label": lab2}}
-        v = decide(flat_ok, proof.proven)
+        lab2 = LimitProfile(n=n, rows_by_label=row_labels(n, 2, cfg, min_row=3))
+        v = decide(lab2.labels == {"flat"}, proof.proven)
+        mc2 = None
         if lam == 1.0 and alpha == 0.0:
-            ev["mc_layer2"] = mc_paired_mean(f"C2 flat[{cfg.label()}]", cfg, N_MC, 2, N_MC, N_MC - 1, 1,
-                                             prediction=0.0, samples=4000, seed=seed + idx,
-                                             progress=progress)
-            if not ev["mc_layer2"]["passed"]:
+            mc2 = mc_paired_mean(f"C2 flat[{cfg.label()}]", cfg, N_MC, 2, N_MC, N_MC - 1, 1, prediction=0.0,
+                                 samples=4000, seed=seed + idx, progress=progress)
+            if not mc2.passed:
                 v = "inconclusive" if v == "confirmed" else v
-        flat_items.append((setting(cfg), v, ev))
+        flat_items.append((setting(cfg), v, FlatEvidence(proof=ProofRecord.of(proof, steps=None),
+                                                         limit_layer2=lab2, mc_layer2=mc2)))
 
-        ev = earlier_evidence(cfg, depth, n_max)
-        v = boundary_verdict(ev["boundary"])
+        search = earlier_search(cfg, depth, n_max)
+        v = search.verdict
+        mc3 = None
         if lam == 1.0 and alpha == 0.0:
-            ev["mc_layer3"] = mc_orderings(f"C2 earlier[{cfg.label()}]", cfg, N_MC, 3,
-                                           [(N_MC, 1, N_MC - 1)], samples=4000, seed=seed + 100 + idx,
-                                           progress=progress)
-            if ev["mc_layer3"]["verdict"] != "confirmed" and v == "confirmed":
+            mc3 = mc_orderings(f"C2 earlier[{cfg.label()}]", cfg, N_MC, 3, [(N_MC, 1, N_MC - 1)], samples=4000,
+                               seed=seed + 100 + idx, progress=progress)
+            if mc3.verdict != "confirmed" and v == "confirmed":
                 v = "inconclusive"
-        earlier_items.append((setting(cfg, layers=f"3..{depth}", n_max=n_max), v, ev))
+        earlier_items.append((setting(cfg, layers=f"3..{depth}", n_max=n_max), v,
+                              EarlierEvidence(search=search, mc_layer3=mc3)))
     base = {"norm": "none"}
     return (grouped(ID, SOURCE, FLAT, {**base, "layer": 2}, flat_items)
             + grouped(ID, SOURCE, EARLIER, {**base, "layers": f"3..{depth}"}, earlier_items, _finding))
 
 
-def earlier_evidence(cfg: ModelConfig, depth: int, n_max: int) -> dict:
+def earlier_search(cfg: ModelConfig, depth: int, n_max: int) -> BoundarySearch:
     """Boundary of earlier-token bias at layers 3..depth and, at each failing row, where the weight is."""
     from lnrecency.theory.boundary import boundary
     from lnrecency.theory.limit import limit_trajectory
 
-    bounds = {str(b.layer): b.to_json() for b in boundary(depth, n_max, ordering="earlier", config=cfg,
-                                                            first_layer=3)}
-    for layer, b in bounds.items():
-        i = b["first_failing_n"]
+    rows = {}
+    for b in boundary(depth, n_max, ordering="earlier", config=cfg, first_layer=3):
+        i = b.first_failing_n
         if i is None:
+            rows[str(b.layer)] = FailingRow(boundary=b)
             continue
-        p = limit_trajectory(i, int(layer), config=cfg).layers[-1].weights[i - 1, :i]
-        diffs = b["failing_row_differences"][:-1]  # keys strictly below the query
+        p = limit_trajectory(i, b.layer, config=cfg).layers[-1].weights[i - 1, :i]
+        diffs = [float(x) for x in b.differences][:-1]  # keys strictly below the query
         broken = [j for j, x in enumerate(diffs, start=1) if not x < 0]  # S_{i,j+1} >= S_{i,j}
-        b["weight_on_token_1"] = float(p[0])
-        b["largest_weight_where_order_breaks"] = float(max(max(p[j - 1], p[j]) for j in broken))
-        b["keys_where_order_breaks"] = broken
-    return {"n_max": n_max, "boundary": bounds}
+        rows[str(b.layer)] = FailingRow(boundary=b, weight_on_token_1=float(p[0]),
+                                        largest_weight_where_order_breaks=float(max(max(p[j - 1], p[j])
+                                                                                    for j in broken)),
+                                        keys_where_order_breaks=broken)
+    return BoundarySearch(n_max=n_max, boundary=rows)
 
 
 def _share(w: float) -> str:
@@ -96,9 +121,9 @@ def _share(w: float) -> str:
 def _finding(verdict: str, group) -> str:
     text = boundary_finding(
         group, lambda st: f"{'residual' if st['residual'] else 'no residual'}, lam={st['lam']:g}, alpha={st['alpha']:g}",
-        lambda layer, b: (f"; there token 1 keeps {_share(b['weight_on_token_1'])} of the weight, the keys "
-                          f"where the order breaks at most {b['largest_weight_where_order_breaks']:.2g}"))
-    depth = max(int(L) for L in group[0][1]["boundary"])
+        lambda layer, row: (f"; there token 1 keeps {_share(row.weight_on_token_1)} of the weight, the keys "
+                            f"where the order breaks at most {row.largest_weight_where_order_breaks:.2g}"))
+    depth = max(int(L) for L in group[0][1].search.boundary)
     scope = ("" if depth >= 6 else f" (quick run: layers 3..{depth} only; the full run searches layers 3..6, "
              f"where residual settings fail at short lengths)")
     return text + scope

@@ -13,14 +13,22 @@ from __future__ import annotations
 
 from itertools import product
 
-from lnrecency.claims._common import (adjacent_triples, boundary_finding, boundary_verdict, grouped,
-                                      mc_orderings, setting)
+from lnrecency.claims._common import adjacent_triples, boundary_finding, grouped, mc_orderings, setting
 from lnrecency.config import ModelConfig
+from lnrecency.evidence import BoundarySearch, Evidence, OrderingTests, item, record
 
 ID = "C6"
 SOURCE = "our formulation"
 STATEMENT = ("With normalisation, the recency bias persists at deeper layers: every layer 3..L has "
              "recency bias on every row i >= 2.")
+
+
+@record
+class DeeperEvidence(Evidence):
+    search: BoundarySearch = item(flatten=True)  # {str(layer): LayerBoundary}
+    gap_row_n: dict  # {"n": n, str(layer): S_{n,n-1} - S_{n,1}}
+    mc_counterexample: OrderingTests | None = item(omit_none=True)
+    mc_layer3: OrderingTests | None = item(omit_none=True)
 
 
 def _finding(verdict: str, group) -> str:
@@ -39,22 +47,22 @@ def evaluate(*, quick: bool = False, progress=None, seed: int = 20260606) -> lis
             [(True, g, lam, a) for g, lam, a in product((1.0, 8.0), (0.3, 1.0, 8.0), (0.0, 0.5))]:
         cfg = ModelConfig(norm="layernorm", residual=residual, gamma=gamma, lam=lam, alpha=alpha)
         s = limit_scores(n, depth, config=cfg)
-        bounds = {str(b.layer): b.to_json() for b in boundary(depth, n_max, config=cfg, first_layer=3)}
-        ev = {"n_max": n_max, "boundary": bounds,
-              "gap_row_n": {"n": n, **{str(L): float(s[L - 1, n - 1, n - 2] - s[L - 1, n - 1, 0])
-                                       for L in range(3, depth + 1)}}}
-        v = boundary_verdict(bounds)
+        search = BoundarySearch(n_max=n_max, boundary={str(b.layer): b for b in boundary(depth, n_max, config=cfg,
+                                                                                         first_layer=3)})
+        v = search.verdict
+        dip = keep = None
         if (residual, gamma, lam, alpha) == (True, 1.0, 1.0, 0.0):
             # the limit predicts S_{27,26} < S_{27,25} at layer 3: claimed ordering 25 over 26
-            ev["mc_counterexample"] = mc_orderings(f"C6 dip[{cfg.label()}]", cfg, 27, 3, [(27, 25, 26)],
-                                                   samples=2000 if quick else 4000, seed=seed,
-                                                   progress=progress)
-            if ev["mc_counterexample"]["verdict"] != "confirmed" and v == "refuted":
+            dip = mc_orderings(f"C6 dip[{cfg.label()}]", cfg, 27, 3, [(27, 25, 26)], samples=2000 if quick else 4000,
+                               seed=seed, progress=progress)
+            if dip.verdict != "confirmed" and v == "refuted":
                 v = "inconclusive"
         if (residual, lam, alpha) == (False, 1.0, 0.0):
-            ev["mc_layer3"] = mc_orderings(f"C6 keep[{cfg.label()}]", cfg, 8, 3, adjacent_triples(8),
-                                           samples=20000, seed=seed + 1, progress=progress)
-            if v == "confirmed" and ev["mc_layer3"]["verdict"] != "confirmed":
+            keep = mc_orderings(f"C6 keep[{cfg.label()}]", cfg, 8, 3, adjacent_triples(8), samples=20000,
+                                seed=seed + 1, progress=progress)
+            if v == "confirmed" and keep.verdict != "confirmed":
                 v = "inconclusive"
-        items.append((setting(cfg, n_max=n_max, layers=f"3..{depth}"), v, ev))
+        gaps = {"n": n, **{str(L): float(s[L - 1, n - 1, n - 2] - s[L - 1, n - 1, 0]) for L in range(3, depth + 1)}}
+        items.append((setting(cfg, n_max=n_max, layers=f"3..{depth}"), v,
+                      DeeperEvidence(search=search, gap_row_n=gaps, mc_counterexample=dip, mc_layer3=keep)))
     return grouped(ID, SOURCE, STATEMENT, {"norm": "layernorm (l2 / rmsnorm: same limit)"}, items, _finding)

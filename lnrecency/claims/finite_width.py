@@ -19,6 +19,7 @@ import numpy as np
 
 from lnrecency.claims._common import grouped, simulate
 from lnrecency.config import ModelConfig
+from lnrecency.evidence import Evidence, record
 from lnrecency.stats import EXACT_RATE, PER_COMPARISON, clopper_pearson_interval, k_for, register
 
 ID = "C9"
@@ -29,6 +30,63 @@ FINITE = "The layer-2 ordering holds in expectation already at small finite d (t
 INSTANCE_LOW = ("In a single random draw at practical width (d = 64) the adjacent-key ordering "
                 "S_{8,7} > S_{8,6} is unreliable: it holds with probability < 0.9.")
 INSTANCE_HIGH = "In a single random draw at d = 10^4 the ordering S_{8,7} > S_{8,6} holds with probability > 0.99."
+
+
+@record
+class WidthCheck(Evidence):
+    """The mean checks at one width d: passed, the largest |z| against limit + c/d, the bound R/d^2."""
+
+    d: int
+    passed: bool
+    max_abs_z_vs_c_over_d: float
+    remainder_bound: float
+
+
+@record
+class RateEvidence(Evidence):
+    ds: list
+    samples: int
+    seed: int
+    control_variate: str
+    theory_checks: tuple[WidthCheck, ...]
+    R: float
+    fitted_slope: float
+    fitted_slope_se: float
+    fit_entries: int
+    expected_curvature_bound: float
+    slope_within_k_se_plus_curvature: bool
+
+
+@record
+class WidthOrdering(Evidence):
+    """S_ij - S_ik at one width: mean, SE, z, whether the one-sided test holds, per-draw frequency."""
+
+    d: int
+    mean: float
+    stderr: float
+    z: float
+    holds: bool
+    prob_greater: float
+
+
+@record
+class SmallestWidth(Evidence):
+    pair: str
+    smallest_d: int | None
+    confidence: float
+    per_d: tuple[WidthOrdering, ...]
+
+
+@record
+class Frequency(Evidence):
+    """Per-draw frequency of an ordering with its Clopper-Pearson interval at ``rate``."""
+
+    frequency: float
+    count: int
+    samples: int
+    seed: int
+    clopper_pearson: tuple
+    rate: float
 
 
 def rate_item(cfg: ModelConfig, n: int, layer: int, samples: int, seed: int, progress=None):
@@ -44,19 +102,18 @@ def rate_item(cfg: ModelConfig, n: int, layer: int, samples: int, seed: int, pro
     entries = [(i, j) for i in range(2, n + 1) for j in range(1, i)]
     checks = [theory_mean_checks(f"C9 rate[{cfg.label()} layer {layer}]", (runs[16], runs[32]), runs[d], fw,
                                  layer, entries) for d in (64, 128, 256)]
-    ok = all(ch["passed"] for ch in checks)
+    ok = all(ch.passed for ch in checks)
     fit = res.fit_rate(layer)
-    r = checks[0]["remainder_constant"]["R"]
+    r = checks[0].remainder_constant.R
     c_abs = np.abs(fw.c[layer - 1][np.tril_indices(n, -1)])
     curvature = float(r / np.min(c_abs[c_abs > 0]) / ds[0])
-    ev = {"ds": list(ds), "samples": samples, "seed": seed, "control_variate": "linear",
-          "theory_checks": [{"d": ch["d"], "passed": ch["passed"],
-                             "max_abs_z_vs_c_over_d": max(abs(x["z"]) for x in ch["checks"]),
-                             "remainder_bound": ch["remainder_bound"]} for ch in checks],
-          "R": r, "fitted_slope": fit.slope, "fitted_slope_se": fit.stderr, "fit_entries": fit.entries,
-          "expected_curvature_bound": curvature,
-          "slope_within_k_se_plus_curvature": bool(abs(fit.slope + 1) <= k_for(PER_COMPARISON) * fit.stderr
-                                                   + curvature)}
+    ev = RateEvidence(ds=list(ds), samples=samples, seed=seed, control_variate="linear",
+                      theory_checks=tuple(WidthCheck(d=ch.d, passed=ch.passed, max_abs_z_vs_c_over_d=ch.max_abs_z,
+                                                     remainder_bound=ch.remainder_bound) for ch in checks),
+                      R=r, fitted_slope=fit.slope, fitted_slope_se=fit.stderr, fit_entries=fit.entries,
+                      expected_curvature_bound=curvature,
+                      slope_within_k_se_plus_curvature=bool(abs(fit.slope + 1) <= k_for(PER_COMPARISON) * fit.stderr
+                                                            + curvature))
     return ({**cfg.as_dict(), "layer": layer, "n": n}, "confirmed" if ok else "refuted", ev)
 
 
@@ -76,9 +133,10 @@ def evaluate(*, quick: bool = False, progress=None, seed: int = 20260909) -> lis
         register(f"C9 smallest d[{j} vs {kk}]", 7, sided=1)
         s = smallest_d_for_ordering(2, 8, j, kk, ds=(2, 4, 8, 16, 32, 64, 256), samples=samples, seed=seed + j + kk,
                                     confidence=1 - PER_COMPARISON, config=cfg, progress=progress)
-        ev = {"pair": f"S_8,{j} > S_8,{kk}", "smallest_d": s.d, "confidence": s.confidence,
-              "per_d": [{"d": e.d, "mean": e.difference.mean, "stderr": e.difference.stderr, "z": e.zscore,
-                         "holds": bool(e.holds), "prob_greater": e.prob_greater.estimate} for e in s.evidence]}
+        ev = SmallestWidth(pair=f"S_8,{j} > S_8,{kk}", smallest_d=s.d, confidence=s.confidence,
+                           per_d=tuple(WidthOrdering(d=e.d, mean=e.difference.mean, stderr=e.difference.stderr,
+                                                     z=e.zscore, holds=bool(e.holds),
+                                                     prob_greater=e.prob_greater.estimate) for e in s.evidence))
         finite.append(({**cfg.as_dict(), "layer": 2, "i": 8, "j": j, "k": kk},
                        "confirmed" if s.d is not None else "inconclusive", ev))
     out += grouped(ID, SOURCE, FINITE, {"layer": 2}, finite)
@@ -95,6 +153,6 @@ def evaluate(*, quick: bool = False, progress=None, seed: int = 20260909) -> lis
         v = "confirmed" if ok else ("refuted" if opposite else "inconclusive")
         out += grouped(ID, SOURCE, statement, {"layer": 2},
                        [({**cfg.as_dict(), "d": d, "i": 8, "j": 7, "k": 6}, v,
-                         {"frequency": p.estimate, "count": p.count, "samples": p.samples, "seed": seed + d,
-                          "clopper_pearson": [lo, hi], "rate": rate})])
+                         Frequency(frequency=p.estimate, count=p.count, samples=p.samples, seed=seed + d,
+                                   clopper_pearson=(lo, hi), rate=rate))])
     return out

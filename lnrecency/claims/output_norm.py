@@ -16,6 +16,7 @@ import sympy
 
 from lnrecency.claims._common import grouped, mc_means, setting
 from lnrecency.config import ModelConfig
+from lnrecency.evidence import Evidence, MeanChecks, ProofRecord, item, record
 from lnrecency.verdicts import decide
 
 ID = "C7"
@@ -28,6 +29,35 @@ EXTENSION = ("Beyond the seed's scope (our extension): with correlated tokens, a
              "output norm |o_i| still tends to 0 with position i.")
 
 
+@record
+class ExactIdentity(Evidence):
+    """At one lam: the limit's O_ii equals sum_k P_ik^2, and equals the candidate formula, on every row."""
+
+    sum_of_squares: bool = item(key="O_ii - sum_k P_ik^2 == 0")
+    formula: bool = item(key="O_ii - formula == 0")
+
+
+@record
+class OutputNormEvidence(Evidence):
+    closed_form: str
+    closed_form_equals_h2_at_alpha0: bool
+    exact_recursion: dict  # {lam: ExactIdentity}
+    proof: ProofRecord
+    limit_i_to_oo_of_i_osq: str
+    limit_lam_to_0_of_i_osq: str
+    i_osq_at_lam1: dict  # {i: i |o_i|^2}
+    mc_means: MeanChecks
+
+
+@record
+class FloorEvidence(Evidence):
+    """The limit of |o_i|^2 as i -> oo at one alpha (the floor alpha), with Monte Carlo where alpha > 0."""
+
+    limit_i_to_oo_of_osq: str
+    floor_formula: str
+    mc_means: MeanChecks | None = item(omit_none=True)
+
+
 def osq_formula():
     """The claimed closed form |o_i|^2 = sum_k P_ik^2 = (E^2 + i - 1)/(E + i - 1)^2, E = e^lam."""
     from lnrecency.theory import closed_forms as cf
@@ -36,7 +66,7 @@ def osq_formula():
     return (E ** 2 + cf.i - 1) / (E + cf.i - 1) ** 2
 
 
-def exact_identity(candidate=None, n: int = 6) -> dict:
+def exact_identity(candidate=None, n: int = 6) -> dict[str, ExactIdentity]:
     """Exact (sympy) comparison of the limit's O_ii with sum_k P_ik^2 and with ``candidate`` (a sympy
     expression in theory.closed_forms.i and lam; default :func:`osq_formula`), lam in {1, 1/2}."""
     from lnrecency.theory import closed_forms as cf
@@ -51,8 +81,7 @@ def exact_identity(candidate=None, n: int = 6) -> dict:
                  for q in range(n)]
         closed = [sympy.simplify(layer.output_gram[q, q] - candidate.subs({cf.i: q + 1, cf.lam: lam}))
                   for q in range(n)]
-        out[str(lam)] = {"O_ii - sum_k P_ik^2 == 0": all(x == 0 for x in diffs),
-                         "O_ii - formula == 0": all(x == 0 for x in closed)}
+        out[str(lam)] = ExactIdentity(sum_of_squares=all(x == 0 for x in diffs), formula=all(x == 0 for x in closed))
     return out
 
 
@@ -70,34 +99,35 @@ def evaluate(*, quick: bool = False, progress=None, seed: int = 20260707) -> lis
     lim_lam = sympy.simplify(sympy.limit(i * osq, lam, 0))
     floor = sympy.limit(h2.subs(j, i), i, sympy.oo)
     numbers = {str(q): float((q * osq).subs({i: q, lam: 1})) for q in (2, 10, 100, 1000)}
-    exact_ok = same_as_h2 and all(all(v.values()) for v in ident.values())
+    exact_ok = same_as_h2 and all(v.sum_of_squares and v.formula for v in ident.values())
     ok = exact_ok and proof.proven and lim_i == 1 and lim_lam == 1
-    ev = {"closed_form": str(osq), "closed_form_equals_h2_at_alpha0": bool(same_as_h2),
-          "exact_recursion": ident, "proof": {"name": proof.name, "proven": proof.proven},
-          "limit_i_to_oo_of_i_osq": str(lim_i), "limit_lam_to_0_of_i_osq": str(lim_lam),
-          "i_osq_at_lam1": numbers}
     cfg = ModelConfig(norm="layernorm", alpha=0.0)
     n = 8
-    ev["mc_means"] = mc_means("C7[alpha=0]", cfg, n, 1, [(q, q) for q in range(1, n + 1)], quantity="osq",
-                              samples=4000, seed=seed, progress=progress)
-    v = decide(ok, ev["mc_means"]["passed"])
+    means = mc_means("C7[alpha=0]", cfg, n, 1, [(q, q) for q in range(1, n + 1)], quantity="osq", samples=4000,
+                     seed=seed, progress=progress)
+    ev = OutputNormEvidence(closed_form=str(osq), closed_form_equals_h2_at_alpha0=bool(same_as_h2),
+                            exact_recursion=ident, proof=ProofRecord.of(proof), limit_i_to_oo_of_i_osq=str(lim_i),
+                            limit_lam_to_0_of_i_osq=str(lim_lam), i_osq_at_lam1=numbers, mc_means=means)
+    v = decide(ok, means.passed)
     out = grouped(ID, SOURCE, STATEMENT, {"layer": 1}, [(setting(cfg, lam="any > 0"), v, ev)])
     items, extension = [], []
     for a in (0.0, 0.5):
         c = cfg.replace(alpha=a)
         f = sympy.simplify(floor.subs(alpha, sympy.nsimplify(a)))
-        e = {"limit_i_to_oo_of_osq": str(f), "floor_formula": str(floor)}
+        m = None
         if a:
-            e["mc_means"] = mc_means(f"C7[alpha={a}]", c, n, 1, [(q, q) for q in range(1, n + 1)],
-                                     quantity="osq", samples=4000, seed=seed + 1, progress=progress)
+            m = mc_means(f"C7[alpha={a}]", c, n, 1, [(q, q) for q in range(1, n + 1)], quantity="osq",
+                         samples=4000, seed=seed + 1, progress=progress)
         vv = "confirmed" if f.is_zero else "refuted"
-        if a and not e["mc_means"]["passed"]:
+        if m is not None and not m.passed:
             vv = "inconclusive"
-        (extension if a else items).append((setting(c, lam="any > 0"), vv, e))
+        (extension if a else items).append((setting(c, lam="any > 0"), vv,
+                                            FloorEvidence(limit_i_to_oo_of_osq=str(f), floor_formula=str(floor),
+                                                          mc_means=m)))
     out += grouped(ID, SOURCE, SHRINK_TO_ZERO, {"layer": 1}, items)
     out += grouped(ID, "our formulation", EXTENSION, {"layer": 1}, extension,
                    lambda v, g: ("It does not extend: |o_i|^2 -> alpha (a floor, "
-                                 + ", ".join(e["limit_i_to_oo_of_osq"] for _, e in g)
+                                 + ", ".join(e.limit_i_to_oo_of_osq for _, e in g)
                                  + " here), not 0; the seed restricts itself to weakly correlated vectors, "
                                    "where the claim is confirmed.") if v == "refuted" else "")
     return out

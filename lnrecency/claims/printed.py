@@ -14,6 +14,7 @@ from decimal import ROUND_DOWN, ROUND_HALF_EVEN, Decimal
 import mpmath
 import sympy
 
+from lnrecency.evidence import Evidence, item, record
 from lnrecency.verdicts import ClaimResult
 from lnrecency.theory import closed_forms as cf
 from lnrecency.theory.formula import check_formula, compare_expressions, parse_formula
@@ -41,10 +42,90 @@ P7 = ("(a-1) e^a (2e^3 - 2e^(2+a)(i-1) + e^(3a) i(i-1)) / ((e+i e^a)^2 (e+(i-1)e
 P7_CORRECTED = "(a-1)*e^a*(2*e^3 + 2*e^(2+a)*(i-1) + e^(3*a)*i*(i-1)) / ((e+i*e^a)^2*(e+(i-1)*e^a)^2)"
 
 
-def _formula_evidence(quantity: str, printed: tuple[str, str], params: dict) -> dict:
+@record
+class FormulaCheck(Evidence):
+    """A printed formula (as printed and as typed) against the derived one (theory.formula.check_formula)."""
+
+    quantity: str | None = item(omit_none=True)
+    printed: str
+    typed: str
+    equal: bool
+    method: str
+    derived: str | None = item(omit_none=True)
+    first_difference: object  # None or the first differing point
+
+
+@record
+class FormulaChecks(Evidence):
+    checks: tuple[FormulaCheck, ...]
+
+    @property
+    def equal(self) -> bool:
+        return all(c.equal for c in self.checks)
+
+
+@record
+class PrintedNumber(Evidence):
+    """A number printed in Figure 1 against the exact limit, at the printed precision."""
+
+    i: int
+    j: int
+    printed: str
+    exact: str
+    exact_6_digits: str
+    rounded_3_decimals: str
+    truncated_3_decimals: str
+    agrees_at_3_decimals: bool
+    agrees_when_truncated: bool
+    within_one_unit_of_last_digit: bool
+    agrees_at_2_decimals: bool
+    abs_error_of_printed: str
+
+
+@record
+class ScoreFormulaEvidence(Evidence):
+    formula: FormulaCheck
+    numbers: tuple[PrintedNumber, ...]
+    exact_values_from: str
+    summary: str
+
+
+@record
+class CoefficientSign(Evidence):
+    coefficient: str
+    sign: int
+    sympy: str
+
+
+@record
+class NumeratorEvidence(Evidence):
+    numerator: str
+    degree_in_j: int
+    coefficients_c0_c1_c2: tuple[CoefficientSign, ...]
+    method: str
+
+
+@record
+class DifferenceEvidence(Evidence):
+    printed: str
+    typed: str
+    equal: bool
+    method: str
+    first_difference: object
+    derived_difference: str
+    corrected_expression: str
+    corrected_equal: bool
+    corrected_method: str
+    error: str
+    conclusion_lt_0_holds: bool
+    conclusion_proof: str
+    printed_expression_nonnegative_at_a0_for_i: list
+
+
+def _formula_evidence(quantity: str, printed: tuple[str, str], params: dict) -> FormulaCheck:
     r = check_formula(quantity, printed[1], **params)
-    return {"quantity": quantity, "printed": printed[0], "typed": printed[1], "equal": r.equal,
-            "method": r.method, "derived": str(r.derived), "first_difference": r.first_difference}
+    return FormulaCheck(quantity=quantity, printed=printed[0], typed=printed[1], equal=r.equal, method=r.method,
+                        derived=str(r.derived), first_difference=r.first_difference)
 
 
 def _verdict(ok: bool) -> str:
@@ -52,20 +133,19 @@ def _verdict(ok: bool) -> str:
 
 
 def p1() -> ClaimResult:
-    ev = [_formula_evidence("p_diag", P1_DIAG, RES), _formula_evidence("p_off", P1_OFF, RES)]
+    ev = FormulaChecks(checks=(_formula_evidence("p_diag", P1_DIAG, RES), _formula_evidence("p_off", P1_OFF, RES)))
     return ClaimResult("P1", SOURCE, "P1: layer-1 weights P_ij = f(i,j)/(e+(i-1)e^a), f = e on the "
-                       "diagonal, e^a below it.", SETTING_RES, _verdict(all(e["equal"] for e in ev)),
-                       {"checks": ev})
+                       "diagonal, e^a below it.", SETTING_RES, _verdict(ev.equal), ev)
 
 
 def p2() -> ClaimResult:
     ev = _formula_evidence("g", P2, RES)
-    return ClaimResult("P2", SOURCE, f"P2: g(i) = {P2[0]}.", SETTING_RES, _verdict(ev["equal"]), ev)
+    return ClaimResult("P2", SOURCE, f"P2: g(i) = {P2[0]}.", SETTING_RES, _verdict(ev.equal), ev)
 
 
 def p3() -> ClaimResult:
     ev = _formula_evidence("h2", P3, RES)
-    return ClaimResult("P3", SOURCE, f"P3: h(i)^2 = {P3[0]}.", SETTING_RES, _verdict(ev["equal"]), ev)
+    return ClaimResult("P3", SOURCE, f"P3: h(i)^2 = {P3[0]}.", SETTING_RES, _verdict(ev.equal), ev)
 
 
 def _decimal(x: mpmath.mpf) -> Decimal:
@@ -91,23 +171,24 @@ def p4(printed_numbers: dict | None = None) -> ClaimResult:
         ok = rounded == Decimal(printed)
         within = abs(value - Decimal(printed)) < Decimal("0.001")
         agree &= within
-        numbers.append({"i": qi, "j": qj, "printed": printed, "exact": mpmath.nstr(exact[qi - 1, qj - 1], 15),
-                        "exact_6_digits": mpmath.nstr(exact[qi - 1, qj - 1], 6),
-                        "rounded_3_decimals": str(rounded), "truncated_3_decimals": str(truncated),
-                        "agrees_at_3_decimals": ok, "agrees_when_truncated": truncated == Decimal(printed),
-                        "within_one_unit_of_last_digit": bool(within),
-                        "agrees_at_2_decimals": two == Decimal(printed).quantize(Decimal("0.01")),
-                        "abs_error_of_printed": mpmath.nstr(abs(exact[qi - 1, qj - 1] - mpmath.mpf(printed)), 3)})
-    ev = {"formula": {"printed": "S^(2)_ij = g(i)/(h(i)h(j)) with g = P2, h^2 = P3", "typed": formula,
-                      "equal": fr.equal, "method": fr.method, "first_difference": fr.first_difference},
-          "numbers": numbers, "exact_values_from": "theory.limit (mpmath, 30 digits), n = 3, a = 0",
-          "summary": ("formula exact; printed numbers "
-                      + ", ".join(f"S_{n['i']}{n['j']}: {'ok' if n['agrees_at_3_decimals'] else 'NOT'}"
-                                  f" at 3-decimal rounding (exact {n['exact_6_digits']})" for n in numbers)
-                      + "; all three agree at 2 decimals" * all(n["agrees_at_2_decimals"] for n in numbers)
-                      + "; verdict rule: every printed value within 1e-3 (one unit of its last digit) of "
-                        "the exact limit" + (" (S_32 = 0.150818 is printed truncated, as 0.150)"
-                                             if printed_numbers is P4_NUMBERS else ""))}
+        numbers.append(PrintedNumber(
+            i=qi, j=qj, printed=printed, exact=mpmath.nstr(exact[qi - 1, qj - 1], 15),
+            exact_6_digits=mpmath.nstr(exact[qi - 1, qj - 1], 6), rounded_3_decimals=str(rounded),
+            truncated_3_decimals=str(truncated), agrees_at_3_decimals=ok,
+            agrees_when_truncated=truncated == Decimal(printed), within_one_unit_of_last_digit=bool(within),
+            agrees_at_2_decimals=two == Decimal(printed).quantize(Decimal("0.01")),
+            abs_error_of_printed=mpmath.nstr(abs(exact[qi - 1, qj - 1] - mpmath.mpf(printed)), 3)))
+    summary = ("formula exact; printed numbers "
+               + ", ".join(f"S_{n.i}{n.j}: {'ok' if n.agrees_at_3_decimals else 'NOT'}"
+                           f" at 3-decimal rounding (exact {n.exact_6_digits})" for n in numbers)
+               + "; all three agree at 2 decimals" * all(n.agrees_at_2_decimals for n in numbers)
+               + "; verdict rule: every printed value within 1e-3 (one unit of its last digit) of "
+                 "the exact limit" + (" (S_32 = 0.150818 is printed truncated, as 0.150)"
+                                      if printed_numbers is P4_NUMBERS else ""))
+    ev = ScoreFormulaEvidence(
+        formula=FormulaCheck(printed="S^(2)_ij = g(i)/(h(i)h(j)) with g = P2, h^2 = P3", typed=formula,
+                             equal=fr.equal, method=fr.method, first_difference=fr.first_difference),
+        numbers=tuple(numbers), exact_values_from="theory.limit (mpmath, 30 digits), n = 3, a = 0", summary=summary)
     return ClaimResult("P4", SOURCE, "P4: S^(2)_ij = g(i)/(h(i)h(j)); Figure 1 prints, for n = 3, a = 0: "
                        "S_21 = 0.154, S_31 = 0.132, S_32 = 0.150.",
                        dict(SETTING_RES, alpha=0, n=3), _verdict(fr.equal and agree), ev)
@@ -143,20 +224,21 @@ def p5() -> ClaimResult:
         expr, pos, nonneg = _lam1_coordinates(c)
         sign, n, d, reason = coefficient_sign(expr, pos, nonneg)
         signs.append(sign)
-        details.append({"coefficient": str(c), "sign": sign, "sympy": reason})
+        details.append(CoefficientSign(coefficient=str(c), sign=sign, sympy=reason))
     ok = len(coeffs) == 3 and all(s == -1 for s in signs)
-    ev = {"numerator": str(sympy.factor(num)), "degree_in_j": len(coeffs) - 1, "coefficients_c0_c1_c2": details,
-          "method": "sympy: each coefficient rewritten with e^a = e/(1+w), w = e^(1-a) - 1 > 0, "
-                    "a = A/(A+B); the sign of every monomial coefficient (theory.proofs.coefficient_sign)"}
+    ev = NumeratorEvidence(numerator=str(sympy.factor(num)), degree_in_j=len(coeffs) - 1,
+                           coefficients_c0_c1_c2=tuple(details),
+                           method="sympy: each coefficient rewritten with e^a = e/(1+w), w = e^(1-a) - 1 > 0, "
+                                  "a = A/(A+B); the sign of every monomial coefficient (theory.proofs.coefficient_sign)")
     return ClaimResult("P5", SOURCE, "P5: the numerator of h(j+1)^2 - h(j)^2 is quadratic in j and its three "
                        "coefficients are negative for 0 <= a < 1, so h strictly decreases.",
                        SETTING_RES, _verdict(ok), ev)
 
 
 def p6() -> ClaimResult:
-    ev = [_formula_evidence("g", P6_G, NORES), _formula_evidence("h2", P6_H2, NORES)]
+    ev = FormulaChecks(checks=(_formula_evidence("g", P6_G, NORES), _formula_evidence("h2", P6_H2, NORES)))
     return ClaimResult("P6", SOURCE, f"P6 (no residual): g'(i) = {P6_G[0]}, h'(i)^2 = {P6_H2[0]}.",
-                       SETTING_NORES, _verdict(all(e["equal"] for e in ev)), {"checks": ev})
+                       SETTING_NORES, _verdict(ev.equal), ev)
 
 
 def p7() -> ClaimResult:
@@ -172,14 +254,13 @@ def p7() -> ClaimResult:
     f = sympy.lambdify(cf.i, parse_formula(P7[1]).subs(cf.alpha, 0), "mpmath")
     with mpmath.workdps(30):
         positive_at = [q for q in range(1, 200) if f(mpmath.mpf(q)) >= 0]
-    ev = {"printed": P7[0], "typed": P7[1], "equal": printed.equal, "method": printed.method,
-          "first_difference": printed.first_difference,
-          "derived_difference": str(sympy.factor(derived)),
-          "corrected_expression": P7_CORRECTED, "corrected_equal": corrected.equal,
-          "corrected_method": corrected.method,
-          "error": "sign of the middle term: -2e^(2+a)(i-1) is printed, +2e^(2+a)(i-1) is correct",
-          "conclusion_lt_0_holds": sign == -1, "conclusion_proof": reason,
-          "printed_expression_nonnegative_at_a0_for_i": positive_at}
+    ev = DifferenceEvidence(
+        printed=P7[0], typed=P7[1], equal=printed.equal, method=printed.method,
+        first_difference=printed.first_difference, derived_difference=str(sympy.factor(derived)),
+        corrected_expression=P7_CORRECTED, corrected_equal=corrected.equal, corrected_method=corrected.method,
+        error="sign of the middle term: -2e^(2+a)(i-1) is printed, +2e^(2+a)(i-1) is correct",
+        conclusion_lt_0_holds=sign == -1, conclusion_proof=reason,
+        printed_expression_nonnegative_at_a0_for_i=positive_at)
     verdict = "confirmed" if printed.equal and sign == -1 else "refuted"
     return ClaimResult("P7", SOURCE, f"P7 (no residual): h'(i+1)^2 - h'(i)^2 = {P7[0]} < 0.",
                        SETTING_NORES, verdict, ev)
@@ -188,3 +269,7 @@ def p7() -> ClaimResult:
 def evaluate_printed_symbolic() -> list[ClaimResult]:
     """ClaimResults P1..P7 (source "printed derivation")."""
     return [p1(), p2(), p3(), p4(), p5(), p6(), p7()]
+
+
+#: one evaluator per claim id (lnrecency.claims.registry runs only those asked for)
+BY_ID = {f"P{q}": (lambda f: lambda *, quick: [f()])(f) for q, f in enumerate((p1, p2, p3, p4, p5, p6, p7), start=1)}

@@ -26,15 +26,82 @@ import math
 import mpmath
 import sympy
 
-from lnrecency.claims._common import grouped, setting, simulate
+from lnrecency.claims._common import gap_comparison, grouped, setting, simulate
 from lnrecency.config import ModelConfig
-from lnrecency.stats import PER_COMPARISON, ordering_check, register
+from lnrecency.evidence import Evidence, item, record
+from lnrecency.stats import PER_COMPARISON, register
 
 SOURCE = "printed derivation"
 P8 = "P8: for a != 0 the layer-2 pattern becomes nearly independent of i (g(i)/h(i) saturates)."
 P9A = "P9: LayerNorm with d scaling (lam = 1) behaves like l2."
 P9B = "P9: LayerNorm with sqrt(d) scaling (lam = sqrt(d)) sharpens the layer-1 softmax."
 P9C = "P9: LayerNorm with sqrt(d) scaling weakens the layer-2 recency pattern (vs d scaling)."
+
+
+@record
+class Saturation(Evidence):
+    """r(i) = g(i)/h(i) at one a: its limit, the limit of r(2i)/r(i), the relative change from i to 2i."""
+
+    limit_r: str
+    ratio: str = item(key="limit_r(2i)/r(i)")
+    relative_change_i_to_2i: dict
+    no_saturation_at_a0: bool | None = item(omit_none=True)  # a = 0 only: r ~ 1/i
+    contrast_a0: "Saturation | None" = item(omit_none=True)  # a > 0: the a = 0 contrast
+
+
+@record
+class ProfilesAtWidth(Evidence):
+    d: int
+    samples: int
+    seed: int
+    significance_per_profile: float
+    labels: dict  # {norm: [label per row]}
+
+
+@record
+class ScoreDifference(Evidence):
+    j: int
+    diff: float
+    stderr: float
+
+
+@record
+class DScalingEvidence(Evidence):
+    limit_max_abs_diff_dps40: float
+    mc_profiles_d64: ProfilesAtWidth
+    measured_difference_row_8_d64: tuple[ScoreDifference, ...]
+    d_times_max_abs_diff: float
+
+
+@record
+class SharpensEvidence(Evidence):
+    dP_ii_dlam: str
+    positive_form: str
+    equal_to_positive_form: bool
+    P_88_alpha0: dict  # {"lam=..": P_88}
+
+
+@record
+class GapsAtWidth(Evidence):
+    """Monte Carlo gaps at lam = 1 and lam = sqrt(d) (quadratic control variate) and the one-sided test."""
+
+    gap_lam1: float
+    se_lam1: float
+    gap_lam_sqrt_d: float
+    se_lam_sqrt_d: float
+    samples: int
+    control_variate: str = "quadratic"
+    check: object = item(flatten=True)  # lnrecency.stats.OrderingCheck
+
+
+@record
+class WeakensEvidence(Evidence):
+    claim: str
+    mc: GapsAtWidth
+    context_limit_gaps_lam_fixed: dict
+    context_first_order_lam1: float
+    scope: str = ("lam = sqrt(d) grows with d: the fixed-lam limit and its 1/d expansion do not apply to that "
+                  "side; the verdict is the Monte Carlo test at d")
 
 
 def p8() -> list:
@@ -50,13 +117,14 @@ def p8() -> list:
         lim = sympy.limit(ra, cf.i, sympy.oo)
         ratio = sympy.limit(ra.subs(cf.i, 2 * cf.i) / ra, cf.i, sympy.oo)
         rel = {str(q): float((ra.subs(cf.i, q) - ra.subs(cf.i, 2 * q)) / ra.subs(cf.i, q)) for q in (8, 64)}
-        ev = {"limit_r": str(lim), "limit_r(2i)/r(i)": str(ratio), "relative_change_i_to_2i": rel}
         if a == 0:  # outside P8's statement: the contrast (r ~ 1/i, no saturation), kept as evidence
-            contrast = {**ev, "no_saturation_at_a0": bool(lim == 0 and ratio == sympy.Rational(1, 2))}
+            contrast = Saturation(limit_r=str(lim), ratio=str(ratio), relative_change_i_to_2i=rel,
+                                  no_saturation_at_a0=bool(lim == 0 and ratio == sympy.Rational(1, 2)))
             continue
         saturates = bool(lim.is_positive) and ratio == 1
         items.append(({"norm": "l2", "residual": True, "gamma": 1, "lam": 1, "alpha": float(a)},
-                      "confirmed" if saturates else "refuted", {**ev, "contrast_a0": contrast}))
+                      "confirmed" if saturates else "refuted",
+                      Saturation(limit_r=str(lim), ratio=str(ratio), relative_change_i_to_2i=rel, contrast_a0=contrast)))
     return grouped("P8", SOURCE, P8, {"quantity": "r(i) = g(i)/h(i)"}, items)
 
 
@@ -76,18 +144,17 @@ def p9a(samples: int, seed: int, progress=None) -> list:
     labels = {norm: p.labels() for norm, p in prof.items()}
     s_ln = simulate(n, 2, d, samples, seed + 2, ModelConfig(norm="layernorm"), progress)
     s_l2 = simulate(n, 2, d, samples, seed + 3, ModelConfig(norm="l2"), progress)
-    diffs = [{"j": q, "diff": float(s_ln.mean[1, n - 1, q - 1] - s_l2.mean[1, n - 1, q - 1]),
-              "stderr": math.hypot(s_ln.stderr[1, n - 1, q - 1], s_l2.stderr[1, n - 1, q - 1])}
-             for q in range(1, n)]
+    diffs = tuple(ScoreDifference(j=q, diff=float(s_ln.mean[1, n - 1, q - 1] - s_l2.mean[1, n - 1, q - 1]),
+                                  stderr=math.hypot(s_ln.stderr[1, n - 1, q - 1], s_l2.stderr[1, n - 1, q - 1]))
+                  for q in range(1, n))
     definite = ("recency", "earlier", "mixed", "trivial")
     contradict = any(x != y and x in definite and y in definite for x, y in zip(*labels.values()))
     same = labels["layernorm"] == labels["l2"]
     exact = worst < mpmath.mpf(10) ** -35
-    ev = {"limit_max_abs_diff_dps40": float(worst),
-          "mc_profiles_d64": {"d": d, "samples": samples, "seed": seed, "significance_per_profile": sig,
-                              "labels": labels},
-          "measured_difference_row_8_d64": diffs,
-          "d_times_max_abs_diff": d * max(abs(x["diff"]) for x in diffs)}
+    ev = DScalingEvidence(limit_max_abs_diff_dps40=float(worst),
+                          mc_profiles_d64=ProfilesAtWidth(d=d, samples=samples, seed=seed, significance_per_profile=sig,
+                                                          labels=labels),
+                          measured_difference_row_8_d64=diffs, d_times_max_abs_diff=d * max(abs(x.diff) for x in diffs))
     verdict = ("confirmed" if exact and same else
                "refuted" if (not exact or contradict) else "inconclusive")
     return grouped("P9", SOURCE, P9A, {}, [({"norm": "layernorm vs l2", "lam": 1, "alpha": 0, "residual": False},
@@ -106,8 +173,8 @@ def p9b() -> list:
     vals = {f"lam={lam:g}": float(p.subs({cf.i: 8, cf.alpha: 0, cf.lam: lam})) for lam in (1, 8, 32)}
     return grouped("P9", SOURCE, P9B, {}, [({"quantity": "P^(1)_ii", "lam": "1 vs sqrt(d)"},
                                            "confirmed" if same else "inconclusive",
-                                           {"dP_ii_dlam": str(dp), "positive_form": str(expected),
-                                            "equal_to_positive_form": bool(same), "P_88_alpha0": vals})])
+                                           SharpensEvidence(dP_ii_dlam=str(dp), positive_form=str(expected),
+                                                            equal_to_positive_form=bool(same), P_88_alpha0=vals))])
 
 
 def p9c(samples: int, seed: int, progress=None) -> list:
@@ -120,29 +187,33 @@ def p9c(samples: int, seed: int, progress=None) -> list:
         for alpha in (0.0, 0.3, 0.5, 0.7, 0.9):
             for d in (64, 1024):
                 lam = math.sqrt(d)
-                limit_gaps, mc = {}, {}
-                for m, lm in enumerate((1.0, lam)):
-                    cfg = ModelConfig(residual=residual, lam=lm, alpha=alpha)
+                cfgs = [ModelConfig(residual=residual, lam=lm, alpha=alpha) for lm in (1.0, lam)]
+                limit_gaps = {}
+                for cfg in cfgs:
                     s = limit_scores(8, 2, config=cfg)[1, 7]
-                    limit_gaps[f"lam={lm:g}"] = float(s[6] - s[0])
-                    run = simulate(8, 2, d, samples, seed + 1000 * residual + int(100 * alpha) + 7 * d + m,
-                                   cfg, progress, control_variate="quadratic")
-                    mc[lm] = run.paired_difference(2, 8, 7, 1)
-                o = ordering_check(mc[1.0].mean - mc[lam].mean, math.hypot(mc[1.0].stderr, mc[lam].stderr), k=k)
+                    limit_gaps[f"lam={cfg.lam:g}"] = float(s[6] - s[0])
+                base = seed + 1000 * residual + int(100 * alpha) + 7 * d
+                lam1, lam_d, o = gap_comparison(*cfgs, 8, k=k, samples=samples, seeds=(base, base + 1), d=d,
+                                                progress=progress, control_variate="quadratic")
                 first_order = theory(ModelConfig(residual=residual, alpha=alpha), 8, 2).difference(2, 8, 7, 1)
-                ev = {"claim": f"Delta(lam=1) > Delta(lam=sqrt(d)={lam:g}) at d = {d} (Monte Carlo at d)",
-                      "mc": {"gap_lam1": mc[1.0].mean, "se_lam1": mc[1.0].stderr, "gap_lam_sqrt_d": mc[lam].mean,
-                             "se_lam_sqrt_d": mc[lam].stderr, "samples": samples,
-                             "control_variate": "quadratic", **o.as_dict()},
-                      "context_limit_gaps_lam_fixed": limit_gaps,
-                      "context_first_order_lam1": first_order[0] + first_order[1] / d,
-                      "scope": "lam = sqrt(d) grows with d: the fixed-lam limit and its 1/d expansion do not "
-                               "apply to that side; the verdict is the Monte Carlo test at d"}
+                ev = WeakensEvidence(
+                    claim=f"Delta(lam=1) > Delta(lam=sqrt(d)={lam:g}) at d = {d} (Monte Carlo at d)",
+                    mc=GapsAtWidth(gap_lam1=lam1.mean, se_lam1=lam1.stderr, gap_lam_sqrt_d=lam_d.mean,
+                                   se_lam_sqrt_d=lam_d.stderr, samples=samples, check=o),
+                    context_limit_gaps_lam_fixed=limit_gaps,
+                    context_first_order_lam1=first_order[0] + first_order[1] / d)
                 items.append((setting(ModelConfig(residual=residual, alpha=alpha), d=d,
                                       lam=f"1 vs sqrt(d) = {lam:g}"), o.verdict, ev))
     return grouped("P9", SOURCE, P9C, {"measure": "S_{8,7} - S_{8,1}, layer 2"}, items)
 
 
+def evaluate_p9(*, quick: bool = False, progress=None, seed: int = 20261010) -> list:
+    return p9a(20000, seed, progress) + p9b() + p9c(2000 if quick else 5000, seed + 100, progress)
+
+
 def evaluate(*, quick: bool = False, progress=None, seed: int = 20261010) -> list:
-    samples = 4000 if quick else 20000
-    return p8() + p9a(20000, seed, progress) + p9b() + p9c(2000 if quick else 5000, seed + 100, progress)
+    return p8() + evaluate_p9(quick=quick, progress=progress, seed=seed)
+
+
+#: one evaluator per claim id (lnrecency.claims.registry runs only those asked for)
+BY_ID = {"P8": lambda *, quick: p8(), "P9": lambda *, quick: evaluate_p9(quick=quick)}

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import importlib
 import sys
-from typing import Callable, Iterable
+from typing import Iterable
 
 from tqdm import tqdm
 
@@ -20,11 +20,16 @@ from lnrecency.verdicts import ClaimResult
 CLAIMS: dict[str, tuple[str, str]] = {c.id: (c.module, c.description) for c in CATALOG if c.module}
 
 
-def _runner(module: str) -> Callable[..., list[ClaimResult]]:
+def _run(module: str, wanted: list[str], quick: bool) -> list[ClaimResult]:
+    """The module's results for the ``wanted`` ids. A module holding several claims maps each id to its
+    own evaluator (``BY_ID``), so asking for one of them does not evaluate the others."""
     mod = importlib.import_module(f"lnrecency.claims.{module}")
-    if module == "printed":
-        return lambda *, quick, progress: list(mod.evaluate_printed_symbolic())
-    return mod.evaluate
+    by_id = getattr(mod, "BY_ID", None)
+    if by_id is None:
+        results = mod.evaluate(quick=quick, progress=False)
+    else:
+        results = [r for cid in by_id if cid in wanted for r in by_id[cid](quick=quick)]
+    return [r for r in results if r.id in wanted]
 
 
 def check_ids(ids: Iterable[str] | None) -> list[str]:
@@ -57,6 +62,6 @@ def evaluate(ids: Iterable[str] | None = None, *, quick: bool = False,
     show = sys.stderr.isatty() if progress is None else bool(progress)
     results: list[ClaimResult] = []
     for module in tqdm(modules, disable=not show, desc="claims", unit="module", leave=False):
-        results += [r for r in _runner(module)(quick=quick, progress=False) if r.id in wanted]
+        results += _run(module, wanted, quick)
     order = {cid: q for q, cid in enumerate(CLAIMS)}
     return sorted(results, key=lambda r: order.get(r.id, len(order)))

@@ -14,15 +14,14 @@ alpha in {0, 0.3, 0.7}; n = 16 (quick) or 64.
 """
 from __future__ import annotations
 
-import math
 from itertools import product
 
 import numpy as np
 
-from lnrecency.claims._common import (adjacent_triples, grouped, mc_orderings, row_labels, setting,
-                                      simulate)
+from lnrecency.claims._common import adjacent_triples, gap_comparison, grouped, mc_orderings, row_labels, setting
 from lnrecency.config import ModelConfig
-from lnrecency.stats import ordering_check, register
+from lnrecency.evidence import Evidence, LimitProfile, OrderingTests, ProofRecord, item, record
+from lnrecency.stats import register
 
 ID = "C3"
 SOURCE = "our formulation"
@@ -30,6 +29,39 @@ KEEPS = "With a residual connection (any gamma > 0) layer 2 still has recency bi
 WEAKENS = ("A residual connection weakens the layer-2 recency bias: the gaps S_{i,i-1} - S_{i,1} and "
            "(S_{i,i-1} - S_{i,1}) / S_{i,1} are smaller than without residual on every row i >= 3.")
 N_MC = 8
+
+
+@record
+class KeepsEvidence(Evidence):
+    proof: ProofRecord
+    limit: LimitProfile
+    mc_ordering: OrderingTests | None = item(omit_none=True)
+
+
+@record
+class GapDifference(Evidence):
+    """One-sided Monte Carlo test that the no-residual gap exceeds the residual one (independent runs)."""
+
+    kind: str = "MC gap difference (one-sided)"
+    d: int
+    samples: int
+    seed: int
+    gap_no_residual: float
+    gap_residual: float
+    check: object = item(flatten=True)  # lnrecency.stats.OrderingCheck
+
+    @property
+    def verdict(self) -> str:
+        return self.check.verdict
+
+
+@record
+class WeakensEvidence(Evidence):
+    absolute_gap_row_n: dict  # {"residual": .., "no_residual": ..}
+    relative_gap_row_n: dict
+    rows_where_absolute_not_weaker: list
+    rows_where_relative_not_weaker: list
+    mc_gap_difference: GapDifference | None = item(omit_none=True)
 
 
 def gaps(n: int, cfg: ModelConfig) -> tuple[np.ndarray, np.ndarray]:
@@ -52,47 +84,42 @@ def evaluate(*, quick: bool = False, progress=None, seed: int = 20260303) -> lis
     for idx, (gamma, lam, alpha) in enumerate(product((0.3, 1.0, 8.0), (1.0, 8.0), (0.0, 0.3, 0.7))):
         cfg = ModelConfig(norm="layernorm", residual=True, gamma=gamma, lam=lam, alpha=alpha)
         base = cfg.replace(residual=False)
-        labels = row_labels(n, 2, cfg)
-        ok = set(labels) == {"recency"}
-        ev = {"proof": {"name": proof.name, "proven": proof.proven}, "limit": {"n": n, "rows_by_label": labels}}
+        limit = LimitProfile(n=n, rows_by_label=row_labels(n, 2, cfg))
+        ok = limit.labels == {"recency"}
         v = "confirmed" if ok and proof.proven else ("refuted" if not ok else "inconclusive")
+        order = None
         if (gamma, lam, alpha) == (1.0, 1.0, 0.0):
-            ev["mc_ordering"] = mc_orderings(f"C3 keeps[{cfg.label()}]", cfg, N_MC, 2,
-                                             adjacent_triples(N_MC), samples=20000, seed=seed,
-                                             progress=progress)
-            if ev["mc_ordering"]["verdict"] != "confirmed" and v == "confirmed":
-                v = "inconclusive" if ev["mc_ordering"]["verdict"] == "inconclusive" else "refuted"
-        keep_items.append((setting(cfg, n=n), v, ev))
+            order = mc_orderings(f"C3 keeps[{cfg.label()}]", cfg, N_MC, 2, adjacent_triples(N_MC),
+                                 samples=20000, seed=seed, progress=progress)
+            if order.verdict != "confirmed" and v == "confirmed":
+                v = "inconclusive" if order.verdict == "inconclusive" else "refuted"
+        keep_items.append((setting(cfg, n=n), v, KeepsEvidence(proof=ProofRecord.of(proof), limit=limit,
+                                                               mc_ordering=order)))
 
         a_res, r_res = gaps(n, cfg)
         a_no, r_no = gaps(n, base)
         abs_ok = bool(np.all(a_res < a_no))
         rel_ok = bool(np.all(r_res < r_no))
-        ev = {"absolute_gap_row_n": {"residual": float(a_res[-1]), "no_residual": float(a_no[-1])},
-              "relative_gap_row_n": {"residual": float(r_res[-1]), "no_residual": float(r_no[-1])},
-              "rows_where_absolute_not_weaker": [int(i) for i in np.arange(3, n + 1)[a_res >= a_no]],
-              "rows_where_relative_not_weaker": [int(i) for i in np.arange(3, n + 1)[r_res >= r_no]]}
         v = "confirmed" if abs_ok and rel_ok else "refuted"
+        mc = None
         if (gamma, lam, alpha) == (1.0, 1.0, 0.0):
-            ev["mc_gap_difference"] = mc_gap_difference(cfg, base, samples=20000, seed=seed + 7,
-                                                        progress=progress)
-            if ev["mc_gap_difference"]["verdict"] != "confirmed" and v == "confirmed":
+            mc = mc_gap_difference(cfg, base, samples=20000, seed=seed + 7, progress=progress)
+            if mc.verdict != "confirmed" and v == "confirmed":
                 v = "inconclusive"
-        weak_items.append((setting(cfg, n=n), v, ev))
+        weak_items.append((setting(cfg, n=n), v, WeakensEvidence(
+            absolute_gap_row_n={"residual": float(a_res[-1]), "no_residual": float(a_no[-1])},
+            relative_gap_row_n={"residual": float(r_res[-1]), "no_residual": float(r_no[-1])},
+            rows_where_absolute_not_weaker=[int(i) for i in np.arange(3, n + 1)[a_res >= a_no]],
+            rows_where_relative_not_weaker=[int(i) for i in np.arange(3, n + 1)[r_res >= r_no]],
+            mc_gap_difference=mc)))
     base = {"norm": "layernorm (l2 / rmsnorm: same limit)", "residual": True, "layer": 2}
     return grouped(ID, SOURCE, KEEPS, base, keep_items) + grouped(ID, SOURCE, WEAKENS, base, weak_items)
 
 
 def mc_gap_difference(cfg: ModelConfig, base: ModelConfig, *, samples: int, seed: int, d: int = 10 ** 12,
-                      progress=None) -> dict:
+                      progress=None) -> GapDifference:
     """One-sided MC test of Delta_n(base) > Delta_n(cfg) (independent runs, SE in quadrature)."""
     k = register(f"C3 weakens[{cfg.label()}]: MC gap difference at d={d}", 1, sided=1)
-    est = []
-    for m, c in enumerate((base, cfg)):
-        sim = simulate(N_MC, 2, d, samples, seed + m, c, progress)
-        est.append(sim.paired_difference(2, N_MC, N_MC - 1, 1))
-    diff = est[0].mean - est[1].mean
-    se = math.hypot(est[0].stderr, est[1].stderr)
-    o = ordering_check(diff, se, k=k)
-    return {"kind": "MC gap difference (one-sided)", "d": d, "samples": samples, "seed": seed,
-            "gap_no_residual": est[0].mean, "gap_residual": est[1].mean, **o.as_dict()}
+    no_res, res, o = gap_comparison(base, cfg, N_MC, k=k, samples=samples, seeds=(seed, seed + 1), d=d,
+                                    progress=progress)
+    return GapDifference(d=d, samples=samples, seed=seed, gap_no_residual=no_res.mean, gap_residual=res.mean, check=o)

@@ -13,6 +13,8 @@ from __future__ import annotations
 from lnrecency.claims._common import (adjacent_triples, mc_means, mc_orderings, row_labels,
                                       setting)
 from lnrecency.config import ModelConfig
+from lnrecency.evidence import (Evidence, LimitProfile, MeanChecks, OrderingTests, ProofRecord,
+                                 record)
 from lnrecency.verdicts import ClaimResult, combine
 
 ID = "T1"
@@ -20,6 +22,14 @@ SOURCE = "seed text"
 STATEMENT = ("Theorem 1: with isotropic N(0, I_d/d) embeddings and stacked normalisation + causal "
              "self-attention, for d >> 1 the layer-2 scores S^(2) have recency bias (every row i >= 2).")
 N_MC = 8
+
+
+@record
+class T1Evidence(Evidence):
+    proof: ProofRecord
+    limit: LimitProfile
+    mc_ordering: OrderingTests
+    mc_means: MeanChecks
 
 
 def evaluate(*, quick: bool = False, progress=None, seed: int = 20260101) -> list[ClaimResult]:
@@ -32,19 +42,17 @@ def evaluate(*, quick: bool = False, progress=None, seed: int = 20260101) -> lis
     for s_idx, (norm, lam) in enumerate([("layernorm", 1.0), ("l2", 1.0), ("rmsnorm", 1.0),
                                          ("layernorm", 8.0)]):
         cfg = ModelConfig(norm=norm, lam=lam)
-        labels = row_labels(n, 2, cfg)
-        limit_ok = set(labels) == {"recency"}
+        limit = LimitProfile(n=n, rows_by_label=row_labels(n, 2, cfg))
+        limit_ok = limit.labels == {"recency"}
         name = f"T1[{cfg.label()}]"
         order = mc_orderings(name, cfg, N_MC, 2, adjacent_triples(N_MC), samples=samples,
                              seed=seed + 10 * s_idx, progress=progress)
         means = mc_means(name, cfg, N_MC, 2, [(N_MC, j) for j in range(1, N_MC + 1)],
                          samples=4000, seed=seed + 10 * s_idx + 5, progress=progress)
         verdicts = ["confirmed" if proof.proven else "inconclusive",
-                    "confirmed" if limit_ok else "refuted", order["verdict"],
-                    "confirmed" if means["passed"] else "inconclusive"]
+                    "confirmed" if limit_ok else "refuted", order.verdict,
+                    "confirmed" if means.passed else "inconclusive"]
         out.append(ClaimResult(
             ID, SOURCE, STATEMENT, setting(cfg, layer=2, n_limit=n, n_mc=N_MC), combine(verdicts),
-            {"proof": {"name": proof.name, "proven": proof.proven, "steps": list(proof.steps[:2])},
-             "limit": {"n": n, "rows_by_label": labels},
-             "mc_ordering": order, "mc_means": means}))
+            T1Evidence(proof=ProofRecord.of(proof, steps=2), limit=limit, mc_ordering=order, mc_means=means)))
     return out

@@ -19,6 +19,7 @@ import sympy
 
 from lnrecency.claims._common import ROUNDING, grouped, mc_means, setting, simulate
 from lnrecency.config import ModelConfig
+from lnrecency.evidence import Evidence, MeanChecks, ProofRecord, item, record
 from lnrecency.stats import mean_check, ordering_check, register
 
 ID = "C8"
@@ -33,17 +34,55 @@ FIXED = ("A normalisation right after attention keeps the per-coordinate varianc
 N = 8
 
 
-def post_norm_evidence(*, samples: int, seed: int, progress=None) -> tuple[str, dict]:
-    ev = {}
-    ok = True
+@record
+class DecayEvidence(Evidence):
+    proof: ProofRecord
+    mc_d_times_variance: MeanChecks
+
+
+@record
+class VarianceFloor(Evidence):
+    limit_i_to_oo_of_d_Var: str
+    floor_formula: str
+
+
+@record
+class DiagonalChecks(Evidence):
+    """S^(2)_ii = lam for every i (normalisation after attention), Monte Carlo at width d."""
+
+    d: int
+    samples: int
+    seed: int
+    S_ii: tuple  # lnrecency.stats.MeanCheck per i
+
+    @property
+    def passed(self) -> bool:
+        return all(c.passed for c in self.S_ii)
+
+
+@record
+class NoNormDecay(Evidence):
+    S_ii_mc: list
+    S_ii_limit: list
+    decay_test: object  # lnrecency.stats.OrderingCheck
+    note: str
+
+
+@record
+class PostNormEvidence(Evidence):
+    normalised: dict = item(flatten=True)  # {"layernorm_d=<d>": DiagonalChecks}
+    none: NoNormDecay = item(key="none_d=1e12")
+
+
+def post_norm_evidence(*, samples: int, seed: int, progress=None) -> tuple[str, PostNormEvidence]:
+    normalised = {}
     for d in (64, 10 ** 12):
         cfg = ModelConfig(norm="layernorm", lam=1.0)
         k = register(f"C8 fixed[d={d}]: S^(2)_ii = lam", N, sided=2)
         sim = simulate(N, 2, d, samples, seed, cfg, progress)
-        checks = [mean_check(sim.mean[1, q, q], sim.stderr[1, q, q], 1.0, k=k, bias_bound=ROUNDING).as_dict()
-                  for q in range(N)]
-        ev[f"layernorm_d={d}"] = {"d": d, "samples": samples, "seed": seed, "S_ii": checks}
-        ok &= all(c["passed"] for c in checks)
+        checks = tuple(mean_check(sim.mean[1, q, q], sim.stderr[1, q, q], 1.0, k=k, bias_bound=ROUNDING)
+                       for q in range(N))
+        normalised[f"layernorm_d={d}"] = DiagonalChecks(d=d, samples=samples, seed=seed, S_ii=checks)
     cfg = ModelConfig(norm="none", lam=1.0)
     k = register("C8 no-norm decay: S^(2)_22 > S^(2)_88", 1, sided=1)
     sim = simulate(N, 2, 10 ** 12, samples, seed + 1, cfg, progress)
@@ -52,11 +91,11 @@ def post_norm_evidence(*, samples: int, seed: int, progress=None) -> tuple[str, 
     diff = sim.mean[1, 1, 1] - sim.mean[1, N - 1, N - 1]
     se = float(sim.stderr[1, 1, 1] + sim.stderr[1, N - 1, N - 1])  # sd(X - Y) <= sd(X) + sd(Y)
     o = ordering_check(diff, se, k=k)
-    ev["none_d=1e12"] = {"S_ii_mc": [float(sim.mean[1, q, q]) for q in range(N)],
-                         "S_ii_limit": [float(lim[q, q]) for q in range(N)], "decay_test": o.as_dict(),
-                         "note": "SE of the difference bounded by SE_22 + SE_88 (valid for any correlation)"}
-    ok &= o.verdict == "confirmed"
-    return ("confirmed" if ok else "inconclusive"), ev
+    none = NoNormDecay(S_ii_mc=[float(sim.mean[1, q, q]) for q in range(N)],
+                       S_ii_limit=[float(lim[q, q]) for q in range(N)], decay_test=o,
+                       note="SE of the difference bounded by SE_22 + SE_88 (valid for any correlation)")
+    ok = all(c.passed for c in normalised.values()) and o.verdict == "confirmed"
+    return ("confirmed" if ok else "inconclusive"), PostNormEvidence(normalised=normalised, none=none)
 
 
 def evaluate(*, quick: bool = False, progress=None, seed: int = 20260808) -> list:
@@ -70,19 +109,19 @@ def evaluate(*, quick: bool = False, progress=None, seed: int = 20260808) -> lis
         cfg = ModelConfig(norm="layernorm", alpha=a)
         m = mc_means(f"C8[alpha={a}]", cfg, N, 1, [(q, q) for q in range(1, N + 1)], quantity="ovar",
                      samples=4000, seed=seed + idx, progress=progress)
-        v = "confirmed" if proof.proven and m["passed"] else "inconclusive"
-        decay_items.append((setting(cfg, lam="any > 0"), v, {"proof": {"name": proof.name, "proven": proof.proven},
-                                                             "mc_d_times_variance": m}))
+        v = "confirmed" if proof.proven and m.passed else "inconclusive"
+        decay_items.append((setting(cfg, lam="any > 0"), v, DecayEvidence(proof=ProofRecord.of(proof),
+                                                                          mc_d_times_variance=m)))
         f = sympy.simplify(floor.subs(cf.alpha, sympy.nsimplify(a)))
         (extension if a else vanish_items).append(
             (setting(cfg, lam="any > 0"), "confirmed" if f.is_zero else "refuted",
-             {"limit_i_to_oo_of_d_Var": str(f), "floor_formula": str(floor)}))
+             VarianceFloor(limit_i_to_oo_of_d_Var=str(f), floor_formula=str(floor))))
     v, ev = post_norm_evidence(samples=4000, seed=seed + 50, progress=progress)
     return (grouped(ID, SOURCE, DECAYS, {"layer": 1}, decay_items)
             + grouped(ID, SOURCE, VANISHES, {"layer": 1}, vanish_items)
             + grouped(ID, "our formulation", EXTENSION, {"layer": 1}, extension,
                       lambda v, g: ("It does not extend: d Var_i -> alpha (a floor, "
-                                    + ", ".join(e["limit_i_to_oo_of_d_Var"] for _, e in g)
+                                    + ", ".join(e.limit_i_to_oo_of_d_Var for _, e in g)
                                     + " here), not 0; the seed restricts itself to weakly correlated "
                                       "vectors, where the claim is confirmed.") if v == "refuted" else "")
             + grouped(ID, SOURCE, FIXED, {"layer": 2}, [({"norm": "layernorm vs none", "alpha": 0.0,

@@ -15,6 +15,7 @@ import numpy as np
 
 from lnrecency.claims.catalog import CATALOG
 from lnrecency.config import ModelConfig, make_config
+from lnrecency.evidence import jsonable
 from lnrecency.stats import z_score
 from lnrecency.report import series
 from lnrecency.report.data import ReportData, closed_form
@@ -367,9 +368,10 @@ def profile_table(data: ReportData) -> Table:
                  verdict_note(data, "C2", "C6"))
 
 
-def _evidence_text(evidence: dict, limit: int = 400) -> str:
-    """The decisive scalar entries of a verdict's evidence (``lnrecency verify --json`` has all of it)."""
-    leaves = [(path, v) for path, v in _leaves(evidence) if not isinstance(v, (dict, list))]
+def _evidence_text(evidence, limit: int = 400) -> str:
+    """The decisive scalar entries of a verdict's evidence record, read from its JSON form (``lnrecency verify
+    --json`` has all of it)."""
+    leaves = [(path, v) for path, v in _leaves(jsonable(evidence)) if not isinstance(v, (dict, list))]
     key = [(p, v) for p, v in leaves
            if any(p == k or p.endswith("." + k) or p.split("]")[-1].lstrip(".") == k for k in _KEY_EVIDENCE)]
     parts = [f"{p}={v:.6g}" if isinstance(v, float) else f"{p}={v}" for p, v in (key or leaves)]

@@ -1,0 +1,254 @@
+"""Typed evidence of a verdict: frozen dataclasses read by attribute (claims, findings, report, tests) and
+written to JSON one way (:meth:`Evidence.to_json`, the ``"evidence"`` of ``lnrecency verify --json``).
+
+JSON rules, in :meth:`Evidence.to_json`:
+  * fields in declaration order, under their name or the ``key`` given with :func:`item`;
+  * a nested record becomes an object; ``flatten=True`` merges the field's object into its parent (a
+    check's numbers next to the entry they check);
+  * ``omit_none=True``: the key is left out when the value is None (evidence gathered in some settings
+    only); otherwise None is null;
+  * properties named in ``JSON_PROPERTIES`` follow the fields (derived values such as ``passed``);
+  * lnrecency.stats checks serialise through ``as_dict``, theory results through ``to_json``; NaN is null.
+
+The records shared by several claims live here; a claim's own per-setting record lives in its module.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass, field, fields
+from typing import Any, ClassVar
+
+
+def jsonable(x: Any) -> Any:
+    """Plain JSON data of ``x`` (records, checks, dicts, sequences, numbers; NaN -> None)."""
+    if isinstance(x, Evidence):
+        return x.to_json()
+    if hasattr(x, "as_dict") and not isinstance(x, type):
+        return jsonable(x.as_dict())
+    if dataclasses.is_dataclass(x) and hasattr(x, "to_json") and not isinstance(x, type):
+        return jsonable(x.to_json())
+    if isinstance(x, dict):
+        return {str(k): jsonable(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [jsonable(v) for v in x]
+    if isinstance(x, bool) or x is None or isinstance(x, str):
+        return x
+    if isinstance(x, int):
+        return x
+    try:
+        f = float(x)
+    except (TypeError, ValueError):
+        return str(x)
+    return None if math.isnan(f) else f
+
+
+def item(*, key: str | None = None, flatten: bool = False, omit_none: bool = False, **kwargs: Any) -> Any:
+    """A record field with its JSON rule (see the module docstring); ``omit_none`` implies default None."""
+    if omit_none:
+        kwargs.setdefault("default", None)
+    return field(metadata={"key": key, "flatten": flatten, "omit_none": omit_none}, **kwargs)
+
+
+class Evidence:
+    """Base of the evidence records (subclasses are frozen, keyword-only dataclasses)."""
+
+    JSON_PROPERTIES: ClassVar[tuple[str, ...]] = ()
+
+    def to_json(self) -> dict:
+        out: dict[str, Any] = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.metadata.get("omit_none") and value is None:
+                continue
+            data = jsonable(value)
+            if f.metadata.get("flatten"):
+                out.update(data)
+            else:
+                out[f.metadata.get("key") or f.name] = data
+        for name in self.JSON_PROPERTIES:
+            out[name] = jsonable(getattr(self, name))
+        return out
+
+
+def record(cls):
+    """Decorator: a frozen, keyword-only dataclass subclass of :class:`Evidence`."""
+    return dataclass(frozen=True, kw_only=True)(cls)
+
+
+# ---- grouping: one ClaimResult per verdict over settings --------------------------------------------
+
+@record
+class PerSetting(Evidence):
+    """One setting of a grouped result and its evidence (JSON: {"setting": ..., **evidence})."""
+
+    setting: dict
+    evidence: Evidence = item(flatten=True)
+
+
+@record
+class SettingGroup(Evidence):
+    """The evidence of a result grouping the settings with one verdict."""
+
+    per_setting: tuple[PerSetting, ...]
+    settings_total: int
+    settings_here: int
+
+
+# ---- records shared by several claims -----------------------------------------------------------------
+
+@record
+class ProofRecord(Evidence):
+    """A sympy proof of lnrecency.theory.proofs: its name, whether it is proven, the first steps."""
+
+    name: str
+    proven: bool
+    steps: tuple | None = item(omit_none=True)
+
+    @classmethod
+    def of(cls, proof, steps: int | None = 0) -> "ProofRecord":
+        """From a Proof; ``steps``: how many of its steps to keep (None: all; 0: none)."""
+        kept = None if steps == 0 else tuple(proof.steps if steps is None else proof.steps[:steps])
+        return cls(name=proof.name, proven=bool(proof.proven), steps=kept)
+
+
+@record
+class LimitProfile(Evidence):
+    """Definition-1 labels of the rows of the exact limit at one layer: {label: [rows]}."""
+
+    n: int
+    rows_by_label: dict
+
+    @property
+    def labels(self) -> set:
+        return set(self.rows_by_label)
+
+
+@record
+class RemainderConstant(Evidence):
+    """R >= sup_{d >= d_ref} d^2 |E_d X - X_lim - c/d|, measured at d_ref and 2 d_ref (lnrecency.claims._common)."""
+
+    R: float
+    d_ref: int
+    samples: int
+    seed: Any
+    k: float
+
+
+@record
+class EntryCheck(Evidence):
+    """One entry (i, j) of a Monte Carlo mean check against limit + c/d."""
+
+    i: int
+    j: int
+    limit: float
+    c: float
+    check: Any = item(flatten=True)  # lnrecency.stats.MeanCheck
+
+    @property
+    def passed(self) -> bool:
+        return self.check.passed
+
+
+@record
+class MeanChecks(Evidence):
+    """Monte Carlo means at width d against limit + c/d, within k SE + R/d^2 (+ rounding) each."""
+
+    JSON_PROPERTIES = ("passed",)
+
+    kind: str
+    layer: int
+    d: int
+    samples: int
+    seed: Any
+    method: str
+    remainder_constant: RemainderConstant
+    remainder_bound: float
+    per_comparison_rate: float
+    checks: tuple[EntryCheck, ...]
+
+    @property
+    def passed(self) -> bool:
+        return all(ch.passed for ch in self.checks)
+
+    @property
+    def max_abs_z(self) -> float:
+        return max(abs(ch.check.z) for ch in self.checks)
+
+
+@record
+class OrderingTest(Evidence):
+    """One-sided paired test of E S_ij > E S_{i,k_key}."""
+
+    i: int
+    j: int
+    k_key: int
+    check: Any = item(flatten=True)  # lnrecency.stats.OrderingCheck
+
+    @property
+    def verdict(self) -> str:
+        return self.check.verdict
+
+
+@record
+class OrderingTests(Evidence):
+    """Monte Carlo paired orderings at width d; verdict by :func:`lnrecency.verdicts.combine`."""
+
+    JSON_PROPERTIES = ("verdict",)
+
+    kind: str = "MC paired ordering (one-sided)"
+    layer: int
+    d: int
+    samples: int
+    seed: Any
+    method: str = "gram"
+    tests: tuple[OrderingTest, ...]
+
+    @property
+    def verdict(self) -> str:
+        from lnrecency.verdicts import combine
+
+        return combine([t.verdict for t in self.tests])
+
+
+@record
+class PairedMean(Evidence):
+    """Two-sided check of the mean of S_ij - S_{i,k_key} against its prediction (limit + c/d)."""
+
+    kind: str = "MC paired difference mean"
+    layer: int
+    i: int
+    j: int
+    k_key: int
+    d: int
+    samples: int
+    seed: Any
+    remainder_constant: RemainderConstant
+    check: Any = item(flatten=True)  # lnrecency.stats.MeanCheck
+
+    @property
+    def passed(self) -> bool:
+        return self.check.passed
+
+
+@record
+class BoundarySearch(Evidence):
+    """The boundary search on the exact limit (lnrecency.theory.boundary) up to n_max, per layer."""
+
+    n_max: int
+    boundary: dict  # {str(layer): LayerBoundary, or a record with a LayerBoundary ``boundary``}
+
+    def layers(self) -> dict:
+        """{layer: LayerBoundary}."""
+        return {L: getattr(b, "boundary", b) for L, b in self.boundary.items()}
+
+    @property
+    def verdict(self) -> str:
+        """"The ordering holds on every row up to n_max": refuted when a layer fails, inconclusive when
+        a row is undecided, else confirmed."""
+        bounds = self.layers().values()
+        if any(b.first_failing_n is not None for b in bounds):
+            return "refuted"
+        if any(b.undecided_from is not None for b in bounds):
+            return "inconclusive"
+        return "confirmed"
