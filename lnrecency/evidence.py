@@ -17,7 +17,10 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass, field, fields
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
+
+if TYPE_CHECKING:  # annotations only (postponed): no import cycle at run time
+    from lnrecency.stats import MeanCheck, OrderingCheck
 
 
 def jsonable(x: Any) -> Any:
@@ -143,7 +146,7 @@ class EntryCheck(Evidence):
     j: int
     limit: float
     c: float
-    check: Any = item(flatten=True)  # lnrecency.stats.MeanCheck
+    check: MeanCheck = item(flatten=True)
 
     @property
     def passed(self) -> bool:
@@ -183,7 +186,7 @@ class OrderingTest(Evidence):
     i: int
     j: int
     k_key: int
-    check: Any = item(flatten=True)  # lnrecency.stats.OrderingCheck
+    check: OrderingCheck = item(flatten=True)
 
     @property
     def verdict(self) -> str:
@@ -224,7 +227,7 @@ class PairedMean(Evidence):
     samples: int
     seed: Any
     remainder_constant: RemainderConstant
-    check: Any = item(flatten=True)  # lnrecency.stats.MeanCheck
+    check: MeanCheck = item(flatten=True)
 
     @property
     def passed(self) -> bool:

@@ -21,14 +21,18 @@ difference exceeds the sum of their one-sided half-widths at rate / 2 each).
 from __future__ import annotations
 
 from itertools import product
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from lnrecency.claims._common import gap_comparison, grouped, setting
 from lnrecency.config import ModelConfig
 from lnrecency.evidence import Evidence, item, record
-from lnrecency.stats import EXACT_RATE, bernstein_halfwidth, register
+from lnrecency.stats import EXACT_RATE, OrderingCheck, bernstein_halfwidth, register
 from lnrecency.verdicts import combine
+
+if TYPE_CHECKING:  # annotation only (the theory is imported where it is used)
+    from lnrecency.theory.anisotropy import AlphaDecision
 
 ID = "C5"
 SOURCE = "seed text"
@@ -65,7 +69,7 @@ class GapComparison(Evidence):
     samples: int
     seed: int
     gaps: dict = item(flatten=True)
-    check: object = item(flatten=True)  # lnrecency.stats.OrderingCheck
+    check: OrderingCheck = item(flatten=True)
 
     @property
     def verdict(self) -> str:
@@ -74,7 +78,7 @@ class GapComparison(Evidence):
 
 @record
 class CanAmplifyEvidence(Evidence):
-    exact: object  # lnrecency.theory.anisotropy.AlphaDecision
+    exact: AlphaDecision
     grid_context: GridProfile
     mc_up: GapComparison | None = item(omit_none=True)
     mc_down: GapComparison | None = item(omit_none=True)
@@ -82,7 +86,7 @@ class CanAmplifyEvidence(Evidence):
 
 @record
 class GrowsEvidence(Evidence):
-    exact: object  # lnrecency.theory.anisotropy.AlphaDecision
+    exact: AlphaDecision
 
 
 @record

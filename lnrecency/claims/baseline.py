@@ -16,6 +16,7 @@ Evidence per setting (norm = none; residual off / on; lam in {0.5, 1, 3}; alpha 
 from __future__ import annotations
 
 from itertools import product
+from typing import TYPE_CHECKING
 
 from lnrecency.claims._common import (boundary_finding, grouped, mc_orderings, mc_paired_mean, row_labels,
                                       setting)
@@ -23,6 +24,9 @@ from lnrecency.config import ModelConfig
 from lnrecency.evidence import (BoundarySearch, Evidence, LimitProfile, OrderingTests, PairedMean, ProofRecord,
                                 item, record)
 from lnrecency.verdicts import decide
+
+if TYPE_CHECKING:  # annotation only (the theory is imported where it is used)
+    from lnrecency.theory.boundary import LayerBoundary
 
 ID = "C2"
 SOURCE = "our formulation"
@@ -43,7 +47,7 @@ class FlatEvidence(Evidence):
 class FailingRow(Evidence):
     """A layer's boundary and, on its first failing row, where the attention weight is."""
 
-    boundary: object = item(flatten=True)  # lnrecency.theory.boundary.LayerBoundary
+    boundary: LayerBoundary = item(flatten=True)
     weight_on_token_1: float | None = item(omit_none=True)
     largest_weight_where_order_breaks: float | None = item(omit_none=True)
     keys_where_order_breaks: list | None = item(omit_none=True)

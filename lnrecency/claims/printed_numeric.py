@@ -29,7 +29,7 @@ import sympy
 from lnrecency.claims._common import gap_comparison, grouped, setting, simulate
 from lnrecency.config import ModelConfig
 from lnrecency.evidence import Evidence, item, record
-from lnrecency.stats import PER_COMPARISON, register
+from lnrecency.stats import PER_COMPARISON, OrderingCheck, register
 
 SOURCE = "printed derivation"
 P8 = "P8: for a != 0 the layer-2 pattern becomes nearly independent of i (g(i)/h(i) saturates)."
@@ -91,7 +91,7 @@ class GapsAtWidth(Evidence):
     se_lam_sqrt_d: float
     samples: int
     control_variate: str = "quadratic"
-    check: object = item(flatten=True)  # lnrecency.stats.OrderingCheck
+    check: OrderingCheck = item(flatten=True)
 
 
 @record

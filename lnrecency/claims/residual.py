@@ -21,7 +21,7 @@ import numpy as np
 from lnrecency.claims._common import adjacent_triples, gap_comparison, grouped, mc_orderings, row_labels, setting
 from lnrecency.config import ModelConfig
 from lnrecency.evidence import Evidence, LimitProfile, OrderingTests, ProofRecord, item, record
-from lnrecency.stats import register
+from lnrecency.stats import OrderingCheck, register
 
 ID = "C3"
 SOURCE = "our formulation"
@@ -48,7 +48,7 @@ class GapDifference(Evidence):
     seed: int
     gap_no_residual: float
     gap_residual: float
-    check: object = item(flatten=True)  # lnrecency.stats.OrderingCheck
+    check: OrderingCheck = item(flatten=True)
 
     @property
     def verdict(self) -> str:

@@ -20,7 +20,7 @@ import sympy
 from lnrecency.claims._common import ROUNDING, grouped, mc_means, setting, simulate
 from lnrecency.config import ModelConfig
 from lnrecency.evidence import Evidence, MeanChecks, ProofRecord, item, record
-from lnrecency.stats import mean_check, ordering_check, register
+from lnrecency.stats import OrderingCheck, mean_check, ordering_check, register
 
 ID = "C8"
 SOURCE = "seed text"
@@ -64,7 +64,7 @@ class DiagonalChecks(Evidence):
 class NoNormDecay(Evidence):
     S_ii_mc: list
     S_ii_limit: list
-    decay_test: object  # lnrecency.stats.OrderingCheck
+    decay_test: OrderingCheck
     note: str
 
 
