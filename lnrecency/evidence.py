@@ -239,17 +239,13 @@ class BoundarySearch(Evidence):
     """The boundary search on the exact limit (lnrecency.theory.boundary) up to n_max, per layer."""
 
     n_max: int
-    boundary: dict  # {str(layer): LayerBoundary, or a record with a LayerBoundary ``boundary``}
-
-    def layers(self) -> dict:
-        """{layer: LayerBoundary}."""
-        return {L: getattr(b, "boundary", b) for L, b in self.boundary.items()}
+    boundary: dict  # {str(layer): LayerBoundary, or a record with its first_failing_n and undecided_from}
 
     @property
     def verdict(self) -> str:
         """"The ordering holds on every row up to n_max": refuted when a layer fails, inconclusive when
         a row is undecided, else confirmed."""
-        bounds = self.layers().values()
+        bounds = self.boundary.values()
         if any(b.first_failing_n is not None for b in bounds):
             return "refuted"
         if any(b.undecided_from is not None for b in bounds):

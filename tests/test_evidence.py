@@ -69,3 +69,24 @@ def test_claim_result_refuses_untyped_evidence_and_serialises_records():
 
 def test_jsonable_plain_values():
     assert jsonable({1: (1, 2.5, float("nan"), None, True, "x")}) == {"1": [1, 2.5, None, None, True, "x"]}
+
+
+def test_boundary_search_verdict_says_where_it_fails():
+    from lnrecency.claims.baseline import FailingRow
+    from lnrecency.evidence import BoundarySearch
+    from lnrecency.theory.boundary import LayerBoundary
+
+    holds = LayerBoundary(3, "recency", 50, None)
+    fails = LayerBoundary(4, "recency", 50, 27, (0.1, -0.2, 0.3))
+    undecided = LayerBoundary(5, "recency", 50, None, undecided_from=170)
+    assert BoundarySearch(n_max=50, boundary={"3": holds}).verdict == "confirmed"
+    assert BoundarySearch(n_max=50, boundary={"3": holds, "4": fails, "5": undecided}).verdict == "refuted"
+    assert BoundarySearch(n_max=50, boundary={"3": holds, "5": undecided}).verdict == "inconclusive"
+    row = FailingRow(boundary=fails, weight_on_token_1=0.9, largest_weight_where_order_breaks=1e-6,
+                     keys_where_order_breaks=[2])
+    search = BoundarySearch(n_max=50, boundary={"4": row})
+    assert search.verdict == "refuted" and row.first_failing_n == 27
+    assert search.to_json()["boundary"]["4"]["first_failing_n"] == 27
+    assert search.to_json()["boundary"]["4"]["weight_on_token_1"] == 0.9
+    assert "weight_on_token_1" not in BoundarySearch(n_max=50, boundary={"3": FailingRow(boundary=holds)}).to_json(
+        )["boundary"]["3"]

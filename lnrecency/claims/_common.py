@@ -226,12 +226,12 @@ def boundary_finding(group, where, detail=lambda layer, entry: "") -> str:
     parts = []
     for st, ev in group:
         search = ev.search
-        bounds = search.layers()
+        bounds = search.boundary
         fails = {L: b for L, b in bounds.items() if b.first_failing_n is not None}
         undecided = {L: b for L, b in bounds.items() if b.undecided_from is not None}
         if fails:
             parts.append(f"{where(st)}: holds for n < " + ", ".join(
-                f"{b.first_failing_n} (layer {L}{detail(L, search.boundary[L])})" for L, b in fails.items()))
+                f"{b.first_failing_n} (layer {L}{detail(L, b)})" for L, b in fails.items()))
         elif undecided:
             parts.append(f"{where(st)}: holds for n < " + ", ".join(
                 f"{b.undecided_from} (layer {L}, undecided beyond)" for L, b in undecided.items()))

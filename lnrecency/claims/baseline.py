@@ -52,6 +52,14 @@ class FailingRow(Evidence):
     largest_weight_where_order_breaks: float | None = item(omit_none=True)
     keys_where_order_breaks: list | None = item(omit_none=True)
 
+    @property
+    def first_failing_n(self) -> int | None:
+        return self.boundary.first_failing_n
+
+    @property
+    def undecided_from(self) -> int | None:
+        return self.boundary.undecided_from
+
 
 @record
 class EarlierEvidence(Evidence):
