@@ -5,11 +5,13 @@ import json
 
 import pytest
 import sympy
+from hypothesis import given, strategies as st
 
 from lnrecency.cli import main
 from lnrecency.config import ModelConfig
 from lnrecency.theory.closed_forms import alpha, gamma, i, j, lam
-from lnrecency.theory.formula import MAX_LENGTH, check_formula, parse_formula
+from lnrecency.theory.formula import (MAX_LENGTH, _in_field, check_formula, generator_form, is_identically_zero,
+                                      parse_formula)
 
 G_NORES = "alpha + (1-alpha)*exp(lam*alpha)/(exp(lam)+(i-1)*exp(lam*alpha))"
 H2_RES = ("1 + 2*gamma*(alpha + (1-alpha)*exp(lam)/(exp(lam)+(j-1)*exp(lam*alpha))) + gamma^2*(alpha + "
@@ -182,3 +184,34 @@ def test_messages_echo_what_was_typed_and_say_why(capsys, tmp_path, monkeypatch)
     assert main(["check-formula", "p_diag", "-"]) == 0
     assert main(["check-formula", "p_diag", "@/no/such/file"]) == 2
     assert "cannot be read" in capsys.readouterr().err
+
+
+# -- the exact zero test: field arithmetic, with sympy.cancel as the fallback and the cross-check ------
+_X, _Y = sympy.symbols("x y", positive=True)
+_LEAVES = st.sampled_from([_X, _Y, sympy.exp(_X), sympy.exp(_X / 3), sympy.exp(_X * _Y), sympy.Integer(2),
+                           sympy.Rational(-3, 7), sympy.E])
+
+
+def _trees(leaves):
+    return st.recursive(leaves, lambda sub: st.one_of(
+        st.builds(lambda a, b: a + b, sub, sub), st.builds(lambda a, b: a * b, sub, sub),
+        st.builds(lambda a, b: a / (b * b + 1), sub, sub), st.builds(lambda a: a ** 2, sub)), max_leaves=8)
+
+
+@given(a=_trees(_LEAVES), b=_trees(_LEAVES))
+def test_field_zero_test_agrees_with_cancel(a, b):
+    """(a + b)^2 - a^2 - 2ab - b^2 is zero, and adding 10^-30 makes it nonzero: the field decides both as
+    sympy.cancel does, on random expressions with exp atoms (generators) and E."""
+    zero = (a + b) ** 2 - a ** 2 - 2 * a * b - b ** 2
+    assert _in_field(generator_form(zero)) == 0 and sympy.cancel(generator_form(zero)) == 0
+    assert is_identically_zero(zero)
+    assert not is_identically_zero(zero + sympy.Rational(1, 10 ** 30))
+    assert is_identically_zero(a - b) == (sympy.cancel(generator_form(a - b)) == 0)
+
+
+def test_zero_test_outside_the_field_falls_back():
+    assert is_identically_zero(sympy.exp(sympy.Rational(1, 3)) ** 3 - sympy.E)  # e^(1/3) = X, e = X^3
+    assert not is_identically_zero(sympy.exp(_X) - sympy.exp(2 * _X))
+    assert is_identically_zero(sympy.sqrt(2) * sympy.sqrt(8) - 4)  # sympy evaluates it to 0 on its own
+    assert not is_identically_zero(sympy.sqrt(_X) - _X)  # non-integer power: cancel decides
+    assert is_identically_zero(sympy.Float(0.5) * _X - _X / 2)  # a float: cancel decides

@@ -195,9 +195,53 @@ def generator_form(expr: sympy.Expr) -> sympy.Expr:
     return expr.xreplace(repl)
 
 
+class _NotRational(Exception):
+    """The generator form has a part outside the field Q(symbols): a float, a non-integer power, a function."""
+
+
+def _in_field(expr: sympy.Expr):
+    """``expr`` (a rational expression in its free symbols) as an element of the field Q(symbols), built
+    bottom-up: every sum, product and integer power is carried out in the field with its gcds cancelled, so
+    the nested expressions of the exact limit never have to be expanded as a whole (which
+    ``sympy.cancel`` does). Raises _NotRational outside the field, ZeroDivisionError on a zero divisor."""
+    syms = sorted(expr.free_symbols, key=sympy.default_sort_key)
+    ring = sympy.polys.fields.field(syms or [sympy.Dummy("t")], sympy.QQ)
+    k, gens = ring[0], dict(zip(syms, ring[1:]))
+    memo: dict = {}
+
+    def ev(e):
+        if e in memo:
+            return memo[e]
+        if e.is_Rational:
+            r = k(sympy.QQ(int(e.p), int(e.q)))
+        elif e.is_Symbol:
+            r = gens[e]
+        elif e.is_Add or e.is_Mul:
+            parts = [ev(a) for a in e.args]
+            r = parts[0]
+            for p in parts[1:]:
+                r = r + p if e.is_Add else r * p
+        elif e.is_Pow and e.exp.is_Integer:
+            r = ev(e.base) ** int(e.exp)
+        else:
+            raise _NotRational(type(e).__name__)
+        memo[e] = r
+        return r
+
+    return ev(expr)
+
+
 def is_identically_zero(expr: sympy.Expr) -> bool:
+    """Exact test of expr == 0 with every exp(sum c m) read as powers of independent positive generators
+    (:func:`generator_form`): in the rational function field when the form is rational there, else by
+    ``sympy.cancel`` (the same answer, by expansion)."""
+    form = generator_form(expr)
     try:
-        return sympy.cancel(generator_form(expr)) == 0
+        return _in_field(form) == 0
+    except (_NotRational, ZeroDivisionError):
+        pass
+    try:
+        return sympy.cancel(form) == 0
     except sympy.polys.polyerrors.BasePolynomialError:
         return False
 

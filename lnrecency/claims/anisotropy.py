@@ -62,12 +62,14 @@ class FigureSettingEvidence(Evidence):
 
 def h_evidence(residual: bool, n: int = 12) -> tuple[str, HEvidence]:
     from lnrecency.theory import closed_forms as cf
+    from lnrecency.theory.formula import is_identically_zero
     from lnrecency.theory.limit import limit_trajectory
     from lnrecency.theory.proofs import proof_h_decreasing
 
     forms = cf.closed_forms(residual)
-    dh2 = sympy.simplify(sympy.diff(forms.h2, cf.alpha))
-    depends = dh2 != 0
+    dh2 = sympy.diff(forms.h2, cf.alpha)
+    depends = not is_identically_zero(dh2)  # exact, with e^lam and e^(lam alpha) as independent generators
+    dh2 = sympy.factor(sympy.cancel(dh2))  # for display
     proof = proof_h_decreasing(residual)
     worst = mpmath.mpf(0)
     table = {}

@@ -43,8 +43,9 @@ P7_CORRECTED = "(a-1)*e^a*(2*e^3 + 2*e^(2+a)*(i-1) + e^(3*a)*i*(i-1)) / ((e+i*e^
 
 
 @record
-class FormulaCheck(Evidence):
-    """A printed formula (as printed and as typed) against the derived one (theory.formula.check_formula)."""
+class PrintedFormula(Evidence):
+    """A printed line (as printed and as typed) with the outcome of its check, the fields of
+    lnrecency.theory.formula.FormulaCheck the evidence keeps."""
 
     quantity: str | None = item(omit_none=True)
     printed: str
@@ -56,8 +57,8 @@ class FormulaCheck(Evidence):
 
 
 @record
-class FormulaChecks(Evidence):
-    checks: tuple[FormulaCheck, ...]
+class PrintedFormulas(Evidence):
+    checks: tuple[PrintedFormula, ...]
 
     @property
     def equal(self) -> bool:
@@ -84,7 +85,7 @@ class PrintedNumber(Evidence):
 
 @record
 class ScoreFormulaEvidence(Evidence):
-    formula: FormulaCheck
+    formula: PrintedFormula
     numbers: tuple[PrintedNumber, ...]
     exact_values_from: str
     summary: str
@@ -122,9 +123,9 @@ class DifferenceEvidence(Evidence):
     printed_expression_nonnegative_at_a0_for_i: list
 
 
-def _formula_evidence(quantity: str, printed: tuple[str, str], params: dict) -> FormulaCheck:
+def _formula_evidence(quantity: str, printed: tuple[str, str], params: dict) -> PrintedFormula:
     r = check_formula(quantity, printed[1], **params)
-    return FormulaCheck(quantity=quantity, printed=printed[0], typed=printed[1], equal=r.equal, method=r.method,
+    return PrintedFormula(quantity=quantity, printed=printed[0], typed=printed[1], equal=r.equal, method=r.method,
                         derived=str(r.derived), first_difference=r.first_difference)
 
 
@@ -133,7 +134,7 @@ def _verdict(ok: bool) -> str:
 
 
 def p1() -> ClaimResult:
-    ev = FormulaChecks(checks=(_formula_evidence("p_diag", P1_DIAG, RES), _formula_evidence("p_off", P1_OFF, RES)))
+    ev = PrintedFormulas(checks=(_formula_evidence("p_diag", P1_DIAG, RES), _formula_evidence("p_off", P1_OFF, RES)))
     return ClaimResult("P1", SOURCE, "P1: layer-1 weights P_ij = f(i,j)/(e+(i-1)e^a), f = e on the "
                        "diagonal, e^a below it.", SETTING_RES, _verdict(ev.equal), ev)
 
@@ -186,7 +187,7 @@ def p4(printed_numbers: dict | None = None) -> ClaimResult:
                  "the exact limit" + (" (S_32 = 0.150818 is printed truncated, as 0.150)"
                                       if printed_numbers is P4_NUMBERS else ""))
     ev = ScoreFormulaEvidence(
-        formula=FormulaCheck(printed="S^(2)_ij = g(i)/(h(i)h(j)) with g = P2, h^2 = P3", typed=formula,
+        formula=PrintedFormula(printed="S^(2)_ij = g(i)/(h(i)h(j)) with g = P2, h^2 = P3", typed=formula,
                              equal=fr.equal, method=fr.method, first_difference=fr.first_difference),
         numbers=tuple(numbers), exact_values_from="theory.limit (mpmath, 30 digits), n = 3, a = 0", summary=summary)
     return ClaimResult("P4", SOURCE, "P4: S^(2)_ij = g(i)/(h(i)h(j)); Figure 1 prints, for n = 3, a = 0: "
@@ -236,7 +237,7 @@ def p5() -> ClaimResult:
 
 
 def p6() -> ClaimResult:
-    ev = FormulaChecks(checks=(_formula_evidence("g", P6_G, NORES), _formula_evidence("h2", P6_H2, NORES)))
+    ev = PrintedFormulas(checks=(_formula_evidence("g", P6_G, NORES), _formula_evidence("h2", P6_H2, NORES)))
     return ClaimResult("P6", SOURCE, f"P6 (no residual): g'(i) = {P6_G[0]}, h'(i)^2 = {P6_H2[0]}.",
                        SETTING_NORES, _verdict(ev.equal), ev)
 
