@@ -235,6 +235,23 @@ class PairedMean(Evidence):
 
 
 @record
+class GapComparison(Evidence):
+    """One-sided Monte Carlo test that the first gap exceeds the second, from independent runs with their SEs
+    in quadrature (lnrecency.claims._common.gap_comparison); ``gaps``: {"gap_<first>": .., "gap_<second>": ..}."""
+
+    claim: str
+    d: int
+    samples: int
+    seed: int
+    gaps: dict = item(flatten=True)
+    check: OrderingCheck = item(flatten=True)
+
+    @property
+    def verdict(self) -> str:
+        return self.check.verdict
+
+
+@record
 class BoundarySearch(Evidence):
     """The boundary search on the exact limit (lnrecency.theory.boundary) up to n_max, per layer."""
 

@@ -27,8 +27,8 @@ import numpy as np
 
 from lnrecency.claims._common import gap_comparison, grouped, setting
 from lnrecency.config import ModelConfig
-from lnrecency.evidence import Evidence, item, record
-from lnrecency.stats import EXACT_RATE, OrderingCheck, bernstein_halfwidth, register
+from lnrecency.evidence import Evidence, GapComparison, item, record
+from lnrecency.stats import EXACT_RATE, bernstein_halfwidth, register
 from lnrecency.verdicts import combine
 
 if TYPE_CHECKING:  # annotation only (the theory is imported where it is used)
@@ -58,22 +58,6 @@ class GridProfile(Evidence):
     monotone_increasing: bool
     gap_alpha_0_99: float = item(key="gap_alpha_0.99")
     samples: dict  # {alpha: gap} at alpha = 0, 0.1, .., 0.9
-
-
-@record
-class GapComparison(Evidence):
-    """One-sided Monte Carlo test of Delta(a_hi) > Delta(a_lo), independent runs (gaps keyed "gap_<alpha>")."""
-
-    claim: str
-    d: int
-    samples: int
-    seed: int
-    gaps: dict = item(flatten=True)
-    check: OrderingCheck = item(flatten=True)
-
-    @property
-    def verdict(self) -> str:
-        return self.check.verdict
 
 
 @record

@@ -20,8 +20,8 @@ import numpy as np
 
 from lnrecency.claims._common import adjacent_triples, gap_comparison, grouped, mc_orderings, row_labels, setting
 from lnrecency.config import ModelConfig
-from lnrecency.evidence import Evidence, LimitProfile, OrderingTests, ProofRecord, item, record
-from lnrecency.stats import OrderingCheck, register
+from lnrecency.evidence import Evidence, GapComparison, LimitProfile, OrderingTests, ProofRecord, item, record
+from lnrecency.stats import register
 
 ID = "C3"
 SOURCE = "our formulation"
@@ -39,29 +39,12 @@ class KeepsEvidence(Evidence):
 
 
 @record
-class GapDifference(Evidence):
-    """One-sided Monte Carlo test that the no-residual gap exceeds the residual one (independent runs)."""
-
-    kind: str = "MC gap difference (one-sided)"
-    d: int
-    samples: int
-    seed: int
-    gap_no_residual: float
-    gap_residual: float
-    check: OrderingCheck = item(flatten=True)
-
-    @property
-    def verdict(self) -> str:
-        return self.check.verdict
-
-
-@record
 class WeakensEvidence(Evidence):
     absolute_gap_row_n: dict  # {"residual": .., "no_residual": ..}
     relative_gap_row_n: dict
     rows_where_absolute_not_weaker: list
     rows_where_relative_not_weaker: list
-    mc_gap_difference: GapDifference | None = item(omit_none=True)
+    mc_gap_difference: GapComparison | None = item(omit_none=True)
 
 
 def gaps(n: int, cfg: ModelConfig) -> tuple[np.ndarray, np.ndarray]:
@@ -117,9 +100,10 @@ def evaluate(*, quick: bool = False, progress=None, seed: int = 20260303) -> lis
 
 
 def mc_gap_difference(cfg: ModelConfig, base: ModelConfig, *, samples: int, seed: int, d: int = 10 ** 12,
-                      progress=None) -> GapDifference:
+                      progress=None) -> GapComparison:
     """One-sided MC test of Delta_n(base) > Delta_n(cfg) (independent runs, SE in quadrature)."""
     k = register(f"C3 weakens[{cfg.label()}]: MC gap difference at d={d}", 1, sided=1)
     no_res, res, o = gap_comparison(base, cfg, N_MC, k=k, samples=samples, seeds=(seed, seed + 1), d=d,
                                     progress=progress)
-    return GapDifference(d=d, samples=samples, seed=seed, gap_no_residual=no_res.mean, gap_residual=res.mean, check=o)
+    return GapComparison(claim="Delta(no residual) > Delta(residual)", d=d, samples=samples, seed=seed,
+                         gaps={"gap_no_residual": no_res.mean, "gap_residual": res.mean}, check=o)
