@@ -4,7 +4,7 @@ from lnrecency.numerics.convergence import (ConvergenceResult, OrderingEvidence,
                                   convergence_in_d, smallest_d_for_ordering)
 from lnrecency.numerics.simulate import (METHODS, Instances, ScoreSimulation, estimate_memory, sample_instances,
                                simulate_scores)
-from lnrecency.numerics.stats import Estimate, Proportion
+from lnrecency.stats import Estimate, Proportion
 
 __all__ = ["METHODS", "ScoreSimulation", "estimate_memory", "simulate_scores", "Instances", "sample_instances", "Estimate", "Proportion",
            "ConvergenceResult", "RateFit", "convergence_in_d", "OrderingEvidence", "OrderingSearch",

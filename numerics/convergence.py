@@ -30,7 +30,7 @@ from scipy import stats
 
 from lnrecency.config import ModelConfig, check_int, check_real, make_config
 from lnrecency.numerics.simulate import simulate_scores
-from lnrecency.numerics.stats import Estimate, Proportion
+from lnrecency.stats import Estimate, Proportion
 
 #: |bias| at or below this is float64 rounding (limit recursion and Chan accumulation of O(1) scores)
 ROUNDING_FLOOR = 1e-12

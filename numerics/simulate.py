@@ -2,7 +2,7 @@
 
 ``simulate_scores`` draws ``samples`` iid instances of the model at width d, runs the attention stack
 (:mod:`lnrecency.numerics.forward` on the shared layer definitions, for both samplers) and accumulates, chunk by chunk (Chan merging,
-:mod:`numerics.stats`), per layer:
+:mod:`numerics.moments`), per layer:
   * mean and standard error of every score S_ij (j <= i);
   * mean and SE of |o_i|^2 (attention output before residual / next normalisation; SPEC claim 7) and of
     its per-coordinate variance |o_i - mean(o_i)|^2 / d = (|o_i|^2 - <u, o_i>^2) / d (claim 8);
@@ -42,7 +42,8 @@ from lnrecency.config import ModelConfig, check_choice, check_int, make_config
 from lnrecency.layers import check_rotation_invariance
 from lnrecency.numerics.forward import forward
 from lnrecency.numerics.samplers import Representation, draw_range, embed, theory_gram
-from lnrecency.numerics.stats import Estimate, Moments, Proportion, moments
+from lnrecency.numerics.moments import Moments, moments
+from lnrecency.stats import Estimate, Proportion
 
 __all__ = ["ScoreSimulation", "simulate_scores", "recency_triples", "Instances", "sample_instances", "estimate_memory",
            "METHODS", "CHUNK_BUDGET_BYTES"]
@@ -399,7 +400,7 @@ def _summarise_chunk(rep: Representation, seed: Any, config: ModelConfig, layers
 
 
 class _Accumulator:
-    """Chan merge of chunk summaries (numerics.stats); cross moments get the same delta correction."""
+    """Chan merge of chunk summaries (numerics.moments); cross moments get the same delta correction."""
 
     def __init__(self, n: int, layers: int, paired: bool):
         self.scores = Moments((layers, n, n))

@@ -1,5 +1,5 @@
 """Streaming moments of Monte Carlo draws (the summaries they produce, Estimate and Proportion, are
-lnrecency.stats's, re-exported here).
+lnrecency.stats's).
 
 Moments are merged chunk by chunk with the pairwise update of Chan, Golub and LeVeque (1979):
 for two groups (n_a, mean_a, M2_a) and (n_b, mean_b, M2_b), with delta = mean_b - mean_a,
@@ -13,9 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from lnrecency.stats import Estimate, Proportion
-
-__all__ = ["Estimate", "Proportion", "Moments", "moments"]
+__all__ = ["Moments", "moments"]
 
 
 def moments(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
