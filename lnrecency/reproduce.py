@@ -409,7 +409,7 @@ def reproduce(out: str | Path, *, figure: str = "all", samples: int | None = Non
     ``out`` as it was); return the files written."""
     import json as _json
 
-    from lnrecency.report.atomic import atomic_write_text, publish, staged_directory
+    from lnrecency.atomic import atomic_write_text, publish, staged_directory
 
     figure = check_choice("figure", str(figure), tuple(FIGURES) + ("all",))
     convention = check_choice("convention", convention, tuple(CONVENTIONS))

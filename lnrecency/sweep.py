@@ -148,7 +148,7 @@ def write_sweep(out: str | Path, grid: SweepGrid, *, scheduler: str = "local", w
     """Sweep and write phase_diagram.{md,csv,json,png,pdf} and sweep.json into ``out`` atomically."""
     import json
 
-    from lnrecency.report.atomic import atomic_write_text, publish, staged_directory
+    from lnrecency.atomic import atomic_write_text, publish, staged_directory
 
     final = Path(out)
     with staged_directory(final, "sweep.json") as stage:

@@ -16,7 +16,7 @@ from typing import Any
 from lnrecency.evidence import Evidence, jsonable
 
 VERDICTS = ("confirmed", "refuted", "inconclusive")
-SOURCES = ("seed text", "printed derivation", "our formulation")
+SOURCES = ("seed text", "printed derivation", "our formulation", "trained models, our formulation")
 
 
 def combine(verdicts: list[str]) -> str:

@@ -62,7 +62,7 @@ def render(name: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     sys.path.insert(0, str(HERE.parent))
-    from lnrecency.report.atomic import atomic_write_text
+    from lnrecency.atomic import atomic_write_text
     for name in NOTEBOOKS:
         atomic_write_text(HERE / f"{name}.ipynb", render(name))
         print(f"wrote notebooks/{name}.ipynb")

@@ -46,7 +46,7 @@ def test_bias_is_decided_in_mpmath_when_float64_overflows(capsys):
 
 
 def test_report_files_follow_the_umask(tmp_path):
-    from lnrecency.report.atomic import atomic_write_text
+    from lnrecency.atomic import atomic_write_text
 
     old = os.umask(0o022)
     try:

@@ -13,7 +13,7 @@ import pytest
 
 from lnrecency.cli import main
 from lnrecency.report import claim_tables, figures
-from lnrecency.report.atomic import atomic_save, atomic_write_text
+from lnrecency.atomic import atomic_save, atomic_write_text
 from lnrecency.report.build import build_report, expected_files
 from lnrecency.report.data import ReportData
 from lnrecency.report.settings import ReportSettings, derived_seed

@@ -62,7 +62,7 @@ def test_interrupted_run_leaves_the_old_folder(tmp_path, monkeypatch):
 @pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
 def test_killed_run_leaves_nothing(tmp_path, sig):
     """A run stopped by Ctrl-C (SIGINT) or kill (SIGTERM) mid-simulation leaves neither DIR nor a staging
-    folder behind (lnrecency.report.atomic.staged_directory)."""
+    folder behind (lnrecency.atomic.staged_directory)."""
     import signal
     import subprocess
     import sys

@@ -18,6 +18,9 @@ from lnrecency.verdicts import ClaimResult
 
 #: id -> (module under lnrecency.claims, one-line description), derived from the catalog
 CLAIMS: dict[str, tuple[str, str]] = {c.id: (c.module, c.description) for c in CATALOG if c.module}
+#: the ids whose verdicts need trained models (torch; minutes of training, cached): evaluated only when
+#: named, or with ``trained=True``
+TRAINED: tuple[str, ...] = tuple(c.id for c in CATALOG if c.module and c.training)
 
 
 def _run(module: str, wanted: list[str], quick: bool) -> list[ClaimResult]:
@@ -32,9 +35,11 @@ def _run(module: str, wanted: list[str], quick: bool) -> list[ClaimResult]:
     return [r for r in results if r.id in wanted]
 
 
-def check_ids(ids: Iterable[str] | None) -> list[str]:
+def check_ids(ids: Iterable[str] | None, *, trained: bool = False) -> list[str]:
+    """The claim ids asked for (upper-cased, deduplicated, validated); None: every claim, those that need
+    trained models only with ``trained``."""
     if ids is None:
-        return list(CLAIMS)
+        return [cid for cid in CLAIMS if trained or cid not in TRAINED]
     if isinstance(ids, str):
         ids = [ids]
     out = []
@@ -48,13 +53,14 @@ def check_ids(ids: Iterable[str] | None) -> list[str]:
 
 
 def evaluate(ids: Iterable[str] | None = None, *, quick: bool = False,
-             progress: bool | None = None) -> list[ClaimResult]:
+             progress: bool | None = None, trained: bool = False) -> list[ClaimResult]:
     """Evaluate the claims ``ids`` (all by default); results in registry order, filtered to ``ids``.
 
     ``quick``: smaller grids and sample sizes (the pytest default); ``progress``: a tqdm bar over the
-    claim modules (None: only when stderr is a terminal).
+    claim modules (None: only when stderr is a terminal); ``trained``: with ``ids=None``, the claims on
+    trained models too (:data:`TRAINED`).
     """
-    wanted = check_ids(ids)
+    wanted = check_ids(ids, trained=trained)
     modules = []
     for cid in wanted:
         if CLAIMS[cid][0] not in modules:

@@ -17,10 +17,13 @@ HELP = "evaluate the claims and print confirmed / refuted / inconclusive with ev
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--claim", action="append", metavar="ID",
-                   help="claim id (T1, C2..C9, P1..P9); repeatable; default: all")
+                   help="claim id (T1, C2..C9, P1..P9, TM1..TM5); repeatable; default: all but TM (see --trained)")
     p.add_argument("--json", action="store_true", help="JSON list of results")
     p.add_argument("--quick", action="store_true", help="smaller grids and sample sizes (as in pytest)")
     p.add_argument("--lines", type=int, default=24, help="evidence lines per result in text mode (default 24)")
+    p.add_argument("--trained", action="store_true",
+                   help="also the claims on trained decoders (TM1-TM5; needs the models extra; trains the "
+                        "thesis experiment's models, or reads them from the cache)")
 
 
 def strict(x):
@@ -62,7 +65,9 @@ def _wrap(text: str, first: str, rest: str) -> str:
 def run(args: argparse.Namespace) -> int:
     from lnrecency.claims.registry import check_ids, evaluate
 
-    ids = check_ids(args.claim)
+    if args.lines < 0:
+        raise ValueError(f"--lines must be an integer >= 0; got {args.lines}")
+    ids = check_ids(args.claim, trained=args.trained)
     results = evaluate(ids, quick=args.quick)
     if args.json:
         print(json.dumps([strict(r.to_json()) for r in results], indent=1))

@@ -26,7 +26,7 @@ from tqdm import tqdm
 
 from lnrecency.config import check_int
 from lnrecency.report import claim_tables, figures
-from lnrecency.report.atomic import atomic_write_text, publish, staged_directory
+from lnrecency.atomic import atomic_write_text, publish, staged_directory
 from lnrecency.report.data import ReportData
 from lnrecency.report.settings import ReportSettings
 from lnrecency.report.tables import FORMATS, Table, parse_formats
@@ -77,8 +77,10 @@ def _index(s: ReportSettings, tables: list, figs: list) -> str:
 
 
 def _evaluate_all(quick: bool) -> list:
+    """Every claim; those on trained decoders (TM) when their experiment is cached (no training here)."""
     from lnrecency.claims.registry import evaluate
-    return evaluate(quick=quick, progress=False)
+    from lnrecency.claims.trained import available
+    return evaluate(quick=quick, progress=False, trained=available(quick))
 
 
 def _start_verdicts(settings: ReportSettings, jobs: int):
@@ -123,10 +125,7 @@ def _build_into(out: Path, final: Path, settings: ReportSettings, fmts, jobs: in
             for kind, item in bar:
                 if kind == "verdicts":
                     bar.set_postfix_str("lnrecency verify")
-                    if pending is not None:
-                        data.set_verdicts(pending.result())
-                    else:
-                        data.verdicts()
+                    data.set_verdicts(pending.result() if pending is not None else _evaluate_all(settings.quick))
                 elif kind == "table":
                     stem, line, builder = item
                     bar.set_postfix_str(stem)

@@ -21,7 +21,7 @@ from lnrecency.report import series
 from lnrecency.report.data import ReportData, closed_form
 from lnrecency.report.tables import Table
 
-__all__ = ["CLAIM_SCORE_SETTINGS", "TABLES", "build_tables", "score_table", "verdict_note"]
+__all__ = ["CLAIM_SCORE_SETTINGS", "TABLES", "build_tables", "score_table", "verdict_note", "trained_table"]
 
 
 def zscore(value: float, reference: float, stderr: float) -> float | None:
@@ -431,3 +431,40 @@ TABLES: list[tuple[str, str, Callable[[ReportData], Table]]] = [
 
 def build_tables(data: ReportData) -> list[Table]:
     return [builder(data) for _, _, builder in TABLES]
+
+
+def trained_table(data: ReportData) -> Table:
+    """TM1-TM5: per architecture, normalisation, stage and layer, the recency slope over training seeds."""
+    from lnrecency.claims.trained import seed_interval
+
+    columns = ["arch", "norm", "stage", "layer", "step (mean)", "held-out loss (mean)", "slope", "95% low",
+               "95% high", "sign", "phases per seed", "RP (mean)", "seeds"]
+    res = data.thesis()
+    notes = verdict_note(data, "TM1", "TM2", "TM3", "TM4", "TM5")
+    if res is None:
+        return Table("trained_phases", "Trained decoders (TM1-TM5): not run", "The thesis experiment is not in "
+                     "the cache: run `lnrecency experiments thesis" + (" --quick" if data.settings.quick else "")
+                     + "` (it trains and caches the models), then rebuild the report.", columns, [], notes)
+    rows = []
+    for arch in res.settings.archs:
+        for norm in res.settings.norms:
+            runs = res.select(arch, norm)
+            for stage in ("init", "matched", "final"):
+                steps = [0 if stage == "init" else r[stage].get("step", r["log"][-1]["step"]) for r in runs]
+                losses = [next(e["heldout_loss"] for e in r["log"] if e["step"] == s) for r, s in zip(runs, steps)]
+                for layer in range(1, res.n_layers(arch) + 1):
+                    si = seed_interval(res.slopes(arch, norm, stage, layer), res.phases(arch, norm, stage, layer))
+                    rp = float(np.mean([r[stage]["layers"][layer - 1]["rp"] for r in runs]))
+                    rows.append([arch, norm, stage, layer, float(np.mean(steps)), float(np.mean(losses)), si.mean,
+                                 si.low, si.high, si.sign, ", ".join(f"{k} {v}" for k, v in sorted(si.phases.items())),
+                                 rp, len(runs)])
+    st = res.settings
+    caption = (f"NoPE decoders trained on the induction task (d = {st.d_model}, {st.n_heads} heads, vocabulary "
+               f"{st.vocab}, n = {st.n}, {st.steps} steps, seeds {list(st.seeds)}). The recency slope is the "
+               f"least-squares slope of the head-mean attention logit against the key position (keys below the "
+               f"query), averaged over rows, on {st.probe_sequences} random-token sequences; its 95% t-interval "
+               f"is over training seeds. Stages: init (step 0), matched (first evaluation at which the run's "
+               f"held-out loss reached the largest final loss of its architecture), final (equal steps). Phases: "
+               f"the probe's calibrated test per seed (lnrecency.models.probe).")
+    return Table("trained_phases", "Trained decoders: recency per layer over training seeds (TM1-TM5)", caption,
+                 columns, rows, notes)

@@ -142,5 +142,13 @@ class ReportData:
             self._verdicts.setdefault(r.id, []).append(r)
         self._all_verdicts = True
 
+    def thesis(self):
+        """The trained-decoder experiment (lnrecency.models.thesis) of this report's mode from the cache, or
+        None when it has not been run (the report never trains: `lnrecency experiments thesis` does)."""
+        if "thesis" not in self._sims:
+            from lnrecency.claims.trained import cached_results
+            self._sims["thesis"] = cached_results(self.settings.quick)
+        return self._sims["thesis"]
+
     def results(self, claim_id: str) -> list[ClaimResult]:
         return self.verdicts([claim_id])[claim_id]

@@ -20,7 +20,7 @@ from matplotlib.figure import Figure
 
 from lnrecency.claims.catalog import CATALOG
 from lnrecency.report import series
-from lnrecency.report.atomic import atomic_save
+from lnrecency.atomic import atomic_save
 from lnrecency.report.data import ReportData
 
 __all__ = ["ReportFigure", "FIGURES", "build_figures", "figure_names", "heatmap_figure", "heatmap_figures"]
@@ -302,6 +302,108 @@ def phase_figures(data: ReportData) -> list[ReportFigure]:
 
 
 # (one line for the index, builder returning one or more figures): derived from the claim catalog
+TRAINED_STEMS = ("trained_logit_maps", "trained_phases", "trained_norm_profiles")
+_NORM_COLOURS = {"layernorm": "tab:blue", "rmsnorm": "tab:green", "none": "tab:red"}
+
+
+def trained_names(settings) -> list[str]:
+    return list(TRAINED_STEMS)
+
+
+def _not_run(name: str, title: str, quick: bool) -> ReportFigure:
+    fig = Figure(figsize=(6.4, 1.6))
+    ax = fig.subplots()
+    ax.axis("off")
+    cmd = "lnrecency experiments thesis" + (" --quick" if quick else "")
+    ax.text(0.5, 0.5, f"Not run: `{cmd}` trains and caches the models;\nthe report then draws this figure.",
+            ha="center", va="center", fontsize=10)
+    return ReportFigure(name, title + " (not run)", f"The thesis experiment is not in the cache; run `{cmd}`.", fig)
+
+
+def trained_figures(data: ReportData) -> list[ReportFigure]:
+    """TM1-TM5: the authors' diagonal-normalised logit maps per layer (seed 0, after training), the recency
+    slope per layer with its t-interval over seeds, and the head outputs' norm profile beside the law."""
+    from lnrecency.claims.trained import seed_interval
+
+    res = data.thesis()
+    titles = ("Trained decoders: the authors' diagonal-normalised logit maps",
+              "Trained decoders: recency slope per layer, 95% t-interval over training seeds",
+              "Trained decoders: head-output norm against position, beside the law of an average")
+    if res is None:
+        return [_not_run(stem, t, data.settings.quick) for stem, t in zip(TRAINED_STEMS, titles)]
+    st = res.settings
+    arch = max(st.archs, key=res.n_layers)
+    L = res.n_layers(arch)
+    fig = Figure(figsize=(3.3 * L, 2.9 * len(st.norms)))
+    axes = np.atleast_2d(fig.subplots(len(st.norms), L, squeeze=False))
+    for r_, norm in enumerate(st.norms):
+        run = res.select(arch, norm)[0]
+        for c_ in range(L):
+            m = np.array(run["final"]["layers"][c_]["diag_normalised"], dtype=float)
+            m[np.triu_indices(m.shape[0], k=1)] = np.nan
+            ax = axes[r_, c_]
+            im = ax.imshow(m, cmap="magma")
+            fig.colorbar(im, ax=ax, fraction=0.046, pad=0.04)
+            ax.set_title(f"{norm}, layer {c_ + 1}", fontsize=9)
+            ax.set_xlabel("key position", fontsize=8)
+            ax.set_ylabel("query position", fontsize=8)
+    fig.suptitle(f"{titles[0]} ({arch}, seed {st.seeds[0]}, after {st.steps} steps)", fontsize=10)
+    fig.tight_layout()
+    maps = ReportFigure(TRAINED_STEMS[0], titles[0],
+                        f"Head-mean attention logits of the {arch} models (seed {st.seeds[0]}, after training) on "
+                        f"{st.probe_sequences} random-token sequences, each lower diagonal minus its own mean (the "
+                        f"authors' normalize_lower_diagonals, concept/with_params.ipynb): rows are normalisations, "
+                        f"columns layers; brighter towards the diagonal within a row = recency.", fig)
+    fig = Figure(figsize=(4.2 * len(st.archs), 3.6))
+    axes = np.atleast_1d(fig.subplots(1, len(st.archs)))
+    for ax, a in zip(axes, st.archs):
+        layers = np.arange(1, res.n_layers(a) + 1)
+        for q, norm in enumerate(st.norms):
+            for stage, marker, shift in (("init", "o", -0.15), ("matched", "s", 0.0), ("final", "D", 0.15)):
+                iv = [seed_interval(res.slopes(a, norm, stage, lay)) for lay in layers]
+                mean = np.array([v.mean for v in iv])
+                err = np.array([[v.mean - v.low for v in iv], [v.high - v.mean for v in iv]])
+                ax.errorbar(layers + shift + 0.04 * (q - 1), mean, yerr=err, fmt=marker, ms=4, capsize=2, lw=0.8,
+                            color=_NORM_COLOURS[norm], mfc="none" if stage == "init" else _NORM_COLOURS[norm],
+                            label=f"{norm} {stage}" if a == st.archs[0] else None)
+        ax.axhline(0.0, color="grey", lw=0.8)
+        ax.set_xticks(layers)
+        ax.set_title(a, fontsize=9)
+        ax.set_xlabel("layer")
+        ax.set_ylabel("recency slope (logit per key position)")
+    axes[0].legend(fontsize=6, ncol=1)
+    fig.suptitle(titles[1], fontsize=10)
+    fig.tight_layout()
+    phases = ReportFigure(TRAINED_STEMS[1], titles[1],
+                          "Mean over training seeds of each layer's recency slope with its 95% t-interval, per "
+                          "architecture and normalisation, at initialisation (open circles), at matched held-out "
+                          "loss (squares) and after training (diamonds). Above 0: recency; below 0: earlier-token "
+                          "bias.", fig)
+    fig = Figure(figsize=(4.2 * len(st.norms), 3.4))
+    axes = np.atleast_1d(fig.subplots(1, len(st.norms)))
+    for ax, norm in zip(axes, st.norms):
+        run = res.select(st.archs[0], norm)[0]
+        for lay in run["final"]["layers"]:
+            if lay["norm_profile"] is None:
+                continue
+            x = np.arange(1, len(lay["norm_profile"]) + 1)
+            line, = ax.plot(x, lay["norm_profile"], "-", lw=1.4, label=f"layer {lay['layer']} measured")
+            ax.plot(x, lay["norm_law"], ":", lw=1.4, color=line.get_color(), label=f"layer {lay['layer']} law")
+        ax.set_yscale("log")
+        ax.set_title(f"{st.archs[0]}, {norm}", fontsize=9)
+        ax.set_xlabel("position i")
+        ax.set_ylabel("E |o_i|^2 (head mean)")
+        ax.legend(fontsize=7)
+    fig.suptitle(titles[2], fontsize=10)
+    fig.tight_layout()
+    norms = ReportFigure(TRAINED_STEMS[2], titles[2],
+                         "Squared norm of the head outputs o_i = sum_k P_ik v_k (mean over heads and sequences, "
+                         f"seed {st.seeds[0]}, after training) against position, beside the law of an average of "
+                         "weakly correlated vectors s2 (rho + (1 - rho) E sum_k P_ik^2) with s2 and rho measured "
+                         "from the same value vectors (seed 002's mechanism).", fig)
+    return [maps, phases, norms]
+
+
 FIGURES: list[tuple[str, Callable[[ReportData], list[ReportFigure]]]] = [
     (f.line, f.build) for c in CATALOG for f in c.figures]
 

@@ -11,7 +11,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from lnrecency.report.atomic import atomic_write_text
+from lnrecency.atomic import atomic_write_text
 from lnrecency.verdicts import ClaimResult
 
 BEGIN, END = "<!-- verdicts:begin -->", "<!-- verdicts:end -->"

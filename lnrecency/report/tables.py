@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
-from lnrecency.report.atomic import atomic_write_text
+from lnrecency.atomic import atomic_write_text
 
 __all__ = ["FORMATS", "Table", "parse_formats"]
 

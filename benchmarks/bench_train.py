@@ -1,0 +1,77 @@
+"""Training throughput of `lnrecency train` (lnrecency.models.train.train) against a plain PyTorch loop over the
+same model, data and optimiser, in one run: tokens per second of each, their ratio (goal >= 0.8), and the
+process's peak resident memory.
+
+The plain loop: AdamW, zero_grad / forward / cross-entropy / backward / step, nothing else (no warm-up
+schedule, no gradient clipping, no held-out evaluation, no progress bar). Both use one intra-op thread (the
+project's deterministic default) and the same batches; each is timed over ``--steps`` steps after 20
+warm-up steps, best of ``--repeats``.
+
+    python3 benchmarks/bench_train.py [--steps 300] [--repeats 3] [--layers 2] [--width 64] [--mlp]
+"""
+from __future__ import annotations
+
+import argparse
+import resource
+import time
+
+import numpy as np
+import torch
+
+from lnrecency.models.config import DecoderConfig
+from lnrecency.models.decoder import build
+from lnrecency.models.tasks import batch
+from lnrecency.models.train import TrainSettings, deterministic, train
+
+
+def plain(cfg: DecoderConfig, st: TrainSettings) -> float:
+    """Seconds for st.steps steps of the plain loop (after 20 untimed steps)."""
+    with deterministic(st.threads):
+        model = build(cfg, st.seed)
+        opt = torch.optim.AdamW(model.parameters(), lr=st.lr, betas=(0.9, 0.98))
+        rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence([st.seed, 1])))
+        start = None
+        for step in range(st.steps + 20):
+            if step == 20:
+                start = time.perf_counter()
+            tokens, targets = batch(st.task, st.n, st.batch, cfg.vocab, rng)
+            logits, _ = model(torch.from_numpy(tokens))
+            loss = torch.nn.functional.cross_entropy(logits.reshape(-1, cfg.vocab),
+                                                     torch.from_numpy(targets).reshape(-1), ignore_index=-1)
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+        return time.perf_counter() - start
+
+
+def ours(cfg: DecoderConfig, st: TrainSettings) -> float:
+    """Seconds for st.steps steps of lnrecency's loop: a run of steps + 20 minus a run of 20."""
+    long = train(cfg, st.__class__(**{**st.__dict__, "steps": st.steps + 20})).seconds
+    short = train(cfg, st.__class__(**{**st.__dict__, "steps": 20})).seconds
+    return long - short
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--steps", type=int, default=300)
+    p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--layers", type=int, default=2)
+    p.add_argument("--width", type=int, default=64)
+    p.add_argument("--mlp", action="store_true")
+    a = p.parse_args()
+    cfg = DecoderConfig(vocab=64, d_model=a.width, n_layers=a.layers, n_heads=4, context=32, mlp=a.mlp)
+    st = TrainSettings(task="induction", steps=a.steps, n=32, batch=32, eval_every=0)
+    tokens = a.steps * st.batch * st.n
+    t_plain = min(plain(cfg, st) for _ in range(a.repeats))
+    t_ours = min(ours(cfg, st) for _ in range(a.repeats))
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"model: {cfg.label()}; {a.steps} steps x {st.batch} sequences x {st.n} tokens; 1 thread; best of "
+          f"{a.repeats}")
+    print(f"plain PyTorch loop : {tokens / t_plain:10.0f} tokens/s ({t_plain:.2f} s)")
+    print(f"lnrecency train    : {tokens / t_ours:10.0f} tokens/s ({t_ours:.2f} s)")
+    print(f"ratio (ours / plain): {t_plain / t_ours:.3f}  (goal >= 0.8)")
+    print(f"peak resident memory: {peak:.0f} MiB")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,82 @@
+"""`lnrecency train TASK`: train a decoder on a task generated here (no download); write a checkpoint folder.
+
+The checkpoint (``--out``) holds model.safetensors, config.json and train_log.json, written into a hidden
+staging folder and renamed into place at the end: Ctrl-C leaves no partial checkpoint. Same flags and
+seed give byte-identical weights (deterministic kernels, fixed thread count; lnrecency.models.train).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+NAME = "train"
+HELP = "train a decoder (lnrecency.models; needs the models extra) on induction | argmax | lookup"
+
+
+def add_architecture_arguments(p: argparse.ArgumentParser) -> None:
+    """The decoder's architecture flags (lnrecency.models.config.DecoderConfig)."""
+    g = p.add_argument_group("architecture (lnrecency.models.config.DecoderConfig)")
+    g.add_argument("--layers", type=int, default=2, help="number of blocks (default 2)")
+    g.add_argument("--heads", type=int, default=4, help="attention heads per block (default 4)")
+    g.add_argument("--width", type=int, default=64, help="model width d (default 64)")
+    g.add_argument("--vocab", type=int, default=64, help="vocabulary size (default 64)")
+    g.add_argument("--context", type=int, default=None, help="context length (default: the training length --n)")
+    g.add_argument("--mlp", action="store_true", help="add an MLP to every block (default attention-only)")
+    g.add_argument("--norm", default="layernorm", help="none | layernorm | rmsnorm (default layernorm)")
+    g.add_argument("--placement", default="pre", help="pre | post (right after attention) | both (default pre)")
+    g.add_argument("--positions", default="none", help="learned | none (NoPE) | rotary (default none)")
+    g.add_argument("--no-residual", action="store_true", help="h' = block output instead of h + output")
+
+
+def decoder_from_args(args: argparse.Namespace, n: int):
+    from lnrecency.models.config import DecoderConfig
+
+    return DecoderConfig(vocab=args.vocab, d_model=args.width, n_layers=args.layers, n_heads=args.heads,
+                         context=n if args.context is None else args.context, mlp=args.mlp, norm=args.norm,
+                         placement=args.placement, positions=args.positions, residual=not args.no_residual)
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("task", help="induction | argmax | lookup (defined in the README, 'Trained decoders')")
+    add_architecture_arguments(p)
+    g = p.add_argument_group("training")
+    g.add_argument("--steps", type=int, default=1000, help="optimiser steps (default 1000)")
+    g.add_argument("--seed", type=int, default=0, help="seed of the weights and the data (default 0)")
+    g.add_argument("--batch", type=int, default=32, help="sequences per step (default 32)")
+    g.add_argument("--n", type=int, default=32, help="training sequence length (default 32)")
+    g.add_argument("--lr", type=float, default=3e-3, help="AdamW learning rate (default 3e-3)")
+    g.add_argument("--eval-every", type=int, default=100, help="held-out evaluation interval (0: none)")
+    g.add_argument("--threads", type=int, default=1, help="torch intra-op threads (default 1; recorded)")
+    p.add_argument("--out", required=True, help="checkpoint folder to write")
+    p.add_argument("--json", action="store_true", help="print the checkpoint's config.json")
+
+
+def run(args: argparse.Namespace) -> int:
+    from lnrecency.commands.probe import require_models
+
+    out = Path(args.out)
+    if str(args.out).strip() in ("", ".", "..", "/") or out.name in ("", ".", ".."):
+        raise ValueError(f"--out must name a folder to create or replace; got {args.out!r}")
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"--out must be a folder; got {args.out!r}, an existing file")
+    require_models()
+    from lnrecency.models.train import TrainSettings, save, train
+
+    st = TrainSettings(task=args.task, steps=args.steps, seed=args.seed, batch=args.batch, n=args.n, lr=args.lr,
+                       eval_every=args.eval_every, threads=args.threads)
+    cfg = decoder_from_args(args, args.n)
+    result = train(cfg, st, progress=sys.stderr.isatty())
+    from lnrecency.models.probe import induction_score
+
+    extra = {"induction_score": induction_score(result.model)[0]} if args.task == "induction" else {}
+    save(result, out, extra={"seconds": result.seconds, **extra})
+    if args.json:
+        print((out / "config.json").read_text(), end="")
+    else:
+        held = result.final_heldout
+        print(f"trained {cfg.label()} on {st.task} for {st.steps} steps in {result.seconds:.1f} s; final loss "
+              f"{result.log[-1]['train_loss']:.4f}" + (f", held-out {held:.4f}" if held is not None else "")
+              + (f", induction score {extra['induction_score']:.3f}" if extra else "") + f"; wrote {out}/")
+    return 0

@@ -1,0 +1,135 @@
+"""The decoder configuration, defined and validated once (no torch import: the CLI checks it first).
+
+One decoder family covers both worlds of the project:
+
+* **trained** decoders: token (+ learned or rotary) embeddings, ``n_layers`` blocks of multi-head causal
+  attention (W_Q, W_K, W_V, W_O learned) with an optional MLP, a normalisation ``norm`` placed
+  ``pre`` (before attention and MLP, GPT-2 / LLaMA style), ``post`` (right after the attention output,
+  before the residual add: seed 003's post-attention LayerNorm) or ``both``, residual on or off;
+* the **parameter-free** model of the theory, :meth:`DecoderConfig.identity`: one head, W_Q = W_K = W_V = I,
+  no MLP, no output projection, the theory's normalisation N (``lnrecency.layers``), scores
+  lam <N(h_i), N(h_j)>, next state h + gamma o or o, and inputs drawn as the theory's embeddings.
+
+Sizes are bounded (``LIMITS``) so that a configuration implies a bounded amount of work and memory.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, fields, replace
+from typing import Any
+
+from lnrecency.config import ModelConfig, check_choice, check_int
+
+__all__ = ["DecoderConfig", "DECODER_NORMS", "PLACEMENTS", "POSITIONS", "LIMITS", "config_hash"]
+
+#: normalisations of a trained decoder (the identity decoder takes the theory's, ModelConfig.norm)
+DECODER_NORMS = ("none", "layernorm", "rmsnorm")
+PLACEMENTS = ("pre", "post", "both")
+POSITIONS = ("learned", "none", "rotary")
+#: upper bounds of the sizes (CPU scale: a model of these sizes trains on 2 cores)
+LIMITS = {"vocab": 65536, "d_model": 2048, "n_layers": 64, "n_heads": 64, "context": 4096, "mlp_ratio": 16}
+
+
+@dataclass(frozen=True)
+class DecoderConfig:
+    """A causal decoder. ``identity`` holds the theory's model (a :class:`ModelConfig`) for the
+    parameter-free configuration and is None for a trainable decoder."""
+
+    vocab: int = 256
+    d_model: int = 64
+    n_layers: int = 2
+    n_heads: int = 4
+    context: int = 64
+    mlp: bool = False
+    mlp_ratio: int = 4
+    norm: str = "layernorm"
+    placement: str = "pre"
+    positions: str = "none"
+    residual: bool = True
+    init_std: float = 0.02
+    identity: ModelConfig | None = None
+
+    def __post_init__(self) -> None:
+        for name, top in LIMITS.items():
+            check_int(name, getattr(self, name), minimum=1, maximum=top)
+        for name in ("mlp", "residual"):
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(f"{name} must be a bool (True or False); got {getattr(self, name)!r}")
+        check_choice("placement", self.placement, PLACEMENTS)
+        check_choice("positions", self.positions, POSITIONS)
+        if not (isinstance(self.init_std, (int, float)) and 0 < float(self.init_std) <= 1):
+            raise ValueError(f"init_std must be a number in (0, 1]; got {self.init_std!r}")
+        if self.identity is None:
+            check_choice("norm", self.norm, DECODER_NORMS)
+            if self.d_model % self.n_heads:
+                raise ValueError(f"d_model must be a multiple of n_heads; got d_model={self.d_model}, "
+                                 f"n_heads={self.n_heads}")
+            if self.positions == "rotary" and (self.d_model // self.n_heads) % 2:
+                raise ValueError(f"rotary positions need an even head width; got d_model / n_heads = "
+                                 f"{self.d_model // self.n_heads}")
+            return
+        if not isinstance(self.identity, ModelConfig):
+            raise ValueError(f"identity must be a ModelConfig or None; got {type(self.identity).__name__}")
+        fixed = dict(n_heads=1, mlp=False, placement="pre", positions="none", norm=self.identity.norm,
+                     residual=self.identity.residual)
+        wrong = {k: getattr(self, k) for k, v in fixed.items() if getattr(self, k) != v}
+        if wrong:
+            raise ValueError(f"the identity decoder has {fixed}; got {wrong}")
+
+    @classmethod
+    def identity_of(cls, model: ModelConfig, *, d: int, layers: int, n: int) -> "DecoderConfig":
+        """The parameter-free model M(norm, residual, lam, gamma, alpha) at width ``d``, ``layers`` layers,
+        sequences of length ``n``, as a decoder configuration."""
+        return cls(vocab=1, d_model=check_int("d", d, minimum=2, maximum=LIMITS["d_model"]),
+                   n_layers=check_int("layers", layers, minimum=1, maximum=LIMITS["n_layers"]), n_heads=1,
+                   context=check_int("n", n, minimum=1, maximum=LIMITS["context"]), mlp=False,
+                   norm=model.norm, placement="pre", positions="none", residual=model.residual, identity=model)
+
+    @property
+    def head_dim(self) -> int:
+        return self.d_model // self.n_heads
+
+    @property
+    def is_identity(self) -> bool:
+        return self.identity is not None
+
+    def replace(self, **changes: Any) -> "DecoderConfig":
+        return replace(self, **changes)
+
+    def as_dict(self) -> dict:
+        out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "identity"}
+        out["identity"] = None if self.identity is None else self.identity.as_dict()
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "DecoderConfig":
+        """Inverse of :meth:`as_dict` (a checkpoint's config.json); unknown keys are refused."""
+        if not isinstance(data, dict):
+            raise ValueError(f"a decoder configuration must be a JSON object; got {type(data).__name__}")
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ValueError(f"unknown decoder configuration key(s) {unknown}; allowed: {sorted(known)}")
+        data = dict(data)
+        if data.get("identity") is not None:
+            data["identity"] = ModelConfig(**data["identity"])
+        return cls(**data)
+
+    def label(self) -> str:
+        if self.is_identity:
+            return f"identity({self.identity.label()}), d={self.d_model}, L={self.n_layers}"
+        parts = [f"L={self.n_layers}", f"H={self.n_heads}", f"d={self.d_model}",
+                 "attn+mlp" if self.mlp else "attn-only", f"norm={self.norm}"]
+        if self.norm != "none":
+            parts.append(self.placement)
+        parts += [f"pos={self.positions}", "res" if self.residual else "nores"]
+        return " ".join(parts)
+
+
+def config_hash(*parts: Any) -> str:
+    """A stable short hash of JSON-able parts (a configuration and the settings of a run): cache keys."""
+    text = json.dumps([asdict(p) if hasattr(p, "__dataclass_fields__") and not hasattr(p, "as_dict")
+                       else (p.as_dict() if hasattr(p, "as_dict") else p) for p in parts],
+                      sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]

@@ -1,0 +1,137 @@
+"""Any local Hugging Face causal LM directory through the same probe (``transformers``, optional extra ``hf``).
+
+The model is loaded from a local folder only (``local_files_only=True``; nothing is downloaded) with eager
+attention, and run with ``output_attentions`` and ``output_hidden_states``. What the probe reads:
+
+* logits: the attention weights' logarithm, log P_ij = S_ij - logsumexp_j S_ij: the logits up to a
+  per-row constant. Row orderings, row slopes, RP and the phase are unaffected by that constant; the
+  mean-logit matrix is shown up to it (the JSON says so);
+* Gram panel (a): the residual stream entering each layer (hidden_states[l], not normalised: the
+  normalisation of a family is not read generically);
+* W_Q^T W_K per head for LLaMA-style (q_proj / k_proj) and GPT-2 (c_attn) attention; others: null.
+
+``no_rope=True`` turns rotary embeddings off in LLaMA-family models for the duration of the probe, as the
+authors did for their NoPE checkpoint (concept/with_params.ipynb patches ``apply_rotary_pos_emb``).
+"""
+from __future__ import annotations
+
+import contextlib
+import math
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from lnrecency.models.probe import ProbeSettings, ProbeResult, _mean_cosine, _qk_distance, probe
+
+__all__ = ["probe_hf", "load_hf"]
+
+
+def load_hf(path: str | Path):
+    try:
+        import transformers
+    except ImportError:
+        raise ValueError("--hf needs the 'hf' extra: python3 -m pip install -e '.[hf]'") from None
+    p = Path(path)
+    if not (p / "config.json").is_file():
+        raise ValueError(f"--hf must be a local Hugging Face model folder with a config.json; got {str(path)!r}")
+    try:
+        model = transformers.AutoModelForCausalLM.from_pretrained(str(p), local_files_only=True,
+                                                                  attn_implementation="eager",
+                                                                  dtype=torch.float32)
+    except (OSError, ValueError, KeyError) as exc:
+        raise ValueError(f"cannot load a causal LM from {str(path)!r}: {str(exc).splitlines()[0]}") from None
+    model.eval()
+    return model
+
+
+@contextlib.contextmanager
+def _rope_off(model, enabled: bool):
+    if not enabled:
+        yield
+        return
+    import importlib
+
+    family = type(model).__module__
+    mod = importlib.import_module(family)
+    if not hasattr(mod, "apply_rotary_pos_emb"):
+        raise ValueError(f"--no-rope: {type(model).__name__} has no rotary embedding to turn off")
+    saved = mod.apply_rotary_pos_emb
+    mod.apply_rotary_pos_emb = lambda q, k, *args, **kwargs: (q, k)
+    try:
+        yield
+    finally:
+        mod.apply_rotary_pos_emb = saved
+
+
+def _qk_of(model) -> list | None:
+    """Per layer, per head W_Q^T W_K distances, for LLaMA-style and GPT-2 attention; None otherwise."""
+    cfg = model.config
+    heads = getattr(cfg, "num_attention_heads", None) or getattr(cfg, "n_head", None)
+    out = []
+    for name, mod in model.named_modules():
+        wq = wk = None
+        if hasattr(mod, "q_proj") and hasattr(mod, "k_proj"):
+            wq, wk = mod.q_proj.weight.detach().double(), mod.k_proj.weight.detach().double()
+        elif type(mod).__name__ == "GPT2Attention" and hasattr(mod, "c_attn"):
+            w = mod.c_attn.weight.detach().double().T  # Conv1D stores (in, 3 out)
+            d = w.shape[1]
+            wq, wk = w[:d], w[d:2 * d]
+        if wq is None:
+            continue
+        dh = wq.shape[0] // heads
+        kv = wk.shape[0] // dh
+        layer = []
+        for h in range(heads):
+            g = h // (heads // kv)  # grouped-query attention: query head h reads key head g
+            layer.append(_qk_distance(wq[h * dh:(h + 1) * dh].T @ wk[g * dh:(g + 1) * dh]))
+        out.append({"layer": len(out) + 1, "heads": layer})
+    return out or None
+
+
+def probe_hf(path: str | Path, settings: ProbeSettings, *, no_rope: bool = False, progress: bool = False
+             ) -> ProbeResult:
+    """:func:`lnrecency.models.probe.probe` on a local Hugging Face causal LM (random tokens over its vocabulary)."""
+    from lnrecency.models.tasks import random_tokens
+    from lnrecency.models.train import deterministic
+
+    if settings.tokens != "random":
+        raise ValueError("--tokens task needs a model trained by lnrecency; a Hugging Face model takes random tokens")
+    model = load_hf(path)
+    cfg = model.config
+    vocab = int(cfg.vocab_size)
+    n_pos = getattr(cfg, "max_position_embeddings", None) or getattr(cfg, "n_positions", None)
+    if n_pos is not None and settings.n > n_pos:
+        raise ValueError(f"n must be <= the model's context {n_pos}; got n={settings.n}")
+    n_layers = int(getattr(cfg, "num_hidden_layers", None) or cfg.n_layer)
+    n_heads = int(getattr(cfg, "num_attention_heads", None) or cfg.n_head)
+
+    def tokens(start: int, stop: int) -> torch.Tensor:
+        rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence([settings.seed, start])))
+        return torch.from_numpy(random_tokens(settings.n, stop - start, vocab, rng))
+
+    def traces_of(start: int, stop: int) -> list:
+        with torch.no_grad():
+            out = model(input_ids=tokens(start, stop), output_attentions=True, output_hidden_states=True)
+        traces = []
+        for l0, att in enumerate(out.attentions):
+            p = att.to(torch.float64)
+            logits = torch.log(p.clamp_min(1e-300)).masked_fill(
+                ~torch.ones(p.shape[-1], p.shape[-1], dtype=torch.bool).tril(), 0.0)
+            traces.append({"logits": logits, "weights": p, "normed": out.hidden_states[l0]})
+        return traces
+
+    with deterministic(1), _rope_off(model, no_rope):
+        with torch.no_grad():
+            emb = model.get_input_embeddings()(tokens(0, min(settings.chunk, settings.sequences)))
+        assumptions = {"identity": False, "family": cfg.model_type, "rope_disabled": bool(no_rope),
+                       "w_qk": _qk_of(model), "alpha_tokens": _mean_cosine(
+                           model.get_input_embeddings().weight.detach()[None, : min(vocab, 4096)]),
+                       "alpha_inputs": _mean_cosine(emb)}
+        info = {"kind": "huggingface", "path": str(path), "model_type": cfg.model_type, "layers": n_layers,
+                "heads": n_heads, "vocab": vocab, "parameters": int(sum(p.numel() for p in model.parameters()))}
+        return probe(traces_of, n_layers=n_layers, n_heads=n_heads, settings=settings, model_info=info,
+                     assumptions=assumptions, progress=progress,
+                     logits_note="log attention weights: the logits up to a per-row constant (orderings, slopes, "
+                                 "RP and phases are exact; the mean-logit matrix is shifted per row); Gram (a) is "
+                                 "the un-normalised residual stream")

@@ -1,0 +1,447 @@
+"""The theory's diagnostics on any causal decoder: the parameter-free stack, a model trained here, or a local
+Hugging Face causal LM (:mod:`lnrecency.models.hf`).
+
+On B input sequences of length n, per layer l and head h (S = attention logits, P = attention weights):
+
+* ``mean_logit``: E S_ij over sequences with its SE (null above the diagonal); ``diag_normalised``: the
+  authors' map (concept/with_params.ipynb): the head-mean logits with each lower diagonal's mean removed;
+* ``recency_slope``: per sequence, the least-squares slope of S_ij against the key j over the keys j < i of
+  row i, averaged over rows i = 3..n; its mean and SE over sequences (sequences are i.i.d.);
+* ``rp``: the authors' per-instance recency probability, the fraction of triples j < k < i with S_ik > S_ij,
+  per sequence; its mean and SE over sequences;
+* ``phase`` per layer (logits averaged over heads, as the authors plot them), a calibrated test with
+  family-wise false-alarm rate ``rate`` per layer (union bound): every row's slope is tested two-sided at
+  rate / (2 (n - 2)) and the layer's mean slope at rate / 2, with Student-t quantiles (B - 1 degrees of
+  freedom; proofs_check/test_trained.py measures the rate on an exact null).
+  ``recency``: the mean slope is significantly positive, or some row is and none is significantly
+  negative; ``earlier``: the mirror image; ``mixed``: rows significant in both directions; ``flat``: no
+  ordering detectable at this B (the slope's CI is reported). This is our operational reading of
+  Definition 1 for noisy trained logits, not the paper's;
+* ``norm_profile``: E |o_i|^2 of the head output o_i = sum_k P_ik v_k against i, beside the law of an
+  average of weakly correlated vectors (seed 002; the parameter-free identity |o_i|^2 = sum_k P_ik^2 at
+  alpha = 0): E|o_i|^2 ~ s2 (rho + (1 - rho) E sum_k P_ik^2), with s2 = E|v_k|^2 and rho = E<v_k, v_l> / s2
+  (k != l) measured on the same sequences. A head that attends to itself (sum_k P_ik^2 ~ 1) does not shrink;
+* Gram panels of the authors' Figure (a)-(g): E[Y Y^T] of the normalised attention input Y, of the head
+  outputs, of the attention output, of the stream after attention, of the MLP's input, of the block output.
+
+``assumptions``: how far the model is from the theory's (W_Q^T W_K against a multiple of I, per head;
+embedding anisotropy as a mean cosine; W_O, MLP, positions, training).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Callable, Iterable
+
+import numpy as np
+import torch
+
+from lnrecency.config import check_choice, check_int, check_real
+from scipy.stats import t as student_t
+
+__all__ = ["ProbeSettings", "ProbeResult", "probe", "probe_decoder", "row_slope_weights", "recency_counts",
+           "PHASES", "assumptions_of", "induction_score", "MAX_CELLS"]
+
+PHASES = ("recency", "earlier", "flat", "mixed")
+#: bound on sequences * n^2 * heads * layers (the work of one probe)
+MAX_CELLS = 4 * 10**9
+
+
+@dataclass(frozen=True)
+class ProbeSettings:
+    n: int = 32
+    sequences: int = 256
+    seed: int = 0
+    tokens: str = "random"  # random | task (trained decoders), theory inputs for the identity decoder
+    rate: float = 1e-3  # family-wise false-alarm rate of each layer's phase test
+    chunk: int = 64
+
+    def __post_init__(self) -> None:
+        check_int("n", self.n, minimum=3, maximum=1024)
+        check_int("sequences", self.sequences, minimum=8, maximum=10**6)
+        check_int("seed", self.seed, minimum=0, maximum=2**63 - 1)
+        check_choice("tokens", self.tokens, ("random", "task"))
+        check_real("rate", self.rate, low=0.0, high=0.5, low_open=True)
+        check_int("chunk", self.chunk, minimum=1, maximum=4096)
+
+
+def row_slope_weights(n: int) -> np.ndarray:
+    """W (n, n) with sum_j W_ij S_ij = least-squares slope of S_ij against j over the keys j < i of row i
+    (rows i >= 3, 1-indexed; zero rows otherwise)."""
+    w = np.zeros((n, n))
+    for i in range(3, n + 1):
+        j = np.arange(1, i, dtype=float)
+        c = j - j.mean()
+        w[i - 1, : i - 1] = c / (c @ c)
+    return w
+
+
+def recency_counts(s: torch.Tensor) -> torch.Tensor:
+    """Per leading index, the number of triples j < k < i with S_ik > S_ij (s: (..., n, n))."""
+    n = s.shape[-1]
+    count = torch.zeros(s.shape[:-2], dtype=torch.float64)
+    for i in range(2, n):  # 0-based row i has keys 0..i-1 strictly below the query
+        v = s[..., i, :i]
+        gt = v[..., None, :] > v[..., :, None]  # [j, k] = S_ik > S_ij
+        count += torch.triu(gt, diagonal=1).sum(dim=(-1, -2)).to(torch.float64)
+    return count
+
+
+def _triples(n: int) -> int:
+    return sum((i - 1) * (i - 2) // 2 for i in range(3, n + 1))
+
+
+class _Moments:
+    """Streaming sums of a quantity over sequences (axis 0 of each update): mean and SE."""
+
+    def __init__(self):
+        self.count, self.s1, self.s2 = 0, None, None
+
+    def add(self, x: torch.Tensor) -> None:
+        x = x.to(torch.float64)
+        a, b = x.sum(0), (x * x).sum(0)
+        self.s1 = a if self.s1 is None else self.s1 + a
+        self.s2 = b if self.s2 is None else self.s2 + b
+        self.count += x.shape[0]
+
+    @property
+    def mean(self) -> np.ndarray:
+        return (self.s1 / self.count).numpy()
+
+    @property
+    def se(self) -> np.ndarray:
+        m = self.s1 / self.count
+        var = torch.clamp(self.s2 / self.count - m * m, min=0.0) * self.count / max(self.count - 1, 1)
+        return torch.sqrt(var / self.count).numpy()
+
+
+@dataclass
+class HeadProbe:
+    head: int
+    mean_logit: np.ndarray
+    mean_logit_se: np.ndarray
+    recency_slope: float
+    recency_slope_se: float
+    rp: float
+    rp_se: float
+    norm_profile: np.ndarray | None = None  # E |o_i|^2
+    norm_profile_se: np.ndarray | None = None
+    norm_law: np.ndarray | None = None  # s2 (rho + (1 - rho) E sum_k P_ik^2)
+    value_sq: float | None = None  # s2
+    value_rho: float | None = None  # rho
+
+    def to_json(self) -> dict:
+        return {"head": self.head, "mean_logit": _tri(self.mean_logit), "mean_logit_se": _tri(self.mean_logit_se),
+                "recency_slope": self.recency_slope, "recency_slope_se": self.recency_slope_se,
+                "rp": self.rp, "rp_se": self.rp_se,
+                "norm_profile": _vec(self.norm_profile), "norm_profile_se": _vec(self.norm_profile_se),
+                "norm_law": _vec(self.norm_law), "value_sq": self.value_sq, "value_rho": self.value_rho}
+
+
+@dataclass
+class LayerProbe:
+    layer: int
+    phase: str
+    slope: float  # head-mean logits
+    slope_se: float
+    k: float
+    row_k: float
+    rows_recency: list  # rows (1-indexed) with a significantly positive slope
+    rows_earlier: list
+    rp: float
+    rp_se: float
+    mean_logit: np.ndarray
+    diag_normalised: np.ndarray
+    heads: list
+    grams: dict = field(default_factory=dict)
+
+    @property
+    def slope_interval(self) -> tuple[float, float]:
+        return (self.slope - self.k * self.slope_se, self.slope + self.k * self.slope_se)
+
+    def to_json(self) -> dict:
+        return {"layer": self.layer, "phase": self.phase, "recency_slope": self.slope,
+                "recency_slope_se": self.slope_se, "k": self.k, "row_k": self.row_k,
+                "rows_recency": self.rows_recency, "rows_earlier": self.rows_earlier, "rp": self.rp,
+                "rp_se": self.rp_se, "mean_logit": _tri(self.mean_logit),
+                "diag_normalised": _tri(self.diag_normalised), "heads": [h.to_json() for h in self.heads],
+                "grams": {k: _tri(v, full=True) for k, v in self.grams.items()}}
+
+
+@dataclass
+class ProbeResult:
+    model: dict
+    settings: ProbeSettings
+    layers: list
+    assumptions: dict
+    logits_note: str = "attention logits S = q.k scale (exact)"
+
+    def layer(self, layer: int) -> LayerProbe:
+        return self.layers[check_int("layer", layer, minimum=1, maximum=len(self.layers)) - 1]
+
+    def to_json(self) -> dict:
+        s = self.settings
+        return {"model": self.model, "settings": {"n": s.n, "sequences": s.sequences, "seed": s.seed,
+                                                  "tokens": s.tokens, "rate": s.rate},
+                "logits": self.logits_note, "assumptions": self.assumptions,
+                "layers": [lp.to_json() for lp in self.layers]}
+
+
+def _tri(m: np.ndarray | None, full: bool = False):
+    if m is None:
+        return None
+    n = m.shape[0]
+    return [[None if ((not full) and j > i) or not math.isfinite(float(m[i, j])) else float(m[i, j])
+             for j in range(n)] for i in range(n)]
+
+
+def _vec(v):
+    return None if v is None else [float(x) for x in v]
+
+
+def diag_normalise(m: np.ndarray) -> np.ndarray:
+    """The authors' map: each lower diagonal (offset 0, 1, ..) minus its own mean; NaN above the diagonal."""
+    n = m.shape[0]
+    out = np.full_like(m, np.nan, dtype=float)
+    for off in range(n):
+        idx = (np.arange(off, n), np.arange(0, n - off))
+        out[idx] = m[idx] - m[idx].mean()
+    return out
+
+
+def _phase(row_z: np.ndarray, z: float, k: float, row_k: float) -> tuple[str, list, list]:
+    pos = [i + 1 for i in range(len(row_z)) if row_z[i] > row_k]
+    neg = [i + 1 for i in range(len(row_z)) if row_z[i] < -row_k]
+    if pos and neg:
+        return "mixed", pos, neg
+    if z > k or pos:
+        return ("recency", pos, neg) if not (z < -k) else ("mixed", pos, neg)
+    if z < -k or neg:
+        return "earlier", pos, neg
+    return "flat", pos, neg
+
+
+def _z(mean, se):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(se > 0, mean / np.where(se > 0, se, 1.0), np.where(mean > 0, np.inf, np.where(mean < 0, -np.inf, 0.0)))
+
+
+def probe(traces_of: Callable[[int, int], list], *, n_layers: int, n_heads: int, settings: ProbeSettings,
+          model_info: dict, assumptions: dict, logits_note: str | None = None, progress: bool = False
+          ) -> ProbeResult:
+    """The generic probe: ``traces_of(start, stop)`` returns, for sequences [start, stop) of the input stream,
+    one record per layer with tensors ``logits`` and ``weights`` (B, H, n, n) and optionally ``values``,
+    ``head_out`` (B, H, n, d_head) and Gram inputs (``normed``, ``attn_out``, ``mid``, ``mlp_in``, ``out``)."""
+    from tqdm import tqdm
+
+    st = settings
+    n = st.n
+    if st.sequences * n * n * n_heads * n_layers > MAX_CELLS:
+        raise ValueError(f"sequences * n^2 * heads * layers = {st.sequences * n * n * n_heads * n_layers} exceeds "
+                         f"the probe's bound {MAX_CELLS}; lower --sequences or --n")
+    w = torch.from_numpy(row_slope_weights(n))
+    rows = slice(2, n)  # rows i = 3..n
+    mom = [{name: _Moments() for name in ("S", "seq_slope", "rp", "osq", "psq", "vsq", "vcross",
+                                          "layer_rows", "layer_slope", "layer_rp")} for _ in range(n_layers)]
+    grams = [dict() for _ in range(n_layers)]
+    triples = _triples(n)
+    bar = tqdm(total=st.sequences, disable=not progress, desc="probe", unit="seq", leave=False)
+    for start in range(0, st.sequences, st.chunk):
+        stop = min(start + st.chunk, st.sequences)
+        for l0, tr in enumerate(traces_of(start, stop)):
+            m = mom[l0]
+            s = tr["logits"].to(torch.float64)  # (B, H, n, n)
+            m["S"].add(s)
+            slopes = torch.einsum("bhij,ij->bhi", s, w)  # (B, H, n)
+            m["seq_slope"].add(slopes[..., rows].mean(-1))
+            m["rp"].add(recency_counts(s) / triples)
+            sm = s.mean(1)  # head-mean logits (B, n, n)
+            lr = torch.einsum("bij,ij->bi", sm, w)[:, rows]
+            m["layer_rows"].add(lr)
+            m["layer_slope"].add(lr.mean(-1, keepdim=True))
+            m["layer_rp"].add((recency_counts(sm) / triples)[:, None])
+            p = tr["weights"].to(torch.float64)
+            m["psq"].add((p * p).sum(-1))  # sum_k P_ik^2, (B, H, n)
+            if tr.get("head_out") is not None:
+                o = tr["head_out"].to(torch.float64)
+                v = tr["values"].to(torch.float64)
+                m["osq"].add((o * o).sum(-1))
+                g = v @ v.transpose(-1, -2)  # (B, H, n, n)
+                diag = torch.diagonal(g, dim1=-2, dim2=-1)
+                m["vsq"].add(diag.mean(-1))
+                off = (g.sum((-1, -2)) - diag.sum(-1)) / (n * (n - 1))
+                m["vcross"].add(off)
+            for name in ("normed", "head_out_cat", "attn_out", "mid", "mlp_in", "out"):
+                x = tr.get(name)
+                if name == "head_out_cat" and tr.get("head_out") is not None:
+                    ho = tr["head_out"]
+                    x = ho.transpose(1, 2).reshape(ho.shape[0], n, -1)
+                if x is None:
+                    continue
+                x = x.to(torch.float64)
+                acc = (x @ x.transpose(-1, -2)).sum(0)
+                grams[l0][name] = acc if name not in grams[l0] else grams[l0][name] + acc
+        bar.update(stop - start)
+    bar.close()
+
+    # Student-t quantiles (B - 1 degrees of freedom): the slopes are studentised means over B sequences
+    df = max(st.sequences - 1, 1)
+    k = float(student_t.isf(st.rate / 4.0, df))
+    row_k = float(student_t.isf(st.rate / (4.0 * max(n - 2, 1)), df))
+    layers = []
+    for l0, m in enumerate(mom):
+        heads = []
+        smean, sse = m["S"].mean, m["S"].se
+        mask = np.tril(np.ones((n, n), dtype=bool))
+        for h in range(n_heads):
+            hp = HeadProbe(h + 1, np.where(mask, smean[h], np.nan), np.where(mask, sse[h], np.nan),
+                           float(m["seq_slope"].mean[h]), float(m["seq_slope"].se[h]),
+                           float(m["rp"].mean[h]), float(m["rp"].se[h]))
+            if m["osq"].count:
+                s2, cross = float(m["vsq"].mean[h]), float(m["vcross"].mean[h])
+                rho = cross / s2 if s2 > 0 else float("nan")
+                hp.norm_profile, hp.norm_profile_se = m["osq"].mean[h], m["osq"].se[h]
+                hp.norm_law = s2 * (rho + (1.0 - rho) * m["psq"].mean[h])
+                hp.value_sq, hp.value_rho = s2, rho
+            heads.append(hp)
+        row_mean, row_se = m["layer_rows"].mean, m["layer_rows"].se
+        slope, slope_se = float(m["layer_slope"].mean[0]), float(m["layer_slope"].se[0])
+        phase, pos, neg = _phase(_z(row_mean, row_se), float(_z(np.array(slope), np.array(slope_se))), k, row_k)
+        head_mean = np.where(mask, smean.mean(0), np.nan)
+        layers.append(LayerProbe(l0 + 1, phase, slope, slope_se, k, row_k, [p + 2 for p in pos],
+                                 [q + 2 for q in neg], float(m["layer_rp"].mean[0]), float(m["layer_rp"].se[0]),
+                                 head_mean, diag_normalise(np.nan_to_num(head_mean)) * np.where(mask, 1, np.nan),
+                                 heads, {name: (g / st.sequences).numpy() for name, g in grams[l0].items()}))
+    return ProbeResult(model_info, st, layers, assumptions, logits_note or ProbeResult.logits_note)
+
+
+# ------------------------------------------------------------------------------------------------------
+# Decoders of lnrecency.models (trained or identity)
+# ------------------------------------------------------------------------------------------------------
+def _identity_inputs(cfg, settings: ProbeSettings) -> Callable[[int, int], torch.Tensor]:
+    """The theory's embeddings at width d (numerics.samplers, direct representation, the Monte Carlo's
+    stream for this seed): sequence b of the stream is the Monte Carlo's draw b."""
+    from lnrecency.numerics.samplers import Representation, draw_range, embed
+
+    rep = Representation(settings.n, cfg.d_model, "direct")
+
+    def inputs(start: int, stop: int) -> torch.Tensor:
+        return torch.from_numpy(embed(draw_range(rep, settings.seed, start, stop), cfg.identity, cfg.d_model))
+    return inputs
+
+
+def _token_inputs(model, settings: ProbeSettings, task: str | None) -> Callable[[int, int], torch.Tensor]:
+    from lnrecency.models.tasks import batch, random_tokens
+
+    cfg = model.cfg
+    if settings.n > cfg.context:
+        raise ValueError(f"n must be <= the model's context {cfg.context}; got n={settings.n}")
+
+    def inputs(start: int, stop: int) -> torch.Tensor:
+        rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence([settings.seed, start])))
+        if settings.tokens == "task":
+            if task is None:
+                raise ValueError("--tokens task needs a model trained on a task")
+            toks, _ = batch(task, settings.n, stop - start, cfg.vocab, rng)
+        else:
+            toks = random_tokens(settings.n, stop - start, cfg.vocab, rng)
+        return torch.from_numpy(toks)
+    return inputs
+
+
+def _trace_dicts(traces: Iterable) -> list:
+    return [{"logits": t.logits, "weights": t.weights, "values": t.values, "head_out": t.head_out,
+             "normed": t.normed, "attn_out": t.attn_out, "mid": t.mid, "mlp_in": t.mlp_in, "out": t.out}
+            for t in traces]
+
+
+def assumptions_of(model, inputs: torch.Tensor | None = None) -> dict:
+    """Distances from the theory's assumptions: per layer and head, d(W_Q^T W_K) = ||Sym - c I||_F / ||Sym||_F
+    (Sym the symmetric part, c = tr(Sym) / d; 0 for a multiple of I; a rank-r matrix is at least
+    sqrt(1 - r/d) away, ``rank_floor``) and the antisymmetric share ||Anti||_F / ||M||_F; the embeddings'
+    anisotropy as the mean cosine of distinct token embeddings and of distinct positions' inputs."""
+    cfg = model.cfg
+    if cfg.is_identity:
+        return {"identity": True, "w_qk_distance": 0.0, "w_qk_antisymmetric": 0.0, "w_o": False, "mlp": False,
+                "positions": "none", "trained": False, "alpha_config": float(cfg.identity.alpha),
+                "alpha_inputs": _mean_cosine(inputs) if inputs is not None else None}
+    out = {"identity": False, "w_o": True, "mlp": cfg.mlp, "positions": cfg.positions,
+           "rank_floor": math.sqrt(1.0 - cfg.head_dim / cfg.d_model), "layers": []}
+    dh = cfg.head_dim
+    for l0, block in enumerate(model.blocks):
+        wq, wk = block.attn.q.weight.detach().double(), block.attn.k.weight.detach().double()
+        heads = []
+        for h in range(cfg.n_heads):
+            mq, mk = wq[h * dh:(h + 1) * dh], wk[h * dh:(h + 1) * dh]
+            heads.append(_qk_distance(mq.T @ mk))
+        out["layers"].append({"layer": l0 + 1, "heads": heads})
+    emb = model.tok.weight.detach().double()
+    out["alpha_tokens"] = _mean_cosine(emb[None])
+    if inputs is not None:
+        out["alpha_inputs"] = _mean_cosine(inputs)
+    return out
+
+
+def _qk_distance(m: torch.Tensor) -> dict:
+    sym, anti = (m + m.T) / 2, (m - m.T) / 2
+    d = m.shape[0]
+    c = torch.trace(sym) / d
+    norm = torch.linalg.norm(sym)
+    return {"distance": float(torch.linalg.norm(sym - c * torch.eye(d, dtype=m.dtype)) / norm) if norm > 0 else None,
+            "antisymmetric": float(torch.linalg.norm(anti) / torch.linalg.norm(m)) if torch.linalg.norm(m) > 0 else None,
+            "scale": float(c)}
+
+
+def _mean_cosine(x: torch.Tensor) -> float:
+    """Mean cosine between distinct rows of each x[b] (B, n, d), averaged over b."""
+    x = x.to(torch.float64)
+    u = x / torch.linalg.norm(x, dim=-1, keepdim=True).clamp_min(1e-300)
+    g = u @ u.transpose(-1, -2)
+    n = g.shape[-1]
+    return float(((g.sum((-1, -2)) - torch.diagonal(g, dim1=-2, dim2=-1).sum(-1)) / (n * (n - 1))).mean())
+
+
+def probe_decoder(model, settings: ProbeSettings, *, task: str | None = None, info: dict | None = None,
+                  progress: bool = False) -> ProbeResult:
+    """:func:`probe` on a decoder of :mod:`lnrecency.models` (trained or identity)."""
+    from lnrecency.models.train import deterministic
+
+    cfg = model.cfg
+    make = _identity_inputs(cfg, settings) if cfg.is_identity else _token_inputs(model, settings, task)
+
+    def traces_of(start: int, stop: int) -> list:
+        x = make(start, stop)
+        with torch.no_grad():
+            _, tr = model(embeds=x, trace=True) if cfg.is_identity else model(x, trace=True)
+        return _trace_dicts(tr)
+
+    with deterministic(1):
+        first = make(0, min(settings.chunk, settings.sequences))
+        with torch.no_grad():
+            inputs = first if cfg.is_identity else model.embed(first)
+        assumptions = assumptions_of(model, inputs)
+        info = {"kind": "identity" if cfg.is_identity else "lnrecency-decoder", "config": cfg.as_dict(),
+                **(info or {})}
+        return probe(traces_of, n_layers=cfg.n_layers, n_heads=cfg.n_heads, settings=settings, model_info=info,
+                     assumptions=assumptions, progress=progress,
+                     logits_note=("identity: S_ij = lam <N(h_i), N(h_j)> (the theory's score)" if cfg.is_identity
+                                  else "attention logits S = (W_Q y_i).(W_K y_j) / sqrt(d_head) (exact)"))
+
+
+def induction_score(model, *, n: int = 33, sequences: int = 128, seed: int = 0) -> tuple[float, list]:
+    """The standard induction score on repeated random sequences [BOS, r_1..r_m, r_1..r_m]: per head, the mean
+    attention weight from a position of the second copy to the token after that token's first occurrence
+    (offset m - 1 back). Returns (max over heads, [[per head] per layer])."""
+    from lnrecency.models.tasks import batch
+
+    cfg = model.cfg
+    n = min(n, cfg.context)
+    m = (n - 1) // 2
+    rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence([seed, 7])))
+    toks, _ = batch("induction", n, sequences, cfg.vocab, rng)
+    with torch.no_grad():
+        _, tr = model(torch.from_numpy(toks), trace=True)
+    q = np.arange(m + 1, 2 * m + 1)  # 0-based query positions of the second copy
+    key = q - m + 1
+    per = [[float(t.weights[:, h, q, key].mean()) for h in range(cfg.n_heads)] for t in tr]
+    return max(max(p) for p in per), per

@@ -1,0 +1,253 @@
+"""The paper's thesis in trained decoders (our formulation): NoPE decoders trained on the induction task,
+probed with the theory's diagnostics at initialisation, after training, and at matched held-out loss.
+
+Design (``ThesisSettings``): architectures attn2 (2 attention-only layers), attn4 (4), mlp2 (2 layers with an
+MLP); normalisation layernorm | rmsnorm | none (pre-LN placement, residual, no positions); at least 3 training
+seeds each; width 64, 4 heads, vocabulary 64, sequences of 32 tokens; AdamW as in :mod:`lnrecency.models.train`.
+Every run is probed on the same random-token sequences (:mod:`lnrecency.models.probe`).
+
+Stages of each run: ``init`` (step 0), ``final`` (last step) and ``matched``: the first evaluation at which the
+run's held-out loss is <= the loss every run of its architecture reached (the largest final held-out loss
+among them), so normalisations are compared at equal training progress as well as at equal steps.
+
+Initialisation (theory for independent random W): with W_Q, W_K of independent N(0, s^2) entries, independent
+of the layer's input y, the logit S_ij = (W_Q y_i).(W_K y_j) / sqrt(d_h) has E_W S_ij = 0 for every (i, j) (flat:
+no positional information in the expected logits) and E_W S_ij^2 = s^4 |y_i|^2 |y_j|^2 (exact for Gaussian W:
+the d_h products are uncorrelated, each of variance s^4 |y_i|^2 |y_j|^2). Position can then only enter through
+the norms |y_i|, which a normalisation fixes (|y|^2 = d for LayerNorm / RMSNorm at initial gains). Checked
+per layer: the ratio R = sum S^2 / (s^4 sum |y_i|^2 |y_j|^2) over sequences and pairs j <= i, one value per
+(seed, head) (independent draws of W), whose mean must be 1 within a t-interval.
+
+Each run is cached (JSON, by a hash of its configuration and settings) under ``$LNRECENCY_CACHE`` or
+``~/.cache/lnrecency``; training is deterministic, so a cached run equals a fresh one.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+import torch
+from scipy.stats import t as student_t
+
+from lnrecency.config import check_int
+from lnrecency.models.config import DecoderConfig, config_hash
+from lnrecency.models.decoder import build
+from lnrecency.models.probe import ProbeSettings, induction_score, probe_decoder
+from lnrecency.models.train import TrainSettings, deterministic, train
+
+__all__ = ["ThesisSettings", "ARCHS", "NORMS", "STAGES", "run_thesis", "ThesisResults", "interval",
+           "cache_dir", "VERSION", "is_cached"]
+
+VERSION = "thesis-1"  # bump when the experiment's definition changes (invalidates the cache)
+ARCHS = {"attn2": dict(n_layers=2, mlp=False), "attn4": dict(n_layers=4, mlp=False),
+         "mlp2": dict(n_layers=2, mlp=True)}
+NORMS = ("layernorm", "rmsnorm", "none")
+STAGES = ("init", "matched", "final")
+LEVEL = 0.95  # t-intervals over training seeds
+
+
+@dataclass(frozen=True)
+class ThesisSettings:
+    archs: tuple = ("attn2", "attn4", "mlp2")
+    norms: tuple = NORMS
+    seeds: tuple = (0, 1, 2)
+    steps: int = 1200
+    d_model: int = 64
+    n_heads: int = 4
+    vocab: int = 64
+    n: int = 32
+    probe_sequences: int = 256
+    eval_every: int = 100
+
+    def __post_init__(self) -> None:
+        for a in self.archs:
+            if a not in ARCHS:
+                raise ValueError(f"archs must be among {sorted(ARCHS)}; got {a!r}")
+        for m in self.norms:
+            if m not in NORMS:
+                raise ValueError(f"norms must be among {NORMS}; got {m!r}")
+        if len(set(self.seeds)) < 3:
+            raise ValueError(f"a trained-model verdict needs at least 3 training seeds; got {self.seeds!r}")
+        check_int("steps", self.steps, minimum=1, maximum=10**6)
+
+    @classmethod
+    def preset(cls, quick: bool) -> "ThesisSettings":
+        """Default: 27 models (about 11 min on 2 cores); quick: the 2-layer attention-only models, 300 steps."""
+        return cls(archs=("attn2",), steps=300, eval_every=50, probe_sequences=128) if quick else cls()
+
+    def decoder(self, arch: str, norm: str) -> DecoderConfig:
+        return DecoderConfig(vocab=self.vocab, d_model=self.d_model, n_heads=self.n_heads, context=self.n,
+                             norm=norm, placement="pre", positions="none", residual=True, **ARCHS[arch])
+
+    def training(self, seed: int) -> TrainSettings:
+        return TrainSettings(task="induction", steps=self.steps, seed=seed, n=self.n, eval_every=self.eval_every)
+
+    def probing(self) -> ProbeSettings:
+        return ProbeSettings(n=self.n, sequences=self.probe_sequences, seed=12345)
+
+
+def cache_dir() -> Path:
+    return Path(os.environ.get("LNRECENCY_CACHE") or Path.home() / ".cache" / "lnrecency")
+
+
+def _stage_record(model, st: ThesisSettings, task: str) -> dict:
+    pr = probe_decoder(model, st.probing(), task=task)
+    layers = []
+    for lp in pr.layers:
+        heads = lp.heads
+        law = [h.norm_law for h in heads if h.norm_law is not None]
+        prof = [h.norm_profile for h in heads if h.norm_profile is not None]
+        layers.append({"layer": lp.layer, "phase": lp.phase, "slope": lp.slope, "slope_se": lp.slope_se,
+                       "rp": lp.rp, "rp_se": lp.rp_se, "rows_recency": len(lp.rows_recency),
+                       "rows_earlier": len(lp.rows_earlier),
+                       "diag_normalised": np.nan_to_num(lp.diag_normalised).tolist(),
+                       "norm_profile": np.mean(prof, axis=0).tolist() if prof else None,
+                       "norm_law": np.mean(law, axis=0).tolist() if law else None})
+    qk = pr.assumptions.get("layers", [])
+    return {"layers": layers, "w_qk_distance": float(np.mean([h["distance"] for lay in qk for h in lay["heads"]]))
+            if qk else None, "alpha_tokens": pr.assumptions.get("alpha_tokens"),
+            "alpha_inputs": pr.assumptions.get("alpha_inputs")}
+
+
+def init_second_moment(model, st: ThesisSettings, sigma: float) -> list:
+    """Per layer and head: R = sum S_ij^2 / (sigma^4 sum |y_i|^2 |y_j|^2) over the probe's sequences and pairs
+    j <= i (the init theory predicts E_W R = 1)."""
+    from lnrecency.models.tasks import random_tokens
+
+    rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence([st.probing().seed, 0])))
+    toks = torch.from_numpy(random_tokens(st.n, st.probe_sequences, st.vocab, rng))
+    with torch.no_grad():
+        _, traces = model(toks, trace=True)
+    mask = torch.ones(st.n, st.n, dtype=torch.bool).tril()
+    out = []
+    for tr in traces:
+        y2 = (tr.normed.double() ** 2).sum(-1)  # (B, n)
+        pred = (sigma ** 4 * y2[:, :, None] * y2[:, None, :])[:, mask].sum()
+        num = (tr.logits.double() ** 2)[:, :, mask].sum((0, 2))  # per head
+        out.append((num / pred).tolist())
+    return out
+
+
+def _run(arch: str, norm: str, seed: int, st: ThesisSettings, *, use_cache: bool, progress: bool) -> dict:
+    cfg, ts = st.decoder(arch, norm), st.training(seed)
+    path = _cache_path(st, arch, norm, seed)
+    if use_cache and path.is_file():
+        try:
+            rec = json.loads(path.read_text())
+            if "matched" in rec:  # written only once complete
+                return rec
+        except (OSError, ValueError):
+            pass
+    with deterministic(ts.threads):
+        init_model = build(cfg, seed)
+        init_model.eval()
+        init = _stage_record(init_model, st, ts.task)
+        init["second_moment_ratio"] = init_second_moment(init_model, st, cfg.init_std)
+    res = train(cfg, ts, snapshots=True, progress=progress)
+    final = _stage_record(res.model, st, ts.task)
+    score, _ = induction_score(res.model)
+    rec = {"arch": arch, "norm": norm, "seed": seed, "config": cfg.as_dict(), "training": asdict(ts),
+           "log": res.log, "seconds": res.seconds, "induction_score": score, "init": init, "final": final,
+           "snapshots": {str(step): loss for step, loss, _ in res.snapshots}}
+    rec["_states"] = {step: state for step, _, state in res.snapshots}
+    return rec
+
+
+def _save(rec: dict, st: ThesisSettings) -> None:
+    from lnrecency.atomic import atomic_write_text
+
+    clean = {k: v for k, v in rec.items() if not k.startswith("_")}
+    atomic_write_text(_cache_path(st, rec["arch"], rec["norm"], rec["seed"]), json.dumps(clean) + "\n")
+
+
+def _cache_path(st: ThesisSettings, arch: str, norm: str, seed: int) -> Path:
+    """A run's cache file: keyed by the whole experiment's settings (the matched-loss stage depends on the
+    other runs of the architecture), the run, the decoder and training configuration and torch's version."""
+    key = config_hash(VERSION, asdict(st), arch, norm, seed, st.decoder(arch, norm), asdict(st.training(seed)),
+                      torch.__version__)
+    return cache_dir() / "runs" / f"{key}.json"
+
+
+def interval(values, level: float = LEVEL) -> tuple[float, float, float]:
+    """(mean, low, high): the t-interval over training seeds (n - 1 degrees of freedom)."""
+    v = np.asarray(values, dtype=float)
+    m = float(v.mean())
+    if len(v) < 2:
+        return m, -math.inf, math.inf
+    half = float(student_t.ppf(0.5 + level / 2, len(v) - 1) * v.std(ddof=1) / math.sqrt(len(v)))
+    return m, m - half, m + half
+
+
+def sign_of(iv: tuple[float, float, float]) -> str:
+    """'positive' when the interval lies above 0, 'negative' below, 'includes 0' otherwise."""
+    return "positive" if iv[1] > 0 else "negative" if iv[2] < 0 else "includes 0"
+
+
+@dataclass
+class ThesisResults:
+    settings: ThesisSettings
+    runs: list = field(default_factory=list)  # one dict per (arch, norm, seed)
+
+    def select(self, arch: str, norm: str) -> list:
+        return [r for r in self.runs if r["arch"] == arch and r["norm"] == norm]
+
+    def slopes(self, arch: str, norm: str, stage: str, layer: int) -> list:
+        return [r[stage]["layers"][layer - 1]["slope"] for r in self.select(arch, norm)]
+
+    def phases(self, arch: str, norm: str, stage: str, layer: int) -> dict:
+        out: dict = {}
+        for r in self.select(arch, norm):
+            ph = r[stage]["layers"][layer - 1]["phase"]
+            out[ph] = out.get(ph, 0) + 1
+        return out
+
+    def n_layers(self, arch: str) -> int:
+        return ARCHS[arch]["n_layers"]
+
+    def to_json(self) -> dict:
+        return {"version": VERSION, "settings": asdict(self.settings), "runs": self.runs}
+
+
+def is_cached(settings: ThesisSettings) -> bool:
+    """Whether every run of ``settings`` is in the cache, complete (then :func:`run_thesis` trains nothing)."""
+    for arch in settings.archs:
+        for norm in settings.norms:
+            for seed in settings.seeds:
+                path = _cache_path(settings, arch, norm, seed)
+                try:
+                    if "matched" not in json.loads(path.read_text()):
+                        return False
+                except (OSError, ValueError):
+                    return False
+    return True
+
+
+def run_thesis(settings: ThesisSettings, *, use_cache: bool = True, progress: bool = False) -> ThesisResults:
+    """Train (or read from the cache) every run of ``settings`` and probe it at its three stages."""
+    from tqdm import tqdm
+
+    st = settings
+    out = ThesisResults(st)
+    jobs = [(a, m, s) for a in st.archs for m in st.norms for s in st.seeds]
+    bar = tqdm(jobs, disable=not progress, desc="thesis runs", unit="model")
+    by_arch: dict = {}
+    for arch, norm, seed in bar:
+        bar.set_postfix(run=f"{arch}/{norm}/seed {seed}", refresh=False)
+        by_arch.setdefault(arch, []).append(_run(arch, norm, seed, st, use_cache=use_cache, progress=False))
+    for arch, runs in by_arch.items():
+        target = max(r["log"][-1]["heldout_loss"] for r in runs)
+        for r in runs:
+            if "matched" not in r:
+                step = min(int(s) for s, loss in r["snapshots"].items() if loss <= target + 1e-12)
+                model = build(st.decoder(arch, r["norm"]), r["seed"])
+                model.load_state_dict(r["_states"][step])
+                model.eval()
+                r["matched"] = {**_stage_record(model, st, "induction"), "step": step, "target_loss": target}
+                _save(r, st)
+            r.pop("_states", None)
+        out.runs += runs
+    return out
