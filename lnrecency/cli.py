@@ -15,7 +15,7 @@ from typing import Sequence
 from lnrecency.config import EMBEDDINGS, NORMS, ModelConfig
 
 # Modules under lnrecency.commands, in the order `lnrecency --help` lists them.
-COMMANDS = ("limit", "finite_width", "boundary", "sweep", "reproduce", "report", "verify", "bias", "simulate", "check_formula",
+COMMANDS = ("limit", "finite_width", "boundary", "region", "sweep", "reproduce", "report", "verify", "bias", "simulate", "check_formula",
             "train", "probe", "experiments")
 
 

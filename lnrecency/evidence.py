@@ -268,3 +268,34 @@ class BoundarySearch(Evidence):
         if any(b.undecided_from is not None for b in bounds):
             return "inconclusive"
         return "confirmed"
+
+
+@record
+class RegionRecord(Evidence):
+    """Where an ordering holds in one parameter at one layer for every n <= n_max (lnrecency.theory.region):
+    intervals with ends bracketed by exact decisions to ``tol``."""
+
+    parameter: str
+    layer: int
+    n_max: int
+    range: tuple
+    holds: tuple
+    fails: tuple
+    ends: tuple  # ({"value", "bracket", "holds_below", "first_failing_row"}, ...)
+    tol: float
+    scan_points: int
+
+    @classmethod
+    def of(cls, r) -> "RegionRecord":
+        return cls(parameter=r.parameter, layer=r.layer, n_max=r.n_max, range=(r.lo, r.hi),
+                   holds=tuple(tuple(x) for x in r.holds), fails=tuple(tuple(x) for x in r.fails),
+                   ends=tuple(e.to_json() for e in r.ends), tol=r.tol, scan_points=r.scan_points)
+
+    @property
+    def everywhere(self) -> bool:
+        return not self.fails
+
+    def describe(self) -> str:
+        """'holds on [a, b], fails on [c, e]' with 4 significant digits (ends certified to ``tol``)."""
+        seg = lambda xs: ", ".join(f"[{a:.4g}, {b:.4g}]" for a, b in xs) or "nowhere"  # noqa: E731
+        return f"{self.parameter}: holds on {seg(self.holds)}, fails on {seg(self.fails)} (layer {self.layer}, n <= {self.n_max})"

@@ -78,13 +78,19 @@ class ConvergenceResult:
     runs: tuple = field(default=(), repr=False, compare=False)  # the ScoreSimulation of each d
 
     def fit_rate(self, layer: int | None = None, *, min_z: float = 5.0,
-                 min_bias: float = ROUNDING_FLOOR) -> RateFit:
-        """WLS slope of log|bias| vs log d (see module docstring); ``layer`` restricts to one layer.
+                 min_bias: float = ROUNDING_FLOOR, entries=None, d_min: int = 1,
+                 d_max: int | None = None) -> RateFit:
+        """WLS slope of log|bias| vs log d (see module docstring); ``layer`` restricts to one layer,
+        ``entries`` (a set of 1-indexed (layer, i, j)) to those entries, ``d_min`` / ``d_max`` to the widths
+        d_min <= d <= d_max.
 
         Points with |bias| <= ``min_bias`` are float64 rounding of the limit and of the accumulation
         (an entry that is exactly linear or quadratic in the input Gram has no remainder at all, and
         its control-variate SE is ~1e-17): they are not a finite-width effect and never enter."""
         check_real("min_z", min_z, low=0.0, low_open=True)
+        wide = np.asarray(self.ds) >= check_int("d_min", d_min, minimum=1)
+        if d_max is not None:
+            wide &= np.asarray(self.ds) <= check_int("d_max", d_max, minimum=d_min)
         bias, se = self.bias, self.stderr
         layers = range(bias.shape[1]) if layer is None else [
             check_int("layer", layer, minimum=1, maximum=bias.shape[1]) - 1]
@@ -97,8 +103,10 @@ class ConvergenceResult:
                 for j0 in range(i0 + 1):
                     if j0 == i0 and self.config.normalisation.scales:
                         continue  # S_ii = lam exactly under a normalisation: no bias to fit
+                    if entries is not None and (l0 + 1, i0 + 1, j0 + 1) not in entries:
+                        continue
                     b, s = bias[:, l0, i0, j0], se[:, l0, i0, j0]
-                    ok = (np.abs(b) > min_z * s) & (s > 0) & (np.abs(b) > min_bias)
+                    ok = (np.abs(b) > min_z * s) & (s > 0) & (np.abs(b) > min_bias) & wide
                     if ok.sum() < 2 or len(set(np.sign(b[ok]))) != 1:
                         continue
                     xe, ye = x[ok], np.log(np.abs(b[ok]))

@@ -145,6 +145,10 @@ def test_monte_carlo_rejects_wrong_coefficients(ln_res_sims, mutant):
 # Fitted over d = 64..1024 with the control variate (its mean uses c, validated in 3 without it).
 # Tolerance: k SE (k from a two-sided PER_COMPARISON rate) + CURVATURE. The local slope of e2/d^2 + e3/d^3 is
 # -2 - (e3/e2)/d + O(d^-2); with d >= 64 a next-order ratio |e3/e2| <= 6.4 moves it by <= 0.1.
+# An assumption, not a measurement: per-entry fits of d^2 r = e2 + e3/d on these runs give |e3/e2| up to 25-38
+# with standard errors as large (unresolved at 50k draws), and the slope fitted on d >= 512 alone has SE 0.12,
+# so an allowance measured from them (>= 1.3) could not reject the missing first-order term (deviation 1)
+# that the next test plants. The fitted slopes, -2.03 +- 0.016, -1.95 +- 0.025, -1.99 +- 0.016, are within it.
 CURVATURE = 0.1
 SLOPE_WIDTHS = (64, 128, 256, 512, 1024)
 
@@ -240,8 +244,9 @@ def test_control_variates_are_unbiased_and_sharper(name):
     assert _agree(lin, plain, f"finite-width: linear variate vs plain [{name}]")
     low = np.tril(np.ones((N_MC, N_MC), bool), k=-1)
     per_draw = {key: np.max(s.stderr[:, low] ** 2 * s.samples) for key, s in (("plain", plain), ("lin", lin))}
-    # variance per draw at d = 64: the linear variate removes the O(1/d) part of the variance
-    # (measured >= 8x here); asserted >= 4x
+    # variance per draw at d = 64: the linear variate removes the O(1/d) part of the variance (measured >= 8x
+    # here). 4x is the requirement (the variate must at least halve the SE), not a tolerance: each per-draw
+    # variance comes from 20k-100k draws (relative SE ~1-2%), so a true 8x cannot read below 4x by chance.
     assert per_draw["lin"] * 4 <= per_draw["plain"], per_draw
     if cfg.embedding == "normalized" and cfg.normalisation.centres:
         with pytest.raises(ValueError, match="control_variate"):

@@ -16,6 +16,7 @@ Kinds of check and the mutant / false claim each must reject:
 """
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import sympy
 
@@ -110,8 +111,8 @@ def test_frequency_rejects_false_claims():
     sim = simulate(8, 2, 64, 4000, 78, CFG)
     p = sim.prob_greater(2, 8, 7, 6)
     lo, hi = clopper_pearson_interval(p.count, p.samples, rate=EXACT_RATE)
-    assert not lo >= 0.9   # "the ordering holds in >= 90% of draws at d = 64" is rejected
-    assert lo > 0.5        # "a single draw is a coin flip" is rejected too
+    assert hi < 0.9   # "the ordering holds in >= 90% of draws at d = 64" is rejected: the whole interval is below
+    assert lo > 0.5   # "a single draw is a coin flip" is rejected too: the whole interval is above
 
 
 @pytest.mark.parametrize("factor", [0.0, 0.5, 2.0])
@@ -135,3 +136,37 @@ def test_rate_decision_confirms_the_true_term():
     from lnrecency.claims.finite_width import rate_item
 
     assert rate_item(CFG, 6, 2, 10000, 79)[1] == "confirmed"
+
+
+def test_rate_exponent_test_rejects_a_wrong_rate():
+    """C9's c-free exponent test on planted biases: c/d + e/d^2 with |e| <= R passes; C/sqrt(d) (the wrong rate)
+    and C/d^2 with a large C are rejected with the same allowance."""
+    from lnrecency.claims.finite_width import scaled_bias_test
+
+    ds = (16, 32, 64, 128, 256)
+    d = np.array(ds, dtype=float)[:, None, None]
+    entries = [(2, 1), (3, 1), (3, 2)]
+    c = np.zeros((1, 3, 3))
+    c[0, 1, 0], c[0, 2, 0], c[0, 2, 1] = -0.5, -0.7, -0.9
+    se = np.full((5, 3, 3), 1e-5)
+    R = 10.0
+    right = c / d + (0.9 * R * np.cos(d)) / d ** 2  # any e(d) within +-R
+    assert scaled_bias_test(right, se, ds, R, entries, name="power: exponent, right rate").passed
+    assert not scaled_bias_test(c / np.sqrt(d), se, ds, R, entries, name="power: exponent, 1/sqrt(d)").passed
+    assert not scaled_bias_test(40 * c / d ** 2, se, ds, R, entries, name="power: exponent, 1/d^2").passed
+
+
+def test_smallest_d_verdict_rejects_a_wrong_d_star():
+    from lnrecency.claims.finite_width import WidthOrdering, decide_smallest_d
+
+    def per(zs):
+        return tuple(WidthOrdering(d=d, mean=z * 1e-3, stderr=1e-3, z=z, holds=z > 4.75, prob_greater=0.5)
+                     for d, z in zip((2, 4, 8, 16, 32), zs))
+
+    k = 4.75
+    ok = per([0.3, 2.0, 6.0, 9.0, 12.0])
+    assert decide_smallest_d(ok, 8, k) == "confirmed"
+    assert decide_smallest_d(ok, 16, k) == "refuted"        # it already holds at 8: 16 is not the smallest
+    assert decide_smallest_d(ok, 4, k) == "inconclusive"    # not confirmed at 4: not supported
+    assert decide_smallest_d(per([0.3, 2.0, 6.0, -9.0, 12.0]), 8, k) == "refuted"  # reversed above d*
+    assert decide_smallest_d(per([-9.0, 2.0, 6.0, 9.0, 12.0]), 8, k) == "confirmed"  # reversed below d* only

@@ -4,7 +4,9 @@ Statement tested per setting: "with normalisation, every layer l = 3..L keeps re
 i >= 2". Evidence: the boundary search (theory/boundary.py) on the exact limit, per layer 3..L, up to
 N_MAX (L = 4, N_MAX = 200 quick; L = 6, N_MAX = 400 full): the first sequence length (= first row) at
 which recency fails, so the verdict says "holds for n < N*" rather than a point verdict; the non-increasing
-steps of that row; the row-n gap S_{n,n-1} - S_{n,1} by layer at n = 32 / 48. Settings: residual off / on (gamma in {1, 8}), lam in {0.3, 1, 8},
+steps of that row; the row-n gap S_{n,n-1} - S_{n,1} by layer at n = 32 / 48; where a layer fails at
+alpha = 0, the set of alpha where it fails (lnrecency.theory.region, certified ends): a grid of alpha cannot
+say "only at alpha = 0". Settings: residual off / on (gamma in {1, 8}), lam in {0.3, 1, 8},
 alpha in {0, 0.5}. Monte Carlo (d = 10^12, one-sided paired): the non-monotone step the limit predicts
 with residual, lam = 1, alpha = 0 at layer 3, row 27 (S_{27,26} < S_{27,25}), and the adjacent orderings
 of row 8 at layer 3 without residual.
@@ -15,7 +17,7 @@ from itertools import product
 
 from lnrecency.claims._common import adjacent_triples, boundary_finding, grouped, mc_orderings, setting
 from lnrecency.config import ModelConfig
-from lnrecency.evidence import BoundarySearch, Evidence, OrderingTests, item, record
+from lnrecency.evidence import BoundarySearch, Evidence, OrderingTests, RegionRecord, item, record
 
 ID = "C6"
 SOURCE = "our formulation"
@@ -29,12 +31,20 @@ class DeeperEvidence(Evidence):
     gap_row_n: dict  # {"n": n, str(layer): S_{n,n-1} - S_{n,1}}
     mc_counterexample: OrderingTests | None = item(omit_none=True)
     mc_layer3: OrderingTests | None = item(omit_none=True)
+    # where a layer fails at alpha = 0: the alpha set of that layer (lnrecency.theory.region), {str(layer): ...}
+    alpha_regions: dict | None = item(omit_none=True)
 
 
 def _finding(verdict: str, group) -> str:
-    return boundary_finding(group, lambda st: (
+    text = boundary_finding(group, lambda st: (
         f"{'residual gamma=' + format(st['gamma'], 'g') if st['residual'] else 'no residual'}, "
         f"lam={st['lam']:g}, alpha={st['alpha']:g}"))
+    regions = [f"{'residual gamma=' + format(st['gamma'], 'g') if st['residual'] else 'no residual'}, "
+               f"lam={st['lam']:g}: {r.describe()}" for st, ev in group for r in (ev.alpha_regions or {}).values()]
+    if regions:
+        text += (" Not only at alpha = 0: " + "; ".join(regions)
+                 + " (lnrecency region: ends certified by exact decisions on both sides).")
+    return text
 
 
 def evaluate(*, quick: bool = False, progress=None, seed: int = 20260606) -> list:
@@ -62,7 +72,15 @@ def evaluate(*, quick: bool = False, progress=None, seed: int = 20260606) -> lis
                                 seed=seed + 1, progress=progress)
             if v == "confirmed" and keep.verdict != "confirmed":
                 v = "inconclusive"
+        regions = None
+        if v == "refuted" and alpha == 0.0:
+            from lnrecency.theory.region import region
+
+            regions = {L: RegionRecord.of(region(int(L), n_max, "alpha", config=cfg, hi=0.5 if quick else 0.999,
+                                                 scan=81 if quick else 241))
+                       for L, b in search.boundary.items() if b.first_failing_n is not None}
         gaps = {"n": n, **{str(L): float(s[L - 1, n - 1, n - 2] - s[L - 1, n - 1, 0]) for L in range(3, depth + 1)}}
         items.append((setting(cfg, n_max=n_max, layers=f"3..{depth}"), v,
-                      DeeperEvidence(search=search, gap_row_n=gaps, mc_counterexample=dip, mc_layer3=keep)))
+                      DeeperEvidence(search=search, gap_row_n=gaps, mc_counterexample=dip, mc_layer3=keep,
+                                     alpha_regions=regions)))
     return grouped(ID, SOURCE, STATEMENT, {"norm": "layernorm (l2 / rmsnorm: same limit)"}, items, _finding)
