@@ -76,8 +76,9 @@ def evaluate(*, quick: bool = False, progress=None, seed: int = 20260606) -> lis
         if v == "refuted" and alpha == 0.0:
             from lnrecency.theory.region import region
 
-            regions = {L: RegionRecord.of(region(int(L), n_max, "alpha", config=cfg, hi=0.5 if quick else 0.999,
-                                                 scan=81 if quick else 241))
+            # quick: n <= 60 (the finding states the n it covers); full: the boundary search's n_max
+            regions = {L: RegionRecord.of(region(int(L), 60 if quick else n_max, "alpha", config=cfg, hi=0.2 if quick else 0.999,
+                                                 scan=41 if quick else 241, tol=1e-6 if quick else 1e-7))
                        for L, b in search.boundary.items() if b.first_failing_n is not None}
         gaps = {"n": n, **{str(L): float(s[L - 1, n - 1, n - 2] - s[L - 1, n - 1, 0]) for L in range(3, depth + 1)}}
         items.append((setting(cfg, n_max=n_max, layers=f"3..{depth}"), v,

@@ -24,6 +24,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from lnrecency.layers import NORMALISATIONS
 from lnrecency.models.config import DecoderConfig
 
 __all__ = ["Decoder", "LayerTrace", "build"]
@@ -49,8 +50,6 @@ class TheoryNorm(nn.Module):
 
     def __init__(self, name: str, d: int):
         super().__init__()
-        from lnrecency.layers import NORMALISATIONS
-
         self.norm = NORMALISATIONS[name]
         self.u = np.full(d, 1.0 / math.sqrt(d))
 
