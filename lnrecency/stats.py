@@ -37,7 +37,7 @@ from scipy.stats import t as _t
 
 from lnrecency.config import check_int, check_real
 
-__all__ = ["Estimate", "Proportion", "z_score", "PER_COMPARISON", "EXACT_RATE", "BASES", "SUITE_LIMITS",
+__all__ = ["Estimate", "Proportion", "z_score", "t_interval", "PER_COMPARISON", "EXACT_RATE", "BASES", "SUITE_LIMITS",
            "SUITE_LIMIT", "Budget", "BUDGET", "k_for", "register", "MeanCheck", "OrderingCheck", "mean_check",
            "ordering_check", "wilson_interval", "clopper_pearson_interval", "bernstein_halfwidth",
            "edgeworth_tail_ratio"]
@@ -104,6 +104,20 @@ class Proportion:
         ci = _binomtest(self.count, self.samples).proportion_ci(
             confidence_level=_check_level(level), method=method)
         return (float(ci.low), float(ci.high))
+
+
+def t_interval(values, level: float = 0.95) -> tuple[float, float, float]:
+    """(mean, low, high): Student's t-interval of the mean of ``values`` (n - 1 degrees of freedom), e.g. over
+    training seeds; (mean, -inf, inf) for a single value."""
+    v = [float(x) for x in values]
+    if not v:
+        raise ValueError("values must not be empty")
+    m = sum(v) / len(v)
+    if len(v) < 2:
+        return m, -math.inf, math.inf
+    sd = math.sqrt(sum((x - m) ** 2 for x in v) / (len(v) - 1))
+    half = float(_t.ppf(0.5 + _check_level(level) / 2, len(v) - 1)) * sd / math.sqrt(len(v))
+    return m, m - half, m + half
 
 
 def k_for(rate: float, *, sided: int = 2) -> float:

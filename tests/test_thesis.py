@@ -55,6 +55,16 @@ def test_quick_experiment_and_cache(quick, cache):
     assert json.dumps(again.to_json(), sort_keys=True) == json.dumps(quick.to_json(), sort_keys=True)
 
 
+def test_cache_key_reads_the_probe_settings():
+    from dataclasses import asdict
+
+    from lnrecency.models.thesis_config import probe_fields
+
+    for quick_mode in (True, False):
+        st = ThesisSettings.preset(quick_mode)
+        assert probe_fields(st) == asdict(st.probing())
+
+
 def test_verdicts_follow_their_evidence(quick):
     results = trained.evaluate(quick=True)
     assert {r.id for r in results} == set(trained.BY_ID)

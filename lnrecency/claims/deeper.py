@@ -76,10 +76,14 @@ def evaluate(*, quick: bool = False, progress=None, seed: int = 20260606) -> lis
         if v == "refuted" and alpha == 0.0:
             from lnrecency.theory.region import region
 
-            # quick: n <= 60 (the finding states the n it covers); full: the boundary search's n_max
-            regions = {L: RegionRecord.of(region(int(L), 60 if quick else n_max, "alpha", config=cfg, hi=0.2 if quick else 0.999,
-                                                 scan=41 if quick else 241, tol=1e-6 if quick else 1e-7))
-                       for L, b in search.boundary.items() if b.first_failing_n is not None}
+            # the first failing layer, n <= 60 (quick) or 120 (full), when it fails within that n; the finding
+            # states the n it covers
+            cap = 60 if quick else 120
+            first = min((int(L) for L, b in search.boundary.items() if b.first_failing_n is not None))
+            if search.boundary[str(first)].first_failing_n <= cap:
+                regions = {str(first): RegionRecord.of(region(first, cap, "alpha", config=cfg,
+                                                              hi=0.2 if quick else 0.999, scan=41 if quick else 121,
+                                                              tol=1e-6 if quick else 1e-7))}
         gaps = {"n": n, **{str(L): float(s[L - 1, n - 1, n - 2] - s[L - 1, n - 1, 0]) for L in range(3, depth + 1)}}
         items.append((setting(cfg, n_max=n_max, layers=f"3..{depth}"), v,
                       DeeperEvidence(search=search, gap_row_n=gaps, mc_counterexample=dip, mc_layer3=keep,

@@ -184,7 +184,10 @@ def evaluate(*, quick: bool = False, progress=None, seed: int = 20260909) -> lis
         ev = SmallestWidth(pair=f"S_8,{j} > S_8,{kk}", smallest_d=s.d, confidence=s.confidence, per_d=per_d,
                            reversed_at=tuple(e.d for e in per_d if e.z < -k))
         finite.append(({**cfg.as_dict(), "layer": 2, "i": 8, "j": j, "k": kk}, decide_smallest_d(per_d, s.d, k), ev))
-    out += grouped(ID, SOURCE, FINITE, {"layer": 2}, finite)
+    out += grouped(ID, SOURCE, FINITE, {"layer": 2}, finite,
+                   lambda v, g: "; ".join(f"{e.pair}: d* = {e.smallest_d} (widths 2..256"
+                                          + (f"; reversed at d = {list(e.reversed_at)}" if e.reversed_at else "")
+                                          + ")" for _, e in g) + ".")
 
     rate = EXACT_RATE
     register("C9 per-instance Clopper-Pearson intervals", 2, rate=rate, basis="exact")

@@ -83,9 +83,9 @@ class NotRun(Evidence):
 
 
 def seed_interval(values, phases=None, level: float = 0.95) -> SeedInterval:
-    from lnrecency.models.thesis import interval
+    from lnrecency.stats import t_interval
 
-    m, lo, hi = interval(values, level)
+    m, lo, hi = t_interval(values, level)
     return SeedInterval(values=tuple(float(v) for v in values), mean=m, low=lo, high=hi, level=level, phases=phases)
 
 
@@ -141,11 +141,9 @@ def evaluate(*, quick: bool = False, progress=None) -> list:
 
 def available(quick: bool) -> bool:
     """Whether the thesis experiment of this mode is cached (the verdicts then cost no training)."""
-    try:
-        from lnrecency.models.thesis import ThesisSettings, is_cached
-    except ImportError:
-        return False
-    return is_cached(ThesisSettings.preset(quick))
+    from lnrecency.models.thesis_config import ThesisSettings, is_cached, torch_version
+
+    return torch_version() is not None and is_cached(ThesisSettings.preset(quick))
 
 
 def cached_results(quick: bool):

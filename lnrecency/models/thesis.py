@@ -31,68 +31,15 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from scipy.stats import t as student_t
 
-from lnrecency.config import check_int
-from lnrecency.models.config import DecoderConfig, config_hash
 from lnrecency.models.decoder import build
-from lnrecency.models.probe import ProbeSettings, induction_score, probe_decoder
-from lnrecency.models.train import TrainSettings, deterministic, train
+from lnrecency.models.probe import induction_score, probe_decoder
+from lnrecency.models.thesis_config import (ARCHS, LEVEL, NORMS, STAGES, VERSION, ThesisSettings, cache_dir,
+                                            cache_path, is_cached)
+from lnrecency.models.train import deterministic, train
 
-__all__ = ["ThesisSettings", "ARCHS", "NORMS", "STAGES", "run_thesis", "ThesisResults", "interval",
+__all__ = ["ThesisSettings", "ARCHS", "NORMS", "STAGES", "run_thesis", "ThesisResults",
            "cache_dir", "VERSION", "is_cached"]
-
-VERSION = "thesis-1"  # bump when the experiment's definition changes (invalidates the cache)
-ARCHS = {"attn2": dict(n_layers=2, mlp=False), "attn4": dict(n_layers=4, mlp=False),
-         "mlp2": dict(n_layers=2, mlp=True)}
-NORMS = ("layernorm", "rmsnorm", "none")
-STAGES = ("init", "matched", "final")
-LEVEL = 0.95  # t-intervals over training seeds
-
-
-@dataclass(frozen=True)
-class ThesisSettings:
-    archs: tuple = ("attn2", "attn4", "mlp2")
-    norms: tuple = NORMS
-    seeds: tuple = (0, 1, 2)
-    steps: int = 1200
-    d_model: int = 64
-    n_heads: int = 4
-    vocab: int = 64
-    n: int = 32
-    probe_sequences: int = 256
-    eval_every: int = 100
-
-    def __post_init__(self) -> None:
-        for a in self.archs:
-            if a not in ARCHS:
-                raise ValueError(f"archs must be among {sorted(ARCHS)}; got {a!r}")
-        for m in self.norms:
-            if m not in NORMS:
-                raise ValueError(f"norms must be among {NORMS}; got {m!r}")
-        if len(set(self.seeds)) < 3:
-            raise ValueError(f"a trained-model verdict needs at least 3 training seeds; got {self.seeds!r}")
-        check_int("steps", self.steps, minimum=1, maximum=10**6)
-
-    @classmethod
-    def preset(cls, quick: bool) -> "ThesisSettings":
-        """Default: 27 models (about 11 min on 2 cores); quick: the 2-layer attention-only models, 300 steps."""
-        return cls(archs=("attn2",), steps=300, eval_every=50, probe_sequences=128) if quick else cls()
-
-    def decoder(self, arch: str, norm: str) -> DecoderConfig:
-        return DecoderConfig(vocab=self.vocab, d_model=self.d_model, n_heads=self.n_heads, context=self.n,
-                             norm=norm, placement="pre", positions="none", residual=True, **ARCHS[arch])
-
-    def training(self, seed: int) -> TrainSettings:
-        return TrainSettings(task="induction", steps=self.steps, seed=seed, n=self.n, eval_every=self.eval_every)
-
-    def probing(self) -> ProbeSettings:
-        return ProbeSettings(n=self.n, sequences=self.probe_sequences, seed=12345)
-
-
-def cache_dir() -> Path:
-    return Path(os.environ.get("LNRECENCY_CACHE") or Path.home() / ".cache" / "lnrecency")
-
 
 def _stage_record(model, st: ThesisSettings, task: str) -> dict:
     pr = probe_decoder(model, st.probing(), task=task)
@@ -134,7 +81,7 @@ def init_second_moment(model, st: ThesisSettings, sigma: float) -> list:
 
 def _run(arch: str, norm: str, seed: int, st: ThesisSettings, *, use_cache: bool, progress: bool) -> dict:
     cfg, ts = st.decoder(arch, norm), st.training(seed)
-    path = _cache_path(st, arch, norm, seed)
+    path = cache_path(st, arch, norm, seed)
     if use_cache and path.is_file():
         try:
             rec = json.loads(path.read_text())
@@ -161,25 +108,7 @@ def _save(rec: dict, st: ThesisSettings) -> None:
     from lnrecency.atomic import atomic_write_text
 
     clean = {k: v for k, v in rec.items() if not k.startswith("_")}
-    atomic_write_text(_cache_path(st, rec["arch"], rec["norm"], rec["seed"]), json.dumps(clean) + "\n")
-
-
-def _cache_path(st: ThesisSettings, arch: str, norm: str, seed: int) -> Path:
-    """A run's cache file: keyed by the whole experiment's settings (the matched-loss stage depends on the
-    other runs of the architecture), the run, the decoder and training configuration and torch's version."""
-    key = config_hash(VERSION, asdict(st), arch, norm, seed, st.decoder(arch, norm), asdict(st.training(seed)),
-                      torch.__version__)
-    return cache_dir() / "runs" / f"{key}.json"
-
-
-def interval(values, level: float = LEVEL) -> tuple[float, float, float]:
-    """(mean, low, high): the t-interval over training seeds (n - 1 degrees of freedom)."""
-    v = np.asarray(values, dtype=float)
-    m = float(v.mean())
-    if len(v) < 2:
-        return m, -math.inf, math.inf
-    half = float(student_t.ppf(0.5 + level / 2, len(v) - 1) * v.std(ddof=1) / math.sqrt(len(v)))
-    return m, m - half, m + half
+    atomic_write_text(cache_path(st, rec["arch"], rec["norm"], rec["seed"]), json.dumps(clean) + "\n")
 
 
 def sign_of(iv: tuple[float, float, float]) -> str:
@@ -210,20 +139,6 @@ class ThesisResults:
 
     def to_json(self) -> dict:
         return {"version": VERSION, "settings": asdict(self.settings), "runs": self.runs}
-
-
-def is_cached(settings: ThesisSettings) -> bool:
-    """Whether every run of ``settings`` is in the cache, complete (then :func:`run_thesis` trains nothing)."""
-    for arch in settings.archs:
-        for norm in settings.norms:
-            for seed in settings.seeds:
-                path = _cache_path(settings, arch, norm, seed)
-                try:
-                    if "matched" not in json.loads(path.read_text()):
-                        return False
-                except (OSError, ValueError):
-                    return False
-    return True
 
 
 def run_thesis(settings: ThesisSettings, *, use_cache: bool = True, progress: bool = False) -> ThesisResults:

@@ -29,49 +29,12 @@ import torch
 from tqdm import tqdm
 
 from lnrecency.atomic import publish, staged_directory
-from lnrecency.config import check_choice, check_int, check_real
-from lnrecency.models.config import DecoderConfig
+from lnrecency.models.config import HELDOUT_SEED, MAX_TOKENS, DecoderConfig, TrainSettings
 from lnrecency.models.decoder import Decoder, build
-from lnrecency.models.tasks import TASKS, batch, min_length
+from lnrecency.models.tasks import batch
 
 __all__ = ["TrainSettings", "TrainResult", "train", "save", "load", "HELDOUT_SEED", "deterministic",
            "heldout_loss", "MAX_TOKENS"]
-
-HELDOUT_SEED = 20250921  # the held-out set: one fixed draw for every model
-#: bound on steps * batch * n (tokens processed): about 3 hours of the smallest model on 2 cores
-MAX_TOKENS = 2 * 10**9
-
-
-@dataclass(frozen=True)
-class TrainSettings:
-    task: str = "induction"
-    steps: int = 1000
-    seed: int = 0
-    batch: int = 32
-    n: int = 32
-    lr: float = 3e-3
-    weight_decay: float = 0.0
-    warmup: int = 50
-    eval_every: int = 100  # 0: no held-out evaluation
-    eval_sequences: int = 256
-    threads: int = 1  # intra-op threads: results are byte-identical for a given count (see module doc)
-
-    def __post_init__(self) -> None:
-        check_choice("task", self.task, TASKS)
-        check_int("steps", self.steps, minimum=1, maximum=10**7)
-        check_int("seed", self.seed, minimum=0, maximum=2**63 - 1)
-        check_int("batch", self.batch, minimum=1, maximum=4096)
-        check_int("n", self.n, minimum=min_length(self.task), maximum=4096)
-        check_real("lr", self.lr, low=0.0, high=1.0, low_open=True, high_open=False)
-        check_real("weight_decay", self.weight_decay, low=0.0, high=1.0, high_open=False)
-        check_int("warmup", self.warmup, minimum=0, maximum=10**7)
-        check_int("eval_every", self.eval_every, minimum=0, maximum=10**7)
-        check_int("eval_sequences", self.eval_sequences, minimum=1, maximum=65536)
-        check_int("threads", self.threads, minimum=1, maximum=64)
-        if self.steps * self.batch * self.n > MAX_TOKENS:
-            raise ValueError(f"steps * batch * n = {self.steps * self.batch * self.n} tokens exceeds the CPU "
-                             f"budget {MAX_TOKENS}; lower --steps, --batch or --n")
-
 
 @dataclass
 class TrainResult:
