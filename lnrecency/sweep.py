@@ -24,7 +24,7 @@ import numpy as np
 from lnrecency.config import ModelConfig, check_int
 
 __all__ = ["SweepGrid", "phase_rows", "sweep", "phase_table", "phase_figure", "write_sweep", "PHASES",
-           "REPORT_GRID"]
+           "REPORT_GRID", "boundary_curves", "curve_point", "curves_figure"]
 
 PHASES = ("recency", "recency, then mixed", "earlier", "mixed", "undecided")
 
@@ -143,9 +143,119 @@ def phase_figure(rows: list, grid: SweepGrid):
                         "mixed (M); exact limit, lnrecency sweep.", fig, tight=False)
 
 
+# ------------------------------------------------------------------------------------------------------
+# Boundaries as curves: alpha*(lam) and alpha*(gamma), each point certified (lnrecency.theory.region)
+# ------------------------------------------------------------------------------------------------------
+CURVE_SCAN = 61  # alpha scan points of each region (the dip search covers narrower features)
+CURVE_TOL = 1e-6
+
+
+def curve_point(cfg: ModelConfig, layer: int, n_max: int, over: str, value: float) -> dict:
+    """The alpha-set of recency at ``layer`` (every n <= n_max) with ``over`` (lam or gamma) set to ``value``: one
+    point of a boundary curve (a pure function: a Dask task)."""
+    from lnrecency.theory.region import region
+
+    at = cfg.replace(**{over: float(value)})
+    r = region(layer, n_max, "alpha", config=at, scan=CURVE_SCAN, tol=CURVE_TOL)
+    return {"over": over, "value": float(value), "residual": at.residual,
+            "gamma": float(at.gamma) if at.residual else None, "lam": float(at.lam), "layer": layer,
+            "fails": [list(x) for x in r.fails], "ends": [e.to_json() for e in r.ends]}
+
+
+def axis_point(cfg: ModelConfig, layer: int, n_max: int, over: str, lo: float, hi: float) -> dict:
+    """Where a curve meets alpha = 0: the certified ends in ``over`` of recency at alpha = 0 (a Dask task)."""
+    from lnrecency.theory.region import region
+
+    r = region(layer, n_max, over, config=cfg.replace(alpha=0.0), lo=lo, hi=hi, scan=CURVE_SCAN, tol=CURVE_TOL)
+    return {"over": over, "axis": True, "residual": cfg.residual, "gamma": float(cfg.gamma) if cfg.residual else None,
+            "lam": float(cfg.lam), "layer": layer, "ends": [e.to_json() for e in r.ends]}
+
+
+def curve_tasks(grid: SweepGrid, layers: tuple, points: int) -> list:
+    """Tasks of the (lam, alpha) curves for every residual setting of the grid, and of the (gamma, alpha) curves
+    at lam = 1 (residual settings present): ``points`` geometric values over the grid's lam / gamma span."""
+    lams = np.geomspace(min(grid.lams), max(grid.lams), points)
+    tasks = [(curve_point, (ModelConfig(norm=grid.norm, residual=r, gamma=g), layer, grid.n_max, "lam", float(v)))
+             for r, g in grid.residual for layer in layers for v in lams]
+    tasks += [(axis_point, (ModelConfig(norm=grid.norm, residual=r, gamma=g), layer, grid.n_max, "lam",
+                            float(lams[0]), float(lams[-1]))) for r, g in grid.residual for layer in layers]
+    gammas = [g for r, g in grid.residual if r]
+    if gammas:
+        span = np.geomspace(min(min(gammas), 0.5), max(max(gammas), 8.0), points)
+        base = ModelConfig(norm=grid.norm, residual=True, lam=1.0)
+        tasks += [(curve_point, (base, layer, grid.n_max, "gamma", float(v))) for layer in layers for v in span]
+        tasks += [(axis_point, (base, layer, grid.n_max, "gamma", float(span[0]), float(span[-1]))) for layer in layers]
+    return tasks
+
+
+def _run_task(fn, args):
+    return fn(*args)
+
+
+def boundary_curves(grid: SweepGrid, layers: tuple = (3,), points: int = 12, *, scheduler: str = "none",
+                    workers: int = 2, progress: bool | None = None) -> list:
+    """Every curve point of :func:`curve_tasks`, in task order (same bytes whatever the workers)."""
+    from lnrecency.distributed import map_ordered
+
+    for layer in layers:
+        check_int("curve layer", layer, minimum=2, maximum=grid.layers)
+    check_int("curve points", points, minimum=2, maximum=200)
+    return list(map_ordered(_run_task, curve_tasks(grid, layers, points), scheduler=scheduler, workers=workers,
+                            progress=progress, desc="curves"))
+
+
+def curves_figure(points: list, grid: SweepGrid):
+    """Panels: (lam, alpha) per residual setting and (gamma, alpha) at lam = 1; per layer, the alpha-ends of the
+    certified regions joined over lam (gamma), the failing side shaded."""
+    import matplotlib.ticker
+    from matplotlib.figure import Figure
+
+    from lnrecency.report.figures import ReportFigure
+
+    panels = [("lam", r, g) for r, g in grid.residual] + ([("gamma", True, None)] if any(r for r, _ in grid.residual)
+                                                          else [])
+    fig = Figure(figsize=(3.6 * len(panels), 3.3))
+    axes = np.atleast_1d(fig.subplots(1, len(panels)))
+    for ax, (over, res, g) in zip(axes, panels):
+        sel = [p for p in points if p["over"] == over and p["residual"] == res
+               and (over == "gamma" or p["gamma"] == (g if res else None))]
+        axis = [p for p in sel if p.get("axis")]
+        sel = [p for p in sel if not p.get("axis")]
+        for layer in sorted({p["layer"] for p in sel}):
+            pts = sorted(((p["value"], p) for p in sel if p["layer"] == layer), key=lambda t: t[0])
+            xs = np.array([x for x, _ in pts])
+            tops = np.array([max([b for a, b in p["fails"] if a <= 0.0] or [0.0]) for _, p in pts])
+            line, = ax.plot(xs, tops, "o-", ms=3, lw=1.2, label=f"layer {layer}")
+            ax.fill_between(xs, 0, tops, color=line.get_color(), alpha=0.15)
+            for x, p in pts:  # failing sets not starting at alpha = 0 (if any): marked
+                for a, b in p["fails"]:
+                    if a > 0.0:
+                        ax.plot([x, x], [a, b], "-", color=line.get_color(), lw=3)
+        for p in axis:  # where recency at alpha = 0 starts (or stops) holding: certified ends on the axis
+            for e in p["ends"]:
+                ax.plot([e["value"]], [0.0], "x", ms=7, color="k")
+                ax.annotate(f"{e['value']:.4g}", (e["value"], 0.0), textcoords="offset points", xytext=(2, 6),
+                            fontsize=7)
+        ax.set_xscale("log")
+        ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+        ax.set_ylim(0, None)
+        ax.set_xlabel(over)
+        ax.set_ylabel("alpha")
+        title = ("no residual" if not res else f"residual gamma={g:g}") if over == "lam" else "residual, lam = 1"
+        ax.set_title(f"{title}: recency fails below", fontsize=9)
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    return ReportFigure("boundary_curves", f"Where recency fails (n <= {grid.n_max}), {grid.norm}",
+                        "Per layer, the set of alpha where recency fails at some n <= n_max (shaded, below the "
+                        "curve), joined over lam (and over gamma at lam = 1); each point is a region with ends "
+                        "certified by exact decisions (lnrecency region), x marks the certified end in lam (gamma) "
+                        "of recency at alpha = 0; the joining lines between points are only a guide.", fig)
+
+
 def write_sweep(out: str | Path, grid: SweepGrid, *, scheduler: str = "local", workers: int = 2,
-                progress: bool | None = None) -> list[Path]:
-    """Sweep and write phase_diagram.{md,csv,json,png,pdf} and sweep.json into ``out`` atomically."""
+                progress: bool | None = None, curves: tuple = (), curve_points: int = 12) -> list[Path]:
+    """Sweep and write phase_diagram.{md,csv,json,png,pdf} and sweep.json into ``out`` atomically; with
+    ``curves`` (layers), also boundary_curves.{json,png,pdf} (:func:`boundary_curves`)."""
     import json
 
     from lnrecency.atomic import atomic_write_text, publish, staged_directory
@@ -155,6 +265,11 @@ def write_sweep(out: str | Path, grid: SweepGrid, *, scheduler: str = "local", w
         rows = sweep(grid, scheduler=scheduler, workers=workers, progress=progress)
         files = phase_table(rows, grid).write(stage, ("md", "csv", "json"))
         files += phase_figure(rows, grid).write(stage)
+        if curves:
+            pts = boundary_curves(grid, tuple(curves), curve_points, scheduler=scheduler, workers=workers,
+                                  progress=progress)
+            files.append(atomic_write_text(stage / "boundary_curves.json", json.dumps(pts, indent=1) + "\n"))
+            files += curves_figure(pts, grid).write(stage)
         names = sorted([p.name for p in files] + ["sweep.json"])
         meta = {"grid": {"norm": grid.norm, "residual_gamma": [list(x) for x in grid.residual],
                          "lams": list(grid.lams), "alphas": list(grid.alphas), "layers": grid.layers,

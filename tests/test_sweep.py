@@ -105,3 +105,35 @@ def test_interrupted_sweep_leaves_no_partial_output(tmp_path, monkeypatch):
     with pytest.raises(KeyboardInterrupt):
         sw.write_sweep(tmp_path / "s", GRID, scheduler="none", progress=False)
     assert list(tmp_path.iterdir()) == []  # neither the folder nor a staging folder
+
+
+def test_boundary_curves_points_are_certified_ends(tmp_path):
+    """`sweep --curves`: every curve point's failing set [0, a*] and every axis end are checked independently here
+    by the exact boundary search on both sides (1e-5 away), and the files are written with the sweep."""
+    import json
+
+    from lnrecency.config import ModelConfig
+    from lnrecency.sweep import SweepGrid, write_sweep
+    from lnrecency.theory.boundary import boundary
+
+    grid = SweepGrid(residual=((True, 1.0),), lams=(0.3, 8.0), alphas=(0.0,), layers=3, n_max=40)
+    files = write_sweep(tmp_path / "sw", grid, scheduler="none", progress=False, curves=(3,), curve_points=3)
+    assert {"boundary_curves.json", "boundary_curves.png", "boundary_curves.pdf"} <= {p.name for p in files}
+    points = json.loads((tmp_path / "sw" / "boundary_curves.json").read_text())
+
+    def holds(**kw):
+        return boundary(3, 40, config=ModelConfig(norm="layernorm", residual=True, **kw), first_layer=3)[0].holds
+
+    assert any(p["over"] == "lam" and not p.get("axis") and p["fails"] for p in points)
+    for p in points:
+        fixed = {"gamma": p["gamma"], "lam": p["lam"]}
+        if p.get("axis"):
+            for e in p["ends"]:
+                below = {**fixed, p["over"]: e["value"] - 1e-5, "alpha": 0.0}
+                above = {**fixed, p["over"]: e["value"] + 1e-5, "alpha": 0.0}
+                assert holds(**below) == e["holds_below"] and holds(**above) != e["holds_below"]
+            continue
+        for a, b in p["fails"]:
+            assert not holds(**fixed, alpha=(a + b) / 2)
+            if b < 0.999:
+                assert holds(**fixed, alpha=b + 1e-5)

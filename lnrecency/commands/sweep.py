@@ -33,6 +33,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "(tcp://host:8786), or 'none' (this process)")
     p.add_argument("--workers", type=int, default=2, help="worker processes of a local cluster (default 2)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--curves", default=None, metavar="LAYERS",
+                   help="also draw where recency fails as curves alpha*(lam) and alpha*(gamma) at these layers "
+                        "(e.g. 3 or 3,4; each point a certified lnrecency region)")
+    p.add_argument("--curve-points", type=int, default=12, help="lam / gamma values per curve (default 12)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -54,7 +58,15 @@ def run(args: argparse.Namespace) -> int:
     res = {"off": ((False, 1.0),), "on": tuple((True, g) for g in args.gamma)}
     res["both"] = res["off"] + res["on"]
     grid = SweepGrid(args.norm, res[args.residual], tuple(args.lam), tuple(args.alpha), args.layers, args.n_max)
+    curves = ()
+    if args.curves is not None:
+        from lnrecency.commands.region import _layers
+
+        curves = tuple(_layers(args.curves))
+        for layer in curves:
+            check_int("--curves layer", layer, minimum=2, maximum=args.layers)
+        check_int("--curve-points", args.curve_points, minimum=2, maximum=200)
     files = write_sweep(args.out, grid, scheduler=args.scheduler, workers=args.workers,
-                        progress=False if args.no_progress else None)
+                        progress=False if args.no_progress else None, curves=curves, curve_points=args.curve_points)
     print(f"wrote {len(files)} files ({grid.size()} settings x layers 2..{grid.layers}) to {args.out}")
     return 0
