@@ -50,7 +50,7 @@ class SeedInterval(Evidence):
 
     @property
     def sign(self) -> str:
-        return "positive" if self.low > 0 else "negative" if self.high < 0 else "includes 0"
+        return _sign(self.low, self.high)
 
     JSON_PROPERTIES = ("sign",)
 
@@ -170,19 +170,28 @@ def _not_run(cid: str, reason: str) -> list:
                         f"Not evaluated: {reason}")]
 
 
+def _on_results(cid: str):
+    """Decorator: an evaluator ``fn(results)`` of claim ``cid`` as ``run(quick=, progress=)``; an inconclusive
+    "not evaluated" result when the experiment cannot run (no torch)."""
+    def wrap(fn):
+        def run(*, quick: bool = False, progress=None) -> list:
+            res, why = _results(quick, progress)
+            return _not_run(cid, why) if res is None else fn(res)
+        return run
+    return wrap
+
+
+def _sign(low: float, high: float) -> str:
+    return "positive" if low > 0 else "negative" if high < 0 else "includes 0"
+
+
 def _slope_claim(cid: str, norm: str, want: str):
-    def run(*, quick: bool = False, progress=None) -> list:
-        res, why = _results(quick, progress)
-        if res is None:
-            return _not_run(cid, why)
-        return grouped(cid, SOURCE, STATEMENTS[cid], _base(res), _slope_items(res, norm, want), _describe)
-    return run
+    return _on_results(cid)(lambda res: grouped(cid, SOURCE, STATEMENTS[cid], _base(res),
+                                                _slope_items(res, norm, want), _describe))
 
 
-def tm3(*, quick: bool = False, progress=None) -> list:
-    res, why = _results(quick, progress)
-    if res is None:
-        return _not_run("TM3", why)
+@_on_results("TM3")
+def tm3(res) -> list:
     items = []
     for arch in res.settings.archs:
         for stage in ("final", "matched"):
@@ -191,7 +200,7 @@ def tm3(*, quick: bool = False, progress=None) -> list:
                 rms = seed_interval(res.slopes(arch, "rmsnorm", stage, layer))
                 lo, hi = welch(rms, ln)
                 same = ln.sign == rms.sign and ln.sign != "includes 0"
-                differ = {ln.sign, rms.sign} == {"positive", "negative"} or lo > 0 or hi < 0
+                differ = {ln.sign, rms.sign} == {"positive", "negative"} or _sign(lo, hi) != "includes 0"
                 v = "refuted" if differ else "confirmed" if same else "inconclusive"
                 items.append(({"arch": arch, "stage": stage, "layer": layer}, v,
                               CompareEvidence(first=rms, second=ln, difference_low=lo, difference_high=hi)))
@@ -204,10 +213,8 @@ def tm3(*, quick: bool = False, progress=None) -> list:
     return grouped("TM3", SOURCE, RMS_LIKE_LN, _base(res), items, text)
 
 
-def tm4(*, quick: bool = False, progress=None) -> list:
-    res, why = _results(quick, progress)
-    if res is None:
-        return _not_run("TM4", why)
+@_on_results("TM4")
+def tm4(res) -> list:
     items = []
     for arch in res.settings.archs:
         for norm in res.settings.norms:
@@ -226,10 +233,8 @@ def tm4(*, quick: bool = False, progress=None) -> list:
     return grouped("TM4", SOURCE, INIT_THEORY, _base(res), items, text)
 
 
-def tm5(*, quick: bool = False, progress=None) -> list:
-    res, why = _results(quick, progress)
-    if res is None:
-        return _not_run("TM5", why)
+@_on_results("TM5")
+def tm5(res) -> list:
     items = []
     for arch in res.settings.archs:
         for layer in range(2, res.n_layers(arch) + 1):
@@ -237,11 +242,10 @@ def tm5(*, quick: bool = False, progress=None) -> list:
             for stage in ("final", "matched"):
                 ln = seed_interval(res.slopes(arch, "layernorm", stage, layer))
                 none = seed_interval(res.slopes(arch, "none", stage, layer))
-                ev[stage] = CompareEvidence(first=ln, second=none, difference_low=welch(ln, none)[0],
-                                            difference_high=welch(ln, none)[1])
+                lo, hi = welch(ln, none)
+                ev[stage] = CompareEvidence(first=ln, second=none, difference_low=lo, difference_high=hi)
             f, m = ev["final"], ev["matched"]
-            sign_f = "positive" if f.difference_low > 0 else "negative" if f.difference_high < 0 else "includes 0"
-            sign_m = "positive" if m.difference_low > 0 else "negative" if m.difference_high < 0 else "includes 0"
+            sign_f, sign_m = _sign(f.difference_low, f.difference_high), _sign(m.difference_low, m.difference_high)
             v = ("inconclusive" if sign_f == "includes 0" else "confirmed" if sign_m == sign_f
                  else "refuted")
             items.append(({"arch": arch, "layer": layer}, v, MatchedEvidence(equal_steps=f, matched_loss=m)))
