@@ -12,7 +12,7 @@ On B input sequences of length n, per layer l and head h (S = attention logits, 
 * ``phase`` per layer (logits averaged over heads, as the authors plot them), a calibrated test with
   family-wise false-alarm rate ``rate`` per layer (union bound): every row's slope is tested two-sided at
   rate / (2 (n - 2)) and the layer's mean slope at rate / 2, with Student-t quantiles (B - 1 degrees of
-  freedom; proofs_check/test_trained.py measures the rate on an exact null).
+  freedom; tests/test_models_theory.py measures the rate on an exact null).
   ``recency``: the mean slope is significantly positive, or some row is and none is significantly
   negative; ``earlier``: the mirror image; ``mixed``: rows significant in both directions; ``flat``: no
   ordering detectable at this B (the slope's CI is reported). This is our operational reading of
