@@ -2,9 +2,9 @@
 our decoders and on tiny Hugging Face models built here from configs (no download), and the commands."""
 from __future__ import annotations
 
+import contextlib
 import json
 import math
-import os
 
 import numpy as np
 import pytest
@@ -135,6 +135,10 @@ def test_identity_decoder_is_the_monte_carlo_on_the_same_draws():
         assert np.nanmax(np.abs(got - sim.mean)) < 1e-12
         osq = np.stack([lp.heads[0].norm_profile for lp in pr.layers])
         assert np.max(np.abs(osq - sim.output_sq_norm_mean)) < 1e-12
+        # the probe's per-instance RP (torch) and the Monte Carlo's (numerics) count the same triples
+        for lp in pr.layers:
+            rp = sim.recency_probability(lp.layer)
+            assert abs(lp.rp - rp.mean) < 1e-12 and abs(lp.rp_se - rp.stderr) < 1e-12
 
 
 def test_probe_helpers():
@@ -179,19 +183,11 @@ def test_probe_json_schema_and_phases(capsys):
 ])
 def test_cli_refusals(argv, word, capsys, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    with pytest.raises(SystemExit) if word == "invalid" else _nothing():
+    with pytest.raises(SystemExit) if word == "invalid" else contextlib.nullcontext():
         assert main(argv) == 2
     err = capsys.readouterr().err
     assert word in err and "Traceback" not in err
     assert not (tmp_path / "x").exists()
-
-
-class _nothing:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
 
 
 # --------------------------------------------------------------------------------------------------------

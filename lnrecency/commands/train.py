@@ -7,7 +7,6 @@ seed give byte-identical weights (deterministic kernels, fixed thread count; lnr
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 

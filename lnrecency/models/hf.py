@@ -16,7 +16,6 @@ authors did for their NoPE checkpoint (concept/with_params.ipynb patches ``apply
 from __future__ import annotations
 
 import contextlib
-import math
 from pathlib import Path
 
 import numpy as np

@@ -212,13 +212,8 @@ def diag_normalise(m: np.ndarray) -> np.ndarray:
 def _phase(row_z: np.ndarray, z: float, k: float, row_k: float) -> tuple[str, list, list]:
     pos = [i + 1 for i in range(len(row_z)) if row_z[i] > row_k]
     neg = [i + 1 for i in range(len(row_z)) if row_z[i] < -row_k]
-    if pos and neg:
-        return "mixed", pos, neg
-    if z > k or pos:
-        return ("recency", pos, neg) if not (z < -k) else ("mixed", pos, neg)
-    if z < -k or neg:
-        return "earlier", pos, neg
-    return "flat", pos, neg
+    up, down = z > k or bool(pos), z < -k or bool(neg)
+    return ("mixed" if up and down else "recency" if up else "earlier" if down else "flat"), pos, neg
 
 
 def _z(mean, se):

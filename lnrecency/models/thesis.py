@@ -24,17 +24,14 @@ Each run is cached (JSON, by a hash of its configuration and settings) under ``$
 from __future__ import annotations
 
 import json
-import math
-import os
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 
 import numpy as np
 import torch
 
 from lnrecency.models.decoder import build
 from lnrecency.models.probe import induction_score, probe_decoder
-from lnrecency.models.thesis_config import (ARCHS, LEVEL, NORMS, STAGES, VERSION, ThesisSettings, cache_dir,
+from lnrecency.models.thesis_config import (ARCHS, NORMS, STAGES, VERSION, ThesisSettings, cache_dir,
                                             cache_path, is_cached)
 from lnrecency.models.train import deterministic, train
 
