@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +42,7 @@ from lnrecency.config import check_choice, check_int
 from lnrecency.conventions import CONVENTIONS, convention_record, preset
 
 __all__ = ["FIGURES", "V2_ROWS", "Row", "HeatmapFigure", "CurveFigure", "reproduce", "authors_h",
-           "DEFAULT_SAMPLES", "rp_limit", "rp_first_order"]
+           "DEFAULT_SAMPLES", "rp_limit", "rp_first_order", "rp_edgeworth", "printed_rp", "theory_count"]
 
 DEFAULT_SAMPLES = {"authors-v2": 400_000, "authors-v1": 20_000}  # S = 50 costs ~25x more per draw
 N = CONVENTIONS["authors-v2"].n  # the authors' S = 10 (the h(j) curves)
@@ -123,6 +123,20 @@ def _config(row: Row, d: int):
                   alpha=row.alpha, d=d, ln_scaling=row.ln_scaling)
 
 
+PRINTED_DRAWS = 10 ** 7  # the authors' B in concept/simulation.ipynb
+PRINTED_ROUNDING = 5e-5  # they print RP to 4 decimals
+
+
+def printed_rp() -> dict:
+    """{authors' file: [RP printed on each panel]} (lnrecency/data/authors_rp.json: the text "RP=..." of each
+    panel of figures/*.pdf in starmpcc/layernorm_recency_bias, in the order the PDF draws them: row by row,
+    columns d x layer, which is :func:`panel_table`'s order)."""
+    import json as _json
+    from importlib.resources import files
+
+    return _json.loads(files("lnrecency").joinpath("data/authors_rp.json").read_text())["figures"]
+
+
 def _triples(n: int):
     return [(i, j, k) for i in range(3, n + 1) for k in range(2, i) for j in range(1, k)]
 
@@ -166,6 +180,13 @@ def limit_h(n: int, alpha: float, lam: float, gamma: float | None) -> np.ndarray
     return 1 / np.sqrt(np.diag(limit_trajectory(n, 1, config=cfg).layers[0].next_gram))
 
 
+def rp_edgeworth(fw, layer: int, d: int) -> float:
+    """RP complete to O(d^-1/2): mean over triples of the one-term Edgeworth P(S_ik > S_ij)
+    (:meth:`FiniteWidth.prob_greater_edgeworth`); not clipped, so a value outside [0, 1] shows where
+    the expansion fails."""
+    return float(np.mean(fw.prob_greater_edgeworth([(layer, i, k, j) for i, j, k in _triples(fw.n)], d)))
+
+
 # -- running -----------------------------------------------------------------------------------------
 
 @dataclass
@@ -177,17 +198,24 @@ class Run:
     sim: Any
     limit: np.ndarray
     fw: Any
+    _panels: dict = field(default_factory=dict, repr=False)
 
     def panel(self, layer: int) -> dict:
+        if layer not in self._panels:
+            self._panels[layer] = self._panel(layer)
+        return self._panels[layer]
+
+    def _panel(self, layer: int) -> dict:
         rp = self.sim.recency_probability(layer)
         # the first-order law needs the finite-width theory: authors-v2 only (v1's normalized embeddings
         # with LayerNorm are outside it, lnrecency.theory.finite_width.check_supported)
         first = rp_first_order(self.fw, layer, self.d) if self.fw is not None else float("nan")
+        second = rp_edgeworth(self.fw, layer, self.d) if self.fw is not None else float("nan")
         cfg = self.sim.config
         return {"alpha": self.row.alpha, "layernorm": self.row.layernorm, "residual": self.row.residual,
                 "d": self.d, "layer": layer, "rp": rp.mean, "rp_stderr": rp.stderr,
                 "rp_limit": rp_limit(self.limit, layer), "rp_first_order": first,
-                "first_order_error_z": rp.zscore(first), "samples": rp.samples,
+                "first_order_error_z": rp.zscore(first), "rp_edgeworth": second, "samples": rp.samples,
                 "lam": cfg.lam, "gamma": cfg.gamma if cfg.residual else None}
 
 
@@ -242,21 +270,64 @@ def panel_table(figs: list, runs: dict):
     from lnrecency.report.tables import Table
 
     cols = ("figure", "authors_file", "row", "d", "layer", "alpha", "layernorm", "residual", "lam", "gamma",
-            "RP", "RP SE", "samples", "RP limit", "RP first order", "z (MC - first order)")
+            "RP", "RP SE", "samples", "RP printed", "RP limit", "RP first order", "RP Edgeworth",
+            "z (MC - first order)", "z (MC - Edgeworth)")
+    printed = printed_rp()
     rows = []
     for f in figs:
         if not isinstance(f, HeatmapFigure):
             continue
-        for row, d, layer in itertools.product(f.rows, f.dims, f.layers):
-            p = runs[(row, d)].panel(layer)
+        theirs = printed.get(f.file) if f.rows[0].convention == "authors-v2" else None
+        for q, (row, d, layer) in enumerate(itertools.product(f.rows, f.dims, f.layers)):
+            run = runs[(row, d)]
+            p = run.panel(layer)
             rows.append((f.key, f.file, row.label, d, layer, row.alpha, row.layernorm, row.residual, p["lam"],
-                         p["gamma"], p["rp"], p["rp_stderr"], p["samples"], p["rp_limit"], p["rp_first_order"],
-                         p["first_order_error_z"]))
+                         p["gamma"], p["rp"], p["rp_stderr"], p["samples"], theirs[q] if theirs else None,
+                         p["rp_limit"], p["rp_first_order"], p["rp_edgeworth"], p["first_order_error_z"],
+                         run.sim.recency_probability(layer).zscore(p["rp_edgeworth"])
+                         if run.fw is not None else None))
     return Table("panels", "Recency probability of every panel (the authors' convention)",
                  "RP: over draws and triples j < k < i <= n, the fraction with S_ik > S_ij (the authors' "
-                 "get_recency_prob); SE over draws. RP limit / first order: our theory with the parameters "
-                 "frozen at this d (lam = sqrt(d) grows with d: not an expansion the width controls; z is its "
-                 "measured error in SE of the Monte Carlo).", cols, rows, digits=5)
+                 "get_recency_prob); SE over draws. RP printed: the value on the authors' panel (10^7 draws). "
+                 "RP limit / first order / Edgeworth: our theory with the parameters frozen at this d (lam = "
+                 "sqrt(d) grows with d: not an expansion the width controls; z is its measured error in SE of "
+                 "the Monte Carlo). Edgeworth: complete to O(d^-1/2) (lnrecency.theory.finite_width); not "
+                 "clipped, so a value outside [0, 1] marks where it fails.", cols, rows, digits=5)
+
+
+def theory_count(panels) -> tuple[Any, dict]:
+    """How many of the printed RP values each theory predicts: |theory - printed| <= k SE_printed + 5e-5,
+    SE_printed = (our per-draw spread) / sqrt(10^7) (their draws), 5e-5 their rounding, k for a family-wise
+    rate of 1% over the printed panels (a theory equal to the exact finite-d RP misses any of them with
+    probability <= 1%), and at k = 2. Returns (Table, {theory: count at the family-wise k})."""
+    from lnrecency.report.tables import Table
+    from lnrecency.stats import k_for
+
+    cols = list(panels.columns)
+    rows = [dict(zip(cols, r)) for r in panels.rows]
+    rows = [r for r in rows if r["RP printed"] is not None and np.isfinite(r["RP Edgeworth"])]
+    if not rows:
+        return Table("theory_count", "Printed RP predicted by theory", "no printed panels in this selection",
+                     ("theory", "d", "panels", "within k_fw", "within 2"), []), {}
+    k_fw = k_for(0.01 / len(rows))
+    out, counts = [], {}
+    for name in ("RP limit", "RP first order", "RP Edgeworth"):
+        for d in sorted({r["d"] for r in rows}) + ["all"]:
+            sel = [r for r in rows if d == "all" or r["d"] == d]
+
+            def hits(k):
+                return sum(abs(r[name] - r["RP printed"]) <= k * r["RP SE"] * math.sqrt(r["samples"] / PRINTED_DRAWS)
+                           + PRINTED_ROUNDING for r in sel)
+
+            out.append((name.removeprefix("RP "), d, len(sel), hits(k_fw), hits(2.0)))
+            if d == "all":
+                counts[name.removeprefix("RP ")] = hits(k_fw)
+    caption = (f"Printed RP values predicted within k SE_printed + 5e-5 (SE_printed: our per-draw spread over "
+               f"sqrt(10^7), the authors' draws; 5e-5 their rounding), k_fw = {k_fw:.2f} (family-wise 1% over "
+               f"{len(rows)} panels) and k = 2. The theories use no draw: limit (d -> infinity), first order "
+               f"(mean + c/d, normal law), Edgeworth (+ the skewness term, complete to O(d^-1/2)).")
+    return Table("theory_count", "Printed RP predicted by theory", caption,
+                 ("theory", "d", "panels", "within k_fw", "within 2"), out), counts
 
 
 def curve_table(figs: list):
@@ -420,7 +491,8 @@ def reproduce(out: str | Path, *, figure: str = "all", samples: int | None = Non
     with staged_directory(final, "reproduce.json") as stage:
         figs, runs = run_panels(figure, samples=samples, seed=seed, progress=progress, convention=convention)
         files = []
-        tables = [panel_table(figs, runs), curve_table(figs)]
+        panels = panel_table(figs, runs)
+        tables = [panels, theory_count(panels)[0], curve_table(figs)]
         for t in tables:
             if t.rows:
                 files += t.write(stage, ("md", "csv", "json"))
@@ -430,6 +502,13 @@ def reproduce(out: str | Path, *, figure: str = "all", samples: int | None = Non
                 files += rf.write(stage)
                 rf.figure = None
         notes = findings(runs) if convention == "authors-v2" else findings_v1()
+        counts = theory_count(panels)[1]
+        if counts:
+            total = sum(1 for r in panels.rows if r[panels.columns.index("RP printed")] is not None)
+            notes.append(f"Of the {total} RP values printed on these panels, the theory (no draw) predicts "
+                         f"within the printed values' own error: limit {counts['limit']}, first order "
+                         f"{counts['first order']}, Edgeworth {counts['Edgeworth']} (theory_count table). "
+                         f"The misses are the panels with width effects at d = 16 and 64 beyond O(d^-1/2).")
         index = [f"# The authors' simulations, reproduced ({convention} convention)", "",
                  f"Figures: {', '.join(f.file for f in figs)}; samples {samples} per (row, d); seed {seed}.",
                  "", "## Settings that differ between the paper's theory and simulation figures", "",

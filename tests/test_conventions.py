@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -19,7 +18,7 @@ from scipy import stats
 
 from lnrecency.conventions import convention_record, preset
 from lnrecency.numerics import sample_instances, simulate_scores
-from lnrecency.reproduce import authors_h, limit_h
+from lnrecency.reproduce import authors_h, limit_h, printed_rp
 from lnrecency.stats import PER_COMPARISON, k_for, register
 
 SAMPLES = 20000
@@ -152,9 +151,9 @@ def test_rp_equals_brute_force_count():
     assert est.stderr > 1.5 * math.sqrt(p * (1 - p) / (per_draw.size * 35))
 
 
-# RP printed on every panel of the authors' five simulation figures (tests/data/authors_rp.json: the text
+# RP printed on every panel of the authors' five simulation figures (lnrecency/data/authors_rp.json: the text
 # "RP=..." of each panel of figures/*.pdf in starmpcc/layernorm_recency_bias, 4 decimals, B = 10^7 draws).
-PRINTED = json.loads((Path(__file__).parent / "data" / "authors_rp.json").read_text())["figures"]
+PRINTED = printed_rp()
 RP_SAMPLES = 20000
 
 
@@ -164,12 +163,12 @@ def _compare(rows, k):
     bad = []
     for r in rows:
         theirs = r["RP SE"] * math.sqrt(RP_SAMPLES / 1e7)
-        if abs(r["RP"] - r["printed"]) > k * math.hypot(r["RP SE"], theirs) + 5e-5:
+        if abs(r["RP"] - r["RP printed"]) > k * math.hypot(r["RP SE"], theirs) + 5e-5:
             bad.append(r)
     return bad
 
 
-def _panels(monkeypatch=None, spoil=None):
+def _panels(monkeypatch=None, spoil=None, table=False):
     from lnrecency import reproduce as rep
 
     if spoil is not None:
@@ -179,19 +178,23 @@ def _panels(monkeypatch=None, spoil=None):
     t = rep.panel_table(figs, runs)
     rows = [dict(zip(t.columns, r)) for r in t.rows]
     for f, printed in PRINTED.items():
-        mine = [r for r in rows if r["authors_file"] == f]  # panel order: row, d, layer = the PDF's order
-        assert len(mine) == len(printed), f
-        for r, p in zip(mine, printed):
-            r["printed"] = p
-    return rows
+        assert [r["RP printed"] for r in rows if r["authors_file"] == f] == printed, f
+    return (rows, t) if table else rows
 
 
 def test_rp_agrees_with_every_panel_the_authors_printed():
-    """All 84 panels of the five figures, in the authors-v2 preset (gram sampler)."""
-    rows = _panels()
+    """All 84 panels of the five figures, in the authors-v2 preset (gram sampler). The same runs count how
+    many of the printed values each theory predicts (no draw enters a theory, only the tolerance)."""
+    from lnrecency.reproduce import theory_count
+
+    rows, table = _panels(table=True)
     assert len(rows) == sum(map(len, PRINTED.values())) == 84
     k = register("tests/conventions: RP vs the authors' 84 printed panels", len(rows), rate=PER_COMPARISON)
     assert _compare(rows, k) == []
+    _, counts = theory_count(table)
+    # measured (seed 7, 20000 draws for the tolerance): limit 29, first order 38, Edgeworth 45 of 84; the
+    # layer-1 panels (RP = 1/2 by exchangeability) are 28 of them. The skewness term must not lose any.
+    assert counts["limit"] < counts["first order"] < counts["Edgeworth"]
 
 
 def test_rp_comparison_rejects_a_wrong_residual_weight(monkeypatch):

@@ -13,7 +13,7 @@ def test_one_figure_writes_tables_figures_and_findings(tmp_path, capsys):
     assert main(["reproduce", "--figure", "4", "--samples", "500", "--out", str(out), "--no-progress"]) == 0
     names = sorted(p.name for p in out.iterdir())
     assert names == sorted(["index.md", "reproduce.json", "panels.md", "panels.csv", "panels.json",
-                            "simul_alpha_residual.png", "simul_alpha_residual.pdf",
+                            "theory_count.md", "theory_count.csv", "theory_count.json", "simul_alpha_residual.png", "simul_alpha_residual.pdf",
                             "simul_alpha_residual_theory.png", "simul_alpha_residual_theory.pdf"])
     meta = json.loads((out / "reproduce.json").read_text())
     assert meta["files"] == names and meta["figures"] == ["4"] and len(meta["settings"]) == 5
@@ -22,6 +22,11 @@ def test_one_figure_writes_tables_figures_and_findings(tmp_path, capsys):
     table = json.loads((out / "panels.json").read_text())
     assert len(table["rows"]) == 5 * 4
     assert "Residual weight" in (out / "index.md").read_text()
+    # the printed RP of each panel, and how many of them each theory predicts (20 printed panels here)
+    assert [r[table["columns"].index("RP printed")] for r in table["rows"]][:4] == [0.5, 0.5009, 0.5019, 0.5028]
+    count = json.loads((out / "theory_count.json").read_text())
+    assert {r[0] for r in count["rows"]} == {"limit", "first order", "Edgeworth"}
+    assert "Of the 20 RP values printed" in (out / "index.md").read_text()
 
 
 def test_curve_figure_and_same_seed_same_bytes(tmp_path):
