@@ -127,7 +127,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.subcommands[args.command].error(f"unrecognized arguments: {' '.join(extra)}")
     try:
         return int(args._run(args) or 0)
-    except (ValueError, MemoryError) as exc:  # invalid input or a refused size: one line, no traceback
+    except (ValueError, MemoryError, OverflowError) as exc:  # invalid input or a refused size: one line
         print(f"lnrecency {args.command}: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -22,10 +22,20 @@ from tqdm import tqdm
 
 from lnrecency.config import check_int
 
-__all__ = ["map_ordered", "client", "LOCAL", "IN_PROCESS", "executor"]
+__all__ = ["map_ordered", "client", "LOCAL", "IN_PROCESS", "executor", "check_workers"]
 
 LOCAL = "local"
 IN_PROCESS = "none"
+ADDRESS_SCHEMES = ("tcp", "inproc")  # tls and ucx need security objects / packages this CLI does not set up
+
+
+def check_workers(workers) -> int:
+    """Local worker processes: at least 1, at most the cores this process may use (more only queue up,
+    each costing ~100 MB)."""
+    import os
+
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return check_int("workers", workers, minimum=1, maximum=max(1, cores))
 
 
 def _need_distributed():
@@ -42,16 +52,20 @@ def client(scheduler: str, workers: int = 2) -> Iterator[Any]:
     """A ``distributed.Client`` for ``scheduler`` ("local" or an address); a local cluster is closed on
     exit. ValueError naming the address when it cannot be reached."""
     distributed = _need_distributed()
-    workers = check_int("workers", workers, minimum=1)
+    workers = check_workers(workers)
     if scheduler == LOCAL:
         with distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
                                       dashboard_address=None, silence_logs=logging.CRITICAL) as cluster, \
                 distributed.Client(cluster) as c:
             yield c
         return
+    scheme = scheduler.split("://", 1)[0] if "://" in scheduler else "tcp"
+    if scheme not in ADDRESS_SCHEMES:
+        raise ValueError(f"scheduler: the scheme {scheme!r} of {scheduler!r} is not supported; use 'local', "
+                         f"'none' or an address {' | '.join(s + '://HOST:PORT' for s in ADDRESS_SCHEMES)}")
     try:
         c = distributed.Client(scheduler, timeout="4s")
-    except (OSError, TimeoutError, ValueError) as exc:
+    except Exception as exc:  # any failure to connect: one line naming the address
         raise ValueError(f"scheduler: cannot connect to {scheduler!r} ({exc}); give the address of a "
                          f"running Dask scheduler, 'local' or 'none'") from None
     try:

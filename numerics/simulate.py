@@ -239,6 +239,17 @@ def recency_triples(n: int) -> int:
     return n * (n - 1) * (n - 2) // 6
 
 
+MAX_D = 2 ** 53  # widths enter float64 arithmetic (d - 1 - k in the Bartlett chi-square degrees of freedom)
+MAX_SAMPLES = 10 ** 13
+MAX_SECONDS = 86400.0
+RATE = 2.5e-8  # seconds per sample * layer * n^2 (n + 8), measured on this project's 2-core machine (1e-9..2e-8)
+
+
+def estimate_seconds(n: int, layers: int, samples: int) -> float:
+    """A generous (slowest measured rate) time estimate of a simulation, made before any work."""
+    return RATE * samples * layers * n * n * (n + 8)
+
+
 def _validate(config, params, n, layers, d, samples, method, seed):
     config = make_config(config, **params)
     n = check_int("n", n, minimum=1)
@@ -247,9 +258,14 @@ def _validate(config, params, n, layers, d, samples, method, seed):
     if removed and not (isinstance(d, numbers.Integral) and d >= removed + 1):
         raise ValueError(f"d must be an integer >= {removed + 1} for norm={config.norm!r} (centring "
                          f"leaves d - {removed} directions); got {d!r}")
-    d = check_int("d", d, minimum=1)
-    samples = check_int("samples", samples, minimum=2)
+    d = check_int("d", d, minimum=1, maximum=MAX_D)
+    samples = check_int("samples", samples, minimum=2, maximum=MAX_SAMPLES)
     method = check_choice("method", method, METHODS)
+    seconds = estimate_seconds(n, layers, samples)
+    if seconds > MAX_SECONDS:
+        raise ValueError(f"samples={samples} at n={n}, layers={layers} would take about {seconds:.3g} s on this "
+                         f"project's 2-core machine, above the limit {MAX_SECONDS:.0f} s (a day); use fewer "
+                         f"samples or a control variate (--control-variate)")
     # |h^(l)| <= (1 + gamma)^(l - 1) max |x| (|o| <= max |N h|), scores <= lam |h|^2: stay well inside
     # float64 (1e308) with tokens of squared length up to ~10, before any allocation
     growth = 2 * (layers - 1) * math.log10(1 + float(config.gamma)) if config.residual else 0.0

@@ -86,8 +86,8 @@ def test_layernorm_is_not_l2_at_finite_d():
 
 @pytest.mark.parametrize("kwargs, words", [
     (dict(d=1), ["d", "layernorm", ">= 2", "1"]),
-    (dict(d=0, norm="l2"), ["d", ">= 1", "0"]),
-    (dict(samples=1), ["samples", ">= 2", "1"]),
+    (dict(d=0, norm="l2"), ["d", "in [1, ", "0"]),
+    (dict(samples=1), ["samples", "in [2, ", "1"]),
     (dict(chunk=0), ["chunk", ">= 1", "0"]),
     (dict(chunk=-3), ["chunk", "-3"]),
     (dict(n=0), ["n", "0"]),

@@ -79,6 +79,7 @@ FIRST_ORDER = ("first-order (delta method): E_d S = S_lim + c/d + O(1/d^2), "
 EDGEWORTH = ("second order in d^-1/2 (one-term Edgeworth): P(S_ij > S_ik) = Phi(z) + phi(z) g (z^2 - 1) / 6, "
              "z = (lim + c/d) / sqrt(v/d), g = (t/d^2) / (v/d)^(3/2); error O(1/d)")
 _JET_BUDGET_BYTES = 192 * 2**20  # working memory of one batch of directions
+MAX_SECONDS = 20.0  # the per-layer overhead budget (refused above, before any work)
 MAX_COST = 5e10  # n(n+1)/2 directions x layers x n^3: about 2 minutes on this project's 2-core machine
 
 
@@ -410,10 +411,15 @@ def finite_width(n: int, layers: int, *, config: ModelConfig | None = None, chun
                          f"{cost:.3g} operations, above the limit {MAX_COST:.0e} (n=96, layers=2 takes "
                          f"about 20 s here); use a smaller n or fewer layers")
     cfg = make_config(config, **params)
-    g0, b = _input_law(n, cfg)
     if chunk is None:
         chunk = max(1, _JET_BUDGET_BYTES // (8 * 40 * layers * n * n))
     chunk = check_int("chunk", chunk, minimum=1)
+    batches = -(-n * (n + 1) // 2 // chunk)
+    seconds = layers * batches * 7e-4  # per layer and batch of directions, the Python overhead (measured)
+    if seconds > MAX_SECONDS:
+        raise ValueError(f"finite-width theory at n={n}, layers={layers} would take about {seconds:.3g} s in "
+                         f"per-layer overhead alone, above the limit {MAX_SECONDS:g} s; use fewer layers")
+    g0, b = _input_law(n, cfg)
     c = np.zeros((layers, n, n))
     c_out = np.zeros((layers, n))
     cov = np.zeros((layers, n, n, n))

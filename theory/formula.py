@@ -2,7 +2,8 @@
 
 ``parse_formula`` builds a sympy expression by walking Python's ``ast`` of the text (never eval,
 sympify or parse_expr of user text); only arithmetic in the symbols of :mod:`theory.closed_forms` is
-accepted. ``check_formula`` decides ``user == derived``:
+accepted. ``check_formula`` decides ``user == derived``. The mpmath scan of step 3 runs first: a formula
+that differs at a grid point is answered "differs" without symbolic work. Then:
 
 1. symbolically: every exp(c m) (c rational) is written X_m^(c L_m) with a positive generator
    X_m = exp(m / L_m), so the difference is a rational function in i, j, alpha, lam, gamma, X_m and
@@ -356,6 +357,13 @@ def compare_expressions(label: str, user: sympy.Expr, derived: sympy.Expr, subs:
     quantity = label
     fixed = ", ".join(f"{s.name}={v}" for s, v in subs.items()) or "none"
     prefix = f"parameters substituted: {fixed}; " + "".join(n + "; " for n in (notes or []))
+    # the mpmath scan first: a formula that differs at a grid point is answered without symbolic work
+    # (which can be slow: exact generators with huge exponents for decimal parameters)
+    diff, count = _scan(user, derived, subs)
+    if diff is not None:
+        return FormulaCheck(quantity, user, derived, False,
+                            prefix + f"first differing (i, j) found by an mpmath scan at {DPS} digits "
+                            f"(tolerance 1e-{TOL_DIGITS} relative)", diff)
     if is_identically_zero(user - derived):
         return FormulaCheck(quantity, user, derived, True,
                             prefix + "symbolic: cancel(user - derived) == 0")
@@ -365,11 +373,6 @@ def compare_expressions(label: str, user: sympy.Expr, derived: sympy.Expr, subs:
         return FormulaCheck(quantity, user, derived, True,
                             prefix + "symbolic: cancel(user^2 - derived^2) == 0 and user = derived at "
                             "(i, j) = (2, 1) (derived > 0 everywhere, user continuous, domain connected)")
-    diff, count = _scan(user, derived, subs)
-    if diff is not None:
-        return FormulaCheck(quantity, user, derived, False,
-                            prefix + f"symbolic difference nonzero; first differing (i, j) found by an "
-                            f"mpmath scan at {DPS} digits (tolerance 1e-{TOL_DIGITS} relative)", diff)
     certified = _certified_difference(user - derived, subs)
     if certified is not None:  # below the scan's tolerance, yet exactly nonzero
         value, params = certified

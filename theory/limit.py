@@ -55,6 +55,28 @@ def check_memory(n: int, layers: int, dps: Any = None, exact: bool = False) -> N
                           f"than the available {limit / 2**20:.0f} MiB; use a smaller n")
 
 
+MAX_SECONDS = 20.0  # one float64 limit recursion; refused above (before any work)
+MAX_SECONDS_PRECISE = 300.0  # mpmath / sympy: slow by nature, used for certification at moderate n
+
+
+def estimate_seconds(n: int, layers: int, dps: Any = None, exact: bool = False) -> float:
+    """Time of the recursion on this project's 2-core machine: per layer 1.5e-4 s of overhead plus
+    1.5e-8 s * n^3 in float64 (measured at n = 2..300); mpmath entries ~400 (1 + dps/100) times more
+    (measured at n = 48, dps = 40); sympy is counted like mpmath at 50 digits (it is slower)."""
+    scale = 1.0 if dps is None and not exact else 400.0 * (1 + (dps or 50) / 100)
+    return layers * (1.5e-4 + 1.5e-8 * n ** 3 * scale)
+
+
+def check_time(n: int, layers: int, dps: Any = None, exact: bool = False) -> None:
+    """Refuse (ValueError, before any work) a recursion estimated above MAX_SECONDS."""
+    t = estimate_seconds(n, layers, dps, exact)
+    limit = MAX_SECONDS if dps is None and not exact else MAX_SECONDS_PRECISE
+    if t > limit:
+        raise ValueError(f"the limit recursion at n={n}, layers={layers}" + (f", dps={dps}" if dps else "")
+                         + f" would take about {t:.3g} s here, above the limit {limit:g} s; use fewer "
+                         f"layers or a smaller n")
+
+
 @dataclass(frozen=True)
 class LimitLayer:
     """Everything layer l computes in the limit (arrays n x n, 0-indexed).
@@ -137,6 +159,7 @@ def _prepare(n: Any, layers: Any, config: ModelConfig | None, params: dict, dps:
     cfg = make_config(config, **params)
     backend = _backend(dps, exact)
     check_memory(n, layers, dps, exact)
+    check_time(n, layers, dps, exact)
     return n, layers, cfg, backend
 
 

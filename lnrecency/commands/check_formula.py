@@ -35,8 +35,10 @@ def _read_expr(expr: str) -> str:
         try:
             with open(expr[1:], encoding="utf-8") as fh:
                 return fh.read(MAX_LENGTH + 1)
-        except (OSError, UnicodeDecodeError) as exc:
-            raise ValueError(f"EXPR file {expr[1:]!r} cannot be read: {exc}") from None
+        except OSError as exc:
+            raise ValueError(f"EXPR file {expr[1:]!r} cannot be read: {exc.strerror or type(exc).__name__}") from None
+        except UnicodeDecodeError:
+            raise ValueError(f"EXPR file {expr[1:]!r} cannot be read: not UTF-8 text") from None
     return expr
 
 
@@ -44,13 +46,29 @@ def _shown(value) -> str:
     return "undefined" if value is None else str(value)
 
 
+SECONDS = 6.0  # the whole check (parse, symbolic test, mpmath scan) in a child process
+MEMORY = 2 ** 30
+
+
 def run(args: argparse.Namespace) -> int:
+    from lnrecency.bounded import BudgetExceeded, run_bounded
+
     params = {k: getattr(args, k) for k in ("alpha", "lam", "gamma") if getattr(args, k) is not None}
+    from_file = args.expr == "-" or args.expr.startswith("@")
     try:
         text = _read_expr(args.expr)
-        result = check_formula(args.quantity, text, norm=args.norm, residual=args.residual, **params)
-    except ValueError as exc:
-        print(f"lnrecency check-formula: error: {exc}", file=sys.stderr)
+        result = run_bounded(check_formula, args.quantity, text, norm=args.norm, residual=args.residual,
+                             seconds=SECONDS, memory_bytes=MEMORY, **params)
+    except BudgetExceeded as exc:
+        print(f"lnrecency check-formula: cannot decide: the check {exc} (budget {SECONDS:g} s, "
+              f"{MEMORY / 2**30:g} GiB); simplify the formula or give fewer digits in --alpha/--lam/--gamma",
+              file=sys.stderr)
+        return 2
+    except (ValueError, RecursionError, OverflowError) as exc:
+        # nothing read from a file or standard input is echoed (it may be any file the user pointed at)
+        msg = (f"EXPR from {'standard input' if args.expr == '-' else 'the file'} is not an allowed formula "
+               f"({ALLOWED})" if from_file and not str(exc).startswith("EXPR file") else str(exc))
+        print(f"lnrecency check-formula: error: {msg}", file=sys.stderr)
         return 2
     if args.json:
         print(json.dumps(result.to_json()))

@@ -39,6 +39,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    check_int("digits", args.digits, minimum=1, maximum=17)
     cfg = config_from_args(args)
     args.n = default_n(args)
     rp_on = 3 <= args.n <= RP_MAX_N  # RP needs the paired accumulators: 16 * layers * n^3 bytes
@@ -49,7 +50,9 @@ def run(args: argparse.Namespace) -> int:
     else:
         from lnrecency.distributed import executor
 
-        check_int("workers", args.workers, minimum=1)
+        from lnrecency.distributed import check_workers
+
+        check_workers(args.workers)
         estimate_memory(args.n, args.layers, args.d, method=args.method)  # validates before a cluster starts
         with executor(args.scheduler, args.workers) as ex:
             r = simulate_scores(args.n, args.layers, args.d, args.samples, executor=ex, **kw)

@@ -46,6 +46,10 @@ def run(args: argparse.Namespace) -> int:
     check_choice("norm", args.norm, NORMS)
     check_int("layers", args.layers, minimum=2)
     check_int("n_max", args.n_max, minimum=3)
+    if args.scheduler == "local":
+        from lnrecency.distributed import check_workers
+
+        check_workers(args.workers)
     check_int("workers", args.workers, minimum=1)
     for name, values in (("gamma", args.gamma), ("lam", args.lam), ("alpha", args.alpha)):
         if not values:

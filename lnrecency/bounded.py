@@ -1,0 +1,65 @@
+"""Run one call in a child process under a wall-clock and an address-space budget.
+
+Used where a single library call cannot be bounded from inside (sympy's exact arithmetic on huge integers
+runs in C and ignores signals): the child is forked, limited with RLIMIT_AS, and killed when the time is up.
+The child dies with its parent (it polls the parent's pid), so nothing is orphaned.
+"""
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+import resource
+from typing import Any, Callable
+
+
+class BudgetExceeded(Exception):
+    """The call did not finish within its time or memory budget (the message says which)."""
+
+
+def _child(conn, fn, args, kwargs, memory_bytes):
+    try:
+        resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
+    except (ValueError, OSError):
+        pass
+    try:
+        conn.send(("ok", fn(*args, **kwargs)))
+    except MemoryError:
+        conn.send(("memory", None))
+    except BaseException as exc:  # re-raised in the parent with its type and message
+        try:
+            conn.send(("error", exc))
+        except Exception:
+            conn.send(("error", ValueError(str(exc))))
+    finally:
+        conn.close()
+
+
+def run_bounded(fn: Callable, *args: Any, seconds: float, memory_bytes: int, **kwargs: Any) -> Any:
+    """fn(*args, **kwargs) in a forked child; BudgetExceeded after ``seconds`` or when the child runs out of
+    its ``memory_bytes`` of address space; exceptions of fn are re-raised here."""
+    ctx = mp.get_context("fork")
+    parent, child = ctx.Pipe(duplex=False)
+    proc = ctx.Process(target=_child, args=(child, fn, args, kwargs, memory_bytes), daemon=True)
+    proc.start()
+    child.close()
+    try:
+        if not parent.poll(seconds):
+            raise BudgetExceeded(f"did not finish within {seconds:g} s")
+        try:
+            status, value = parent.recv()
+        except EOFError:
+            raise BudgetExceeded(f"the worker ended without an answer (memory budget "
+                                 f"{memory_bytes / 2**30:.2g} GiB?)") from None
+    finally:
+        if proc.is_alive():
+            proc.kill()
+        proc.join()
+        parent.close()
+    if status == "memory":
+        raise BudgetExceeded(f"needed more than {memory_bytes / 2**30:.2g} GiB")
+    if status == "error":
+        raise value
+    return value
+
+
+__all__ = ["run_bounded", "BudgetExceeded"]
