@@ -2,7 +2,7 @@
 
 Used where a single library call cannot be bounded from inside (sympy's exact arithmetic on huge integers
 runs in C and ignores signals): the child is forked, limited with RLIMIT_AS, and killed when the time is up.
-The child dies with its parent (it polls the parent's pid), so nothing is orphaned.
+The child dies with its parent (Linux: PR_SET_PDEATHSIG; elsewhere a daemon process, ended at a normal exit).
 """
 from __future__ import annotations
 
@@ -16,7 +16,18 @@ class BudgetExceeded(Exception):
     """The call did not finish within its time or memory budget (the message says which)."""
 
 
+def _die_with_parent() -> None:
+    try:
+        import ctypes
+        import signal
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, int(signal.SIGKILL))  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):  # not Linux: the daemon flag still ends it at a normal exit
+        pass
+
+
 def _child(conn, fn, args, kwargs, memory_bytes):
+    _die_with_parent()
     try:
         resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
     except (ValueError, OSError):

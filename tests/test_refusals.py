@@ -98,3 +98,21 @@ def test_unknown_flag_shows_the_subcommands_usage(capsys):
     assert exc.value.code == 2
     err = capsys.readouterr().err
     assert "usage: lnrecency limit" in err and "unrecognized arguments: --bogus" in err
+
+
+def test_run_bounded_returns_raises_and_stops():
+    """The child-process budget of check-formula: the value comes back, the call's own exception is
+    re-raised, and a call past its time is stopped (BudgetExceeded), the child gone."""
+    import time
+
+    from lnrecency.bounded import BudgetExceeded, run_bounded
+
+    assert run_bounded(sum, [1, 2, 3], seconds=5, memory_bytes=2 ** 30) == 6
+    with pytest.raises(ValueError, match="invalid literal"):
+        run_bounded(int, "x", seconds=5, memory_bytes=2 ** 30)
+    start = time.monotonic()
+    with pytest.raises(BudgetExceeded, match="within 0.5 s"):
+        run_bounded(time.sleep, 30, seconds=0.5, memory_bytes=2 ** 30)
+    assert time.monotonic() - start < 5
+    with pytest.raises(BudgetExceeded, match="GiB"):
+        run_bounded(bytearray, 2 ** 31, seconds=5, memory_bytes=2 ** 30)
