@@ -26,10 +26,20 @@ def _die_with_parent() -> None:
         pass
 
 
+def _address_space() -> int:
+    """This process's current virtual size in bytes (0 where /proc is missing)."""
+    try:
+        with open("/proc/self/statm") as fh:
+            return int(fh.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
 def _child(conn, fn, args, kwargs, memory_bytes):
     _die_with_parent()
-    try:
-        resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
+    try:  # the budget is on top of what the forked image already maps (e.g. a test process with torch)
+        cap = _address_space() + memory_bytes
+        resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
     except (ValueError, OSError):
         pass
     try:
