@@ -192,7 +192,7 @@ def test_rp_agrees_with_every_panel_the_authors_printed():
     k = register("tests/conventions: RP vs the authors' 84 printed panels", len(rows), rate=PER_COMPARISON)
     assert _compare(rows, k) == []
     _, counts = theory_count(table)
-    # measured (seed 7, 20000 draws for the tolerance): limit 29, first order 38, Edgeworth 45 of 84; the
+    # measured (seed 7, 20000 draws for the tolerance): limit 29, first order 37, Edgeworth 45 of 84; the
     # layer-1 panels (RP = 1/2 by exchangeability) are 28 of them. The skewness term must not lose any.
     assert counts["limit"] < counts["first order"] < counts["Edgeworth"]
 
