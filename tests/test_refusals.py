@@ -25,7 +25,8 @@ from lnrecency.cli import main
     (["boundary", "--layer", "3", "--n-max", "5000"], "would take about"),
     (["simulate", "--digits", "-1"], "digits must be an integer"),
     (["sweep", "--scheduler", "ucx://127.0.0.1:1", "--out", "/nonexistent/x"], "not supported"),
-    (["check-formula", "p_diag", "exp(log(2)*10^9)"], "cannot decide"),
+    (["check-formula", "p_diag", "exp(log(2)*10^9)"], "is a power with exponent 1000000000"),
+    (["check-formula", "p_diag", "((((2^32)^32)^32)^32)*i"], "more than 1000 digits"),
     (["report", "--quick", "--out", "/proc/x"], "cannot write /proc/x"),
 ])
 def test_refused_with_one_line_and_exit_2(capsys, argv, needle):
@@ -34,6 +35,16 @@ def test_refused_with_one_line_and_exit_2(capsys, argv, needle):
     err = captured.err.strip()
     assert needle in err and len(err.splitlines()) == 1, err
     assert "Traceback" not in err and "nan" not in captured.out
+
+
+def test_check_formula_over_its_time_budget_cannot_decide(capsys, monkeypatch):
+    """The budget path itself, made deterministic with a budget no check can meet."""
+    from lnrecency.commands import check_formula
+
+    monkeypatch.setattr(check_formula, "SECONDS", 1e-3)
+    assert main(["check-formula", "score", "alpha*i/j"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "cannot decide" in err and len(err.splitlines()) == 1, err
 
 
 def test_overflowing_float64_limit_warns_nothing_and_mpmath_answers(capsys):

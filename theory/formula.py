@@ -47,6 +47,7 @@ MAX_LENGTH = 2000
 MAX_DEPTH = 60
 MAX_EXPONENT = 32
 MAX_DEGREE = 96  # bound on the polynomial degree the formula can expand to (nested powers multiply)
+MAX_DIGITS = 1000  # bound on the decimal digits of a number sympy forms while building the formula
 GRID_MAX = 64
 DPS = 60
 TOL_DIGITS = 45
@@ -76,7 +77,32 @@ def _power(base: sympy.Expr, expo: sympy.Expr) -> sympy.Expr:
     return sympy.Pow(base, expo)
 
 
+def _sized(expr: sympy.Expr) -> sympy.Expr:
+    """``expr``, refused when sympy formed a rational with more than MAX_DIGITS digits while building it
+    (exp(log(2)*10^9) evaluates to the integer 2^(10^9))."""
+    limit = MAX_DIGITS * 3.33
+    for r in expr.atoms(sympy.Rational):
+        if max(int(r.p).bit_length(), int(r.q).bit_length()) > limit:
+            raise ValueError(f"formula: a number with more than {MAX_DIGITS} digits is not allowed (sympy "
+                             f"evaluates exact powers such as exp(log(2)*10^9) to integers)")
+    return expr
+
+
+def _check_exp_powers(arg: sympy.Expr) -> None:
+    """exp(c*log(x)) is the power x^c (sympy evaluates it so): the numeric-exponent rule applies to c."""
+    for term in sympy.Add.make_args(arg):
+        coeff, rest = term.as_coeff_Mul()
+        if coeff.is_Number and abs(coeff) > MAX_EXPONENT and rest.is_number and any(
+                isinstance(f, sympy.log) for f in sympy.Mul.make_args(rest)):
+            raise ValueError(f"formula: exp({coeff}*log(...)) is a power with exponent {coeff}, not allowed; "
+                             f"|exponent| must be <= {MAX_EXPONENT}")
+
+
 def _build(node: ast.AST, depth: int) -> sympy.Expr:
+    return _sized(_build_node(node, depth))
+
+
+def _build_node(node: ast.AST, depth: int) -> sympy.Expr:
     if depth > MAX_DEPTH:
         raise ValueError(f"formula: nesting deeper than {MAX_DEPTH} levels is not allowed")
     if isinstance(node, ast.Constant):
@@ -111,7 +137,10 @@ def _build(node: ast.AST, depth: int) -> sympy.Expr:
             raise _refuse(f"calling {name!r}")
         if node.keywords or len(node.args) != 1 or isinstance(node.args[0], ast.Starred):
             raise _refuse(f"{node.func.id} with other than exactly one positional argument")
-        return _FUNCS[node.func.id](_build(node.args[0], depth + 1))
+        arg = _build(node.args[0], depth + 1)
+        if node.func.id == "exp":
+            _check_exp_powers(arg)
+        return _FUNCS[node.func.id](arg)
     raise _refuse(f"the syntax {type(node).__name__}")
 
 
