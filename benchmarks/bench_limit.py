@@ -1,7 +1,7 @@
 """Benchmark of the exact limit: float64 at n = 2048, 4 layers, and mpmath dps = 50 at n = 32.
 
 Prints wall time (best of --repeat), peak traced memory, and the ratio against a plain numpy recursion
-(the baseline the issue names: the SPEC recursion written directly, G' = A G A^T with A formed densely).
+(the baseline the issue names: the recursion of docs/model.md written directly, G' = A G A^T with A formed densely).
 Run: python3 benchmarks/bench_limit.py [--n 2048] [--layers 4] [--repeat 3]
 """
 from __future__ import annotations
@@ -17,7 +17,7 @@ from lnrecency.theory.limit import limit_scores
 
 def plain_numpy_recursion(n: int, layers: int, *, residual: bool, gamma: float, lam: float,
                           alpha: float) -> np.ndarray:
-    """SPEC's recursion verbatim (normalised variant): the baseline."""
+    """The recursion of docs/model.md verbatim (normalised variant): the baseline."""
     g = (1 - alpha) * np.eye(n) + alpha * np.ones((n, n))
     mask = np.tril(np.ones((n, n), bool))
     out = []

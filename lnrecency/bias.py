@@ -1,6 +1,6 @@
 """Definition 1 profiler: classify each row i of layer l as recency / earlier / flat / mixed.
 
-Definition 1 (SPEC): row i has *recency* bias if E S_ij > E S_ik whenever i >= j > k >= 1 (the key may
+Definition 1 (docs/model.md): row i has *recency* bias if E S_ij > E S_ik whenever i >= j > k >= 1 (the key may
 be the query itself), *earlier-token* bias if E S_ij < E S_ik whenever i > j > k >= 1 (keys strictly
 before the query), and is *flat* if E S_ij is the same for all j < i. By transitivity each is decided by
 the adjacent differences D_j = E S_{i,j+1} - E S_{i,j}, j = 1..i-1 (D_{i-1} involves the diagonal).

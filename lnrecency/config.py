@@ -1,6 +1,6 @@
 """The model configuration M(norm, residual, lam, gamma, alpha), defined and validated once.
 
-SPEC "Model M(norm, residual, lam, gamma, alpha)":
+docs/model.md, "Model M(norm, residual, lam, gamma, alpha)":
   * ``norm``      N in {"none", "l2", "rmsnorm", "layernorm"} applied before every attention layer;
   * ``residual``  h' = h + gamma * o (True) or h' = o (False);
   * ``gamma``     residual weight, > 0 (ignored, but still validated, without a residual);
@@ -82,7 +82,7 @@ def check_choice(name: str, value: Any, allowed: tuple[str, ...]) -> str:
 
 @dataclass(frozen=True)
 class ModelConfig:
-    """Parameter-free causal attention stack M(norm, residual, lam, gamma, alpha) of SPEC.
+    """Parameter-free causal attention stack M(norm, residual, lam, gamma, alpha) of docs/model.md.
 
     Numeric fields keep the type they were given (float, int, ``Fraction``, ``sympy.Rational``,
     ``mpmath.mpf``) so that the exact and high-precision paths can use them without rounding.

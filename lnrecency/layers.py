@@ -1,4 +1,4 @@
-"""The layers of the model M(norm, residual, lam, gamma, alpha), each defined once (SPEC "Model").
+"""The layers of the model M(norm, residual, lam, gamma, alpha), each defined once (docs/model.md, "Model").
 
 Every piece carries, side by side, its finite-width map on vectors (used by both Monte Carlo samplers)
 and its d -> infinity map on Gram matrices (used by the limit recursion in every number system,

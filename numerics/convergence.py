@@ -1,8 +1,8 @@
-"""How the finite-width expectation E_d[S] approaches the d -> infinity limit (SPEC claim 9).
+"""How the finite-width expectation E_d[S] approaches the d -> infinity limit (docs/model.md, claim C9).
 
 ``convergence_in_d`` estimates the bias b_d = E_d[S^(l)_ij] - S^(l)_ij(limit) with its Monte Carlo
 standard error for each d (independent streams per d: seed entropy (seed, d)), using the exact limit of
-:mod:`theory.limit`. SPEC: the bias is O(1/d), so log|b_d| = a_e - p log d + o(1) with p = 1.
+:mod:`theory.limit`. docs/model.md: the bias is O(1/d), so log|b_d| = a_e - p log d + o(1) with p = 1.
 
 ``ConvergenceResult.fit_rate`` fits the common slope s = -p by weighted least squares with one intercept
 per entry e = (l, i, j): only points whose bias is resolved, |b| > min_z * SE, enter, and only entries

@@ -1,6 +1,6 @@
 """Token embeddings at width d, drawn in two exactly equivalent representations.
 
-Both draw the m = n + 1 raw vectors [z_1, ..., z_n, c] and build SPEC's embeddings from them:
+Both draw the m = n + 1 raw vectors [z_1, ..., z_n, c] and build the embeddings of docs/model.md from them:
   * gaussian:   z, c ~ N(0, I_d / d),   x_i = sqrt(1 - alpha) z_i + sqrt(alpha) c;
   * normalized: z, c ~ N(0, I_d),       x_i = v_i / |v_i|,  v_i = z_i + sqrt(alpha / (1 - alpha)) c.
 
@@ -86,7 +86,7 @@ def draw_range(rep: Representation, entropy: int | Sequence[int], start: int, st
 
 
 def embed(raw: np.ndarray, config: ModelConfig, d: int) -> np.ndarray:
-    """SPEC embeddings x (batch, n, dim) from standard-scale raw vectors [z_1..z_n, c] (batch, n+1, dim)."""
+    """Embeddings (docs/model.md) x (batch, n, dim) from standard-scale raw vectors [z_1..z_n, c] (batch, n+1, dim)."""
     alpha = float(config.alpha)
     z, c = raw[:, :-1, :], raw[:, -1:, :]
     if config.embedding == "gaussian":

@@ -1,10 +1,10 @@
-"""Finite-width Monte Carlo of the expected scores E_d[S^(l)_ij] (SPEC "Model"), streamed in float64.
+"""Finite-width Monte Carlo of the expected scores E_d[S^(l)_ij] (docs/model.md, "Model"), streamed in float64.
 
 ``simulate_scores`` draws ``samples`` iid instances of the model at width d, runs the attention stack
 (:mod:`lnrecency.numerics.forward` on the shared layer definitions, for both samplers) and accumulates, chunk by chunk (Chan merging,
 :mod:`numerics.moments`), per layer:
   * mean and standard error of every score S_ij (j <= i);
-  * mean and SE of |o_i|^2 (attention output before residual / next normalisation; SPEC claim 7) and of
+  * mean and SE of |o_i|^2 (attention output before residual / next normalisation; docs/model.md, claim C7) and of
     its per-coordinate variance |o_i - mean(o_i)|^2 / d = (|o_i|^2 - <u, o_i>^2) / d (claim 8);
   * paired accumulators (``paired=True``): per row i the centred cross moments
     C_ijk = sum_samples (S_ij - mean_ij)(S_ik - mean_ik), j, k <= i, giving the within-sample SE of

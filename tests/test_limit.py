@@ -60,7 +60,7 @@ def test_matches_independent_vector_implementation(cfg):
 
 
 def test_worked_example_of_spec():
-    # SPEC: alpha = 0, lam = 1, no residual: S2_ij = g(i)/(h(i)h(j)), g(i) = 1/(e+i-1),
+    # docs/model.md, worked example: alpha = 0, lam = 1, no residual: S2_ij = g(i)/(h(i)h(j)), g(i) = 1/(e+i-1),
     # h(j)^2 = (e^2+j-1)/(e+j-1)^2; and P_ii = e/(e+i-1) at layer 1.
     n = 9
     tr = limit_trajectory(n, 2, norm="l2", residual=False)

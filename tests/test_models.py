@@ -53,6 +53,14 @@ def test_tasks_are_what_the_readme_says():
         for p in range(12):
             want = toks[b, p + 1] if m + 1 <= p < 2 * m else -1
             assert tg[b, p] == want
+    toks, tg = batch("repeats", 13, 200, 50, rng)
+    for b in range(200):  # find the period: the smallest m >= 2 with toks[1 + t] = toks[1 + t mod m]
+        r = toks[b, 1:]
+        m = next(k for k in range(2, 7) if all(r[t] == r[t % k] for t in range(12)))
+        want = [r[t] if t >= m else -1 for t in range(12)] + [-1]  # position t predicts token t + 1
+        assert list(tg[b]) == want, (b, m)
+    assert len({next(k for k in range(2, 7) if all(toks[b, 1 + t] == toks[b, 1 + t % k] for t in range(12)))
+                for b in range(200)}) == 5  # every period 2..6 occurs
     toks, tg = batch("argmax", 9, 40, 30, rng)
     assert (toks[:, -1] == SEP).all() and (tg[:, -1] == toks[:, 1:-1].max(axis=1)).all() and (tg[:, :-1] == -1).all()
     toks, tg = batch("lookup", 11, 40, 30, rng)  # m = 4 pairs

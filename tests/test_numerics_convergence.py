@@ -60,7 +60,7 @@ def test_simulated_bias_is_order_one_over_d():
 
 
 def test_smallest_d_for_ordering_finds_recency_and_reports_evidence():
-    # Layer-2 recency S_43 > S_42 under l2 (SPEC claim 1); the reverse ordering never holds.
+    # Layer-2 recency S_43 > S_42 under l2 (docs/model.md, claim T1); the reverse ordering never holds.
     # confidence 1 - RATE per width (one-sided), registered: 3 widths x 2 searches
     register("tests/smallest_d_for_ordering", 6, rate=RATE, sided=1)
     res = smallest_d_for_ordering(2, 4, 3, 2, ds=[64, 8, 16], samples=4000, seed=1, norm="l2",

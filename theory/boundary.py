@@ -1,6 +1,6 @@
 """Where an ordering claim holds in sequence length: the first failing row of each layer, decided exactly.
 
-Definition 1 (SPEC) per row i, from the adjacent differences D_j = S_{i,j+1} - S_{i,j} of the exact
+Definition 1 (docs/model.md) per row i, from the adjacent differences D_j = S_{i,j+1} - S_{i,j} of the exact
 d -> infinity limit (:func:`lnrecency.theory.limit.limit_scores`):
   * "recency": every D_j > 0, j = 1..i-1 (the last pair involves the diagonal); vacuous for row 1;
   * "earlier": every D_j < 0, j = 1..i-2 (keys strictly below the query); vacuous for rows 1, 2;

@@ -1,4 +1,4 @@
-"""sympy closed forms of layer 1 and the layer-2 Gram entries (SPEC "Worked example", "The d -> infinity limit").
+"""sympy closed forms of layer 1 and the layer-2 Gram entries (docs/model.md, "Worked example", "The d -> infinity limit").
 
 Everything is DERIVED here from the limit recursion, symbolically in the query index i and key index j:
 

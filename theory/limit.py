@@ -1,4 +1,4 @@
-"""The exact d -> infinity limit of the parameter-free causal attention stack (SPEC "The d -> infinity limit").
+"""The exact d -> infinity limit of the parameter-free causal attention stack (docs/model.md, "The d -> infinity limit").
 
 As d -> infinity every inner product of the state concentrates, and the Gram matrix G = (<h_i, h_j>)
 follows a deterministic recursion on n x n matrices:

@@ -1,4 +1,4 @@
-"""Symbolic proofs about layer 2 of the limit (SPEC "Worked example", Definition 1), closed by sympy.
+"""Symbolic proofs about layer 2 of the limit (docs/model.md, "Worked example", "Definition 1"), closed by sympy.
 
 Method ("sign by coefficients"). Every closed form of :mod:`theory.closed_forms` is a rational function
 of i, j, alpha, gamma, E = e^lam and F = e^(lam alpha). For lam > 0 and alpha in [0, 1) put

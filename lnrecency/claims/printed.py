@@ -1,7 +1,7 @@
-"""P1-P7: the authors' printed derivation (SPEC "The authors' printed derivation"), checked exactly.
+"""P1-P7: the authors' printed derivation (docs/model.md, "The authors' printed derivation"), checked exactly.
 
 Printed setting: unit-norm inputs with E<x_i, x_j> = a, l2 normalisation, lam = 1, residual with
-gamma = 1 (P6, P7: no residual). Formulas are typed as SPEC prints them, with '*' made explicit
+gamma = 1 (P6, P7: no residual). Formulas are typed as docs/model.md prints them, with '*' made explicit
 (the parser has no implicit multiplication); both texts are in the evidence. Every formula goes
 through theory.formula (check_formula / compare_expressions): exact symbolic equality, else the first
 differing (i, j). P4's numbers are compared with the exact limit (mpmath, 30 digits); P5 and P7 use
@@ -27,7 +27,7 @@ NORES = {"norm": "l2", "residual": False, "lam": 1}
 SETTING_RES = {"norm": "l2", "residual": True, "gamma": 1, "lam": 1, "alpha": "a symbolic in [0, 1)"}
 SETTING_NORES = {"norm": "l2", "residual": False, "lam": 1, "alpha": "a symbolic in [0, 1)"}
 
-# (printed as in SPEC, typed with explicit '*')
+# (printed as in docs/model.md, typed with explicit '*')
 P1_DIAG = ("e/(e+(i-1)e^a)", "e/(e+(i-1)*e^a)")
 P1_OFF = ("e^a/(e+(i-1)e^a)", "e^a/(e+(i-1)*e^a)")
 P2 = ("2(2ae + e^a(1 + a(2i-3))) / (e+(i-1)e^a)", "2*(2*a*e + e^a*(1 + a*(2*i-3))) / (e+(i-1)*e^a)")

@@ -1,4 +1,4 @@
-"""P8 and P9: the numeric statements of the authors' first version (SPEC "printed derivation").
+"""P8 and P9: the numeric statements of the authors' first version (docs/model.md, "The authors' printed derivation").
 
 Printed setting: l2 normalisation, lam = 1, residual with gamma = 1, E<x_i, x_j> = a.
 P8 (Sec. 4.1): "for a != 0 the layer-2 pattern becomes nearly independent of i (g(i)/h(i) saturates)".

@@ -1,6 +1,6 @@
 """Registry of every claim check: id -> evaluator; ``evaluate(ids)`` runs them and returns ClaimResults.
 
-Ids: "T1" (Theorem 1, seed text), "C2".."C9" (SPEC claims 2-9), "P1".."P9" (the authors' printed
+Ids: "T1" (Theorem 1, seed text), "C2".."C9" (docs/model.md, claims C2-C9), "P1".."P9" (the authors' printed
 derivation: P1-P7 symbolic, lnrecency.claims.printed; P8-P9 numeric, lnrecency.claims.printed_numeric).
 A module may return several ClaimResults with the same id: one per setting group (confirmed in some
 settings, refuted in others).

@@ -5,6 +5,11 @@ and in the README ("Trained decoders"). Token 0 is BOS, token 1 is SEP; the othe
   {2, .., V - 1}; when n - 1 is odd one more uniform token ends the sequence. The loss is on the
   positions whose next token is a repeat: targets r_2 .. r_m of the second copy (and the extra token is
   not a target). A model that has formed an induction head predicts them; the first copy is unpredictable.
+* ``repeats`` (induction at a random period, for learned positions): x = [BOS, r_1 .. r_m, r_1 .. r_m, r_1 ..]
+  (the m tokens repeated until length n) with m uniform in {2, .., (n - 1) // 2} per sequence and r uniform
+  over {2, .., V - 1}; targets: every token after the first period. The period varies, so a model with
+  learned positions cannot solve it by position alone: it must match content (an induction head); with
+  ``induction`` a learned-position model can attend to "position p - m + 1" instead.
 * ``argmax`` (seed 003's argmax retrieval): x = [BOS, v_1 .. v_m, SEP], v_k uniform over the value tokens
   {2, .., V - 1} (token order is value order); the one target, at SEP, is max_k v_k. Sequence length
   n = m + 2.
@@ -23,13 +28,13 @@ from lnrecency.config import check_choice, check_int
 
 __all__ = ["TASKS", "BOS", "SEP", "batch", "min_length", "task_lengths", "random_tokens"]
 
-TASKS = ("induction", "argmax", "lookup")
+TASKS = ("induction", "repeats", "argmax", "lookup")
 BOS, SEP = 0, 1
 
 
 def min_length(task: str) -> int:
     """The shortest sequence a task has (induction: BOS and two copies of 2 tokens)."""
-    return {"induction": 5, "argmax": 3, "lookup": 5}[check_choice("task", task, TASKS)]
+    return {"induction": 5, "repeats": 5, "argmax": 3, "lookup": 5}[check_choice("task", task, TASKS)]
 
 
 def task_lengths(task: str, n: int) -> int:
@@ -67,6 +72,15 @@ def batch(task: str, n: int, size: int, vocab: int, rng: np.random.Generator) ->
         tokens = np.concatenate(parts, axis=1)
         # position p (0-based) predicts token p + 1; second copy starts at 1 + m: targets r_2..r_m
         targets[:, m + 1: 2 * m] = tokens[:, m + 2: 2 * m + 1]
+        return tokens, targets
+    if task == "repeats":
+        m = rng.integers(2, (n - 1) // 2 + 1, size=size)
+        r = rng.integers(2, vocab, size=(size, n - 1))
+        idx = np.arange(n - 1)[None, :] % m[:, None]  # position 1 + t holds r_(t mod m)
+        tokens = np.concatenate([np.zeros((size, 1), dtype=np.int64), np.take_along_axis(r, idx, axis=1)], axis=1)
+        t = np.arange(n - 1)[None, :]
+        want = t >= m[:, None]  # token 1 + t is a repeat: predicted at position t
+        targets[:, :-1][want] = tokens[:, 1:][want]
         return tokens, targets
     if task == "argmax":
         m = n - 2
