@@ -17,10 +17,9 @@ from __future__ import annotations
 import math
 import numbers
 from dataclasses import asdict, dataclass, replace
-from fractions import Fraction
 from typing import Any
 
-from lnrecency.layers import NORMALISATIONS, UPDATES, Normalisation, Update
+from lnrecency.layers import NORMALISATIONS, UPDATES, Normalisation, Update, as_fraction  # noqa: F401 (public here)
 
 NORMS = tuple(NORMALISATIONS)
 EMBEDDINGS = ("gaussian", "normalized")
@@ -153,12 +152,3 @@ def make_config(config: ModelConfig | None = None, **params: Any) -> ModelConfig
     return config
 
 
-def as_fraction(value: Any) -> Fraction:
-    """Exact rational of a config number: floats by their decimal repr (0.2 -> 1/5)."""
-    if isinstance(value, Fraction):
-        return value
-    if isinstance(value, numbers.Integral):
-        return Fraction(int(value))
-    if hasattr(value, "p") and hasattr(value, "q"):  # sympy Rational
-        return Fraction(int(value.p), int(value.q))
-    return Fraction(repr(float(value)))

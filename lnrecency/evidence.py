@@ -81,6 +81,26 @@ def record(cls):
 
 # ---- grouping: one ClaimResult per verdict over settings --------------------------------------------
 
+
+VERDICTS = ("confirmed", "refuted", "inconclusive")
+
+
+def combine(verdicts: list[str]) -> str:
+    """The one rule for combining verdicts: all confirmed -> confirmed; any refuted -> refuted; else
+    inconclusive (an empty list is inconclusive)."""
+    if verdicts and all(v == "confirmed" for v in verdicts):
+        return "confirmed"
+    if "refuted" in verdicts:
+        return "refuted"
+    return "inconclusive"
+
+
+def decide(holds: bool, corroborated: bool = True) -> str:
+    """An exact (or decisive) result with a corroborating check: confirmed when it holds and is
+    corroborated, refuted when it does not hold, inconclusive when the corroboration fails."""
+    return combine(["confirmed" if holds else "refuted", "confirmed" if corroborated else "inconclusive"])
+
+
 @record
 class PerSetting(Evidence):
     """One setting of a grouped result and its evidence (JSON: {"setting": ..., **evidence})."""
@@ -209,8 +229,6 @@ class OrderingTests(Evidence):
 
     @property
     def verdict(self) -> str:
-        from lnrecency.verdicts import combine
-
         return combine([t.verdict for t in self.tests])
 
 

@@ -31,6 +31,7 @@ A new normalisation of the same kind (centre or not, scale or not) is one new en
 from __future__ import annotations
 
 import functools
+import numbers
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -120,7 +121,7 @@ class _MpmathArithmetic(_ObjectArithmetic):
     def number(self, value: Any) -> Any:
         if isinstance(value, (mpmath.mpf, float, int, np.integer, np.floating)):
             return mpmath.mpf(value)  # floats at their exact binary value
-        q = _fraction(value)
+        q = as_fraction(value)
         return mpmath.mpf(q.numerator) / q.denominator
 
     @property
@@ -136,7 +137,7 @@ class _SympyArithmetic(_ObjectArithmetic):
     def number(self, value: Any) -> Any:
         if isinstance(value, sympy.Basic):
             return value
-        q = _fraction(value)  # floats by their decimal repr: 0.2 -> 1/5
+        q = as_fraction(value)  # floats by their decimal repr: 0.2 -> 1/5
         return sympy.Rational(q.numerator, q.denominator)
 
     @property
@@ -144,10 +145,15 @@ class _SympyArithmetic(_ObjectArithmetic):
         return sympy.nan
 
 
-def _fraction(value: Any) -> Fraction:
-    from lnrecency.config import as_fraction
-
-    return as_fraction(value)
+def as_fraction(value: Any) -> Fraction:
+    """Exact rational of a configuration number: floats by their decimal repr (0.2 -> 1/5)."""
+    if isinstance(value, Fraction):
+        return value
+    if isinstance(value, numbers.Integral):
+        return Fraction(int(value))
+    if hasattr(value, "p") and hasattr(value, "q"):  # sympy Rational
+        return Fraction(int(value.p), int(value.q))
+    return Fraction(repr(float(value)))
 
 
 def arithmetic(dps: Any = None, exact: bool = False) -> Arithmetic:

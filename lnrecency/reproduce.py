@@ -40,6 +40,8 @@ import numpy as np
 
 from lnrecency.config import check_choice, check_int
 from lnrecency.conventions import CONVENTIONS, convention_record, preset
+from lnrecency.figure import ReportFigure
+from lnrecency.tables import Table
 
 __all__ = ["FIGURES", "V2_ROWS", "Row", "HeatmapFigure", "CurveFigure", "reproduce", "authors_h",
            "DEFAULT_SAMPLES", "rp_limit", "rp_first_order", "rp_edgeworth", "printed_rp", "theory_count"]
@@ -267,7 +269,6 @@ def run_panels(figure: str = "all", *, samples: int | None = None, seed: int = 0
 
 
 def panel_table(figs: list, runs: dict):
-    from lnrecency.report.tables import Table
 
     cols = ("figure", "authors_file", "row", "d", "layer", "alpha", "layernorm", "residual", "lam", "gamma",
             "RP", "RP SE", "samples", "RP printed", "RP limit", "RP first order", "RP Edgeworth",
@@ -300,7 +301,6 @@ def theory_count(panels) -> tuple[Any, dict]:
     SE_printed = (our per-draw spread) / sqrt(10^7) (their draws), 5e-5 their rounding, k for a family-wise
     rate of 1% over the printed panels (a theory equal to the exact finite-d RP misses any of them with
     probability <= 1%), and at k = 2. Returns (Table, {theory: count at the family-wise k})."""
-    from lnrecency.report.tables import Table
     from lnrecency.stats import k_for
 
     cols = list(panels.columns)
@@ -331,7 +331,6 @@ def theory_count(panels) -> tuple[Any, dict]:
 
 
 def curve_table(figs: list):
-    from lnrecency.report.tables import Table
 
     rows = []
     for f in figs:
@@ -381,7 +380,6 @@ def heatmap_figures(f: HeatmapFigure, runs: dict) -> list:
     our limit for the same frozen parameters (limit RP, first-order RP)."""
     from matplotlib.figure import Figure
 
-    from lnrecency.report.figures import ReportFigure
 
     cols = [(d, layer) for d in f.dims for layer in f.layers]
     out = []
@@ -415,7 +413,6 @@ def heatmap_figures(f: HeatmapFigure, runs: dict) -> list:
 def curve_figure(f: CurveFigure):
     from matplotlib.figure import Figure
 
-    from lnrecency.report.figures import ReportFigure
 
     fig = Figure(figsize=(11, 4.2))
     left, right = fig.subplots(1, 2)

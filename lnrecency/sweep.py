@@ -22,6 +22,8 @@ from pathlib import Path
 import numpy as np
 
 from lnrecency.config import ModelConfig, check_int
+from lnrecency.figure import ReportFigure
+from lnrecency.tables import Table
 
 __all__ = ["SweepGrid", "phase_rows", "sweep", "phase_table", "phase_figure", "write_sweep", "PHASES",
            "REPORT_GRID", "boundary_curves", "curve_point", "curves_figure"]
@@ -92,7 +94,6 @@ def sweep(grid: SweepGrid, *, scheduler: str = "none", workers: int = 2, progres
 
 
 def phase_table(rows: list, grid: SweepGrid):
-    from lnrecency.report.tables import Table
 
     cols = ("norm", "residual", "gamma", "lam", "alpha", "layer", "phase", "recency_holds_up_to",
             "recency_first_failing_n", "earlier_holds_up_to", "earlier_first_failing_n", "undecided_from")
@@ -108,7 +109,6 @@ def phase_figure(rows: list, grid: SweepGrid):
     on every row (n_max: all searched); letters mark earlier-token bias (E), mixed (M), undecided (?)."""
     from matplotlib.figure import Figure
 
-    from lnrecency.report.figures import ReportFigure
 
     layers = list(range(2, grid.layers + 1))
     fig = Figure(figsize=(2.1 * len(layers) + 1, 2.1 * len(grid.residual)))
@@ -210,7 +210,6 @@ def curves_figure(points: list, grid: SweepGrid):
     import matplotlib.ticker
     from matplotlib.figure import Figure
 
-    from lnrecency.report.figures import ReportFigure
 
     panels = [("lam", r, g) for r, g in grid.residual] + ([("gamma", True, None)] if any(r for r, _ in grid.residual)
                                                           else [])

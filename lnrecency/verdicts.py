@@ -13,26 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from lnrecency.evidence import Evidence, jsonable
-
-VERDICTS = ("confirmed", "refuted", "inconclusive")
+from lnrecency.evidence import VERDICTS, Evidence, combine, decide, jsonable  # noqa: F401 (the rules, re-exported)
 SOURCES = ("seed text", "printed derivation", "our formulation", "trained models, our formulation")
-
-
-def combine(verdicts: list[str]) -> str:
-    """The one rule for combining verdicts: all confirmed -> confirmed; any refuted -> refuted; else
-    inconclusive (an empty list is inconclusive)."""
-    if verdicts and all(v == "confirmed" for v in verdicts):
-        return "confirmed"
-    if "refuted" in verdicts:
-        return "refuted"
-    return "inconclusive"
-
-
-def decide(holds: bool, corroborated: bool = True) -> str:
-    """An exact (or decisive) result with a corroborating check: confirmed when it holds and is
-    corroborated, refuted when it does not hold, inconclusive when the corroboration fails."""
-    return combine(["confirmed" if holds else "refuted", "confirmed" if corroborated else "inconclusive"])
 
 
 @dataclass(frozen=True)

@@ -41,6 +41,7 @@ except ImportError:  # pragma: no cover - without it BLAS keeps its own thread s
 from lnrecency.config import ModelConfig, check_choice, check_int, make_config
 from lnrecency.layers import check_rotation_invariance
 from lnrecency.numerics.forward import forward
+from lnrecency.resources import available_memory
 from lnrecency.numerics.samplers import Representation, draw_range, embed, theory_gram
 from lnrecency.numerics.moments import Moments, moments
 from lnrecency.stats import Estimate, Proportion
@@ -59,18 +60,6 @@ def _check_control_variate(value: Any) -> str:
 CHUNK_BUDGET_BYTES = 32 * 2**20  # working memory aimed at by the default chunk
 FORWARD_BATCH = 32  # samples per pass through the layers (cache-sized; results do not depend on it)
 JET_BUDGET_BYTES = 64 * 2**20  # working memory of one batch of control-variate jets
-
-
-def _available_memory() -> int:
-    """MemAvailable from /proc/meminfo (bytes); 4 GiB when unknown."""
-    try:
-        with open("/proc/meminfo") as fh:
-            for line in fh:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return 4 * 2**30
 
 
 def _per_sample_bytes(n: int, dim: int, layers: int) -> int:
@@ -300,7 +289,7 @@ def sample_instances(n: int, layers: int, d: int, samples: int, *, seed: Any, me
     config, n, layers, d, samples, method, seed = _validate(config, params, n, layers, d, samples,
                                                             method, seed)
     need = 8 * samples * layers * n * (n + 1) + samples * _per_sample_bytes(n, Representation(n, d, method).dim, layers)
-    if need > _available_memory():
+    if need > available_memory():
         raise MemoryError(f"sample_instances(samples={samples}, n={n}, layers={layers}, d={d}) needs about "
                           f"{need / 2**20:.0f} MiB; use simulate_scores for streamed means")
     rep = Representation(n, d, method)
@@ -477,7 +466,7 @@ def simulate_scores(n: int, layers: int, d: int, samples: int, *, seed: Any, met
 
         check_supported(config, control_variate=True)
     workers = _default_workers() if workers is None else check_int("workers", workers, minimum=1)
-    limit = _available_memory() if memory_limit is None else check_int("memory_limit", memory_limit)
+    limit = available_memory() if memory_limit is None else check_int("memory_limit", memory_limit)
 
     def need(c: int) -> int:
         return estimate_memory(n, layers, d, method=method, chunk=c, paired=paired, workers=workers,

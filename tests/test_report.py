@@ -17,7 +17,7 @@ from lnrecency.atomic import atomic_save, atomic_write_text
 from lnrecency.report.build import build_report, expected_files
 from lnrecency.report.data import ReportData
 from lnrecency.report.settings import ReportSettings, derived_seed
-from lnrecency.report.tables import Table, parse_formats
+from lnrecency.tables import Table, parse_formats
 
 
 @pytest.fixture(scope="module")

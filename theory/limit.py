@@ -27,6 +27,7 @@ import sympy
 
 from lnrecency.config import ModelConfig, check_int, make_config
 from lnrecency.layers import Arithmetic, arithmetic, causal_mask
+from lnrecency.resources import available_memory
 
 __all__ = ["LimitLayer", "LimitTrajectory", "limit_scores", "limit_trajectory", "iterate_limit",
            "Float64Overflow", "check_finite"]
@@ -44,11 +45,9 @@ def _backend(dps: Any, exact: bool) -> Arithmetic:
 def check_memory(n: int, layers: int, dps: Any = None, exact: bool = False) -> None:
     """Refuse (MemoryError, before any allocation) a recursion whose arrays exceed the available memory:
     about (layers + 8) n x n arrays, 8 bytes an entry in float64 and ~(120 + dps/2) bytes an object."""
-    from lnrecency.numerics.simulate import _available_memory
-
     per = 8 if dps is None and not exact else 120 + (dps or 50) // 2 + (400 if exact else 0)
     need = (layers + 8) * n * n * per
-    limit = _available_memory()
+    limit = available_memory()
     if need > limit:
         raise MemoryError(f"the limit recursion at n={n}, layers={layers}"
                           + (f", dps={dps}" if dps else "") + f" needs about {need / 2**20:.0f} MiB, more "

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import argparse
 
-from lnrecency.report.tables import FORMATS, parse_formats
+from lnrecency.tables import FORMATS, parse_formats
 
 NAME = "report"
 HELP = "write the reviewer report (tables in md/csv/tex/json, PNG+PDF figures, index.md) into a folder"

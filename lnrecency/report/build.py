@@ -29,7 +29,7 @@ from lnrecency.report import claim_tables, figures
 from lnrecency.atomic import atomic_write_text, publish, staged_directory
 from lnrecency.report.data import ReportData
 from lnrecency.report.settings import ReportSettings
-from lnrecency.report.tables import FORMATS, Table, parse_formats
+from lnrecency.tables import FORMATS, Table, parse_formats
 
 __all__ = ["ReportResult", "build_report", "expected_files"]
 

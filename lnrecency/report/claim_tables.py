@@ -1,7 +1,7 @@
 """The report's tables: theory beside simulation for every claim, h(j), last-row scores, P1-P9, verdicts.
 
 Each builder takes a :class:`~lnrecency.report.data.ReportData` and returns a
-:class:`~lnrecency.report.tables.Table`; all numbers come from the library through that object.
+:class:`~lnrecency.tables.Table`; all numbers come from the library through that object.
 Conventions: positions are 1-indexed; "MC d=64" is the Monte Carlo mean over ``samples`` draws at width
 d, "SE" its standard error, "z" = (MC - limit) / SE. At finite d, E_d[S] differs from the limit by O(1/d),
 so a large |z| at small d measures that finite-width bias; it shrinks as d grows.
@@ -19,7 +19,7 @@ from lnrecency.evidence import jsonable
 from lnrecency.stats import z_score
 from lnrecency.report import series
 from lnrecency.report.data import ReportData, closed_form
-from lnrecency.report.tables import Table
+from lnrecency.tables import Table
 
 __all__ = ["CLAIM_SCORE_SETTINGS", "TABLES", "build_tables", "score_table", "verdict_note", "trained_table"]
 

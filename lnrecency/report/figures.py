@@ -9,8 +9,6 @@ their numbers come from :mod:`lnrecency.report.series` (i.e. from the library), 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Callable
 
 import matplotlib
@@ -20,35 +18,10 @@ from matplotlib.figure import Figure
 
 from lnrecency.claims.catalog import CATALOG
 from lnrecency.report import series
-from lnrecency.atomic import atomic_save
+from lnrecency.figure import ReportFigure
 from lnrecency.report.data import ReportData
 
 __all__ = ["ReportFigure", "FIGURES", "build_figures", "figure_names", "heatmap_figure", "heatmap_figures"]
-
-# PDF/PNG metadata without dates: the same seed gives the same bytes.
-_META = {"pdf": {"CreationDate": None, "ModDate": None}, "png": {}}
-
-
-@dataclass
-class ReportFigure:
-    """A figure with its file stem, title and caption (the caption says what it shows)."""
-
-    name: str
-    title: str
-    caption: str
-    figure: Figure
-    tight: bool = True  # bbox_inches="tight" when saving
-
-    def write(self, out_dir: str | Path, formats: tuple[str, ...] = ("png", "pdf")) -> list[Path]:
-        """Write ``name.png`` / ``name.pdf`` atomically."""
-        paths = []
-        for fmt in formats:
-            path = Path(out_dir) / f"{self.name}.{fmt}"
-            atomic_save(path, lambda tmp, f=fmt: self.figure.savefig(
-                tmp, format=f, dpi=110, metadata=_META[f], bbox_inches="tight" if self.tight else None))
-            paths.append(path)
-        return paths
-
 
 def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_")
