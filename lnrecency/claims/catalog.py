@@ -119,6 +119,12 @@ NOTEBOOK_TITLES: dict[str, str] = {
         "induction task (3 architectures x LayerNorm / RMSNorm / none x 3 seeds) and probed with the theory's "
         "diagnostics at initialisation, at matched held-out loss and after training. Verdicts TM1-TM5 "
         "(source: trained models, our formulation).",
+    "09_seed_experiments":
+        "# Seeds 002 and 003, reproduced at small scale\n\n"
+        "Seed 002's induction-head experiments (its Figures 1, 3-6 and the norm mechanism) and seed 003's "
+        "vanishing variance and post-attention LayerNorm, on small decoders trained here on CPU with at least 3 "
+        "training seeds. Verdicts S2.1-S2.7 and S3.1-S3.3 (source: trained models, our formulation); each says "
+        "its scale.",
 }
 
 _PRINTED = "printed derivation line (symbolic)"
@@ -267,6 +273,38 @@ CATALOG: tuple[Claim, ...] = (
     Claim("TM3", "trained", "trained decoders: RMSNorm behaves like LayerNorm", training=True),
     Claim("TM4", "trained", "trained decoders at initialisation: the random-W theory", training=True),
     Claim("TM5", "trained", "trained decoders: LayerNorm vs none at matched held-out loss", training=True),
+    Claim("S2.1", "seeds_trained", "seed 002: an induction head forms (prerequisite)", training=True,
+          tables=(TableOutput("seed002", "seed 002 at small scale: each statistic over training seeds, with its "
+                                         "verdict", "seed002_table"),),
+          figures=(FigureOutput("seed 002 at small scale: Figure 1 (P(B), P(C)), Figure 3 (attention to B, C), "
+                                "Figures 4-6 (the induction head's average attention), the layer-0 norm "
+                                "mechanism", "seed002_figures", "seed002_names"),),
+          notebook="09_seed_experiments",
+          cells=(("md", "Seed 002 on a 2-layer attention-only decoder trained here (`lnrecency experiments "
+                        "seed002`; cached): each statement's statistic over training seeds."),
+                 ("code", show_table("claim_tables.seed002_table(data)")),
+                 ("code", "for fig in figures.seed002_figures(data):\n    print(fig.caption)\n"
+                          "    display(fig.figure)"))),
+    *(Claim(f"S2.{q}", "seeds_trained", text, training=True) for q, text in (
+        (2, "seed 002, Figure 1: [C] beats [B] when the second [A] is near the end"),
+        (3, "seed 002, Figure 3: attention to [C] grows as the second [A] nears the end"),
+        (4, "seed 002, Figures 4-5: the induction head's recency on random sequences"),
+        (5, "seed 002, Figure 6: recency without positions, 7 of 8 layer-0 heads ablated"),
+        (6, "seed 002, mechanism: layer-0 head outputs shrink with position"),
+        (7, "seed 002, mechanism: the law for an average of uncorrelated vectors"))),
+    Claim("S3.1", "seeds_trained", "seed 003: attention-output variance decays with length", training=True,
+          tables=(TableOutput("seed003", "seed 003 at small scale: variance, shift and accuracy per test length "
+                                         "over training seeds, with verdicts", "seed003_table"),),
+          figures=(FigureOutput("seed 003 at small scale: attention-output variance and sum_k P_ik^2 against "
+                                "length, the hidden-state shift, accuracy", "seed003_figures", "seed003_names"),),
+          notebook="09_seed_experiments",
+          cells=(("md", "Seed 003 on decoders with pre-LN, post-attention LN or both, trained here "
+                        "(`lnrecency experiments seed003`; cached)."),
+                 ("code", show_table("claim_tables.seed003_table(data)")),
+                 ("code", "for fig in figures.seed003_figures(data):\n    print(fig.caption)\n"
+                          "    display(fig.figure)"))),
+    Claim("S3.2", "seeds_trained", "seed 003: post-attention LN reduces the hidden-state shift", training=True),
+    Claim("S3.3", "seeds_trained", "seed 003: post-attention LN improves length extrapolation", training=True),
     Claim("boundaries", None, "where each claim holds: the authors' setting, boundaries in n and alpha, phases",
           notebook="07_authors_simulations_and_boundaries",
           cells=(("code", "from lnrecency.conventions import convention_record\n"

@@ -1,9 +1,15 @@
-"""`lnrecency experiments thesis [--quick] [--json]`: the paper's thesis in trained decoders (lnrecency.models.thesis):
-trains (or reads from the cache) NoPE decoders with LayerNorm / RMSNorm / none, 3 seeds each, probes them at
+"""`lnrecency experiments thesis|seed002|seed003 [--quick] [--json]`: trained-model experiments.
+
+``thesis``: the paper's thesis in trained decoders (lnrecency.models.thesis): trains (or reads from the cache) NoPE decoders with LayerNorm / RMSNorm / none, 3 seeds each, probes them at
 initialisation, at matched held-out loss and after training, and prints the verdicts TM1-TM5.
 
 Default: 27 models, about 11 min on 2 cores; ``--quick``: 9 models (2-layer attention-only), about 1 min.
 Runs are cached by configuration hash (``$LNRECENCY_CACHE`` or ~/.cache/lnrecency); the report reads them.
+``seed002``: seed 002's induction-head experiments (lnrecency.models.seed002; verdicts S2.1-S2.7): 3 seeds of a
+2-layer attention-only decoder; default about 12 min, ``--quick`` about 2 min.
+``seed003``: seed 003's vanishing variance and post-attention LayerNorm (lnrecency.models.seed003; verdicts
+S3.1-S3.3): 2 tasks x 3 placements x 3 seeds; default about 6 min, ``--quick`` about 1 min.
+
 ``--json``: {"experiment", "settings", "verdicts": [ClaimResult JSON + "training_seeds"], "runs": [...]}.
 """
 from __future__ import annotations
@@ -12,13 +18,13 @@ import argparse
 import json
 
 NAME = "experiments"
-HELP = "trained-model experiments (thesis: TM1-TM5); needs the models extra"
-EXPERIMENTS = ("thesis",)
+HELP = "trained-model experiments (thesis: TM1-TM5; seed002: S2.1-S2.7; seed003: S3.1-S3.3); needs the models extra"
+EXPERIMENTS = ("thesis", "seed002", "seed003")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("experiment", help="thesis")
-    p.add_argument("--quick", action="store_true", help="the small version (about 1 min)")
+    p.add_argument("experiment", help=", ".join(EXPERIMENTS))
+    p.add_argument("--quick", action="store_true", help="the small version (1-2 min)")
     p.add_argument("--json", action="store_true", help="verdicts and per-run summaries as JSON")
     p.add_argument("--no-cache", action="store_true", help="train again even when the runs are cached")
 
@@ -31,6 +37,14 @@ def _summary(run: dict) -> dict:
                                for lay in run[stage]["layers"]] for stage in ("init", "matched", "final")}}
 
 
+def _seed_summary(run: dict) -> dict:
+    """A seed002 / seed003 run without its large arrays (attention maps, per-head profiles)."""
+    skip = ("settings", "log", "attention_short", "attention_long", "ablated_map", "mechanism", "induction_scores")
+    out = {k: v for k, v in run.items() if k not in skip}
+    out["final_heldout_loss"] = run["log"][-1]["heldout_loss"]
+    return out
+
+
 def run(args: argparse.Namespace) -> int:
     from lnrecency.config import check_choice
 
@@ -38,17 +52,36 @@ def run(args: argparse.Namespace) -> int:
     from lnrecency.commands.probe import require_models
 
     require_models()
-    from lnrecency.claims.registry import TRAINED, evaluate
+    from lnrecency.claims.registry import evaluate
     from lnrecency.commands.verify import strict
-    from lnrecency.models.thesis import ThesisSettings, run_thesis
 
-    st = ThesisSettings.preset(args.quick)
-    res = run_thesis(st, use_cache=not args.no_cache, progress=not args.json)
-    results = evaluate(list(TRAINED), quick=args.quick, progress=False)
+    if args.experiment == "thesis":
+        from lnrecency.claims.trained import BY_ID
+        from lnrecency.models.thesis import ThesisSettings, run_thesis
+
+        st = ThesisSettings.preset(args.quick)
+        res = run_thesis(st, use_cache=not args.no_cache, progress=not args.json)
+        settings, summaries = res.to_json()["settings"], [_summary(r) for r in res.runs]
+    else:
+        from dataclasses import asdict
+
+        from lnrecency.claims.seeds_trained import S2, S3
+        from lnrecency.models.seeds_config import EXPERIMENTS as SETTINGS
+
+        st = SETTINGS[args.experiment].preset(args.quick)
+        if args.experiment == "seed002":
+            from lnrecency.models.seed002 import run_seed002 as runner
+            BY_ID = S2
+        else:
+            from lnrecency.models.seed003 import run_seed003 as runner
+            BY_ID = S3
+        runs = runner(st, use_cache=not args.no_cache, progress=not args.json)
+        settings, summaries = asdict(st), [_seed_summary(r) for r in runs]
+    results = evaluate(list(BY_ID), quick=args.quick, progress=False)
     if args.json:
         verdicts = [{**strict(r.to_json()), "training_seeds": len(st.seeds)} for r in results]
-        print(json.dumps({"experiment": args.experiment, "settings": res.to_json()["settings"],
-                          "verdicts": verdicts, "runs": [_summary(r) for r in res.runs]}, allow_nan=False))
+        print(json.dumps({"experiment": args.experiment, "settings": settings,
+                          "verdicts": verdicts, "runs": summaries}, allow_nan=False))
         return 0
     for r in results:
         print(f"[{r.id}] {r.verdict.upper()}  ({r.source}; {len(st.seeds)} training seeds)")

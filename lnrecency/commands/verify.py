@@ -17,13 +17,14 @@ HELP = "evaluate the claims and print confirmed / refuted / inconclusive with ev
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--claim", action="append", metavar="ID",
-                   help="claim id (T1, C2..C9, P1..P9, TM1..TM5); repeatable; default: all but TM (see --trained)")
+                   help="claim id (T1, C2..C9, P1..P9, TM1..TM5, S2.1..S2.7, S3.1..S3.3); repeatable; default: all but "
+                   "those on trained models (see --trained)")
     p.add_argument("--json", action="store_true", help="JSON list of results")
     p.add_argument("--quick", action="store_true", help="smaller grids and sample sizes (as in pytest)")
     p.add_argument("--lines", type=int, default=24, help="evidence lines per result in text mode (default 24)")
     p.add_argument("--trained", action="store_true",
-                   help="also the claims on trained decoders (TM1-TM5; needs the models extra; trains the "
-                        "thesis experiment's models, or reads them from the cache)")
+                   help="also the claims on trained decoders (TM1-TM5, S2.1-S2.7, S3.1-S3.3; needs the models "
+                        "extra; trains the experiments' models, or reads them from the cache)")
 
 
 def strict(x):

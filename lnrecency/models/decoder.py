@@ -91,7 +91,7 @@ class Attention(nn.Module):
             self.o = nn.Linear(d, d, bias=False)
             self.scale = 1.0 / math.sqrt(cfg.head_dim)
 
-    def forward(self, y: torch.Tensor):
+    def forward(self, y: torch.Tensor, keep: torch.Tensor | None = None):
         b, n, d = y.shape
         h, dh = self.cfg.n_heads, self.cfg.head_dim
         if self.cfg.is_identity:
@@ -104,6 +104,8 @@ class Attention(nn.Module):
         mask = torch.ones(n, n, dtype=torch.bool).tril()
         w = torch.softmax(s.masked_fill(~mask, float("-inf")), dim=-1)
         heads = w @ v
+        if keep is not None:  # ablation: the outputs of the heads not kept are set to 0 (before W_O)
+            heads = heads * keep.to(heads.dtype)[None, :, None, None]
         out = heads.transpose(1, 2).reshape(b, n, d)
         if not self.cfg.is_identity:
             out = self.o(out)
@@ -126,9 +128,9 @@ class Block(nn.Module):
     def _update(self, h: torch.Tensor, a: torch.Tensor, gamma: float) -> torch.Tensor:
         return h + gamma * a if self.cfg.residual else a
 
-    def forward(self, h: torch.Tensor, trace: bool):
+    def forward(self, h: torch.Tensor, trace: bool, keep: torch.Tensor | None = None):
         y = self.pre(h)
-        a, s, w, v, heads = self.attn(y)
+        a, s, w, v, heads = self.attn(y, keep)
         a = self.post(a)
         mid = self._update(h, a, self.gamma)
         out, mlp_in = mid, None
@@ -162,26 +164,35 @@ class Decoder(nn.Module):
             elif name.endswith("bias"):
                 nn.init.zeros_(p)
 
-    def embed(self, tokens: torch.Tensor) -> torch.Tensor:
+    def embed(self, tokens: torch.Tensor, positions: bool = True) -> torch.Tensor:
+        """Token embeddings plus learned position embeddings (``positions=False``: token embeddings only,
+        seed 002's Figure 6)."""
         n = tokens.shape[1]
         if n > self.cfg.context:
             raise ValueError(f"sequence length {n} exceeds the model's context {self.cfg.context}")
         x = self.tok(tokens)
-        if self.pos is not None:
+        if self.pos is not None and positions:
             x = x + self.pos(torch.arange(n))
         return x
 
     def forward(self, tokens: torch.Tensor | None = None, *, embeds: torch.Tensor | None = None,
-                trace: bool = False):
+                trace: bool = False, keep_heads: dict | None = None, positions: bool = True):
+        """``keep_heads``: {layer index (0-based): the heads whose outputs are kept}; the other heads of that
+        layer are ablated (output 0). ``positions=False``: no position embeddings."""
         if (tokens is None) == (embeds is None):
             raise ValueError("give exactly one of tokens and embeds")
         if embeds is None:
             if self.cfg.is_identity:
                 raise ValueError("the identity decoder takes embeds (the theory's input vectors), not tokens")
-            embeds = self.embed(tokens)
+            embeds = self.embed(tokens, positions)
         h, traces = embeds, [] if trace else None
-        for block in self.blocks:
-            h, tr = block(h, trace)
+        keep_heads = keep_heads or {}
+        for q, block in enumerate(self.blocks):
+            keep = None
+            if q in keep_heads:
+                keep = torch.zeros(self.cfg.n_heads)
+                keep[list(keep_heads[q])] = 1.0
+            h, tr = block(h, trace, keep)
             if trace:
                 traces.append(tr)
         logits = None if self.cfg.is_identity else self.head(self.final(h))

@@ -77,10 +77,17 @@ def _index(s: ReportSettings, tables: list, figs: list) -> str:
 
 
 def _evaluate_all(quick: bool) -> list:
-    """Every claim; those on trained decoders (TM) when their experiment is cached (no training here)."""
-    from lnrecency.claims.registry import evaluate
-    from lnrecency.claims.trained import available
-    return evaluate(quick=quick, progress=False, trained=available(quick))
+    """Every claim; those on trained decoders (TM, S2, S3) when their experiment is cached (no training here)."""
+    from lnrecency.claims import seeds_trained, trained
+    from lnrecency.claims.registry import CLAIMS, TRAINED, evaluate
+
+    ids = [cid for cid in CLAIMS if cid not in TRAINED]
+    if trained.available(quick):
+        ids += list(trained.BY_ID)
+    for experiment, group in (("seed002", seeds_trained.S2), ("seed003", seeds_trained.S3)):
+        if seeds_trained.available(experiment, quick):
+            ids += list(group)
+    return evaluate(ids, quick=quick, progress=False)
 
 
 def _start_verdicts(settings: ReportSettings, jobs: int):

@@ -21,7 +21,8 @@ from lnrecency.report import series
 from lnrecency.report.data import ReportData, closed_form
 from lnrecency.tables import Table
 
-__all__ = ["CLAIM_SCORE_SETTINGS", "TABLES", "build_tables", "score_table", "verdict_note", "trained_table"]
+__all__ = ["CLAIM_SCORE_SETTINGS", "TABLES", "build_tables", "score_table", "verdict_note", "trained_table",
+           "seed002_table", "seed003_table"]
 
 
 def zscore(value: float, reference: float, stderr: float) -> float | None:
@@ -440,11 +441,12 @@ def trained_table(data: ReportData) -> Table:
     columns = ["arch", "norm", "stage", "layer", "step (mean)", "held-out loss (mean)", "slope", "95% low",
                "95% high", "sign", "phases per seed", "RP (mean)", "seeds"]
     res = data.thesis()
-    notes = verdict_note(data, "TM1", "TM2", "TM3", "TM4", "TM5")
-    if res is None:
+    if res is None:  # no verdicts either: evaluating them would train (the report never trains)
         return Table("trained_phases", "Trained decoders (TM1-TM5): not run", "The thesis experiment is not in "
                      "the cache: run `lnrecency experiments thesis" + (" --quick" if data.settings.quick else "")
-                     + "` (it trains and caches the models), then rebuild the report.", columns, [], notes)
+                     + "` (it trains and caches the models), then rebuild the report.", columns, [],
+                     ["Verdicts TM1-TM5: not evaluated (the experiment is not cached)."])
+    notes = verdict_note(data, "TM1", "TM2", "TM3", "TM4", "TM5")
     rows = []
     for arch in res.settings.archs:
         for norm in res.settings.norms:
@@ -468,3 +470,40 @@ def trained_table(data: ReportData) -> Table:
                f"the probe's calibrated test per seed (lnrecency.models.probe).")
     return Table("trained_phases", "Trained decoders: recency per layer over training seeds (TM1-TM5)", caption,
                  columns, rows, notes)
+
+
+def _seed_statistics_table(data: ReportData, experiment: str, ids: tuple, title: str) -> Table:
+    """One row per (statement, statistic): per-seed values, the t-interval over seeds, the side, the verdict;
+    computed from the same cached runs as the verdicts (nothing is trained or sampled here)."""
+    from lnrecency.claims import seeds_trained as sd
+
+    columns = ["id", "statistic", "per seed", "mean", "95% low", "95% high", "boundary", "wanted", "verdict",
+               "seeds"]
+    cached = data.seed_runs(experiment)
+    if cached is None:  # no verdicts either: evaluating them would train (the report never trains)
+        cmd = f"lnrecency experiments {experiment}" + (" --quick" if data.settings.quick else "")
+        return Table(experiment, f"{title}: not run", f"The experiment is not in the cache: run `{cmd}` (it trains "
+                     "and caches the models), then rebuild the report.", columns, [],
+                     [f"Verdicts {', '.join(ids)}: not evaluated (the experiment is not cached)."])
+    notes = verdict_note(data, *ids)
+    st, runs = cached
+    stats = (sd.seed002_statistics if experiment == "seed002" else sd.seed003_statistics)(st, runs)
+    rows = []
+    for cid in ids:
+        for name, values, boundary, want in stats[cid]:
+            verdict, iv = sd.decide_statistic(values, boundary, want)
+            rows.append([cid, name, ", ".join(f"{v:.4g}" for v in values), iv.mean, iv.low, iv.high, boundary,
+                         "within +-" if want == "within" else want, verdict, len(values)])
+    caption = (f"{st.scale()}. Each statistic is computed per training seed; its 95% t-interval over seeds "
+               f"decides the verdict (its side of the boundary).")
+    return Table(experiment, title, caption, columns, rows, notes)
+
+
+def seed002_table(data: ReportData) -> Table:
+    from lnrecency.claims.seeds_trained import S2
+    return _seed_statistics_table(data, "seed002", tuple(S2), "Seed 002 at small scale (S2.1-S2.7)")
+
+
+def seed003_table(data: ReportData) -> Table:
+    from lnrecency.claims.seeds_trained import S3
+    return _seed_statistics_table(data, "seed003", tuple(S3), "Seed 003 at small scale (S3.1-S3.3)")

@@ -142,6 +142,23 @@ class ReportData:
             self._verdicts.setdefault(r.id, []).append(r)
         self._all_verdicts = True
 
+    def seed_runs(self, experiment: str):
+        """(settings, runs) of a seed experiment ("seed002" / "seed003") of this report's mode from the cache,
+        or None when it has not been run (the report never trains: `lnrecency experiments ...` does)."""
+        if experiment not in self._sims:
+            from lnrecency.claims.seeds_trained import available
+            value = None
+            if available(experiment, self.settings.quick):
+                from lnrecency.models.seeds_config import EXPERIMENTS
+                st = EXPERIMENTS[experiment].preset(self.settings.quick)
+                if experiment == "seed002":
+                    from lnrecency.models.seed002 import run_seed002 as runner
+                else:
+                    from lnrecency.models.seed003 import run_seed003 as runner
+                value = (st, runner(st))
+            self._sims[experiment] = value
+        return self._sims[experiment]
+
     def thesis(self):
         """The trained-decoder experiment (lnrecency.models.thesis) of this report's mode from the cache, or
         None when it has not been run (the report never trains: `lnrecency experiments thesis` does)."""

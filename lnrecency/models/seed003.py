@@ -1,0 +1,99 @@
+"""Seed 003's experiments on small trained decoders: vanishing attention-output variance, the hidden-state
+shift it causes, and a LayerNorm right after attention (settings:
+:class:`lnrecency.models.seeds_config.Seed003Settings`).
+
+Per (task, architecture, training seed), trained at length L and tested at lengths f L (f in
+``test_factors``) on ``test_sequences`` fresh sequences each, all read at the last position (where the
+task's answer is predicted):
+
+* **attention-output variance**: per layer, the variance over sequences of each coordinate of the attention
+  output W_O (P V) *before* any post-attention LayerNorm, averaged over coordinates; beside it the mean over
+  heads and sequences of sum_k P_ik^2 (the parameter-free identity of claim C8: for uncorrelated value
+  vectors of equal variance the output variance is proportional to it). ``variance_slope``: the log-log
+  slope of the layer-1 variance against the test length.
+* **hidden-state shift**: the variance (mean over coordinates) of the residual stream entering layer 2 at the
+  last position; ``shift``: |log(variance at f L / variance at L)| per f (0 at f = 1).
+* **accuracy** of the task's answer, with its binomial SE.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+
+import numpy as np
+import torch
+
+from lnrecency.atomic import atomic_write_text
+from lnrecency.models.decoder import Decoder
+from lnrecency.models.seeds_config import Seed003Settings, run_path
+from lnrecency.models.tasks import batch
+from lnrecency.models.train import deterministic, train
+
+__all__ = ["run_seed003", "measure", "select", "TEST_SEED"]
+
+TEST_SEED = 20030
+
+
+def measure(model: Decoder, st: Seed003Settings, task: str, seed: int) -> dict:
+    """The measurements above at every test length."""
+    out = {"lengths": [], "accuracy": [], "accuracy_se": [], "variance": [], "sum_p2": [], "stream_variance": []}
+    for f in st.test_factors:
+        n = st.length(task, f)
+        rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence([TEST_SEED, seed, n])))
+        toks, tg = batch(task, n, st.test_sequences, st.vocab, rng)
+        with torch.no_grad():
+            logits, traces = model(torch.from_numpy(toks), trace=True)
+            raws = [model.blocks[q].attn.o(tr.head_out.transpose(1, 2).reshape(len(toks), n, -1))[:, -1].double()
+                    for q, tr in enumerate(traces)]
+        correct = (logits[:, -1].argmax(-1).numpy() == tg[:, -1]).astype(float)
+        var, p2 = [], []
+        for tr, raw in zip(traces, raws):
+            var.append(float(raw.var(dim=0, unbiased=True).mean()))
+            p2.append(float((tr.weights[:, :, -1].double() ** 2).sum(-1).mean()))
+        out["lengths"].append(n)
+        out["accuracy"].append(float(correct.mean()))
+        out["accuracy_se"].append(float(correct.std(ddof=1) / np.sqrt(len(correct))))
+        out["variance"].append(var)
+        out["sum_p2"].append(p2)
+        out["stream_variance"].append(float(traces[0].out[:, -1].double().var(dim=0, unbiased=True).mean()))
+    v1 = np.array([v[0] for v in out["variance"]])
+    out["variance_slope"] = float(np.polyfit(np.log(out["lengths"]), np.log(v1), 1)[0])
+    p1 = np.array([p[0] for p in out["sum_p2"]])
+    out["sum_p2_slope"] = float(np.polyfit(np.log(out["lengths"]), np.log(p1), 1)[0])
+    base = out["stream_variance"][0]
+    out["shift"] = [float(abs(np.log(v / base))) for v in out["stream_variance"]]
+    return out
+
+
+def _run(st: Seed003Settings, task: str, arch: str, seed: int) -> dict:
+    res = train(st.decoder(arch), st.training(task, seed))
+    with deterministic(st.threads):
+        rec = measure(res.model, st, task, seed)
+    return {"task": task, "arch": arch, "seed": seed, "settings": asdict(st), "seconds": res.seconds,
+            "log": res.log, **rec}
+
+
+def select(runs: list, task: str, arch: str) -> list:
+    return [r for r in runs if r["task"] == task and r["arch"] == arch]
+
+
+def run_seed003(st: Seed003Settings, *, use_cache: bool = True, progress: bool = False) -> list[dict]:
+    """Every (task, architecture, seed) record (trained, or read from the cache)."""
+    from tqdm import tqdm
+
+    from lnrecency.models.seeds_config import runs_of
+
+    runs = []
+    for task, arch, seed in tqdm(runs_of("seed003", st), disable=not progress, desc="seed003 runs", unit="model"):
+        path = run_path("seed003", st, task, arch, seed)
+        rec = None
+        if use_cache and path.is_file():
+            try:
+                rec = json.loads(path.read_text())
+            except (OSError, ValueError):
+                rec = None
+        if rec is None:
+            rec = _run(st, task, arch, seed)
+            atomic_write_text(path, json.dumps(rec) + "\n")
+        runs.append(rec)
+    return runs

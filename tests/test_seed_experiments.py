@@ -1,0 +1,161 @@
+"""Seeds 002 and 003 at small scale (lnrecency.models.seed002 / seed003, verdicts S2.1-S2.7 and S3.1-S3.3).
+
+* The pieces: seed 002's sequence layout, the recency slope, the log-log slope, the law for an average of
+  uncorrelated vectors, head ablation and removed positions in the decoder, the settings' refusals.
+* The verdict rule says no: a statistic on the wrong side is refuted, one straddling the boundary is
+  inconclusive, an equivalence outside its margin is refuted.
+* Both quick experiments end to end through the CLI in a temporary cache (what CI runs): every verdict rests
+  on >= 3 training seeds and agrees with its own interval; a second run reads the cache and prints the same
+  JSON byte for byte.
+"""
+from __future__ import annotations
+
+import json
+import time
+
+import numpy as np
+import pytest
+
+pytest.importorskip("torch")
+
+import torch  # noqa: E402
+
+from lnrecency.claims.seeds_trained import S2, S3, decide_statistic  # noqa: E402
+from lnrecency.cli import main  # noqa: E402
+from lnrecency.models.config import DecoderConfig  # noqa: E402
+from lnrecency.models.decoder import build  # noqa: E402
+from lnrecency.models.seed002 import (POSITIONS, attention_slope, figure1_sequences, log_slope,  # noqa: E402
+                                      uncorrelated_law)
+from lnrecency.models.seeds_config import Seed002Settings, Seed003Settings  # noqa: E402
+
+
+@pytest.mark.parametrize("pos2", POSITIONS)
+def test_figure1_sequences_have_seed002_layout(pos2):
+    toks, b, c = figure1_sequences(pos2, 300, 40, np.random.default_rng(pos2))
+    a = toks[:, 2]
+    assert (toks[:, 0] == 0).all() and (toks[:, pos2] == a).all() and (toks[:, 12] == a).all()
+    assert (toks[:, 3] == b).all() and (toks[:, pos2 + 1] == c).all()
+    for row in toks:  # every token distinct except the three [A]
+        content = [t for q, t in enumerate(row[1:], 1) if q not in (2, pos2, 12)]
+        assert len(set(content)) == len(content) and row[2] not in content and min(row[1:]) >= 2
+    with pytest.raises(ValueError, match="second \\[A\\]"):
+        figure1_sequences(11, 1, 40, np.random.default_rng(0))
+    with pytest.raises(ValueError, match="vocab must be at least"):
+        figure1_sequences(4, 1, 10, np.random.default_rng(0))
+
+
+def test_slopes_read_the_direction():
+    n = 10
+    rec = np.tril(np.arange(1, n + 1)[None, :] * np.ones((n, 1)))  # weight grows with the key
+    assert attention_slope(rec / rec.sum(1, keepdims=True)) > 0
+    i, k = np.indices((n, n))
+    assert attention_slope(np.where(k <= i, i + 1 - k, 0).astype(float)) < 0  # earlier-token pattern
+    assert log_slope(1.0 / np.arange(1, 40)) == pytest.approx(-1.0, abs=1e-12)
+
+
+def test_uncorrelated_law_is_exact_for_orthogonal_values_and_not_otherwise():
+    rng = np.random.default_rng(0)
+    n = 6
+    w = torch.tensor(np.tril(rng.random((n, n))))
+    w = w / w.sum(-1, keepdim=True)
+    ortho = torch.eye(n, dtype=torch.float64) * torch.tensor(rng.random(n) + 0.5)[:, None]
+    assert torch.allclose(uncorrelated_law(w, ortho), ((w @ ortho) ** 2).sum(-1))
+    same = torch.ones(n, 3, dtype=torch.float64)  # perfectly correlated: the law underestimates
+    assert (uncorrelated_law(w, same)[1:] < ((w @ same) ** 2).sum(-1)[1:] - 1e-6).all()
+
+
+def test_head_ablation_and_removed_positions():
+    cfg = DecoderConfig(vocab=20, d_model=16, n_layers=2, n_heads=4, context=12, positions="learned")
+    model = build(cfg, 0).eval()
+    toks = torch.randint(0, 20, (3, 12), generator=torch.Generator().manual_seed(0))
+    with torch.no_grad():
+        kept, _ = model(toks, keep_heads={0: [1]})
+        ref = build(cfg, 0).eval()
+        w = ref.blocks[0].attn.o.weight
+        dh = cfg.head_dim
+        for h in (0, 2, 3):  # zero the other heads' columns of W_O: the same function
+            w[:, h * dh:(h + 1) * dh] = 0.0
+        same, _ = ref(toks)
+        assert torch.allclose(kept, same, atol=1e-6)
+        nopos, _ = model(toks, positions=False)
+        ref2 = build(cfg, 0).eval()
+        ref2.pos.weight.zero_()
+        assert torch.allclose(nopos, ref2(toks)[0], atol=1e-6)
+        assert not torch.allclose(nopos, model(toks)[0], atol=1e-4)
+
+
+def test_settings_refuse_too_few_seeds_and_short_tests():
+    with pytest.raises(ValueError, match="at least 3 training seeds"):
+        Seed002Settings(seeds=(0, 1))
+    with pytest.raises(ValueError, match="short < long"):
+        Seed002Settings(short=48, long=7)
+    with pytest.raises(ValueError, match="8 times"):
+        Seed003Settings(test_factors=(1, 2, 4))
+    with pytest.raises(ValueError, match="at least 3 training seeds"):
+        Seed003Settings(seeds=(0, 0, 1))
+
+
+def test_verdict_rule_says_no():
+    assert decide_statistic([0.3, 0.4, 0.35], 0.0, "above")[0] == "confirmed"
+    assert decide_statistic([0.3, 0.4, 0.35], 0.0, "below")[0] == "refuted"
+    assert decide_statistic([-0.3, 0.4, 0.05], 0.0, "above")[0] == "inconclusive"
+    assert decide_statistic([0.02, 0.03, 0.025], 0.1, "within")[0] == "confirmed"
+    assert decide_statistic([0.5, 0.6, 0.55], 0.1, "within")[0] == "refuted"
+    assert decide_statistic([0.2, 0.21, 0.22], 0.3, "above")[0] == "refuted"  # below the threshold
+
+
+def test_unknown_experiment_is_refused(capsys):
+    assert main(["experiments", "seed004"]) == 2
+    assert "seed004" in capsys.readouterr().err
+
+
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory):
+    import os
+
+    path = tmp_path_factory.mktemp("seeds-cache")
+    old = os.environ.get("LNRECENCY_CACHE")
+    os.environ["LNRECENCY_CACHE"] = str(path)
+    yield path
+    if old is None:
+        del os.environ["LNRECENCY_CACHE"]
+    else:
+        os.environ["LNRECENCY_CACHE"] = old
+
+
+def _expected(ev: dict) -> str:
+    """The verdict the statement's rule gives on this interval (written out here, independently)."""
+    lo, hi, b, want = ev["interval"]["low"], ev["interval"]["high"], ev["boundary"], ev["wanted"]
+    if want == "within":
+        return "confirmed" if -b < lo and hi < b else "refuted" if lo > b or hi < -b else "inconclusive"
+    if lo > b:
+        return "confirmed" if want == "above" else "refuted"
+    if hi < b:
+        return "confirmed" if want == "below" else "refuted"
+    return "inconclusive"
+
+
+def _agrees(v: dict) -> bool:
+    """The verdict matches the interval in its own evidence, setting by setting."""
+    for per in v["evidence"]["per_setting"]:
+        want = _expected(per) if "interval" in per else "inconclusive"  # not decided: a stated reason
+        if want != v["verdict"]:
+            return False
+    return True
+
+
+@pytest.mark.parametrize("experiment, ids", [("seed002", S2), ("seed003", S3)])
+def test_quick_experiment_through_the_cli(cache, capsys, experiment, ids):
+    assert main(["experiments", experiment, "--quick", "--json"]) == 0
+    first = capsys.readouterr().out
+    out = json.loads(first)
+    assert out["experiment"] == experiment
+    assert {v["id"] for v in out["verdicts"]} == set(ids)
+    assert all(v["training_seeds"] >= 3 and len(v["setting"]["settings"]) >= 1 for v in out["verdicts"])
+    for v in out["verdicts"]:
+        assert _agrees(v)
+        assert v["setting"]["scale"] and v["setting"]["breaks"]
+    start = time.perf_counter()
+    assert main(["experiments", experiment, "--quick", "--json"]) == 0
+    assert time.perf_counter() - start < 20.0  # from the cache: nothing is trained
+    assert capsys.readouterr().out == first
