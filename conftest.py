@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 from lnrecency.stats import BASES, BUDGET, SUITE_LIMITS
@@ -46,3 +47,16 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
 def pytest_sessionfinish(session, exitstatus):
     if BUDGET.over_limit() and session.exitstatus == 0:
         session.exitstatus = 1
+
+
+@pytest.fixture(scope="module")
+def temp_cache(tmp_path_factory):
+    """A fresh $LNRECENCY_CACHE for one test module (trained-model experiments cache their runs there)."""
+    path = tmp_path_factory.mktemp("cache")
+    old = os.environ.get("LNRECENCY_CACHE")
+    os.environ["LNRECENCY_CACHE"] = str(path)
+    yield path
+    if old is None:
+        del os.environ["LNRECENCY_CACHE"]
+    else:
+        os.environ["LNRECENCY_CACHE"] = old

@@ -127,9 +127,17 @@ class ModelConfig:
     def label(self) -> str:
         parts = [self.norm, "res" if self.residual else "nores"]
         if self.residual:
-            parts.append(f"gamma={float(self.gamma):g}")
-        parts += [f"lam={float(self.lam):g}", f"alpha={float(self.alpha):g}"]
+            parts.append(f"gamma={_shown(self.gamma)}")
+        parts += [f"lam={_shown(self.lam)}", f"alpha={_shown(self.alpha)}"]
         return " ".join(parts)
+
+
+def _shown(value: Any) -> str:
+    """A parameter in a label: 6 significant digits, or every digit when rounding would change the value
+    (alpha = 0.9999999999999999 is not shown as 1)."""
+    x = float(value)
+    short = f"{x:g}"
+    return short if float(short) == x else repr(x)
 
 
 def make_config(config: ModelConfig | None = None, **params: Any) -> ModelConfig:

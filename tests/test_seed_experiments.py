@@ -102,6 +102,9 @@ def test_verdict_rule_says_no():
     assert decide_statistic([0.02, 0.03, 0.025], 0.1, "within")[0] == "confirmed"
     assert decide_statistic([0.5, 0.6, 0.55], 0.1, "within")[0] == "refuted"
     assert decide_statistic([0.2, 0.21, 0.22], 0.3, "above")[0] == "refuted"  # below the threshold
+    assert decide_statistic([0.36, 0.87, 0.48], 0.3, "each above")[0] == "confirmed"
+    assert decide_statistic([0.36, 0.87, 0.24], 0.3, "each above")[0] == "inconclusive"
+    assert decide_statistic([0.1, 0.2, 0.24], 0.3, "each above")[0] == "refuted"
 
 
 def test_unknown_experiment_is_refused(capsys):
@@ -110,22 +113,16 @@ def test_unknown_experiment_is_refused(capsys):
 
 
 @pytest.fixture(scope="module")
-def cache(tmp_path_factory):
-    import os
-
-    path = tmp_path_factory.mktemp("seeds-cache")
-    old = os.environ.get("LNRECENCY_CACHE")
-    os.environ["LNRECENCY_CACHE"] = str(path)
-    yield path
-    if old is None:
-        del os.environ["LNRECENCY_CACHE"]
-    else:
-        os.environ["LNRECENCY_CACHE"] = old
+def cache(temp_cache):
+    return temp_cache
 
 
 def _expected(ev: dict) -> str:
     """The verdict the statement's rule gives on this interval (written out here, independently)."""
     lo, hi, b, want = ev["interval"]["low"], ev["interval"]["high"], ev["boundary"], ev["wanted"]
+    if want == "each above":
+        vals = ev["interval"]["values"]
+        return "confirmed" if min(vals) >= b else "refuted" if max(vals) < b else "inconclusive"
     if want == "within":
         return "confirmed" if -b < lo and hi < b else "refuted" if lo > b or hi < -b else "inconclusive"
     if lo > b:

@@ -21,17 +21,8 @@ from lnrecency.models.thesis import ThesisResults, ThesisSettings, is_cached, ru
 
 
 @pytest.fixture(scope="module")
-def cache(tmp_path_factory):
-    import os
-
-    path = tmp_path_factory.mktemp("cache")
-    old = os.environ.get("LNRECENCY_CACHE")
-    os.environ["LNRECENCY_CACHE"] = str(path)
-    yield path
-    if old is None:
-        del os.environ["LNRECENCY_CACHE"]
-    else:
-        os.environ["LNRECENCY_CACHE"] = old
+def cache(temp_cache):
+    return temp_cache
 
 
 @pytest.fixture(scope="module")

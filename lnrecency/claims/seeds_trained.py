@@ -23,8 +23,9 @@ LAW_MARGIN = 0.1  # "the law explains the shrinkage": log-log slopes agree withi
 LEARNED = 0.5  # seed 003: a task counts as learned when every model's accuracy at the training length reaches this
 
 S2 = {
-    "S2.1": "Seed 002 (prerequisite): training forms an induction head in layer 1 (the largest induction score "
-            "among layer-1 heads reaches the stated threshold; t-interval over training seeds).",
+    "S2.1": "Seed 002 (prerequisite): training forms an induction head in layer 1 in every training seed (the "
+            "largest induction score among layer-1 heads reaches the stated threshold in each seed; refuted when "
+            "it does in none).",
     "S2.2": "Seed 002, Figure 1: after <BOS> R [A][B] .. [A][C] .. [A], [C] is more probable than [B] when the "
             f"second [A] is within 4 tokens of the end (positions {NEAR[0]}-{NEAR[-1]}; statistic: the mean of "
             "P(C) - P(B) over those positions).",
@@ -61,7 +62,7 @@ class SeedStatistic(Evidence):
     statistic: str
     interval: SeedInterval
     boundary: float = 0.0
-    wanted: str = "above"  # the statement's side: "above" / "below" the boundary, or "within" +-boundary
+    wanted: str = "above"  # "above" / "below" the boundary, "within" +-boundary, or "each above" (every seed)
 
 
 @record
@@ -110,7 +111,8 @@ def _base2(st) -> dict:
 def seed002_statistics(st, runs: list) -> dict:
     """Per statement: (statistic name, per-seed values, boundary, side wanted)."""
     out = {}
-    out["S2.1"] = [("largest layer-1 induction score", [r["induction_score"] for r in runs], st.threshold, "above")]
+    out["S2.1"] = [("largest layer-1 induction score", [r["induction_score"] for r in runs], st.threshold,
+                    "each above")]
     d_near = []
     for r in runs:
         f = r["figure1"]
@@ -136,6 +138,10 @@ def seed002_statistics(st, runs: list) -> dict:
 
 def decide_statistic(values, boundary, want) -> tuple[str, SeedInterval]:
     iv = seed_interval(values)
+    if want == "each above":  # a per-seed property (an induction head formed in every training seed)
+        vals = list(iv.values)
+        return ("confirmed" if min(vals) >= boundary else "refuted" if max(vals) < boundary
+                else "inconclusive"), iv
     if want == "within":  # equivalence within +-boundary
         if -boundary < iv.low and iv.high < boundary:
             return "confirmed", iv
@@ -149,7 +155,8 @@ def _results_for(cid: str, stats: dict, base: dict) -> list:
     items = []
     for name, values, boundary, want in stats[cid]:
         if not np.all(np.isfinite(values)):
-            items.append(({"case": name}, "inconclusive", NotRun(reason=f"{name}: undefined in some seed")))
+            reason = name if "not decided" in name else f"{name}: undefined in some seed"
+            items.append(({"case": name}, "inconclusive", NotRun(reason=reason)))
             continue
         verdict, iv = decide_statistic(values, boundary, want)
         items.append(({"case": name}, verdict, SeedStatistic(statistic=name, interval=iv, boundary=boundary,

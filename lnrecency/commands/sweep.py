@@ -46,6 +46,10 @@ def run(args: argparse.Namespace) -> int:
     check_choice("norm", args.norm, NORMS)
     check_int("layers", args.layers, minimum=2)
     check_int("n_max", args.n_max, minimum=3)
+    from lnrecency.theory.limit import check_memory, check_time
+
+    check_time(args.n_max, args.layers)  # one setting's recursion, refused before any grid work
+    check_memory(args.n_max, args.layers)
     if args.scheduler == "local":
         from lnrecency.distributed import check_workers
 

@@ -23,16 +23,14 @@ Per training seed (settings: :class:`lnrecency.models.seeds_config.Seed002Settin
 """
 from __future__ import annotations
 
-import json
 from dataclasses import asdict
 
 import numpy as np
 import torch
 
-from lnrecency.atomic import atomic_write_text
 from lnrecency.models.decoder import Decoder
 from lnrecency.models.probe import induction_score
-from lnrecency.models.seeds_config import Seed002Settings, run_path
+from lnrecency.models.seeds_config import Seed002Settings, cached, run_path
 from lnrecency.models.train import deterministic, train
 
 __all__ = ["run_seed002", "figure1_sequences", "POSITIONS", "SEQ_LEN", "attention_slope", "log_slope",
@@ -160,17 +158,6 @@ def run_seed002(st: Seed002Settings, *, use_cache: bool = True, progress: bool =
     """Every training seed's record (trained, or read from the cache)."""
     from tqdm import tqdm
 
-    runs = []
-    for seed in tqdm(st.seeds, disable=not progress, desc="seed002 runs", unit="model"):
-        path = run_path("seed002", st, seed)
-        rec = None
-        if use_cache and path.is_file():
-            try:
-                rec = json.loads(path.read_text())
-            except (OSError, ValueError):
-                rec = None
-        if rec is None:
-            rec = _run(st, seed, progress=False)
-            atomic_write_text(path, json.dumps(rec) + "\n")
-        runs.append(rec)
-    return runs
+    return [cached(run_path("seed002", st, seed), lambda seed=seed: _run(st, seed, progress=False),
+                   use_cache=use_cache)
+            for seed in tqdm(st.seeds, disable=not progress, desc="seed002 runs", unit="model")]

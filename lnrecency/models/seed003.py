@@ -17,15 +17,13 @@ task's answer is predicted):
 """
 from __future__ import annotations
 
-import json
 from dataclasses import asdict
 
 import numpy as np
 import torch
 
-from lnrecency.atomic import atomic_write_text
 from lnrecency.models.decoder import Decoder
-from lnrecency.models.seeds_config import Seed003Settings, run_path
+from lnrecency.models.seeds_config import Seed003Settings, cached, run_path, runs_of
 from lnrecency.models.tasks import batch
 from lnrecency.models.train import deterministic, train
 
@@ -81,19 +79,7 @@ def run_seed003(st: Seed003Settings, *, use_cache: bool = True, progress: bool =
     """Every (task, architecture, seed) record (trained, or read from the cache)."""
     from tqdm import tqdm
 
-    from lnrecency.models.seeds_config import runs_of
-
-    runs = []
-    for task, arch, seed in tqdm(runs_of("seed003", st), disable=not progress, desc="seed003 runs", unit="model"):
-        path = run_path("seed003", st, task, arch, seed)
-        rec = None
-        if use_cache and path.is_file():
-            try:
-                rec = json.loads(path.read_text())
-            except (OSError, ValueError):
-                rec = None
-        if rec is None:
-            rec = _run(st, task, arch, seed)
-            atomic_write_text(path, json.dumps(rec) + "\n")
-        runs.append(rec)
-    return runs
+    return [cached(run_path("seed003", st, task, arch, seed), lambda t=task, a=arch, s=seed: _run(st, t, a, s),
+                   use_cache=use_cache)
+            for task, arch, seed in tqdm(runs_of("seed003", st), disable=not progress, desc="seed003 runs",
+                                         unit="model")]

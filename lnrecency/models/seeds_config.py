@@ -21,7 +21,7 @@ from lnrecency.config import check_int
 from lnrecency.models.config import DecoderConfig, TrainSettings, config_hash
 from lnrecency.models.thesis_config import cache_dir, torch_version
 
-__all__ = ["Seed002Settings", "Seed003Settings", "EXPERIMENTS", "run_path", "is_cached", "LEVEL"]
+__all__ = ["Seed002Settings", "Seed003Settings", "EXPERIMENTS", "run_path", "is_cached", "cached", "runs_of", "LEVEL"]
 
 LEVEL = 0.95  # t-intervals over training seeds
 VERSION = {"seed002": "seed002-1", "seed003": "seed003-1"}
@@ -170,6 +170,20 @@ def runs_of(experiment: str, settings) -> list[tuple]:
     if experiment == "seed002":
         return [(s,) for s in settings.seeds]
     return [(t, a, s) for t in settings.tasks for a in settings.archs for s in settings.seeds]
+
+
+def cached(path: Path, compute, *, use_cache: bool = True) -> dict:
+    """The JSON record at ``path`` when cached and readable, else ``compute()``, written there atomically."""
+    from lnrecency.atomic import atomic_write_text
+
+    if use_cache and path.is_file():
+        try:
+            return json.loads(path.read_text())
+        except (OSError, ValueError):
+            pass
+    rec = compute()
+    atomic_write_text(path, json.dumps(rec) + "\n")
+    return rec
 
 
 def is_cached(experiment: str, settings) -> bool:
