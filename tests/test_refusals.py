@@ -24,6 +24,7 @@ from lnrecency.cli import main
     (["finite-width", "--n", "2", "--layers", "100000"], "would take about"),
     (["boundary", "--layer", "3", "--n-max", "5000"], "would take about"),
     (["sweep", "--layers", "100000", "--out", "/nonexistent/x"], "would take about"),
+    (["finite-width", "--n", "3", "--lam", "1e308"], "overflows float64"),
     (["simulate", "--digits", "-1"], "digits must be an integer"),
     (["sweep", "--scheduler", "ucx://127.0.0.1:1", "--out", "/nonexistent/x"], "not supported"),
     (["check-formula", "p_diag", "exp(log(2)*10^9)"], "is a power with exponent 1000000000"),

@@ -424,13 +424,20 @@ def finite_width(n: int, layers: int, *, config: ModelConfig | None = None, chun
     c_out = np.zeros((layers, n))
     cov = np.zeros((layers, n, n, n))
     limit = limit_out = None
-    for v, w in wishart_directions(b, chunk):
-        jet, out = taylor_scores(n, layers, cfg, v, outputs=True)
-        limit, limit_out = jet.c0, out.c0
-        c += np.einsum("r,rlij->lij", w, np.nan_to_num(jet.c2))
-        c_out += np.einsum("r,rli->li", w, out.c2)
-        a = np.ascontiguousarray(np.nan_to_num(jet.c1).transpose(1, 2, 3, 0))  # (L, n, n, K)
-        cov += (a * w) @ a.swapaxes(-1, -2)  # sum_r w_r F1_r[l, i, j] F1_r[l, i, k]
+    lower = causal_mask(n)
+    overflow = False
+    with np.errstate(over="ignore", invalid="ignore"):  # overflow is detected below and refused
+        for v, w in wishart_directions(b, chunk):
+            jet, out = taylor_scores(n, layers, cfg, v, outputs=True)
+            limit, limit_out = jet.c0, out.c0
+            overflow |= not (np.isfinite(jet.c1[..., lower]).all() and np.isfinite(jet.c2[..., lower]).all())
+            c += np.einsum("r,rlij->lij", w, np.nan_to_num(jet.c2))
+            c_out += np.einsum("r,rli->li", w, out.c2)
+            a = np.ascontiguousarray(np.nan_to_num(jet.c1).transpose(1, 2, 3, 0))  # (L, n, n, K)
+            cov += (a * w) @ a.swapaxes(-1, -2)  # sum_r w_r F1_r[l, i, j] F1_r[l, i, k]
+    if overflow or not (np.isfinite(limit[..., lower]).all() and np.isfinite(cov).all() and np.isfinite(c).all()):
+        raise ValueError(f"the finite-width theory overflows float64 at {cfg.label()} (n={n}, layers={layers}); "
+                         f"its coefficients are not finite numbers there: use a smaller lam or gamma")
     centring = np.zeros((layers, n, n))
     curvature = np.zeros((layers, n, n))
     centring_out = np.zeros((layers, n))

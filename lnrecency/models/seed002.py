@@ -135,22 +135,22 @@ def _run(st: Seed002Settings, seed: int, *, progress: bool) -> dict:
     res = train(st.decoder(), st.training(seed), progress=progress)
     model = res.model
     with deterministic(st.threads), torch.no_grad():
-        score, per = induction_score(model, n=st.n_train, sequences=256, seed=seed)  # periods within training
+        _, per = induction_score(model, n=st.n_train, sequences=256, seed=seed)  # periods within training
         head = int(np.argmax(per[1]))
         short = _mean_attention(model, _random_sequences(st.short, st.random_sequences, st.vocab, seed, 2), head)
         long_toks = _random_sequences(st.long, st.random_sequences, st.vocab, seed, 2)
         long = _mean_attention(model, long_toks, head)
         ablated = [attention_slope(_mean_attention(model, long_toks, head, positions=False, keep_heads={0: [k]}))
                    for k in range(st.n_heads)]
-        ablated_map = _mean_attention(model, long_toks, head, positions=False,
-                                      keep_heads={0: [int(np.argmin(np.abs(ablated - np.median(ablated))))]})
+        kept = int(np.argmin(np.abs(np.asarray(ablated) - np.median(ablated))))  # the median kept head (shown)
+        ablated_map = _mean_attention(model, long_toks, head, positions=False, keep_heads={0: [kept]})
         return {"seed": seed, "settings": asdict(st), "log": res.log, "seconds": res.seconds,
                 "induction_score": float(per[1][head]), "induction_scores": per, "head": head,
                 "figure1": _figure1(model, st, head, seed),
                 "attention_short": short.tolist(), "attention_long": long.tolist(),
                 "slope_short": attention_slope(short), "slope_long": attention_slope(long),
                 "ablated_slopes": ablated, "ablated_map": ablated_map.tolist(),
-                "ablated_kept": int(np.argmin(np.abs(ablated - np.median(ablated)))),
+                "ablated_kept": kept,
                 "mechanism": _mechanism(model, st, seed)}
 
 
