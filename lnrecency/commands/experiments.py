@@ -1,15 +1,16 @@
 """`lnrecency experiments thesis|seed002|seed003 [--quick] [--json]`: trained-model experiments.
 
-``thesis``: the paper's thesis in trained decoders (lnrecency.models.thesis): trains (or reads from the cache) NoPE decoders with LayerNorm / RMSNorm / none, 3 seeds each, probes them at
-initialisation, at matched held-out loss and after training, and prints the verdicts TM1-TM5.
-
-Default: 27 models, about 11 min on 2 cores; ``--quick``: 9 models (2-layer attention-only), about 1 min.
-Runs are cached by configuration hash (``$LNRECENCY_CACHE`` or ~/.cache/lnrecency); the report reads them.
+``thesis``: the paper's thesis in trained decoders (lnrecency.models.thesis): trains (or reads from the cache)
+NoPE decoders with LayerNorm / RMSNorm / none, 3 seeds each, probes them at initialisation, at matched held-out
+loss and after training, and prints the verdicts TM1-TM5. Default: 27 models, about 12 min on 2 cores;
+``--quick``: 9 models (2-layer attention-only), about 1 min.
 ``seed002``: seed 002's induction-head experiments (lnrecency.models.seed002; verdicts S2.1-S2.7): 3 seeds of a
-2-layer attention-only decoder; default about 12 min, ``--quick`` about 2 min.
+2-layer attention-only decoder; default: one model trains in about 145 s alone (the whole run measured 20 min
+with the test suite running beside it), ``--quick`` about 70 s.
 ``seed003``: seed 003's vanishing variance and post-attention LayerNorm (lnrecency.models.seed003; verdicts
-S3.1-S3.3): 2 tasks x 3 placements x 3 seeds; default about 6 min, ``--quick`` about 1 min.
+S3.1-S3.3): 2 tasks x 3 placements x 3 seeds; default about 7.5 min, ``--quick`` about 90 s.
 
+Runs are cached by configuration hash (``$LNRECENCY_CACHE`` or ~/.cache/lnrecency); the report reads them.
 ``--json``: {"experiment", "settings", "verdicts": [ClaimResult JSON + "training_seeds"], "runs": [...]}.
 """
 from __future__ import annotations
