@@ -92,14 +92,15 @@ def _not_run(cid: str, reason: str) -> list:
                         f"Not evaluated: {reason}")]
 
 
-def _seed002(quick: bool, progress=None):
+def _experiment(experiment: str, quick: bool, progress=None):
+    """(settings, runs, "") of the experiment's preset, or (None, None, why) without torch."""
     try:
-        from lnrecency.models.seed002 import run_seed002
-        from lnrecency.models.seeds_config import Seed002Settings
+        from lnrecency.models.seeds import run_experiment
+        from lnrecency.models.seeds_config import EXPERIMENTS
     except ImportError as exc:
         return None, None, f"needs the models extra (python3 -m pip install -e '.[models]'): {exc}"
-    st = Seed002Settings.preset(quick)
-    return st, run_seed002(st, progress=bool(progress)), ""
+    st = EXPERIMENTS[experiment].preset(quick)
+    return st, run_experiment(experiment, st, progress=bool(progress)), ""
 
 
 def _base2(st) -> dict:
@@ -172,21 +173,11 @@ def _finding(verdict: str, group) -> str:
 
 def _s2(cid: str):
     def run(*, quick: bool = False, progress=None) -> list:
-        st, runs, why = _seed002(quick, progress)
+        st, runs, why = _experiment("seed002", quick, progress)
         if runs is None:
             return _not_run(cid, why)
         return _results_for(cid, seed002_statistics(st, runs), _base2(st))
     return run
-
-
-def _seed003(quick: bool, progress=None):
-    try:
-        from lnrecency.models.seed003 import run_seed003
-        from lnrecency.models.seeds_config import Seed003Settings
-    except ImportError as exc:
-        return None, None, f"needs the models extra (python3 -m pip install -e '.[models]'): {exc}"
-    st = Seed003Settings.preset(quick)
-    return st, run_seed003(st, progress=bool(progress)), ""
 
 
 def _base3(st) -> dict:
@@ -225,7 +216,7 @@ def seed003_statistics(st, runs: list) -> dict:
 
 def _s3(cid: str):
     def run(*, quick: bool = False, progress=None) -> list:
-        st, runs, why = _seed003(quick, progress)
+        st, runs, why = _experiment("seed003", quick, progress)
         if runs is None:
             return _not_run(cid, why)
         return _results_for(cid, seed003_statistics(st, runs), _base3(st))

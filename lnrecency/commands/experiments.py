@@ -68,15 +68,11 @@ def run(args: argparse.Namespace) -> int:
 
         from lnrecency.claims.seeds_trained import S2, S3
         from lnrecency.models.seeds_config import EXPERIMENTS as SETTINGS
+        from lnrecency.models.seeds import run_experiment
 
         st = SETTINGS[args.experiment].preset(args.quick)
-        if args.experiment == "seed002":
-            from lnrecency.models.seed002 import run_seed002 as runner
-            BY_ID = S2
-        else:
-            from lnrecency.models.seed003 import run_seed003 as runner
-            BY_ID = S3
-        runs = runner(st, use_cache=not args.no_cache, progress=not args.json)
+        BY_ID = S2 if args.experiment == "seed002" else S3
+        runs = run_experiment(args.experiment, st, use_cache=not args.no_cache, progress=not args.json)
         settings, summaries = asdict(st), [_seed_summary(r) for r in runs]
     results = evaluate(list(BY_ID), quick=args.quick, progress=False)
     if args.json:

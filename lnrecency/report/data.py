@@ -149,13 +149,10 @@ class ReportData:
             from lnrecency.claims.seeds_trained import available
             value = None
             if available(experiment, self.settings.quick):
+                from lnrecency.models.seeds import run_experiment
                 from lnrecency.models.seeds_config import EXPERIMENTS
                 st = EXPERIMENTS[experiment].preset(self.settings.quick)
-                if experiment == "seed002":
-                    from lnrecency.models.seed002 import run_seed002 as runner
-                else:
-                    from lnrecency.models.seed003 import run_seed003 as runner
-                value = (st, runner(st))
+                value = (st, run_experiment(experiment, st))
             self._sims[experiment] = value
         return self._sims[experiment]
 
