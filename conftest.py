@@ -1,7 +1,8 @@
 """pytest configuration of the whole suite (tests/ and proofs_check/).
 
-* hypothesis profiles: "ci" (default; few examples, no deadline) and "thorough" (many examples),
-  selected by the environment variable LNRECENCY_HYPOTHESIS=thorough. Both derandomised (fixed seed):
+* hypothesis profiles: "ci" (default; few examples, no deadline) and "thorough" (many examples, and
+  the tests marked ``thorough``: the same checks on more settings), selected by the environment
+  variable LNRECENCY_HYPOTHESIS=thorough. Both derandomised (fixed seed):
   the same run gives the same examples.
 * the false-alarm budget: every statistical comparison of the suite (Monte Carlo means, orderings and
   frequencies in proofs_check/, the sampler's two-sample tests and mean checks in tests/) registers
@@ -27,6 +28,22 @@ PROFILE = os.environ.get("LNRECENCY_HYPOTHESIS", "ci")
 if PROFILE not in ("ci", "thorough"):
     raise ValueError(f"LNRECENCY_HYPOTHESIS must be 'ci' or 'thorough'; got {PROFILE!r}")
 settings.load_profile(PROFILE)
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "thorough: a slower repeat of a check that also runs by default "
+                                       "(more settings or values); run with LNRECENCY_HYPOTHESIS=thorough")
+
+
+def pytest_collection_modifyitems(config, items):
+    """Items marked ``thorough`` run only in the thorough profile; the default profile keeps the same
+    check on fewer settings, so `pytest proofs_check` stays within its time goal."""
+    if PROFILE == "thorough":
+        return
+    skip = pytest.mark.skip(reason="thorough profile only (LNRECENCY_HYPOTHESIS=thorough)")
+    for item in items:
+        if "thorough" in item.keywords:
+            item.add_marker(skip)
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):

@@ -33,6 +33,7 @@ __all__ = ["LABELS", "BiasRow", "BiasProfile", "classify_signs", "bias_profile",
 
 LABELS = ("recency", "earlier", "flat", "mixed", "trivial", "inconclusive")
 FLOAT_RESOLUTION = 1e-12
+ROUNDING_NOISE = float(np.sqrt(np.finfo(float).eps))  # 1.5e-8: a difference with no spread below it is rounding
 DEFAULT_DPS = 50
 METHODS = ("limit", "mc")
 
@@ -190,7 +191,12 @@ def bias_profile(layer: int, n: int, *, config: ModelConfig | None = None, metho
         est = [sim.paired_difference(layer, i, j + 1, j) for j in range(1, i)]
         means = tuple(float(e.mean) for e in est)
         ses = tuple(float(e.stderr) for e in est)
-        zs = tuple(z_score(mu, se) for mu, se in zip(means, ses))
+        # no spread (SE below the float64 resolution of the row's scores) and a difference below sqrt(eps)
+        # of them: every draw gave the same rounding (e.g. alpha = 1 - 1e-16, tokens equal up to 1e-8), not
+        # a resolved difference; z would be +-inf from rounding alone. A tie, z = 0.
+        scale = max(1.0, float(np.nanmax(np.abs(sim.mean[layer - 1, i - 1, :i]))))
+        zs = tuple(0.0 if se <= FLOAT_RESOLUTION * scale and abs(mu) <= ROUNDING_NOISE * scale
+                   else z_score(mu, se) for mu, se in zip(means, ses))
         signs = [1 if z > k else (-1 if z < -k else 0) for z in zs]
         res = k * max(ses) if ses else None
         rows.append(BiasRow(i, _classify_mc(signs), means, ses, zs, res))

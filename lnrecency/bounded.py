@@ -16,7 +16,8 @@ class BudgetExceeded(Exception):
     """The call did not finish within its time or memory budget (the message says which)."""
 
 
-def _die_with_parent() -> None:
+def die_with_parent() -> None:
+    """Linux: this process gets SIGKILL when its parent dies (a worker never outlives a killed command)."""
     try:
         import ctypes
         import signal
@@ -36,7 +37,7 @@ def _address_space() -> int:
 
 
 def _child(conn, fn, args, kwargs, memory_bytes):
-    _die_with_parent()
+    die_with_parent()
     try:  # the budget is on top of what the forked image already maps (e.g. a test process with torch)
         cap = _address_space() + memory_bytes
         resource.setrlimit(resource.RLIMIT_AS, (cap, cap))

@@ -19,7 +19,7 @@ COMMANDS = ("limit", "finite_width", "boundary", "region", "sweep", "reproduce",
             "train", "probe", "experiments")
 
 
-def _number(text: str) -> float:
+def parse_number(text: str) -> float:
     """A float, or 'sqrt(X)' for sqrt(X) (the authors' lam = sqrt(d) and gamma = sqrt(d))."""
     t = text.strip()
     try:
@@ -30,16 +30,28 @@ def _number(text: str) -> float:
         raise argparse.ArgumentTypeError(f"expected a number or sqrt(number); got {text!r}") from None
 
 
+def parse_layers(text: str, flag: str = "--layer") -> list[int]:
+    """A layer number or a comma list such as 3,4 (1 to 16 layers in [1, 64])."""
+    try:
+        out = [int(x) for x in str(text).split(",") if x.strip()]
+    except ValueError:
+        raise ValueError(f"{flag} must be a layer number or a comma list such as 3,4; got {text!r}") from None
+    if not out or len(out) > 16 or any(not 1 <= x <= 64 for x in out):
+        raise ValueError(f"{flag} must name 1 to 16 layers in [1, 64]; got {text!r}")
+    return out
+
+
 def add_config_arguments(parser: argparse.ArgumentParser, *, embedding: bool = False,
-                         convention: bool = True) -> None:
+                         convention: bool = True, width: bool = True) -> None:
     """The model flags (README, "The model"): --norm, --residual, --gamma, --lam, --alpha (and --embedding),
-    and --convention (the authors' setting at width --d, mapped onto these; lnrecency.conventions)."""
+    and --convention (the authors' setting at width --d, mapped onto these; lnrecency.conventions).
+    ``width=False``: the command defines its own --d (the width it simulates or expands at)."""
     g = parser.add_argument_group("model M(norm, residual, lam, gamma, alpha) (see the README)")
     g.add_argument("--norm", default="layernorm", help=f"one of {', '.join(NORMS)} (default layernorm)")
     g.add_argument("--residual", action="store_true", help="h' = h + gamma * o instead of h' = o")
-    g.add_argument("--gamma", type=_number, default=None, help="residual weight > 0 (default 1)")
-    g.add_argument("--lam", type=_number, default=None, help="inverse temperature > 0, e.g. 1 or sqrt(64)")
-    g.add_argument("--alpha", type=_number, default=0.0, help="embedding anisotropy in [0, 1) (default 0)")
+    g.add_argument("--gamma", type=parse_number, default=None, help="residual weight > 0 (default 1)")
+    g.add_argument("--lam", type=parse_number, default=None, help="inverse temperature > 0, e.g. 1 or sqrt(64)")
+    g.add_argument("--alpha", type=parse_number, default=0.0, help="embedding anisotropy in [0, 1) (default 0)")
     if embedding:
         g.add_argument("--embedding", default=None, help=f"one of {', '.join(EMBEDDINGS)} (default gaussian)")
     if convention:
@@ -50,15 +62,19 @@ def add_config_arguments(parser: argparse.ArgumentParser, *, embedding: bool = F
                             "--d as in their code, mapped exactly onto our model (README, 'Conventions')")
         g.add_argument("--ln-scaling", action="store_true",
                        help="authors-v1 with LayerNorm: scores divided by d instead of sqrt(d)")
-        if not any("--d" in a.option_strings for a in parser._actions):
+        if width:
             g.add_argument("--d", type=int, default=None, help="width d (with --convention: fixes lam, gamma)")
 
 
+def _convention_kw(args: argparse.Namespace) -> dict:
+    return dict(norm=args.norm, residual=args.residual, alpha=args.alpha, d=args.d,
+                ln_scaling=getattr(args, "ln_scaling", False))
+
+
 def config_from_args(args: argparse.Namespace) -> ModelConfig:
-    """The model of the parsed flags; with --convention the authors' setting mapped at --d, and
-    ``args.convention_record`` set to its JSON record (None otherwise)."""
+    """The model of the parsed flags; with --convention the authors' setting mapped at --d. Reads the
+    flags only (the Namespace is not changed)."""
     conv = getattr(args, "convention", None)
-    args.convention_record = None
     if conv is None:
         if getattr(args, "ln_scaling", False):
             raise ValueError("--ln-scaling needs --convention authors-v1")
@@ -66,7 +82,7 @@ def config_from_args(args: argparse.Namespace) -> ModelConfig:
                            gamma=1.0 if args.gamma is None else args.gamma,
                            lam=1.0 if args.lam is None else args.lam, alpha=args.alpha,
                            embedding=getattr(args, "embedding", None) or "gaussian")
-    from lnrecency.conventions import convention_record, preset
+    from lnrecency.conventions import preset
 
     fixed = [f"--{name} {value:g}" for name, value in (("lam", args.lam), ("gamma", args.gamma))
              if value is not None]
@@ -78,11 +94,7 @@ def config_from_args(args: argparse.Namespace) -> ModelConfig:
     if getattr(args, "d", None) is None:
         raise ValueError(f"--convention {conv} needs --d (the width fixes lam = sqrt(d) and the residual "
                          f"weight)")
-    kw = dict(norm=args.norm, residual=args.residual, alpha=args.alpha, d=args.d,
-              ln_scaling=getattr(args, "ln_scaling", False))
-    cfg = preset(conv, **kw)
-    args.convention_record = convention_record(conv, **kw)
-    return cfg
+    return preset(conv, **_convention_kw(args))
 
 
 def default_n(args: argparse.Namespace, default: int = 8) -> int:
@@ -99,8 +111,11 @@ def default_n(args: argparse.Namespace, default: int = 8) -> int:
 def with_convention(out: dict, args: argparse.Namespace) -> dict:
     """Add the convention record (the authors' setting and the equivalent configuration) to a JSON
     output when --convention was given."""
-    if getattr(args, "convention_record", None) is not None:
-        out["convention"] = args.convention_record
+    conv = getattr(args, "convention", None)
+    if conv is not None:  # the same mapping as config_from_args
+        from lnrecency.conventions import convention_record
+
+        out["convention"] = convention_record(conv, **_convention_kw(args))
     return out
 
 

@@ -25,13 +25,15 @@ NORMS = tuple(NORMALISATIONS)
 EMBEDDINGS = ("gaussian", "normalized")
 
 
-def _is_bool(value: Any) -> bool:
-    return isinstance(value, bool) or type(value).__name__ == "bool_"
+def is_bool(value: Any) -> bool:
+    """A Python or numpy bool."""
+    kind = type(value)  # numpy's bool is numpy.bool_ (numpy 1) or numpy.bool (numpy 2)
+    return isinstance(value, bool) or (kind.__module__ == "numpy" and kind.__name__ in ("bool_", "bool"))
 
 
 def _as_float(name: str, value: Any) -> float:
     """float(value) for a real number (int, float, Fraction, numpy, sympy or mpmath number)."""
-    if _is_bool(value) or isinstance(value, (str, bytes)) or value is None:
+    if is_bool(value) or isinstance(value, (str, bytes)) or value is None:
         raise ValueError(f"{name} must be a real number; got {value!r} ({type(value).__name__})")
     try:
         if hasattr(value, "is_number") and not getattr(value, "is_number"):  # sympy symbol
@@ -62,7 +64,7 @@ def check_real(name: str, value: Any, *, low: float, high: float = math.inf,
 
 def check_int(name: str, value: Any, *, minimum: int = 1, maximum: int | None = None) -> int:
     """Validate an integer size (n, layers, d, samples, ...): an integer, not a bool, in range."""
-    if _is_bool(value) or not isinstance(value, numbers.Integral):
+    if is_bool(value) or not isinstance(value, numbers.Integral):
         raise ValueError(
             f"{name} must be an integer >= {minimum}; got {value!r} ({type(value).__name__})"
         )
@@ -96,7 +98,7 @@ class ModelConfig:
 
     def __post_init__(self) -> None:
         check_choice("norm", self.norm, NORMS)
-        if not _is_bool(self.residual):
+        if not is_bool(self.residual):
             raise ValueError(f"residual must be a bool (True or False); got {self.residual!r}")
         object.__setattr__(self, "residual", bool(self.residual))
         check_real("gamma", self.gamma, low=0.0, low_open=True)

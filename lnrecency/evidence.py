@@ -175,7 +175,9 @@ class EntryCheck(Evidence):
 
 @record
 class MeanChecks(Evidence):
-    """Monte Carlo means at width d against limit + c/d, within k SE + R/d^2 (+ rounding) each."""
+    """Monte Carlo means at width d against limit + c/d, within k SE + R/d^2 (+ rounding) each. At
+    d = 10^12 (``remainder_constant`` None: c/d is ~1e-12) it is an implementation-consistency check: the
+    sampler and the limit code agree; it adds no support at a width anyone uses."""
 
     JSON_PROPERTIES = ("passed",)
 
@@ -185,7 +187,7 @@ class MeanChecks(Evidence):
     samples: int
     seed: Any
     method: str
-    remainder_constant: RemainderConstant
+    remainder_constant: RemainderConstant | None
     remainder_bound: float
     per_comparison_rate: float
     checks: tuple[EntryCheck, ...]
@@ -197,6 +199,63 @@ class MeanChecks(Evidence):
     @property
     def max_abs_z(self) -> float:
         return max(abs(ch.check.z) for ch in self.checks)
+
+
+@record
+class WidthChecks(Evidence):
+    """Support at the widths people use: Monte Carlo means at each d in ``widths`` (the authors' 16, 64,
+    256) against limit + c/d within k SE + R/d^2, one remainder constant R measured at d_ref = 16 and 32
+    (independent seeds) for all of them."""
+
+    JSON_PROPERTIES = ("passed",)
+
+    remainder_constant: RemainderConstant
+    widths: tuple[MeanChecks, ...]
+
+    @property
+    def passed(self) -> bool:
+        return all(m.passed for m in self.widths)
+
+    @property
+    def max_abs_z(self) -> float:
+        return max(m.max_abs_z for m in self.widths)
+
+
+@record
+class MCMeans(Evidence):
+    """A Monte Carlo mean check in its two roles (lnrecency.claims._common.mc_means): implementation
+    consistency at d = 10^12 (code against code) and support at the authors' widths."""
+
+    JSON_PROPERTIES = ("passed",)
+
+    implementation_consistency: MeanChecks
+    authors_widths: WidthChecks
+
+    @property
+    def passed(self) -> bool:
+        return self.implementation_consistency.passed and self.authors_widths.passed
+
+
+def records_of(evidence: Any, kind: type) -> list:
+    """Every record of type ``kind`` inside ``evidence`` (fields, tuples and lists, depth first, in field
+    order): how a table finds the checks a verdict used without knowing the claim."""
+    out: list = []
+
+    def walk(x: Any) -> None:
+        if isinstance(x, kind):
+            out.append(x)
+        elif isinstance(x, Evidence):
+            for f in fields(x):
+                walk(getattr(x, f.name))
+        elif isinstance(x, (tuple, list)):
+            for y in x:
+                walk(y)
+        elif isinstance(x, dict):
+            for y in x.values():
+                walk(y)
+
+    walk(evidence)
+    return out
 
 
 @record

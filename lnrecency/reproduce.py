@@ -471,6 +471,9 @@ def findings_v1() -> list[str]:
             "setting, the LayerNorm figures do not."]
 
 
+OUTPUT_NAMES = ("index.md", "reproduce.json")  # the rest depends on the figures; checked at publish
+
+
 def reproduce(out: str | Path, *, figure: str = "all", samples: int | None = None, seed: int = 0,
               progress: bool | None = None, convention: str = "authors-v2") -> list[Path]:
     """Regenerate the selected figures into ``out`` (published atomically: an interrupted run leaves
@@ -485,7 +488,7 @@ def reproduce(out: str | Path, *, figure: str = "all", samples: int | None = Non
         raise ValueError(f"figure {figure!r} belongs to --convention {convention_of(figure)}; got {convention}")
     samples = DEFAULT_SAMPLES[convention] if samples is None else check_int("samples", samples, minimum=2)
     final = Path(out)
-    with staged_directory(final, "reproduce.json") as stage:
+    with staged_directory(final, OUTPUT_NAMES) as stage:
         figs, runs = run_panels(figure, samples=samples, seed=seed, progress=progress, convention=convention)
         files = []
         panels = panel_table(figs, runs)
@@ -519,5 +522,5 @@ def reproduce(out: str | Path, *, figure: str = "all", samples: int | None = Non
                              for r, d in runs],
                 "findings": notes, "files": names}
         atomic_write_text(stage / "reproduce.json", _json.dumps(meta, indent=1) + "\n")
-        publish(stage, final, "reproduce.json")
+        publish(stage, final)
     return [final / n for n in names]

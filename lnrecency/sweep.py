@@ -251,6 +251,9 @@ def curves_figure(points: list, grid: SweepGrid):
                         "of recency at alpha = 0; the joining lines between points are only a guide.", fig)
 
 
+OUTPUT_NAMES = ("sweep.json", *(f"phase_diagram.{x}" for x in ("md", "csv", "json", "png", "pdf")))
+
+
 def write_sweep(out: str | Path, grid: SweepGrid, *, scheduler: str = "local", workers: int = 2,
                 progress: bool | None = None, curves: tuple = (), curve_points: int = 12) -> list[Path]:
     """Sweep and write phase_diagram.{md,csv,json,png,pdf} and sweep.json into ``out`` atomically; with
@@ -260,7 +263,7 @@ def write_sweep(out: str | Path, grid: SweepGrid, *, scheduler: str = "local", w
     from lnrecency.atomic import atomic_write_text, publish, staged_directory
 
     final = Path(out)
-    with staged_directory(final, "sweep.json") as stage:
+    with staged_directory(final, OUTPUT_NAMES) as stage:
         rows = sweep(grid, scheduler=scheduler, workers=workers, progress=progress)
         files = phase_table(rows, grid).write(stage, ("md", "csv", "json"))
         files += phase_figure(rows, grid).write(stage)
@@ -274,5 +277,5 @@ def write_sweep(out: str | Path, grid: SweepGrid, *, scheduler: str = "local", w
                          "lams": list(grid.lams), "alphas": list(grid.alphas), "layers": grid.layers,
                          "n_max": grid.n_max}, "files": names}
         atomic_write_text(stage / "sweep.json", json.dumps(meta, indent=1) + "\n")
-        publish(stage, final, "sweep.json")
+        publish(stage, final)
     return [final / n for n in names]

@@ -460,6 +460,9 @@ def simulate_scores(n: int, layers: int, d: int, samples: int, *, seed: Any, met
         chunk = check_int("chunk", chunk, minimum=1)
     if not isinstance(paired, bool):
         raise ValueError(f"paired must be True or False; got {paired!r}")
+    if executor is not None and not callable(getattr(executor, "submit", None)):
+        raise ValueError(f"executor must be a concurrent.futures-style executor (with .submit), e.g. "
+                         f"lnrecency.distributed.executor(...), or None; got {executor!r}")
     cv = _check_control_variate(control_variate)
     if cv == "quadratic":
         from lnrecency.theory.finite_width import check_supported

@@ -170,3 +170,20 @@ def test_smallest_d_verdict_rejects_a_wrong_d_star():
     assert decide_smallest_d(ok, 4, k) == "inconclusive"    # not confirmed at 4: not supported
     assert decide_smallest_d(per([0.3, 2.0, 6.0, -9.0, 12.0]), 8, k) == "refuted"  # reversed above d*
     assert decide_smallest_d(per([-9.0, 2.0, 6.0, 9.0, 12.0]), 8, k) == "confirmed"  # reversed below d* only
+
+
+@pytest.mark.parametrize("factor", [0.0, 2.0])
+def test_authors_width_checks_reject_a_wrong_first_order_term(factor):
+    """The claims' support at the authors' widths (mc_means: d = 16, 64, 256, R from d = 16 and 32) says no
+    to a planted 1/d coefficient (none, doubled; halved is rejected too, seed 80, not run here), while the d = 10^12 implementation-consistency
+    check cannot see c at all and passes: why it is not counted as support at any width."""
+    from lnrecency.claims._common import theory
+
+    cfg = ModelConfig(norm="layernorm", lam=1.0)
+    fw = theory(cfg, 8, 2)
+    entries = [(8, j) for j in range(1, 9)]
+    c = {(i, j): factor * float(fw.c[1, i - 1, j - 1]) for i, j in entries}
+    res = mc_means(f"power: c x {factor}", cfg, 8, 2, entries, samples=4000, seed=80, c=c)
+    assert res.implementation_consistency.passed and not res.authors_widths.passed
+    true = mc_means("power: true c", cfg, 8, 2, entries, samples=4000, seed=80)
+    assert true.passed

@@ -7,6 +7,7 @@ import stat
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 from lnrecency.cli import main
@@ -129,3 +130,60 @@ def test_run_bounded_returns_raises_and_stops():
     assert time.monotonic() - start < 5
     with pytest.raises(BudgetExceeded, match="GiB"):
         run_bounded(bytearray, 2 ** 31, seconds=5, memory_bytes=2 ** 30)
+
+
+# -- the Python API validates as the CLI does (issue 20) -------------------------------------------------
+
+def test_limit_scores_exact_takes_sympy_and_mpmath_numbers():
+    import mpmath
+    import sympy
+
+    from lnrecency.theory.limit import limit_scores
+
+    exact = limit_scores(4, 2, alpha=sympy.Rational(1, 5), lam=sympy.sqrt(2), exact=True)
+    assert exact.dtype == object and isinstance(exact[1, 3, 0], sympy.Expr)
+    floats = limit_scores(4, 2, alpha=0.2, lam=2 ** 0.5)
+    assert abs(float(exact[1, 3, 0]) - floats[1, 3, 0]) < 1e-12
+    assert abs(float(limit_scores(4, 2, alpha=mpmath.mpf("0.25"), exact=True)[1, 3, 0])
+               - limit_scores(4, 2, alpha=0.25)[1, 3, 0]) < 1e-12
+    with pytest.raises(ValueError, match="exact must be True or False"):
+        limit_scores(3, 1, exact="yes")
+
+
+def test_numpy_scalars_are_parameters():
+    from lnrecency.theory.limit import limit_scores
+
+    a = limit_scores(4, 2, residual=np.bool_(True), alpha=np.longdouble(0.2), lam=np.float32(2))
+    assert np.array_equal(a, limit_scores(4, 2, residual=True, alpha=float(np.longdouble(0.2)), lam=2.0),
+                          equal_nan=True)
+
+
+@pytest.mark.parametrize("args, kw, match", [
+    (("score", 2, 5), {}, "qj < qi"),
+    (("p_off", 3, 3), {}, "qj < qi"),
+    (("p_diag", 0), {}, "qi must be"),
+    (("score", 2.5, 1), {}, "qi must be"),
+    (("score", 5, 2), {"dps": 0}, "dps must be"),
+])
+def test_closed_form_evaluate_refuses_impossible_positions(args, kw, match):
+    from lnrecency.theory.closed_forms import evaluate
+
+    with pytest.raises(ValueError, match=match):
+        evaluate(*args, **kw)
+
+
+def test_simulate_refuses_a_non_executor():
+    from lnrecency.numerics import simulate_scores
+
+    with pytest.raises(ValueError, match="executor must be"):
+        simulate_scores(4, 2, 16, 10, seed=0, executor="junk")
+
+
+def test_bias_mc_does_not_read_a_direction_from_rounding():
+    """alpha = 1 - 1e-16: every draw gives the same scores up to rounding (SE 0); no row may be labelled
+    from the resulting z = +-inf (it was 'earlier')."""
+    from lnrecency.bias import bias_profile
+
+    prof = bias_profile(2, 6, method="mc", d=64, samples=500, seed=1, norm="none", alpha=0.9999999999999999)
+    assert all(abs(z) < 1e6 for r in prof.rows for z in r.z)
+    assert not {r.bias for r in prof.rows} & {"earlier", "recency", "mixed"}

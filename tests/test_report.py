@@ -283,3 +283,31 @@ def test_ctrl_c_ends_the_report_quickly_and_cleanly(tmp_path):
     assert "Exception ignored" not in err and "Traceback" not in err
     assert sorted(p.name for p in out.iterdir()) == ["keep.txt"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["rep"]
+
+
+def test_width_and_consistency_tables_are_the_verdicts_evidence():
+    """practical_widths and implementation_consistency show the checks the verdicts used, number for number
+    (lnrecency.evidence.records_of), and a failing check shows as FAIL."""
+    from dataclasses import replace
+
+    from lnrecency.claims.registry import evaluate
+    from lnrecency.evidence import MCMeans, records_of
+    from lnrecency.report import claim_tables as ct
+    from lnrecency.report.data import ReportData, ReportSettings
+
+    data = ReportData(ReportSettings.make(quick=True))
+    results = evaluate(["T1"], quick=True, progress=False)
+    data._verdicts, data._all_verdicts = {"T1": results}, True
+    table = ct.practical_widths_table(data)
+    means = [m for r in results for m in records_of(r.evidence, MCMeans)]
+    assert len(table.rows) == 3 * len(means) == 12
+    assert table.column("d") == [16, 64, 256] * 4
+    assert table.column("R") == [m.authors_widths.remainder_constant.R for m in means for _ in range(3)]
+    assert table.column("R/d^2") == [w.remainder_bound for m in means for w in m.authors_widths.widths]
+    assert set(table.column("result")) == {"pass"}
+    cons = ct.consistency_table(data)
+    assert cons.column("worst")[:4] == [ct._worst(m.implementation_consistency) for m in means]
+    # a failing check is shown so
+    first = means[0].authors_widths.widths[0]
+    bad = replace(first.checks[0], check=replace(first.checks[0].check, estimate=first.checks[0].check.prediction + 1))
+    assert ct._ratio(bad.check) > 1 and not bad.passed

@@ -40,3 +40,24 @@ def test_catalog_refuses_unknown_id():
     assert by_id("C6").module == "deeper"
     with pytest.raises(ValueError, match="C42"):
         by_id("C42")
+
+
+def test_parallel_evaluation_is_the_same_as_serial():
+    """evaluate(jobs=2): the same results (JSON bytes) and the same false-alarm registrations as jobs=1."""
+    import json
+
+    from lnrecency.claims.registry import evaluate
+    from lnrecency.stats import BUDGET
+
+    ids = ["C7", "C8", "P8"]
+    suite = dict(BUDGET.entries)  # the session's registrations are restored after
+    try:
+        BUDGET.clear()
+        serial = [json.dumps(r.to_json(), sort_keys=True) for r in evaluate(ids, quick=True, progress=False)]
+        entries = dict(BUDGET.entries)
+        BUDGET.clear()
+        parallel = [json.dumps(r.to_json(), sort_keys=True)
+                    for r in evaluate(ids, quick=True, progress=False, jobs=2)]
+        assert parallel == serial and dict(BUDGET.entries) == entries and entries
+    finally:
+        BUDGET.entries.update(suite)

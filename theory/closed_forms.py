@@ -25,9 +25,10 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 import mpmath
+import numpy as np
 import sympy
 
-from lnrecency.config import NORMS, as_fraction, check_choice, make_config
+from lnrecency.config import NORMS, as_fraction, check_choice, check_int, make_config
 from lnrecency.layers import NORMALISATIONS
 
 __all__ = ["i", "j", "k", "alpha", "lam", "gamma", "ClosedForms", "closed_forms", "QUANTITIES",
@@ -122,6 +123,9 @@ def evaluate(quantity: str, qi: Any, qj: Any = 1, *, config=None, dps: int | Non
     """
     check_choice("quantity", quantity, QUANTITIES)
     cfg = make_config(config, **params)
+    _check_indices(quantity, qi, qj)
+    if dps is not None:
+        dps = check_int("dps", dps, minimum=1, maximum=100_000)
     if dps is None:
         f = _lambdified(cfg.residual, cfg.norm, quantity, "numpy")
         return f(qi, qj, float(cfg.alpha), float(cfg.lam), float(cfg.gamma))
@@ -129,6 +133,33 @@ def evaluate(quantity: str, qi: Any, qj: Any = 1, *, config=None, dps: int | Non
     with mpmath.workdps(dps):
         num = [_mp(x) for x in (qi, qj, cfg.alpha, cfg.lam, cfg.gamma)]
         return +f(*num)
+
+
+# the key index qj: ignored by the diagonal quantities (p_diag, score_diag); any key for h2 / h
+_OFF_DIAGONAL = ("p_off", "g", "score")  # their closed forms are those of a key strictly before the query
+
+
+def _check_indices(quantity: str, qi: Any, qj: Any) -> None:
+    """Query and key positions are integers >= 1 (numpy arrays elementwise), with the key at or before the
+    query where the quantity needs one (causal mask: S_ij is defined for j <= i)."""
+    def ints(name: str, x: Any) -> np.ndarray:
+        a = np.asarray(x)
+        if a.dtype == object:  # sympy / mpmath integers
+            try:
+                a = np.asarray(np.vectorize(float, otypes=[float])(a))
+            except (TypeError, ValueError):
+                pass
+        if a.dtype == object or a.dtype.kind not in "iuf" or a.size == 0:
+            raise ValueError(f"{name} must be a position 1, 2, ... (or an array of them); got {x!r}")
+        if not np.all(np.isfinite(a)) or np.any(a != np.floor(a)) or np.any(a < 1):
+            raise ValueError(f"{name} must be positions 1, 2, ... (integers >= 1); got {x!r}")
+        return a
+
+    i_, j_ = ints("qi", qi), ints("qj", qj)
+    if quantity in _OFF_DIAGONAL and np.any(j_ >= i_):
+        raise ValueError(f"{quantity} needs qj < qi (a key before its query; the diagonal is "
+                         f"{'p_diag' if quantity == 'p_off' else 'score_diag' if quantity == 'score' else 'h2'}); "
+                         f"got qi={qi!r}, qj={qj!r}")
 
 
 def _mp(x: Any) -> mpmath.mpf:

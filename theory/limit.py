@@ -25,7 +25,7 @@ import mpmath
 import numpy as np
 import sympy
 
-from lnrecency.config import ModelConfig, check_int, make_config
+from lnrecency.config import ModelConfig, is_bool, check_int, make_config
 from lnrecency.layers import Arithmetic, arithmetic, causal_mask
 from lnrecency.resources import available_memory
 
@@ -156,6 +156,9 @@ def _prepare(n: Any, layers: Any, config: ModelConfig | None, params: dict, dps:
     n = check_int("n", n, minimum=1)
     layers = check_int("layers", layers, minimum=1)
     cfg = make_config(config, **params)
+    if not is_bool(exact):
+        raise ValueError(f"exact must be True or False; got {exact!r}")
+    exact = bool(exact)
     backend = _backend(dps, exact)
     check_memory(n, layers, dps, exact)
     check_time(n, layers, dps, exact)
@@ -217,17 +220,20 @@ def limit_trajectory(n: int, layers: int, *, config: ModelConfig | None = None, 
 
 
 def limit_scores(n: int, layers: int, *, config: ModelConfig | None = None, dps: int | None = None,
-                 **params: Any) -> np.ndarray:
+                 exact: bool = False, **params: Any) -> np.ndarray:
     """Expected scores E[S^(l)_ij] in the d -> infinity limit, l = 1..layers.
 
     Returns a float64 array of shape (layers, n, n), NaN above the diagonal (``[l-1, i-1, j-1]`` is
     S^(l)_ij). With ``dps=k`` the recursion runs in mpmath at k significant digits and an object
     array of ``mpmath.mpf`` is returned (same indexing). The model comes from ``config`` or from
     keywords (norm, residual, gamma, lam, alpha), not both (:func:`lnrecency.config.make_config`).
+    ``exact=True``: sympy (parameters may be sympy rationals and surds, ``Fraction`` or mpmath numbers,
+    taken at their exact binary value); an object array of sympy expressions.
     """
-    n, layers, cfg, backend = _prepare(n, layers, config, params, dps, False)
-    scores = np.stack([layer.scores for layer in _run(n, layers, cfg, backend, dps, False)])
-    if dps is None:
+    n, layers, cfg, backend = _prepare(n, layers, config, params, dps, exact)
+    scores = np.stack([np.asarray(layer.scores, dtype=object if (exact or dps) else float)
+                       for layer in _run(n, layers, cfg, backend, dps, False)])
+    if dps is None and not exact:
         check_finite(scores, cfg)
     return scores
 

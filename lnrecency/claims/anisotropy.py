@@ -22,7 +22,7 @@ import sympy
 from lnrecency.claims._common import (adjacent_triples, grouped, mc_means, mc_orderings, row_labels,
                                       setting)
 from lnrecency.config import ModelConfig
-from lnrecency.evidence import Evidence, LimitProfile, RegionRecord, MeanChecks, OrderingTests, ProofRecord, item, record
+from lnrecency.evidence import Evidence, LimitProfile, RegionRecord, MCMeans, OrderingTests, ProofRecord, item, record
 from lnrecency.verdicts import decide
 
 ID = "C4"
@@ -49,9 +49,9 @@ class RecencyEvidence(Evidence):
     limit: LimitProfile  # the profile at alpha = 0.9 (rows by label)
     region: RegionRecord  # alpha in [0, 0.999]: where recency holds on every row <= n (lnrecency.theory.region)
     mc_ordering_gaussian: OrderingTests | None = item(omit_none=True)
-    mc_means_gaussian: MeanChecks | None = item(omit_none=True)
+    mc_means_gaussian: MCMeans | None = item(omit_none=True)
     mc_ordering_normalized: OrderingTests | None = item(omit_none=True)
-    mc_means_normalized: MeanChecks | None = item(omit_none=True)
+    mc_means_normalized: MCMeans | None = item(omit_none=True)
 
 
 @record

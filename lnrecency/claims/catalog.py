@@ -131,7 +131,12 @@ _PRINTED = "printed derivation line (symbolic)"
 
 CATALOG: tuple[Claim, ...] = (
     Claim("report", None, "the report's own outputs",
-          tables=(TableOutput("verdicts", "every claim with its verdict from `lnrecency verify`", "verdict_table"),)),
+          tables=(TableOutput("verdicts", "every claim with its verdict from `lnrecency verify`", "verdict_table"),
+                  TableOutput("practical_widths", "every Monte Carlo mean check that supports a verdict, at the "
+                                                  "authors' widths d = 16, 64, 256", "practical_widths_table"),
+                  TableOutput("implementation_consistency", "the d = 10^12 checks: sampler against limit code "
+                                                            "(no support at any width)",
+                              "consistency_table"))),
     Claim("T1", "theorem1", "Theorem 1: layer-2 recency with normalisation, isotropic embeddings",
           tables=(TableOutput("t1_scores", "Theorem 1: layer-2 last-row scores with LayerNorm, limit vs MC at "
                                            "several d", "score_table", ("T1",)),

@@ -16,7 +16,7 @@ import sympy
 
 from lnrecency.claims._common import grouped, mc_means, setting
 from lnrecency.config import ModelConfig
-from lnrecency.evidence import Evidence, MeanChecks, ProofRecord, item, record
+from lnrecency.evidence import Evidence, MCMeans, ProofRecord, item, record
 from lnrecency.verdicts import decide
 
 ID = "C7"
@@ -46,7 +46,7 @@ class OutputNormEvidence(Evidence):
     limit_i_to_oo_of_i_osq: str
     limit_lam_to_0_of_i_osq: str
     i_osq_at_lam1: dict  # {i: i |o_i|^2}
-    mc_means: MeanChecks
+    mc_means: MCMeans
 
 
 @record
@@ -55,7 +55,7 @@ class FloorEvidence(Evidence):
 
     limit_i_to_oo_of_osq: str
     floor_formula: str
-    mc_means: MeanChecks | None = item(omit_none=True)
+    mc_means: MCMeans | None = item(omit_none=True)
 
 
 def osq_formula():

@@ -8,7 +8,9 @@ settings, refuted in others).
 from __future__ import annotations
 
 import importlib
+import multiprocessing as mp
 import sys
+from concurrent.futures import ProcessPoolExecutor
 from typing import Iterable
 
 from tqdm import tqdm
@@ -52,22 +54,53 @@ def check_ids(ids: Iterable[str] | None, *, trained: bool = False) -> list[str]:
     return out
 
 
+def _run_in_worker(module: str, wanted: list[str], quick: bool) -> tuple[list[ClaimResult], dict]:
+    """:func:`_run` in a worker process, with the false-alarm budget entries it registered there."""
+    from lnrecency.stats import BUDGET
+
+    BUDGET.clear()
+    return _run(module, wanted, quick), dict(BUDGET.entries)
+
+
 def evaluate(ids: Iterable[str] | None = None, *, quick: bool = False,
-             progress: bool | None = None, trained: bool = False) -> list[ClaimResult]:
+             progress: bool | None = None, trained: bool = False, jobs: int = 1) -> list[ClaimResult]:
     """Evaluate the claims ``ids`` (all by default); results in registry order, filtered to ``ids``.
 
     ``quick``: smaller grids and sample sizes (the pytest default); ``progress``: a tqdm bar over the
     claim modules (None: only when stderr is a terminal); ``trained``: with ``ids=None``, the claims on
-    trained models too (:data:`TRAINED`).
+    trained models too (:data:`TRAINED`). ``jobs``: claim modules evaluated in that many forked processes
+    (each module's seeds are its own, so the results are the same for every ``jobs``; the workers'
+    false-alarm registrations are merged into this process's budget; workers die with this process).
     """
+    from lnrecency.config import check_int
+
     wanted = check_ids(ids, trained=trained)
+    jobs = check_int("jobs", jobs, minimum=1, maximum=64)
     modules = []
     for cid in wanted:
         if CLAIMS[cid][0] not in modules:
             modules.append(CLAIMS[cid][0])
     show = sys.stderr.isatty() if progress is None else bool(progress)
     results: list[ClaimResult] = []
-    for module in tqdm(modules, disable=not show, desc="claims", unit="module", leave=False):
-        results += _run(module, wanted, quick)
+    if jobs > 1 and len(wanted) > 1 and "fork" in mp.get_all_start_methods():
+        from lnrecency.bounded import die_with_parent
+        from lnrecency.stats import BUDGET
+
+        # one task per module, or per claim id where the module evaluates each id on its own (BY_ID)
+        tasks = []
+        for m in modules:
+            own = [cid for cid in wanted if CLAIMS[cid][0] == m]
+            split = hasattr(importlib.import_module(f"lnrecency.claims.{m}"), "BY_ID")
+            tasks += [(m, [cid]) for cid in own] if split else [(m, wanted)]
+        with ProcessPoolExecutor(max_workers=min(jobs, len(tasks)), mp_context=mp.get_context("fork"),
+                                 initializer=die_with_parent) as pool:
+            futures = [pool.submit(_run_in_worker, m, ids_, quick) for m, ids_ in tasks]
+            for fut in tqdm(futures, disable=not show, desc="claims", unit="module", leave=False):
+                part, entries = fut.result()
+                results += part
+                BUDGET.entries.update(entries)
+    else:
+        for module in tqdm(modules, disable=not show, desc="claims", unit="module", leave=False):
+            results += _run(module, wanted, quick)
     order = {cid: q for q, cid in enumerate(CLAIMS)}
     return sorted(results, key=lambda r: order.get(r.id, len(order)))

@@ -5,15 +5,16 @@ Evidence per setting (norm in l2 / rmsnorm / layernorm; lam = 1, the authors' "s
 sqrt(64), "scaling sqrt(d)" at d = 64; no residual, alpha = 0):
   * proof: theory.proofs.proof_layer2_recency (sympy sign-by-coefficients, all lam > 0, alpha in [0,1));
   * exact limit: Definition-1 profile of layer 2 for n = 16 (quick) or 96;
-  * Monte Carlo at d = 10^12 (gram sampler): all adjacent paired differences of row 8 one-sided > 0,
-    and the row's means within k SE + measured bias bound of the limit.
+  * Monte Carlo (gram sampler), row 8: at d = 16, 64, 256 the means within k SE + R/d^2 of limit + c/d
+    (the support); at d = 10^12 (implementation consistency) all adjacent paired differences one-sided
+    > 0 and the means within k SE of the limit.
 """
 from __future__ import annotations
 
 from lnrecency.claims._common import (adjacent_triples, mc_means, mc_orderings, row_labels,
                                       setting)
 from lnrecency.config import ModelConfig
-from lnrecency.evidence import (Evidence, LimitProfile, MeanChecks, OrderingTests, ProofRecord,
+from lnrecency.evidence import (Evidence, LimitProfile, MCMeans, OrderingTests, ProofRecord,
                                  record)
 from lnrecency.verdicts import ClaimResult, combine
 
@@ -29,7 +30,7 @@ class T1Evidence(Evidence):
     proof: ProofRecord
     limit: LimitProfile
     mc_ordering: OrderingTests
-    mc_means: MeanChecks
+    mc_means: MCMeans
 
 
 def evaluate(*, quick: bool = False, progress=None, seed: int = 20260101) -> list[ClaimResult]:

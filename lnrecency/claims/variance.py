@@ -19,7 +19,7 @@ import sympy
 
 from lnrecency.claims._common import ROUNDING, grouped, mc_means, setting, simulate
 from lnrecency.config import ModelConfig
-from lnrecency.evidence import Evidence, MeanChecks, ProofRecord, item, record
+from lnrecency.evidence import Evidence, MCMeans, ProofRecord, item, record
 from lnrecency.stats import OrderingCheck, mean_check, ordering_check, register
 
 ID = "C8"
@@ -37,7 +37,7 @@ N = 8
 @record
 class DecayEvidence(Evidence):
     proof: ProofRecord
-    mc_d_times_variance: MeanChecks
+    mc_d_times_variance: MCMeans
 
 
 @record

@@ -23,7 +23,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="mc: bound on P(any sign in the profile wrong), Bonferroni (default 1e-3)")
     p.add_argument("--json", action="store_true",
                    help='JSON {"layer", "method", "n", "config", ..., "rows": [{"i", "bias", ...}]}')
-    add_config_arguments(p, embedding=True)
+    add_config_arguments(p, embedding=True, width=False)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -27,15 +27,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--digits", type=int, default=6, help="significant digits in text mode (1-17)")
     p.add_argument("--json", action="store_true",
                    help='JSON: {"config", "n", "layers", "c", "limit", "variance"[, "d", "expected"]}')
-    add_config_arguments(p, embedding=True)
+    add_config_arguments(p, embedding=True, width=False)
 
 
 def run(args: argparse.Namespace) -> int:
     if not 1 <= args.digits <= 17:
         raise ValueError(f"--digits must be in [1, 17]; got {args.digits}")
     cfg = config_from_args(args)
-    args.n = default_n(args)
-    fw = finite_width(args.n, args.layers, config=cfg)
+    n = default_n(args)
+    fw = finite_width(n, args.layers, config=cfg)
     if args.d is not None:
         fw.expected(args.d)  # validates d before printing anything
     elif args.measure is not None:
@@ -48,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(with_convention(out, args)))
         return 0
     g = args.digits
-    print(f"# finite-width theory, {cfg.label()} ({cfg.embedding} embeddings), n={args.n}")
+    print(f"# finite-width theory, {cfg.label()} ({cfg.embedding} embeddings), n={n}")
     print(f"# {fw.label}")
     blocks = [("c (1/d coefficient)", fw.c), ("limit S_lim", fw.limit), ("v = d Var_d S", fw.variance)]
     if args.d is not None:
@@ -60,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
     for layer in range(args.layers):
         for title, arr in blocks:
             print(f"\nlayer {layer + 1}, {title}: rows i = 1..n, columns j = 1..i")
-            for i in range(args.n):
+            for i in range(n):
                 print(f"i={i + 1:<4d} " + "  ".join(f"{x:.{g}g}" for x in arr[layer, i, :i + 1]))
     return 0
 

@@ -27,28 +27,29 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     cfg = config_from_args(args)
-    args.n = default_n(args)
+    n = default_n(args)
     top = 17 if args.dps is None else args.dps
-    if args.digits is None:
-        args.digits = 6 if args.dps is None else args.dps
-    if not 1 <= args.digits <= top:
+    digits = args.digits
+    if digits is None:
+        digits = 6 if args.dps is None else args.dps
+    if not 1 <= digits <= top:
         raise ValueError(f"--digits must be in [1, {top}] ({'float64' if args.dps is None else '--dps'}); "
-                         f"got {args.digits}")
-    s = limit_scores(args.n, args.layers, config=cfg, dps=args.dps)
+                         f"got {digits}")
+    s = limit_scores(n, args.layers, config=cfg, dps=args.dps)
     if args.json:
         def cell(x):
             if args.dps is None:
                 return None if np.isnan(x) else float(x)
             return None if mpmath.isnan(x) else mpmath.nstr(x, args.dps)
         rows = [[[cell(x) for x in row] for row in layer] for layer in s]
-        print(json.dumps(with_convention({"config": cfg.as_dict(), "n": args.n, "layers": args.layers,
+        print(json.dumps(with_convention({"config": cfg.as_dict(), "n": n, "layers": args.layers,
                                           "dps": args.dps, "scores": rows}, args)))
         return 0
-    print(f"# exact d -> infinity limit, {cfg.label()}, n={args.n}"
+    print(f"# exact d -> infinity limit, {cfg.label()}, n={n}"
           + ("" if args.dps is None else f", mpmath dps={args.dps}"))
     for layer_index, layer in enumerate(s, start=1):
         print(f"\nlayer {layer_index}: S[i, j] (rows i = 1..n, columns j = 1..i)")
         for i, row in enumerate(layer, start=1):
-            cells = [mpmath.nstr(x, args.digits) if args.dps else f"{x:.{args.digits}g}" for x in row[:i]]
+            cells = [mpmath.nstr(x, digits) if args.dps else f"{x:.{digits}g}" for x in row[:i]]
             print(f"i={i:<4d} " + "  ".join(cells))
     return 0

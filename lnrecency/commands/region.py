@@ -7,7 +7,7 @@ import argparse
 import json
 import sys
 
-from lnrecency.cli import add_config_arguments, config_from_args
+from lnrecency.cli import add_config_arguments, config_from_args, parse_layers
 
 NAME = "region"
 HELP = ("where an ordering holds at layer L for every n <= N, as intervals of alpha, lam or gamma with "
@@ -28,23 +28,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_config_arguments(p, convention=False)
 
 
-def _layers(text: str) -> list[int]:
-    try:
-        out = [int(x) for x in str(text).split(",") if x.strip()]
-    except ValueError:
-        raise ValueError(f"--layer must be a layer number or a comma list such as 3,4; got {text!r}") from None
-    if not out or len(out) > 16 or any(not 1 <= x <= 64 for x in out):
-        raise ValueError(f"--layer must name 1 to 16 layers in [1, 64]; got {text!r}")
-    return out
-
-
 def run(args: argparse.Namespace) -> int:
     from lnrecency.config import check_choice
     from lnrecency.theory.region import PARAMETERS, region
 
     check_choice("--vary", args.vary, PARAMETERS)
     check_choice("--ordering", args.ordering, ("recency", "earlier"))
-    layers = _layers(args.layer)
+    layers = parse_layers(args.layer)
     if args.vary in ("lam", "gamma") and getattr(args, args.vary) is not None:
         raise ValueError(f"--{args.vary} is what --vary {args.vary} varies; give its range with --from / --to")
     cfg = config_from_args(args)

@@ -21,7 +21,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help=f"draws per (row, d) (default {DEFAULT_SAMPLES['authors-v2']} for authors-v2, "
                         f"{DEFAULT_SAMPLES['authors-v1']} for authors-v1; the authors used 10000000 and 100000)")
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    p.add_argument("--out", required=True, help="output folder (replaced atomically)")
+    p.add_argument("--out", required=True, help="output folder (published atomically; files lnrecency did not write are kept)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 

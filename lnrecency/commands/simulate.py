@@ -35,32 +35,32 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true",
                    help="JSON output: {config, n, layers, d, samples, seed, method, mean, stderr, "
                         "recency_probability, convention (with --convention)}")
-    add_config_arguments(p, embedding=True)
+    add_config_arguments(p, embedding=True, width=False)
 
 
 def run(args: argparse.Namespace) -> int:
     check_int("digits", args.digits, minimum=1, maximum=17)
     cfg = config_from_args(args)
-    args.n = default_n(args)
-    rp_on = 3 <= args.n <= RP_MAX_N  # RP needs the paired accumulators: 16 * layers * n^3 bytes
+    n = default_n(args)
+    rp_on = 3 <= n <= RP_MAX_N  # RP needs the paired accumulators: 16 * layers * n^3 bytes
     kw = dict(seed=args.seed, method=args.method, chunk=args.chunk, config=cfg, paired=rp_on,
               control_variate=args.control_variate)
     if args.scheduler == "none":
-        r = simulate_scores(args.n, args.layers, args.d, args.samples, **kw)
+        r = simulate_scores(n, args.layers, args.d, args.samples, **kw)
     else:
         from lnrecency.distributed import executor
 
         from lnrecency.distributed import check_workers
 
         check_workers(args.workers)
-        estimate_memory(args.n, args.layers, args.d, method=args.method)  # validates before a cluster starts
+        estimate_memory(n, args.layers, args.d, method=args.method)  # validates before a cluster starts
         with executor(args.scheduler, args.workers) as ex:
-            r = simulate_scores(args.n, args.layers, args.d, args.samples, executor=ex, **kw)
+            r = simulate_scores(n, args.layers, args.d, args.samples, executor=ex, **kw)
     rp = [r.recency_probability(layer) for layer in range(1, r.layers + 1)] if rp_on else []
     if args.json:
         def rows(a):
             return [[[None if np.isnan(x) else float(x) for x in row] for row in layer] for layer in a]
-        print(json.dumps(with_convention({"config": cfg.as_dict(), "n": args.n, "layers": args.layers, "d": args.d,
+        print(json.dumps(with_convention({"config": cfg.as_dict(), "n": n, "layers": args.layers, "d": args.d,
                           "samples": args.samples, "seed": args.seed, "method": args.method,
                           "control_variate": r.control_variate,
                           "mean": rows(r.mean), "stderr": rows(r.stderr),
@@ -70,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
                                                   for k, e in enumerate(rp, start=1)] if rp_on else None},
                                          args)))
         return 0
-    print(f"# Monte Carlo at d={args.d}, {cfg.label()}, embedding={cfg.embedding}, n={args.n}, "
+    print(f"# Monte Carlo at d={args.d}, {cfg.label()}, embedding={cfg.embedding}, n={n}, "
           f"samples={args.samples}, seed={args.seed}, method={args.method}, control variate "
           f"{r.control_variate}: mean +- standard error")
     g = args.digits

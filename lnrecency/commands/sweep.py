@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import argparse
 
-from lnrecency.cli import _number
+from lnrecency.cli import parse_layers, parse_number
 from lnrecency.config import NORMS
 
 NAME = "sweep"
@@ -13,7 +13,7 @@ HELP = ("phase diagram: where recency / earlier-token bias / mixed rows hold per
 
 def _floats(text: str) -> tuple:
     try:
-        return tuple(_number(t) for t in text.split(",") if t.strip())
+        return tuple(parse_number(t) for t in text.split(",") if t.strip())
     except argparse.ArgumentTypeError as exc:
         raise argparse.ArgumentTypeError(f"expected comma-separated numbers; {exc}") from None
 
@@ -27,7 +27,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--alpha", type=_floats, default=(0.0, 0.25, 0.5, 0.75), help="default 0,0.25,0.5,0.75")
     p.add_argument("--layers", type=int, default=8, help="deepest layer (layers 2..L; default 8)")
     p.add_argument("--n-max", type=int, default=200, help="longest sequence length searched (default 200)")
-    p.add_argument("--out", required=True, help="output folder (replaced atomically)")
+    p.add_argument("--out", required=True, help="output folder (published atomically; files lnrecency did not write are kept)")
     p.add_argument("--scheduler", default="local",
                    help="'local' (start a local Dask cluster, default), a scheduler address "
                         "(tcp://host:8786), or 'none' (this process)")
@@ -68,9 +68,8 @@ def run(args: argparse.Namespace) -> int:
     grid = SweepGrid(args.norm, res[args.residual], tuple(args.lam), tuple(args.alpha), args.layers, args.n_max)
     curves = ()
     if args.curves is not None:
-        from lnrecency.commands.region import _layers
 
-        curves = tuple(_layers(args.curves))
+        curves = tuple(parse_layers(args.curves, "--curves"))
         for layer in curves:
             check_int("--curves layer", layer, minimum=2, maximum=args.layers)
         check_int("--curve-points", args.curve_points, minimum=2, maximum=200)

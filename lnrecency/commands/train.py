@@ -55,13 +55,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from lnrecency.commands.probe import require_models
 
-    out = Path(args.out)
-    if str(args.out).strip() in ("", ".", "..", "/") or out.name in ("", ".", ".."):
-        raise ValueError(f"--out must name a folder to create or replace; got {args.out!r}")
-    if out.exists() and not out.is_dir():
-        raise ValueError(f"--out must be a folder; got {args.out!r}, an existing file")
+    from lnrecency.atomic import check_out
+
     require_models()
-    from lnrecency.models.train import TrainSettings, save, train
+    from lnrecency.models.train import OUTPUT_NAMES, TrainSettings, save, train
+
+    out = Path(args.out)
+    check_out(out, OUTPUT_NAMES)  # before the training: the folder, and no user file under our names
 
     st = TrainSettings(task=args.task, steps=args.steps, seed=args.seed, batch=args.batch, n=args.n, lr=args.lr,
                        eval_every=args.eval_every, threads=args.threads)

@@ -135,6 +135,7 @@ def train(cfg: DecoderConfig, st: TrainSettings, *, progress: bool = False, snap
 
 
 MANIFEST = "config.json"
+OUTPUT_NAMES = ("model.safetensors", "config.json", "train_log.json")  # checked before the work
 
 
 def save(result: TrainResult, out: str | Path, *, extra: dict | None = None) -> Path:
@@ -142,7 +143,7 @@ def save(result: TrainResult, out: str | Path, *, extra: dict | None = None) -> 
     from safetensors.torch import save_file
 
     out = Path(out)
-    with staged_directory(out, MANIFEST) as stage:
+    with staged_directory(out, OUTPUT_NAMES) as stage:
         state = {k: v.detach().contiguous() for k, v in result.model.state_dict().items()}
         save_file(state, str(stage / "model.safetensors"), metadata={"format": "pt"})
         (stage / "train_log.json").write_text(json.dumps(result.log, indent=1) + "\n")
@@ -150,7 +151,7 @@ def save(result: TrainResult, out: str | Path, *, extra: dict | None = None) -> 
                 "training": asdict(result.settings), "final_heldout_loss": result.final_heldout,
                 **(extra or {}), "files": ["model.safetensors", "config.json", "train_log.json"]}
         (stage / MANIFEST).write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n")
-        publish(stage, out, MANIFEST)
+        publish(stage, out)
     return out
 
 

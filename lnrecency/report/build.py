@@ -27,6 +27,7 @@ from tqdm import tqdm
 from lnrecency.config import check_int
 from lnrecency.report import claim_tables, figures
 from lnrecency.atomic import atomic_write_text, publish, staged_directory
+from lnrecency.bounded import die_with_parent
 from lnrecency.report.data import ReportData
 from lnrecency.report.settings import ReportSettings
 from lnrecency.tables import FORMATS, Table, parse_formats
@@ -94,7 +95,7 @@ def _start_verdicts(settings: ReportSettings, jobs: int):
     """Evaluate every claim in a worker process (so it overlaps the figures); None when jobs == 1."""
     if jobs < 2 or "fork" not in mp.get_all_start_methods():
         return None, None
-    pool = ProcessPoolExecutor(max_workers=1, mp_context=mp.get_context("fork"))
+    pool = ProcessPoolExecutor(max_workers=1, mp_context=mp.get_context("fork"), initializer=die_with_parent)
     return pool, pool.submit(_evaluate_all, settings.quick)
 
 
@@ -113,7 +114,7 @@ def build_report(out: str | Path, *, quick: bool = False, formats: Iterable[str]
     final = Path(out)
     # everything is written into a hidden sibling and published by renames at the end (publish): an
     # interrupted run leaves the old directory as it was and no partial one
-    with staged_directory(final, "report.json") as stage:
+    with staged_directory(final, expected_files(settings, fmts)) as stage:
         return _build_into(stage, final, settings, fmts, jobs, progress)
 
 
@@ -164,7 +165,7 @@ def _build_into(out: Path, final: Path, settings: ReportSettings, fmts, jobs: in
             "files": sorted([p.name for p in result.files] + ["index.md", "report.json"])}
     atomic_write_text(out / "report.json", json.dumps(meta, indent=1) + "\n")
     atomic_write_text(out / "index.md", _index(settings, tables, figs))
-    publish(out, final, "report.json")
+    publish(out, final)
     result.out = final
     result.files = [final / p.name for p in result.files] + [final / "report.json", final / "index.md"]
     result.seconds = time.perf_counter() - start

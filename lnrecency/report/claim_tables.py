@@ -408,6 +408,74 @@ def verdict_table(data: ReportData) -> Table:
                  ["id", "source", "verdict", "statement", "finding", "setting"], rows)
 
 
+def _checks_of(data: ReportData, kind: type):
+    """(result, record) for every record of ``kind`` in the verdicts' evidence: the table shows the very
+    checks the verdicts used (lnrecency.evidence.records_of)."""
+    from lnrecency.evidence import PerSetting, records_of
+
+    for results in data.verdicts().values():
+        for r in results:
+            parts = records_of(r.evidence, PerSetting) or [None]
+            for part in parts:  # a grouped result: each setting with its own checks
+                where = r.to_json()["setting"] if part is None else part.setting
+                for rec in records_of(r.evidence if part is None else part.evidence, kind):
+                    yield r, setting_summary(where, None), rec
+
+
+def _ratio(check) -> float:
+    """|estimate - prediction| / tolerance of one mean check (<= 1: it passes)."""
+    return abs(check.estimate - check.prediction) / check.tolerance
+
+
+def _worst(checks) -> float:
+    """The largest :func:`_ratio` over a MeanChecks' entries."""
+    return max(_ratio(c.check) for c in checks.checks)
+
+
+def practical_widths_table(data: ReportData) -> Table:
+    """Monte Carlo means at the authors' widths against limit + c/d (lnrecency.claims._common.mc_means)."""
+    from lnrecency.evidence import MCMeans
+
+    rows = []
+    for r, where, m in _checks_of(data, MCMeans):
+        w = m.authors_widths
+        for mc in w.widths:
+            rows.append([r.id, where, mc.kind, mc.layer, mc.d,
+                         mc.samples, len(mc.checks), w.remainder_constant.R, mc.remainder_bound, _worst(mc),
+                         "pass" if mc.passed else "FAIL"])
+    caption = ("Support at the widths people use: each Monte Carlo mean against limit + c/d at d = 16, 64, 256 "
+               "within k SE + R/d^2 (R measured at d = 16 and 32, independent seeds; 'worst' is the largest "
+               "|MC - prediction| / tolerance over the entries). The numbers are those of the verdicts.")
+    return Table("practical_widths", "Monte Carlo support at the authors' widths", caption,
+                 ["id", "setting", "check", "layer", "d", "samples", "entries", "R", "R/d^2", "worst", "result"],
+                 rows)
+
+
+def consistency_table(data: ReportData) -> Table:
+    """The d = 10^12 Monte Carlo checks (means and orderings): implementation consistency only."""
+    from lnrecency.claims._common import D_BIG
+    from lnrecency.evidence import MeanChecks, OrderingTests, PairedMean
+
+    rows = []
+    for r, where, m in _checks_of(data, MeanChecks):
+        if m.d == D_BIG:
+            rows.append([r.id, where, "means vs limit", m.layer,
+                         m.samples, len(m.checks), _worst(m), "pass" if m.passed else "FAIL"])
+    for r, where, p in _checks_of(data, PairedMean):
+        if p.d == D_BIG:
+            rows.append([r.id, where, "paired mean vs limit", p.layer, p.samples, 1, _ratio(p.check),
+                         "pass" if p.check.passed else "FAIL"])
+    for r, where, o in _checks_of(data, OrderingTests):
+        if o.d == D_BIG:
+            rows.append([r.id, where, "orderings (sign of the limit)",
+                         o.layer, o.samples, len(o.tests), None, o.verdict])
+    caption = ("Implementation consistency: at d = 10^12 the d-independent sampler reproduces the limit by "
+               "construction, so these checks compare the sampler with the limit code and support no claim "
+               "at any width (the support at the authors' widths is the practical_widths table).")
+    return Table("implementation_consistency", "Implementation consistency (d = 10^12)", caption,
+                 ["id", "setting", "check", "layer", "samples", "entries", "worst", "result"], rows)
+
+
 def authors_table(data: ReportData) -> Table:
     """The authors' figure of the report's convention, RP of every panel (lnrecency.reproduce)."""
     from dataclasses import replace as _replace
