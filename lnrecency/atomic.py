@@ -4,9 +4,8 @@ write removes the temporary file and leaves the target untouched.
 An output folder (report, sweep, reproduce, a checkpoint) is checked before any work
 (:func:`check_out`), built in a hidden staging folder and published (:func:`publish`) under one rule:
 lnrecency deletes, moves or overwrites only files it wrote itself, as recorded in the folder's manifest
-``.lnrecency-manifest.json`` (each name with the SHA-256, size, inode and modification time of the file
-written; a file that differs in any of them since, e.g. edited, copied or put there under that name, is
-the user's). Every other file stays where it is, whatever a file in the folder
+``.lnrecency-manifest.json`` (each name with the SHA-256 and size of the file written; a file whose
+content changed since is the user's). The manifest is deterministic: the same run gives the same bytes. Every other file stays where it is, whatever a file in the folder
 claims; a new output that needs such a name is refused, before the work when the name is known then,
 and at the latest before anything in the folder changes. A symbolic link to a folder is written through
 and stays a link. A staging folder left by a killed run (its process gone) is removed by the next one.
@@ -88,10 +87,9 @@ def _sha256(path: Path) -> str:
 
 
 def _identity(path: Path) -> dict:
-    """What the manifest records of a file it wrote: content hash, size, inode and modification time (a
-    copy, an edit or a file put there under the same name has another)."""
-    st = os.lstat(path)
-    return {"sha256": _sha256(path), "size": st.st_size, "inode": st.st_ino, "mtime_ns": st.st_mtime_ns}
+    """What the manifest records of a file it wrote: content hash and size (an edit gives another). Not
+    inode or time: two runs with the same seed must give the same bytes, manifest included."""
+    return {"sha256": _sha256(path), "size": os.lstat(path).st_size}
 
 
 def _read_manifest(folder: Path) -> dict[str, dict]:
@@ -110,17 +108,16 @@ def _read_manifest(folder: Path) -> dict[str, dict]:
             raise ValueError
         return files
     except (OSError, ValueError, KeyError, TypeError, UnicodeDecodeError):
-        raise OutputRefused(f"out: {str(path)!r} is not a manifest lnrecency wrote; move it or choose "
+        raise OutputRefused(f"--out: {str(path)!r} is not a manifest lnrecency wrote; move it or choose "
                             f"another folder") from None
 
 
 def _ours(path: Path, recorded: dict) -> bool:
-    """A regular file (not a link), with the inode, size, modification time and content hash the manifest
-    recorded: the file lnrecency wrote, unchanged."""
+    """A regular file (not a link) with the size and content hash the manifest recorded: the file
+    lnrecency wrote, unchanged."""
     try:
         st = os.lstat(path)
-        if not stat.S_ISREG(st.st_mode) or (st.st_ino, st.st_size, st.st_mtime_ns) != (
-                recorded.get("inode"), recorded.get("size"), recorded.get("mtime_ns")):
+        if not stat.S_ISREG(st.st_mode) or st.st_size != recorded.get("size"):
             return False
         return _sha256(path) == recorded.get("sha256")
     except OSError:
@@ -141,7 +138,7 @@ def _refuse_clashes(folder: Path, names) -> None:
     clash = _clashes(folder, names)
     if clash:
         more = f" (and {len(clash) - 1} more)" if len(clash) > 1 else ""
-        raise OutputRefused(f"out: {str(folder / clash[0])!r}{more} was not written by lnrecency (or was changed "
+        raise OutputRefused(f"--out: {str(folder / clash[0])!r}{more} was not written by lnrecency (or was changed "
                             f"since); it is kept: move it or choose another folder")
 
 
@@ -180,34 +177,34 @@ def check_out(out: str | os.PathLike, names: Iterable[str] = ()) -> Path:
     if isinstance(text, bytes):
         text = os.fsdecode(text)
     if not str(text).strip():
-        raise OutputRefused("out: empty path; give a folder name, e.g. results")
+        raise OutputRefused("--out: empty path; give a folder name, e.g. results")
     path = Path(text)
     if path.name in ("", ".", ".."):
-        raise OutputRefused(f"out: {text!r} does not name a folder of its own; give a folder name, e.g. "
+        raise OutputRefused(f"--out: {text!r} does not name a folder of its own; give a folder name, e.g. "
                             f"{str(path / 'results')!r}")
     for part in path.parts:
         if len(os.fsencode(part)) > _NAME_MAX:
-            raise OutputRefused(f"out: a name of {len(os.fsencode(part))} bytes; the file system allows "
+            raise OutputRefused(f"--out: a name of {len(os.fsencode(part))} bytes; the file system allows "
                                 f"{_NAME_MAX}")
     if path.is_symlink():
         if not path.exists():
-            raise OutputRefused(f"out: {text!r} is a symbolic link to {os.readlink(path)!r}, which does not "
+            raise OutputRefused(f"--out: {text!r} is a symbolic link to {os.readlink(path)!r}, which does not "
                                 f"exist")
     if path.exists() and not path.is_dir():
-        raise OutputRefused(f"out must be a directory; got {text!r}, an existing file")
+        raise OutputRefused(f"--out must be a directory; got {text!r}, an existing file")
     try:
         target = path.resolve()
     except (RuntimeError, OSError) as exc:  # a symbolic-link loop on the path
-        raise OutputRefused(f"out: cannot resolve {text!r}: {exc}") from None
+        raise OutputRefused(f"--out: cannot resolve {text!r}: {exc}") from None
     probe = target
     while not probe.exists():
         if probe.is_symlink() or probe.parent == probe:
-            raise OutputRefused(f"out: cannot create {text!r} (a link to nothing on its path)")
+            raise OutputRefused(f"--out: cannot create {text!r} (a link to nothing on its path)")
         probe = probe.parent
     if not probe.is_dir():
-        raise OutputRefused(f"out: cannot create {text!r}: {str(probe)!r} is a file")
+        raise OutputRefused(f"--out: cannot create {text!r}: {str(probe)!r} is a file")
     if not os.access(probe, os.W_OK | os.X_OK):
-        raise OutputRefused(f"out: {str(probe)!r} is not writable")
+        raise OutputRefused(f"--out: {str(probe)!r} is not writable")
     if target.exists():
         _refuse_clashes(target, names)
     return target
@@ -226,9 +223,12 @@ def staged_directory(final: str | os.PathLike, names: Iterable[str] = ()) -> Ite
         created.append(probe)
         probe = probe.parent
     home = target if target.exists() else target.parent
-    home.mkdir(parents=True, exist_ok=True)
-    _remove_stale_stages(home)
-    stage = Path(tempfile.mkdtemp(dir=home, prefix=f"{_STAGE}{os.getpid()}-"))
+    try:
+        home.mkdir(parents=True, exist_ok=True)
+        _remove_stale_stages(home)
+        stage = Path(tempfile.mkdtemp(dir=home, prefix=f"{_STAGE}{os.getpid()}-"))
+    except OSError as exc:  # name the folder the user asked for, not the staging one
+        raise OSError(exc.errno, exc.strerror, os.fspath(final)) from None
     with _terminate_as_exit():
         try:
             yield stage
@@ -271,7 +271,7 @@ def publish(stage: Path, final: str | os.PathLike) -> None:
     manifest (names and SHA-256 of the files written) is written last."""
     target = Path(final).resolve()
     new = sorted(p.name for p in stage.iterdir() if p.is_file() and p.name != MANIFEST)
-    hashes = {n: _identity(stage / n) for n in new}  # a rename keeps inode and modification time
+    hashes = {n: _identity(stage / n) for n in new}
     blocked = {signal.SIGINT, signal.SIGTERM}
     old_mask = signal.pthread_sigmask(signal.SIG_BLOCK, blocked)
     try:

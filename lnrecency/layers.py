@@ -4,9 +4,10 @@ Every piece carries, side by side, its finite-width map on vectors (used by both
 and its d -> infinity map on Gram matrices (used by the limit recursion in every number system,
 including the Taylor jets of the finite-width theory):
 
-  normalisation N        vectors (..., n, D) -> N(h)          Gram G -> (Gh, D^(-1/2))
+  normalisation N        vectors (..., n, D) -> N(h)          Gram G -> (Gh, g D^(-1/2))
                          none: h                               Gh = G (no D)
                          l2 / rmsnorm: h / |h|                 Gh = D^(-1/2) G D^(-1/2), D = diag G
+                         (a gain g: g h / |h|, ScaleNorm)      Gh = g^2 D^(-1/2) G D^(-1/2)
                          layernorm: c / |c|, c = h - <u,h> u   same as l2; the centring removes one of
                                     (u = ones / sqrt(d))       the d directions (see ``removed``)
   attention              S = lam N N^T (j <= i), P = causal softmax(S), o = P N      O = P Gh P^T
@@ -40,7 +41,7 @@ import mpmath
 import numpy as np
 import sympy
 
-__all__ = ["Normalisation", "NORMALISATIONS", "Update", "UPDATES", "Arithmetic", "arithmetic",
+__all__ = ["Normalisation", "NORMALISATIONS", "Update", "UPDATES", "Arithmetic", "arithmetic", "Jet", "JetArithmetic",
            "check_rotation_invariance", "causal_mask"]
 
 
@@ -145,6 +146,119 @@ class _SympyArithmetic(_ObjectArithmetic):
         return sympy.nan
 
 
+# --------------------------------------------------------------------------------------------------
+# Second-order Taylor jets, batched over directions
+# --------------------------------------------------------------------------------------------------
+class Jet:
+    """a(t) = c0 + c1 t + c2 t^2 + O(t^3) for a batch of K directions.
+
+    ``c0`` has the value's shape; ``c1`` and ``c2`` have shape (K,) + that shape. Arithmetic follows
+    the Taylor rules: (ab)_1 = a0 b1 + a1 b0, (ab)_2 = a0 b2 + a1 b1 + a2 b0; f(a)_1 = f'(a0) a1,
+    f(a)_2 = f'(a0) a2 + f''(a0) a1^2 / 2.
+    """
+
+    __array_priority__ = 1000
+
+    def __init__(self, c0, c1, c2):
+        self.c0, self.c1, self.c2 = c0, c1, c2
+
+    # -- linear operations
+    def __add__(self, o):
+        if isinstance(o, Jet):
+            return Jet(self.c0 + o.c0, self.c1 + o.c1, self.c2 + o.c2)
+        return Jet(self.c0 + o, self.c1, self.c2)
+
+    __radd__ = __add__
+
+    def __neg__(self):
+        return Jet(-self.c0, -self.c1, -self.c2)
+
+    def __sub__(self, o):
+        return self + (-o)
+
+    def __rsub__(self, o):
+        return (-self) + o
+
+    def __mul__(self, o):
+        if isinstance(o, Jet):
+            return Jet(self.c0 * o.c0, self.c0 * o.c1 + self.c1 * o.c0,
+                       self.c0 * o.c2 + self.c1 * o.c1 + self.c2 * o.c0)
+        return Jet(self.c0 * o, self.c1 * o, self.c2 * o)
+
+    __rmul__ = __mul__
+
+    def __matmul__(self, o):
+        return Jet(self.c0 @ o.c0, self.c0 @ o.c1 + self.c1 @ o.c0,
+                   self.c0 @ o.c2 + self.c1 @ o.c1 + self.c2 @ o.c0)
+
+    def __truediv__(self, o):
+        return self * (o.reciprocal() if isinstance(o, Jet) else 1.0 / o)
+
+    def __rtruediv__(self, o):
+        return self.reciprocal() * o
+
+    def __getitem__(self, idx):
+        idx = idx if isinstance(idx, tuple) else (idx,)
+        return Jet(self.c0[idx], self.c1[(slice(None),) + idx], self.c2[(slice(None),) + idx])
+
+    @property
+    def T(self):
+        return Jet(self.c0.swapaxes(-1, -2), self.c1.swapaxes(-1, -2), self.c2.swapaxes(-1, -2))
+
+    def sum(self, axis: int, keepdims: bool = False):
+        if axis >= 0:
+            raise ValueError("Jet.sum takes a negative axis (the leading axis of c1, c2 is the batch)")
+        return Jet(self.c0.sum(axis=axis, keepdims=keepdims), self.c1.sum(axis=axis, keepdims=keepdims),
+                   self.c2.sum(axis=axis, keepdims=keepdims))
+
+    # -- elementwise functions
+    def _apply(self, f0, f1, f2):
+        """f(a) from f(a0), f'(a0), f''(a0)."""
+        return Jet(f0, f1 * self.c1, f1 * self.c2 + 0.5 * f2 * self.c1 * self.c1)
+
+    def reciprocal(self):
+        r = 1.0 / self.c0
+        return self._apply(r, -r * r, 2.0 * r * r * r)
+
+    def sqrt(self):
+        s = np.sqrt(self.c0)
+        return self._apply(s, 0.5 / s, -0.25 / (s * self.c0))
+
+    def exp(self):
+        e = np.exp(self.c0)
+        return self._apply(e, e, e)
+
+    def where(self, mask, fill):
+        """Value ``fill`` (with zero derivatives) where ``mask`` is False."""
+        return Jet(np.where(mask, self.c0, fill), np.where(mask, self.c1, 0.0), np.where(mask, self.c2, 0.0))
+
+
+class JetArithmetic(Arithmetic):
+    """Second-order Taylor jets (:class:`Jet`, float64 coefficients): the fourth number system, in which
+    the limit recursion yields the finite-width theory's first and second derivatives
+    (:mod:`lnrecency.theory.finite_width`)."""
+
+    name = "jet"
+
+    def exp(self, x):
+        return x.exp()
+
+    def sqrt(self, x):
+        return x.sqrt()
+
+    def diagonal(self, g):
+        return Jet(np.diagonal(g.c0, axis1=-2, axis2=-1).copy(), np.diagonal(g.c1, axis1=-2, axis2=-1).copy(),
+                   np.diagonal(g.c2, axis1=-2, axis2=-1).copy())
+
+    def causal_softmax(self, s, mask):
+        top = np.where(mask, s.c0, -np.inf).max(axis=-1, keepdims=True)  # a constant shift
+        e = (s - top).where(mask, -np.inf).exp()
+        return e * e.sum(axis=-1, keepdims=True).reciprocal()
+
+    def masked_scores(self, s, mask):
+        return s.where(mask, np.nan)
+
+
 def as_fraction(value: Any) -> Fraction:
     """Exact rational of a configuration number: floats by their decimal repr (0.2 -> 1/5)."""
     if isinstance(value, Fraction):
@@ -182,14 +296,39 @@ class Normalisation:
 
     ``centres``: remove the component along u = ones / sqrt(d) (LayerNorm's mean subtraction);
     ``scales``: divide by the length (l2, rmsnorm, layernorm: rms(h) sqrt(d) = |h|);
+    ``gain``: a fixed factor g after the scaling, N(h) = g h / |h| (ScaleNorm; 1 for the others);
     ``rotation_invariant``: N(Q h) = Q N(h) for every rotation Q fixing u (declared; the Gram
     sampler also tests it, :func:`check_rotation_invariance`).
+
+    Consumers ask the layer rather than branching on its flags: :meth:`gram` (the limit, every number
+    system, the jets), :meth:`vectors` (both samplers), :meth:`symbolic` (the closed forms) and
+    :attr:`fixed_length` / :meth:`diagonal_score` (where S_ii is deterministic: the finite-width theory
+    and the convergence fit).
     """
 
     name: str
     centres: bool
     scales: bool
     rotation_invariant: bool = True
+    gain: Any = 1
+
+    @property
+    def fixed_length(self) -> bool:
+        """|N(h)| is the same for every h (= gain): S_ii = lam gain^2 exactly, at every width."""
+        return self.scales
+
+    def diagonal_score(self, lam: Any) -> Any:
+        """S_ii = lam |N h_i|^2 where it is deterministic (:attr:`fixed_length`); None otherwise."""
+        return lam * self.gain * self.gain if self.fixed_length else None
+
+    def factor(self, length: Any) -> Any:
+        """N h = factor h for a token of length ``length`` (sympy): g / length when scaling, else 1."""
+        return sympy.sympify(self.gain) / length if self.scales else sympy.Integer(1)
+
+    def symbolic(self, g_ij: Any, h_i: Any, h_j: Any) -> Any:
+        """The normalised Gram entry <N h_i, N h_j> in sympy from G_ij and the lengths h_i = |h_i|, h_j
+        (the closed forms): g^2 G_ij / (h_i h_j) when scaling, else G_ij."""
+        return self.factor(h_i) * self.factor(h_j) * g_ij
 
     @property
     def removed(self) -> int:
@@ -203,16 +342,19 @@ class Normalisation:
             h = h - (h @ u)[..., None] * u
         if not self.scales:
             return h
-        return h / np.sqrt(np.einsum("...d,...d->...", h, h))[..., None]
+        return (self.gain / np.sqrt(np.einsum("...d,...d->...", h, h)))[..., None] * h
 
     def gram(self, g, ar: Arithmetic):
-        """d -> infinity: (Gh, D^(-1/2)) from the state Gram G (D^(-1/2) is None without scaling).
+        """d -> infinity: (Gh, g D^(-1/2)) from the state Gram G (None without scaling): the token i is
+        multiplied by g / sqrt(G_ii), so Gh = g^2 D^(-1/2) G D^(-1/2).
 
         The centring does not appear: at d = infinity it removes a vanishing part of every vector; at
         finite d its effect is the law of the input Gram (``removed``)."""
         if not self.scales:
             return g, None
         inv = 1 / ar.sqrt(ar.diagonal(g))
+        if self.gain != 1:
+            inv = inv * ar.number(self.gain)
         return g * ar.outer(inv, inv), inv
 
 

@@ -101,8 +101,8 @@ class ConvergenceResult:
         for l0 in layers:
             for i0 in range(n):
                 for j0 in range(i0 + 1):
-                    if j0 == i0 and self.config.normalisation.scales:
-                        continue  # S_ii = lam exactly under a normalisation: no bias to fit
+                    if j0 == i0 and self.config.normalisation.fixed_length:
+                        continue  # S_ii = lam g^2 exactly under a normalisation: no bias to fit
                     if entries is not None and (l0 + 1, i0 + 1, j0 + 1) not in entries:
                         continue
                     b, s = bias[:, l0, i0, j0], se[:, l0, i0, j0]

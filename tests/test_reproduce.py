@@ -5,6 +5,7 @@ import json
 
 import pytest
 
+from lnrecency.atomic import MANIFEST
 from lnrecency.cli import main
 
 
@@ -12,11 +13,11 @@ def test_one_figure_writes_tables_figures_and_findings(tmp_path, capsys):
     out = tmp_path / "rep"
     assert main(["reproduce", "--figure", "4", "--samples", "500", "--out", str(out), "--no-progress"]) == 0
     names = sorted(p.name for p in out.iterdir())
-    assert names == sorted(["index.md", "reproduce.json", "panels.md", "panels.csv", "panels.json",
+    assert names == sorted([MANIFEST, "index.md", "reproduce.json", "panels.md", "panels.csv", "panels.json",
                             "theory_count.md", "theory_count.csv", "theory_count.json", "simul_alpha_residual.png", "simul_alpha_residual.pdf",
                             "simul_alpha_residual_theory.png", "simul_alpha_residual_theory.pdf"])
     meta = json.loads((out / "reproduce.json").read_text())
-    assert meta["files"] == names and meta["figures"] == ["4"] and len(meta["settings"]) == 5
+    assert meta["files"] == [n for n in names if n != MANIFEST] and meta["figures"] == ["4"] and len(meta["settings"]) == 5
     assert all(s["equivalent_config"]["gamma"] == pytest.approx((16 * (1 - s["authors_setting"]["alpha"])) ** 0.5)
                for s in meta["settings"])
     table = json.loads((out / "panels.json").read_text())

@@ -2,16 +2,17 @@
 
 Everything is DERIVED here from the limit recursion, symbolically in the query index i and key index j:
 
-    layer 1:  G = (1 - alpha) I + alpha 1 1^T (unit diagonal, so every norm leaves it unchanged),
-              S_ik = lam G_ik,  P_ik = exp(S_ik) / sum_{m<=i} exp(S_im)            (softmax, summed by sympy)
-    A = P (no residual) or I + gamma P (residual)
+    layer 1:  G = (1 - alpha) I + alpha 1 1^T (unit diagonal: a normalisation multiplies each token by
+              its factor f = gain (1 for every built-in one), asked of the layer, lnrecency.layers),
+              S_ik = lam f^2 G_ik,  P_ik = exp(S_ik) / sum_{m<=i} exp(S_im)       (softmax, summed by sympy)
+    A = f P (no residual) or I + gamma f P (residual)
     layer 2:  G'_ij = sum_k sum_m A_ik A_jm G_km
                     = alpha (sum_k A_ik)(sum_m A_jm) + (1 - alpha) sum_k A_ik A_jk,
               every sum split into the ranges k < j, k = j, j < k < i, k = i and evaluated by
               ``sympy.summation``.
     g(i) = G'_ij (j < i; checked independent of j),  h2(j) = G'_jj,  h = sqrt(h2),
-    S^(2)_ij = lam g(i) / (h(i) h(j)) (l2 / rmsnorm / layernorm: one limit)  or  lam g(i) (norm "none"),
-    S^(2)_ii = lam (normalised) or lam h2(i) (none).
+    S^(2)_ij = lam <N h_i, N h_j> = lam g(i) / (h(i) h(j)) (l2 / rmsnorm / layernorm: one limit; times
+    gain^2 with a gain) or lam g(i) (norm "none"), S^(2)_ii = lam gain^2 (normalised) or lam h2(i) (none).
 
 With E = e^lam, F = e^(lam alpha), Z_i = E + (i-1) F this gives (an independent hand derivation, which the sympy result matches):
 no residual g = (1-alpha) F/Z_i + alpha, h2 = (1-alpha)(E^2 + (j-1)F^2)/Z_j^2 + alpha; residual
@@ -65,10 +66,12 @@ def _row_sum(pieces: list[tuple[Any, Any, sympy.Expr]]) -> sympy.Expr:
     return sympy.Add(*[sympy.summation(v, (k, lo, hi)) for lo, hi, v in pieces])
 
 
-def _layer1_weights() -> tuple[sympy.Expr, sympy.Expr]:
-    """(P_ii, P_ik for k < i) from the softmax of S_ik = lam (alpha + (1 - alpha) delta_ik)."""
-    s_diag = lam * (alpha + (1 - alpha))  # = lam
-    s_off = lam * alpha
+def _layer1_weights(layer) -> tuple[sympy.Expr, sympy.Expr]:
+    """(P_ii, P_ik for k < i) from the softmax of S_ik = lam <N x_i, N x_k>, the unit-length tokens' Gram
+    G_ik = alpha + (1 - alpha) delta_ik normalised by the layer (lnrecency.layers: g^2 G_ik with a gain)."""
+    one = sympy.Integer(1)
+    s_diag = lam * layer.symbolic(one, one, one)  # = lam (gain 1)
+    s_off = lam * layer.symbolic(alpha, one, one)
     z = _row_sum([(1, i - 1, sympy.exp(s_off)), (i, i, sympy.exp(s_diag))])
     return sympy.exp(s_diag) / z, sympy.exp(s_off) / z
 
@@ -82,9 +85,11 @@ def closed_forms(residual: bool, norm: str = "layernorm") -> ClosedForms:
     """Derive the closed forms for one setting (cached). ``norm`` only changes the score."""
     if not isinstance(residual, bool):
         raise ValueError(f"residual must be a bool (True or False); got {residual!r}")
-    check_choice("norm", norm, NORMS)
-    p_diag, p_off = _layer1_weights()
-    scale = gamma if residual else sympy.Integer(1)
+    check_choice("norm", norm, tuple(NORMALISATIONS))
+    layer = NORMALISATIONS[norm]  # the normalisation's own maps (lnrecency.layers), not its flags
+    p_diag, p_off = _layer1_weights(layer)
+    # o = P N x and N x = factor x for the unit-length tokens: A = factor P, or I + gamma factor P
+    scale = (gamma if residual else sympy.Integer(1)) * layer.factor(sympy.Integer(1))
     a_diag = (1 if residual else 0) + scale * p_diag  # A_ii
     a_off = scale * p_off                                # A_ik, k < i
     ri, rj = _row(i, a_diag, a_off), _row(j, a_diag, a_off)
@@ -102,10 +107,10 @@ def closed_forms(residual: bool, norm: str = "layernorm") -> ClosedForms:
     num, den = sympy.fraction(h2)
     # den = Z_j^2 with Z_j = E + (j-1)F > 0, so h = sqrt(num) / Z_j
     h = sympy.sqrt(num) / den.base if den.is_Pow and den.exp == 2 else sympy.sqrt(h2)
-    if NORMALISATIONS[norm].scales:  # Gh_ij = G_ij / sqrt(G_ii G_jj) (lnrecency.layers)
-        score, score_diag = lam * g / (h.subs(j, i) * h), lam
-    else:
-        score, score_diag = lam * g, lam * h2.subs(j, i)
+    score = lam * layer.symbolic(g, h.subs(j, i), h)
+    score_diag = layer.diagonal_score(lam)
+    if score_diag is None:
+        score_diag = lam * h2.subs(j, i)
     return ClosedForms(residual, norm, p_diag, p_off, g, h2, h, score, sympy.sympify(score_diag))
 
 

@@ -69,7 +69,7 @@ import mpmath
 import numpy as np
 
 from lnrecency.config import ModelConfig, check_int, make_config
-from lnrecency.layers import NORMALISATIONS, Arithmetic, causal_mask
+from lnrecency.layers import NORMALISATIONS, Arithmetic, Jet, JetArithmetic, causal_mask
 
 __all__ = ["Jet", "FiniteWidth", "finite_width", "taylor_scores", "wishart_directions",
            "finite_difference_c", "check_supported", "FIRST_ORDER", "third_cumulant", "EDGEWORTH"]
@@ -81,117 +81,6 @@ EDGEWORTH = ("second order in d^-1/2 (one-term Edgeworth): P(S_ij > S_ik) = Phi(
 _JET_BUDGET_BYTES = 192 * 2**20  # working memory of one batch of directions
 MAX_SECONDS = 20.0  # the per-layer overhead budget (refused above, before any work)
 MAX_COST = 5e10  # n(n+1)/2 directions x layers x n^3: about 2 minutes on this project's 2-core machine
-
-
-# --------------------------------------------------------------------------------------------------
-# Second-order Taylor jets, batched over directions
-# --------------------------------------------------------------------------------------------------
-class Jet:
-    """a(t) = c0 + c1 t + c2 t^2 + O(t^3) for a batch of K directions.
-
-    ``c0`` has the value's shape; ``c1`` and ``c2`` have shape (K,) + that shape. Arithmetic follows
-    the Taylor rules: (ab)_1 = a0 b1 + a1 b0, (ab)_2 = a0 b2 + a1 b1 + a2 b0; f(a)_1 = f'(a0) a1,
-    f(a)_2 = f'(a0) a2 + f''(a0) a1^2 / 2.
-    """
-
-    __array_priority__ = 1000
-
-    def __init__(self, c0, c1, c2):
-        self.c0, self.c1, self.c2 = c0, c1, c2
-
-    # -- linear operations
-    def __add__(self, o):
-        if isinstance(o, Jet):
-            return Jet(self.c0 + o.c0, self.c1 + o.c1, self.c2 + o.c2)
-        return Jet(self.c0 + o, self.c1, self.c2)
-
-    __radd__ = __add__
-
-    def __neg__(self):
-        return Jet(-self.c0, -self.c1, -self.c2)
-
-    def __sub__(self, o):
-        return self + (-o)
-
-    def __rsub__(self, o):
-        return (-self) + o
-
-    def __mul__(self, o):
-        if isinstance(o, Jet):
-            return Jet(self.c0 * o.c0, self.c0 * o.c1 + self.c1 * o.c0,
-                       self.c0 * o.c2 + self.c1 * o.c1 + self.c2 * o.c0)
-        return Jet(self.c0 * o, self.c1 * o, self.c2 * o)
-
-    __rmul__ = __mul__
-
-    def __matmul__(self, o):
-        return Jet(self.c0 @ o.c0, self.c0 @ o.c1 + self.c1 @ o.c0,
-                   self.c0 @ o.c2 + self.c1 @ o.c1 + self.c2 @ o.c0)
-
-    def __truediv__(self, o):
-        return self * (o.reciprocal() if isinstance(o, Jet) else 1.0 / o)
-
-    def __rtruediv__(self, o):
-        return self.reciprocal() * o
-
-    def __getitem__(self, idx):
-        idx = idx if isinstance(idx, tuple) else (idx,)
-        return Jet(self.c0[idx], self.c1[(slice(None),) + idx], self.c2[(slice(None),) + idx])
-
-    @property
-    def T(self):
-        return Jet(self.c0.swapaxes(-1, -2), self.c1.swapaxes(-1, -2), self.c2.swapaxes(-1, -2))
-
-    def sum(self, axis: int, keepdims: bool = False):
-        if axis >= 0:
-            raise ValueError("Jet.sum takes a negative axis (the leading axis of c1, c2 is the batch)")
-        return Jet(self.c0.sum(axis=axis, keepdims=keepdims), self.c1.sum(axis=axis, keepdims=keepdims),
-                   self.c2.sum(axis=axis, keepdims=keepdims))
-
-    # -- elementwise functions
-    def _apply(self, f0, f1, f2):
-        """f(a) from f(a0), f'(a0), f''(a0)."""
-        return Jet(f0, f1 * self.c1, f1 * self.c2 + 0.5 * f2 * self.c1 * self.c1)
-
-    def reciprocal(self):
-        r = 1.0 / self.c0
-        return self._apply(r, -r * r, 2.0 * r * r * r)
-
-    def sqrt(self):
-        s = np.sqrt(self.c0)
-        return self._apply(s, 0.5 / s, -0.25 / (s * self.c0))
-
-    def exp(self):
-        e = np.exp(self.c0)
-        return self._apply(e, e, e)
-
-    def where(self, mask, fill):
-        """Value ``fill`` (with zero derivatives) where ``mask`` is False."""
-        return Jet(np.where(mask, self.c0, fill), np.where(mask, self.c1, 0.0), np.where(mask, self.c2, 0.0))
-
-
-class JetArithmetic(Arithmetic):
-    """The number system of :mod:`lnrecency.layers` on :class:`Jet` (float64 coefficients)."""
-
-    name = "jet"
-
-    def exp(self, x):
-        return x.exp()
-
-    def sqrt(self, x):
-        return x.sqrt()
-
-    def diagonal(self, g):
-        return Jet(np.diagonal(g.c0, axis1=-2, axis2=-1).copy(), np.diagonal(g.c1, axis1=-2, axis2=-1).copy(),
-                   np.diagonal(g.c2, axis1=-2, axis2=-1).copy())
-
-    def causal_softmax(self, s, mask):
-        top = np.where(mask, s.c0, -np.inf).max(axis=-1, keepdims=True)  # a constant shift
-        e = (s - top).where(mask, -np.inf).exp()
-        return e * e.sum(axis=-1, keepdims=True).reciprocal()
-
-    def masked_scores(self, s, mask):
-        return s.where(mask, np.nan)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -447,7 +336,7 @@ def finite_width(n: int, layers: int, *, config: ModelConfig | None = None, chun
         centring = -r * np.nan_to_num(shift.c1[0])
         centring_out = -r * shift_out.c1[0]
         curvature = np.nan_to_num(shift.c2[0])
-    if cfg.normalisation.scales:  # S_ii = lam <N h_i, N h_i> = lam identically: c_ii = 0, no fluctuation
+    if cfg.normalisation.fixed_length:  # S_ii = lam |N h_i|^2 = lam g^2 identically: c_ii = 0, no fluctuation
         idx = np.arange(n)
         for a in (c, centring, curvature):
             a[:, idx, idx] = 0.0
