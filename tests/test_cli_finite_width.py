@@ -50,3 +50,17 @@ def test_simulate_control_variate_flag(capsys):
     out = _json(capsys, ["simulate", "--n", "3", "--d", "64", "--samples", "500", "--json",
                          "--control-variate", "quadratic"])
     assert out["control_variate"] == "quadratic"
+
+
+def test_json_puts_null_above_the_diagonal_in_every_array(capsys):
+    """c, limit and variance agree on what 'no score here' looks like (null), and nowhere else."""
+    import json
+
+    from lnrecency.cli import main
+
+    assert main(["finite-width", "--n", "3", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    for key in ("c", "limit", "variance"):
+        for layer in out[key]:
+            for i, row in enumerate(layer):
+                assert all((x is None) == (j > i) for j, x in enumerate(row)), (key, row)

@@ -207,8 +207,11 @@ class FiniteWidth:
 
     @property
     def variance(self) -> np.ndarray:
-        """v of every score: d Var_d(S_ij) -> v_ij, shape (L, n, n)."""
-        return np.einsum("lijj->lij", self.cov)
+        """v of every score: d Var_d(S_ij) -> v_ij, shape (L, n, n); NaN above the diagonal (no score
+        there), as in ``limit`` and ``c``."""
+        v = np.einsum("lijj->lij", self.cov).copy()
+        v[:, ~causal_mask(self.n)] = np.nan
+        return v
 
     def difference(self, layer: int, i: int, j: int, k: int) -> tuple[float, float, float]:
         """(limit, c, v) of S_ij - S_ik: E_d = limit + c/d, Var_d = v/d (first order)."""
