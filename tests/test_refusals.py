@@ -187,3 +187,13 @@ def test_bias_mc_does_not_read_a_direction_from_rounding():
     prof = bias_profile(2, 6, method="mc", d=64, samples=500, seed=1, norm="none", alpha=0.9999999999999999)
     assert all(abs(z) < 1e6 for r in prof.rows for z in r.z)
     assert not {r.bias for r in prof.rows} & {"earlier", "recency", "mixed"}
+
+
+def test_available_memory_reads_the_process_limit():
+    """Under `ulimit -v` (RLIMIT_AS) the memory budget is that limit less what the process maps, not the
+    machine's free memory."""
+    code = ("import resource; resource.setrlimit(resource.RLIMIT_AS, (3 * 2**30, 3 * 2**30)); "
+            "from lnrecency.resources import available_memory; print(available_memory())")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert 0 < int(out.stdout) < 3 * 2**30
