@@ -215,3 +215,16 @@ def test_zero_test_outside_the_field_falls_back():
     assert is_identically_zero(sympy.sqrt(2) * sympy.sqrt(8) - 4)  # sympy evaluates it to 0 on its own
     assert not is_identically_zero(sympy.sqrt(_X) - _X)  # non-integer power: cancel decides
     assert is_identically_zero(sympy.Float(0.5) * _X - _X / 2)  # a float: cancel decides
+
+
+def test_nested_exponentials_are_answered_quickly():
+    """exp of exp of exp ...: the mpmath scan bounds exp (|x| > 2^24: +inf or 0) instead of spending minutes on
+    the argument reduction; the answers stay right."""
+    import time
+
+    from lnrecency.theory.formula import check_formula
+
+    t0 = time.perf_counter()
+    assert not check_formula("h", "1/j+exp(-exp(exp(exp(i))))").equal  # 1/j is not h
+    assert not check_formula("h", "exp(exp(exp(exp(exp(1)))))").equal
+    assert time.perf_counter() - t0 < 5

@@ -304,6 +304,20 @@ def _parameters(config: ModelConfig | None, params: dict) -> tuple[ModelConfig, 
     return cfg, subs
 
 
+EXP_ARGUMENT_MAX = 2 ** 24  # |x| beyond this: exp(x) overflows any comparison at DPS digits, or is 0 to it
+
+
+def _bounded_exp(x):
+    """mpmath exp for the scan, bounded in work: exp(x) for x > 2^24 (a number of more than 7 million
+    digits) is +inf (an overflow: the point is not comparable unless an outer exp(-inf) = 0 takes it back
+    to a finite value); for x < -2^24 it is 0, below the scan's
+    tolerance relative to anything else by more than 7 million digits. mpmath would otherwise spend
+    minutes on the argument reduction of, e.g., exp(-exp(exp(exp(2))))."""
+    if isinstance(x, mpmath.mpf) and mpmath.isfinite(x) and abs(x) > EXP_ARGUMENT_MAX:
+        return mpmath.inf if x > 0 else mpmath.mpf(0)
+    return mpmath.exp(x)
+
+
 def _mp_value(f, args) -> Any:
     try:
         v = f(*args)
@@ -335,8 +349,8 @@ def _scan(user: sympy.Expr, derived: sympy.Expr, subs: dict,
         if point not in points:
             points.append(point)
     syms = (cf.i, cf.j, cf.alpha, cf.lam, cf.gamma)
-    fu = sympy.lambdify(syms, user, modules="mpmath")
-    fd = sympy.lambdify(syms, derived, modules="mpmath")
+    fu = sympy.lambdify(syms, user, modules=[{"exp": _bounded_exp}, "mpmath"])
+    fd = sympy.lambdify(syms, derived, modules=[{"exp": _bounded_exp}, "mpmath"])
     tol = mpmath.mpf(10) ** (-TOL_DIGITS)
     count = 0
     with mpmath.workdps(DPS):
