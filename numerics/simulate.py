@@ -454,67 +454,114 @@ def simulate_scores(n: int, layers: int, d: int, samples: int, *, seed: Any, met
     chunks on instead of local threads (a Dask cluster: :func:`lnrecency.distributed.executor`); the
     chunking and the merge order are the same, so are the bytes of the result.
     """
-    config, n, layers, d, samples, method, seed = _validate(config, params, n, layers, d, samples,
-                                                            method, seed)
-    if chunk is not None:
-        chunk = check_int("chunk", chunk, minimum=1)
-    if not isinstance(paired, bool):
-        raise ValueError(f"paired must be True or False; got {paired!r}")
-    if executor is not None and not callable(getattr(executor, "submit", None)):
-        raise ValueError(f"executor must be a concurrent.futures-style executor (with .submit), e.g. "
-                         f"lnrecency.distributed.executor(...), or None; got {executor!r}")
-    cv = _check_control_variate(control_variate)
-    if cv == "quadratic":
-        from lnrecency.theory.finite_width import check_supported
+    request = _Request.make(n, layers, d, samples, seed=seed, method=method, chunk=chunk, config=config,
+                            paired=paired, workers=workers, control_variate=control_variate,
+                            executor=executor, memory_limit=memory_limit, params=params)
+    return _execute(request, _plan(request), executor=executor, progress=progress)
 
-        check_supported(config, control_variate=True)
-    workers = _default_workers() if workers is None else check_int("workers", workers, minimum=1)
-    limit = available_memory() if memory_limit is None else check_int("memory_limit", memory_limit)
 
-    def need(c: int) -> int:
-        return estimate_memory(n, layers, d, method=method, chunk=c, paired=paired, workers=workers,
-                               control_variate=cv)
+@dataclass(frozen=True)
+class _Request:
+    """The validated arguments of :func:`simulate_scores` (every check before any allocation)."""
 
-    rep = Representation(n, d, method)
-    if need(1) > limit:
+    config: ModelConfig
+    n: int
+    layers: int
+    d: int
+    samples: int
+    method: str
+    seed: Any
+    chunk: int | None
+    paired: bool
+    workers: int
+    control_variate: str
+    memory_limit: int
+
+    @classmethod
+    def make(cls, n, layers, d, samples, *, seed, method, chunk, config, paired, workers, control_variate,
+             executor, memory_limit, params) -> "_Request":
+        config, n, layers, d, samples, method, seed = _validate(config, params, n, layers, d, samples,
+                                                                method, seed)
+        if chunk is not None:
+            chunk = check_int("chunk", chunk, minimum=1)
+        if not isinstance(paired, bool):
+            raise ValueError(f"paired must be True or False; got {paired!r}")
+        if executor is not None and not callable(getattr(executor, "submit", None)):
+            raise ValueError(f"executor must be a concurrent.futures-style executor (with .submit), e.g. "
+                             f"lnrecency.distributed.executor(...), or None; got {executor!r}")
+        cv = _check_control_variate(control_variate)
+        if cv == "quadratic":
+            from lnrecency.theory.finite_width import check_supported
+
+            check_supported(config, control_variate=True)
+        workers = _default_workers() if workers is None else check_int("workers", workers, minimum=1)
+        limit = available_memory() if memory_limit is None else check_int("memory_limit", memory_limit)
+        return cls(config, n, layers, d, samples, method, seed, chunk, paired, workers, cv, limit)
+
+    def need(self, chunk: int) -> int:
+        """Bytes the run takes with this chunk (:func:`estimate_memory`)."""
+        return estimate_memory(self.n, self.layers, self.d, method=self.method, chunk=chunk,
+                               paired=self.paired, workers=self.workers, control_variate=self.control_variate)
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """How a request runs: its representation and chunk size (within the memory budget)."""
+
+    rep: Representation
+    chunk: int
+
+
+def _plan(r: _Request) -> _Plan:
+    """The chunk size: the given one if it fits the memory budget, else the largest that does (a multiple
+    of the RNG block when possible, so no draw is wasted); MemoryError when even one sample does not fit."""
+    rep = Representation(r.n, r.d, r.method)
+    limit = r.memory_limit
+    if r.need(1) > limit:
         raise MemoryError(
-            f"simulate_scores(n={n}, layers={layers}, d={d}, method={method!r}, paired={paired}, "
-            f"workers={workers}) needs about {need(1) / 2**20:.0f} MiB even with chunk=1, more "
+            f"simulate_scores(n={r.n}, layers={r.layers}, d={r.d}, method={r.method!r}, paired={r.paired}, "
+            f"workers={r.workers}) needs about {r.need(1) / 2**20:.0f} MiB even with chunk=1, more "
             f"than the memory limit {limit / 2**20:.0f} MiB"
             + (" (the paired accumulators behind orderings take 16 * layers * n^3 bytes: use a smaller n, "
-               "or paired=False when no ordering is needed)" if paired else "")
-            + ("; method='gram' does not depend on d" if method == "direct" else "")
-            + ("; or fewer workers" if workers > 1 else ""))
-    if chunk is None:  # within the budget, a multiple of the RNG block when possible (no wasted draw)
-        per = (need(FORWARD_BATCH + 1) - need(FORWARD_BATCH)) or 1
-        fit = max(1, (min(need(1) + workers * CHUNK_BUDGET_BYTES, limit) - need(1)) // per + 1)
+               "or paired=False when no ordering is needed)" if r.paired else "")
+            + ("; method='gram' does not depend on d" if r.method == "direct" else "")
+            + ("; or fewer workers" if r.workers > 1 else ""))
+    if r.chunk is None:
+        per = (r.need(FORWARD_BATCH + 1) - r.need(FORWARD_BATCH)) or 1
+        fit = max(1, (min(r.need(1) + r.workers * CHUNK_BUDGET_BYTES, limit) - r.need(1)) // per + 1)
         block = rep.block_size()
-        chunk = int(min(samples, fit // block * block if fit >= block else fit))
-    elif need(chunk) > limit:
+        return _Plan(rep, int(min(r.samples, fit // block * block if fit >= block else fit)))
+    if r.need(r.chunk) > limit:
         raise MemoryError(
-            f"chunk={chunk} needs about {need(chunk) / 2**20:.0f} MiB with workers={workers}, more than "
-            f"the memory limit {limit / 2**20:.0f} MiB; use a smaller chunk")
+            f"chunk={r.chunk} needs about {r.need(r.chunk) / 2**20:.0f} MiB with workers={r.workers}, more "
+            f"than the memory limit {limit / 2**20:.0f} MiB; use a smaller chunk")
+    return _Plan(rep, r.chunk)
 
-    acc = _Accumulator(n, layers, paired)
+
+def _execute(r: _Request, plan: _Plan, *, executor: Any, progress: bool | None) -> ScoreSimulation:
+    """Run the chunks (in order: in this thread, on local threads or on ``executor``), merge them in chunk
+    order, refuse a float64 overflow, and return the result."""
+    n, layers, samples, chunk, config = r.n, r.layers, r.samples, plan.chunk, r.config
+    acc = _Accumulator(n, layers, r.paired)
     starts = range(0, samples, chunk)
     taylor_mean = None
-    if cv == "quadratic":
+    if r.control_variate == "quadratic":
         from lnrecency.theory.finite_width import finite_width
 
-        taylor_mean = finite_width(n, layers, config=config).taylor_mean(d)
-    work = partial(_summarise_chunk, rep, seed, config, layers, paired, cv, taylor_mean)
+        taylor_mean = finite_width(n, layers, config=config).taylor_mean(r.d)
+    work = partial(_summarise_chunk, plan.rep, r.seed, config, layers, r.paired, r.control_variate, taylor_mean)
     show = sys.stderr.isatty() if progress is None else bool(progress)
     with _one_blas_thread(), tqdm(total=samples, disable=not show, unit="sample",
-                                  desc=f"simulate d={d}", leave=False) as bar:
+                                  desc=f"simulate d={r.d}", leave=False) as bar:
         if executor is not None:  # e.g. a Dask cluster (lnrecency.distributed.executor): chunks in order
             _run_chunks(executor, work, starts, chunk, samples, acc, bar, window=8)
-        elif workers == 1 or len(starts) == 1:
+        elif r.workers == 1 or len(starts) == 1:
             for s0 in starts:
                 acc.merge(work(s0, min(s0 + chunk, samples)))
                 bar.update(min(chunk, samples - s0))
         else:
-            with ThreadPoolExecutor(max_workers=workers) as pool:
-                _run_chunks(pool, work, starts, chunk, samples, acc, bar, window=2 * workers)
+            with ThreadPoolExecutor(max_workers=r.workers) as pool:
+                _run_chunks(pool, work, starts, chunk, samples, acc, bar, window=2 * r.workers)
 
     upper = np.triu(np.ones((n, n), dtype=bool), k=1)
     mean, se = acc.scores.mean.copy(), acc.scores.stderr()
@@ -525,8 +572,8 @@ def simulate_scores(n: int, layers: int, d: int, samples: int, *, seed: Any, met
     mean[:, upper] = np.nan
     se[:, upper] = np.nan
     return ScoreSimulation(
-        mean=mean, stderr=se, samples=samples, d=d, seed=seed, method=method, config=config,
-        chunk=chunk, representation=rep.name, control_variate=cv,
+        mean=mean, stderr=se, samples=samples, d=r.d, seed=r.seed, method=r.method, config=config,
+        chunk=chunk, representation=plan.rep.name, control_variate=r.control_variate,
         output_sq_norm_mean=acc.osq.mean, output_sq_norm_stderr=acc.osq.stderr(),
         output_var_mean=acc.ovar.mean, output_var_stderr=acc.ovar.stderr(),
         cross_moments=acc.cross, greater_counts=acc.greater,
