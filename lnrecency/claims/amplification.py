@@ -9,7 +9,7 @@ Gap measures of row n at layer 2 (normalised model):
   spread    Delta / (S_{n,n} - S_{n,1})  (share of the row's range reached below the diagonal).
 Two statements per measure: "can amplify" (some alpha > 0 has a larger gap than alpha = 0) and
 "amplifies monotonically" (the gap increases on the whole grid). Settings: residual off / on (gamma = 1),
-lam in {1, 8}, n in {8, 64}. Monte Carlo (d = 10^12, independent runs, SE in quadrature, one-sided):
+lam in {1, 8}, n in {8, 64}. Monte Carlo (d = 10^12: implementation consistency, the sign of the limit; independent runs, SE in quadrature, one-sided):
 Delta(0.1) > Delta(0) and Delta(0.9) < Delta(0) for lam = 1, no residual, n = 8.
 
 In the authors' own per-instance measure: RP (recency probability of layer 2, lnrecency.reproduce) in the

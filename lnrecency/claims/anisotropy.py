@@ -9,7 +9,8 @@ Evidence:
   * layer-2 recency for alpha in [0, 0.999], lam in {1, 8}, residual off / on: the set of alpha where it holds
     on every row <= n, as intervals with certified ends (lnrecency.theory.region; no grid decides it), and the
     exact-limit row profile at alpha = 0.9;
-  * Monte Carlo (d = 10^12): adjacent orderings of row 8 at alpha = 0.9, for both embedding samplers
+  * Monte Carlo: row 8 means at the authors' widths d = 16, 64, 256 against limit + c/d (the support);
+    at d = 10^12 (implementation consistency) adjacent orderings of row 8 at alpha = 0.9, for both embedding samplers
     ("gaussian" and the authors' "normalized", which share the limit), and the row's means vs the limit.
 """
 from __future__ import annotations

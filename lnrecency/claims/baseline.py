@@ -10,7 +10,7 @@ Evidence per setting (norm = none; residual off / on; lam in {0.5, 1, 3}; alpha 
     order breaks (Definition 1 is an ordering of scores; a failure among keys carrying e^-30 of the weight
     leaves the mass on token 1). Quick and full differ in depth: quick stops at layer 4, where every
     setting holds up to N_MAX; full adds layers 5 and 6, where the residual settings fail at n ~ 10.
-  * Monte Carlo (one setting per residual flag, d = 10^12): layer-2 paired difference S_{n,n-1} - S_{n,1}
+  * Monte Carlo (one setting per residual flag, d = 10^12, implementation consistency): layer-2 paired difference S_{n,n-1} - S_{n,1}
     within k SE + bias bound of 0, and the layer-3 ordering S_{n,1} > S_{n,n-1} one-sided.
 """
 from __future__ import annotations

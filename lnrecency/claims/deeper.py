@@ -7,7 +7,7 @@ which recency fails, so the verdict says "holds for n < N*" rather than a point 
 steps of that row; the row-n gap S_{n,n-1} - S_{n,1} by layer at n = 32 / 48; where a layer fails at
 alpha = 0, the set of alpha where it fails (lnrecency.theory.region, certified ends): a grid of alpha cannot
 say "only at alpha = 0". Settings: residual off / on (gamma in {1, 8}), lam in {0.3, 1, 8},
-alpha in {0, 0.5}. Monte Carlo (d = 10^12, one-sided paired): the non-monotone step the limit predicts
+alpha in {0, 0.5}. Monte Carlo (d = 10^12, implementation consistency, one-sided paired): the non-monotone step the limit predicts
 with residual, lam = 1, alpha = 0 at layer 3, row 27 (S_{27,26} < S_{27,25}), and the adjacent orderings
 of row 8 at layer 3 without residual.
 """

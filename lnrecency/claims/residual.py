@@ -2,7 +2,7 @@
 not remove it (normalised models).
 
 "Do not remove": sympy proof theory.proofs.proof_layer2_recency(residual=True) (every gamma, lam > 0,
-alpha in [0, 1)), the exact-limit profile of layer 2 per setting, and a Monte Carlo ordering (d = 10^12).
+alpha in [0, 1)), the exact-limit profile of layer 2 per setting, and a Monte Carlo ordering (d = 10^12: implementation consistency).
 "Weaken", made measurable per row i >= 3 by two gaps of the exact limit:
     absolute  Delta_i = S_{i,i-1} - S_{i,1}  (= log of the attention-weight ratio P_{i,i-1} / P_{i,1}),
     relative  Delta_i / S_{i,1};
