@@ -1,6 +1,8 @@
-"""Wall time and peak memory of the README's main job, `lnrecency report`, default and --quick.
+"""Wall time and peak memory of the README's main job, `lnrecency report`, default and --quick, and of
+rendering it from stored evidence (`lnrecency verify --quick --out E`, then `report --from E`; goal 20 s).
 
     python3 benchmarks/bench_report.py                 # measure and print
+    python3 benchmarks/bench_report.py --render-only   # only the render-from-evidence time
     python3 benchmarks/bench_report.py --write-readme  # also rewrite the README's timing sentence
 
 Each run is a fresh process (interpreter start-up included) writing into a temporary folder; peak
@@ -32,6 +34,20 @@ def measure(quick: bool) -> tuple[float, float]:
     return seconds, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
 
 
+def measure_render() -> tuple[float, float]:
+    """(seconds to write the quick evidence, seconds to render the report from it), fresh processes."""
+    with tempfile.TemporaryDirectory() as tmp:
+        ev, out = os.path.join(tmp, "ev"), os.path.join(tmp, "r")
+        run = [sys.executable, "-m", "lnrecency.cli"]
+        t0 = time.perf_counter()
+        subprocess.run(run + ["verify", "--quick", "--out", ev], check=True, cwd=ROOT,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        t1 = time.perf_counter()
+        subprocess.run(run + ["report", "--from", ev, "--out", out], check=True, cwd=ROOT,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        return t1 - t0, time.perf_counter() - t1
+
+
 def sentence(full: tuple[float, float], quick: tuple[float, float]) -> str:
     return (f"{BEGIN}On this 2-core machine (otherwise idle) the default took {full[0]:.0f} s and `--quick` "
             f"{quick[0]:.0f} s wall-clock (interpreter start-up included), peak memory about "
@@ -42,7 +58,12 @@ def sentence(full: tuple[float, float], quick: tuple[float, float]) -> str:
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--write-readme", action="store_true", help="rewrite the README's timing sentence")
+    p.add_argument("--render-only", action="store_true", help="only verify --out and report --from (quick)")
     args = p.parse_args(argv)
+    write, render = measure_render()
+    print(f"verify --quick --out: {write:.1f} s; report --from (render only): {render:.1f} s (goal 20 s)")
+    if args.render_only:
+        return 0
     quick = measure(True)
     full = measure(False)
     print(f"report --quick: {quick[0]:.1f} s; report (default): {full[0]:.1f} s; "

@@ -46,6 +46,17 @@ def jsonable(x: Any) -> Any:
     return None if math.isnan(f) else f
 
 
+def strict_json(x: Any) -> Any:
+    """Non-finite floats as the strings "nan", "inf", "-inf" (strict JSON), in nested dicts and lists."""
+    if isinstance(x, dict):
+        return {k: strict_json(v) for k, v in x.items()}
+    if isinstance(x, list):
+        return [strict_json(v) for v in x]
+    if isinstance(x, float) and not math.isfinite(x):
+        return "nan" if math.isnan(x) else ("inf" if x > 0 else "-inf")
+    return x
+
+
 def item(*, key: str | None = None, flatten: bool = False, omit_none: bool = False, **kwargs: Any) -> Any:
     """A record field with its JSON rule (see the module docstring); ``omit_none`` implies default None."""
     if omit_none:

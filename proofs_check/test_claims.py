@@ -143,14 +143,21 @@ def test_printed_numeric(results):
     assert (False, 0.7, 64) in refuted and (False, 0.0, 64) not in refuted
 
 
-def test_printed_symbolic_lines_are_registered():
+def test_printed_symbolic_lines_are_registered(monkeypatch):
     """P1..P7 are routed to lnrecency.claims.printed (evaluated in test_printed_symbolic.py), one evaluator
-    per id: asking for one line evaluates only that line."""
+    per id: asking for one line evaluates only that line (the evaluators are replaced by recorders here;
+    their results are tested in test_printed_symbolic.py)."""
+    from types import SimpleNamespace
+
     from lnrecency.claims import printed, printed_numeric
 
     assert {c for c, (module, _) in CLAIMS.items() if module == "printed"} == {f"P{q}" for q in range(1, 8)}
     assert set(printed.BY_ID) == {f"P{q}" for q in range(1, 8)} and set(printed_numeric.BY_ID) == {"P8", "P9"}
-    assert [r.id for r in evaluate(["P2", "P3"], quick=True, progress=False)] == ["P2", "P3"]
+    called = []
+    for cid in printed.BY_ID:
+        monkeypatch.setitem(printed.BY_ID, cid, lambda *, quick, cid=cid: called.append(cid) or [SimpleNamespace(id=cid)])
+    assert [r.id for r in evaluate(["P3", "P2"], quick=True, progress=False)] == ["P2", "P3"]
+    assert sorted(called) == ["P2", "P3"]
 
 
 def test_verify_cli_json(capsys):

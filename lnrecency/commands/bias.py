@@ -5,7 +5,7 @@ import argparse
 import json
 
 from lnrecency.cli import add_config_arguments, config_from_args, with_convention
-from lnrecency.commands.verify import strict
+from lnrecency.evidence import strict_json as strict
 
 NAME = "bias"
 HELP = "classify each row of a layer as recency / earlier / flat / mixed (exact limit or Monte Carlo)"

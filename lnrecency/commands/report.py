@@ -15,6 +15,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--format", default=",".join(FORMATS),
                    help=f"comma-separated table formats among {', '.join(FORMATS)} (default all)")
     p.add_argument("--seed", type=int, default=0, help="Monte Carlo seed (default 0); same seed, same bytes")
+    p.add_argument("--from", dest="evidence", default=None, metavar="DIR",
+                   help="render from the evidence `lnrecency verify --out DIR` wrote, computing nothing (the "
+                        "settings are the evidence's: --quick, --seed, --convention are refused with it)")
     p.add_argument("--convention", default="authors-v2", choices=("authors-v2", "authors-v1"),
                    help="the authors' convention of the report's 'authors' simulation' section (default "
                         "authors-v2: the paper's Figure 1; authors-v1: its first version's LayerNorm figure)")
@@ -23,8 +26,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from lnrecency.report.build import build_report
     formats = parse_formats(args.format)
+    if args.evidence is not None and (args.quick or args.seed != 0 or args.convention != "authors-v2"):
+        raise ValueError("--from renders the evidence with its own settings; drop --quick, --seed and "
+                         "--convention (they were fixed by lnrecency verify --out)")
     result = build_report(args.out, quick=args.quick, formats=formats, seed=args.seed,
-                          convention=args.convention)
+                          convention=args.convention, evidence=args.evidence)
     print(f"wrote {len(result.files)} files ({len(result.tables)} tables, {len(result.figures)} figures) "
           f"to {result.out} in {result.seconds:.1f} s; see {result.out / 'index.md'}")
     return 0

@@ -9,7 +9,8 @@ from __future__ import annotations
 import argparse
 import json
 import textwrap
-import math
+
+from lnrecency.evidence import strict_json as strict
 
 NAME = "verify"
 HELP = "evaluate the claims and print confirmed / refuted / inconclusive with evidence"
@@ -22,20 +23,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="JSON list of results")
     p.add_argument("--quick", action="store_true", help="smaller grids and sample sizes (as in pytest)")
     p.add_argument("--lines", type=int, default=24, help="evidence lines per result in text mode (default 24)")
+    p.add_argument("--out", default=None, metavar="DIR",
+                   help="write the evidence of every verdict, and every number the report's tables and figures "
+                        "read, into DIR (evidence.json, arrays.npz, verdicts.json); `lnrecency report --from DIR` "
+                        "renders the report from it without computing")
     p.add_argument("--trained", action="store_true",
                    help="also the claims on trained decoders (TM1-TM5, S2.1-S2.7, S3.1-S3.3; needs the models "
                         "extra; trains the experiments' models, or reads them from the cache)")
-
-
-def strict(x):
-    """Replace non-finite floats by strings (strict JSON)."""
-    if isinstance(x, dict):
-        return {k: strict(v) for k, v in x.items()}
-    if isinstance(x, list):
-        return [strict(v) for v in x]
-    if isinstance(x, float) and not math.isfinite(x):
-        return "nan" if math.isnan(x) else ("inf" if x > 0 else "-inf")
-    return x
 
 
 def digest(evidence, prefix: str = ""):
@@ -68,6 +62,8 @@ def run(args: argparse.Namespace) -> int:
 
     if args.lines < 0:
         raise ValueError(f"--lines must be an integer >= 0; got {args.lines}")
+    if args.out is not None:
+        return _write_evidence(args)
     ids = check_ids(args.claim, trained=args.trained)
     results = evaluate(ids, quick=args.quick)
     if args.json:
@@ -90,4 +86,29 @@ def run(args: argparse.Namespace) -> int:
     for r in results:
         counts[r.verdict] = counts.get(r.verdict, 0) + 1
     print("summary: " + ", ".join(f"{v} {counts.get(v, 0)}" for v in ("confirmed", "refuted", "inconclusive")))
+    return 0
+
+
+def _write_evidence(args: argparse.Namespace) -> int:
+    """verify --out DIR: every claim (those on trained decoders when their experiment is cached)."""
+    import time
+
+    from lnrecency.atomic import check_out
+    from lnrecency.report.build import EVIDENCE_FILES, write_evidence
+
+    if args.claim:
+        raise ValueError("--out stores the evidence of every claim (the report renders from it); it does not "
+                         "take --claim")
+    check_out(args.out, EVIDENCE_FILES)  # before the work
+    t0 = time.perf_counter()
+    files = write_evidence(args.out, quick=args.quick)
+    with open(files[2], encoding="utf-8") as fh:
+        results = json.load(fh)
+    counts: dict = {}
+    for r in results:
+        counts[r["verdict"]] = counts.get(r["verdict"], 0) + 1
+    print(f"wrote the evidence of {len(results)} verdicts ("
+          + ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
+          + f") to {args.out} in {time.perf_counter() - t0:.1f} s; render it with "
+            f"lnrecency report --from {args.out} --out REPORT")
     return 0

@@ -18,7 +18,7 @@ from lnrecency.config import ModelConfig, make_config
 from lnrecency.evidence import jsonable
 from lnrecency.stats import z_score
 from lnrecency.report import series
-from lnrecency.report.data import ReportData, closed_form
+from lnrecency.report.data import ReportData
 from lnrecency.tables import Table
 
 __all__ = ["CLAIM_SCORE_SETTINGS", "TABLES", "build_tables", "score_table", "verdict_note", "trained_table",
@@ -101,10 +101,10 @@ def verdict_note(data: ReportData, *ids: str) -> list[str]:
     return notes
 
 
-def _closed_score(c: ModelConfig, layer: int, i: int, j: int) -> float | None:
+def _closed_score(data: ReportData, c: ModelConfig, layer: int, i: int, j: int) -> float | None:
     if layer != 2:
         return None
-    return float(closed_form("score" if j < i else "score_diag", c, i, j))
+    return float(data.closed_form("score" if j < i else "score_diag", c, i, j))
 
 
 def score_table(data: ReportData, claim_id: str, name: str | None = None) -> Table:
@@ -123,7 +123,7 @@ def score_table(data: ReportData, claim_id: str, name: str | None = None) -> Tab
         coef = data.finite_width(c).c[layer - 1, n - 1]
         sims = [data.sim(c, d) for d in ds]
         for j in range(1, n + 1):
-            row: list[Any] = [label, layer, n, j, lim[j - 1], _closed_score(c, layer, n, j)]
+            row: list[Any] = [label, layer, n, j, lim[j - 1], _closed_score(data, c, layer, n, j)]
             for d, sim in zip(ds, sims):
                 m, se = sim.mean[layer - 1, n - 1, j - 1], sim.stderr[layer - 1, n - 1, j - 1]
                 pred = lim[j - 1] + coef[j - 1] / d
@@ -182,7 +182,7 @@ def h_table(data: ReportData) -> Table:
         for a in s.alphas:
             c = cfg(norm="layernorm", residual=residual, alpha=a)
             h = np.sqrt(np.diagonal(data.limit(c, n=n, layers=1).layers[0].next_gram))
-            hc = closed_form("h", c, 1, np.array(js, dtype=float))
+            hc = data.closed_form("h", c, 1, np.array(js, dtype=float))
             err = float(np.max(np.abs(np.asarray(hc, dtype=float) - h[np.array(js) - 1])))
             rows.append(["yes" if residual else "no", a, *[h[j - 1] for j in js], err])
     columns = ["residual", "alpha", *[f"h({j})" for j in js], "max |closed form - limit|"]
@@ -352,11 +352,11 @@ def _ranges(values: list[int]) -> str:
 
 def profile_table(data: ReportData) -> Table:
     """Definition 1, row by row, for layers 1-L and several settings (:func:`lnrecency.bias.bias_profile`)."""
-    from lnrecency.bias import LABELS, bias_profile
+    from lnrecency.bias import LABELS
     rows = []
     for label, c in PROFILE_CONFIGS:
         for layer in range(1, data.settings.layers + 1):
-            prof = bias_profile(layer, PROFILE_N, config=c, method="limit")
+            prof = data.bias_profile(layer, PROFILE_N, c)
             counts = prof.summary()
             other = [r.i for r in prof.rows if r.bias not in ("recency", "trivial")]
             rows.append([label, layer, PROFILE_N, *[counts.get(k, 0) for k in LABELS[:5]], _ranges(other)])

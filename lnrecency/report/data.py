@@ -7,6 +7,7 @@ Monte Carlo, d-independent "gram" sampler) and :func:`lnrecency.claims.registry.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -16,7 +17,11 @@ from lnrecency.report.settings import ReportSettings, derived_seed
 from lnrecency.verdicts import ClaimResult
 from lnrecency.theory.limit import LimitTrajectory, limit_trajectory
 
-__all__ = ["ReportData", "closed_form"]
+__all__ = ["ReportData", "ReportEvidence", "EvidenceMissing", "closed_form"]
+
+
+def _hashable(x: Any) -> Any:
+    return tuple(np.asarray(x).ravel().tolist()) if isinstance(x, np.ndarray) else x
 
 
 def closed_form(quantity: str, cfg: ModelConfig, i: Any, j: Any = 1) -> Any:
@@ -25,15 +30,75 @@ def closed_form(quantity: str, cfg: ModelConfig, i: Any, j: Any = 1) -> Any:
     return evaluate(quantity, i, j, config=cfg)
 
 
+@dataclass(frozen=True)
+class ReportEvidence:
+    """Everything a report's tables and figures read, as stored by ``lnrecency verify --out DIR``
+    (:mod:`lnrecency.store`): the verdicts with their typed evidence and every run, limit, theory and
+    closed-form value the tables and figures use."""
+
+    settings: ReportSettings
+    verdicts: tuple
+    limits: dict
+    sims: dict
+    closed: dict
+
+
+class EvidenceMissing(ValueError):
+    """A report rendered from stored evidence asked for a number the evidence does not hold."""
+
+
 class ReportData:
-    """Cached library results for one :class:`ReportSettings` (limits, simulations, verdicts)."""
+    """Cached library results for one :class:`ReportSettings` (limits, simulations, verdicts).
+
+    Frozen (:meth:`from_evidence`): every number comes from the stored evidence; asking for one it does
+    not hold raises :class:`EvidenceMissing` instead of computing it."""
 
     def __init__(self, settings: ReportSettings):
         self.settings = settings
         self._limits: dict[tuple, LimitTrajectory] = {}
         self._sims: dict[tuple, Any] = {}
+        self._closed: dict[tuple, Any] = {}
         self._verdicts: dict[str, list[ClaimResult]] = {}
         self._all_verdicts = False
+        self.frozen = False
+
+    def _missing(self, what: str):
+        raise EvidenceMissing(f"--from: the stored evidence does not hold {what}; write it with the same "
+                              f"settings (lnrecency verify{' --quick' if self.settings.quick else ''} --out DIR)")
+
+    def evidence(self) -> ReportEvidence:
+        """The evidence of everything computed so far (all verdicts must have been evaluated)."""
+        if not self._all_verdicts:
+            raise ValueError("evidence() needs every verdict: call verdicts() or set_verdicts() first")
+        results = tuple(r for rs in self._verdicts.values() for r in rs)
+        return ReportEvidence(self.settings, results, dict(self._limits), dict(self._sims), dict(self._closed))
+
+    @classmethod
+    def from_evidence(cls, ev: ReportEvidence) -> "ReportData":
+        data = cls(ev.settings)
+        data._limits, data._sims, data._closed = dict(ev.limits), dict(ev.sims), dict(ev.closed)
+        data.set_verdicts(list(ev.verdicts))
+        data.frozen = True
+        return data
+
+    def closed_form(self, quantity: str, cfg: ModelConfig, i: Any, j: Any = 1) -> Any:
+        """:func:`closed_form`, cached (arrays of positions are keyed by their values)."""
+        key = (quantity, cfg, _hashable(i), _hashable(j))
+        if key not in self._closed:
+            if self.frozen:
+                self._missing(f"the closed form {quantity} at {cfg.label()}")
+            self._closed[key] = closed_form(quantity, cfg, i, j)
+        return self._closed[key]
+
+    def bias_profile(self, layer: int, n: int, cfg: ModelConfig):
+        """:func:`lnrecency.bias.bias_profile` of the exact limit, cached."""
+        key = ("bias", layer, n, cfg)
+        if key not in self._limits:
+            if self.frozen:
+                self._missing(f"the bias profile of layer {layer} at {cfg.label()}")
+            from lnrecency.bias import bias_profile
+            self._limits[key] = bias_profile(layer, n, config=cfg, method="limit")
+        return self._limits[key]
 
     # --- exact limit -------------------------------------------------------------------------------
     def limit(self, cfg: ModelConfig, n: int | None = None, layers: int | None = None) -> LimitTrajectory:
@@ -41,6 +106,8 @@ class ReportData:
         layers = self.settings.layers if layers is None else layers
         key = (cfg, n, layers)
         if key not in self._limits:
+            if self.frozen:
+                self._missing(f"the limit at {cfg.label()}, n={n}, layers={layers}")
             self._limits[key] = limit_trajectory(n, layers, config=cfg)
         return self._limits[key]
 
@@ -48,6 +115,8 @@ class ReportData:
         """The authors' figure of the report's convention (v2: Figure 1; v1: its LayerNorm figure),
         simulated in their convention: (figures, runs) of lnrecency.reproduce.run_panels, cached."""
         if "authors" not in self._sims:
+            if self.frozen:
+                self._missing("the authors' figure")
             from lnrecency.report.settings import derived_seed
             from lnrecency.reproduce import run_panels
 
@@ -62,6 +131,8 @@ class ReportData:
     def phase(self) -> tuple:
         """(rows, grid) of the phase diagram, layers 2..8 (lnrecency.sweep, in this process), cached."""
         if "phase" not in self._sims:
+            if self.frozen:
+                self._missing("the phase diagram")
             from lnrecency.sweep import REPORT_GRID, sweep
 
             grid = REPORT_GRID.__class__(**{**REPORT_GRID.__dict__, "n_max": self.settings.phase_n_max})
@@ -79,6 +150,8 @@ class ReportData:
         layers = self.settings.layers if layers is None else layers
         key = ("fw", cfg, n, layers)
         if key not in self._limits:
+            if self.frozen:
+                self._missing(f"the finite-width theory at {cfg.label()}")
             self._limits[key] = finite_width(n, layers, config=cfg)
         return self._limits[key]
 
@@ -96,6 +169,8 @@ class ReportData:
         samples = s.samples if samples is None else samples
         key = (cfg, d, n, layers, samples, paired)
         if key not in self._sims:
+            if self.frozen:
+                self._missing(f"the simulation at {cfg.label()}, d={d}")
             seed = derived_seed(s.seed, "sim", cfg.as_dict(), d, n, layers, samples, paired)
             self._sims[key] = simulate_scores(n, layers, d, samples, seed=seed, method="gram",
                                               config=cfg, paired=paired, progress=False)
@@ -107,6 +182,8 @@ class ReportData:
         s = self.settings
         key = ("convergence", cfg)
         if key not in self._sims:
+            if self.frozen:
+                self._missing(f"the convergence runs at {cfg.label()}")
             seed = derived_seed(s.seed, "convergence", cfg.as_dict(), s.conv_n, s.conv_ds, s.conv_samples)
             self._sims[key] = convergence_in_d(s.conv_n, 2, list(s.conv_ds), s.conv_samples, seed=seed,
                                                config=cfg, method="gram", progress=False)
@@ -146,6 +223,8 @@ class ReportData:
         """(settings, runs) of a seed experiment ("seed002" / "seed003") of this report's mode from the cache,
         or None when it has not been run (the report never trains: `lnrecency experiments ...` does)."""
         if experiment not in self._sims:
+            if self.frozen:
+                return None  # not part of the stored evidence: the section says "not run"
             from lnrecency.claims.seeds_trained import available
             value = None
             if available(experiment, self.settings.quick):
@@ -160,6 +239,8 @@ class ReportData:
         """The trained-decoder experiment (lnrecency.models.thesis) of this report's mode from the cache, or
         None when it has not been run (the report never trains: `lnrecency experiments thesis` does)."""
         if "thesis" not in self._sims:
+            if self.frozen:
+                return None
             from lnrecency.claims.trained import cached_results
             self._sims["thesis"] = cached_results(self.settings.quick)
         return self._sims["thesis"]
