@@ -165,7 +165,7 @@ def collect_evidence(*, quick: bool = False, seed: int = 0, convention: str = "a
     jobs = min(2, os.cpu_count() or 1) if jobs is None else check_int("jobs", jobs, minimum=1)
     data = ReportData(settings)
     with tempfile.TemporaryDirectory(prefix="lnrecency-evidence-") as scratch:
-        _build_into(Path(scratch), Path(scratch), settings, ("json",), jobs, progress, data, publish_to=None)
+        _build_into(Path(scratch), Path(scratch), settings, ("json",), jobs, progress, data, collect=True)
     return data.evidence()
 
 
@@ -191,7 +191,9 @@ def write_evidence(out: str | Path, *, quick: bool = False, seed: int = 0, conve
 
 
 def _build_into(out: Path, final: Path, settings: ReportSettings, fmts, jobs: int, progress,
-                data: ReportData | None = None, publish_to: bool | None = True) -> ReportResult:
+                data: ReportData | None = None, collect: bool = False) -> ReportResult:
+    """Build into ``out`` and publish to ``final``; ``collect``: only fill ``data`` (no figure files, no
+    publish; :func:`collect_evidence`)."""
     start = time.perf_counter()
     data = ReportData(settings) if data is None else data
     result = ReportResult(out, settings)
@@ -202,7 +204,7 @@ def _build_into(out: Path, final: Path, settings: ReportSettings, fmts, jobs: in
     builders = list(figures.FIGURES)
     drawn: dict[str, list] = {}  # builder line -> [(figure without its matplotlib object, paths)]
     helper = None
-    if data.frozen and jobs >= 2 and publish_to is not None:
+    if data.frozen and jobs >= 2 and not collect:
         # rendering stored evidence computes nothing, so a second process draws the first builder's figures
         # (the score heatmaps: 26 s of the 46 s of drawing measured here) while this one draws the rest
         helper = _start_figure_helper(data, out, builders[:1])
@@ -229,7 +231,7 @@ def _build_into(out: Path, final: Path, settings: ReportSettings, fmts, jobs: in
                     line, builder = item
                     for fig in builder(data):
                         bar.set_postfix_str(fig.name)
-                        paths = fig.write(out) if publish_to is not None else []  # collecting: no files
+                        paths = [] if collect else fig.write(out)
                         # keep the caption, not the matplotlib figure (tens of MB with colour bars)
                         drawn.setdefault(line, []).append((replace(fig, figure=None), paths))
     except BaseException:
@@ -244,6 +246,7 @@ def _build_into(out: Path, final: Path, settings: ReportSettings, fmts, jobs: in
             pool.shutdown(wait=True, cancel_futures=True)
     if helper is not None:  # the helper's figures
         drawn.update(dict(helper[1].result()))
+        _HELPER_DATA.clear()
     figs = [x for line, _ in builders for x in drawn.get(line, [])]  # the builders' order, as in one process
     result.tables = [t for t, _, _ in tables]
     result.figures = [(f.name, f.title, f.caption) for f, _ in figs]
@@ -254,7 +257,7 @@ def _build_into(out: Path, final: Path, settings: ReportSettings, fmts, jobs: in
             "files": sorted([p.name for p in result.files] + ["index.md", "report.json"])}
     atomic_write_text(out / "report.json", json.dumps(meta, indent=1) + "\n")
     atomic_write_text(out / "index.md", _index(settings, tables, figs))
-    if publish_to is None:  # collect_evidence: the data was the point
+    if collect:  # collect_evidence: the data was the point
         return result
     publish(out, final)
     result.out = final
