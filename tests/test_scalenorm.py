@@ -62,6 +62,9 @@ def test_limit_in_every_number_system(register, setting):
     register(SCALE)
     cfg, l2 = _pair(setting)
     ours = limit_scores(6, 3, config=cfg)
+    # the same real numbers by two float64 paths (g applied to each token vs lam g^2): they differ by the
+    # rounding of a few dozen operations on O(1) values, ~1e-15; 1e-13 is above that and far below any
+    # real error (a gain forgotten changes scores by O(1))
     np.testing.assert_allclose(ours, limit_scores(6, 3, config=l2), rtol=1e-13, atol=1e-14)
     assert np.allclose(np.diagonal(ours, axis1=1, axis2=2), cfg.lam * G * G)  # S_ii = lam g^2
     mp = limit_scores(6, 3, config=cfg, dps=30)
@@ -79,6 +82,8 @@ def test_both_samplers_draw_for_draw(register, setting, method):
     cfg, l2 = _pair(setting)
     a = simulate_scores(5, 2, 32, 200, seed=3, method=method, config=cfg, progress=False)
     b = simulate_scores(5, 2, 32, 200, seed=3, method=method, config=l2, progress=False)
+    # the same draws, so no sampling error: only float64 rounding of the per-draw scores (~1e-15) summed
+    # over 200 draws; the SE, a difference of nearly equal second moments, loses a few more digits
     np.testing.assert_allclose(a.mean, b.mean, rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(a.stderr, b.stderr, rtol=1e-8, atol=1e-12)
 
@@ -104,6 +109,7 @@ def test_finite_width(register, setting):
     cfg, l2 = _pair(setting)
     fw, ref = finite_width(5, 3, config=cfg), finite_width(5, 3, config=l2)
     m = ~np.isnan(ref.c)
+    # the jets of two float64 paths of the same function: rounding of their ~1e3 operations (~1e-13)
     np.testing.assert_allclose(fw.c[m], ref.c[m], rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(fw.variance, ref.variance, rtol=1e-9, atol=1e-12, equal_nan=True)
     assert np.all(np.diagonal(fw.c, axis1=1, axis2=2) == 0)  # S_ii = lam g^2 at every width

@@ -57,7 +57,13 @@ def variance_reduction(cfg: ModelConfig, quantity: str) -> str:
     """The control variate of the finite-width checks: "quadratic" (exact mean, lnrecency.numerics) for
     scores where the theory supports it; else "none". It shrinks the SE 5-10x at d = 16..32, which is what
     makes the remainder measured there (R grows with d_ref^2 SE) small enough to test anything at 64."""
-    if quantity != "score" or (cfg.embedding == "normalized" and cfg.normalisation.centres):
+    from lnrecency.theory.finite_width import check_supported
+
+    if quantity != "score":
+        return "none"
+    try:
+        check_supported(cfg, control_variate=True)  # the one rule of where the variate's mean is known
+    except ValueError:
         return "none"
     return "quadratic"
 
