@@ -40,7 +40,7 @@ import numpy as np
 
 from lnrecency.config import check_choice, check_int
 from lnrecency.conventions import CONVENTIONS, convention_record, preset
-from lnrecency.figure import ReportFigure
+from lnrecency.figure import ReportFigure, colour_bar
 from lnrecency.tables import Table
 
 __all__ = ["FIGURES", "V2_ROWS", "Row", "HeatmapFigure", "CurveFigure", "reproduce", "authors_h",
@@ -365,10 +365,10 @@ def _authors_heatmap(fig, ax, mat: np.ndarray, text: str) -> None:
 
     cmap = matplotlib.colormaps["magma"].with_extremes(over="white")
     im = ax.imshow(mat, cmap=cmap, aspect="equal")
-    fig.colorbar(im, ax=ax, fraction=0.046, pad=0.02)
     vals = np.unique(mat[np.isfinite(mat)])
     if vals.size >= 2:
         im.set_clim(None, float(vals[-2]))
+    colour_bar(ax, im)
     ax.set_xticks(range(0, mat.shape[0], 3))
     ax.set_yticks(range(0, mat.shape[0], 3))
     ax.text(0.95, 0.05, text, transform=ax.transAxes, fontsize=8, ha="right", va="bottom",

@@ -14,6 +14,7 @@ import numpy as np
 from lnrecency.claims._common import grouped
 from lnrecency.claims.trained import SeedInterval, seed_interval
 from lnrecency.evidence import Evidence, record
+from lnrecency.models.seeds_config import EXPERIMENTS, is_cached, select
 
 SOURCE = "trained models, our formulation"
 NEAR = (8, 9, 10)  # seed 002: "within 4 tokens of the current token (positions 8 and later)"
@@ -96,7 +97,6 @@ def _experiment(experiment: str, quick: bool, progress=None):
     """(settings, runs, "") of the experiment's preset, or (None, None, why) without torch."""
     try:
         from lnrecency.models.seeds import run_experiment
-        from lnrecency.models.seeds_config import EXPERIMENTS
     except ImportError as exc:
         return None, None, f"needs the models extra (python3 -m pip install -e '.[models]'): {exc}"
     st = EXPERIMENTS[experiment].preset(quick)
@@ -187,8 +187,6 @@ def _base3(st) -> dict:
 
 def seed003_statistics(st, runs: list) -> dict:
     """Per statement: (statistic, per-seed values, boundary, side) per task (and architecture for S3.1)."""
-    from lnrecency.models.seed003 import select
-
     out = {"S3.1": [], "S3.2": [], "S3.3": []}
     top = max(st.test_factors)
     for task in st.tasks:
@@ -225,7 +223,6 @@ def _s3(cid: str):
 
 def available(experiment: str, quick: bool) -> bool:
     """Whether the experiment of this mode is cached (its verdicts then cost no training)."""
-    from lnrecency.models.seeds_config import EXPERIMENTS, is_cached
     from lnrecency.models.thesis_config import torch_version
 
     return torch_version() is not None and is_cached(experiment, EXPERIMENTS[experiment].preset(quick))

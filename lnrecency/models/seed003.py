@@ -23,7 +23,7 @@ import numpy as np
 import torch
 
 from lnrecency.models.decoder import Decoder
-from lnrecency.models.seeds_config import Seed003Settings, cached, run_path, runs_of
+from lnrecency.models.seeds_config import Seed003Settings, cached, run_path, runs_of, select
 from lnrecency.models.tasks import batch
 from lnrecency.models.train import deterministic, train
 
@@ -69,10 +69,6 @@ def _run(st: Seed003Settings, task: str, arch: str, seed: int) -> dict:
         rec = measure(res.model, st, task, seed)
     return {"task": task, "arch": arch, "seed": seed, "settings": asdict(st), "seconds": res.seconds,
             "log": res.log, **rec}
-
-
-def select(runs: list, task: str, arch: str) -> list:
-    return [r for r in runs if r["task"] == task and r["arch"] == arch]
 
 
 def run_seed003(st: Seed003Settings, *, use_cache: bool = True, progress: bool = False) -> list[dict]:

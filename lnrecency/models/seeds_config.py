@@ -21,7 +21,7 @@ from lnrecency.config import check_int
 from lnrecency.models.config import DecoderConfig, TrainSettings, config_hash
 from lnrecency.models.thesis_config import cache_dir, torch_version
 
-__all__ = ["Seed002Settings", "Seed003Settings", "EXPERIMENTS", "run_path", "is_cached", "cached", "runs_of", "LEVEL"]
+__all__ = ["Seed002Settings", "Seed003Settings", "EXPERIMENTS", "run_path", "is_cached", "cached", "runs_of", "select", "LEVEL"]
 
 LEVEL = 0.95  # t-intervals over training seeds
 VERSION = {"seed002": "seed002-1", "seed003": "seed003-1"}
@@ -170,6 +170,11 @@ def runs_of(experiment: str, settings) -> list[tuple]:
     if experiment == "seed002":
         return [(s,) for s in settings.seeds]
     return [(t, a, s) for t in settings.tasks for a in settings.archs for s in settings.seeds]
+
+
+def select(runs: list, task: str, arch: str) -> list:
+    """Seed 003's records of one (task, architecture), in seed order."""
+    return [r for r in runs if r["task"] == task and r["arch"] == arch]
 
 
 def cached(path: Path, compute, *, use_cache: bool = True) -> dict:

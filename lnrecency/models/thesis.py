@@ -24,15 +24,15 @@ Each run is cached (JSON, by a hash of its configuration and settings) under ``$
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 
 import numpy as np
 import torch
 
 from lnrecency.models.decoder import build
 from lnrecency.models.probe import induction_score, probe_decoder
-from lnrecency.models.thesis_config import (ARCHS, NORMS, STAGES, VERSION, ThesisSettings, cache_dir,
-                                            cache_path, is_cached)
+from lnrecency.models.thesis_config import (ARCHS, NORMS, STAGES, VERSION, ThesisResults, ThesisSettings,
+                                            cache_dir, cache_path, is_cached)
 from lnrecency.models.train import deterministic, train
 
 __all__ = ["ThesisSettings", "ARCHS", "NORMS", "STAGES", "run_thesis", "ThesisResults",
@@ -111,31 +111,6 @@ def _save(rec: dict, st: ThesisSettings) -> None:
 def sign_of(iv: tuple[float, float, float]) -> str:
     """'positive' when the interval lies above 0, 'negative' below, 'includes 0' otherwise."""
     return "positive" if iv[1] > 0 else "negative" if iv[2] < 0 else "includes 0"
-
-
-@dataclass
-class ThesisResults:
-    settings: ThesisSettings
-    runs: list = field(default_factory=list)  # one dict per (arch, norm, seed)
-
-    def select(self, arch: str, norm: str) -> list:
-        return [r for r in self.runs if r["arch"] == arch and r["norm"] == norm]
-
-    def slopes(self, arch: str, norm: str, stage: str, layer: int) -> list:
-        return [r[stage]["layers"][layer - 1]["slope"] for r in self.select(arch, norm)]
-
-    def phases(self, arch: str, norm: str, stage: str, layer: int) -> dict:
-        out: dict = {}
-        for r in self.select(arch, norm):
-            ph = r[stage]["layers"][layer - 1]["phase"]
-            out[ph] = out.get(ph, 0) + 1
-        return out
-
-    def n_layers(self, arch: str) -> int:
-        return ARCHS[arch]["n_layers"]
-
-    def to_json(self) -> dict:
-        return {"version": VERSION, "settings": asdict(self.settings), "runs": self.runs}
 
 
 def run_thesis(settings: ThesisSettings, *, use_cache: bool = True, progress: bool = False) -> ThesisResults:

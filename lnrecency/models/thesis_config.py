@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 from lnrecency.config import check_int
 from lnrecency.models.config import DecoderConfig, TrainSettings, config_hash
 
-__all__ = ["ThesisSettings", "ARCHS", "NORMS", "STAGES", "VERSION", "LEVEL", "cache_dir", "cache_path", "is_cached"]
+__all__ = ["ThesisSettings", "ThesisResults", "ARCHS", "NORMS", "STAGES", "VERSION", "LEVEL", "cache_dir", "cache_path", "is_cached"]
 
 VERSION = "thesis-1"  # bump when the experiment's definition changes (invalidates the cache)
 ARCHS = {"attn2": dict(n_layers=2, mlp=False), "attn4": dict(n_layers=4, mlp=False),
@@ -112,3 +112,29 @@ def is_cached(settings: ThesisSettings) -> bool:
     return True
 
 
+@dataclass
+class ThesisResults:
+    """Every run of a thesis experiment (one dict per (arch, norm, seed)), read by the claims and the report
+    without torch."""
+
+    settings: ThesisSettings
+    runs: list = field(default_factory=list)  # one dict per (arch, norm, seed)
+
+    def select(self, arch: str, norm: str) -> list:
+        return [r for r in self.runs if r["arch"] == arch and r["norm"] == norm]
+
+    def slopes(self, arch: str, norm: str, stage: str, layer: int) -> list:
+        return [r[stage]["layers"][layer - 1]["slope"] for r in self.select(arch, norm)]
+
+    def phases(self, arch: str, norm: str, stage: str, layer: int) -> dict:
+        out: dict = {}
+        for r in self.select(arch, norm):
+            ph = r[stage]["layers"][layer - 1]["phase"]
+            out[ph] = out.get(ph, 0) + 1
+        return out
+
+    def n_layers(self, arch: str) -> int:
+        return ARCHS[arch]["n_layers"]
+
+    def to_json(self) -> dict:
+        return {"version": VERSION, "settings": asdict(self.settings), "runs": self.runs}

@@ -18,7 +18,8 @@ from matplotlib.figure import Figure
 
 from lnrecency.claims.catalog import CATALOG
 from lnrecency.report import series
-from lnrecency.figure import ReportFigure
+from lnrecency.figure import ReportFigure, colour_bar
+from lnrecency.models.seeds_config import select
 from lnrecency.report.data import ReportData
 
 __all__ = ["ReportFigure", "FIGURES", "build_figures", "figure_names", "heatmap_figure", "heatmap_figures"]
@@ -65,11 +66,7 @@ def heatmap_figure(data: ReportData, variant_label: str, variant: dict, residual
             im = ax.imshow(np.hstack([t, gap, m]), cmap="viridis", vmin=lo, vmax=hi, interpolation="nearest")
             ax.set_xticks([0, n - 1, n + 1, 2 * n], labels=["1", str(n), "1", str(n)], fontsize=7)
             ax.set_yticks([0, n - 1], labels=["1", str(n)], fontsize=7)
-            bar = fig.colorbar(im, ax=ax, fraction=0.05, pad=0.02)
-            bar.ax.tick_params(labelsize=6)
-            # matplotlib rasterizes colour-bar gradients in vector output, and the PDF mixed-mode renderer
-            # then holds a full-figure raster per bar (~150 MB a heatmap): keep the 256 cells as vectors
-            bar.solids.set_rasterized(False)
+            colour_bar(ax, im)
             if r == 0:
                 ax.set_title(f"layer {layer + 1}: limit | MC d={d}", fontsize=9)
             if layer == 0:
@@ -79,7 +76,7 @@ def heatmap_figure(data: ReportData, variant_label: str, variant: dict, residual
     res = f"residual (gamma = {float(configs[0].gamma):g})" if residual else "no residual"
     title = f"Expected scores E[S^(l)_ij], {variant_label}, {res}"
     fig.suptitle(title, fontsize=12)
-    fig.subplots_adjust(left=0.05, right=0.98, bottom=0.05, top=0.9, wspace=0.25, hspace=0.25)
+    fig.subplots_adjust(left=0.05, right=0.955, bottom=0.05, top=0.9, wspace=0.4, hspace=0.25)
     caption = (f"{title}, n = {n}: for each alpha (rows) and layer (columns) the exact d -> infinity limit "
                f"(left half of a panel) beside the Monte Carlo mean at d = {d} ({s.samples} samples; right "
                f"half). Colour scale per panel (colour bar beside it): the range of the limit's off-diagonal "
@@ -317,7 +314,7 @@ def trained_figures(data: ReportData) -> list[ReportFigure]:
             m[np.triu_indices(m.shape[0], k=1)] = np.nan
             ax = axes[r_, c_]
             im = ax.imshow(m, cmap="magma")
-            fig.colorbar(im, ax=ax, fraction=0.046, pad=0.04)
+            colour_bar(ax, im)
             ax.set_title(f"{norm}, layer {c_ + 1}", fontsize=9)
             ax.set_xlabel("key position", fontsize=8)
             ax.set_ylabel("query position", fontsize=8)
@@ -409,7 +406,7 @@ def _attention_map(fig, ax, att, title: str) -> None:
     ax.set_title(title, fontsize=9)
     ax.set_xlabel("key position")
     ax.set_ylabel("query position")
-    fig.colorbar(im, ax=ax, fraction=0.046, pad=0.04, label="attention weight")
+    colour_bar(ax, im, label="attention weight")
 
 
 def seed002_figures(data: ReportData) -> list[ReportFigure]:
@@ -475,8 +472,6 @@ def seed002_figures(data: ReportData) -> list[ReportFigure]:
 def seed003_figures(data: ReportData) -> list[ReportFigure]:
     """Seed 003: attention-output variance (and sum_k P_ik^2) against the test length, the hidden-state shift,
     accuracy; one panel per task, one colour per LayerNorm placement, CI bands over training seeds."""
-    from lnrecency.models.seed003 import select
-
     cached = data.seed_runs("seed003")
     titles = ("Seed 003: attention-output variance against the test length",
               "Seed 003: the shift of the hidden state entering layer 2",
