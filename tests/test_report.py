@@ -141,7 +141,8 @@ def test_interrupted_write_leaves_no_partial_file(tmp_path):
 def _small_report(monkeypatch, fail: bool):
     def boom(data):
         raise KeyboardInterrupt
-    tables = claim_tables.TABLES[1:4] + ([("boom", "", boom)] if fail else [])
+    tables = [t for t in claim_tables.TABLES if t[0] in ("practical_widths", "implementation_consistency",
+                                                          "t1_scores")] + ([("boom", "", boom)] if fail else [])
     monkeypatch.setattr(claim_tables, "TABLES", tables)
     monkeypatch.setattr(figures, "FIGURES", [("gap", lambda data: [figures.gap_figure(data)])])
     monkeypatch.setattr(ReportData, "verdicts", lambda self, ids=None: {} if ids is None else
@@ -291,7 +292,7 @@ def test_width_and_consistency_tables_are_the_verdicts_evidence():
     from dataclasses import replace
 
     from lnrecency.claims.registry import evaluate
-    from lnrecency.evidence import MCMeans, records_of
+    from lnrecency.evidence import MCMeans, OrderingTests, records_of
     from lnrecency.report import claim_tables as ct
     from lnrecency.report.data import ReportData, ReportSettings
 
@@ -307,6 +308,23 @@ def test_width_and_consistency_tables_are_the_verdicts_evidence():
     assert set(table.column("result")) == {"pass"}
     cons = ct.consistency_table(data)
     assert cons.column("worst")[:4] == [ct._worst(m.implementation_consistency) for m in means]
+    # the entry-level tables: every number is the evidence's own
+    vm = ct.verdict_means_table(data)
+    entries = [(mc, e) for m in means for mc in (m.implementation_consistency, *m.authors_widths.widths)
+               for e in mc.checks]
+    assert len(vm.rows) == len(entries)
+    assert vm.column("d") == [mc.d for mc, _ in entries]
+    assert vm.column("seed") == [mc.seed for mc, _ in entries]
+    assert vm.column("MC") == [e.check.estimate for _, e in entries]
+    assert vm.column("SE") == [e.check.stderr for _, e in entries]
+    assert vm.column("prediction") == [e.check.prediction for _, e in entries]
+    assert vm.column("tolerance") == [e.check.tolerance for _, e in entries]
+    assert set(vm.column("role")) == {"implementation consistency", "authors' width"}
+    orders = [t for r in results for o in records_of(r.evidence, OrderingTests) for t in o.tests]
+    vo = ct.verdict_orderings_table(data)
+    assert len(vo.rows) == len(orders) > 0
+    assert vo.column("mean S_ij - S_ik") == [t.check.mean for t in orders]
+    assert vo.column("verdict") == [t.verdict for t in orders]
     # a failing check is shown so
     first = means[0].authors_widths.widths[0]
     bad = replace(first.checks[0], check=replace(first.checks[0].check, estimate=first.checks[0].check.prediction + 1))

@@ -136,7 +136,11 @@ CATALOG: tuple[Claim, ...] = (
                                                   "authors' widths d = 16, 64, 256", "practical_widths_table"),
                   TableOutput("implementation_consistency", "the d = 10^12 checks: sampler against limit code "
                                                             "(no support at any width)",
-                              "consistency_table"))),
+                              "consistency_table"),
+                  TableOutput("verdict_means", "every Monte Carlo mean the verdicts used, entry by entry (the runs "
+                                               "they cite)", "verdict_means_table"),
+                  TableOutput("verdict_orderings", "every paired Monte Carlo ordering the verdicts used, test by "
+                                                   "test", "verdict_orderings_table"))),
     Claim("T1", "theorem1", "Theorem 1: layer-2 recency with normalisation, isotropic embeddings",
           tables=(TableOutput("t1_scores", "Theorem 1: layer-2 last-row scores with LayerNorm, limit vs MC at "
                                            "several d", "score_table", ("T1",)),

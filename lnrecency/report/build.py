@@ -77,24 +77,40 @@ def _index(s: ReportSettings, tables: list, figs: list) -> str:
     return "\n".join(lines) + "\n"
 
 
-_HELPER_DATA: dict = {}
+_HELPER_DATA: dict = {}  # what the forked figure helper inherits: data, counter, units
 
 
-def _draw_group(out: str, lines: list[str]) -> list:
-    """In the helper process: draw and write the figures of the builders ``lines`` (data inherited by fork)."""
-    data = _HELPER_DATA["data"]
-    by_line = dict(figures.FIGURES)
-    return [(line, [(replace(fig, figure=None), fig.write(Path(out))) for fig in by_line[line](data)])
-            for line in lines]
+def _claim_next(counter) -> int:
+    """The next figure builder's index from the counter shared by the two drawing processes."""
+    with counter.get_lock():
+        idx = counter.value
+        counter.value += 1
+    return idx
 
 
-def _start_figure_helper(data: ReportData, out: Path, group: list):
-    """A forked process drawing ``group`` (builders) from the frozen data; (pool, future)."""
-    if "fork" not in mp.get_all_start_methods() or not group:
+def _draw_claimed(out: str) -> list:
+    """In the helper process: claim drawing units (figures.drawing_units) from the shared counter and draw and
+    write their figures (data inherited by fork) until none is left; [(unit, [(figure without matplotlib
+    object, paths)])]."""
+    data, counter, units = _HELPER_DATA["data"], _HELPER_DATA["counter"], _HELPER_DATA["units"]
+    drawn = []
+    while (idx := _claim_next(counter)) < len(units):
+        drawn.append((idx, [(replace(fig, figure=None), fig.write(Path(out))) for fig in units[idx][1](data)]))
+    return drawn
+
+
+def _start_figure_helper(data: ReportData, out: Path, units: list):
+    """A forked process drawing figures from the frozen data beside this one: both claim the next unit of
+    drawing work from a shared counter (catalog order; the score heatmaps in four parts), so the work splits
+    evenly whatever each unit costs; (pool, future, counter). Files and their order do not depend on who drew
+    what."""
+    if "fork" not in mp.get_all_start_methods():
         return None
-    _HELPER_DATA["data"] = data  # read by the forked child; nothing is pickled
-    pool = ProcessPoolExecutor(max_workers=1, mp_context=mp.get_context("fork"), initializer=die_with_parent)
-    return pool, pool.submit(_draw_group, str(out), [name for name, _ in group])
+    ctx = mp.get_context("fork")
+    counter = ctx.Value("i", 0)
+    _HELPER_DATA.update(data=data, counter=counter, units=units)  # read by the forked child; nothing is pickled
+    pool = ProcessPoolExecutor(max_workers=1, mp_context=ctx, initializer=die_with_parent)
+    return pool, pool.submit(_draw_claimed, str(out)), counter
 
 
 def _evaluate_all(quick: bool) -> list:
@@ -201,19 +217,16 @@ def _build_into(out: Path, final: Path, settings: ReportSettings, fmts, jobs: in
     figs: list[tuple[figures.ReportFigure, list[Path]]] = []
     show = sys.stderr.isatty() if progress is None else bool(progress)
     pool, pending = (None, None) if data.frozen else _start_verdicts(settings, jobs)
-    builders = list(figures.FIGURES)
-    drawn: dict[str, list] = {}  # builder line -> [(figure without its matplotlib object, paths)]
+    units = figures.drawing_units()
+    drawn: dict[int, list] = {}  # unit -> [(figure without its matplotlib object, paths)]
     helper = None
     if data.frozen and jobs >= 2 and not collect:
-        # rendering stored evidence computes nothing, so a second process draws the first builder's figures
-        # (the score heatmaps: 26 s of the 46 s of drawing measured here) while this one draws the rest
-        helper = _start_figure_helper(data, out, builders[:1])
+        # rendering stored evidence computes nothing, so a second process draws figures beside this one
+        helper = _start_figure_helper(data, out, units)
     if helper is not None:
         pool = helper[0]
-        mine = builders[1:]
-    else:
-        mine = builders
-    steps = [("figure", f) for f in mine] + [("verdicts", None)] + \
+    # with the helper, each figure step claims the next unit (some steps then find none left)
+    steps = [("figure", None if helper is not None else q) for q in range(len(units))] + [("verdicts", None)] + \
             [("table", t) for t in claim_tables.TABLES]
     try:
         with tqdm(steps, desc="report", unit="step", disable=not show) as bar:
@@ -228,12 +241,14 @@ def _build_into(out: Path, final: Path, settings: ReportSettings, fmts, jobs: in
                     table = builder(data)
                     tables.append((table, table.write(out, fmts), line))
                 else:
-                    line, builder = item
-                    for fig in builder(data):
+                    idx = item if item is not None else _claim_next(helper[2])  # the helper's counter
+                    if idx >= len(units):
+                        continue
+                    for fig in units[idx][1](data):
                         bar.set_postfix_str(fig.name)
                         paths = [] if collect else fig.write(out)
                         # keep the caption, not the matplotlib figure (tens of MB with colour bars)
-                        drawn.setdefault(line, []).append((replace(fig, figure=None), paths))
+                        drawn.setdefault(idx, []).append((replace(fig, figure=None), paths))
     except BaseException:
         if pool is not None:  # interrupted: stop the verdict worker now instead of waiting for it
             for proc in list(getattr(pool, "_processes", {}).values()):  # CPython's worker table
@@ -247,7 +262,7 @@ def _build_into(out: Path, final: Path, settings: ReportSettings, fmts, jobs: in
     if helper is not None:  # the helper's figures
         drawn.update(dict(helper[1].result()))
         _HELPER_DATA.clear()
-    figs = [x for line, _ in builders for x in drawn.get(line, [])]  # the builders' order, as in one process
+    figs = [x for q in range(len(units)) for x in drawn.get(q, [])]  # the units' order, as in one process
     result.tables = [t for t, _, _ in tables]
     result.figures = [(f.name, f.title, f.caption) for f, _ in figs]
     result.files = [p for _, paths, _ in tables for p in paths] + [p for _, paths in figs for p in paths]

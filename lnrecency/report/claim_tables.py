@@ -101,6 +101,12 @@ def verdict_note(data: ReportData, *ids: str) -> list[str]:
     return notes
 
 
+ILLUSTRATION_NOTE = (
+    "The Monte Carlo columns of this table are the report's own illustration runs (the report's seed and widths), "
+    "not the verdict's: the numbers the verdict cites are in the tables verdict_means and verdict_orderings "
+    "(entry by entry), practical_widths and implementation_consistency.")
+
+
 def _closed_score(data: ReportData, c: ModelConfig, layer: int, i: int, j: int) -> float | None:
     if layer != 2:
         return None
@@ -141,7 +147,7 @@ def score_table(data: ReportData, claim_id: str, name: str | None = None) -> Tab
                f"expectation limit + c/d and z* = (MC - limit - c/d)/SE. dS = S_(n,j) - S_(n,j-1): limit, "
                f"and the paired Monte Carlo difference at d = {dmax} with its SE and z = dS/SE "
                f"(recency: dS > 0; earlier-token bias: dS < 0; flat: dS = 0).")
-    notes = verdict_note(data, claim_id) + [
+    notes = verdict_note(data, claim_id) + [ILLUSTRATION_NOTE,
         "z measures E_d[S] - limit in standard errors: the O(1/d) finite-width effect, resolved at small d. "
         "z* measures what the first-order theory leaves, E_d[S] - limit - c/d = O(1/d^2): |z*| of a few "
         "units is chance, a large |z*| at small d is the 1/d^2 remainder (lnrecency finite-width --measure)."]
@@ -169,7 +175,7 @@ def gap_table(data: ReportData) -> Table:
                f"and z = (MC - limit)/SE. 'Amplify' can mean a larger absolute or a larger relative gap; "
                f"the table shows both.")
     return Table("c5_gap_vs_alpha", "C5. Does anisotropy amplify the recency gap?", caption, columns, rows,
-                 verdict_note(data, "C5"))
+                 verdict_note(data, "C5") + [ILLUSTRATION_NOTE])
 
 
 def h_table(data: ReportData) -> Table:
@@ -191,7 +197,7 @@ def h_table(data: ReportData) -> Table:
                "closed form at the listed j. Layer-2 recency is exactly 'h strictly decreasing in j'; "
                "the second version's Figures 2 and 5 plot these curves.")
     return Table("h_of_j", "h(j) against j for several alpha, without and with residual", caption, columns,
-                 rows, verdict_note(data, "C4"))
+                 rows, verdict_note(data, "C4") + [ILLUSTRATION_NOTE])
 
 
 LAST_ROW_CONFIGS = [
@@ -243,7 +249,7 @@ def output_norm_table(data: ReportData) -> Table:
                "z = (MC - limit)/SE, the first-order finite-width expectation limit + c/d and "
                "z* = (MC - limit - c/d)/SE.")
     return Table("c7_output_norm", "C7. Seed 002: the attention output gets shorter with position", caption,
-                 columns, rows, verdict_note(data, "C7"))
+                 columns, rows, verdict_note(data, "C7") + [ILLUSTRATION_NOTE])
 
 
 def variance_table(data: ReportData) -> Table:
@@ -263,7 +269,7 @@ def variance_table(data: ReportData) -> Table:
                f"(the next layer's LayerNorm of o, i.e. post-LN) it is 1 at every n. Monte Carlo at d = {d}, "
                f"{s.samples} samples.")
     return Table("c8_output_variance", "C8. Seed 003: vanishing variance and post-attention normalisation",
-                 caption, columns, rows, verdict_note(data, "C8"))
+                 caption, columns, rows, verdict_note(data, "C8") + [ILLUSTRATION_NOTE])
 
 
 def instance_table(data: ReportData) -> Table:
@@ -285,7 +291,7 @@ def instance_table(data: ReportData) -> Table:
                f"score of the last row (n = {n}) prefers key n-1 over key 1, with a Wilson 95% interval, "
                f"beside the expected gap (limit and paired Monte Carlo). {s.samples} samples per d.")
     return Table("c9_per_instance", "C9. Per-instance ordering probability against d", caption, columns,
-                 rows, verdict_note(data, "C9"))
+                 rows, verdict_note(data, "C9") + [ILLUSTRATION_NOTE])
 
 
 def convergence_table(data: ReportData) -> Table:
@@ -311,7 +317,7 @@ def convergence_table(data: ReportData) -> Table:
                f"resolved layer-2 entries: {conv.slope:.4f} +- {conv.slope_se:.4f} (O(1/d) means -1).")
     return Table("c9_convergence_in_d", "C9. Convergence of the finite-d expectation to the limit", caption,
                  columns, rows, [f"fitted slope {conv.slope:.6g} +- {conv.slope_se:.3g} "
-                                 f"({conv.fit_points} points)"] + verdict_note(data, "C9"))
+                                 f"({conv.fit_points} points)"] + verdict_note(data, "C9") + [ILLUSTRATION_NOTE])
 
 
 _KEY_EVIDENCE = ("summary", "equal", "first_difference.i", "first_difference.j", "first_difference.user",
@@ -474,6 +480,52 @@ def consistency_table(data: ReportData) -> Table:
                "at any width (the support at the authors' widths is the practical_widths table).")
     return Table("implementation_consistency", "Implementation consistency (d = 10^12)", caption,
                  ["id", "setting", "check", "layer", "samples", "entries", "worst", "result"], rows)
+
+
+def _role(d: int) -> str:
+    from lnrecency.claims._common import D_BIG
+
+    return "implementation consistency" if d == D_BIG else "authors' width"
+
+
+def verdict_means_table(data: ReportData) -> Table:
+    """Every entry of every Monte Carlo mean check the verdicts used, number for number (the runs behind the
+    practical_widths and implementation_consistency rows)."""
+    from lnrecency.evidence import MeanChecks
+
+    rows = []
+    for r, where, m in _checks_of(data, MeanChecks):
+        for e in m.checks:
+            ch = e.check
+            rows.append([r.id, where, m.kind, _role(m.d), m.layer, m.d, m.samples, m.seed, e.i, e.j, e.limit,
+                         e.c, ch.prediction, ch.estimate, ch.stderr, ch.z, ch.tolerance,
+                         "pass" if ch.passed else "FAIL"])
+    caption = ("Each Monte Carlo mean of the verdicts (scores, |o_i|^2 or output variances, per entry (i, j)) "
+               "beside the exact limit, the first-order coefficient c and the prediction limit + c/d (the limit "
+               "alone at d = 10^12), with its SE, z = (MC - prediction)/SE and the tolerance k SE + R/d^2; "
+               "'seed' is the run's seed. These are the very runs the verdicts cite (lnrecency verify --out).")
+    return Table("verdict_means", "The verdicts' Monte Carlo means, entry by entry", caption,
+                 ["id", "setting", "check", "role", "layer", "d", "samples", "seed", "i", "j", "limit", "c",
+                  "prediction", "MC", "SE", "z", "tolerance", "result"], rows)
+
+
+def verdict_orderings_table(data: ReportData) -> Table:
+    """Every paired Monte Carlo ordering test the verdicts used, number for number."""
+    from lnrecency.evidence import OrderingTests
+
+    rows = []
+    for r, where, o in _checks_of(data, OrderingTests):
+        for t in o.tests:
+            ch = t.check
+            rows.append([r.id, where, _role(o.d), o.layer, o.d, o.samples, o.seed, t.i, t.j, t.k_key,
+                         ch.mean, ch.stderr, ch.z, ch.threshold, t.verdict])
+    caption = ("Each paired Monte Carlo test of E S_ij > E S_ik the verdicts used: the mean difference "
+               "S_ij - S_ik over the run's draws, its SE, z = mean/SE and the one-sided threshold (k SE from the "
+               "false-alarm budget): confirmed above it, refuted below minus it. At d = 10^12 these test the "
+               "sampler against the sign of the limit (implementation consistency).")
+    return Table("verdict_orderings", "The verdicts' Monte Carlo orderings, test by test", caption,
+                 ["id", "setting", "role", "layer", "d", "samples", "seed", "i", "j", "k", "mean S_ij - S_ik",
+                  "SE", "z", "threshold", "verdict"], rows)
 
 
 def authors_table(data: ReportData) -> Table:

@@ -9,6 +9,7 @@ their numbers come from :mod:`lnrecency.report.series` (i.e. from the library), 
 from __future__ import annotations
 
 import re
+from functools import partial
 from typing import Callable
 
 import matplotlib
@@ -16,7 +17,7 @@ import matplotlib.ticker
 import numpy as np
 from matplotlib.figure import Figure
 
-from lnrecency.claims.catalog import CATALOG
+from lnrecency.claims.catalog import CATALOG, FigureOutput
 from lnrecency.report import series
 from lnrecency.figure import ReportFigure, colour_bar
 from lnrecency.models.seeds_config import select
@@ -222,9 +223,16 @@ def convergence_figure(data: ReportData) -> ReportFigure:
     return ReportFigure("convergence_in_d", title, caption, fig)
 
 
-def heatmap_figures(data: ReportData) -> list[ReportFigure]:
-    return [heatmap_figure(data, label, variant, residual)
-            for label, variant in series.HEATMAP_NORMS(data.settings.heat_d) for residual in (False, True)]
+def heatmap_figures(data: ReportData, part: int | None = None) -> list[ReportFigure]:
+    """The eight score heatmaps (four normalisations, without and with residual); ``part`` k: only the
+    k-th normalisation's two (the report's drawing processes share the heatmaps part by part)."""
+    norms = series.HEATMAP_NORMS(data.settings.heat_d)
+    if part is not None:
+        norms = norms[part:part + 1]
+    return [heatmap_figure(data, label, variant, residual) for label, variant in norms for residual in (False, True)]
+
+
+heatmap_figures.parts = len(series.HEATMAP_NORMS(1))  # type: ignore[attr-defined]
 
 
 def heatmap_names(settings) -> list[str]:
@@ -512,6 +520,18 @@ def seed003_figures(data: ReportData) -> list[ReportFigure]:
 
 FIGURES: list[tuple[str, Callable[[ReportData], list[ReportFigure]]]] = [
     (f.line, f.build) for c in CATALOG for f in c.figures]
+
+
+def drawing_units(builders: list | None = None) -> list[tuple[str, Callable[[ReportData], list[ReportFigure]]]]:
+    """:data:`FIGURES` (or ``builders``) as units of drawing work, in order: a builder whose function declares
+    ``parts`` (the score heatmaps) becomes one unit per part, so that two processes can share it."""
+    units = []
+    for line, build in FIGURES if builders is None else builders:
+        output = getattr(build, "__self__", None)  # the catalog's FigureOutput behind a builder of FIGURES
+        fn = globals()[output.builder] if isinstance(output, FigureOutput) else None
+        parts = getattr(fn, "parts", 1)
+        units += [(line, partial(fn, part=k)) for k in range(parts)] if parts > 1 else [(line, build)]
+    return units
 
 
 def figure_names(settings) -> list[str]:
