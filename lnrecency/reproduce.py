@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from lnrecency.config import check_choice, check_int
+from lnrecency.config import ModelConfig, check_choice, check_int
 from lnrecency.conventions import CONVENTIONS, convention_record, preset
 from lnrecency.figure import ReportFigure, colour_bar
 from lnrecency.tables import Table
@@ -172,14 +172,12 @@ def authors_h(j: np.ndarray, alpha: float, resid: float, d: int = 64) -> np.ndar
     return 1 / np.sqrt(num / dj ** 2)
 
 
-def limit_h(n: int, alpha: float, lam: float, gamma: float | None) -> np.ndarray:
-    """1 / |h_j^(1)| from our limit: 1 / sqrt(G'_jj), G' the Gram of the state after layer 1 (LayerNorm,
-    unit-norm tokens, residual weight gamma; None: no residual): the state layer 2 normalises."""
-    from lnrecency.config import ModelConfig
+def limit_h(n: int, config: ModelConfig) -> np.ndarray:
+    """1 / |h_j^(1)|, j = 1..n, from our limit of ``config``: 1 / sqrt(G'_jj), G' the Gram of the state after
+    layer 1 (the state layer 2 normalises)."""
     from lnrecency.theory.limit import limit_trajectory
 
-    cfg = ModelConfig(norm="layernorm", residual=gamma is not None, gamma=gamma or 1.0, lam=lam, alpha=alpha)
-    return 1 / np.sqrt(np.diag(limit_trajectory(n, 1, config=cfg).layers[0].next_gram))
+    return 1 / np.sqrt(np.diag(limit_trajectory(n, 1, config=config).layers[0].next_gram))
 
 
 def rp_edgeworth(fw, layer: int, d: int) -> float:
@@ -339,9 +337,10 @@ def curve_table(figs: list):
         j = np.arange(1, N + 1)
         for a in (0.0, 0.2, 0.4, 0.6, 0.8):
             theirs = authors_h(j, a, f.residual, f.d)
-            ours = limit_h(N, a, math.sqrt(f.d), 1.0 if f.residual else None)
+            ours = limit_h(N, ModelConfig(norm="layernorm", residual=bool(f.residual), lam=math.sqrt(f.d), alpha=a))
             sim_gamma = math.sqrt(f.d * (1 - a)) if f.residual else None
-            sim = limit_h(N, a, math.sqrt(f.d), sim_gamma)
+            sim = limit_h(N, ModelConfig(norm="layernorm", residual=bool(f.residual), lam=math.sqrt(f.d), alpha=a,
+                                         gamma=sim_gamma or 1.0))
             for jj in range(N):
                 rows.append((f.key, f.file, a, int(j[jj]), float(theirs[jj]), float(ours[jj]),
                              float(abs(theirs[jj] - ours[jj]) / ours[jj]), sim_gamma,
@@ -419,11 +418,12 @@ def curve_figure(f: CurveFigure):
     j = np.arange(1, N + 1)
     for a in (0.0, 0.2, 0.4, 0.6, 0.8):
         line, = left.plot(j, authors_h(j, a, f.residual, f.d), label=f"alpha={a:.1f}")
-        left.plot(j, limit_h(N, a, math.sqrt(f.d), 1.0 if f.residual else None), "o", ms=3, color=line.get_color())
+        left.plot(j, limit_h(N, ModelConfig(norm="layernorm", residual=bool(f.residual), lam=math.sqrt(f.d), alpha=a)), "o", ms=3, color=line.get_color())
         if f.residual:
-            sim = limit_h(N, a, math.sqrt(f.d), math.sqrt(f.d * (1 - a)))
+            sim = limit_h(N, ModelConfig(norm="layernorm", residual=True, lam=math.sqrt(f.d), alpha=a,
+                                             gamma=math.sqrt(f.d * (1 - a))))
             right.plot(j, sim / sim[0], "--", color=line.get_color(), label=f"alpha={a:.1f}, gamma=sqrt(d(1-a))")
-            ours = limit_h(N, a, math.sqrt(f.d), 1.0)
+            ours = limit_h(N, ModelConfig(norm="layernorm", residual=True, lam=math.sqrt(f.d), alpha=a))
             right.plot(j, ours / ours[0], color=line.get_color())
     left.set_xlabel("$j$")
     left.set_ylabel("$h(j)$")

@@ -20,6 +20,7 @@ import pytest
 import sympy
 from sympy import Rational as R
 
+from lnrecency.config import ModelConfig
 from lnrecency.theory import closed_forms as cf
 from lnrecency.theory.closed_forms import alpha, gamma, i, j, lam
 from lnrecency.theory.formula import is_identically_zero
@@ -91,7 +92,7 @@ QUANT = ("p_diag", "p_off", "g", "h2")
 
 @pytest.mark.parametrize("residual", [False, True])
 def test_derivation_matches_hand_formulas(residual):
-    c = cf.closed_forms(residual)
+    c = cf.closed_forms(ModelConfig(norm="layernorm", residual=residual))
     for q in ("g", "h2"):
         assert is_identically_zero(getattr(c, q) - HAND[residual][q]), q
     assert not c.g.has(j)
@@ -102,7 +103,7 @@ def test_derivation_matches_hand_formulas(residual):
 @pytest.mark.parametrize("params", PARAMS)
 def test_layer1_and_gram_exact(residual, params):
     traj = limit_trajectory(8, 1, exact=True, norm="l2", residual=residual, **params)
-    c = cf.closed_forms(residual, "l2")
+    c = cf.closed_forms(ModelConfig(norm="l2", residual=residual))
     for q in QUANT:
         assert exact_mismatches(getattr(c, q), q, traj, params) == [], q
 
@@ -112,7 +113,7 @@ def test_layer1_and_gram_exact(residual, params):
     (True, "none", PARAMS[1])])
 def test_layer2_score_exact(residual, norm, params):
     traj = limit_trajectory(5, 2, exact=True, norm=norm, residual=residual, **params)
-    c = cf.closed_forms(residual, norm)
+    c = cf.closed_forms(ModelConfig(norm=norm, residual=residual))
     assert exact_mismatches(c.score, "score", traj, params) == []
     assert exact_mismatches(c.score_diag, "score_diag", traj, params) == []
 
@@ -122,7 +123,7 @@ def test_layer2_score_exact(residual, norm, params):
 def test_float64_n200(norm, residual):
     params = PARAMS[0] if residual else PARAMS[2]
     traj = limit_trajectory(200, 2, norm=norm, residual=residual, **{k: float(v) for k, v in params.items()})
-    c = cf.closed_forms(residual, norm)
+    c = cf.closed_forms(ModelConfig(norm=norm, residual=residual))
     for q in QUANT + ("score", "score_diag"):
         assert numeric_mismatches(getattr(c, q), q, traj, params, rtol=1e-12, module="numpy") == [], q
 
@@ -131,7 +132,7 @@ def test_float64_n200(norm, residual):
 def test_mpmath_dps50(residual):
     params = PARAMS[0]
     traj = limit_trajectory(24, 2, norm="l2", residual=residual, dps=50, **params)
-    c = cf.closed_forms(residual, "l2")
+    c = cf.closed_forms(ModelConfig(norm="l2", residual=residual))
     with mpmath.workdps(50):
         for q in QUANT + ("score",):
             assert numeric_mismatches(getattr(c, q), q, traj, params, rtol=mpmath.mpf("1e-45"),

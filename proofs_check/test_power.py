@@ -50,7 +50,7 @@ def test_exact_rejects_mutants(name):
 
 @pytest.mark.parametrize("name", list(MUTANTS))
 def test_closed_form_rejects_mutants(name):
-    h2 = cf.closed_forms(False).h2.subs(cf.alpha, 0).subs(cf.j, cf.i)
+    h2 = cf.closed_forms(ModelConfig(norm="layernorm")).h2.subs(cf.alpha, 0).subs(cf.j, cf.i)
     assert sympy.simplify(h2 - TRUE) == 0
     assert sympy.simplify(h2 - MUTANTS[name]) != 0
 
@@ -58,7 +58,7 @@ def test_closed_form_rejects_mutants(name):
 def test_proof_rejects_false_monotonicity():
     from lnrecency.theory.proofs import prove_decreasing
 
-    h2 = cf.closed_forms(False).h2
+    h2 = cf.closed_forms(ModelConfig(norm="layernorm")).h2
     assert prove_decreasing(h2, residual=False).proven
     assert not prove_decreasing(-h2, residual=False).proven  # "-h^2 decreasing" = "h increasing": false
 

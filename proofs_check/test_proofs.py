@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import sympy
 
+from lnrecency.config import ModelConfig
 from lnrecency.theory import closed_forms as cf
 from lnrecency.theory.limit import limit_trajectory
 from lnrecency.theory.proofs import (A, B, X, all_proofs, coefficient_sign, positive_coordinates, proof_diagonal,
@@ -26,10 +27,17 @@ def test_all_proofs_closed_by_sympy():
 
 @pytest.mark.parametrize("residual", [False, True])
 def test_recency_composition(residual):
-    p = proof_layer2_recency(residual)
-    assert p.proven and all(q.proven for q in (proof_h_decreasing(residual), proof_g_positive(residual),
-                                                proof_diagonal(residual)))
-    assert proof_flat_without_norm(residual).expressions["derivative"] == 0
+    ln = ModelConfig(norm="layernorm", residual=residual)
+    p = proof_layer2_recency(ln)
+    assert p.proven and all(q.proven for q in (proof_h_decreasing(ln), proof_g_positive(ln), proof_diagonal(ln)))
+    assert proof_flat_without_norm(ModelConfig(norm="none", residual=residual)).expressions["derivative"] == 0
+    # a proof refuses a family it does not cover (and raw parameters)
+    with pytest.raises(ValueError, match="proof_flat_without_norm covers norm in"):
+        proof_flat_without_norm(ln)
+    with pytest.raises(ValueError, match="proof_layer2_recency covers norm in"):
+        proof_layer2_recency(ModelConfig(norm="none", residual=residual))
+    with pytest.raises(TypeError, match="ModelConfig"):
+        proof_h_decreasing(residual)
 
 
 def test_coefficient_sign_unit():
@@ -42,8 +50,8 @@ def test_coefficient_sign_unit():
 
 
 # ---- power: the same prover rejects false statements ----
-H2 = cf.closed_forms(False).h2
-H2R = cf.closed_forms(True).h2
+H2 = cf.closed_forms(ModelConfig(norm="layernorm")).h2
+H2R = cf.closed_forms(ModelConfig(norm="layernorm", residual=True)).h2
 E_, F_ = sympy.exp(cf.lam), sympy.exp(cf.lam * cf.alpha)
 
 
@@ -64,9 +72,9 @@ def test_power_prover_rejects_non_decreasing(name, expr, residual):
 
 
 def test_power_wrong_sign_rejected():
-    g = positive_coordinates(cf.closed_forms(True).g.subs(cf.i, t + 1))
+    g = positive_coordinates(cf.closed_forms(ModelConfig(norm="layernorm", residual=True)).g.subs(cf.i, t + 1))
     assert not prove_sign("g<0", "g < 0 (false)", g, -1, ()).proven
-    minor = cf.closed_forms(False).h2.subs(cf.j, t + 1) ** 2 - cf.closed_forms(False).g.subs(cf.i, t + 2 + u) ** 2 * 100
+    minor = cf.closed_forms(ModelConfig(norm="layernorm")).h2.subs(cf.j, t + 1) ** 2 - cf.closed_forms(ModelConfig(norm="layernorm")).g.subs(cf.i, t + 2 + u) ** 2 * 100
     assert not prove_sign("false minor", "false", positive_coordinates(minor), 1, ()).proven
 
 

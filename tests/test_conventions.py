@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from lnrecency.config import ModelConfig
 from lnrecency.conventions import convention_record, preset
 from lnrecency.numerics import sample_instances, simulate_scores
 from lnrecency.reproduce import authors_h, limit_h, printed_rp
@@ -209,10 +210,11 @@ def test_authors_h_curve_is_our_limit_with_residual_weight_one():
     j = np.arange(1, 11)
     for alpha in (0.0, 0.4, 0.8):
         for r in (0, 1):
-            ours = limit_h(10, alpha, 8.0, 1.0 if r else None)
+            ours = limit_h(10, ModelConfig(norm="layernorm", residual=bool(r), lam=8.0, alpha=alpha))
             np.testing.assert_allclose(authors_h(j, alpha, r), ours, rtol=1e-12)  # float64 rounding
         # ... and not the residual weight of their simulation
-        assert np.max(np.abs(authors_h(j, alpha, 1) - limit_h(10, alpha, 8.0, math.sqrt(64 * (1 - alpha))))) > 0.1
+        assert np.max(np.abs(authors_h(j, alpha, 1) - limit_h(10, ModelConfig(norm="layernorm", residual=True, lam=8.0, alpha=alpha,
+                                                                           gamma=math.sqrt(64 * (1 - alpha)))))) > 0.1
 
 
 def test_cli_json_states_the_convention_and_rp(capsys):

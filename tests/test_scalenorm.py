@@ -40,10 +40,10 @@ class ForgetsGainInGram(Normalisation):
 def register(monkeypatch):
     def add(layer):
         monkeypatch.setitem(NORMALISATIONS, layer.name, layer)
-        cf.closed_forms.cache_clear()
+        cf._derive.cache_clear()
         cf._lambdified.cache_clear()
     yield add
-    cf.closed_forms.cache_clear()
+    cf._derive.cache_clear()
     cf._lambdified.cache_clear()
 
 
@@ -91,7 +91,8 @@ def test_both_samplers_draw_for_draw(register, setting, method):
 @pytest.mark.parametrize("residual", [False, True])
 def test_closed_forms(register, residual):
     register(SCALE)
-    ours, l2 = cf.closed_forms(residual, "scalenorm"), cf.closed_forms(residual, "l2")
+    ours = cf.closed_forms(ModelConfig(norm="scalenorm", residual=residual))
+    l2 = cf.closed_forms(ModelConfig(norm="l2", residual=residual))
     to_l2 = {cf.lam: cf.lam * G * G, cf.gamma: cf.gamma * G}
     for q in ("p_diag", "p_off", "score"):
         assert sympy.simplify(getattr(ours, q) - getattr(l2, q).subs(to_l2, simultaneous=True)) == 0, q

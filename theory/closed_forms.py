@@ -29,7 +29,7 @@ import mpmath
 import numpy as np
 import sympy
 
-from lnrecency.config import NORMS, as_fraction, check_choice, check_int, make_config
+from lnrecency.config import NORMS, ModelConfig, as_fraction, check_choice, check_int, make_config
 from lnrecency.layers import NORMALISATIONS
 
 __all__ = ["i", "j", "k", "alpha", "lam", "gamma", "ClosedForms", "closed_forms", "QUANTITIES",
@@ -80,11 +80,18 @@ def _row(q: sympy.Symbol, diag: sympy.Expr, off: sympy.Expr) -> dict[str, sympy.
     return {"off": off.subs(i, q), "diag": diag.subs(i, q)}
 
 
+def closed_forms(config: ModelConfig) -> ClosedForms:
+    """The closed forms of the model family of ``config``: its normalisation and whether it has a residual.
+    They are symbolic in i, j, alpha, lam and gamma, so ``config``'s values of these do not enter (any
+    config of the family gives the same forms; derived once per family and cached). ``norm`` only changes
+    the score."""
+    if not isinstance(config, ModelConfig):
+        raise TypeError(f"config must be a lnrecency ModelConfig; got {type(config).__name__}")
+    return _derive(config.residual, config.norm)
+
+
 @functools.lru_cache(maxsize=None)
-def closed_forms(residual: bool, norm: str = "layernorm") -> ClosedForms:
-    """Derive the closed forms for one setting (cached). ``norm`` only changes the score."""
-    if not isinstance(residual, bool):
-        raise ValueError(f"residual must be a bool (True or False); got {residual!r}")
+def _derive(residual: bool, norm: str) -> ClosedForms:
     check_choice("norm", norm, tuple(NORMALISATIONS))
     layer = NORMALISATIONS[norm]  # the normalisation's own maps (lnrecency.layers), not its flags
     p_diag, p_off = _layer1_weights(layer)
@@ -116,7 +123,7 @@ def closed_forms(residual: bool, norm: str = "layernorm") -> ClosedForms:
 
 @functools.lru_cache(maxsize=None)
 def _lambdified(residual: bool, norm: str, quantity: str, module: str):
-    expr = getattr(closed_forms(residual, norm), quantity)
+    expr = getattr(_derive(residual, norm), quantity)
     return sympy.lambdify((i, j, alpha, lam, gamma), expr, modules=module)
 
 

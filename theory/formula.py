@@ -382,7 +382,7 @@ def check_formula(quantity: str, text: str, *, config: ModelConfig | None = None
     check_choice("quantity", quantity, QUANTITIES)
     cfg, subs = _parameters(config, params)
     user = typed = parse_formula(text)
-    derived = getattr(cf.closed_forms(cfg.residual, cfg.norm), quantity).subs(subs)
+    derived = getattr(cf.closed_forms(cfg), quantity).subs(subs)
     notes = []
     if quantity in ("h", "h2") and user.has(cf.i) and not user.has(cf.j):
         user, notes = user.subs(cf.i, cf.j), ["formula written in i, read as a function of j"]

@@ -21,6 +21,7 @@ from typing import Sequence
 
 import sympy
 
+from lnrecency.config import ModelConfig
 from lnrecency.theory import closed_forms as cf
 
 __all__ = ["Proof", "coefficient_sign", "positive_coordinates", "prove_decreasing", "prove_sign",
@@ -128,26 +129,65 @@ def prove_decreasing(h2: sympy.Expr, *, residual: bool, name: str = "h_decreasin
                       {"h2": h2, "difference": diff})
 
 
+NORMALISED = ("l2", "rmsnorm", "layernorm")  # one limit (docs/model.md): the proofs below cover all three
+
+
+def _family(config: ModelConfig, allowed: tuple[str, ...], what: str) -> bool:
+    """``config``'s residual flag, after checking that its normalisation is one the proof covers (the proofs
+    are symbolic in alpha, lam and gamma: config's values of these do not enter)."""
+    if not isinstance(config, ModelConfig):
+        raise TypeError(f"config must be a lnrecency ModelConfig; got {type(config).__name__}")
+    if config.norm not in allowed:
+        raise ValueError(f"{what} covers norm in {allowed}; got norm={config.norm!r}")
+    return config.residual
+
+
+def _forms(residual: bool, norm: str = "layernorm") -> cf.ClosedForms:
+    return cf.closed_forms(ModelConfig(norm=norm, residual=residual))
+
+
+def proof_h_decreasing(config: ModelConfig) -> Proof:
+    """(a) h strictly decreasing in j (config: its residual flag; norm l2, rmsnorm or layernorm)."""
+    return _h_decreasing(_family(config, NORMALISED, "proof_h_decreasing"))
+
+
+def proof_g_positive(config: ModelConfig) -> Proof:
+    """(c) g(i) > 0 for every i >= 1."""
+    return _g_positive(_family(config, NORMALISED, "proof_g_positive"))
+
+
+def proof_diagonal(config: ModelConfig) -> Proof:
+    """h2(i) h2(j) - g(i)^2 > 0 for j < i: strict Cauchy-Schwarz, so S^(2)_ii = lam > S^(2)_ij."""
+    return _diagonal(_family(config, NORMALISED, "proof_diagonal"))
+
+
+def proof_flat_without_norm(config: ModelConfig) -> Proof:
+    """(b) without normalisation (norm none) S^(2)_ij = lam g(i) does not depend on j (j < i)."""
+    return _flat_without_norm(_family(config, ("none",), "proof_flat_without_norm"))
+
+
+def proof_layer2_recency(config: ModelConfig) -> Proof:
+    """Definition 1 at layer 2 with normalisation: S_ij > S_ik for i >= j > k >= 1."""
+    return _layer2_recency(_family(config, NORMALISED, "proof_layer2_recency"))
+
+
 @functools.lru_cache(maxsize=None)
-def proof_h_decreasing(residual: bool) -> Proof:
-    """(a) h strictly decreasing in j."""
-    return prove_decreasing(cf.closed_forms(residual).h2, residual=residual,
+def _h_decreasing(residual: bool) -> Proof:
+    return prove_decreasing(_forms(residual).h2, residual=residual,
                             name=f"h_decreasing[{'residual' if residual else 'no residual'}]")
 
 
 @functools.lru_cache(maxsize=None)
-def proof_g_positive(residual: bool) -> Proof:
-    """(c) g(i) > 0 for every i >= 1."""
-    g = cf.closed_forms(residual).g
+def _g_positive(residual: bool) -> Proof:
+    g = _forms(residual).g
     return prove_sign(f"g_positive[{'residual' if residual else 'no residual'}]",
                       "g(i) = <x_i^(1), x_j^(1)> > 0 (j < i)",
                       positive_coordinates(g.subs(cf.i, t + 1)), 1, _assumptions(residual), {"g": g})
 
 
 @functools.lru_cache(maxsize=None)
-def proof_diagonal(residual: bool) -> Proof:
-    """h2(i) h2(j) - g(i)^2 > 0 for j < i: strict Cauchy-Schwarz, so S^(2)_ii = lam > S^(2)_ij."""
-    c = cf.closed_forms(residual)
+def _diagonal(residual: bool) -> Proof:
+    c = _forms(residual)
     expr = c.h2.subs(cf.j, t + 2 + u) * c.h2.subs(cf.j, t + 1) - c.g.subs(cf.i, t + 2 + u) ** 2
     return prove_sign(f"diagonal[{'residual' if residual else 'no residual'}]",
                       "h(i)^2 h(j)^2 - g(i)^2 > 0 for j < i, so the normalised score S_ij < S_ii = lam",
@@ -156,9 +196,8 @@ def proof_diagonal(residual: bool) -> Proof:
 
 
 @functools.lru_cache(maxsize=None)
-def proof_flat_without_norm(residual: bool) -> Proof:
-    """(b) without normalisation S^(2)_ij = lam g(i) does not depend on j (j < i)."""
-    score = cf.closed_forms(residual, "none").score
+def _flat_without_norm(residual: bool) -> Proof:
+    score = _forms(residual, "none").score
     derivative = sympy.simplify(sympy.diff(score, cf.j))
     proven = derivative == 0
     return Proof(f"flat_without_norm[{'residual' if residual else 'no residual'}]",
@@ -169,15 +208,14 @@ def proof_flat_without_norm(residual: bool) -> Proof:
 
 
 @functools.lru_cache(maxsize=None)
-def proof_layer2_recency(residual: bool) -> Proof:
-    """Definition 1 at layer 2 with normalisation: S_ij > S_ik for i >= j > k >= 1."""
-    parts = (proof_h_decreasing(residual), proof_g_positive(residual), proof_diagonal(residual))
+def _layer2_recency(residual: bool) -> Proof:
+    parts = (_h_decreasing(residual), _g_positive(residual), _diagonal(residual))
     proven = all(p.proven for p in parts)
     steps = ("for k < j < i: S_ij / S_ik = h(k) / h(j) > 1 since S_ij = lam g(i)/(h(i) h(j)), "
              "lam > 0, g(i) > 0 and h strictly decreasing",
              "for j = i > k: S_ii = lam > S_ik by strict Cauchy-Schwarz (the Gram minor is > 0)") + tuple(
         f"{p.name}: {'proven' if p.proven else 'NOT proven'}" for p in parts)
-    c = cf.closed_forms(residual, "l2")
+    c = _forms(residual, "l2")
     return Proof(f"layer2_recency[{'residual' if residual else 'no residual'}]",
                  "l2 / rmsnorm / layernorm limit: layer 2 has recency bias on every row i >= 2",
                  _assumptions(residual), "composition of " + ", ".join(p.name for p in parts), proven,
@@ -188,6 +226,7 @@ def all_proofs() -> tuple[Proof, ...]:
     """Every proof of this module, without and with residual."""
     out = []
     for residual in (False, True):
-        out += [proof_h_decreasing(residual), proof_g_positive(residual), proof_diagonal(residual),
-                proof_flat_without_norm(residual), proof_layer2_recency(residual)]
+        ln, none = ModelConfig(norm="layernorm", residual=residual), ModelConfig(norm="none", residual=residual)
+        out += [proof_h_decreasing(ln), proof_g_positive(ln), proof_diagonal(ln),
+                proof_flat_without_norm(none), proof_layer2_recency(ln)]
     return tuple(out)

@@ -68,11 +68,11 @@ def h_evidence(residual: bool, n: int = 12) -> tuple[str, HEvidence]:
     from lnrecency.theory.limit import limit_trajectory
     from lnrecency.theory.proofs import proof_h_decreasing
 
-    forms = cf.closed_forms(residual)
+    forms = cf.closed_forms(ModelConfig(norm="layernorm", residual=residual))
     dh2 = sympy.diff(forms.h2, cf.alpha)
     depends = not is_identically_zero(dh2)  # exact, with e^lam and e^(lam alpha) as independent generators
     dh2 = sympy.factor(sympy.cancel(dh2))  # for display
-    proof = proof_h_decreasing(residual)
+    proof = proof_h_decreasing(ModelConfig(norm="layernorm", residual=residual))
     worst = mpmath.mpf(0)
     table = {}
     for a in (0.0, 0.5, 0.9):
@@ -147,8 +147,9 @@ def figure_setting_items() -> list:
         worst_sim, worst_own = 0.0, 0.0
         for a in (0.0, 0.2, 0.4, 0.6, 0.8):
             theirs = authors_h(j, a, resid)
-            sim = limit_h(10, a, 8.0, math.sqrt(64 * (1 - a)) if resid else None)
-            own = limit_h(10, a, 8.0, 1.0 if resid else None)
+            sim = limit_h(10, ModelConfig(norm="layernorm", residual=bool(resid), lam=8.0, alpha=a,
+                                              gamma=math.sqrt(64 * (1 - a)) if resid else 1.0))
+            own = limit_h(10, ModelConfig(norm="layernorm", residual=bool(resid), lam=8.0, alpha=a))
             # compare shapes (h / h(1)): the scale of h does not enter the layer-2 scores' order
             worst_sim = max(worst_sim, float(np.max(np.abs(theirs / theirs[0] - sim / sim[0]))))
             worst_own = max(worst_own, float(np.max(np.abs(theirs / theirs[0] - own / own[0]))))

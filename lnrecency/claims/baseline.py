@@ -75,7 +75,7 @@ def evaluate(*, quick: bool = False, progress=None, seed: int = 20260202) -> lis
     for idx, (residual, lam, alpha) in enumerate(product((False, True), (0.5, 1.0, 3.0),
                                                           (0.0, 0.5, 0.9))):
         cfg = ModelConfig(norm="none", residual=residual, lam=lam, alpha=alpha)
-        proof = proof_flat_without_norm(residual)
+        proof = proof_flat_without_norm(cfg)
         lab2 = LimitProfile(n=n, rows_by_label=row_labels(n, 2, cfg, min_row=3))
         v = decide(lab2.labels == {"flat"}, proof.proven)
         mc2 = None

@@ -150,8 +150,9 @@ CATALOG: tuple[Claim, ...] = (
                                 "heatmap_names"),),
           notebook="01_theorem1_layernorm_recency",
           cells=(("md", "The closed forms, derived by sympy from the limit recursion (no residual, LayerNorm):"),
-                 ("code", "from lnrecency.theory.closed_forms import closed_forms\n"
-                          "cf = closed_forms(residual=False, norm='layernorm')\n"
+                 ("code", "from lnrecency.config import ModelConfig\n"
+                          "from lnrecency.theory.closed_forms import closed_forms\n"
+                          "cf = closed_forms(ModelConfig(norm='layernorm'))\n"
                           "display(cf.g, cf.h2, cf.score)"),
                  ("md", "The last row of layer 2: exact limit, closed form, Monte Carlo mean +- SE at two widths, "
                         "and the paired difference S_(n,j) - S_(n,j-1) (positive = recency):"),
@@ -163,8 +164,9 @@ CATALOG: tuple[Claim, ...] = (
           tables=(TableOutput("c2_scores", "no normalisation: layer 2 flat, layer 3 earlier-token bias, limit vs "
                                            "MC", "score_table", ("C2",)),),
           notebook="02_no_normalisation_baseline",
-          cells=(("code", "from lnrecency.theory.closed_forms import closed_forms\n"
-                          "cf = closed_forms(residual=False, norm='none')\n"
+          cells=(("code", "from lnrecency.config import ModelConfig\n"
+                          "from lnrecency.theory.closed_forms import closed_forms\n"
+                          "cf = closed_forms(ModelConfig(norm='none'))\n"
                           "display(cf.score)  # no j: flat"),
                  ("code", show_table("claim_tables.score_table(data, 'C2')")),
                  ("code", show_table("claim_tables.last_row_table(data)")),

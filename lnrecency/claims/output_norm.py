@@ -4,7 +4,7 @@ attention output gets shorter with position, about 1/i when attention is near un
 Evidence:
   * exact (sympy): the limit recursion (exact=True, n = 6, lam in {1, 1/2}) gives O_ii == sum_k P_ik^2, and
     the closed form (E^2 + i - 1)/(E + i - 1)^2 (E = e^lam) equals it and the derived closed form h2 at alpha = 0;
-  * shrinking: sympy proof theory.proofs.proof_h_decreasing(False) (|o_j|^2 = h2(j), no residual);
+  * shrinking: sympy proof theory.proofs.proof_h_decreasing (LayerNorm, no residual) (|o_j|^2 = h2(j), no residual);
   * "about 1/i": sympy limit of i |o_i|^2 as i -> oo (= 1) and as lam -> 0 (= 1 for every i);
   * the claim outside its setting: with alpha > 0, |o_i|^2 -> alpha (sympy limit), not 1/i;
   * Monte Carlo: |o_i|^2 means of layer 1 at d = 16, 64, 256 within k SE + R/d^2 of limit + c/d (the
@@ -92,10 +92,10 @@ def evaluate(*, quick: bool = False, progress=None, seed: int = 20260707) -> lis
 
     i, lam, alpha, j = cf.i, cf.lam, cf.alpha, cf.j
     osq = osq_formula()
-    h2 = cf.closed_forms(False).h2
+    h2 = cf.closed_forms(ModelConfig(norm="layernorm")).h2
     same_as_h2 = sympy.simplify(h2.subs(alpha, 0).subs(j, i) - osq) == 0
     ident = exact_identity()
-    proof = proof_h_decreasing(False)
+    proof = proof_h_decreasing(ModelConfig(norm="layernorm"))
     lim_i = sympy.limit(i * osq, i, sympy.oo)
     lim_lam = sympy.simplify(sympy.limit(i * osq, lam, 0))
     floor = sympy.limit(h2.subs(j, i), i, sympy.oo)

@@ -14,6 +14,7 @@ from decimal import ROUND_DOWN, ROUND_HALF_EVEN, Decimal
 import mpmath
 import sympy
 
+from lnrecency.config import ModelConfig
 from lnrecency.evidence import Evidence, item, record
 from lnrecency.verdicts import ClaimResult
 from lnrecency.theory import closed_forms as cf
@@ -198,7 +199,7 @@ def p4(printed_numbers: dict | None = None) -> ClaimResult:
 def p5_numerator() -> tuple[sympy.Expr, list[sympy.Expr]]:
     """N(j) = (h(j+1)^2 - h(j)^2) Z_j^2 Z_(j+1)^2 (residual, lam = gamma = 1) and its coefficients
     [c0, c1, c2, ...] in j; Z_j = e + (j-1) e^a."""
-    h2 = cf.closed_forms(True).h2.subs({cf.lam: 1, cf.gamma: 1})
+    h2 = cf.closed_forms(ModelConfig(norm="layernorm", residual=True)).h2.subs({cf.lam: 1, cf.gamma: 1})
     zj = sympy.E + (cf.j - 1) * sympy.exp(cf.alpha)
     num = sympy.cancel((h2.subs(cf.j, cf.j + 1) - h2) * zj ** 2 * zj.subs(cf.j, cf.j + 1) ** 2)
     poly = sympy.Poly(sympy.expand(num), cf.j)
@@ -243,7 +244,7 @@ def p6() -> ClaimResult:
 
 
 def p7() -> ClaimResult:
-    h2 = cf.closed_forms(False).h2.subs(cf.lam, 1).subs(cf.j, cf.i)
+    h2 = cf.closed_forms(ModelConfig(norm="layernorm")).h2.subs(cf.lam, 1).subs(cf.j, cf.i)
     derived = h2.subs(cf.i, cf.i + 1) - h2
     printed = compare_expressions("h'(i+1)^2 - h'(i)^2", parse_formula(P7[1]), derived)
     corrected = compare_expressions("h'(i+1)^2 - h'(i)^2", parse_formula(P7_CORRECTED), derived)

@@ -107,7 +107,7 @@ class WeakensEvidence(Evidence):
 def p8() -> list:
     from lnrecency.theory import closed_forms as cf
 
-    forms = cf.closed_forms(True, "l2")
+    forms = cf.closed_forms(ModelConfig(norm="l2", residual=True))
     subs = {cf.lam: 1, cf.gamma: 1}
     r = (forms.g / forms.h.subs(cf.j, cf.i)).subs(subs)
     items = []
@@ -164,7 +164,7 @@ def p9a(samples: int, seed: int, progress=None) -> list:
 def p9b() -> list:
     from lnrecency.theory import closed_forms as cf
 
-    p = cf.closed_forms(False).p_diag.subs(cf.i, cf.i)
+    p = cf.closed_forms(ModelConfig(norm="layernorm")).p_diag.subs(cf.i, cf.i)
     dp = sympy.simplify(sympy.diff(p, cf.lam))
     # sign: dP_ii/dlam = (1 - alpha)(i - 1) e^(lam (1 + alpha)) / Z^2 > 0 for i >= 2, alpha < 1
     expected = (1 - cf.alpha) * (cf.i - 1) * sympy.exp(cf.lam * (1 + cf.alpha)) / (

@@ -1,7 +1,7 @@
 """C3 (our formulation): residual connections h' = h + gamma o weaken the layer-2 recency bias but do
 not remove it (normalised models).
 
-"Do not remove": sympy proof theory.proofs.proof_layer2_recency(residual=True) (every gamma, lam > 0,
+"Do not remove": sympy proof theory.proofs.proof_layer2_recency (LayerNorm with residual) (every gamma, lam > 0,
 alpha in [0, 1)), the exact-limit profile of layer 2 per setting, and a Monte Carlo ordering (d = 10^12: implementation consistency).
 "Weaken", made measurable per row i >= 3 by two gaps of the exact limit:
     absolute  Delta_i = S_{i,i-1} - S_{i,1}  (= log of the attention-weight ratio P_{i,i-1} / P_{i,1}),
@@ -61,7 +61,7 @@ def gaps(n: int, cfg: ModelConfig) -> tuple[np.ndarray, np.ndarray]:
 def evaluate(*, quick: bool = False, progress=None, seed: int = 20260303) -> list:
     from lnrecency.theory.proofs import proof_layer2_recency
 
-    proof = proof_layer2_recency(True)
+    proof = proof_layer2_recency(ModelConfig(norm="layernorm", residual=True))
     n = 16 if quick else 64
     keep_items, weak_items = [], []
     for idx, (gamma, lam, alpha) in enumerate(product((0.3, 1.0, 8.0), (1.0, 8.0), (0.0, 0.3, 0.7))):

@@ -36,7 +36,7 @@ class T1Evidence(Evidence):
 def evaluate(*, quick: bool = False, progress=None, seed: int = 20260101) -> list[ClaimResult]:
     from lnrecency.theory.proofs import proof_layer2_recency
 
-    proof = proof_layer2_recency(False)
+    proof = proof_layer2_recency(ModelConfig(norm="layernorm"))
     n = 16 if quick else 96
     samples = 20000
     out = []

@@ -4,7 +4,7 @@
 Quantities: Var_i = per-coordinate variance of o_i, (|o_i|^2 - <u, o_i>^2)/d with u = 1/sqrt(d) (numerics);
 its limit is d Var_i -> O_ii (attention-output Gram diagonal) = h2(i) at layer 1 without residual.
 Evidence:
-  * decay: sympy proof theory.proofs.proof_h_decreasing(False) (O_ii strictly decreasing in i, every
+  * decay: sympy proof theory.proofs.proof_h_decreasing (LayerNorm, no residual) (O_ii strictly decreasing in i, every
     lam > 0, alpha in [0, 1)); vanishing: sympy limit of O_ii as i -> oo (= alpha: only alpha = 0 vanishes);
   * Monte Carlo: d Var_i at layer 1 at d = 16, 64, 256 within k SE + R/d^2 of limit + c/d (the support)
     and at d = 10^12 within k SE of the limit (implementation consistency) (alpha = 0, 0.5);
@@ -103,8 +103,8 @@ def evaluate(*, quick: bool = False, progress=None, seed: int = 20260808) -> lis
     from lnrecency.theory import closed_forms as cf
     from lnrecency.theory.proofs import proof_h_decreasing
 
-    proof = proof_h_decreasing(False)
-    floor = sympy.limit(cf.closed_forms(False).h2.subs(cf.j, cf.i), cf.i, sympy.oo)
+    proof = proof_h_decreasing(ModelConfig(norm="layernorm"))
+    floor = sympy.limit(cf.closed_forms(ModelConfig(norm="layernorm")).h2.subs(cf.j, cf.i), cf.i, sympy.oo)
     decay_items, vanish_items, extension = [], [], []
     for idx, a in enumerate((0.0, 0.5)):
         cfg = ModelConfig(norm="layernorm", alpha=a)
