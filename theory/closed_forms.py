@@ -29,7 +29,7 @@ import mpmath
 import numpy as np
 import sympy
 
-from lnrecency.config import NORMS, ModelConfig, as_fraction, check_choice, check_int, make_config
+from lnrecency.config import ModelConfig, as_fraction, check_choice, check_int, make_config
 from lnrecency.layers import NORMALISATIONS
 
 __all__ = ["i", "j", "k", "alpha", "lam", "gamma", "ClosedForms", "closed_forms", "QUANTITIES",
@@ -181,11 +181,14 @@ def _mp(x: Any) -> mpmath.mpf:
     return mpmath.mpf(q.numerator) / q.denominator
 
 
-def numeric(quantity: str, residual: bool, norm: str = "layernorm", module: str = "numpy"):
-    """The lambdified closed form f(i, j, alpha, lam, gamma) ("numpy" or "mpmath" module)."""
+def numeric(quantity: str, config: ModelConfig, module: str = "numpy"):
+    """The lambdified closed form f(i, j, alpha, lam, gamma) of ``config``'s family (its norm and residual;
+    its alpha, lam and gamma are the function's arguments, not read here), "numpy" or "mpmath" module."""
     check_choice("quantity", quantity, QUANTITIES)
     check_choice("module", module, ("numpy", "mpmath"))
-    return _lambdified(residual, check_choice("norm", norm, NORMS), quantity, module)
+    if not isinstance(config, ModelConfig):
+        raise TypeError(f"config must be a lnrecency ModelConfig; got {type(config).__name__}")
+    return _lambdified(config.residual, config.norm, quantity, module)
 
 
 def limit_value(trajectory, quantity: str, qi: int, qj: int = 1) -> Any:
