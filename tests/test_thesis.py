@@ -60,7 +60,7 @@ def test_verdicts_follow_their_evidence(quick):
     results = trained.evaluate(quick=True)
     assert {r.id for r in results} == set(trained.BY_ID)
     for r in results:
-        assert r.source == trained.SOURCE and "seeds" in r.setting["scale"]
+        assert r.source == trained.SOURCE and "seeds" in r.setting.scale
         for ps in r.evidence.per_setting:
             ev = ps.evidence
             intervals = [ev.slope] if hasattr(ev, "slope") else []

@@ -61,3 +61,24 @@ def test_parallel_evaluation_is_the_same_as_serial():
         assert parallel == serial and dict(BUDGET.entries) == entries and entries
     finally:
         BUDGET.entries.update(suite)
+
+
+def test_settings_are_typed_records():
+    """A verdict's setting is a frozen Setting read by attribute; a mapping is converted, a key that is not
+    a field is refused, and the JSON lists the fields that are set (cases under "settings")."""
+    import dataclasses
+
+    from lnrecency.verdicts import ClaimResult, Setting
+
+    r = ClaimResult("C5", "seed text", "s", {"norm": "layernorm", "settings": [{"lam": 1.0}, {"lam": 8.0, "n": 9}]},
+                    "refuted", NONE)
+    assert isinstance(r.setting, Setting) and r.setting.norm == "layernorm" and r.setting.residual is None
+    assert [c.lam for c in r.setting.settings] == [1.0, 8.0] and r.setting.settings[1].n == 9
+    assert r.to_json()["setting"] == {"norm": "layernorm", "settings": [{"lam": 1.0}, {"lam": 8.0, "n": 9}]}
+    assert r.setting.cases() == [{"norm": "layernorm", "lam": 1.0}, {"norm": "layernorm", "lam": 8.0, "n": 9}]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        r.setting.norm = "l2"
+    with pytest.raises(ValueError, match="unknown keys \\['lamda'\\]"):
+        ClaimResult("C5", "seed text", "s", {"lamda": 1.0}, "refuted", NONE)
+    with pytest.raises(TypeError, match="Setting or a mapping"):
+        Setting.of([("lam", 1.0)])
