@@ -11,81 +11,11 @@ JSON schema of one result (``ClaimResult.to_json()``):
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
-from typing import Any, Mapping
+from dataclasses import dataclass
+from typing import Any
 
-from lnrecency.evidence import VERDICTS, Evidence, combine, decide, jsonable  # noqa: F401 (the rules, re-exported)
+from lnrecency.evidence import VERDICTS, Evidence, Setting, combine, decide, jsonable  # noqa: F401 (the rules, re-exported)
 SOURCES = ("seed text", "printed derivation", "our formulation", "trained models, our formulation")
-
-
-@dataclass(frozen=True)
-class Setting:
-    """Where a verdict was evaluated: the model (norm, residual, gamma, lam, alpha, embedding, or the authors'
-    convention), the ranges it covers (layer(s), n, widths, entries), the measure, the experiment's scale,
-    and, for a grouped verdict, each case (``settings``). A field is None where the verdict does not fix it;
-    a value may be a range written out ("any > 0", "[0, 1)") where the verdict covers one."""
-
-    norm: str | None = None
-    residual: bool | None = None
-    gamma: float | str | None = None
-    lam: float | str | None = None
-    alpha: float | str | list | None = None
-    embedding: str | None = None
-    convention: str | None = None
-    layer: int | None = None
-    layers: str | None = None
-    n: int | None = None
-    n_max: int | None = None
-    n_limit: int | None = None
-    n_mc: int | None = None
-    d: int | None = None
-    i: int | None = None
-    j: int | None = None
-    k: int | None = None
-    measure: str | None = None
-    quantity: str | None = None
-    figure: str | None = None
-    figures: str | None = None
-    alphas: str | None = None
-    arch: str | None = None
-    stage: str | None = None
-    case: str | None = None
-    scale: str | None = None
-    breaks: str | None = None
-    training_seeds: int | None = None
-    settings: tuple[Setting, ...] | None = None
-
-    @classmethod
-    def of(cls, value: Setting | Mapping[str, Any]) -> Setting:
-        """A Setting from a mapping of its field names (the cases under "settings" likewise)."""
-        if isinstance(value, Setting):
-            return value
-        if not isinstance(value, Mapping):
-            raise TypeError(f"setting must be a Setting or a mapping; got {type(value).__name__}")
-        unknown = sorted(set(value) - _SETTING_FIELDS)
-        if unknown:
-            raise ValueError(f"setting: unknown keys {unknown}; allowed: {sorted(_SETTING_FIELDS)}")
-        kw = dict(value)
-        if kw.get("settings") is not None:
-            kw["settings"] = tuple(cls.of(case) for case in kw["settings"])
-        return cls(**kw)
-
-    def to_json(self) -> dict:
-        """The fields that are set, in field order (cases as a list)."""
-        out: dict[str, Any] = {}
-        for f in fields(self):
-            v = getattr(self, f.name)
-            if v is not None:
-                out[f.name] = [c.to_json() for c in v] if f.name == "settings" else jsonable(v)
-        return out
-
-    def cases(self) -> list[dict]:
-        """Each case merged with the fields it shares (one case, the setting itself, when not grouped)."""
-        base = {k: v for k, v in self.to_json().items() if k != "settings"}
-        return [{**base, **c.to_json()} for c in self.settings or (Setting(),)]
-
-
-_SETTING_FIELDS = frozenset(f.name for f in fields(Setting))
 
 
 @dataclass(frozen=True)

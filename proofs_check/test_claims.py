@@ -87,7 +87,7 @@ def test_amplification_per_sense(results):
     (r, _), = select(results, "C5", statement=can(measure="absolute"), residual=False, lam=1.0, n=64)
     assert r.verdict == "confirmed"
     ev = [e.evidence for e in r.evidence.per_setting
-          if (e.setting["residual"], e.setting["lam"], e.setting["n"]) == (False, 1.0, 64)][0]
+          if (e.setting.residual, e.setting.lam, e.setting.n) == (False, 1.0, 64)][0]
     (lo, hi), = ev.exact.amplified
     assert lo == 0.0 and 1e-3 < hi < 1e-2 and ev.exact.slope_sign == 1
     cfg = ModelConfig(lam=1.0)

@@ -423,7 +423,7 @@ def _checks_of(data: ReportData, kind: type):
         for r in results:
             parts = records_of(r.evidence, PerSetting) or [None]
             for part in parts:  # a grouped result: each setting with its own checks
-                where = r.to_json()["setting"] if part is None else part.setting
+                where = (r.setting if part is None else part.setting).to_json()
                 for rec in records_of(r.evidence if part is None else part.evidence, kind):
                     yield r, setting_summary(where, None), rec
 
