@@ -7,10 +7,11 @@ validated once, by :class:`lnrecency.config.ModelConfig`.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import importlib
 import math
 import sys
-from typing import Sequence
+from typing import Any, Sequence
 
 from lnrecency.config import EMBEDDINGS, NORMS, ModelConfig
 
@@ -119,29 +120,78 @@ def with_convention(out: dict, args: argparse.Namespace) -> dict:
     return out
 
 
+class _Declared:
+    """A parser or argument group that records each option it declares (the ``argparse.Action`` that
+    ``add_argument`` returns): the fields of the command's typed arguments object, declared once."""
+
+    def __init__(self, target, seen: list) -> None:
+        self._target, self._seen = target, seen
+
+    def add_argument(self, *args, **kwargs) -> argparse.Action:
+        action = self._target.add_argument(*args, **kwargs)
+        self._seen.append(action)
+        return action
+
+    def add_argument_group(self, *args, **kwargs) -> "_Declared":
+        return _Declared(self._target.add_argument_group(*args, **kwargs), self._seen)
+
+    def add_mutually_exclusive_group(self, *args, **kwargs) -> "_Declared":
+        return _Declared(self._target.add_mutually_exclusive_group(*args, **kwargs), self._seen)
+
+    def __getattr__(self, name: str):  # set_defaults, error, ...: the parser's own
+        return getattr(self._target, name)
+
+
+def _annotation(action: argparse.Action) -> Any:
+    """The field type of an option: bool for a flag, else what its converter returns (str by default)."""
+    if action.nargs == 0:
+        return bool
+    conv = action.type or str
+    return getattr(conv, "__annotations__", {}).get("return", conv) if callable(conv) else Any
+
+
+def arguments_type(command: str, actions: list[argparse.Action]) -> type:
+    """The frozen dataclass a command's ``run`` receives: one field per declared option (its dest, typed by
+    its converter), plus ``command``; the parsed values cannot be changed on the way (no side channels)."""
+    names = [a.dest for a in actions if a.dest != argparse.SUPPRESS]
+    return dataclasses.make_dataclass(
+        "".join(part.title() for part in command.split("-")) + "Arguments",
+        [("command", str)] + [(a.dest, _annotation(a)) for a in actions if a.dest in names],
+        frozen=True, kw_only=True, namespace={"__module__": __name__})
+
+
 def build_parser() -> argparse.ArgumentParser:
+    """The ``lnrecency`` parser; ``parser.commands[name]`` is (module, subparser, arguments type)."""
     parser = argparse.ArgumentParser(
         prog="lnrecency",
         description="Verify 'LayerNorm Induces Recency Bias in Transformer Decoders' (Kim et al.).",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    parser.subcommands = {}
+    parser.commands = {}
     for name in COMMANDS:
         module = importlib.import_module(f"lnrecency.commands.{name}")
         p = sub.add_parser(module.NAME, help=module.HELP, description=module.HELP)
-        module.add_arguments(p)
-        p.set_defaults(_run=module.run)
-        parser.subcommands[module.NAME] = p
+        seen: list[argparse.Action] = []
+        module.add_arguments(_Declared(p, seen))
+        parser.commands[module.NAME] = (module, p, arguments_type(module.NAME, seen))
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def parse(argv: Sequence[str] | None = None):
+    """(command module, typed arguments) of a command line; argparse's own errors exit with status 2."""
     parser = build_parser()
-    args, extra = parser.parse_known_args(argv)
+    ns, extra = parser.parse_known_args(argv)
+    module, sub, typ = parser.commands[ns.command]
     if extra:  # the subcommand's usage, not the top-level one (argparse.error exits with status 2)
-        parser.subcommands[args.command].error(f"unrecognized arguments: {' '.join(extra)}")
+        sub.error(f"unrecognized arguments: {' '.join(extra)}")
+    values = vars(ns)
+    return module, typ(**{f.name: values[f.name] for f in dataclasses.fields(typ)})
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    module, args = parse(argv)
     try:
-        return int(args._run(args) or 0)
+        return int(module.run(args) or 0)
     except (ValueError, MemoryError, OverflowError) as exc:  # invalid input or a refused size: one line
         print(f"lnrecency {args.command}: error: {exc}", file=sys.stderr)
         return 2

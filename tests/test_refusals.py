@@ -197,3 +197,23 @@ def test_available_memory_reads_the_process_limit():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert 0 < int(out.stdout) < 3 * 2**30
+
+
+def test_commands_receive_a_frozen_typed_arguments_object():
+    """The CLI parses into one frozen dataclass per command, whose fields are the options the command
+    declared (typed by their converters): a command cannot change what was parsed or read an undeclared name."""
+    import dataclasses
+
+    from lnrecency.cli import COMMANDS, build_parser, parse
+
+    parser = build_parser()
+    assert len(parser.commands) == len(COMMANDS)
+    module, args = parse(["limit", "--n", "5", "--lam", "sqrt(4)", "--residual"])
+    assert module.NAME == "limit" and type(args).__name__ == "LimitArguments"
+    assert (args.command, args.n, args.lam, args.residual, args.dps) == ("limit", 5, 2.0, True, None)
+    types = {f.name: f.type for f in dataclasses.fields(args)}
+    assert types["n"] is int and types["residual"] is bool
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        args.n = 6
+    with pytest.raises(AttributeError):
+        args.samples  # noqa: B018 (declared by other commands, not by limit)
