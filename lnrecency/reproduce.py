@@ -189,6 +189,28 @@ def rp_edgeworth(fw, layer: int, d: int) -> float:
 
 # -- running -----------------------------------------------------------------------------------------
 
+@dataclass(frozen=True)
+class Panel:
+    """One panel of an authors' figure: its setting, the recency probability RP measured (mean +- SE over
+    draws) and predicted (the limit, first order, one-term Edgeworth; NaN where the theory does not apply),
+    and z = (MC - first order) / SE."""
+
+    alpha: float
+    layernorm: bool
+    residual: bool
+    d: int
+    layer: int
+    rp: float
+    rp_stderr: float
+    rp_limit: float
+    rp_first_order: float
+    first_order_error_z: float
+    rp_edgeworth: float
+    samples: int
+    lam: float
+    gamma: float | None
+
+
 @dataclass
 class Run:
     """One simulation of the authors' setting (row, d): all LAYERS layers, with the theory beside it."""
@@ -200,7 +222,7 @@ class Run:
     fw: Any
     _panels: dict = field(default_factory=dict, repr=False)
 
-    def panel(self, layer: int) -> dict:
+    def panel(self, layer: int) -> Panel:
         if layer not in self._panels:
             self._panels[layer] = self._panel(layer)
         return self._panels[layer]
@@ -212,11 +234,10 @@ class Run:
         first = rp_first_order(self.fw, layer, self.d) if self.fw is not None else float("nan")
         second = rp_edgeworth(self.fw, layer, self.d) if self.fw is not None else float("nan")
         cfg = self.sim.config
-        return {"alpha": self.row.alpha, "layernorm": self.row.layernorm, "residual": self.row.residual,
-                "d": self.d, "layer": layer, "rp": rp.mean, "rp_stderr": rp.stderr,
-                "rp_limit": rp_limit(self.limit, layer), "rp_first_order": first,
-                "first_order_error_z": rp.zscore(first), "rp_edgeworth": second, "samples": rp.samples,
-                "lam": cfg.lam, "gamma": cfg.gamma if cfg.residual else None}
+        return Panel(alpha=self.row.alpha, layernorm=self.row.layernorm, residual=self.row.residual, d=self.d,
+                     layer=layer, rp=rp.mean, rp_stderr=rp.stderr, rp_limit=rp_limit(self.limit, layer),
+                     rp_first_order=first, first_order_error_z=rp.zscore(first), rp_edgeworth=second,
+                     samples=rp.samples, lam=cfg.lam, gamma=cfg.gamma if cfg.residual else None)
 
 
 def _run_seed(seed: int, row: Row, d: int) -> tuple[int, ...]:
@@ -280,10 +301,10 @@ def panel_table(figs: list, runs: dict):
         for q, (row, d, layer) in enumerate(itertools.product(f.rows, f.dims, f.layers)):
             run = runs[(row, d)]
             p = run.panel(layer)
-            rows.append((f.key, f.file, row.label, d, layer, row.alpha, row.layernorm, row.residual, p["lam"],
-                         p["gamma"], p["rp"], p["rp_stderr"], p["samples"], theirs[q] if theirs else None,
-                         p["rp_limit"], p["rp_first_order"], p["rp_edgeworth"], p["first_order_error_z"],
-                         run.sim.recency_probability(layer).zscore(p["rp_edgeworth"])
+            rows.append((f.key, f.file, row.label, d, layer, row.alpha, row.layernorm, row.residual, p.lam,
+                         p.gamma, p.rp, p.rp_stderr, p.samples, theirs[q] if theirs else None,
+                         p.rp_limit, p.rp_first_order, p.rp_edgeworth, p.first_order_error_z,
+                         run.sim.recency_probability(layer).zscore(p.rp_edgeworth)
                          if run.fw is not None else None))
     return Table("panels", "Recency probability of every panel (the authors' convention)",
                  "RP: over draws and triples j < k < i <= n, the fraction with S_ik > S_ij (the authors' "
@@ -390,11 +411,11 @@ def heatmap_figures(f: HeatmapFigure, runs: dict) -> list:
                 run, ax = runs[(row, d)], axes[r, c]
                 p = run.panel(layer)
                 if kind == "mc":
-                    mat, text = run.sim.mean[layer - 1], f"RP={p['rp']:.4f}±{p['rp_stderr']:.4f}"
+                    mat, text = run.sim.mean[layer - 1], f"RP={p.rp:.4f}±{p.rp_stderr:.4f}"
                 else:
                     mat = run.limit[layer - 1]
-                    text = f"limit RP={p['rp_limit']:.3f}" + (
-                        f"\n1st-order RP={p['rp_first_order']:.4f}" if run.fw is not None else "")
+                    text = f"limit RP={p.rp_limit:.3f}" + (
+                        f"\n1st-order RP={p.rp_first_order:.4f}" if run.fw is not None else "")
                 _authors_heatmap(fig, ax, mat, text)
                 if r == 0:
                     ax.set_title(f"d={d}, Layer {layer}", fontsize=10)
@@ -457,9 +478,9 @@ def findings(runs: dict) -> list[str]:
     key = (Row(0.5, True, True), 16)
     if key in runs:
         p = runs[key].panel(2)
-        out.append(f"At d = 16, alpha = 0.5, LN + residual, layer 2: RP = {p['rp']:.4f} +- {p['rp_stderr']:.4f} "
-                   f"(simulation weight gamma = {p['gamma']:.3g}); the first-order law at the same frozen "
-                   f"parameters gives {p['rp_first_order']:.4f} (z = {p['first_order_error_z']:.1f}).")
+        out.append(f"At d = 16, alpha = 0.5, LN + residual, layer 2: RP = {p.rp:.4f} +- {p.rp_stderr:.4f} "
+                   f"(simulation weight gamma = {p.gamma:.3g}); the first-order law at the same frozen "
+                   f"parameters gives {p.rp_first_order:.4f} (z = {p.first_order_error_z:.1f}).")
     return out
 
 

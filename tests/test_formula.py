@@ -92,7 +92,7 @@ def test_square_root_step():
     r = check_formula("h", f"sqrt({H2_RES})", residual=True, lam=2)
     assert r.equal and "user^2 - derived^2" in r.method
     r = check_formula("h", f"-sqrt({H2_RES})", residual=True, lam=2)
-    assert not r.equal and r.first_difference["user"].startswith("-")
+    assert not r.equal and r.first_difference.user.startswith("-")
 
 
 def test_config_substitution():
@@ -112,14 +112,14 @@ def test_mutants_rejected(mutant, first):
     r = check_formula("g", mutant)
     assert not r.equal
     d = r.first_difference
-    assert (d["i"], d["j"]) == first and d["difference"] is not None
-    assert abs(sympy.Float(d["user"]) - sympy.Float(d["derived"]) - sympy.Float(d["difference"])) < 1e-5
+    assert (d.i, d.j) == first and d.difference is not None
+    assert abs(sympy.Float(d.user) - sympy.Float(d.derived) - sympy.Float(d.difference)) < 1e-5
 
 
 def test_first_difference_late_index():
     # equal for i <= 10, different from i = 11 on: the scan must find (11, 1)
     r = check_formula("g", G_NORES + " + (i-1)*(i-2)*(i-3)*(i-4)*(i-5)*(i-6)*(i-7)*(i-8)*(i-9)*(i-10)/10^20")
-    assert not r.equal and (r.first_difference["i"], r.first_difference["j"]) == (11, 1)
+    assert not r.equal and (r.first_difference.i, r.first_difference.j) == (11, 1)
 
 
 def test_unknown_quantity_and_params():

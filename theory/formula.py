@@ -185,15 +185,33 @@ def _degree(expr: sympy.Expr) -> float:
 
 
 @dataclass(frozen=True)
+class Difference:
+    """Where a formula first differs from the derived one: query i, key j, the parameters (alpha, lam, gamma,
+    as exact text), both values and their difference (decimal text; None where a side is undefined there,
+    or where only the certified difference is known)."""
+
+    i: int
+    j: int
+    user: str | None
+    derived: str | None
+    difference: str | None
+    params: dict
+
+    def to_json(self) -> dict:
+        return {"i": self.i, "j": self.j, "user": self.user, "derived": self.derived,
+                "difference": self.difference, "params": dict(self.params)}
+
+
+@dataclass(frozen=True)
 class FormulaCheck:
-    """Result of ``check_formula``; ``first_difference``: None or dict(i, j, user, derived, difference, params)."""
+    """Result of ``check_formula``; ``first_difference``: None or the :class:`Difference` found."""
 
     quantity: str
     expression: sympy.Expr
     derived: sympy.Expr
     equal: bool
     method: str
-    first_difference: dict | None = None
+    first_difference: Difference | None = None
     typed: sympy.Expr | None = None  # the formula as given, before reading j as i (or i as j)
 
     def to_json(self) -> dict:
@@ -201,7 +219,7 @@ class FormulaCheck:
                                                         else self.expression),
                 "expression": str(self.expression),
                 "derived": str(self.derived), "equal": self.equal, "method": self.method,
-                "first_difference": self.first_difference}
+                "first_difference": None if self.first_difference is None else self.first_difference.to_json()}
 
 
 def generator_form(expr: sympy.Expr) -> sympy.Expr:
@@ -363,11 +381,10 @@ def _scan(user: sympy.Expr, derived: sympy.Expr, subs: dict,
                     u, d = _mp_value(fu, args), _mp_value(fd, args)
                     if u is not None and d is not None and abs(u - d) <= tol * max(1, abs(d)):
                         continue
-                    return ({"i": qi, "j": qj,
-                             "user": None if u is None else _number_text(u, 20),
-                             "derived": None if d is None else _number_text(d, 20),
-                             "difference": None if u is None or d is None else _number_text(u - d, 6),
-                             "params": {s.name: str(pt[s]) for s in (cf.alpha, cf.lam, cf.gamma)}},
+                    return (Difference(i=qi, j=qj, user=None if u is None else _number_text(u, 20),
+                                       derived=None if d is None else _number_text(d, 20),
+                                       difference=None if u is None or d is None else _number_text(u - d, 6),
+                                       params={s.name: str(pt[s]) for s in (cf.alpha, cf.lam, cf.gamma)}),
                             count)
     return None, count
 
@@ -422,8 +439,7 @@ def compare_expressions(label: str, user: sympy.Expr, derived: sympy.Expr, subs:
         return FormulaCheck(quantity, user, derived, False,
                             prefix + f"the difference at (i, j) = (2, 1) is {value}, nonzero with 15 digits "
                             f"certified by sympy evalf (strict), below the grid scan's tolerance",
-                            {"i": 2, "j": 1, "user": None, "derived": None, "difference": value,
-                             "params": params})
+                            Difference(i=2, j=1, user=None, derived=None, difference=value, params=params))
     return FormulaCheck(quantity, user, derived, True,
                         prefix + f"symbolic simplification inconclusive; equal at all {count} grid points "
                         f"(1 <= j < i <= {GRID_MAX}, mpmath {DPS} digits, tolerance 1e-{TOL_DIGITS} "

@@ -82,12 +82,12 @@ def run(args: argparse.Namespace) -> int:
     print(f"method:        {result.method}")
     if result.first_difference:
         d = result.first_difference
-        params = ", ".join(f"{k}={v}" for k, v in d["params"].items())
-        if d["user"] is None and d["derived"] is None:
-            where = f"difference {d['difference']}"
+        params = ", ".join(f"{k}={v}" for k, v in d.params.items())
+        if d.user is None and d.derived is None:
+            where = f"difference {d.difference}"
         else:
-            where = (f"yours {_shown(d['user'])}, derived {_shown(d['derived'])}"
-                     + (f", difference {d['difference']}" if d["difference"] is not None
+            where = (f"yours {_shown(d.user)}, derived {_shown(d.derived)}"
+                     + (f", difference {d.difference}" if d.difference is not None
                         else " (one side is undefined there)"))
-        print(f"first difference at i={d['i']}, j={d['j']} ({params}): {where}")
+        print(f"first difference at i={d.i}, j={d.j} ({params}): {where}")
     return 0 if result.equal else 1
