@@ -406,6 +406,7 @@ def heatmap_figures(f: HeatmapFigure, runs: dict) -> list:
     for kind in ("mc", "theory"):
         fig = Figure(figsize=(2.9 * len(cols), 2.6 * len(f.rows)))
         axes = fig.subplots(len(f.rows), len(cols), squeeze=False)
+        fig.subplots_adjust(wspace=0.55)  # room for each panel's colour bar and its labels (figure.colour_bar)
         for r, row in enumerate(f.rows):
             for c, (d, layer) in enumerate(cols):
                 run, ax = runs[(row, d)], axes[r, c]

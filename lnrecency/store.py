@@ -21,7 +21,7 @@ import numpy as np
 
 __all__ = ["FORMAT", "encode", "decode", "dumps", "loads", "StoreError"]
 
-FORMAT = "lnrecency-evidence-1"
+FORMAT = "lnrecency-evidence-2"  # 2: typed settings, panels and differences (stores of 1 are refused)
 
 
 class StoreError(ValueError):
