@@ -25,7 +25,7 @@ from lnrecency.config import ModelConfig, check_int
 from lnrecency.figure import ReportFigure
 from lnrecency.tables import Table
 
-__all__ = ["SweepGrid", "phase_rows", "sweep", "phase_table", "phase_figure", "write_sweep", "PHASES",
+__all__ = ["SweepGrid", "PhaseRow", "phase_rows", "sweep", "phase_table", "phase_figure", "write_sweep", "PHASES",
            "REPORT_GRID", "boundary_curves", "curve_point", "curves_figure"]
 
 PHASES = ("recency", "recency, then mixed", "earlier", "mixed", "undecided")
@@ -51,11 +51,31 @@ class SweepGrid:
 REPORT_GRID = SweepGrid()
 
 
+@dataclass(frozen=True)
+class PhaseRow:
+    """One (setting, layer) of a phase diagram: the phase and the lengths n up to which each ordering holds
+    (n_max: every row searched), the first failing n (None: none up to n_max) and where float64 and the
+    mpmath prefix stopped deciding (None: decided everywhere)."""
+
+    norm: str
+    residual: bool
+    gamma: float | None  # None without residual
+    lam: float
+    alpha: float
+    layer: int
+    phase: str
+    recency_holds_up_to: int
+    recency_first_failing_n: int | None
+    earlier_holds_up_to: int
+    earlier_first_failing_n: int | None
+    undecided_from: int | None
+
+
 def _holds_up_to(b, n_max: int) -> int:
     return n_max if b.holds else b.holds_up_to
 
 
-def phase_rows(cfg: ModelConfig, layers: int, n_max: int) -> list[dict]:
+def phase_rows(cfg: ModelConfig, layers: int, n_max: int) -> list[PhaseRow]:
     """One row per layer 2..layers for one setting (a pure function: a Dask task)."""
     from lnrecency.theory.boundary import boundaries
 
@@ -73,13 +93,11 @@ def phase_rows(cfg: ModelConfig, layers: int, n_max: int) -> list[dict]:
             phase = "recency, then mixed"
         else:
             phase = "mixed"
-        out.append({"norm": cfg.norm, "residual": cfg.residual, "gamma": cfg.gamma if cfg.residual else None,
-                    "lam": cfg.lam, "alpha": cfg.alpha, "layer": r.layer, "phase": phase,
-                    "recency_holds_up_to": _holds_up_to(r, n_max),
-                    "recency_first_failing_n": r.first_failing_n,
-                    "earlier_holds_up_to": _holds_up_to(e, n_max),
-                    "earlier_first_failing_n": e.first_failing_n,
-                    "undecided_from": r.undecided_from or e.undecided_from})
+        out.append(PhaseRow(norm=cfg.norm, residual=cfg.residual, gamma=cfg.gamma if cfg.residual else None,
+                            lam=cfg.lam, alpha=cfg.alpha, layer=r.layer, phase=phase,
+                            recency_holds_up_to=_holds_up_to(r, n_max), recency_first_failing_n=r.first_failing_n,
+                            earlier_holds_up_to=_holds_up_to(e, n_max), earlier_first_failing_n=e.first_failing_n,
+                            undecided_from=r.undecided_from or e.undecided_from))
     return out
 
 
@@ -101,7 +119,7 @@ def phase_table(rows: list, grid: SweepGrid):
                  "Per setting and layer: where recency, earlier-token bias or mixed rows hold in the sequence "
                  f"length n <= {grid.n_max} (Definition 1; first failing length = first failing row, decided "
                  "in float64 or mpmath, lnrecency boundary). holds_up_to = n_max means it holds on every row "
-                 "searched.", cols, [[r[c] for c in cols] for r in rows])
+                 "searched.", cols, [[getattr(r, c) for c in cols] for r in rows])
 
 
 def phase_figure(rows: list, grid: SweepGrid):
@@ -113,7 +131,7 @@ def phase_figure(rows: list, grid: SweepGrid):
     layers = list(range(2, grid.layers + 1))
     fig = Figure(figsize=(2.1 * len(layers) + 1, 2.1 * len(grid.residual)))
     axes = fig.subplots(len(grid.residual), len(layers), squeeze=False)
-    index = {(r["residual"], r["gamma"], r["lam"], r["alpha"], r["layer"]): r for r in rows}
+    index = {(r.residual, r.gamma, r.lam, r.alpha, r.layer): r for r in rows}
     im = None
     for q, (res, g) in enumerate(grid.residual):
         for c, layer in enumerate(layers):
@@ -122,8 +140,8 @@ def phase_figure(rows: list, grid: SweepGrid):
             for y, a in enumerate(grid.alphas):
                 for x, lam in enumerate(grid.lams):
                     r = index[(res, g if res else None, lam, a, layer)]
-                    mat[y, x] = math.log10(max(r["recency_holds_up_to"], 1))
-                    mark = {"earlier": "E", "mixed": "M", "undecided": "?"}.get(r["phase"])
+                    mat[y, x] = math.log10(max(r.recency_holds_up_to, 1))
+                    mark = {"earlier": "E", "mixed": "M", "undecided": "?"}.get(r.phase)
                     if mark:
                         ax.text(x, y, mark, ha="center", va="center", fontsize=8, color="white")
             im = ax.imshow(mat, origin="lower", cmap="viridis", vmin=0, vmax=math.log10(grid.n_max),

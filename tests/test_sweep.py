@@ -43,25 +43,25 @@ def test_phases_agree_with_the_definition1_profiler():
     rows = sweep(GRID, scheduler="none", progress=False)
     assert len(rows) == GRID.size() * 3
     for r in rows:
-        cfg = ModelConfig(norm="layernorm", residual=r["residual"], gamma=r["gamma"] or 1.0, lam=r["lam"],
-                          alpha=r["alpha"])
-        labels = bias_profile(r["layer"], GRID.n_max, config=cfg).labels()
-        if r["phase"] == "recency":
+        cfg = ModelConfig(norm="layernorm", residual=r.residual, gamma=r.gamma or 1.0, lam=r.lam,
+                          alpha=r.alpha)
+        labels = bias_profile(r.layer, GRID.n_max, config=cfg).labels()
+        if r.phase == "recency":
             assert set(labels[1:]) == {"recency"}
-        elif r["phase"] == "earlier":
+        elif r.phase == "earlier":
             assert set(labels[2:]) == {"earlier"}
         else:
-            first = r["recency_first_failing_n"]
+            first = r.recency_first_failing_n
             assert set(labels[1:first - 1]) <= {"recency"} and labels[first - 1] != "recency"
     # the C6 counterexample row: residual gamma = 1, lam = 1, alpha = 0 fails recency at layer 3, row 27
-    r = [r for r in rows if (r["residual"], r["lam"], r["alpha"], r["layer"]) == (True, 1.0, 0.0, 3)][0]
-    assert r["phase"] == "recency, then mixed" and r["recency_first_failing_n"] == 27
+    r = [r for r in rows if (r.residual, r.lam, r.alpha, r.layer) == (True, 1.0, 0.0, 3)][0]
+    assert r.phase == "recency, then mixed" and r.recency_first_failing_n == 27
 
 
 def test_phase_rows_say_no_without_normalisation():
     """The same classification labels no-normalisation layers >= 3 earlier, not recency."""
     rows = phase_rows(ModelConfig(norm="none"), 4, 30)
-    assert [r["phase"] for r in rows if r["layer"] >= 3] == ["earlier", "earlier"]
+    assert [r.phase for r in rows if r.layer >= 3] == ["earlier", "earlier"]
 
 
 @pytest.mark.parametrize("argv, words", [
