@@ -440,7 +440,8 @@ def curve_figure(f: CurveFigure):
     j = np.arange(1, N + 1)
     for a in (0.0, 0.2, 0.4, 0.6, 0.8):
         line, = left.plot(j, authors_h(j, a, f.residual, f.d), label=f"alpha={a:.1f}")
-        left.plot(j, limit_h(N, ModelConfig(norm="layernorm", residual=bool(f.residual), lam=math.sqrt(f.d), alpha=a)), "o", ms=3, color=line.get_color())
+        ours = limit_h(N, ModelConfig(norm="layernorm", residual=bool(f.residual), lam=math.sqrt(f.d), alpha=a))
+        left.plot(j, ours, "o", ms=3, color=line.get_color())
         if f.residual:
             sim = limit_h(N, ModelConfig(norm="layernorm", residual=True, lam=math.sqrt(f.d), alpha=a,
                                              gamma=math.sqrt(f.d * (1 - a))))

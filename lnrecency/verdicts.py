@@ -14,7 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from lnrecency.evidence import VERDICTS, Evidence, Setting, combine, decide, jsonable  # noqa: F401 (the rules, re-exported)
+from lnrecency.evidence import (VERDICTS, Evidence, Setting, combine, decide,  # noqa: F401 (re-exported)
+                                jsonable)
 SOURCES = ("seed text", "printed derivation", "our formulation", "trained models, our formulation")
 
 

@@ -81,7 +81,7 @@ _HELPER_DATA: dict = {}  # what the forked figure helper inherits: data, counter
 
 
 def _claim_next(counter) -> int:
-    """The next figure builder's index from the counter shared by the two drawing processes."""
+    """The next drawing unit's index (figures.drawing_units) from the counter shared by the two drawing processes."""
     with counter.get_lock():
         idx = counter.value
         counter.value += 1
