@@ -445,16 +445,25 @@ class RegionRecord(Evidence):
     ends: tuple  # ({"value", "bracket", "holds_below", "first_failing_row"}, ...)
     tol: float
     scan_points: int
+    undecided_at: tuple | None = item(omit_none=True)  # scan points the exact decision could not settle
 
     @classmethod
     def of(cls, r) -> "RegionRecord":
         return cls(parameter=r.parameter, layer=r.layer, n_max=r.n_max, range=(r.lo, r.hi),
                    holds=tuple(tuple(x) for x in r.holds), fails=tuple(tuple(x) for x in r.fails),
-                   ends=tuple(e.to_json() for e in r.ends), tol=r.tol, scan_points=r.scan_points)
+                   ends=tuple(e.to_json() for e in r.ends), tol=r.tol, scan_points=r.scan_points,
+                   undecided_at=tuple(r.undecided) or None)
 
     @property
     def everywhere(self) -> bool:
-        return not self.fails
+        """The ordering holds on the whole range: no failing interval and no undecided scan point."""
+        return not self.fails and not self.undecided_at
+
+    @property
+    def verdict(self) -> str:
+        """Of "the ordering holds on the whole range": refuted by a failing interval, else inconclusive where a
+        scan point is undecided, else confirmed."""
+        return "refuted" if self.fails else ("inconclusive" if self.undecided_at else "confirmed")
 
     def describe(self) -> str:
         """'holds on [a, b], fails on [c, e]' with 4 significant digits (ends certified to ``tol``)."""

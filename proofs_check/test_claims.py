@@ -54,13 +54,31 @@ def test_theorem1_confirmed_everywhere(results):
 def test_baseline(results):
     # flat: the sympy proof d/dj S^(2)_ij == 0 (residual on and off)
     assert len(settings_of(results, "C2", "confirmed", baseline.FLAT)) == 18
-    refuted = settings_of(results, "C2", "refuted", baseline.EARLIER)
-    # prior work's setting (no residual) holds; the failures are residual-only (mixed rows at layers >= 5,
-    # not reached with L = 4 in quick mode)
-    assert all(s["residual"] for s in refuted)
-    assert {(s["lam"], s["alpha"]) for s in settings_of(results, "C2", "confirmed", baseline.EARLIER,
-                                                        residual=False)} == {
-        (lam, a) for lam in (0.5, 1.0, 3.0) for a in (0.0, 0.5, 0.9)}
+    # earlier-token bias at layers 3..4 (quick depth) for every alpha in [0, 0.999], decided per (residual, lam)
+    # over the whole alpha range (lnrecency region): prior work's setting (no residual) holds, and with residual
+    # the failures start at layer 5 (tests/test_boundary.py: residual lam = 1 first fails at row 10 of layer 5)
+    confirmed = settings_of(results, "C2", "confirmed", baseline.EARLIER)
+    assert {(s["residual"], s["lam"]) for s in confirmed} == {(r, lam) for r in (False, True) for lam in (0.5, 1, 3)}
+    for r, _ in select(results, "C2", statement=baseline.EARLIER):
+        for ps in r.evidence.per_setting:
+            assert all(reg.everywhere and reg.range == (0.0, 0.999) for reg in ps.evidence.regions.values())
+
+
+def test_baseline_says_no():
+    """The same evidence, one layer deeper with residual: refuted, with alpha = 0 on the failing side and
+    alpha = 0.9 on the holding side, both decided independently by the boundary search."""
+    from lnrecency.config import ModelConfig
+    from lnrecency.theory.boundary import boundary
+
+    cfg = ModelConfig(norm="none", residual=True, lam=1.0)
+    ev = baseline.earlier_evidence(cfg, 5, 12, scan=21)
+    assert ev.verdict == "refuted" and set(ev.failing_rows) == {"5"}
+    fails = ev.regions["5"].fails
+    for alpha, holds in ((0.0, False), (0.9, True)):
+        assert boundary(5, 12, ordering="earlier", config=cfg.replace(alpha=alpha), first_layer=5)[0].holds is holds
+        assert any(a <= alpha <= b for a, b in fails) is not holds
+    row = ev.failing_rows["5"]
+    assert any(a <= row.alpha <= b for a, b in fails) and row.first_failing_n is not None
 
 
 def test_residual_and_anisotropy(results):

@@ -60,15 +60,15 @@ def test_planted_narrow_failure_is_found(monkeypatch):
         def __init__(self, *a):
             pass
 
-        def __call__(self, p):
+        def __call__(self, p, layers):
             bad = lo_f < p < hi_f
-            return (not bad, 7 if bad else None)
+            return {L: (not bad, 7 if bad else None) for L in layers}
 
-    def fake_margin(cfg, layer, n_max, ordering):
-        return abs(float(cfg.alpha) - 0.400005) - 0.000005
+    def fake_margins(cfg, layers, n_max, ordering):
+        return {L: abs(float(cfg.alpha) - 0.400005) - 0.000005 for L in layers}
 
     monkeypatch.setattr(region_mod, "_Predicate", Fake)
-    monkeypatch.setattr(region_mod, "margin", fake_margin)
+    monkeypatch.setattr(region_mod, "margins", fake_margins)
     r = region(2, 10, "alpha", config=ModelConfig())
     assert len(r.ends) == 2
     assert abs(r.ends[0].value - lo_f) < 1e-7 and abs(r.ends[1].value - hi_f) < 1e-7

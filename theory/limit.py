@@ -34,6 +34,7 @@ __all__ = ["LimitLayer", "LimitTrajectory", "limit_scores", "limit_trajectory", 
 
 
 MAX_DPS = 10_000
+ALWAYS_AVAILABLE = 64 * 2**20  # bytes below which check_memory does not query the system
 
 
 def _backend(dps: Any, exact: bool) -> Arithmetic:
@@ -47,6 +48,8 @@ def check_memory(n: int, layers: int, dps: Any = None, exact: bool = False) -> N
     about (layers + 8) n x n arrays, 8 bytes an entry in float64 and ~(120 + dps/2) bytes an object."""
     per = 8 if dps is None and not exact else 120 + (dps or 50) // 2 + (400 if exact else 0)
     need = (layers + 8) * n * n * per
+    if need <= ALWAYS_AVAILABLE:
+        return  # not worth asking the system (it costs more than such a recursion)
     limit = available_memory()
     if need > limit:
         raise MemoryError(f"the limit recursion at n={n}, layers={layers}"

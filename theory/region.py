@@ -32,7 +32,8 @@ from scipy.optimize import minimize_scalar
 
 from lnrecency.config import ModelConfig, check_choice, check_int, check_real, make_config
 
-__all__ = ["PARAMETERS", "Region", "RegionEnd", "region", "margin", "DEFAULT_RANGES", "SCAN", "TOL"]
+__all__ = ["PARAMETERS", "Region", "RegionEnd", "region", "regions", "margin", "margins", "DEFAULT_RANGES", "SCAN",
+           "TOL"]
 
 PARAMETERS = ("alpha", "lam", "gamma")
 DEFAULT_RANGES = {"alpha": (0.0, 0.999), "lam": (0.05, 8.0), "gamma": (0.05, 16.0)}
@@ -89,38 +90,58 @@ def _config_at(cfg: ModelConfig, parameter: str, value: float) -> ModelConfig:
     return cfg.replace(**{parameter: float(value)})
 
 
-def margin(cfg: ModelConfig, layer: int, n_max: int, ordering: str) -> float:
-    """m(p) of the module docstring at the configuration ``cfg`` (float64 limit; -inf if not finite)."""
+def margins(cfg: ModelConfig, layers: tuple, n_max: int, ordering: str) -> dict[int, float]:
+    """m(p) of the module docstring at the configuration ``cfg`` for each of ``layers``, from one float64 limit
+    computation (-inf where not finite)."""
     from lnrecency.theory.limit import Float64Overflow, limit_scores
 
     try:
-        s = limit_scores(n_max, layer, config=cfg)[layer - 1]
+        s = limit_scores(n_max, max(layers), config=cfg)
     except Float64Overflow:
-        return -math.inf
-    worst = math.inf
-    for i in range(2 if ordering == "recency" else 3, n_max + 1):
-        row = s[i - 1, :i]
-        d = np.diff(row) if ordering == "recency" else -np.diff(row)[:-1]
-        scale = float(np.max(np.abs(row))) or 1.0
-        worst = min(worst, float(np.min(d)) / scale)
-    return worst if math.isfinite(worst) else -math.inf
+        return {layer: -math.inf for layer in layers}
+    rows = np.arange(1, n_max + 1)[:, None]  # row i, 1-based
+    cols = np.arange(1, n_max)[None, :]  # D[i-1, c-1] = S_{i,c+1} - S_{i,c}
+    # recency constrains every step c <= i - 1 of row i >= 2; earlier-token bias the steps c <= i - 2, i >= 3
+    valid = cols <= rows - (1 if ordering == "recency" else 2)
+    inside = np.arange(1, n_max + 1)[None, :] <= rows  # keys j <= i
+    sign = 1.0 if ordering == "recency" else -1.0
+    out = {}
+    for layer in layers:
+        sl = s[layer - 1]
+        with np.errstate(invalid="ignore"):
+            scale = np.max(np.where(inside, np.abs(sl), 0.0), axis=1)
+            scale = np.where(scale > 0, scale, 1.0)[:, None]
+            rel = np.where(valid, sign * np.diff(sl, axis=1) / scale, np.inf)
+        worst = float(np.min(rel))
+        out[layer] = worst if math.isfinite(worst) else -math.inf
+    return out
+
+
+def margin(cfg: ModelConfig, layer: int, n_max: int, ordering: str) -> float:
+    """m(p) of the module docstring at the configuration ``cfg`` (float64 limit; -inf if not finite)."""
+    return margins(cfg, (layer,), n_max, ordering)[layer]
 
 
 class _Predicate:
-    """H(p), decided exactly (lnrecency.theory.boundary), memoised."""
+    """H(p) per layer, decided exactly (lnrecency.theory.boundary), memoised: ``pred(p, layers)`` ->
+    {layer: (holds or None when undecided, first failing row or undecided-from row)}; the layers asked for
+    together share one limit computation."""
 
-    def __init__(self, cfg, parameter, layer, n_max, ordering):
-        self.args = (cfg, parameter, layer, n_max, ordering)
-        self.memo: dict[float, tuple[bool | None, int | None]] = {}
+    def __init__(self, cfg, parameter, n_max, ordering):
+        self.args = (cfg, parameter, n_max, ordering)
+        self.memo: dict[tuple[float, int], tuple[bool | None, int | None]] = {}
 
-    def __call__(self, p: float) -> tuple[bool | None, int | None]:
-        if p not in self.memo:
+    def __call__(self, p: float, layers: tuple) -> dict[int, tuple[bool | None, int | None]]:
+        missing = [L for L in layers if (p, L) not in self.memo]
+        if missing:
             from lnrecency.theory.boundary import boundary
 
-            cfg, parameter, layer, n_max, ordering = self.args
-            b = boundary(layer, n_max, ordering=ordering, config=_config_at(cfg, parameter, p), first_layer=layer)[0]
-            self.memo[p] = (None, b.undecided_from) if b.undecided_from is not None else (b.holds, b.first_failing_row)
-        return self.memo[p]
+            cfg, parameter, n_max, ordering = self.args
+            for b in boundary(max(missing), n_max, ordering=ordering, config=_config_at(cfg, parameter, p),
+                              first_layer=min(missing)):
+                self.memo[(p, b.layer)] = ((None, b.undecided_from) if b.undecided_from is not None
+                                           else (b.holds, b.first_failing_row))
+        return {L: self.memo[(p, L)] for L in layers}
 
 
 def _scan(parameter: str, lo: float, hi: float, points: int) -> np.ndarray:
@@ -140,7 +161,18 @@ def region(layer: int, n_max: int, parameter: str, *, lo: float | None = None, h
            **params: Any) -> Region:
     """The set of ``parameter`` values in [lo, hi] where ``ordering`` holds at ``layer`` for every n <= n_max
     (module docstring): intervals with certified ends."""
-    layer = check_int("layer", layer, minimum=1, maximum=64)
+    return regions((layer,), n_max, parameter, lo=lo, hi=hi, ordering=ordering, config=config, tol=tol, scan=scan,
+                   **params)[0]
+
+
+def regions(layers, n_max: int, parameter: str, *, lo: float | None = None, hi: float | None = None,
+            ordering: str = "recency", config: ModelConfig | None = None, tol: float = TOL, scan: int = SCAN,
+            **params: Any) -> list[Region]:
+    """:func:`region` for each of ``layers`` (ascending, distinct), the layers sharing each scan point's limit
+    computation; the same result per layer as :func:`region` alone."""
+    layers = tuple(check_int("layer", L, minimum=1, maximum=64) for L in layers)
+    if not layers or list(layers) != sorted(set(layers)):
+        raise ValueError(f"layers must be distinct and ascending; got {list(layers)}")
     n_max = check_int("n_max", n_max, minimum=3, maximum=2000)
     check_choice("parameter", parameter, PARAMETERS)
     check_choice("ordering", ordering, ("recency", "earlier"))
@@ -155,14 +187,24 @@ def region(layer: int, n_max: int, parameter: str, *, lo: float | None = None, h
     if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
         raise ValueError(f"--from must be below --to (finite); got {lo!r} and {hi!r}")
     _config_at(cfg, parameter, lo), _config_at(cfg, parameter, hi)  # both ends valid (alpha < 1, lam > 0, ...)
-    if layer * n_max * n_max * scan > MAX_WORK:
-        raise ValueError(f"layer * n_max^2 * scan = {layer * n_max * n_max * scan} exceeds the bound {MAX_WORK}; "
-                         f"lower --n-max or --layer")
-    H = _Predicate(cfg, parameter, layer, n_max, ordering)
-    m = lambda p: margin(_config_at(cfg, parameter, p), layer, n_max, ordering)  # noqa: E731
+    if max(layers) * n_max * n_max * scan > MAX_WORK:
+        raise ValueError(f"layer * n_max^2 * scan = {max(layers) * n_max * n_max * scan} exceeds the bound "
+                         f"{MAX_WORK}; lower --n-max or --layer")
+    pred = _Predicate(cfg, parameter, n_max, ordering)
     xs = _scan(parameter, lo, hi, scan)
-    ms = np.array([m(p) for p in xs])
-    hs = [H(float(p))[0] for p in xs]
+    ms = [margins(_config_at(cfg, parameter, p), layers, n_max, ordering) for p in xs]
+    hs = [pred(float(p), layers) for p in xs]
+    out = []
+    for layer in layers:
+        H = lambda p, L=layer: pred(p, (L,))[L]  # noqa: E731
+        m = lambda p, L=layer: margins(_config_at(cfg, parameter, p), (L,), n_max, ordering)[L]  # noqa: E731
+        out.append(_layer_region(layer, parameter, ordering, n_max, lo, hi, tol, xs,
+                                 np.array([x[layer] for x in ms]), [h[layer][0] for h in hs], H, m))
+    return out
+
+
+def _layer_region(layer, parameter, ordering, n_max, lo, hi, tol, xs, ms, hs, H, m) -> Region:
+    """One layer's region from its scan (margins ``ms``, decisions ``hs`` at ``xs``): brackets, dips, bisection."""
     brackets = []
     for q in range(len(xs) - 1):
         a, b = float(xs[q]), float(xs[q + 1])

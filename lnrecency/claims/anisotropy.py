@@ -104,7 +104,7 @@ def evaluate(*, quick: bool = False, progress=None, seed: int = 20260404) -> lis
     for residual, lam in product((False, True), (1.0, 8.0)):
         cfg = ModelConfig(residual=residual, lam=lam)
         reg = RegionRecord.of(region(2, n, "alpha", config=cfg, scan=61 if quick else 241))
-        v = "confirmed" if reg.everywhere else "refuted"
+        v = reg.verdict
         limit = LimitProfile(n=n, rows_by_label=row_labels(n, 2, cfg.replace(alpha=0.9)))
         mc = {}
         if (residual, lam) == (False, 1.0):

@@ -1,29 +1,34 @@
 """C2 (our formulation of prior work, Wu et al. ICML 2025): stacked causal attention WITHOUT
 normalisation: layer 2 is flat (E S^(2)_ij equal for all j < i) and layers >= 3 show earlier-token bias.
 
-Evidence per setting (norm = none; residual off / on; lam in {0.5, 1, 3}; alpha in {0, 0.5, 0.9}):
-  * layer 2: sympy proof theory.proofs.proof_flat_without_norm (d/dj S^(2)_ij == 0) and the exact limit
+Evidence:
+  * layer 2 (norm = none; residual off / on; lam in {0.5, 1, 3}; alpha in {0, 0.5, 0.9}): sympy proof
+    theory.proofs.proof_flat_without_norm (d/dj S^(2)_ij == 0, symbolic in alpha and lam) and the exact limit
     (flatness resolved in mpmath at dps 50, see lnrecency.bias);
-  * layers 3..L: the boundary search (theory/boundary.py) for earlier-token bias on the exact limit, up to
-    N_MAX (L = 4, N_MAX = 60 quick; L = 6, N_MAX = 120 full): the first length (= row) at which it fails,
-    and, on that row, the attention weight on token 1 and the largest weight among the keys where the
-    order breaks (Definition 1 is an ordering of scores; a failure among keys carrying e^-30 of the weight
-    leaves the mass on token 1). Quick and full differ in depth: quick stops at layer 4, where every
-    setting holds up to N_MAX; full adds layers 5 and 6, where the residual settings fail at n ~ 10.
-  * Monte Carlo (one setting per residual flag, d = 10^12, implementation consistency): layer-2 paired difference S_{n,n-1} - S_{n,1}
-    within k SE + bias bound of 0, and the layer-3 ordering S_{n,1} > S_{n,n-1} one-sided.
+  * layers 3..L, per (residual, lam), over ALL alpha in [0, 0.999]: the set of alpha where earlier-token bias
+    holds on every row <= N_MAX, as intervals whose ends are certified by exact decisions on both sides
+    (lnrecency.theory.region; L = 4, N_MAX = 60 quick; L = 6, N_MAX = 120 full): a grid of alpha decides
+    nothing. Where a layer fails, the first failing row at the middle of its first failing interval and, on
+    that row, the attention weight on token 1 and the largest weight among the keys where the order breaks
+    (Definition 1 is an ordering of scores; a failure among keys carrying e^-30 of the weight leaves the mass on
+    token 1). Quick and full differ in depth: quick stops at layer 4, where every setting holds for every
+    alpha; full adds layers 5 and 6, where the residual settings fail on alpha intervals.
+  * Monte Carlo (lam = 1, alpha = 0, residual off / on): at d = 10^12 (implementation consistency) the layer-2
+    paired difference S_{n,n-1} - S_{n,1} within k SE + bias bound of 0 and the layer-3 ordering
+    S_{n,1} > S_{n,n-1} one-sided; at the authors' widths d = 16, 64, 256 (support) the entries of both
+    against limit + c/d within k SE + R/d^2 (lnrecency.claims._common.mc_means).
 """
 from __future__ import annotations
 
+import dataclasses
 from itertools import product
 from typing import TYPE_CHECKING
 
-from lnrecency.claims._common import (boundary_finding, grouped, mc_orderings, mc_paired_mean, row_labels,
-                                      setting)
+from lnrecency.claims._common import grouped, mc_means, mc_orderings, mc_paired_mean, row_labels, setting
 from lnrecency.config import ModelConfig
-from lnrecency.evidence import (BoundarySearch, Evidence, LimitProfile, OrderingTests, PairedMean, ProofRecord,
-                                item, record)
-from lnrecency.verdicts import decide
+from lnrecency.evidence import (Evidence, LimitProfile, MCMeans, OrderingTests, PairedMean, ProofRecord,
+                                RegionRecord, item, record)
+from lnrecency.verdicts import combine, decide
 
 if TYPE_CHECKING:  # annotation only (the theory is imported where it is used)
     from lnrecency.theory.boundary import LayerBoundary
@@ -34,6 +39,8 @@ FLAT = "Without normalisation (prior work's setting), the layer-2 scores are fla
 EARLIER = ("Without normalisation (prior work's setting), layers >= 3 have earlier-token bias "
            "(E S_ij < E S_ik for i > j > k) on every row i >= 3.")
 N_MC = 6
+ALPHA_MAX = 0.999  # the alpha range of the region decisions is [0, ALPHA_MAX]
+SCAN_QUICK, SCAN_FULL = 25, 121  # region scan points (lnrecency.theory.region)
 
 
 @record
@@ -41,13 +48,16 @@ class FlatEvidence(Evidence):
     proof: ProofRecord
     limit_layer2: LimitProfile
     mc_layer2: PairedMean | None = item(omit_none=True)
+    # the entries of that paired difference at d = 16, 64, 256 against limit + c/d (support at the authors' widths)
+    mc_layer2_widths: MCMeans | None = item(omit_none=True)
 
 
 @record
 class FailingRow(Evidence):
-    """A layer's boundary and, on its first failing row, where the attention weight is."""
+    """A layer's boundary at one alpha and, on its first failing row, where the attention weight is."""
 
     boundary: LayerBoundary = item(flatten=True)
+    alpha: float | None = item(omit_none=True)  # where the row was searched (a point of a failing interval)
     weight_on_token_1: float | None = item(omit_none=True)
     largest_weight_where_order_breaks: float | None = item(omit_none=True)
     keys_where_order_breaks: list | None = item(omit_none=True)
@@ -63,8 +73,20 @@ class FailingRow(Evidence):
 
 @record
 class EarlierEvidence(Evidence):
-    search: BoundarySearch = item(flatten=True)  # {str(layer): FailingRow}
+    """Earlier-token bias at layers 3..depth over all alpha in [0, 0.999]: per layer, the alpha set where it
+    holds on every row <= n_max (lnrecency.theory.region, certified ends) and, where it fails, the first
+    failing row at the middle of the first failing interval."""
+
+    n_max: int
+    regions: dict  # {str(layer): RegionRecord}
+    failing_rows: dict | None = item(omit_none=True)  # {str(layer): FailingRow}
     mc_layer3: OrderingTests | None = item(omit_none=True)
+    # the entries of that ordering at d = 16, 64, 256 against limit + c/d (support at the authors' widths)
+    mc_layer3_widths: MCMeans | None = item(omit_none=True)
+
+    @property
+    def verdict(self) -> str:
+        return combine([r.verdict for r in self.regions.values()])
 
 
 def evaluate(*, quick: bool = False, progress=None, seed: int = 20260202) -> list:
@@ -78,49 +100,64 @@ def evaluate(*, quick: bool = False, progress=None, seed: int = 20260202) -> lis
         proof = proof_flat_without_norm(cfg)
         lab2 = LimitProfile(n=n, rows_by_label=row_labels(n, 2, cfg, min_row=3))
         v = decide(lab2.labels == {"flat"}, proof.proven)
-        mc2 = None
+        mc2 = widths2 = None
         if lam == 1.0 and alpha == 0.0:
             mc2 = mc_paired_mean(f"C2 flat[{cfg.label()}]", cfg, N_MC, 2, N_MC, N_MC - 1, 1, prediction=0.0,
                                  samples=4000, seed=seed + idx, progress=progress)
-            if not mc2.passed:
+            widths2 = mc_means(f"C2 flat[{cfg.label()}]", cfg, N_MC, 2, [(N_MC, N_MC - 1), (N_MC, 1)],
+                               samples=4000, seed=seed + 200 + 10 * idx, progress=progress)
+            if not (mc2.passed and widths2.passed):
                 v = "inconclusive" if v == "confirmed" else v
         flat_items.append((setting(cfg), v, FlatEvidence(proof=ProofRecord.of(proof, steps=None),
-                                                         limit_layer2=lab2, mc_layer2=mc2)))
-
-        search = earlier_search(cfg, depth, n_max)
-        v = search.verdict
-        mc3 = None
-        if lam == 1.0 and alpha == 0.0:
+                                                         limit_layer2=lab2, mc_layer2=mc2,
+                                                         mc_layer2_widths=widths2)))
+    for idx, (residual, lam) in enumerate(product((False, True), (0.5, 1.0, 3.0))):
+        cfg = ModelConfig(norm="none", residual=residual, lam=lam, alpha=0.0)
+        ev = earlier_evidence(cfg, depth, n_max, scan=SCAN_QUICK if quick else SCAN_FULL)
+        v = ev.verdict
+        if lam == 1.0:
             mc3 = mc_orderings(f"C2 earlier[{cfg.label()}]", cfg, N_MC, 3, [(N_MC, 1, N_MC - 1)], samples=4000,
-                               seed=seed + 100 + idx, progress=progress)
-            if mc3.verdict != "confirmed" and v == "confirmed":
+                               seed=seed + 100 + 9 * idx, progress=progress)
+            widths3 = mc_means(f"C2 earlier[{cfg.label()}]", cfg, N_MC, 3, [(N_MC, 1), (N_MC, N_MC - 1)],
+                               samples=4000, seed=seed + 300 + 10 * idx, progress=progress)
+            ev = dataclasses.replace(ev, mc_layer3=mc3, mc_layer3_widths=widths3)
+            if (mc3.verdict != "confirmed" or not widths3.passed) and v == "confirmed":
                 v = "inconclusive"
-        earlier_items.append((setting(cfg, layers=f"3..{depth}", n_max=n_max), v,
-                              EarlierEvidence(search=search, mc_layer3=mc3)))
+        earlier_items.append((setting(cfg, layers=f"3..{depth}", n_max=n_max,
+                                      alpha=f"[0, {ALPHA_MAX:g}] (region)"), v, ev))
     base = {"norm": "none"}
     return (grouped(ID, SOURCE, FLAT, {**base, "layer": 2}, flat_items)
             + grouped(ID, SOURCE, EARLIER, {**base, "layers": f"3..{depth}"}, earlier_items, _finding))
 
 
-def earlier_search(cfg: ModelConfig, depth: int, n_max: int) -> BoundarySearch:
-    """Boundary of earlier-token bias at layers 3..depth and, at each failing row, where the weight is."""
+def earlier_evidence(cfg: ModelConfig, depth: int, n_max: int, *, scan: int) -> EarlierEvidence:
+    """The alpha regions of earlier-token bias at layers 3..depth (every n <= n_max) and, at the middle of each
+    failing layer's first failing interval, where the weight is on the first failing row."""
+    from lnrecency.theory.region import regions
+
+    found = regions(range(3, depth + 1), n_max, "alpha", hi=ALPHA_MAX, ordering="earlier", config=cfg, scan=scan)
+    recs = {str(r.layer): RegionRecord.of(r) for r in found}
+    rows = {str(r.layer): failing_row(cfg.replace(alpha=0.5 * sum(r.fails[0])), r.layer, n_max)
+            for r in found if r.fails}
+    return EarlierEvidence(n_max=n_max, regions=recs, failing_rows=rows or None)
+
+
+def failing_row(cfg: ModelConfig, layer: int, n_max: int) -> FailingRow:
+    """The boundary of earlier-token bias at ``layer`` (exact limit, rows <= n_max) and, on its first failing row,
+    the attention weight on token 1 and the largest weight among the keys where the order breaks."""
     from lnrecency.theory.boundary import boundary
     from lnrecency.theory.limit import limit_trajectory
 
-    rows = {}
-    for b in boundary(depth, n_max, ordering="earlier", config=cfg, first_layer=3):
-        i = b.first_failing_n
-        if i is None:
-            rows[str(b.layer)] = FailingRow(boundary=b)
-            continue
-        p = limit_trajectory(i, b.layer, config=cfg).layers[-1].weights[i - 1, :i]
-        diffs = [float(x) for x in b.differences][:-1]  # keys strictly below the query
-        broken = [j for j, x in enumerate(diffs, start=1) if not x < 0]  # S_{i,j+1} >= S_{i,j}
-        rows[str(b.layer)] = FailingRow(boundary=b, weight_on_token_1=float(p[0]),
-                                        largest_weight_where_order_breaks=float(max(max(p[j - 1], p[j])
-                                                                                    for j in broken)),
-                                        keys_where_order_breaks=broken)
-    return BoundarySearch(n_max=n_max, boundary=rows)
+    b = boundary(layer, n_max, ordering="earlier", config=cfg, first_layer=layer)[0]
+    i = b.first_failing_n
+    if i is None:
+        return FailingRow(boundary=b, alpha=cfg.alpha)
+    p = limit_trajectory(i, layer, config=cfg).layers[-1].weights[i - 1, :i]
+    diffs = [float(x) for x in b.differences][:-1]  # keys strictly below the query
+    broken = [j for j, x in enumerate(diffs, start=1) if not x < 0]  # S_{i,j+1} >= S_{i,j}
+    return FailingRow(boundary=b, alpha=cfg.alpha, weight_on_token_1=float(p[0]),
+                      largest_weight_where_order_breaks=float(max(max(p[j - 1], p[j]) for j in broken)),
+                      keys_where_order_breaks=broken)
 
 
 def _share(w: float) -> str:
@@ -131,11 +168,29 @@ def _share(w: float) -> str:
 
 
 def _finding(verdict: str, group) -> str:
-    text = boundary_finding(
-        group, lambda st: f"{'residual' if st['residual'] else 'no residual'}, lam={st['lam']:g}, alpha={st['alpha']:g}",
-        lambda layer, row: (f"; there token 1 keeps {_share(row.weight_on_token_1)} of the weight, the keys "
-                            f"where the order breaks at most {row.largest_weight_where_order_breaks:.2g}"))
-    depth = max(int(L) for L in group[0][1].search.boundary)
+    parts = []
+    for st, ev in group:
+        where = f"{'residual' if st['residual'] else 'no residual'}, lam={st['lam']:g}"
+        failing = {L: r for L, r in ev.regions.items() if r.fails}
+        undecided = [L for L, r in ev.regions.items() if r.undecided_at]
+        if not failing:
+            parts.append(f"{where}: holds for every alpha in [0, {ALPHA_MAX:g}] and every n <= {ev.n_max} at layers "
+                         f"{', '.join(ev.regions)}" + (f" (undecided points at layers {', '.join(undecided)})"
+                                                       if undecided else ""))
+            continue
+        held = [L for L in ev.regions if L not in failing]
+        text = []
+        for L, r in failing.items():
+            row = ev.failing_rows[L]
+            at = (f"; at alpha = {row.alpha:.3g} it first fails at n = {row.first_failing_n}, where token 1 keeps "
+                  f"{_share(row.weight_on_token_1)} of the weight and the keys where the order breaks at most "
+                  f"{row.largest_weight_where_order_breaks:.2g}" if row.first_failing_n is not None else "")
+            seg = lambda xs: ", ".join(f"[{a:.4g}, {b:.4g}]" for a, b in xs) or "nowhere"  # noqa: E731
+            text.append(f"layer {L} fails for alpha in {seg(r.fails)} and holds in {seg(r.holds)}{at}")
+        parts.append(f"{where}: " + "; ".join(text)
+                     + (f"; layers {', '.join(held)} hold for every alpha and n <= {ev.n_max}" if held else ""))
+    depth = max(int(L) for L in group[0][1].regions)
     scope = ("" if depth >= 6 else f" (quick run: layers 3..{depth} only; the full run searches layers 3..6, "
-             f"where residual settings fail at short lengths)")
-    return text + scope
+             f"where residual settings fail)")
+    return ("; ".join(parts) + ". Decided over alpha by lnrecency region (ends certified by exact decisions on "
+            f"both sides; alpha in ({ALPHA_MAX:g}, 1) not covered)" + scope + ".")

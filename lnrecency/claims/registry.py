@@ -62,6 +62,39 @@ def _run_in_worker(module: str, wanted: list[str], quick: bool) -> tuple[list[Cl
     return _run(module, wanted, quick), dict(BUDGET.entries)
 
 
+def _tasks(wanted: list[str]) -> list[tuple[str, list[str]]]:
+    """One task per module, or per claim id where the module evaluates each id on its own (BY_ID)."""
+    modules = []
+    for cid in wanted:
+        if CLAIMS[cid][0] not in modules:
+            modules.append(CLAIMS[cid][0])
+    tasks = []
+    for m in modules:
+        own = [cid for cid in wanted if CLAIMS[cid][0] == m]
+        split = hasattr(importlib.import_module(f"lnrecency.claims.{m}"), "BY_ID")
+        tasks += [(m, [cid]) for cid in own] if split else [(m, wanted)]
+    return tasks
+
+
+def _pool(jobs: int) -> ProcessPoolExecutor:
+    from lnrecency.bounded import die_with_parent
+
+    return ProcessPoolExecutor(max_workers=jobs, mp_context=mp.get_context("fork"), initializer=die_with_parent)
+
+
+def _collect(futures: list, show: bool = False) -> list[ClaimResult]:
+    """The workers' results in registry order; their false-alarm registrations merged into this process's."""
+    from lnrecency.stats import BUDGET
+
+    results: list[ClaimResult] = []
+    for fut in tqdm(futures, disable=not show, desc="claims", unit="module", leave=False):
+        part, entries = fut.result()
+        results += part
+        BUDGET.entries.update(entries)
+    order = {cid: q for q, cid in enumerate(CLAIMS)}
+    return sorted(results, key=lambda r: order.get(r.id, len(order)))
+
+
 def evaluate(ids: Iterable[str] | None = None, *, quick: bool = False,
              progress: bool | None = None, trained: bool = False, jobs: int = 1) -> list[ClaimResult]:
     """Evaluate the claims ``ids`` (all by default); results in registry order, filtered to ``ids``.
@@ -76,31 +109,13 @@ def evaluate(ids: Iterable[str] | None = None, *, quick: bool = False,
 
     wanted = check_ids(ids, trained=trained)
     jobs = check_int("jobs", jobs, minimum=1, maximum=64)
-    modules = []
-    for cid in wanted:
-        if CLAIMS[cid][0] not in modules:
-            modules.append(CLAIMS[cid][0])
     show = sys.stderr.isatty() if progress is None else bool(progress)
-    results: list[ClaimResult] = []
     if jobs > 1 and len(wanted) > 1 and "fork" in mp.get_all_start_methods():
-        from lnrecency.bounded import die_with_parent
-        from lnrecency.stats import BUDGET
-
-        # one task per module, or per claim id where the module evaluates each id on its own (BY_ID)
-        tasks = []
-        for m in modules:
-            own = [cid for cid in wanted if CLAIMS[cid][0] == m]
-            split = hasattr(importlib.import_module(f"lnrecency.claims.{m}"), "BY_ID")
-            tasks += [(m, [cid]) for cid in own] if split else [(m, wanted)]
-        with ProcessPoolExecutor(max_workers=min(jobs, len(tasks)), mp_context=mp.get_context("fork"),
-                                 initializer=die_with_parent) as pool:
-            futures = [pool.submit(_run_in_worker, m, ids_, quick) for m, ids_ in tasks]
-            for fut in tqdm(futures, disable=not show, desc="claims", unit="module", leave=False):
-                part, entries = fut.result()
-                results += part
-                BUDGET.entries.update(entries)
-    else:
-        for module in tqdm(modules, disable=not show, desc="claims", unit="module", leave=False):
-            results += _run(module, wanted, quick)
+        tasks = _tasks(wanted)
+        with _pool(min(jobs, len(tasks))) as pool:
+            return _collect([pool.submit(_run_in_worker, m, ids_, quick) for m, ids_ in tasks], show)
+    results: list[ClaimResult] = []
+    for module, ids_ in tqdm(_tasks(wanted), disable=not show, desc="claims", unit="module", leave=False):
+        results += _run(module, ids_, quick)
     order = {cid: q for q, cid in enumerate(CLAIMS)}
     return sorted(results, key=lambda r: order.get(r.id, len(order)))

@@ -2,13 +2,15 @@
 not remove it (normalised models).
 
 "Do not remove": sympy proof theory.proofs.proof_layer2_recency (LayerNorm with residual) (every gamma, lam > 0,
-alpha in [0, 1)), the exact-limit profile of layer 2 per setting, and a Monte Carlo ordering (d = 10^12: implementation consistency).
+alpha in [0, 1)), the exact-limit profile of layer 2 per setting, a Monte Carlo ordering (d = 10^12:
+implementation consistency) and the row's means at d = 16, 64, 256 against limit + c/d (support).
 "Weaken", made measurable per row i >= 3 by two gaps of the exact limit:
     absolute  Delta_i = S_{i,i-1} - S_{i,1}  (= log of the attention-weight ratio P_{i,i-1} / P_{i,1}),
     relative  Delta_i / S_{i,1};
 weakened in a setting when the residual model's gap is smaller than the no-residual model's (same lam,
 alpha) on every row 3..n, for both gaps. Monte Carlo: Delta_n(no residual) - Delta_n(residual) > 0,
-one-sided, from two independent simulations (SE added in quadrature).
+one-sided, from two independent simulations (SE added in quadrature; d = 10^12, implementation consistency),
+and the gap's entries of both models at d = 16, 64, 256 against limit + c/d (support).
 Settings: gamma in {0.3, 1, 8 (= sqrt(64), the authors' unscaled LayerNorm output)}, lam in {1, 8},
 alpha in {0, 0.3, 0.7}; n = 16 (quick) or 64.
 """
@@ -18,9 +20,11 @@ from itertools import product
 
 import numpy as np
 
-from lnrecency.claims._common import adjacent_triples, gap_comparison, grouped, mc_orderings, row_labels, setting
+from lnrecency.claims._common import (adjacent_triples, gap_comparison, grouped, mc_means, mc_orderings, row_labels,
+                                      setting)
 from lnrecency.config import ModelConfig
-from lnrecency.evidence import Evidence, GapComparison, LimitProfile, OrderingTests, ProofRecord, item, record
+from lnrecency.evidence import (Evidence, GapComparison, LimitProfile, MCMeans, OrderingTests, ProofRecord, item,
+                                record)
 from lnrecency.stats import register
 
 ID = "C3"
@@ -36,6 +40,7 @@ class KeepsEvidence(Evidence):
     proof: ProofRecord
     limit: LimitProfile
     mc_ordering: OrderingTests | None = item(omit_none=True)
+    mc_means: MCMeans | None = item(omit_none=True)  # row N_MC at d = 16, 64, 256 against limit + c/d
 
 
 @record
@@ -45,6 +50,8 @@ class WeakensEvidence(Evidence):
     rows_where_absolute_not_weaker: list
     rows_where_relative_not_weaker: list
     mc_gap_difference: GapComparison | None = item(omit_none=True)
+    # the gap's entries of both models at d = 16, 64, 256 against limit + c/d: {"residual": .., "no_residual": ..}
+    mc_gap_entries: dict | None = item(omit_none=True)
 
 
 def gaps(n: int, cfg: ModelConfig) -> tuple[np.ndarray, np.ndarray]:
@@ -70,31 +77,38 @@ def evaluate(*, quick: bool = False, progress=None, seed: int = 20260303) -> lis
         limit = LimitProfile(n=n, rows_by_label=row_labels(n, 2, cfg))
         ok = limit.labels == {"recency"}
         v = "confirmed" if ok and proof.proven else ("refuted" if not ok else "inconclusive")
-        order = None
+        order = means = None
         if (gamma, lam, alpha) == (1.0, 1.0, 0.0):
             order = mc_orderings(f"C3 keeps[{cfg.label()}]", cfg, N_MC, 2, adjacent_triples(N_MC),
                                  samples=20000, seed=seed, progress=progress)
+            means = mc_means(f"C3 keeps[{cfg.label()}]", cfg, N_MC, 2, [(N_MC, j) for j in range(1, N_MC + 1)],
+                             samples=4000, seed=seed + 20, progress=progress)
             if order.verdict != "confirmed" and v == "confirmed":
                 v = "inconclusive" if order.verdict == "inconclusive" else "refuted"
+            if not means.passed and v == "confirmed":
+                v = "inconclusive"
         keep_items.append((setting(cfg, n=n), v, KeepsEvidence(proof=ProofRecord.of(proof), limit=limit,
-                                                               mc_ordering=order)))
+                                                               mc_ordering=order, mc_means=means)))
 
         a_res, r_res = gaps(n, cfg)
         a_no, r_no = gaps(n, base)
         abs_ok = bool(np.all(a_res < a_no))
         rel_ok = bool(np.all(r_res < r_no))
         v = "confirmed" if abs_ok and rel_ok else "refuted"
-        mc = None
+        mc = entries = None
         if (gamma, lam, alpha) == (1.0, 1.0, 0.0):
             mc = mc_gap_difference(cfg, base, samples=20000, seed=seed + 7, progress=progress)
-            if mc.verdict != "confirmed" and v == "confirmed":
+            entries = {key: mc_means(f"C3 weakens[{c.label()}]", c, N_MC, 2, [(N_MC, N_MC - 1), (N_MC, 1)],
+                                     samples=4000, seed=seed + 30 + 10 * q, progress=progress)
+                       for q, (key, c) in enumerate((("residual", cfg), ("no_residual", base)))}
+            if (mc.verdict != "confirmed" or not all(m.passed for m in entries.values())) and v == "confirmed":
                 v = "inconclusive"
         weak_items.append((setting(cfg, n=n), v, WeakensEvidence(
             absolute_gap_row_n={"residual": float(a_res[-1]), "no_residual": float(a_no[-1])},
             relative_gap_row_n={"residual": float(r_res[-1]), "no_residual": float(r_no[-1])},
             rows_where_absolute_not_weaker=[int(i) for i in np.arange(3, n + 1)[a_res >= a_no]],
             rows_where_relative_not_weaker=[int(i) for i in np.arange(3, n + 1)[r_res >= r_no]],
-            mc_gap_difference=mc)))
+            mc_gap_difference=mc, mc_gap_entries=entries)))
     base = {"norm": "layernorm (l2 / rmsnorm: same limit)", "residual": True, "layer": 2}
     return grouped(ID, SOURCE, KEEPS, base, keep_items) + grouped(ID, SOURCE, WEAKENS, base, weak_items)
 

@@ -30,7 +30,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from lnrecency.config import check_choice
-    from lnrecency.theory.region import PARAMETERS, region
+    from lnrecency.theory.region import PARAMETERS, regions
 
     check_choice("--vary", args.vary, PARAMETERS)
     check_choice("--ordering", args.ordering, ("recency", "earlier"))
@@ -38,12 +38,10 @@ def run(args: argparse.Namespace) -> int:
     if args.vary in ("lam", "gamma") and getattr(args, args.vary) is not None:
         raise ValueError(f"--{args.vary} is what --vary {args.vary} varies; give its range with --from / --to")
     cfg = config_from_args(args)
-    results = []
-    for layer in layers:
-        if not args.json and sys.stderr.isatty():
-            print(f"layer {layer} ...", file=sys.stderr)
-        results.append(region(layer, args.n_max, args.vary, lo=args.lo, hi=args.hi, ordering=args.ordering,
-                              config=cfg, tol=args.tol))
+    if not args.json and sys.stderr.isatty():
+        print(f"layers {', '.join(map(str, layers))} ...", file=sys.stderr)
+    results = regions(sorted(set(layers)), args.n_max, args.vary, lo=args.lo, hi=args.hi, ordering=args.ordering,
+                      config=cfg, tol=args.tol)
     r0 = results[0]
     if args.json:
         print(json.dumps({"parameter": args.vary, "n_max": args.n_max, "ordering": args.ordering,
