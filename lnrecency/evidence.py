@@ -314,6 +314,7 @@ class MCMeans(Evidence):
 
     implementation_consistency: MeanChecks
     authors_widths: WidthChecks
+    name: str | None = item(omit_none=True)  # the check's name: claim, role and the model it simulates
 
     @property
     def passed(self) -> bool:

@@ -16,7 +16,7 @@ from lnrecency.report import claim_tables, figures
 from lnrecency.atomic import atomic_save, atomic_write_text
 from lnrecency.report.build import build_report, expected_files
 from lnrecency.report.data import ReportData
-from lnrecency.report.settings import ReportSettings, derived_seed
+from lnrecency.report.settings import ReportSettings
 from lnrecency.tables import Table, parse_formats
 
 
@@ -70,34 +70,36 @@ def test_formats_parse(quick_report):
 
 
 def test_table_numbers_equal_library_values(quick_report):
-    """Cells of t1_scores.csv equal the exact limit, the closed form and an independent MC call."""
+    """Cells of t1_scores.csv (the T1 verdict's own Monte Carlo) equal the exact limit, limit + c/d from the
+    finite-width theory, and an independent simulation with the run's recorded seed."""
+    from lnrecency.config import ModelConfig
     from lnrecency.numerics import simulate_scores
-    from lnrecency.theory.closed_forms import evaluate
+    from lnrecency.theory.finite_width import finite_width
     from lnrecency.theory.limit import limit_scores
     out, result = quick_report
-    s = result.settings
     header, rows = _csv(out / "t1_scores.csv")
     col = {c: k for k, c in enumerate(header)}
-    n = s.n
-    lim = limit_scores(n, 2, norm="layernorm")[1, n - 1]
-    cfg = claim_tables.CLAIM_SCORE_SETTINGS["T1"][1][0][1]
-    d = s.ds[0]
-    sim = simulate_scores(n, s.layers, d, s.samples, method="gram", config=cfg, progress=False,
-                          seed=derived_seed(s.seed, "sim", cfg.as_dict(), d, n, s.layers, s.samples, True))
-    assert len(rows) == n
-    for row in rows:
+    first = [r for r in rows if "norm=layernorm" in r[col["setting"]] and "lam=1;" in r[col["setting"]]]
+    n = 8  # T1's Monte Carlo row (lnrecency.claims.theorem1.N_MC)
+    assert [int(r[col["j"]]) for r in first] == list(range(1, n + 1))
+    cfg = ModelConfig(norm="layernorm")
+    lim = limit_scores(n, 2, config=cfg)[1, n - 1]
+    c = finite_width(n, 2, config=cfg).c[1, n - 1]
+    means = json.loads((out / "verdict_means.json").read_text(encoding="utf-8"))
+    seeds = {(r[0], r[1], r[5], r[8], r[9]): r[7] for r in means["rows"]}  # (id, setting, d, i, j) -> run's seed
+    sim = simulate_scores(n, 2, 16, 4000, seed=seeds[("T1", first[0][col["setting"]], 16, n, 1)], method="gram",
+                          config=cfg, progress=False, control_variate="quadratic")
+    for row in first:
         j = int(row[col["j"]])
-        assert float(row[col["limit"]]) == lim[j - 1]
-        if j < n:
-            assert math.isclose(float(row[col["closed form"]]), float(evaluate("score", n, j, config=cfg)),
-                                rel_tol=0, abs_tol=0)
-            assert abs(float(row[col["closed form"]]) - lim[j - 1]) < 1e-12
-        assert float(row[col[f"MC d={d}"]]) == sim.mean[1, n - 1, j - 1]
-        assert float(row[col[f"SE d={d}"]]) == sim.stderr[1, n - 1, j - 1]
+        # the evidence's limit is the finite-width theory's recursion: equal to limit_scores up to rounding
+        assert math.isclose(float(row[col["limit"]]), lim[j - 1], rel_tol=1e-13)
+        assert math.isclose(float(row[col["prediction d=16"]]), lim[j - 1] + c[j - 1] / 16, rel_tol=1e-13)
+        assert float(row[col["MC d=16"]]) == sim.mean[1, n - 1, j - 1]
+        assert float(row[col["SE d=16"]]) == sim.stderr[1, n - 1, j - 1]
     # the h(j) table against the limit's Gram matrix
     from lnrecency.theory.limit import limit_trajectory
     header, rows = _csv(out / "h_of_j.csv")
-    traj = limit_trajectory(s.h_n, 1, norm="layernorm", residual=True, alpha=0.4)
+    traj = limit_trajectory(result.settings.h_n, 1, norm="layernorm", residual=True, alpha=0.4)
     row = next(r for r in rows if r[0] == "yes" and float(r[1]) == 0.4)
     assert float(row[header.index("h(2)")]) == math.sqrt(traj.layers[0].next_gram[1, 1])
 
@@ -325,6 +327,13 @@ def test_width_and_consistency_tables_are_the_verdicts_evidence():
     assert len(vo.rows) == len(orders) > 0
     assert vo.column("mean S_ij - S_ik") == [t.check.mean for t in orders]
     assert vo.column("verdict") == [t.verdict for t in orders]
+    # the claim's score table: the same runs, entry by entry, per width
+    st = ct.score_table(data, "T1")
+    runs = [(*m.authors_widths.widths, m.implementation_consistency) for m in means]
+    assert len(st.rows) == sum(len(m.implementation_consistency.checks) for m in means) == 32
+    for q, w in enumerate(("16", "64", "256", "10^12")):
+        assert st.column(f"MC d={w}") == [e.check.estimate for rs in runs for e in rs[q].checks]
+        assert st.column(f"prediction d={w}") == [e.check.prediction for rs in runs for e in rs[q].checks]
     # a failing check is shown so
     first = means[0].authors_widths.widths[0]
     bad = replace(first.checks[0], check=replace(first.checks[0].check, estimate=first.checks[0].check.prediction + 1))

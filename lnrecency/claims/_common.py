@@ -185,7 +185,7 @@ def mc_means(name: str, cfg: ModelConfig, n: int, layer: int, entries: list[tupl
                                                            control_variate=cv),
                                       fw, layer, entries, const=const, **kw) for q, d in enumerate(widths))
     return MCMeans(implementation_consistency=consistency,
-                   authors_widths=WidthChecks(remainder_constant=const, widths=checks))
+                   authors_widths=WidthChecks(remainder_constant=const, widths=checks), name=name)
 
 
 def reference_sims(cfg: ModelConfig, n: int, layer: int, samples: int, seed: int, d_ref: int = D_REF,

@@ -95,8 +95,8 @@ def evaluate(*, quick: bool = False, progress=None, seed: int = 20260404) -> lis
     h_items = []
     for residual in (False, True):
         v, ev = h_evidence(residual)
-        h_items.append(({"residual": residual, "lam": 1.0, "gamma": 1.0, "alpha": list((0.0, 0.5, 0.9))},
-                        v, ev))
+        h_items.append(({"residual": residual, "lam": 1.0, "gamma": 1.0, "alpha": "[0, 1) (sympy proof)",
+                         "alphas": "0, 0.5, 0.9 (closed form vs limit, dps 30)"}, v, ev))
     out += grouped(ID, SOURCE, H_DEPENDS, {"norm": "layernorm"}, h_items)
     from lnrecency.theory.region import region
 

@@ -142,8 +142,9 @@ CATALOG: tuple[Claim, ...] = (
                   TableOutput("verdict_orderings", "every paired Monte Carlo ordering the verdicts used, test by "
                                                    "test", "verdict_orderings_table"))),
     Claim("T1", "theorem1", "Theorem 1: layer-2 recency with normalisation, isotropic embeddings",
-          tables=(TableOutput("t1_scores", "Theorem 1: layer-2 last-row scores with LayerNorm, limit vs MC at "
-                                           "several d", "score_table", ("T1",)),
+          tables=(TableOutput("t1_scores", "Theorem 1: the verdict's Monte Carlo means (row 8, layer 2) "
+                                           "against limit + c/d at d = 16, 64, 256, 10^12", "score_table",
+                              ("T1",)),
                   TableOutput("layer2_last_row", "layer-2 scores of the last row for every normalisation",
                               "last_row_table")),
           figures=(FigureOutput("expected-score heatmaps, layers 1-4, limit beside MC", "heatmap_figures",
@@ -154,15 +155,15 @@ CATALOG: tuple[Claim, ...] = (
                           "from lnrecency.theory.closed_forms import closed_forms\n"
                           "cf = closed_forms(ModelConfig(norm='layernorm'))\n"
                           "display(cf.g, cf.h2, cf.score)"),
-                 ("md", "The last row of layer 2: exact limit, closed form, Monte Carlo mean +- SE at two widths, "
-                        "and the paired difference S_(n,j) - S_(n,j-1) (positive = recency):"),
+                 ("md", "The verdict's own Monte Carlo (row 8 of layer 2): exact limit, first-order coefficient c, "
+                        "and per width (16, 64, 256, 10^12) the mean +- SE against limit + c/d:"),
                  ("code", show_table("claim_tables.score_table(data, 'T1')")),
                  ("md", "Expected scores per layer, limit beside simulation, for every alpha:"),
                  ("code", show_figure("figures.heatmap_figure(data, 'LayerNorm, lam = 1', dict(norm='layernorm'), "
                                       "residual=False)")))),
     Claim("C2", "baseline", "no normalisation: layer 2 flat, layers >= 3 earlier-token bias",
-          tables=(TableOutput("c2_scores", "no normalisation: layer 2 flat, layer 3 earlier-token bias, limit vs "
-                                           "MC", "score_table", ("C2",)),),
+          tables=(TableOutput("c2_scores", "no normalisation: the verdict's Monte Carlo means (row 6, layers 2 "
+                                           "and 3) against limit + c/d at each width", "score_table", ("C2",)),),
           notebook="02_no_normalisation_baseline",
           cells=(("code", "from lnrecency.config import ModelConfig\n"
                           "from lnrecency.theory.closed_forms import closed_forms\n"
@@ -173,13 +174,13 @@ CATALOG: tuple[Claim, ...] = (
                  ("code", show_figure("figures.heatmap_figure(data, 'no normalisation', dict(norm='none'), "
                                       "residual=False)")))),
     Claim("C3", "residual", "residual connections weaken the bias but do not remove it",
-          tables=(TableOutput("c3_scores", "residual vs no residual at layer 2, limit vs MC", "score_table",
-                              ("C3",)),),
+          tables=(TableOutput("c3_scores", "residual vs no residual at layer 2: the verdict's Monte Carlo means "
+                                           "against limit + c/d at each width", "score_table", ("C3",)),),
           notebook="03_residual_and_anisotropy",
           cells=(("code", show_table("claim_tables.score_table(data, 'C3')")),)),
     Claim("C4", "anisotropy", "h(j) depends on alpha; recency for every alpha in [0, 1)",
-          tables=(TableOutput("c4_scores", "anisotropic embeddings (alpha = 0.4, 0.8) at layer 2, limit vs MC",
-                              "score_table", ("C4",)),
+          tables=(TableOutput("c4_scores", "anisotropic embeddings (alpha = 0.9) at layer 2: the verdict's Monte "
+                                           "Carlo means against limit + c/d at each width", "score_table", ("C4",)),
                   TableOutput("h_of_j", "h(j) against j for several alpha, without and with residual", "h_table"),
                   TableOutput("authors_panels", "the authors' figure in their convention: RP +- SE of every "
                                                 "panel, our limit and first-order RP beside it", "authors_table")),
@@ -202,8 +203,8 @@ CATALOG: tuple[Claim, ...] = (
                  ("code", show_table("claim_tables.gap_table(data)")),
                  ("code", show_figure("figures.gap_figure(data)")))),
     Claim("C6", "deeper", "layers 3..L with normalisation",
-          tables=(TableOutput("c6_scores", "deeper layers 3 and 4 with LayerNorm, limit vs MC", "score_table",
-                              ("C6",)),
+          tables=(TableOutput("c6_scores", "deeper layers with LayerNorm: the verdict's Monte Carlo means (layer 3) "
+                                           "against limit + c/d at each width", "score_table", ("C6",)),
                   TableOutput("bias_profiles", "Definition 1 row by row, layers 1-4, n = 32, several settings "
                                                "(exact limit)", "profile_table"),
                   TableOutput("phase_diagram", "where recency / earlier / mixed hold per layer 2-8 and sequence "

@@ -21,7 +21,7 @@ from lnrecency.report import series
 from lnrecency.report.data import ReportData
 from lnrecency.tables import Table
 
-__all__ = ["CLAIM_SCORE_SETTINGS", "TABLES", "build_tables", "score_table", "verdict_note", "trained_table",
+__all__ = ["SCORE_TITLES", "TABLES", "build_tables", "score_table", "verdict_note", "trained_table",
            "seed002_table", "seed003_table"]
 
 
@@ -39,23 +39,13 @@ def cfg(**params: Any) -> ModelConfig:
 
 LN = cfg(norm="layernorm")
 
-# Claim id -> (table title, [(setting label, config, layer), ...]); row i = n of each setting.
-CLAIM_SCORE_SETTINGS: dict[str, tuple[str, list[tuple[str, ModelConfig, int]]]] = {
-    "T1": ("Theorem 1: layer-2 recency with LayerNorm (last row)",
-           [("LayerNorm, no residual, alpha=0", LN, 2)]),
-    "C2": ("No normalisation: layer 2 flat, layer 3 earlier-token bias (last row)",
-           [("none, no residual, alpha=0", cfg(norm="none"), 2),
-            ("none, no residual, alpha=0", cfg(norm="none"), 3)]),
-    "C3": ("Residual connections weaken but keep the layer-2 recency (last row)",
-           [("LayerNorm, residual gamma=1, alpha=0", cfg(norm="layernorm", residual=True), 2),
-            ("LayerNorm, no residual, alpha=0", LN, 2)]),
-    "C4": ("Anisotropic embeddings: layer-2 recency for alpha > 0 (last row)",
-           [("LayerNorm, no residual, alpha=0.4", cfg(norm="layernorm", alpha=0.4), 2),
-            ("LayerNorm, no residual, alpha=0.8", cfg(norm="layernorm", alpha=0.8), 2),
-            ("LayerNorm, residual, alpha=0.8", cfg(norm="layernorm", residual=True, alpha=0.8), 2)]),
-    "C6": ("Deeper layers with LayerNorm (last row of layers 3 and 4)",
-           [("LayerNorm, no residual, alpha=0", LN, 3), ("LayerNorm, no residual, alpha=0", LN, 4),
-            ("LayerNorm, residual, alpha=0", cfg(norm="layernorm", residual=True), 4)]),
+# Claim id -> the title of its score table (the rows are the claim's own Monte Carlo mean checks)
+SCORE_TITLES: dict[str, str] = {
+    "T1": "Theorem 1: layer-2 recency with normalisation (the verdict's Monte Carlo, row 8)",
+    "C2": "No normalisation: layer 2 flat, layer 3 earlier-token bias (the verdict's Monte Carlo, row 6)",
+    "C3": "Residual connections weaken but keep the layer-2 recency (the verdict's Monte Carlo, row 8)",
+    "C4": "Anisotropic embeddings: layer-2 recency at alpha = 0.9 (the verdict's Monte Carlo, row 8)",
+    "C6": "Deeper layers with LayerNorm (the verdict's Monte Carlo, layer 3)",
 }
 
 
@@ -107,52 +97,54 @@ ILLUSTRATION_NOTE = (
     "(entry by entry), practical_widths and implementation_consistency.")
 
 
-def _closed_score(data: ReportData, c: ModelConfig, layer: int, i: int, j: int) -> float | None:
-    if layer != 2:
-        return None
-    return float(data.closed_form("score" if j < i else "score_diag", c, i, j))
+def _records_in(results, kind: type):
+    """(result, setting summary, record) for every record of ``kind`` in ``results``' evidence, per setting."""
+    from lnrecency.evidence import PerSetting, records_of
+
+    for r in results:
+        parts = records_of(r.evidence, PerSetting) or [None]
+        for part in parts:  # a grouped result: each setting with its own checks
+            where = (r.setting if part is None else part.setting).to_json()
+            for rec in records_of(r.evidence if part is None else part.evidence, kind):
+                yield r, setting_summary(where, None), rec
+
+
+def _width_label(d: int) -> str:
+    return "10^12" if d == 10 ** 12 else str(d)
 
 
 def score_table(data: ReportData, claim_id: str, name: str | None = None) -> Table:
-    """Last-row scores S^(l)_{n,j}: limit, closed form, MC mean/SE/z per d, paired ordering at the largest d."""
-    title, settings = CLAIM_SCORE_SETTINGS[claim_id]
-    s = data.settings
-    n, ds = s.n, s.ds
-    dmax = ds[-1]
-    columns = ["setting", "layer", "i", "j", "limit", "closed form"]
+    """The claim's own Monte Carlo mean checks (the runs its verdict cites), entry by entry: limit, c, and per
+    width (the authors' 16, 64, 256 and the implementation-consistency 10^12) MC, SE, prediction, z, result."""
+    from lnrecency.claims._common import D_BIG, PRACTICAL_WIDTHS
+    from lnrecency.evidence import MCMeans
+
+    ds = (*PRACTICAL_WIDTHS, D_BIG)
+    columns = ["setting", "verdict", "check", "quantity", "layer", "i", "j", "limit", "c"]
     for d in ds:
-        columns += [f"MC d={d}", f"SE d={d}", f"z d={d}", f"limit+c/d d={d}", f"z* d={d}"]
-    columns += ["dS limit", f"dS MC d={dmax}", f"dS SE d={dmax}", f"dS z d={dmax}"]
+        w = _width_label(d)
+        columns += [f"MC d={w}", f"SE d={w}", f"prediction d={w}", f"z d={w}", f"result d={w}"]
     rows = []
-    for label, c, layer in settings:
-        lim = data.limit_scores(c)[layer - 1, n - 1]
-        coef = data.finite_width(c).c[layer - 1, n - 1]
-        sims = [data.sim(c, d) for d in ds]
-        for j in range(1, n + 1):
-            row: list[Any] = [label, layer, n, j, lim[j - 1], _closed_score(data, c, layer, n, j)]
-            for d, sim in zip(ds, sims):
-                m, se = sim.mean[layer - 1, n - 1, j - 1], sim.stderr[layer - 1, n - 1, j - 1]
-                pred = lim[j - 1] + coef[j - 1] / d
-                row += [m, se, zscore(m, lim[j - 1], se), pred, zscore(m, pred, se)]
-            if 2 <= j < n:
-                est = sims[-1].paired_difference(layer, n, j, j - 1)
-                row += [lim[j - 1] - lim[j - 2], est.mean, est.stderr,
-                        zscore(est.mean, 0.0, est.stderr)]
-            else:
-                row += [None, None, None, None]
+    for r, where, m in _records_in(data.results(claim_id), MCMeans):
+        runs = (*m.authors_widths.widths, m.implementation_consistency)
+        if tuple(x.d for x in runs) != ds:
+            raise ValueError(f"{claim_id}: mean checks at widths {[x.d for x in runs]}, the table expects {list(ds)}")
+        quantity = m.implementation_consistency.kind.rpartition("(")[2].rstrip(")")
+        for q, e in enumerate(m.implementation_consistency.checks):
+            row: list[Any] = [where, r.verdict, m.name, quantity, m.implementation_consistency.layer, e.i, e.j,
+                              e.limit, e.c]
+            for x in runs:
+                ch = x.checks[q].check
+                row += [ch.estimate, ch.stderr, ch.prediction, ch.z, "pass" if ch.passed else "FAIL"]
             rows.append(row)
-    caption = (f"Expected scores S^(l)_(n,j) of the last row (n = {n}) against the key j: exact d -> infinity "
-               f"limit, sympy closed form (layer 2), Monte Carlo mean, standard error and z = (MC - limit)/SE "
-               f"at d in {list(ds)} ({s.samples} samples each, gram sampler), the first-order finite-width "
-               f"expectation limit + c/d and z* = (MC - limit - c/d)/SE. dS = S_(n,j) - S_(n,j-1): limit, "
-               f"and the paired Monte Carlo difference at d = {dmax} with its SE and z = dS/SE "
-               f"(recency: dS > 0; earlier-token bias: dS < 0; flat: dS = 0).")
-    notes = verdict_note(data, claim_id) + [ILLUSTRATION_NOTE,
-        "z measures E_d[S] - limit in standard errors: the O(1/d) finite-width effect, resolved at small d. "
-        "z* measures what the first-order theory leaves, E_d[S] - limit - c/d = O(1/d^2): |z*| of a few "
-        "units is chance, a large |z*| at small d is the 1/d^2 remainder (lnrecency finite-width --measure)."]
-    return Table(name or f"{claim_id.lower()}_scores", f"{claim_id}. {title}", caption, columns, rows,
-                 notes)
+    caption = ("The Monte Carlo means the verdict cites (lnrecency verify; the same runs as the verdict_means "
+               "table), entry (i, j) by entry: the exact d -> infinity limit, the first-order coefficient c, and "
+               "per width the MC mean, its SE, the prediction (limit + c/d at the authors' widths d = 16, 64, "
+               "256; the limit at d = 10^12, where the check is implementation consistency), z = (MC - "
+               "prediction)/SE and the result of the check |MC - prediction| <= k SE + R/d^2. The claim's paired "
+               "orderings are in the verdict_orderings table.")
+    return Table(name or f"{claim_id.lower()}_scores", f"{claim_id}. {SCORE_TITLES[claim_id]}", caption, columns,
+                 rows, verdict_note(data, claim_id))
 
 
 def gap_table(data: ReportData) -> Table:
@@ -415,17 +407,10 @@ def verdict_table(data: ReportData) -> Table:
 
 
 def _checks_of(data: ReportData, kind: type):
-    """(result, record) for every record of ``kind`` in the verdicts' evidence: the table shows the very
-    checks the verdicts used (lnrecency.evidence.records_of)."""
-    from lnrecency.evidence import PerSetting, records_of
-
+    """(result, setting summary, record) for every record of ``kind`` in the verdicts' evidence: the table shows
+    the very checks the verdicts used (lnrecency.evidence.records_of)."""
     for results in data.verdicts().values():
-        for r in results:
-            parts = records_of(r.evidence, PerSetting) or [None]
-            for part in parts:  # a grouped result: each setting with its own checks
-                where = (r.setting if part is None else part.setting).to_json()
-                for rec in records_of(r.evidence if part is None else part.evidence, kind):
-                    yield r, setting_summary(where, None), rec
+        yield from _records_in(results, kind)
 
 
 def _ratio(check) -> float:
