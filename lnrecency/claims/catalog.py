@@ -162,8 +162,8 @@ CATALOG: tuple[Claim, ...] = (
                  ("code", show_figure("figures.heatmap_figure(data, 'LayerNorm, lam = 1', dict(norm='layernorm'), "
                                       "residual=False)")))),
     Claim("C2", "baseline", "no normalisation: layer 2 flat, layers >= 3 earlier-token bias",
-          tables=(TableOutput("c2_scores", "no normalisation: the verdict's Monte Carlo means (row 6, layers 2 "
-                                           "and 3) against limit + c/d at each width", "score_table", ("C2",)),),
+          tables=(TableOutput("c2_scores", "no normalisation: the verdict's Monte Carlo means (S_61, S_65, layers "
+                                           "2 and 3) against limit + c/d at each width", "score_table", ("C2",)),),
           notebook="02_no_normalisation_baseline",
           cells=(("code", "from lnrecency.config import ModelConfig\n"
                           "from lnrecency.theory.closed_forms import closed_forms\n"

@@ -42,7 +42,7 @@ LN = cfg(norm="layernorm")
 # Claim id -> the title of its score table (the rows are the claim's own Monte Carlo mean checks)
 SCORE_TITLES: dict[str, str] = {
     "T1": "Theorem 1: layer-2 recency with normalisation (the verdict's Monte Carlo, row 8)",
-    "C2": "No normalisation: layer 2 flat, layer 3 earlier-token bias (the verdict's Monte Carlo, row 6)",
+    "C2": "No normalisation: layer 2 flat, layer 3 earlier-token bias (the verdict's Monte Carlo, S_61 and S_65)",
     "C3": "Residual connections weaken but keep the layer-2 recency (the verdict's Monte Carlo, row 8)",
     "C4": "Anisotropic embeddings: layer-2 recency at alpha = 0.9 (the verdict's Monte Carlo, row 8)",
     "C6": "Deeper layers with LayerNorm (the verdict's Monte Carlo, layer 3)",
