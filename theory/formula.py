@@ -2,18 +2,19 @@
 
 ``parse_formula`` builds a sympy expression by walking Python's ``ast`` of the text (never eval,
 sympify or parse_expr of user text); only arithmetic in the symbols of :mod:`theory.closed_forms` is
-accepted. ``check_formula`` decides ``user == derived``. The mpmath scan of step 3 runs first: a formula
-that differs at a grid point is answered "differs" without symbolic work. Then:
+accepted. ``check_formula`` decides ``user == derived``. The mpmath scan of step 3 runs first on the rows
+i <= ``FIRST_ROWS``: a formula that differs there is answered "differs" without symbolic work. Then:
 
 1. symbolically: every exp(c m) (c rational) is written X_m^(c L_m) with a positive generator
    X_m = exp(m / L_m), so the difference is a rational function in i, j, alpha, lam, gamma, X_m and
    square roots, and ``sympy.cancel(user - derived) == 0`` proves equality;
 2. for the square-root quantities h and score (> 0 everywhere, theory.proofs):
    cancel(user^2 - derived^2) == 0 plus user = derived at one point (user continuous, domain connected);
-3. otherwise the pairs 1 <= j < i <= 64 are scanned at mpmath precision (``DPS`` digits) at the given
+3. otherwise the rest of the pairs 1 <= j < i <= 64 are scanned at mpmath precision (``DPS`` digits) at the given
    parameters (symbolic ones at the points of ``SAMPLE_POINTS``); the first pair with
    |user - derived| > 10^(-TOL_DIGITS) max(1, |derived|) is reported. Without a differing pair the
    formula is reported equal "on the grid", and ``method`` says the symbolic step was inconclusive.
+   (The scan runs only over the indices the formulas contain: (i, 1) for formulas free of j.)
 """
 from __future__ import annotations
 
@@ -49,6 +50,7 @@ MAX_EXPONENT = 32
 MAX_DEGREE = 96  # bound on the polynomial degree the formula can expand to (nested powers multiply)
 MAX_DIGITS = 1000  # bound on the decimal digits of a number sympy forms while building the formula
 GRID_MAX = 64
+FIRST_ROWS = 8  # rows i <= 8 scanned before the symbolic checks, the rest only when they do not decide
 DPS = 60
 TOL_DIGITS = 45
 SAMPLE_POINTS = (  # values for parameters left symbolic, used only by the grid scan
@@ -356,6 +358,21 @@ def _number_text(x, digits: int) -> str:
     return mpmath.nstr(x, digits)
 
 
+def _grid_pairs(free: set, grid_max: int) -> list[tuple[int, int]]:
+    """The scan's (i, j), 1 <= j < i <= grid_max, in order (i, then j, ascending), restricted to the
+    indices the formulas depend on: for formulas free of j only (i, 1), free of i only (j + 1, j), free of
+    both only (2, 1). The first differing pair is the full grid's first, since the skipped pairs repeat a
+    value already compared."""
+    has_i, has_j = cf.i in free, cf.j in free
+    if has_i and has_j:
+        return [(qi, qj) for qi in range(2, grid_max + 1) for qj in range(1, qi)]
+    if has_i:
+        return [(qi, 1) for qi in range(2, grid_max + 1)]
+    if has_j:
+        return [(qj + 1, qj) for qj in range(1, grid_max)]
+    return [(2, 1)]
+
+
 def _scan(user: sympy.Expr, derived: sympy.Expr, subs: dict,
           grid_max: int = GRID_MAX) -> tuple[dict | None, int]:
     """First (i, j), 1 <= j < i <= grid_max, where user and derived differ; and the points compared."""
@@ -373,19 +390,18 @@ def _scan(user: sympy.Expr, derived: sympy.Expr, subs: dict,
     count = 0
     with mpmath.workdps(DPS):
         par = [[mpmath.mpf(v.p) / v.q for v in (pt[cf.alpha], pt[cf.lam], pt[cf.gamma])] for pt in points]
-        for qi in range(2, grid_max + 1):
-            for qj in range(1, qi):
-                for pt, pv in zip(points, par):
-                    count += 1
-                    args = (mpmath.mpf(qi), mpmath.mpf(qj), *pv)
-                    u, d = _mp_value(fu, args), _mp_value(fd, args)
-                    if u is not None and d is not None and abs(u - d) <= tol * max(1, abs(d)):
-                        continue
-                    return (Difference(i=qi, j=qj, user=None if u is None else _number_text(u, 20),
-                                       derived=None if d is None else _number_text(d, 20),
-                                       difference=None if u is None or d is None else _number_text(u - d, 6),
-                                       params={s.name: str(pt[s]) for s in (cf.alpha, cf.lam, cf.gamma)}),
-                            count)
+        for qi, qj in _grid_pairs(user.free_symbols | derived.free_symbols, grid_max):
+            for pt, pv in zip(points, par):
+                count += 1
+                args = (mpmath.mpf(qi), mpmath.mpf(qj), *pv)
+                u, d = _mp_value(fu, args), _mp_value(fd, args)
+                if u is not None and d is not None and abs(u - d) <= tol * max(1, abs(d)):
+                    continue
+                return (Difference(i=qi, j=qj, user=None if u is None else _number_text(u, 20),
+                                   derived=None if d is None else _number_text(d, 20),
+                                   difference=None if u is None or d is None else _number_text(u - d, 6),
+                                   params={s.name: str(pt[s]) for s in (cf.alpha, cf.lam, cf.gamma)}),
+                        count)
     return None, count
 
 
@@ -417,22 +433,23 @@ def compare_expressions(label: str, user: sympy.Expr, derived: sympy.Expr, subs:
     quantity = label
     fixed = ", ".join(f"{s.name}={v}" for s, v in subs.items()) or "none"
     prefix = f"parameters substituted: {fixed}; " + "".join(n + "; " for n in (notes or []))
-    # the mpmath scan first: a formula that differs at a grid point is answered without symbolic work
-    # (which can be slow: exact generators with huge exponents for decimal parameters)
-    diff, count = _scan(user, derived, subs)
+    # the mpmath scan of the first rows first: a formula that differs there is answered without symbolic
+    # work (which can be slow: exact generators with huge exponents for decimal parameters); the rest of
+    # the grid only when no symbolic identity decides (the same first difference: the rows scanned first
+    # are the grid's first rows)
+    found = _scan(user, derived, subs, grid_max=min(FIRST_ROWS, GRID_MAX))[0]
+    if found is None and is_identically_zero(user - derived):
+        return FormulaCheck(quantity, user, derived, True,
+                            prefix + "symbolic: cancel(user - derived) == 0")
+    if found is None and label in POSITIVE_QUANTITIES and is_identically_zero(user ** 2 - derived ** 2):
+        return FormulaCheck(quantity, user, derived, True,
+                            prefix + "symbolic: cancel(user^2 - derived^2) == 0 and user = derived at "
+                            "(i, j) = (2, 1) (derived > 0 everywhere, user continuous, domain connected)")
+    diff, count = (found, 0) if found is not None else _scan(user, derived, subs)
     if diff is not None:
         return FormulaCheck(quantity, user, derived, False,
                             prefix + f"first differing (i, j) found by an mpmath scan at {DPS} digits "
                             f"(tolerance 1e-{TOL_DIGITS} relative)", diff)
-    if is_identically_zero(user - derived):
-        return FormulaCheck(quantity, user, derived, True,
-                            prefix + "symbolic: cancel(user - derived) == 0")
-
-    if label in POSITIVE_QUANTITIES and is_identically_zero(user ** 2 - derived ** 2) \
-            and _scan(user, derived, subs, grid_max=2)[0] is None:
-        return FormulaCheck(quantity, user, derived, True,
-                            prefix + "symbolic: cancel(user^2 - derived^2) == 0 and user = derived at "
-                            "(i, j) = (2, 1) (derived > 0 everywhere, user continuous, domain connected)")
     certified = _certified_difference(user - derived, subs)
     if certified is not None:  # below the scan's tolerance, yet exactly nonzero
         value, params = certified
@@ -441,6 +458,6 @@ def compare_expressions(label: str, user: sympy.Expr, derived: sympy.Expr, subs:
                             f"certified by sympy evalf (strict), below the grid scan's tolerance",
                             Difference(i=2, j=1, user=None, derived=None, difference=value, params=params))
     return FormulaCheck(quantity, user, derived, True,
-                        prefix + f"symbolic simplification inconclusive; equal at all {count} grid points "
-                        f"(1 <= j < i <= {GRID_MAX}, mpmath {DPS} digits, tolerance 1e-{TOL_DIGITS} "
+                        prefix + f"symbolic simplification inconclusive; equal at all {count} points "
+                        f"compared (1 <= j < i <= {GRID_MAX} in the indices they depend on, mpmath {DPS} digits, tolerance 1e-{TOL_DIGITS} "
                         "relative): numerical evidence, not a proof")

@@ -11,6 +11,7 @@ import importlib
 import multiprocessing as mp
 import sys
 from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
 from typing import Iterable
 
 from tqdm import tqdm
@@ -76,12 +77,6 @@ def _tasks(wanted: list[str]) -> list[tuple[str, list[str]]]:
     return tasks
 
 
-def _pool(jobs: int) -> ProcessPoolExecutor:
-    from lnrecency.bounded import die_with_parent
-
-    return ProcessPoolExecutor(max_workers=jobs, mp_context=mp.get_context("fork"), initializer=die_with_parent)
-
-
 def _collect(futures: list, show: bool = False) -> list[ClaimResult]:
     """The workers' results in registry order; their false-alarm registrations merged into this process's."""
     from lnrecency.stats import BUDGET
@@ -91,8 +86,41 @@ def _collect(futures: list, show: bool = False) -> list[ClaimResult]:
         part, entries = fut.result()
         results += part
         BUDGET.entries.update(entries)
+    return _in_order(results)
+
+
+def _in_order(results: list[ClaimResult]) -> list[ClaimResult]:
     order = {cid: q for q, cid in enumerate(CLAIMS)}
     return sorted(results, key=lambda r: order.get(r.id, len(order)))
+
+
+@dataclass
+class Running:
+    """Claims being evaluated in forked worker processes (:func:`start`): ``pool`` (shut it down, or
+    terminate its processes on interrupt) and ``result()`` (the ClaimResults in registry order, the
+    workers' false-alarm registrations merged into this process's budget)."""
+
+    pool: ProcessPoolExecutor
+    futures: list
+
+    def result(self, show: bool = False) -> list[ClaimResult]:
+        return _collect(self.futures, show)
+
+
+def start(ids: Iterable[str] | None = None, *, quick: bool = False, trained: bool = False,
+          jobs: int = 2) -> Running:
+    """Start evaluating the claims ``ids`` in ``jobs`` forked processes (one task per claim module, or per
+    claim id where the module evaluates each on its own) and return at once. Each module's seeds are its
+    own, so the results do not depend on ``jobs`` or on which worker ran what. Needs the fork start method."""
+    from lnrecency.bounded import worker_init
+    from lnrecency.config import check_int
+
+    wanted = check_ids(ids, trained=trained)
+    jobs = check_int("jobs", jobs, minimum=1, maximum=64)
+    tasks = _tasks(wanted)
+    pool = ProcessPoolExecutor(max_workers=max(1, min(jobs, len(tasks))), mp_context=mp.get_context("fork"),
+                               initializer=worker_init)
+    return Running(pool, [pool.submit(_run_in_worker, m, ids_, quick) for m, ids_ in tasks])
 
 
 def evaluate(ids: Iterable[str] | None = None, *, quick: bool = False,
@@ -111,11 +139,10 @@ def evaluate(ids: Iterable[str] | None = None, *, quick: bool = False,
     jobs = check_int("jobs", jobs, minimum=1, maximum=64)
     show = sys.stderr.isatty() if progress is None else bool(progress)
     if jobs > 1 and len(wanted) > 1 and "fork" in mp.get_all_start_methods():
-        tasks = _tasks(wanted)
-        with _pool(min(jobs, len(tasks))) as pool:
-            return _collect([pool.submit(_run_in_worker, m, ids_, quick) for m, ids_ in tasks], show)
+        running = start(wanted, quick=quick, jobs=jobs)
+        with running.pool:
+            return running.result(show)
     results: list[ClaimResult] = []
     for module, ids_ in tqdm(_tasks(wanted), disable=not show, desc="claims", unit="module", leave=False):
         results += _run(module, ids_, quick)
-    order = {cid: q for q, cid in enumerate(CLAIMS)}
-    return sorted(results, key=lambda r: order.get(r.id, len(order)))
+    return _in_order(results)

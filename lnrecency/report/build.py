@@ -27,7 +27,9 @@ from tqdm import tqdm
 from lnrecency.config import check_int
 from lnrecency.report import claim_tables, figures
 from lnrecency.atomic import atomic_write_text, publish, staged_directory
-from lnrecency.bounded import die_with_parent
+from lnrecency.bounded import one_blas_thread, worker_init
+from lnrecency.claims import seeds_trained, trained
+from lnrecency.claims.registry import CLAIMS, TRAINED, evaluate, start
 from lnrecency.report.data import ReportData, ReportEvidence
 from lnrecency.report.settings import ReportSettings
 from lnrecency.tables import FORMATS, Table, parse_formats
@@ -109,30 +111,28 @@ def _start_figure_helper(data: ReportData, out: Path, units: list):
     ctx = mp.get_context("fork")
     counter = ctx.Value("i", 0)
     _HELPER_DATA.update(data=data, counter=counter, units=units)  # read by the forked child; nothing is pickled
-    pool = ProcessPoolExecutor(max_workers=1, mp_context=ctx, initializer=die_with_parent)
+    pool = ProcessPoolExecutor(max_workers=1, mp_context=ctx, initializer=worker_init)
     return pool, pool.submit(_draw_claimed, str(out)), counter
 
 
-def _evaluate_all(quick: bool) -> list:
+def _report_ids(quick: bool) -> list[str]:
     """Every claim; those on trained decoders (TM, S2, S3) when their experiment is cached (no training here)."""
-    from lnrecency.claims import seeds_trained, trained
-    from lnrecency.claims.registry import CLAIMS, TRAINED, evaluate
-
     ids = [cid for cid in CLAIMS if cid not in TRAINED]
     if trained.available(quick):
         ids += list(trained.BY_ID)
     for experiment, group in (("seed002", seeds_trained.S2), ("seed003", seeds_trained.S3)):
         if seeds_trained.available(experiment, quick):
             ids += list(group)
-    return evaluate(ids, quick=quick, progress=False)
+    return ids
 
 
 def _start_verdicts(settings: ReportSettings, jobs: int):
-    """Evaluate every claim in a worker process (so it overlaps the figures); None when jobs == 1."""
+    """Evaluate every claim in ``jobs`` worker processes, so they overlap the figures drawn here and each
+    other (the registry's tasks, one per claim module); (pool, running) or (None, None) when jobs == 1."""
     if jobs < 2 or "fork" not in mp.get_all_start_methods():
         return None, None
-    pool = ProcessPoolExecutor(max_workers=1, mp_context=mp.get_context("fork"), initializer=die_with_parent)
-    return pool, pool.submit(_evaluate_all, settings.quick)
+    running = start(_report_ids(settings.quick), quick=settings.quick, jobs=jobs)
+    return running.pool, running
 
 
 EVIDENCE_FILES = ("evidence.json", "arrays.npz", "verdicts.json")
@@ -220,21 +220,25 @@ def _build_into(out: Path, final: Path, settings: ReportSettings, fmts, jobs: in
     units = figures.drawing_units()
     drawn: dict[int, list] = {}  # unit -> [(figure without its matplotlib object, paths)]
     helper = None
-    if data.frozen and jobs >= 2 and not collect:
-        # rendering stored evidence computes nothing, so a second process draws figures beside this one
+    if jobs >= 2 and not collect:
+        # a second process draws figures beside this one (stored evidence: from it; otherwise computing
+        # the data of the units it claims, with the same seeds, so the files do not depend on who drew what)
         helper = _start_figure_helper(data, out, units)
-    if helper is not None:
-        pool = helper[0]
+    pools = [p for p in (pool, helper[0] if helper is not None else None) if p is not None]
     # with the helper, each figure step claims the next unit (some steps then find none left)
     steps = [("figure", None if helper is not None else q) for q in range(len(units))] + [("verdicts", None)] + \
             [("table", t) for t in claim_tables.TABLES]
+    # beside the workers, BLAS threads here would oversubscribe the cores (lnrecency.bounded.one_blas_thread)
+    blas = one_blas_thread() if jobs >= 2 else None
     try:
         with tqdm(steps, desc="report", unit="step", disable=not show) as bar:
             for kind, item in bar:
                 if kind == "verdicts":
                     bar.set_postfix_str("lnrecency verify")
                     if not data.frozen:
-                        data.set_verdicts(pending.result() if pending is not None else _evaluate_all(settings.quick))
+                        data.set_verdicts(pending.result() if pending is not None else
+                                          evaluate(_report_ids(settings.quick), quick=settings.quick,
+                                                   progress=False))
                 elif kind == "table":
                     stem, line, builder = item
                     bar.set_postfix_str(stem)
@@ -250,15 +254,17 @@ def _build_into(out: Path, final: Path, settings: ReportSettings, fmts, jobs: in
                         # keep the caption, not the matplotlib figure (tens of MB with colour bars)
                         drawn.setdefault(idx, []).append((replace(fig, figure=None), paths))
     except BaseException:
-        if pool is not None:  # interrupted: stop the verdict worker now instead of waiting for it
-            for proc in list(getattr(pool, "_processes", {}).values()):  # CPython's worker table
+        for p in pools:  # interrupted: stop the workers now instead of waiting for them
+            for proc in list(getattr(p, "_processes", {}).values()):  # CPython's worker table
                 proc.terminate()
-            pool.shutdown(wait=False, cancel_futures=True)
-            pool = None
+            p.shutdown(wait=False, cancel_futures=True)
+        pools = []
         raise
     finally:
-        if pool is not None:
-            pool.shutdown(wait=True, cancel_futures=True)
+        for p in pools:
+            p.shutdown(wait=True, cancel_futures=True)
+        if blas is not None:
+            blas.restore_original_limits()
     if helper is not None:  # the helper's figures
         drawn.update(dict(helper[1].result()))
         _HELPER_DATA.clear()
