@@ -9,6 +9,7 @@ from __future__ import annotations
 import multiprocessing as mp
 import os
 import resource
+import signal
 from typing import Any, Callable
 
 from threadpoolctl import threadpool_limits
@@ -22,7 +23,6 @@ def die_with_parent() -> None:
     """Linux: this process gets SIGKILL when its parent dies (a worker never outlives a killed command)."""
     try:
         import ctypes
-        import signal
 
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, int(signal.SIGKILL))  # PR_SET_PDEATHSIG
     except (OSError, AttributeError):  # not Linux: the daemon flag still ends it at a normal exit
@@ -37,9 +37,14 @@ def one_blas_thread():
 
 
 def worker_init() -> None:
-    """Initializer of the project's forked worker processes: :func:`die_with_parent`, and BLAS held to one
-    thread for the worker's life (:func:`one_blas_thread`)."""
+    """Initializer of the project's forked worker processes: :func:`die_with_parent`; SIGTERM ends it at once
+    and Ctrl-C's SIGINT (sent to the whole process group) is left to the parent, which terminates its
+    workers (a handler inherited from the parent would turn either into an exception that the pool's worker
+    loop catches, and the worker would go on to its next queued task); and BLAS held to one thread for the
+    worker's life (:func:`one_blas_thread`)."""
     die_with_parent()
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     one_blas_thread()
 
 

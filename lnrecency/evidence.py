@@ -266,6 +266,7 @@ class MeanChecks(Evidence):
     JSON_PROPERTIES = ("passed",)
 
     kind: str
+    quantity: str  # the estimated quantity ("score", "weight", ...: numerics' quantity names)
     layer: int
     d: int
     samples: int
@@ -466,7 +467,12 @@ class RegionRecord(Evidence):
         scan point is undecided, else confirmed."""
         return "refuted" if self.fails else ("inconclusive" if self.undecided_at else "confirmed")
 
+    @staticmethod
+    def intervals(xs) -> str:
+        """'[a, b], [c, e]' with 4 significant digits, or 'nowhere'."""
+        return ", ".join(f"[{a:.4g}, {b:.4g}]" for a, b in xs) or "nowhere"
+
     def describe(self) -> str:
         """'holds on [a, b], fails on [c, e]' with 4 significant digits (ends certified to ``tol``)."""
-        seg = lambda xs: ", ".join(f"[{a:.4g}, {b:.4g}]" for a, b in xs) or "nowhere"  # noqa: E731
-        return f"{self.parameter}: holds on {seg(self.holds)}, fails on {seg(self.fails)} (layer {self.layer}, n <= {self.n_max})"
+        return (f"{self.parameter}: holds on {self.intervals(self.holds)}, fails on {self.intervals(self.fails)} "
+                f"(layer {self.layer}, n <= {self.n_max})")

@@ -21,7 +21,7 @@ import numpy as np
 
 __all__ = ["FORMAT", "encode", "decode", "dumps", "loads", "StoreError"]
 
-FORMAT = "lnrecency-evidence-3"  # 3: C2 by alpha regions, named MCMeans (stores of 1 and 2 are refused)
+FORMAT = "lnrecency-evidence-4"  # 4: MeanChecks.quantity; 3: C2 by alpha regions, named MCMeans (older stores are refused)
 
 
 class StoreError(ValueError):

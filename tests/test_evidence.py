@@ -51,7 +51,7 @@ def test_records_read_by_attribute_and_derive_their_verdicts():
 
     ok = EntryCheck(i=2, j=1, limit=1.0, c=0.5, check=mean_check(1.0, 0.1, 1.0, k=4.0))
     bad = EntryCheck(i=2, j=2, limit=1.0, c=0.5, check=mean_check(3.0, 0.1, 1.0, k=4.0))
-    m = MeanChecks(kind="k", layer=1, d=64, samples=10, seed=0, method="gram", remainder_constant=const,
+    m = MeanChecks(kind="k", quantity="score", layer=1, d=64, samples=10, seed=0, method="gram", remainder_constant=const,
                    remainder_bound=0.0, per_comparison_rate=1e-6, checks=(ok, bad))
     assert not m.passed and m.to_json()["passed"] is False and math.isclose(m.max_abs_z, 20.0)
     assert m.to_json()["remainder_constant"]["R"] == 2.0 and m.to_json()["checks"][0]["prediction"] == 1.0

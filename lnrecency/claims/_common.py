@@ -163,7 +163,7 @@ def theory_mean_checks(name: str, sims_ref: tuple | None, sim, fw, layer: int, e
         m = mean_check(est, se, pred, k=k, bias_bound=bound + ROUNDING * max(1.0, abs(float(pred))))
         checks.append(EntryCheck(i=i, j=j, limit=lim, c=cij, check=m))
     kind = "implementation consistency" if const is None else "MC mean vs limit + c/d"
-    return MeanChecks(kind=f"{kind} ({quantity})", layer=layer, d=d, samples=sim.samples,
+    return MeanChecks(kind=f"{kind} ({quantity})", quantity=quantity, layer=layer, d=d, samples=sim.samples,
                       seed=sim.seed, method=sim.method, remainder_constant=const, remainder_bound=bound,
                       per_comparison_rate=PER_COMPARISON, checks=tuple(checks))
 

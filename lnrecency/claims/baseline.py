@@ -186,8 +186,7 @@ def _finding(verdict: str, group) -> str:
             at = (f"; at alpha = {row.alpha:.3g} it first fails at n = {row.first_failing_n}, where token 1 keeps "
                   f"{_share(row.weight_on_token_1)} of the weight and the keys where the order breaks at most "
                   f"{row.largest_weight_where_order_breaks:.2g}" if row.first_failing_n is not None else "")
-            seg = lambda xs: ", ".join(f"[{a:.4g}, {b:.4g}]" for a, b in xs) or "nowhere"  # noqa: E731
-            text.append(f"layer {L} fails for alpha in {seg(r.fails)} and holds in {seg(r.holds)}{at}")
+            text.append(f"layer {L} fails for alpha in {r.intervals(r.fails)} and holds in {r.intervals(r.holds)}{at}")
         parts.append(f"{where}: " + "; ".join(text)
                      + (f"; layers {', '.join(held)} hold for every alpha and n <= {ev.n_max}" if held else ""))
     depth = max(int(L) for L in group[0][1].regions)

@@ -216,21 +216,24 @@ def _build_into(out: Path, final: Path, settings: ReportSettings, fmts, jobs: in
     tables: list[tuple[Table, list[Path], str]] = []
     figs: list[tuple[figures.ReportFigure, list[Path]]] = []
     show = sys.stderr.isatty() if progress is None else bool(progress)
-    pool, pending = (None, None) if data.frozen else _start_verdicts(settings, jobs)
     units = figures.drawing_units()
     drawn: dict[int, list] = {}  # unit -> [(figure without its matplotlib object, paths)]
-    helper = None
-    if jobs >= 2 and not collect:
-        # a second process draws figures beside this one (stored evidence: from it; otherwise computing
-        # the data of the units it claims, with the same seeds, so the files do not depend on who drew what)
-        helper = _start_figure_helper(data, out, units)
-    pools = [p for p in (pool, helper[0] if helper is not None else None) if p is not None]
-    # with the helper, each figure step claims the next unit (some steps then find none left)
-    steps = [("figure", None if helper is not None else q) for q in range(len(units))] + [("verdicts", None)] + \
-            [("table", t) for t in claim_tables.TABLES]
-    # beside the workers, BLAS threads here would oversubscribe the cores (lnrecency.bounded.one_blas_thread)
-    blas = one_blas_thread() if jobs >= 2 else None
+    others = set(mp.active_children())  # processes this build did not start (left alone on interrupt)
+    pools: list = []
+    helper = pending = blas = None
     try:
+        pool, pending = (None, None) if data.frozen else _start_verdicts(settings, jobs)
+        pools += [pool] if pool is not None else []
+        if jobs >= 2 and not collect:
+            # a second process draws figures beside this one (stored evidence: from it; otherwise computing
+            # the data of the units it claims, with the same seeds, so the files do not depend on who drew what)
+            helper = _start_figure_helper(data, out, units)
+            pools += [helper[0]] if helper is not None else []
+        # with the helper, each figure step claims the next unit (some steps then find none left)
+        steps = [("figure", None if helper is not None else q) for q in range(len(units))] + \
+                [("verdicts", None)] + [("table", t) for t in claim_tables.TABLES]
+        # beside the workers, BLAS threads here would oversubscribe the cores (lnrecency.bounded.one_blas_thread)
+        blas = one_blas_thread() if jobs >= 2 else None
         with tqdm(steps, desc="report", unit="step", disable=not show) as bar:
             for kind, item in bar:
                 if kind == "verdicts":
@@ -254,9 +257,12 @@ def _build_into(out: Path, final: Path, settings: ReportSettings, fmts, jobs: in
                         # keep the caption, not the matplotlib figure (tens of MB with colour bars)
                         drawn.setdefault(idx, []).append((replace(fig, figure=None), paths))
     except BaseException:
-        for p in pools:  # interrupted: stop the workers now instead of waiting for them
-            for proc in list(getattr(p, "_processes", {}).values()):  # CPython's worker table
-                proc.terminate()
+        # interrupted: stop the workers now instead of waiting for them; every process this build started,
+        # also one whose pool was still being set up when the interrupt came (SIGKILL: nothing there to
+        # clean up, the output is staged here)
+        for proc in set(mp.active_children()) - others:
+            proc.kill()
+        for p in pools:
             p.shutdown(wait=False, cancel_futures=True)
         pools = []
         raise
@@ -265,9 +271,9 @@ def _build_into(out: Path, final: Path, settings: ReportSettings, fmts, jobs: in
             p.shutdown(wait=True, cancel_futures=True)
         if blas is not None:
             blas.restore_original_limits()
+        _HELPER_DATA.clear()  # the helper has its copy (fork)
     if helper is not None:  # the helper's figures
         drawn.update(dict(helper[1].result()))
-        _HELPER_DATA.clear()
     figs = [x for q in range(len(units)) for x in drawn.get(q, [])]  # the units' order, as in one process
     result.tables = [t for t, _, _ in tables]
     result.figures = [(f.name, f.title, f.caption) for f, _ in figs]

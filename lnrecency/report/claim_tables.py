@@ -9,16 +9,24 @@ so a large |z| at small d measures that finite-width bias; it shrinks as d grows
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import Any, Callable
 
 import numpy as np
 
+from lnrecency.bias import LABELS
+from lnrecency.claims import seeds_trained
+from lnrecency.claims._common import D_BIG, PRACTICAL_WIDTHS
 from lnrecency.claims.catalog import CATALOG
+from lnrecency.claims.seeds_trained import S2, S3
+from lnrecency.claims.trained import seed_interval
 from lnrecency.config import ModelConfig, make_config
-from lnrecency.evidence import jsonable
+from lnrecency.evidence import MCMeans, MeanChecks, OrderingTests, PairedMean, PerSetting, jsonable, records_of
 from lnrecency.stats import z_score
 from lnrecency.report import series
 from lnrecency.report.data import ReportData
+from lnrecency.reproduce import panel_table
+from lnrecency.sweep import phase_table
 from lnrecency.tables import Table
 
 __all__ = ["SCORE_TITLES", "TABLES", "build_tables", "score_table", "verdict_note", "trained_table",
@@ -99,8 +107,6 @@ ILLUSTRATION_NOTE = (
 
 def _records_in(results, kind: type):
     """(result, setting summary, record) for every record of ``kind`` in ``results``' evidence, per setting."""
-    from lnrecency.evidence import PerSetting, records_of
-
     for r in results:
         parts = records_of(r.evidence, PerSetting) or [None]
         for part in parts:  # a grouped result: each setting with its own checks
@@ -110,15 +116,12 @@ def _records_in(results, kind: type):
 
 
 def _width_label(d: int) -> str:
-    return "10^12" if d == 10 ** 12 else str(d)
+    return f"10^{round(math.log10(D_BIG))}" if d == D_BIG else str(d)
 
 
 def score_table(data: ReportData, claim_id: str, name: str | None = None) -> Table:
     """The claim's own Monte Carlo mean checks (the runs its verdict cites), entry by entry: limit, c, and per
     width (the authors' 16, 64, 256 and the implementation-consistency 10^12) MC, SE, prediction, z, result."""
-    from lnrecency.claims._common import D_BIG, PRACTICAL_WIDTHS
-    from lnrecency.evidence import MCMeans
-
     ds = (*PRACTICAL_WIDTHS, D_BIG)
     columns = ["setting", "verdict", "check", "quantity", "layer", "i", "j", "limit", "c"]
     for d in ds:
@@ -129,9 +132,9 @@ def score_table(data: ReportData, claim_id: str, name: str | None = None) -> Tab
         runs = (*m.authors_widths.widths, m.implementation_consistency)
         if tuple(x.d for x in runs) != ds:
             raise ValueError(f"{claim_id}: mean checks at widths {[x.d for x in runs]}, the table expects {list(ds)}")
-        quantity = m.implementation_consistency.kind.rpartition("(")[2].rstrip(")")
         for q, e in enumerate(m.implementation_consistency.checks):
-            row: list[Any] = [where, r.verdict, m.name, quantity, m.implementation_consistency.layer, e.i, e.j,
+            row: list[Any] = [where, r.verdict, m.name, m.implementation_consistency.quantity,
+                              m.implementation_consistency.layer, e.i, e.j,
                               e.limit, e.c]
             for x in runs:
                 ch = x.checks[q].check
@@ -350,7 +353,6 @@ def _ranges(values: list[int]) -> str:
 
 def profile_table(data: ReportData) -> Table:
     """Definition 1, row by row, for layers 1-L and several settings (:func:`lnrecency.bias.bias_profile`)."""
-    from lnrecency.bias import LABELS
     rows = []
     for label, c in PROFILE_CONFIGS:
         for layer in range(1, data.settings.layers + 1):
@@ -425,8 +427,6 @@ def _worst(checks) -> float:
 
 def practical_widths_table(data: ReportData) -> Table:
     """Monte Carlo means at the authors' widths against limit + c/d (lnrecency.claims._common.mc_means)."""
-    from lnrecency.evidence import MCMeans
-
     rows = []
     for r, where, m in _checks_of(data, MCMeans):
         w = m.authors_widths
@@ -444,9 +444,6 @@ def practical_widths_table(data: ReportData) -> Table:
 
 def consistency_table(data: ReportData) -> Table:
     """The d = 10^12 Monte Carlo checks (means and orderings): implementation consistency only."""
-    from lnrecency.claims._common import D_BIG
-    from lnrecency.evidence import MeanChecks, OrderingTests, PairedMean
-
     rows = []
     for r, where, m in _checks_of(data, MeanChecks):
         if m.d == D_BIG:
@@ -468,16 +465,12 @@ def consistency_table(data: ReportData) -> Table:
 
 
 def _role(d: int) -> str:
-    from lnrecency.claims._common import D_BIG
-
     return "implementation consistency" if d == D_BIG else "authors' width"
 
 
 def verdict_means_table(data: ReportData) -> Table:
     """Every entry of every Monte Carlo mean check the verdicts used, number for number (the runs behind the
     practical_widths and implementation_consistency rows)."""
-    from lnrecency.evidence import MeanChecks
-
     rows = []
     for r, where, m in _checks_of(data, MeanChecks):
         for e in m.checks:
@@ -496,8 +489,6 @@ def verdict_means_table(data: ReportData) -> Table:
 
 def verdict_orderings_table(data: ReportData) -> Table:
     """Every paired Monte Carlo ordering test the verdicts used, number for number."""
-    from lnrecency.evidence import OrderingTests
-
     rows = []
     for r, where, o in _checks_of(data, OrderingTests):
         for t in o.tests:
@@ -515,18 +506,12 @@ def verdict_orderings_table(data: ReportData) -> Table:
 
 def authors_table(data: ReportData) -> Table:
     """The authors' figure of the report's convention, RP of every panel (lnrecency.reproduce)."""
-    from dataclasses import replace as _replace
-
-    from lnrecency.reproduce import panel_table
-
     t = panel_table(*data.authors())
-    return _replace(t, name="authors_panels")
+    return replace(t, name="authors_panels")
 
 
 def phase_table_of(data: ReportData) -> Table:
     """The phase diagram's table (lnrecency.sweep)."""
-    from lnrecency.sweep import phase_table
-
     return phase_table(*data.phase())
 
 
@@ -541,8 +526,6 @@ def build_tables(data: ReportData) -> list[Table]:
 
 def trained_table(data: ReportData) -> Table:
     """TM1-TM5: per architecture, normalisation, stage and layer, the recency slope over training seeds."""
-    from lnrecency.claims.trained import seed_interval
-
     columns = ["arch", "norm", "stage", "layer", "step (mean)", "held-out loss (mean)", "slope", "95% low",
                "95% high", "sign", "phases per seed", "RP (mean)", "seeds"]
     res = data.thesis()
@@ -580,8 +563,6 @@ def trained_table(data: ReportData) -> Table:
 def _seed_statistics_table(data: ReportData, experiment: str, ids: tuple, title: str) -> Table:
     """One row per (statement, statistic): per-seed values, the t-interval over seeds, the side, the verdict;
     computed from the same cached runs as the verdicts (nothing is trained or sampled here)."""
-    from lnrecency.claims import seeds_trained as sd
-
     columns = ["id", "statistic", "per seed", "mean", "95% low", "95% high", "boundary", "wanted", "verdict",
                "seeds"]
     cached = data.seed_runs(experiment)
@@ -592,11 +573,11 @@ def _seed_statistics_table(data: ReportData, experiment: str, ids: tuple, title:
                      [f"Verdicts {', '.join(ids)}: not evaluated (the experiment is not cached)."])
     notes = verdict_note(data, *ids)
     st, runs = cached
-    stats = (sd.seed002_statistics if experiment == "seed002" else sd.seed003_statistics)(st, runs)
+    stats = (seeds_trained.seed002_statistics if experiment == "seed002" else seeds_trained.seed003_statistics)(st, runs)
     rows = []
     for cid in ids:
         for name, values, boundary, want in stats[cid]:
-            verdict, iv = sd.decide_statistic(values, boundary, want)
+            verdict, iv = seeds_trained.decide_statistic(values, boundary, want)
             rows.append([cid, name, ", ".join(f"{v:.4g}" for v in values), iv.mean, iv.low, iv.high, boundary,
                          "within +-" if want == "within" else want, verdict, len(values)])
     caption = (f"{st.scale()}. Each statistic is computed per training seed; its 95% t-interval over seeds "
@@ -605,10 +586,8 @@ def _seed_statistics_table(data: ReportData, experiment: str, ids: tuple, title:
 
 
 def seed002_table(data: ReportData) -> Table:
-    from lnrecency.claims.seeds_trained import S2
     return _seed_statistics_table(data, "seed002", tuple(S2), "Seed 002 at small scale (S2.1-S2.7)")
 
 
 def seed003_table(data: ReportData) -> Table:
-    from lnrecency.claims.seeds_trained import S3
     return _seed_statistics_table(data, "seed003", tuple(S3), "Seed 003 at small scale (S3.1-S3.3)")
