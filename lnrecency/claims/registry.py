@@ -96,15 +96,21 @@ def _in_order(results: list[ClaimResult]) -> list[ClaimResult]:
 
 @dataclass
 class Running:
-    """Claims being evaluated in forked worker processes (:func:`start`): ``pool`` (shut it down, or
-    terminate its processes on interrupt) and ``result()`` (the ClaimResults in registry order, the
-    workers' false-alarm registrations merged into this process's budget)."""
+    """Claims being evaluated in forked worker processes (:func:`start`): ``pool`` (shut it down when done),
+    ``result()`` (the ClaimResults in registry order, the workers' false-alarm registrations merged into this
+    process's budget) and ``stop()`` (on interrupt: the workers ignore SIGINT, lnrecency.bounded.worker_init)."""
 
     pool: ProcessPoolExecutor
     futures: list
 
     def result(self, show: bool = False) -> list[ClaimResult]:
         return _collect(self.futures, show)
+
+    def stop(self) -> None:
+        """Kill the workers now (SIGKILL: they hold nothing to clean up) and drop the queued tasks."""
+        for proc in list((getattr(self.pool, "_processes", None) or {}).values()):  # CPython's worker table
+            proc.kill()
+        self.pool.shutdown(wait=False, cancel_futures=True)
 
 
 def start(ids: Iterable[str] | None = None, *, quick: bool = False, trained: bool = False,
@@ -140,8 +146,13 @@ def evaluate(ids: Iterable[str] | None = None, *, quick: bool = False,
     show = sys.stderr.isatty() if progress is None else bool(progress)
     if jobs > 1 and len(wanted) > 1 and "fork" in mp.get_all_start_methods():
         running = start(wanted, quick=quick, jobs=jobs)
-        with running.pool:
+        try:
             return running.result(show)
+        except BaseException:
+            running.stop()
+            raise
+        finally:
+            running.pool.shutdown(wait=True)
     results: list[ClaimResult] = []
     for module, ids_ in tqdm(_tasks(wanted), disable=not show, desc="claims", unit="module", leave=False):
         results += _run(module, ids_, quick)
