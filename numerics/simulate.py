@@ -19,7 +19,6 @@ the result do not depend on the number of threads.
 """
 from __future__ import annotations
 
-import contextlib
 import math
 import numbers
 import os
@@ -33,11 +32,8 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm
 
-try:  # BLAS threads slow the many small products here down (measured 3x, up to 50x under load)
-    from threadpoolctl import threadpool_limits
-except ImportError:  # pragma: no cover - without it BLAS keeps its own thread setting
-    threadpool_limits = None
 
+from lnrecency.bounded import one_blas_thread
 from lnrecency.config import ModelConfig, check_choice, check_int, make_config
 from lnrecency.layers import check_rotation_invariance
 from lnrecency.numerics.forward import forward
@@ -92,18 +88,10 @@ def estimate_memory(n: int, layers: int, d: int, *, method: str = "direct", chun
     return acc * (1 + in_flight) + workers * per_worker
 
 
-def _one_blas_thread():
-    """BLAS limited to one thread for the duration of a run (process-wide; restored afterwards).
-    Parallelism comes from ``workers`` instead. A no-op when threadpoolctl is not installed."""
-    if threadpool_limits is None:  # pragma: no cover
-        return contextlib.nullcontext()
-    return threadpool_limits(limits=1, user_api="blas")
-
-
 def _default_workers() -> int:
-    """CPUs available to this process (at most 4) when BLAS can be held to one thread, else 1."""
-    if threadpool_limits is None:  # pragma: no cover - worker threads would oversubscribe BLAS threads
-        return 1
+    """CPUs available to this process (at most 4); BLAS is held to one thread during a run
+    (lnrecency.bounded.one_blas_thread: BLAS threads slow the many small products here down, measured 3x,
+    up to 50x under load)."""
     return max(1, min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
                       else os.cpu_count() or 1))
 
@@ -442,8 +430,8 @@ def simulate_scores(n: int, layers: int, d: int, samples: int, *, seed: Any, met
     (R^d coordinates, cost O(n^2 d) per sample) or "gram" (Bartlett representation, cost O(n^3), exact
     in law; see :mod:`numerics.samplers`). ``seed``: non-negative int (or tuple of them); the result is
     bit-for-bit a function of (seed, arguments) and independent of ``workers`` (threads processing
-    chunks, merged in chunk order; default: the available CPUs, at most 4, when threadpoolctl is installed
-    (BLAS then runs single-threaded during the call), else 1); it depends on ``chunk`` only through
+    chunks, merged in chunk order; default: the available CPUs, at most 4;
+    BLAS runs single-threaded during the call); it depends on ``chunk`` only through
     float rounding. ``control_variate`` (one of CONTROL_VARIATES; True = "quadratic"): subtract from
     every draw's scores a Taylor polynomial of the shared layers in the draw's input-Gram deviation,
     centred at its exact mean (:mod:`lnrecency.theory.finite_width`); the estimator stays unbiased and
@@ -551,7 +539,7 @@ def _execute(r: _Request, plan: _Plan, *, executor: Any, progress: bool | None) 
         taylor_mean = finite_width(n, layers, config=config).taylor_mean(r.d)
     work = partial(_summarise_chunk, plan.rep, r.seed, config, layers, r.paired, r.control_variate, taylor_mean)
     show = sys.stderr.isatty() if progress is None else bool(progress)
-    with _one_blas_thread(), tqdm(total=samples, disable=not show, unit="sample",
+    with one_blas_thread(), tqdm(total=samples, disable=not show, unit="sample",
                                   desc=f"simulate d={r.d}", leave=False) as bar:
         if executor is not None:  # e.g. a Dask cluster (lnrecency.distributed.executor): chunks in order
             _run_chunks(executor, work, starts, chunk, samples, acc, bar, window=8)

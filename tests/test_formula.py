@@ -228,3 +228,18 @@ def test_nested_exponentials_are_answered_quickly():
     assert not check_formula("h", "1/j+exp(-exp(exp(exp(i))))").equal  # 1/j is not h
     assert not check_formula("h", "exp(exp(exp(exp(exp(1)))))").equal
     assert time.perf_counter() - t0 < 5
+
+
+@pytest.mark.parametrize("index, first", [(i, (40, 1)), (j, (41, 40))])
+def test_scan_over_one_index_finds_the_full_grids_first_difference(index, first):
+    """A formula that differs from the derived one only where its single index is 40 (by exp(0) = 1 there,
+    by exp(-200) < 1e-86, far below the 1e-45 tolerance, at the neighbours): the grid is scanned i by i, j
+    by j, so the first differing pair of the full grid is (40, 1) for a formula in i and (41, 40) for one
+    in j; the scan restricted to the index the formulas contain must report the same pair."""
+    from lnrecency.theory.formula import compare_expressions
+
+    derived = 1 / (1 + index)
+    user = derived + sympy.exp(-200 * (index - 40) ** 2)
+    r = compare_expressions("h", user, derived, {alpha: sympy.Integer(0), lam: sympy.Integer(1), gamma: sympy.Integer(1)})
+    assert not r.equal and (r.first_difference.i, r.first_difference.j) == first
+    assert compare_expressions("h", derived, derived, {alpha: sympy.Integer(0), lam: sympy.Integer(1), gamma: sympy.Integer(1)}).equal
