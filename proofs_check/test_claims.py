@@ -165,15 +165,17 @@ def test_printed_symbolic_lines_are_registered(monkeypatch):
     """P1..P7 are routed to lnrecency.claims.printed (evaluated in test_printed_symbolic.py), one evaluator
     per id: asking for one line evaluates only that line (the evaluators are replaced by recorders here;
     their results are tested in test_printed_symbolic.py)."""
+    from dataclasses import replace
     from types import SimpleNamespace
 
-    from lnrecency.claims import printed, printed_numeric
+    def module_ids(name):
+        return {c for c, x in CLAIMS.items() if x.module == f"lnrecency.claims.{name}"}
 
-    assert {c for c, (module, _) in CLAIMS.items() if module == "printed"} == {f"P{q}" for q in range(1, 8)}
-    assert set(printed.BY_ID) == {f"P{q}" for q in range(1, 8)} and set(printed_numeric.BY_ID) == {"P8", "P9"}
+    assert module_ids("printed") == {f"P{q}" for q in range(1, 8)} and module_ids("printed_numeric") == {"P8", "P9"}
     called = []
-    for cid in printed.BY_ID:
-        monkeypatch.setitem(printed.BY_ID, cid, lambda *, quick, cid=cid: called.append(cid) or [SimpleNamespace(id=cid)])
+    for cid in module_ids("printed"):
+        monkeypatch.setitem(CLAIMS, cid, replace(CLAIMS[cid], evaluate=lambda *, quick, progress, cid=cid:
+                                                 called.append(cid) or [SimpleNamespace(id=cid)]))
     assert [r.id for r in evaluate(["P3", "P2"], quick=True, progress=False)] == ["P2", "P3"]
     assert sorted(called) == ["P2", "P3"]
 

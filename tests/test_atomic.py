@@ -150,11 +150,12 @@ def test_a_killed_runs_staging_folder_is_removed_by_the_next_run(tmp_path):
 
 _CHILD = r"""
 import sys, time
+from lnrecency.claims.declare import FigureOutput
 from lnrecency.report import figures
 def slow(data):  # the verdict workers and the figure helper run meanwhile (this runs in one of them)
     print("drawing", flush=True)
     time.sleep(120)
-figures.FIGURES = [("slow", slow)]
+figures.FIGURES = [FigureOutput("slow", slow, ("slow",))]
 from lnrecency.cli import main
 sys.exit(main(["report", "--quick", "--format", "json", "--out", sys.argv[1]]))
 """

@@ -12,6 +12,9 @@ import numpy as np
 import pytest
 
 from lnrecency.cli import main
+from lnrecency.claims._views import LN
+from lnrecency.claims.amplification import gap_figure
+from lnrecency.claims.declare import FigureOutput, TableOutput
 from lnrecency.report import claim_tables, figures
 from lnrecency.atomic import atomic_save, atomic_write_text
 from lnrecency.report.build import build_report, expected_files
@@ -40,7 +43,7 @@ def test_quick_report_writes_every_listed_file(quick_report):
     assert not [n for n in names if n.endswith(".part")], "temporary files left behind"
     assert len([n for n in names if n.startswith("heatmap_") and n.endswith(".png")]) == 8
     assert [name for name, _, _ in result.figures] == figures.figure_names(result.settings)
-    assert [t.name for t in result.tables] == [stem for stem, _, _ in claim_tables.TABLES]
+    assert [t.name for t in result.tables] == [t.stem for t in claim_tables.TABLES]
     index = (out / "index.md").read_text(encoding="utf-8")
     for name in expected_files(result.settings):
         if name not in ("index.md", "report.json"):
@@ -108,11 +111,11 @@ def test_same_seed_same_bytes(tmp_path):
     a = ReportData(ReportSettings.make(quick=True, seed=3))
     b = ReportData(ReportSettings.make(quick=True, seed=3))
     c = ReportData(ReportSettings.make(quick=True, seed=4))
-    assert a.sim(claim_tables.LN, 64).mean.tobytes() == b.sim(claim_tables.LN, 64).mean.tobytes()
-    assert a.sim(claim_tables.LN, 64).mean.tobytes() != c.sim(claim_tables.LN, 64).mean.tobytes()
+    assert a.sim(LN, 64).mean.tobytes() == b.sim(LN, 64).mean.tobytes()
+    assert a.sim(LN, 64).mean.tobytes() != c.sim(LN, 64).mean.tobytes()
     paths = []
     for k, data in enumerate((a, b)):
-        paths += figures.gap_figure(data).write(tmp_path / str(k))
+        paths += gap_figure(data).write(tmp_path / str(k))
     assert (tmp_path / "0" / "gap_vs_alpha.png").read_bytes() == (tmp_path / "1" / "gap_vs_alpha.png").read_bytes()
     assert (tmp_path / "0" / "gap_vs_alpha.pdf").read_bytes() == (tmp_path / "1" / "gap_vs_alpha.pdf").read_bytes()
 
@@ -143,10 +146,10 @@ def test_interrupted_write_leaves_no_partial_file(tmp_path):
 def _small_report(monkeypatch, fail: bool):
     def boom(data):
         raise KeyboardInterrupt
-    tables = [t for t in claim_tables.TABLES if t[0] in ("practical_widths", "implementation_consistency",
-                                                          "t1_scores")] + ([("boom", "", boom)] if fail else [])
+    tables = [t for t in claim_tables.TABLES if t.stem in ("practical_widths", "implementation_consistency",
+                                                            "t1_scores")] + ([TableOutput("boom", "", boom)] if fail else [])
     monkeypatch.setattr(claim_tables, "TABLES", tables)
-    monkeypatch.setattr(figures, "FIGURES", [("gap", lambda data: [figures.gap_figure(data)])])
+    monkeypatch.setattr(figures, "FIGURES", [FigureOutput("gap", lambda data: [gap_figure(data)], ("gap_vs_alpha",))])
     monkeypatch.setattr(ReportData, "verdicts", lambda self, ids=None: {} if ids is None else
                         {cid: [] for cid in ids})
 
@@ -253,12 +256,12 @@ def test_readme_quick_start_is_exact():
 
 _CHILD = r"""
 import sys, time
-from lnrecency.report import build, claim_tables, figures
-from lnrecency.report.data import ReportData
+from lnrecency.claims.declare import FigureOutput
+from lnrecency.report import figures
 def slow(data):  # figures are drawn while the verdict worker evaluates the claims
     print("building", flush=True)
     time.sleep(60)
-figures.FIGURES = [("slow", slow)]
+figures.FIGURES = [FigureOutput("slow", slow, ("slow",))]
 from lnrecency.cli import main
 sys.exit(main(["report", "--quick", "--format", "json", "--out", sys.argv[1]]))
 """
@@ -295,6 +298,7 @@ def test_width_and_consistency_tables_are_the_verdicts_evidence():
 
     from lnrecency.claims.registry import evaluate
     from lnrecency.evidence import MCMeans, OrderingTests, records_of
+    from lnrecency.claims.theorem1 import t1_scores
     from lnrecency.report import claim_tables as ct
     from lnrecency.report.data import ReportData, ReportSettings
 
@@ -328,7 +332,7 @@ def test_width_and_consistency_tables_are_the_verdicts_evidence():
     assert vo.column("mean S_ij - S_ik") == [t.check.mean for t in orders]
     assert vo.column("verdict") == [t.verdict for t in orders]
     # the claim's score table: the same runs, entry by entry, per width
-    st = ct.score_table(data, "T1")
+    st = t1_scores(data)
     runs = [(*m.authors_widths.widths, m.implementation_consistency) for m in means]
     assert len(st.rows) == sum(len(m.implementation_consistency.checks) for m in means) == 32
     for q, w in enumerate(("16", "64", "256", "10^12")):

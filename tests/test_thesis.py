@@ -16,6 +16,7 @@ import pytest
 pytest.importorskip("torch")
 
 from lnrecency.claims import trained  # noqa: E402
+from lnrecency.claims.registry import CLAIMS  # noqa: E402
 from lnrecency.cli import main  # noqa: E402
 from lnrecency.models.thesis import ThesisResults, ThesisSettings, is_cached, run_thesis  # noqa: E402
 
@@ -58,7 +59,7 @@ def test_cache_key_reads_the_probe_settings():
 
 def test_verdicts_follow_their_evidence(quick):
     results = trained.evaluate(quick=True)
-    assert {r.id for r in results} == set(trained.BY_ID)
+    assert {r.id for r in results} == set(trained.STATEMENTS)
     for r in results:
         assert r.source == trained.SOURCE and "seeds" in r.setting.scale
         for ps in r.evidence.per_setting:
@@ -107,7 +108,7 @@ def _fake(slopes: dict, matched: dict | None = None, ratio: float = 1.0) -> Thes
 
 def _verdicts(monkeypatch, res, cid):
     monkeypatch.setattr(trained, "_results", lambda quick, progress: (res, ""))
-    return {r.verdict for r in trained.BY_ID[cid](quick=True)}
+    return {r.verdict for r in CLAIMS[cid].evaluate(quick=True)}
 
 
 def test_tm1_tm2_refuted_by_the_opposite_sign(monkeypatch):

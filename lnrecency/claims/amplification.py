@@ -24,12 +24,17 @@ from itertools import product
 from typing import TYPE_CHECKING
 
 import numpy as np
+from matplotlib.figure import Figure
 
 from lnrecency.claims._common import gap_comparison, grouped, setting
+from lnrecency.claims._views import ILLUSTRATION_NOTE, Curve, model_config, finish, plot_curves, verdict_note, zscore
 from lnrecency.config import ModelConfig
 from lnrecency.evidence import Evidence, GapComparison, item, record
+from lnrecency.figure import ReportFigure
 from lnrecency.stats import EXACT_RATE, bernstein_halfwidth, register
+from lnrecency.tables import Table
 from lnrecency.verdicts import combine
+from lnrecency.claims.declare import FigureOutput, TableOutput, claim
 
 if TYPE_CHECKING:  # annotation only (the theory is imported where it is used)
     from lnrecency.theory.anisotropy import AlphaDecision
@@ -193,6 +198,90 @@ def _monotone_finding(verdict: str, group) -> str:
     return "; ".join(parts) + "."
 
 
+# ---- the claim's report tables, figures and notebook cells ----------------------------------------
+
+GAP_GRID = np.round(np.arange(0.0, 0.951, 0.05), 10)
+
+
+def gap_curves(data) -> list[Curve]:
+    """Layer-2 gap S_{n,n-1} - S_{n,1} against alpha (LayerNorm, lam = 1), without and with residual.
+
+    Theory on a fine alpha grid; Monte Carlo paired differences at d = ds[-1] for ``settings.alphas``.
+    """
+    s = data.settings
+    n, d = s.n, s.ds[-1]
+    curves = []
+    for residual in (False, True):
+        y = []
+        for a in GAP_GRID:
+            sc = data.limit(model_config(norm="layernorm", residual=residual, alpha=float(a)), layers=2).scores
+            y.append(sc[1, n - 1, n - 2] - sc[1, n - 1, 0])
+        ests = [data.sim(model_config(norm="layernorm", residual=residual, alpha=a), d).paired_difference(
+            2, n, n - 1, 1) for a in s.alphas]
+        curves.append(Curve("residual" if residual else "no residual", GAP_GRID, np.array(y),
+                            np.array(s.alphas), np.array([e.mean for e in ests]),
+                            np.array([e.stderr for e in ests])))
+    return curves
+
+
+def gap_table(data) -> Table:
+    """C5: the gap S^(2)_{n,n-1} - S^(2)_{n,1} (absolute and relative to S_{n,1}) against alpha."""
+    s = data.settings
+    n, d = s.n, s.ds[-1]
+    rows = []
+    for residual in (False, True):
+        for a in s.alphas:
+            c = model_config(norm="layernorm", residual=residual, alpha=a)
+            lim = data.limit_scores(c)[1, n - 1]
+            gap = lim[n - 2] - lim[0]
+            est = data.sim(c, d).paired_difference(2, n, n - 1, 1)
+            rows.append(["yes" if residual else "no", a, lim[0], lim[n - 2], gap, gap / lim[0],
+                         est.mean, est.stderr, zscore(est.mean, gap, est.stderr)])
+    columns = ["residual", "alpha", "S_(n,1) limit", "S_(n,n-1) limit", "gap limit", "gap / S_(n,1)",
+               f"gap MC d={d}", f"SE d={d}", "z"]
+    caption = (f"Layer-2 recency gap S_(n,n-1) - S_(n,1) at n = {n} (LayerNorm, lam = 1, gamma = 1) against "
+               f"alpha: exact limit, relative gap, paired Monte Carlo estimate at d = {d} ({s.samples} samples) "
+               f"and z = (MC - limit)/SE. 'Amplify' can mean a larger absolute or a larger relative gap; "
+               f"the table shows both.")
+    return Table("c5_gap_vs_alpha", "C5. Does anisotropy amplify the recency gap?", caption, columns, rows,
+                 verdict_note(data, "C5") + [ILLUSTRATION_NOTE])
+
+
+def gap_figure(data) -> ReportFigure:
+    s = data.settings
+    fig = Figure(figsize=(6.4, 4.2))
+    ax = fig.subplots()
+    plot_curves(ax, gap_curves(data), mc_label=f"MC d={s.ds[-1]}")
+    ax.axhline(0.0, color="grey", lw=0.6)
+    title = "Layer-2 recency gap against alpha"
+    finish(fig, ax, title, "anisotropy alpha", f"S_(n,n-1) - S_(n,1), layer 2, n = {s.n}", title_size=None)
+    caption = (f"Gap S^(2)_(n,n-1) - S^(2)_(n,1) at n = {s.n} (LayerNorm, lam = 1, gamma = 1) against alpha, "
+               f"without and with residual. Lines: exact limit on a grid; points: paired Monte Carlo "
+               f"difference +- SE at d = {s.ds[-1]} ({s.samples} samples). A positive gap is recency.")
+    return ReportFigure("gap_vs_alpha", title, caption, fig)
+
+
+def gap_figures(data) -> list[ReportFigure]:
+    return [gap_figure(data)]
+
+
+def _gap_table_cell(data, display):
+    display(gap_table(data))
+
+
+def _gap_figure_cell(data, display):
+    fig = gap_figure(data)
+    print(fig.caption)
+    display(fig.figure)
+
+
+@claim(ID, "anisotropy can amplify the bias: in which sense",
+       tables=(TableOutput("c5_gap_vs_alpha", "recency gap S_(n,n-1) - S_(n,1) against alpha, absolute and relative",
+                           gap_table),),
+       figures=(FigureOutput("recency gap S_(n,n-1) - S_(n,1) against alpha", gap_figures, ("gap_vs_alpha",)),),
+       notebook="03_residual_and_anisotropy",
+       cells=("Whether anisotropy amplifies the bias depends on what is measured: compare the absolute gap with the "
+              "relative one, with and without residual.", _gap_table_cell, _gap_figure_cell))
 def evaluate(*, quick: bool = False, progress=None, seed: int = 20260505) -> list:
     from lnrecency.theory.anisotropy import decide_alpha
 

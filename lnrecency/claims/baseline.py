@@ -27,9 +27,14 @@ from typing import TYPE_CHECKING
 
 from lnrecency.claims._common import grouped, mc_means, mc_orderings, mc_paired_mean, row_labels, setting
 from lnrecency.config import ModelConfig
-from lnrecency.evidence import (Evidence, LimitProfile, MCMeans, OrderingTests, PairedMean, ProofRecord,
-                                RegionRecord, item, record)
+from lnrecency.evidence import (Evidence, LimitProfile, MCMeans, OrderingTests, PairedMean, ProofRecord, RegionRecord,
+                                item, record)
 from lnrecency.verdicts import combine, decide
+from lnrecency.claims._views import score_table
+from lnrecency.claims.declare import TableOutput, claim
+from lnrecency.claims.theorem1 import heatmap_figure, last_row_table
+from lnrecency.tables import Table
+from lnrecency.theory.closed_forms import closed_forms
 
 if TYPE_CHECKING:  # annotation only (the theory is imported where it is used)
     from lnrecency.theory.boundary import LayerBoundary
@@ -90,6 +95,36 @@ class EarlierEvidence(Evidence):
         return combine([r.verdict for r in self.regions.values()])
 
 
+def c2_scores(data) -> Table:
+    """The verdict's Monte Carlo means (S_61, S_65 of layers 2 and 3) against limit + c/d at each width."""
+    return score_table(data, ID, "No normalisation: layer 2 flat, layer 3 earlier-token bias (the verdict's Monte "
+                                 "Carlo, S_61 and S_65)")
+
+
+def _closed_form_cell(data, display):
+    cf = closed_forms(ModelConfig(norm="none"))
+    display(cf.score)  # no j: flat
+
+
+def _scores_cell(data, display):
+    display(c2_scores(data))
+
+
+def _last_row_cell(data, display):
+    display(last_row_table(data))
+
+
+def _heatmap_cell(data, display):
+    fig = heatmap_figure(data, "no normalisation", dict(norm="none"), residual=False)
+    print(fig.caption)
+    display(fig.figure)
+
+
+@claim(ID, "no normalisation: layer 2 flat, layers >= 3 earlier-token bias",
+       tables=(TableOutput("c2_scores", "no normalisation: the verdict's Monte Carlo means (S_61, S_65, layers 2 and "
+                                        "3) against limit + c/d at each width", c2_scores),),
+       notebook="02_no_normalisation_baseline",
+       cells=(_closed_form_cell, _scores_cell, _last_row_cell, _heatmap_cell))
 def evaluate(*, quick: bool = False, progress=None, seed: int = 20260202) -> list:
     from lnrecency.theory.proofs import proof_flat_without_norm
 

@@ -19,12 +19,21 @@
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any
+
+import matplotlib.ticker
 import numpy as np
+from matplotlib.figure import Figure
 
 from lnrecency.claims._common import grouped, simulate
-from lnrecency.config import ModelConfig
+from lnrecency.claims._views import ILLUSTRATION_NOTE, LN, model_config, finish, verdict_note, zscore
+from lnrecency.config import ModelConfig, make_config
 from lnrecency.evidence import Evidence, record
+from lnrecency.figure import ReportFigure
 from lnrecency.stats import EXACT_RATE, PER_COMPARISON, clopper_pearson_interval, register
+from lnrecency.tables import Table
+from lnrecency.claims.declare import FigureOutput, TableOutput, claim
 
 ID = "C9"
 SOURCE = "our formulation"
@@ -163,6 +172,152 @@ def rate_item(cfg: ModelConfig, n: int, layer: int, samples: int, seed: int, pro
     return ({**cfg.as_dict(), "layer": layer, "n": n}, "confirmed" if ok else "refuted", ev)
 
 
+# ---- the claim's report tables, figures and notebook cells ----------------------------------------
+
+def instance_table(data) -> Table:
+    """C9: per-instance P(S_{n,n-1} > S_{n,1}) at layer 2 across d."""
+    s = data.settings
+    n = s.n
+    rows = []
+    for label, c in (("LayerNorm, no residual", LN), ("LayerNorm, residual", model_config(norm="layernorm",
+                                                                                  residual=True))):
+        gap = data.limit_scores(c)[1, n - 1, n - 2] - data.limit_scores(c)[1, n - 1, 0]
+        for d in s.ds:
+            sim = data.sim(c, d)
+            p = sim.prob_greater(2, n, n - 1, 1)
+            lo, hi = p.confidence_interval(0.95)
+            est = sim.paired_difference(2, n, n - 1, 1)
+            rows.append([label, d, gap, est.mean, est.stderr, p.estimate, lo, hi])
+    columns = ["setting", "d", "gap limit", "gap MC", "SE", "P(S_(n,n-1) > S_(n,1))", "95% low", "95% high"]
+    caption = (f"Beyond the expectation: for one random draw at width d, the frequency with which the layer-2 "
+               f"score of the last row (n = {n}) prefers key n-1 over key 1, with a Wilson 95% interval, "
+               f"beside the expected gap (limit and paired Monte Carlo). {s.samples} samples per d.")
+    return Table("c9_per_instance", "C9. Per-instance ordering probability against d", caption, columns,
+                 rows, verdict_note(data, "C9") + [ILLUSTRATION_NOTE])
+
+
+CONVERGENCE_CONFIG = make_config(None, norm="layernorm")
+
+
+@dataclass(frozen=True)
+class ConvergenceCurve:
+    """Bias E_d[S] - S_limit of the layer-2 last-row entries against d, and the common fitted slope.
+
+    ``entries``: j -> (bias, SE) over ``ds`` for S^(2)_{n,j}; ``fitted``: j -> the line of the fitted
+    slope through that entry's best-resolved point (largest |bias|/SE), for drawing; ``c``: j -> the
+    finite-width theory's 1/d coefficient (the predicted bias is c/d, no fit).
+    """
+
+    label: str
+    quantity: str
+    n: int
+    ds: np.ndarray
+    entries: dict
+    fitted: dict
+    slope: float
+    slope_se: float
+    fit_entries: int
+    fit_points: int
+    c: dict
+
+
+def convergence_curve(data) -> ConvergenceCurve:
+    """:func:`numerics.convergence.convergence_in_d` for LayerNorm, alpha = 0, lam = 1, and its
+    ``fit_rate(layer=2)`` (common slope of log|bias| against log d over every resolved layer-2 entry)."""
+    s = data.settings
+    conv = data.convergence(CONVERGENCE_CONFIG)
+    fit = conv.fit_rate(layer=2)
+    n = s.conv_n
+    ds = np.asarray(conv.ds, dtype=float)
+    entries, fitted = {}, {}
+    for j in (1, n - 1):
+        b, se = conv.bias[:, 1, n - 1, j - 1], conv.stderr[:, 1, n - 1, j - 1]
+        entries[j] = (b, se)
+        k = int(np.argmax(np.abs(b) / se))
+        fitted[j] = np.abs(b[k]) * (ds / ds[k]) ** fit.slope
+    coef = data.finite_width(CONVERGENCE_CONFIG, n=n, layers=2).c[1, n - 1]
+    return ConvergenceCurve(CONVERGENCE_CONFIG.label(), f"the layer-2 scores (n = {n})", n, ds, entries,
+                            fitted, fit.slope, fit.stderr, fit.entries, fit.points,
+                            {j: float(coef[j - 1]) for j in entries})
+
+
+def convergence_table(data) -> Table:
+    """C9: E_d[S] - S_limit against d with SE for two layer-2 entries, and the fitted log-log slope."""
+    conv = convergence_curve(data)
+    js = list(conv.entries)
+    columns = ["d"]
+    for j in js:
+        columns += [f"bias S_({conv.n},{j})", f"SE S_({conv.n},{j})", f"z S_({conv.n},{j})",
+                    f"c/d S_({conv.n},{j})", f"z* S_({conv.n},{j})"]
+    rows = []
+    for k, d in enumerate(conv.ds):
+        row: list[Any] = [int(d)]
+        for j in js:
+            b, se = conv.entries[j]
+            pred = conv.c[j] / d
+            row += [b[k], se[k], zscore(b[k], 0.0, se[k]), pred, zscore(b[k], pred, se[k])]
+        rows.append(row)
+    caption = (f"Finite-width bias E_d[S] - S_limit of layer-2 scores of the last row ({conv.label}, n = "
+               f"{conv.n}): Monte Carlo mean, SE and z = bias/SE against d ({data.settings.conv_samples} "
+               f"samples per d), the predicted first-order bias c/d (finite-width theory, no fit) and "
+               f"z* = (bias - c/d)/SE. Common slope of log|bias| against log d fitted over {conv.fit_entries} "
+               f"resolved layer-2 entries: {conv.slope:.4f} +- {conv.slope_se:.4f} (O(1/d) means -1).")
+    return Table("c9_convergence_in_d", "C9. Convergence of the finite-d expectation to the limit", caption,
+                 columns, rows, [f"fitted slope {conv.slope:.6g} +- {conv.slope_se:.3g} "
+                                 f"({conv.fit_points} points)"] + verdict_note(data, "C9") + [ILLUSTRATION_NOTE])
+
+
+def convergence_figure(data) -> ReportFigure:
+    conv = convergence_curve(data)
+    fig = Figure(figsize=(6.4, 4.2))
+    ax = fig.subplots()
+    for col, (j, (b, se)) in zip(("tab:blue", "tab:orange"), conv.entries.items()):
+        ax.errorbar(conv.ds, np.abs(b), yerr=se, fmt="o", color=col, capsize=2, ms=4,
+                    label=f"|E_d[S] - S_limit|, S^(2)_({conv.n},{j}) (MC +- SE)")
+        ax.plot(conv.ds, conv.fitted[j], "-", color=col, lw=1.0)
+        ax.plot(conv.ds, np.abs(conv.c[j]) / conv.ds, "--", color=col, lw=1.2)
+    ax.plot([], [], "-", color="grey", label=f"fitted slope {conv.slope:.3f} +- {conv.slope_se:.3f}")
+    ax.plot([], [], "--", color="grey", label="predicted |c|/d (finite-width theory, no fit)")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xticks(conv.ds, labels=[f"{d:g}" for d in conv.ds])
+    ax.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
+    title = "Finite-width expectation converges to the limit"
+    finish(fig, ax, title, "width d", "|E_d[S] - S_limit|")
+    caption = (f"Log-log plot of the finite-width bias |E_d[S] - S_limit| of two layer-2 scores of the last row "
+               f"({conv.label}, n = {conv.n}) against d: Monte Carlo mean +- SE ({data.settings.conv_samples} "
+               f"samples per d). Lines: the common slope fitted over {conv.fit_entries} resolved layer-2 "
+               f"entries ({conv.fit_points} points), {conv.slope:.3f} +- {conv.slope_se:.3f}, drawn through "
+               f"each entry's best-resolved point; O(1/d) means slope -1. Dashed: the bias |c|/d predicted "
+               f"by the finite-width theory (lnrecency finite-width), not fitted to the points.")
+    return ReportFigure("convergence_in_d", title, caption, fig)
+
+
+def convergence_figures(data) -> list[ReportFigure]:
+    return [convergence_figure(data)]
+
+
+def _instance_cell(data, display):
+    display(instance_table(data))
+
+
+def _convergence_table_cell(data, display):
+    display(convergence_table(data))
+
+
+def _convergence_figure_cell(data, display):
+    fig = convergence_figure(data)
+    print(fig.caption)
+    display(fig.figure)
+
+
+@claim(ID, "per-instance behaviour and the rate in d",
+       tables=(TableOutput("c9_per_instance", "per-instance P(S_(n,n-1) > S_(n,1)) against d", instance_table),
+               TableOutput("c9_convergence_in_d", "E_d[S] - S_limit against d, fitted slope", convergence_table)),
+       figures=(FigureOutput("finite-d convergence, log-log with fitted slope", convergence_figures,
+                             ("convergence_in_d",)),),
+       notebook="04_deeper_layers_and_finite_width",
+       cells=(_instance_cell, _convergence_table_cell, _convergence_figure_cell))
 def evaluate(*, quick: bool = False, progress=None, seed: int = 20260909) -> list:
     from lnrecency.numerics.convergence import smallest_d_for_ordering
 

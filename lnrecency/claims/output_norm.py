@@ -13,12 +13,18 @@ Evidence:
 """
 from __future__ import annotations
 
+import numpy as np
 import sympy
+from matplotlib.figure import Figure
 
 from lnrecency.claims._common import grouped, mc_means, setting
+from lnrecency.claims._views import ILLUSTRATION_NOTE, LN, Curve, model_config, finish, verdict_note, zscore
 from lnrecency.config import ModelConfig
 from lnrecency.evidence import Evidence, MCMeans, ProofRecord, item, record
+from lnrecency.figure import ReportFigure
+from lnrecency.tables import Table
 from lnrecency.verdicts import decide
+from lnrecency.claims.declare import FigureOutput, TableOutput, claim
 
 ID = "C7"
 SOURCE = "seed text"
@@ -86,6 +92,93 @@ def exact_identity(candidate=None, n: int = 6) -> dict[str, ExactIdentity]:
     return out
 
 
+# ---- the claim's report tables, figures and notebook cells ----------------------------------------
+
+def output_norm_curves(data) -> list[Curve]:
+    """|o_i|^2 of layer 1 against the position i (LayerNorm, alpha = 0): limit, MC at each d."""
+    s = data.settings
+    c = model_config(norm="layernorm")
+    n = max(s.lengths)
+    i = np.arange(1, n + 1)
+    theory = data.limit(c, n=n, layers=1).layers[0].output_norms ** 2
+    curves = []
+    for d in (s.ds[0], s.ds[-1]):
+        sim = data.sim(c, d, n=n, layers=2, paired=False)
+        curves.append(Curve(f"d = {d}", i, theory, i, sim.output_sq_norm_mean[0],
+                            sim.output_sq_norm_stderr[0]))
+    return curves
+
+
+def output_norm_table(data) -> Table:
+    """C7 (seed 002): |o_i|^2 at layer 1 against position i: limit sum_k P_ik^2, MC mean +- SE per d."""
+    s = data.settings
+    n = s.n
+    c = LN
+    traj = data.limit(c)
+    sumsq = np.sum(traj.layers[0].weights ** 2, axis=1)
+    onorm2 = traj.layers[0].output_norms ** 2
+    columns = ["i", "sum_k P_ik^2", "norm(o_i)^2 limit", "1/i"]
+    for d in s.ds:
+        columns += [f"MC d={d}", f"SE d={d}", f"z d={d}", f"limit+c/d d={d}", f"z* d={d}"]
+    coef = data.finite_width(c).c_output_sq[0]
+    rows = []
+    for i in range(1, n + 1):
+        row = [i, sumsq[i - 1], onorm2[i - 1], 1.0 / i]
+        for d in s.ds:
+            sim = data.sim(c, d)
+            m, se = sim.output_sq_norm_mean[0, i - 1], sim.output_sq_norm_stderr[0, i - 1]
+            pred = onorm2[i - 1] + coef[i - 1] / d
+            row += [m, se, zscore(m, onorm2[i - 1], se), pred, zscore(m, pred, se)]
+        rows.append(row)
+    caption = ("Seed 002: the squared length of the first layer's attention output o_i against the position "
+               "i (LayerNorm, alpha = 0, lam = 1): the limit identity |o_i|^2 = sum_k P_ik^2, the limit "
+               "|o_i|^2 from the output Gram matrix, the near-uniform reference 1/i, and Monte Carlo with "
+               "z = (MC - limit)/SE, the first-order finite-width expectation limit + c/d and "
+               "z* = (MC - limit - c/d)/SE.")
+    return Table("c7_output_norm", "C7. Seed 002: the attention output gets shorter with position", caption,
+                 columns, rows, verdict_note(data, "C7") + [ILLUSTRATION_NOTE])
+
+
+def output_norm_figure(data) -> ReportFigure:
+    s = data.settings
+    curves = output_norm_curves(data)
+    fig = Figure(figsize=(6.4, 4.2))
+    ax = fig.subplots()
+    ax.plot(curves[0].x, curves[0].y, "-", color="k", lw=1.6, label="limit sum_k P_ik^2")
+    for col, cv in zip(("tab:orange", "tab:blue"), curves):
+        ax.errorbar(cv.mc_x, cv.mc_mean, yerr=cv.mc_se, fmt="o", ms=3.5, color=col, capsize=2, lw=0.8,
+                    label=f"MC {cv.label}")
+    x = curves[0].x
+    ax.plot(x, 1.0 / x, ":", color="grey", label="1/i (uniform attention)")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    title = "Seed 002: the attention output gets shorter with position"
+    finish(fig, ax, title, "position i", "|o_i|^2, layer-1 attention output")
+    caption = (f"Squared length of the layer-1 attention output o_i against the position i (LayerNorm, alpha = "
+               f"0, lam = 1), log-log: the exact limit sum_k P_ik^2, Monte Carlo mean +- SE at d = {s.ds[0]} "
+               f"and d = {s.ds[-1]} ({s.samples} samples), and the 1/i of uniform attention.")
+    return ReportFigure("seed002_output_norm", title, caption, fig)
+
+
+def output_norm_figures(data) -> list[ReportFigure]:
+    return [output_norm_figure(data)]
+
+
+def _table_cell(data, display):
+    display(output_norm_table(data))
+
+
+def _figure_cell(data, display):
+    fig = output_norm_figure(data)
+    print(fig.caption)
+    display(fig.figure)
+
+
+@claim(ID, "seed 002: the attention output shrinks with position",
+       tables=(TableOutput("c7_output_norm", "seed 002: |o_i|^2 against position, limit vs MC", output_norm_table),),
+       figures=(FigureOutput("seed 002: output norm against position", output_norm_figures,
+                             ("seed002_output_norm",)),),
+       notebook="05_seeds_output_norm_and_variance", cells=(_table_cell, _figure_cell))
 def evaluate(*, quick: bool = False, progress=None, seed: int = 20260707) -> list:
     from lnrecency.theory import closed_forms as cf
     from lnrecency.theory.proofs import proof_h_decreasing

@@ -27,6 +27,7 @@ import mpmath
 import sympy
 
 from lnrecency.claims._common import gap_comparison, grouped, setting, simulate
+from lnrecency.claims.declare import claim
 from lnrecency.config import ModelConfig
 from lnrecency.evidence import Evidence, item, record
 from lnrecency.stats import PER_COMPARISON, OrderingCheck, register
@@ -207,13 +208,15 @@ def p9c(samples: int, seed: int, progress=None) -> list:
     return grouped("P9", SOURCE, P9C, {"measure": "S_{8,7} - S_{8,1}, layer 2"}, items)
 
 
+@claim("P8", "printed: saturation of g(i)/h(i) for a != 0")
+def evaluate_p8(*, quick: bool = False, progress=None) -> list:
+    return p8()
+
+
+@claim("P9", "printed: LayerNorm with sqrt(d) vs d scaling")
 def evaluate_p9(*, quick: bool = False, progress=None, seed: int = 20261010) -> list:
     return p9a(20000, seed, progress) + p9b() + p9c(2000 if quick else 5000, seed + 100, progress)
 
 
 def evaluate(*, quick: bool = False, progress=None, seed: int = 20261010) -> list:
     return p8() + evaluate_p9(quick=quick, progress=progress, seed=seed)
-
-
-#: one evaluator per claim id (lnrecency.claims.registry runs only those asked for)
-BY_ID = {"P8": lambda *, quick: p8(), "P9": lambda *, quick: evaluate_p9(quick=quick)}

@@ -1,9 +1,11 @@
 """Registry of every claim check: id -> evaluator; ``evaluate(ids)`` runs them and returns ClaimResults.
 
-Ids: "T1" (Theorem 1, seed text), "C2".."C9" (docs/model.md, claims C2-C9), "P1".."P9" (the authors' printed
-derivation: P1-P7 symbolic, lnrecency.claims.printed; P8-P9 numeric, lnrecency.claims.printed_numeric).
-A module may return several ClaimResults with the same id: one per setting group (confirmed in some
-settings, refuted in others).
+Each claim declares itself in its own module (:func:`lnrecency.claims.declare.claim`): its evaluator, its report
+tables and figures, its notebook cells. This registry imports the claim modules, in :data:`MODULES` order, and
+orders the claims by module, then by declaration. Ids: "T1" (Theorem 1, seed text), "C2".."C9" (docs/model.md,
+claims C2-C9), "P1".."P9" (the authors' printed derivation), "TM1".."TM5" and "S2.1".."S3.3" (trained models).
+An evaluator may return several ClaimResults with its id: one per setting group (confirmed in some settings,
+refuted in others).
 """
 from __future__ import annotations
 
@@ -16,26 +18,42 @@ from typing import Iterable
 
 from tqdm import tqdm
 
-from lnrecency.claims.catalog import CATALOG
+from lnrecency.bounded import worker_init
+from lnrecency.claims.declare import REGISTERED, Claim
+from lnrecency.config import check_int
+from lnrecency.stats import BUDGET
 from lnrecency.verdicts import ClaimResult
 
-#: id -> (module under lnrecency.claims, one-line description), derived from the catalog
-CLAIMS: dict[str, tuple[str, str]] = {c.id: (c.module, c.description) for c in CATALOG if c.module}
+#: the claim modules under lnrecency.claims, in report order (each registers its claims when imported)
+MODULES: tuple[str, ...] = ("theorem1", "baseline", "residual", "anisotropy", "amplification", "deeper",
+                            "output_norm", "variance", "finite_width", "printed", "printed_numeric", "trained",
+                            "seeds_trained", "boundaries")
+
+
+def _catalog() -> tuple[Claim, ...]:
+    for m in MODULES:
+        importlib.import_module(f"lnrecency.claims.{m}")
+    rank = {f"lnrecency.claims.{m}": q for q, m in enumerate(MODULES)}
+    strays = sorted({c.module for c in REGISTERED.values()} - set(rank))
+    if strays:
+        raise RuntimeError(f"claims declared outside lnrecency.claims.registry.MODULES: {strays}")
+    order = {cid: q for q, cid in enumerate(REGISTERED)}
+    return tuple(sorted(REGISTERED.values(), key=lambda c: (rank[c.module], order[c.id])))
+
+
+#: every registered claim and section, in report order: the report's tables and figures and the notebooks
+#: derive from it
+CATALOG: tuple[Claim, ...] = _catalog()
+#: id -> Claim, the claims with an evaluator (verdicts)
+CLAIMS: dict[str, Claim] = {c.id: c for c in CATALOG if c.evaluate is not None}
 #: the ids whose verdicts need trained models (torch; minutes of training, cached): evaluated only when
 #: named, or with ``trained=True``
-TRAINED: tuple[str, ...] = tuple(c.id for c in CATALOG if c.module and c.training)
+TRAINED: tuple[str, ...] = tuple(cid for cid, c in CLAIMS.items() if c.training)
 
 
-def _run(module: str, wanted: list[str], quick: bool) -> list[ClaimResult]:
-    """The module's results for the ``wanted`` ids. A module holding several claims maps each id to its
-    own evaluator (``BY_ID``), so asking for one of them does not evaluate the others."""
-    mod = importlib.import_module(f"lnrecency.claims.{module}")
-    by_id = getattr(mod, "BY_ID", None)
-    if by_id is None:
-        results = mod.evaluate(quick=quick, progress=False)
-    else:
-        results = [r for cid in by_id if cid in wanted for r in by_id[cid](quick=quick)]
-    return [r for r in results if r.id in wanted]
+def _run(cid: str, quick: bool) -> list[ClaimResult]:
+    """Claim ``cid``'s results (its own evaluator: asking for one claim evaluates no other)."""
+    return [r for r in CLAIMS[cid].evaluate(quick=quick, progress=False) if r.id == cid]
 
 
 def check_ids(ids: Iterable[str] | None, *, trained: bool = False) -> list[str]:
@@ -55,34 +73,16 @@ def check_ids(ids: Iterable[str] | None, *, trained: bool = False) -> list[str]:
     return out
 
 
-def _run_in_worker(module: str, wanted: list[str], quick: bool) -> tuple[list[ClaimResult], dict]:
+def _run_in_worker(cid: str, quick: bool) -> tuple[list[ClaimResult], dict]:
     """:func:`_run` in a worker process, with the false-alarm budget entries it registered there."""
-    from lnrecency.stats import BUDGET
-
     BUDGET.clear()
-    return _run(module, wanted, quick), dict(BUDGET.entries)
-
-
-def _tasks(wanted: list[str]) -> list[tuple[str, list[str]]]:
-    """One task per module, or per claim id where the module evaluates each id on its own (BY_ID)."""
-    modules = []
-    for cid in wanted:
-        if CLAIMS[cid][0] not in modules:
-            modules.append(CLAIMS[cid][0])
-    tasks = []
-    for m in modules:
-        own = [cid for cid in wanted if CLAIMS[cid][0] == m]
-        split = hasattr(importlib.import_module(f"lnrecency.claims.{m}"), "BY_ID")
-        tasks += [(m, [cid]) for cid in own] if split else [(m, wanted)]
-    return tasks
+    return _run(cid, quick), dict(BUDGET.entries)
 
 
 def _collect(futures: list, show: bool = False) -> list[ClaimResult]:
     """The workers' results in registry order; their false-alarm registrations merged into this process's."""
-    from lnrecency.stats import BUDGET
-
     results: list[ClaimResult] = []
-    for fut in tqdm(futures, disable=not show, desc="claims", unit="module", leave=False):
+    for fut in tqdm(futures, disable=not show, desc="claims", unit="claim", leave=False):
         part, entries = fut.result()
         results += part
         BUDGET.entries.update(entries)
@@ -115,18 +115,14 @@ class Running:
 
 def start(ids: Iterable[str] | None = None, *, quick: bool = False, trained: bool = False,
           jobs: int = 2) -> Running:
-    """Start evaluating the claims ``ids`` in ``jobs`` forked processes (one task per claim module, or per
-    claim id where the module evaluates each on its own) and return at once. Each module's seeds are its
-    own, so the results do not depend on ``jobs`` or on which worker ran what. Needs the fork start method."""
-    from lnrecency.bounded import worker_init
-    from lnrecency.config import check_int
-
+    """Start evaluating the claims ``ids`` in ``jobs`` forked processes (one task per claim, in registry order)
+    and return at once. Each claim's seeds are its own, so the results do not depend on ``jobs`` or on which
+    worker ran what. Needs the fork start method."""
     wanted = check_ids(ids, trained=trained)
     jobs = check_int("jobs", jobs, minimum=1, maximum=64)
-    tasks = _tasks(wanted)
-    pool = ProcessPoolExecutor(max_workers=max(1, min(jobs, len(tasks))), mp_context=mp.get_context("fork"),
+    pool = ProcessPoolExecutor(max_workers=max(1, min(jobs, len(wanted))), mp_context=mp.get_context("fork"),
                                initializer=worker_init)
-    return Running(pool, [pool.submit(_run_in_worker, m, ids_, quick) for m, ids_ in tasks])
+    return Running(pool, [pool.submit(_run_in_worker, cid, quick) for cid in wanted])
 
 
 def evaluate(ids: Iterable[str] | None = None, *, quick: bool = False,
@@ -134,13 +130,11 @@ def evaluate(ids: Iterable[str] | None = None, *, quick: bool = False,
     """Evaluate the claims ``ids`` (all by default); results in registry order, filtered to ``ids``.
 
     ``quick``: smaller grids and sample sizes (the pytest default); ``progress``: a tqdm bar over the
-    claim modules (None: only when stderr is a terminal); ``trained``: with ``ids=None``, the claims on
-    trained models too (:data:`TRAINED`). ``jobs``: claim modules evaluated in that many forked processes
-    (each module's seeds are its own, so the results are the same for every ``jobs``; the workers'
-    false-alarm registrations are merged into this process's budget; workers die with this process).
+    claims (None: only when stderr is a terminal); ``trained``: with ``ids=None``, the claims on trained
+    models too (:data:`TRAINED`). ``jobs``: claims evaluated in that many forked processes (each claim's
+    seeds are its own, so the results are the same for every ``jobs``; the workers' false-alarm
+    registrations are merged into this process's budget; workers die with this process).
     """
-    from lnrecency.config import check_int
-
     wanted = check_ids(ids, trained=trained)
     jobs = check_int("jobs", jobs, minimum=1, maximum=64)
     show = sys.stderr.isatty() if progress is None else bool(progress)
@@ -154,6 +148,6 @@ def evaluate(ids: Iterable[str] | None = None, *, quick: bool = False,
         finally:
             running.pool.shutdown(wait=True)
     results: list[ClaimResult] = []
-    for module, ids_ in tqdm(_tasks(wanted), disable=not show, desc="claims", unit="module", leave=False):
-        results += _run(module, ids_, quick)
+    for cid in tqdm(wanted, disable=not show, desc="claims", unit="claim", leave=False):
+        results += _run(cid, quick)
     return _in_order(results)

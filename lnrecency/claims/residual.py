@@ -24,9 +24,11 @@ import numpy as np
 from lnrecency.claims._common import (adjacent_triples, gap_comparison, grouped, mc_means, mc_orderings, row_labels,
                                       setting)
 from lnrecency.config import ModelConfig
-from lnrecency.evidence import (Evidence, GapComparison, LimitProfile, MCMeans, OrderingTests, ProofRecord, item,
-                                record)
+from lnrecency.evidence import Evidence, GapComparison, LimitProfile, MCMeans, OrderingTests, ProofRecord, item, record
 from lnrecency.stats import register
+from lnrecency.claims._views import score_table
+from lnrecency.claims.declare import TableOutput, claim
+from lnrecency.tables import Table
 
 ID = "C3"
 SOURCE = "our formulation"
@@ -67,6 +69,20 @@ def gaps(n: int, cfg: ModelConfig) -> tuple[np.ndarray, np.ndarray]:
     return a, r
 
 
+def c3_scores(data) -> Table:
+    """The verdict's Monte Carlo means, residual against no residual at layer 2, against limit + c/d."""
+    return score_table(data, ID, "Residual connections weaken but keep the layer-2 recency (the verdict's Monte "
+                                 "Carlo, row 8)")
+
+
+def _scores_cell(data, display):
+    display(c3_scores(data))
+
+
+@claim(ID, "residual connections weaken the bias but do not remove it",
+       tables=(TableOutput("c3_scores", "residual vs no residual at layer 2: the verdict's Monte Carlo means "
+                                        "against limit + c/d at each width", c3_scores),),
+       notebook="03_residual_and_anisotropy", cells=(_scores_cell,))
 def evaluate(*, quick: bool = False, progress=None, seed: int = 20260303) -> list:
     from lnrecency.theory.proofs import proof_layer2_recency
 

@@ -15,9 +15,14 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from matplotlib.figure import Figure
 
 from lnrecency.claims._common import grouped
+from lnrecency.claims._views import not_run_figure, verdict_note
+from lnrecency.claims.declare import REGISTERED, FigureOutput, TableOutput, claim
 from lnrecency.evidence import Evidence, item, record
+from lnrecency.figure import ReportFigure, colour_bar
+from lnrecency.tables import Table
 
 SOURCE = "trained models, our formulation"
 LN_RECENCY = ("Trained NoPE decoders with LayerNorm (pre-LN, residual) show recency at every layer >= 2: the "
@@ -136,7 +141,8 @@ def _describe(verdict: str, group: list) -> str:
 
 
 def evaluate(*, quick: bool = False, progress=None) -> list:
-    return [r for cid in BY_ID for r in BY_ID[cid](quick=quick, progress=progress)]
+    """TM1-TM5 (each registered with its own evaluator below)."""
+    return [r for cid in STATEMENTS for r in REGISTERED[cid].evaluate(quick=quick, progress=progress)]
 
 
 def available(quick: bool) -> bool:
@@ -265,5 +271,182 @@ class MatchedEvidence(Evidence):
     matched_loss: CompareEvidence
 
 
-BY_ID = {"TM1": _slope_claim("TM1", "layernorm", "positive"), "TM2": _slope_claim("TM2", "none", "negative"),
-         "TM3": tm3, "TM4": tm4, "TM5": tm5}
+# ---- the claim's report tables, figures and notebook cells ----------------------------------------
+
+def trained_table(data) -> Table:
+    """TM1-TM5: per architecture, normalisation, stage and layer, the recency slope over training seeds."""
+    columns = ["arch", "norm", "stage", "layer", "step (mean)", "held-out loss (mean)", "slope", "95% low",
+               "95% high", "sign", "phases per seed", "RP (mean)", "seeds"]
+    res = data.thesis()
+    if res is None:  # no verdicts either: evaluating them would train (the report never trains)
+        return Table("trained_phases", "Trained decoders (TM1-TM5): not run", "The thesis experiment is not in "
+                     "the cache: run `lnrecency experiments thesis" + (" --quick" if data.settings.quick else "")
+                     + "` (it trains and caches the models), then rebuild the report.", columns, [],
+                     ["Verdicts TM1-TM5: not evaluated (the experiment is not cached)."])
+    notes = verdict_note(data, "TM1", "TM2", "TM3", "TM4", "TM5")
+    rows = []
+    for arch in res.settings.archs:
+        for norm in res.settings.norms:
+            runs = res.select(arch, norm)
+            for stage in ("init", "matched", "final"):
+                steps = [0 if stage == "init" else r[stage].get("step", r["log"][-1]["step"]) for r in runs]
+                losses = [next(e["heldout_loss"] for e in r["log"] if e["step"] == s) for r, s in zip(runs, steps)]
+                for layer in range(1, res.n_layers(arch) + 1):
+                    si = seed_interval(res.slopes(arch, norm, stage, layer), res.phases(arch, norm, stage, layer))
+                    rp = float(np.mean([r[stage]["layers"][layer - 1]["rp"] for r in runs]))
+                    rows.append([arch, norm, stage, layer, float(np.mean(steps)), float(np.mean(losses)), si.mean,
+                                 si.low, si.high, si.sign, ", ".join(f"{k} {v}" for k, v in sorted(si.phases.items())),
+                                 rp, len(runs)])
+    st = res.settings
+    caption = (f"NoPE decoders trained on the induction task (d = {st.d_model}, {st.n_heads} heads, vocabulary "
+               f"{st.vocab}, n = {st.n}, {st.steps} steps, seeds {list(st.seeds)}). The recency slope is the "
+               f"least-squares slope of the head-mean attention logit against the key position (keys below the "
+               f"query), averaged over rows, on {st.probe_sequences} random-token sequences; its 95% t-interval "
+               f"is over training seeds. Stages: init (step 0), matched (first evaluation at which the run's "
+               f"held-out loss reached the largest final loss of its architecture), final (equal steps). Phases: "
+               f"the probe's calibrated test per seed (lnrecency.models.probe).")
+    return Table("trained_phases", "Trained decoders: recency per layer over training seeds (TM1-TM5)", caption,
+                 columns, rows, notes)
+
+
+TRAINED_STEMS = ("trained_logit_maps", "trained_phases", "trained_norm_profiles")
+
+
+_NORM_COLOURS = {"layernorm": "tab:blue", "rmsnorm": "tab:green", "none": "tab:red"}
+
+
+def trained_figures(data) -> list[ReportFigure]:
+    """TM1-TM5: the authors' diagonal-normalised logit maps per layer (seed 0, after training), the recency
+    slope per layer with its t-interval over seeds, and the head outputs' norm profile beside the law."""
+
+    res = data.thesis()
+    titles = ("Trained decoders: the authors' diagonal-normalised logit maps",
+              "Trained decoders: recency slope per layer, 95% t-interval over training seeds",
+              "Trained decoders: head-output norm against position, beside the law of an average")
+    if res is None:
+        return [not_run_figure(stem, t, data.settings.quick) for stem, t in zip(TRAINED_STEMS, titles)]
+    st = res.settings
+    arch = max(st.archs, key=res.n_layers)
+    L = res.n_layers(arch)
+    fig = Figure(figsize=(3.3 * L, 2.9 * len(st.norms)))
+    axes = np.atleast_2d(fig.subplots(len(st.norms), L, squeeze=False))
+    for r_, norm in enumerate(st.norms):
+        run = res.select(arch, norm)[0]
+        for c_ in range(L):
+            m = np.array(run["final"]["layers"][c_]["diag_normalised"], dtype=float)
+            m[np.triu_indices(m.shape[0], k=1)] = np.nan
+            ax = axes[r_, c_]
+            im = ax.imshow(m, cmap="magma")
+            colour_bar(ax, im)
+            ax.set_title(f"{norm}, layer {c_ + 1}", fontsize=9)
+            ax.set_xlabel("key position", fontsize=8)
+            ax.set_ylabel("query position", fontsize=8)
+    fig.suptitle(f"{titles[0]} ({arch}, seed {st.seeds[0]}, after {st.steps} steps)", fontsize=10)
+    fig.tight_layout()
+    maps = ReportFigure(TRAINED_STEMS[0], titles[0],
+                        f"Head-mean attention logits of the {arch} models (seed {st.seeds[0]}, after training) on "
+                        f"{st.probe_sequences} random-token sequences, each lower diagonal minus its own mean (the "
+                        f"authors' normalize_lower_diagonals, concept/with_params.ipynb): rows are normalisations, "
+                        f"columns layers; brighter towards the diagonal within a row = recency.", fig)
+    fig = Figure(figsize=(4.2 * len(st.archs), 3.6))
+    axes = np.atleast_1d(fig.subplots(1, len(st.archs)))
+    for ax, a in zip(axes, st.archs):
+        layers = np.arange(1, res.n_layers(a) + 1)
+        for q, norm in enumerate(st.norms):
+            for stage, marker, shift in (("init", "o", -0.15), ("matched", "s", 0.0), ("final", "D", 0.15)):
+                iv = [seed_interval(res.slopes(a, norm, stage, lay)) for lay in layers]
+                mean = np.array([v.mean for v in iv])
+                err = np.array([[v.mean - v.low for v in iv], [v.high - v.mean for v in iv]])
+                ax.errorbar(layers + shift + 0.04 * (q - 1), mean, yerr=err, fmt=marker, ms=4, capsize=2, lw=0.8,
+                            color=_NORM_COLOURS[norm], mfc="none" if stage == "init" else _NORM_COLOURS[norm],
+                            label=f"{norm} {stage}" if a == st.archs[0] else None)
+        ax.axhline(0.0, color="grey", lw=0.8)
+        ax.set_xticks(layers)
+        ax.set_title(a, fontsize=9)
+        ax.set_xlabel("layer")
+        ax.set_ylabel("recency slope (logit per key position)")
+    axes[0].legend(fontsize=6, ncol=1)
+    fig.suptitle(titles[1], fontsize=10)
+    fig.tight_layout()
+    phases = ReportFigure(TRAINED_STEMS[1], titles[1],
+                          "Mean over training seeds of each layer's recency slope with its 95% t-interval, per "
+                          "architecture and normalisation, at initialisation (open circles), at matched held-out "
+                          "loss (squares) and after training (diamonds). Above 0: recency; below 0: earlier-token "
+                          "bias.", fig)
+    fig = Figure(figsize=(4.2 * len(st.norms), 3.4))
+    axes = np.atleast_1d(fig.subplots(1, len(st.norms)))
+    for ax, norm in zip(axes, st.norms):
+        run = res.select(st.archs[0], norm)[0]
+        for lay in run["final"]["layers"]:
+            if lay["norm_profile"] is None:
+                continue
+            x = np.arange(1, len(lay["norm_profile"]) + 1)
+            line, = ax.plot(x, lay["norm_profile"], "-", lw=1.4, label=f"layer {lay['layer']} measured")
+            ax.plot(x, lay["norm_law"], ":", lw=1.4, color=line.get_color(), label=f"layer {lay['layer']} law")
+        ax.set_yscale("log")
+        ax.set_title(f"{st.archs[0]}, {norm}", fontsize=9)
+        ax.set_xlabel("position i")
+        ax.set_ylabel("E |o_i|^2 (head mean)")
+        ax.legend(fontsize=7)
+    fig.suptitle(titles[2], fontsize=10)
+    fig.tight_layout()
+    norms = ReportFigure(TRAINED_STEMS[2], titles[2],
+                         "Squared norm of the head outputs o_i = sum_k P_ik v_k (mean over heads and sequences, "
+                         f"seed {st.seeds[0]}, after training) against position, beside the law of an average of "
+                         "weakly correlated vectors s2 (rho + (1 - rho) E sum_k P_ik^2) with s2 and rho measured "
+                         "from the same value vectors (seed 002's mechanism).", fig)
+    return [maps, phases, norms]
+
+
+def _identity_probe_cell(data, display):
+    # the decoder needs torch (the models extra), so the cell imports it itself
+    from lnrecency.config import ModelConfig
+    from lnrecency.models.config import DecoderConfig
+    from lnrecency.models.decoder import build
+    from lnrecency.models.probe import ProbeSettings, probe_decoder
+
+    identity = build(DecoderConfig.identity_of(ModelConfig(norm="layernorm"), d=64, layers=2, n=12), 0)
+    pr = probe_decoder(identity, ProbeSettings(n=12, sequences=512))
+    display([(lp.layer, lp.phase, round(lp.slope, 4), round(lp.slope_se, 4)) for lp in pr.layers])
+
+
+def _small_training_cell(data, display):
+    from lnrecency.models.config import DecoderConfig
+    from lnrecency.models.probe import ProbeSettings, probe_decoder
+    from lnrecency.models.train import TrainSettings, train
+
+    cfg = DecoderConfig(vocab=64, d_model=64, n_layers=2, n_heads=4, context=32)
+    run = train(cfg, TrainSettings(steps=300, n=32, eval_every=100))
+    pr = probe_decoder(run.model, ProbeSettings(n=32, sequences=128))
+    print(run.log[-1])
+    display([(lp.layer, lp.phase, round(lp.slope, 4), round(lp.slope_se, 4)) for lp in pr.layers])
+
+
+def _table_cell(data, display):
+    display(trained_table(data))
+
+
+def _figures_cell(data, display):
+    for fig in trained_figures(data):
+        print(fig.caption)
+        display(fig.figure)
+
+
+claim("TM1", "trained decoders: LayerNorm gives recency at layers >= 2", training=True,
+      tables=(TableOutput("trained_phases", "trained NoPE decoders: recency slope per layer with its t-interval over "
+                                            "training seeds, phases, at init / matched loss / equal steps",
+                          trained_table),),
+      figures=(FigureOutput("trained decoders: the authors' diagonal-normalised logit maps, phase per layer with CIs, "
+                            "norm profiles against the law", trained_figures, TRAINED_STEMS),),
+      notebook="08_trained_decoders",
+      cells=("The parameter-free model is one configuration of the decoder (W = I, the theory's N): its probe "
+             "reproduces the theory's layer-2 recency.", _identity_probe_cell,
+             "A small NoPE decoder trained here (300 steps, a few seconds), probed the same way:", _small_training_cell,
+             "Trained NoPE decoders (`lnrecency experiments thesis`; cached). Each row: an architecture, a "
+             "normalisation, a stage, a layer; the recency slope's t-interval over training seeds and the per-seed "
+             "phases.", _table_cell, _figures_cell))(_slope_claim("TM1", "layernorm", "positive"))
+claim("TM2", "trained decoders: no normalisation gives earlier-token bias", training=True)(
+    _slope_claim("TM2", "none", "negative"))
+claim("TM3", "trained decoders: RMSNorm behaves like LayerNorm", training=True)(tm3)
+claim("TM4", "trained decoders at initialisation: the random-W theory", training=True)(tm4)
+claim("TM5", "trained decoders: LayerNorm vs none at matched held-out loss", training=True)(tm5)

@@ -57,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
     from lnrecency.commands.verify import strict
 
     if args.experiment == "thesis":
-        from lnrecency.claims.trained import BY_ID
+        from lnrecency.claims.trained import STATEMENTS as ids
         from lnrecency.models.thesis import ThesisSettings, run_thesis
 
         st = ThesisSettings.preset(args.quick)
@@ -71,10 +71,10 @@ def run(args: argparse.Namespace) -> int:
         from lnrecency.models.seeds import run_experiment
 
         st = SETTINGS[args.experiment].preset(args.quick)
-        BY_ID = S2 if args.experiment == "seed002" else S3
+        ids = S2 if args.experiment == "seed002" else S3
         runs = run_experiment(args.experiment, st, use_cache=not args.no_cache, progress=not args.json)
         settings, summaries = asdict(st), [_seed_summary(r) for r in runs]
-    results = evaluate(list(BY_ID), quick=args.quick, progress=False)
+    results = evaluate(list(ids), quick=args.quick, progress=False)
     if args.json:
         verdicts = [{**strict(r.to_json()), "training_seeds": len(st.seeds)} for r in results]
         print(json.dumps({"experiment": args.experiment, "settings": settings,

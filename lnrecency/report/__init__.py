@@ -2,7 +2,8 @@
 
 Modules: :mod:`~lnrecency.tables` (the Table record and its writers), :mod:`~.atomic` (atomic
 files), :mod:`~.settings` (quick/default sizes), :mod:`~.data` (cached library results),
-:mod:`~.series` (curves), :mod:`~.claim_tables` (table builders), :mod:`~.figures` (figure builders),
+:mod:`~.claim_tables` (the report's own tables; every table in order), :mod:`~.figures` (every figure in
+order; each claim declares its tables and figures in its own module, lnrecency.claims.declare),
 :mod:`~.build` (``build_report`` and ``index.md``).
 """
 from lnrecency.tables import FORMATS, Table, parse_formats

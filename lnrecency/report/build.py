@@ -16,6 +16,7 @@ import json
 import multiprocessing as mp
 import os
 import sys
+import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field, replace
@@ -24,14 +25,16 @@ from typing import Iterable
 
 from tqdm import tqdm
 
-from lnrecency.config import check_int
-from lnrecency.report import claim_tables, figures
 from lnrecency.atomic import atomic_write_text, publish, staged_directory
 from lnrecency.bounded import one_blas_thread, worker_init
 from lnrecency.claims import seeds_trained, trained
 from lnrecency.claims.registry import CLAIMS, TRAINED, evaluate, start
+from lnrecency.config import check_int
+from lnrecency.evidence import strict_json
+from lnrecency.report import claim_tables, figures
 from lnrecency.report.data import ReportData, ReportEvidence
 from lnrecency.report.settings import ReportSettings
+from lnrecency.store import StoreError, dumps, loads
 from lnrecency.tables import FORMATS, Table, parse_formats
 
 __all__ = ["ReportResult", "build_report", "expected_files"]
@@ -50,7 +53,7 @@ class ReportResult:
 def expected_files(settings: ReportSettings, formats: Iterable[str] = FORMATS) -> list[str]:
     """File names a complete report holds (tables x formats, figures x {png, pdf}, index, report.json)."""
     fmts = parse_formats(formats)
-    names = [f"{stem}.{f}" for stem, _, _ in claim_tables.TABLES for f in fmts]
+    names = [f"{t.stem}.{f}" for t in claim_tables.TABLES for f in fmts]
     names += [f"{stem}.{ext}" for stem in figures.figure_names(settings) for ext in ("png", "pdf")]
     return names + ["index.md", "report.json"]
 
@@ -103,7 +106,7 @@ def _draw_claimed(out: str) -> list:
 
 def _start_figure_helper(data: ReportData, out: Path, units: list):
     """A forked process drawing figures from the frozen data beside this one: both claim the next unit of
-    drawing work from a shared counter (catalog order; the score heatmaps in four parts), so the work splits
+    drawing work from a shared counter (report order; the score heatmaps in four parts), so the work splits
     evenly whatever each unit costs; (pool, future, counter). Files and their order do not depend on who drew
     what."""
     if "fork" not in mp.get_all_start_methods():
@@ -119,7 +122,7 @@ def _report_ids(quick: bool) -> list[str]:
     """Every claim; those on trained decoders (TM, S2, S3) when their experiment is cached (no training here)."""
     ids = [cid for cid in CLAIMS if cid not in TRAINED]
     if trained.available(quick):
-        ids += list(trained.BY_ID)
+        ids += list(trained.STATEMENTS)
     for experiment, group in (("seed002", seeds_trained.S2), ("seed003", seeds_trained.S3)):
         if seeds_trained.available(experiment, quick):
             ids += list(group)
@@ -163,7 +166,6 @@ def build_report(out: str | Path, *, quick: bool = False, formats: Iterable[str]
 
 def read_evidence(folder: str | Path) -> ReportData:
     """A frozen :class:`ReportData` from a folder of ``lnrecency verify --out`` (:mod:`lnrecency.store`)."""
-    from lnrecency.store import StoreError, loads
 
     ev = loads(folder)
     if not isinstance(ev, ReportEvidence):
@@ -175,7 +177,6 @@ def collect_evidence(*, quick: bool = False, seed: int = 0, convention: str = "a
                      jobs: int | None = None, progress: bool | None = None) -> ReportEvidence:
     """Every verdict with its typed evidence, and every number the report's tables and figures read:
     the report is built once (into a scratch folder, discarded) and its data kept."""
-    import tempfile
 
     settings = ReportSettings.make(quick=quick, seed=seed, convention=convention)
     jobs = min(2, os.cpu_count() or 1) if jobs is None else check_int("jobs", jobs, minimum=1)
@@ -189,10 +190,7 @@ def write_evidence(out: str | Path, *, quick: bool = False, seed: int = 0, conve
                    jobs: int | None = None, progress: bool | None = None) -> list[Path]:
     """``lnrecency verify --out DIR``: evidence.json and arrays.npz (:mod:`lnrecency.store`, read back by
     ``report --from DIR``) and verdicts.json (the ``verify --json`` list), published atomically."""
-    import json as _json
 
-    from lnrecency.evidence import strict_json
-    from lnrecency.store import dumps
 
     final = Path(out)
     with staged_directory(final, EVIDENCE_FILES) as stage:
@@ -201,7 +199,7 @@ def write_evidence(out: str | Path, *, quick: bool = False, seed: int = 0, conve
         atomic_write_text(stage / "evidence.json", text)
         (stage / "arrays.npz").write_bytes(blob)
         atomic_write_text(stage / "verdicts.json",
-                          _json.dumps([strict_json(r.to_json()) for r in ev.verdicts], indent=1) + "\n")
+                          json.dumps([strict_json(r.to_json()) for r in ev.verdicts], indent=1) + "\n")
         publish(stage, final)
     return [final / n for n in EVIDENCE_FILES]
 
@@ -243,10 +241,9 @@ def _build_into(out: Path, final: Path, settings: ReportSettings, fmts, jobs: in
                                           evaluate(_report_ids(settings.quick), quick=settings.quick,
                                                    progress=False))
                 elif kind == "table":
-                    stem, line, builder = item
-                    bar.set_postfix_str(stem)
-                    table = builder(data)
-                    tables.append((table, table.write(out, fmts), line))
+                    bar.set_postfix_str(item.stem)
+                    table = item.build(data)
+                    tables.append((table, table.write(out, fmts), item.line))
                 else:
                     idx = item if item is not None else _claim_next(helper[2])  # the helper's counter
                     if idx >= len(units):

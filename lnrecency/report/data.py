@@ -12,10 +12,20 @@ from typing import Any
 
 import numpy as np
 
+from lnrecency.bias import bias_profile
+from lnrecency.claims.registry import evaluate as evaluate_claims
+from lnrecency.claims.seeds_trained import available
+from lnrecency.claims.trained import cached_results
 from lnrecency.config import ModelConfig
+from lnrecency.numerics import simulate_scores
+from lnrecency.numerics.convergence import convergence_in_d
 from lnrecency.report.settings import ReportSettings, derived_seed
-from lnrecency.verdicts import ClaimResult
+from lnrecency.reproduce import run_panels
+from lnrecency.sweep import REPORT_GRID, sweep
+from lnrecency.theory.closed_forms import evaluate as evaluate_closed_form
+from lnrecency.theory.finite_width import finite_width
 from lnrecency.theory.limit import LimitTrajectory, limit_trajectory
+from lnrecency.verdicts import ClaimResult
 
 __all__ = ["ReportData", "ReportEvidence", "EvidenceMissing", "closed_form"]
 
@@ -26,8 +36,7 @@ def _hashable(x: Any) -> Any:
 
 def closed_form(quantity: str, cfg: ModelConfig, i: Any, j: Any = 1) -> Any:
     """The sympy-derived closed form of ``quantity`` ("score", "h", "g", ...) evaluated in float64."""
-    from lnrecency.theory.closed_forms import evaluate
-    return evaluate(quantity, i, j, config=cfg)
+    return evaluate_closed_form(quantity, i, j, config=cfg)
 
 
 @dataclass(frozen=True)
@@ -96,7 +105,6 @@ class ReportData:
         if key not in self._limits:
             if self.frozen:
                 self._missing(f"the bias profile of layer {layer} at {cfg.label()}")
-            from lnrecency.bias import bias_profile
             self._limits[key] = bias_profile(layer, n, config=cfg, method="limit")
         return self._limits[key]
 
@@ -117,8 +125,6 @@ class ReportData:
         if "authors" not in self._sims:
             if self.frozen:
                 self._missing("the authors' figure")
-            from lnrecency.report.settings import derived_seed
-            from lnrecency.reproduce import run_panels
 
             s = self.settings
             v1 = s.convention == "authors-v1"
@@ -133,7 +139,6 @@ class ReportData:
         if "phase" not in self._sims:
             if self.frozen:
                 self._missing("the phase diagram")
-            from lnrecency.sweep import REPORT_GRID, sweep
 
             grid = REPORT_GRID.__class__(**{**REPORT_GRID.__dict__, "n_max": self.settings.phase_n_max})
             self._sims["phase"] = (sweep(grid, scheduler="none", progress=False), grid)
@@ -144,7 +149,6 @@ class ReportData:
 
     def finite_width(self, cfg: ModelConfig, n: int | None = None, layers: int | None = None):
         """The first-order finite-width theory (lnrecency.theory.finite_width), cached."""
-        from lnrecency.theory.finite_width import finite_width
 
         n = self.settings.n if n is None else n
         layers = self.settings.layers if layers is None else layers
@@ -162,7 +166,6 @@ class ReportData:
 
         Defaults: ``settings.n``, ``settings.layers``, ``settings.samples``; paired accumulators on.
         """
-        from lnrecency.numerics import simulate_scores
         s = self.settings
         n = s.n if n is None else n
         layers = s.layers if layers is None else layers
@@ -178,7 +181,6 @@ class ReportData:
 
     def convergence(self, cfg: ModelConfig):
         """:func:`numerics.convergence.convergence_in_d` over ``settings.conv_ds`` (layers 1-2, cached)."""
-        from lnrecency.numerics.convergence import convergence_in_d
         s = self.settings
         key = ("convergence", cfg)
         if key not in self._sims:
@@ -196,17 +198,16 @@ class ReportData:
         ``ids=None`` evaluates every claim (once); otherwise only the ids not evaluated yet. Several
         results may share an id (a claim reported per setting); they are kept in order.
         """
-        from lnrecency.claims.registry import evaluate
         if ids is None:
             if not self._all_verdicts:
                 self._verdicts = {}
-                for r in evaluate(quick=self.settings.quick, progress=False):
+                for r in evaluate_claims(quick=self.settings.quick, progress=False):
                     self._verdicts.setdefault(r.id, []).append(r)
                 self._all_verdicts = True
             return self._verdicts
         missing = [cid for cid in ids if cid not in self._verdicts and not self._all_verdicts]
         if missing:
-            for r in evaluate(missing, quick=self.settings.quick, progress=False):
+            for r in evaluate_claims(missing, quick=self.settings.quick, progress=False):
                 self._verdicts.setdefault(r.id, []).append(r)
             for cid in missing:
                 self._verdicts.setdefault(cid, [])
@@ -225,7 +226,6 @@ class ReportData:
         if experiment not in self._sims:
             if self.frozen:
                 return None  # not part of the stored evidence: the section says "not run"
-            from lnrecency.claims.seeds_trained import available
             value = None
             if available(experiment, self.settings.quick):
                 from lnrecency.models.seeds import run_experiment
@@ -241,7 +241,6 @@ class ReportData:
         if "thesis" not in self._sims:
             if self.frozen:
                 return None
-            from lnrecency.claims.trained import cached_results
             self._sims["thesis"] = cached_results(self.settings.quick)
         return self._sims["thesis"]
 

@@ -12,6 +12,8 @@ import sys
 from pathlib import Path
 
 from lnrecency.atomic import atomic_write_text
+from lnrecency.claims._views import setting_summary
+from lnrecency.claims.registry import evaluate
 from lnrecency.verdicts import ClaimResult
 
 BEGIN, END = "<!-- verdicts:begin -->", "<!-- verdicts:end -->"
@@ -24,7 +26,6 @@ def _cell(text: str) -> str:
 
 
 def _setting(result: ClaimResult, limit: int | None = 240) -> str:
-    from lnrecency.report.claim_tables import setting_summary
     return setting_summary(result.to_json()["setting"], limit)
 
 
@@ -63,7 +64,6 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--trained", action="store_true", help="with the trained-decoder verdicts TM1-TM5 (trains "
                                                           "or reads the thesis experiment from the cache)")
     args = p.parse_args(argv)
-    from lnrecency.claims.registry import evaluate
     update_readme(args.readme, evaluate(quick=args.quick, trained=args.trained), quick=args.quick,
                   trained=args.trained)
     print(f"updated the verdict table of {args.readme}")

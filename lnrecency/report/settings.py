@@ -6,7 +6,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from lnrecency.config import check_int
+from lnrecency.config import check_choice, check_int
+from lnrecency.conventions import CONVENTIONS
 
 __all__ = ["ReportSettings", "derived_seed"]
 
@@ -48,8 +49,6 @@ class ReportSettings:
 
     @classmethod
     def make(cls, *, quick: bool = False, seed: int = 0, convention: str = "authors-v2") -> "ReportSettings":
-        from lnrecency.config import check_choice
-        from lnrecency.conventions import CONVENTIONS
 
         seed = check_int("seed", seed, minimum=0)
         check_choice("convention", convention, tuple(CONVENTIONS))

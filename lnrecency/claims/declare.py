@@ -1,0 +1,158 @@
+"""How a claim declares itself: the :func:`claim` decorator on its evaluator, in the claim's own module.
+
+A claim is one registration: its id, a one-line description, the evaluator ``fn(*, quick) -> [ClaimResult]``,
+and what it owns in the report and the notebooks: tables (:class:`TableOutput`), figures
+(:class:`FigureOutput`) and notebook cells (Markdown text, or a function whose body is the code cell; see
+:func:`cell_source`). Builders and cells are the functions themselves, never names.
+:mod:`lnrecency.claims.registry` imports the claim modules, in its order, and reads :data:`REGISTERED`;
+the report's table and figure lists and the notebooks derive from it.
+
+This module imports nothing heavy, so declaring costs nothing.
+"""
+from __future__ import annotations
+
+import ast
+import builtins
+import inspect
+import sys
+import textwrap
+import types
+from dataclasses import dataclass
+from functools import partial
+from typing import Any, Callable
+
+__all__ = ["TableOutput", "FigureOutput", "Claim", "claim", "section", "REGISTERED", "cell_source"]
+
+
+@dataclass(frozen=True)
+class TableOutput:
+    """A report table: its file stem, one line for the report's index, and ``build(data) -> Table``
+    (``data``: a :class:`lnrecency.report.data.ReportData`)."""
+
+    stem: str
+    line: str
+    build: Callable[[Any], Any]
+
+
+@dataclass(frozen=True)
+class FigureOutput:
+    """Report figures: one line for the index, ``build(data) -> [ReportFigure]`` and ``stems``: the file stems
+    it writes, a tuple or a function of the report settings. ``parts`` > 1: ``build(data, part=k)`` draws the
+    k-th share, so that two processes can split the work (:meth:`units`)."""
+
+    line: str
+    build: Callable[..., list]
+    stems: tuple | Callable[[Any], list]
+    parts: int = 1
+
+    def names(self, settings: Any) -> list[str]:
+        return list(self.stems(settings) if callable(self.stems) else self.stems)
+
+    def units(self) -> list[tuple[str, Callable[[Any], list]]]:
+        """(line, draw(data)) per share of the drawing work."""
+        if self.parts > 1:
+            return [(self.line, partial(self.build, part=k)) for k in range(self.parts)]
+        return [(self.line, self.build)]
+
+
+Cell = str | Callable  # Markdown text, or a function whose body is a code cell
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One registered claim: ``id`` ("T1", "C2", ..., "P1", "TM1", "S2.1", ...; a section without verdicts
+    has ``evaluate`` None), its ``module`` (where it was declared), a one-line ``description``, what it owns
+    (report tables and figures, notebook cells in ``notebook``) and whether it needs trained models."""
+
+    id: str
+    module: str
+    description: str
+    evaluate: Callable[..., list] | None
+    tables: tuple = ()
+    figures: tuple = ()
+    notebook: str | None = None
+    cells: tuple = ()
+    training: bool = False
+
+
+#: id -> Claim, in registration order (the registry imports the claim modules in its own order)
+REGISTERED: dict[str, Claim] = {}
+
+
+def _register(entry: Claim) -> None:
+    old = REGISTERED.get(entry.id)
+    if old is not None and old.module != entry.module:
+        raise ValueError(f"claim id {entry.id!r} is declared twice: in {old.module} and in {entry.module}")
+    REGISTERED[entry.id] = entry
+
+
+def _check_cells(cells: tuple) -> tuple:
+    for c in cells:
+        if not (isinstance(c, str) or inspect.isfunction(c)):
+            raise TypeError(f"a notebook cell must be Markdown text or a function; got {type(c).__name__}")
+    return tuple(cells)
+
+
+def claim(claim_id: str, description: str, *, tables: tuple = (), figures: tuple = (), notebook: str | None = None,
+          cells: tuple = (), training: bool = False) -> Callable:
+    """Decorator: register the decorated ``evaluate(*, quick, progress) -> [ClaimResult]`` as the evaluator of
+    ``claim_id``, with the report tables, figures and notebook cells it owns. Returns the function unchanged."""
+    cells = _check_cells(cells)
+
+    def register(fn: Callable) -> Callable:
+        _register(Claim(claim_id, fn.__module__, description, fn, tuple(tables), tuple(figures), notebook, cells,
+                        training))
+        return fn
+    return register
+
+
+def section(section_id: str, description: str, *, module: str, tables: tuple = (), figures: tuple = (),
+            notebook: str | None = None, cells: tuple = ()) -> None:
+    """Register outputs and notebook cells that belong to no single verdict (``module``: ``__name__``)."""
+    _register(Claim(section_id, module, description, None, tuple(tables), tuple(figures), notebook,
+                    _check_cells(cells)))
+
+
+def _imports_for(fn: types.FunctionType, tree: ast.FunctionDef) -> list[str]:
+    """Import lines for the global names the cell's body reads, each from where the object is defined (the
+    module's own global name when it is not a module-level object of its defining module)."""
+    params = {a.arg for a in tree.args.args + tree.args.kwonlyargs}
+    assigned = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    assigned |= {a.asname or a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))
+                 for a in n.names}  # the cell's own imports
+    used = dict.fromkeys(n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load))
+    lines = []
+    for name in used:
+        if name in params or name in assigned or hasattr(builtins, name):
+            continue
+        if name not in fn.__globals__:
+            raise NameError(f"notebook cell {fn.__qualname__} reads {name!r}, which its module does not define")
+        obj = fn.__globals__[name]
+        if isinstance(obj, types.ModuleType):
+            parent, _, leaf = obj.__name__.rpartition(".")
+            lines.append(f"from {parent} import {leaf}" if parent and leaf == name else
+                         f"import {obj.__name__}" + ("" if obj.__name__ == name else f" as {name}"))
+            continue
+        home = getattr(obj, "__module__", None)
+        own = getattr(obj, "__name__", None)
+        if home and own == name and getattr(sys.modules.get(home), name, None) is obj:
+            lines.append(f"from {home} import {name}")
+        else:
+            lines.append(f"from {fn.__module__} import {name}")
+    return sorted(set(lines))
+
+
+def cell_source(fn: Callable) -> str:
+    """The notebook code of a cell function: the imports of the global names its body reads, then its body
+    (dedented; a leading docstring dropped). Its parameters (``data``, ``display``) are the notebook's own
+    names, set by the notebook's first cell."""
+    src = textwrap.dedent(inspect.getsource(fn))
+    tree = ast.parse(src).body[0]
+    if not isinstance(tree, ast.FunctionDef):
+        raise TypeError(f"a code cell must be a function; got {fn!r}")
+    body = tree.body[1:] if (isinstance(tree.body[0], ast.Expr) and isinstance(tree.body[0].value, ast.Constant)
+                             and isinstance(tree.body[0].value.value, str)) else tree.body
+    lines = src.splitlines()
+    code = textwrap.dedent("\n".join(lines[body[0].lineno - 1:tree.end_lineno]))
+    imports = _imports_for(fn, tree)
+    return "\n".join(imports) + ("\n" if imports else "") + code
