@@ -21,7 +21,9 @@ import numpy as np
 
 __all__ = ["FORMAT", "encode", "decode", "dumps", "loads", "StoreError"]
 
-FORMAT = "lnrecency-evidence-4"  # 4: MeanChecks.quantity; 3: C2 by alpha regions, named MCMeans (older stores are refused)
+# 5: C9 RateEvidence.mean_checks; 4: MeanChecks.quantity; 3: C2 by alpha regions, named MCMeans (older stores
+# are refused)
+FORMAT = "lnrecency-evidence-5"
 
 
 class StoreError(ValueError):

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import lnrecency.theory.closed_forms as cf_module
-from lnrecency.claims import declare, registry  # noqa: F401 (the registry imports every claim module)
+from lnrecency.claims import declare, registry  # the registry imports (and so registers) every claim module
 from lnrecency.claims.declare import REGISTERED, FigureOutput, TableOutput, cell_source, claim, section
 from lnrecency.config import ModelConfig
 
@@ -95,7 +95,6 @@ def test_figure_output_splits_its_drawing_into_parts():
 
 
 def test_the_registry_refuses_a_claim_declared_outside_its_modules(monkeypatch):
-    from lnrecency.claims import registry
     from lnrecency.claims.declare import Claim
 
     monkeypatch.setitem(REGISTERED, "X9", Claim("X9", "somewhere.else", "stray", None))

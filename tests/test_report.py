@@ -342,3 +342,45 @@ def test_width_and_consistency_tables_are_the_verdicts_evidence():
     first = means[0].authors_widths.widths[0]
     bad = replace(first.checks[0], check=replace(first.checks[0].check, estimate=first.checks[0].check.prediction + 1))
     assert ct._ratio(bad.check) > 1 and not bad.passed
+
+
+def test_claim_tables_render_the_verdicts_own_runs():
+    """The C5, C7, C8 and C9 tables show the numbers of the verdicts' evidence (no run of the report's own), and
+    the limit identity of seed 002 holds between two independent limit computations."""
+    from lnrecency.claims import amplification, finite_width, output_norm, variance
+    from lnrecency.claims.registry import evaluate
+    from lnrecency.evidence import MCMeans, records_of
+
+    data = ReportData(ReportSettings.make(quick=True))
+    results = evaluate(["C5", "C7", "C8", "C9"], quick=True, progress=False)
+    data._verdicts = {cid: [r for r in results if r.id == cid] for cid in ("C5", "C7", "C8", "C9")}
+    data._all_verdicts = True
+
+    def evidence(cid, kind):
+        return [m for r in data._verdicts[cid] for m in records_of(r.evidence, kind)]
+
+    for cid, table in (("C7", output_norm.output_norm_table(data)), ("C8", variance.variance_table(data))):
+        means = evidence(cid, MCMeans)
+        assert len(table.rows) == sum(len(m.implementation_consistency.checks) for m in means) > 0
+        for q, w in enumerate(("16", "64", "256")):
+            assert table.column(f"MC d={w}") == [e.check.estimate for m in means
+                                                  for e in m.authors_widths.widths[q].checks]
+        assert table.column("MC d=10^12") == [e.check.estimate for m in means
+                                              for e in m.implementation_consistency.checks]
+    c7 = output_norm.output_norm_table(data)
+    at0 = [k for k, st in enumerate(c7.column("setting")) if "alpha=0," in st or st.endswith("alpha=0")]
+    assert at0 and all(abs(c7.rows[k][c7.columns.index("sum_k P_ik^2 limit")] - c7.rows[k][c7.columns.index("limit")])
+                       < 1e-12 for k in at0)
+    post = variance.post_norm_table(data)
+    diag = [ch.estimate for ev in evidence("C8", variance.PostNormEvidence) for c in ev.normalised.values()
+            for ch in c.S_ii]
+    assert [x for x, d in zip(post.column("MC"), post.column("samples")) if d is not None] == diag
+    conv = finite_width.convergence_table(data)
+    checks = [e.check for ev in evidence("C9", finite_width.RateEvidence) for m in ev.mean_checks for e in m.checks]
+    assert conv.column("MC") == [c.estimate for c in checks] and len(checks) > 0
+    inst = finite_width.instance_table(data)
+    freq = evidence("C9", finite_width.Frequency)
+    assert [p for p, lo in zip(inst.column("P(S_ij > S_ik) per draw"), inst.column("CP low")) if lo is not None] == [
+        f.frequency for f in freq]
+    rp = amplification.rp_table(data)
+    assert rp.column("RP") == [x for ev in evidence("C5", amplification.RPByAlpha) for x in ev.rp]

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 import matplotlib
 import numpy as np
@@ -27,8 +27,9 @@ from lnrecency.figure import ReportFigure
 from lnrecency.stats import z_score
 from lnrecency.tables import Table
 
-__all__ = ["zscore", "model_config", "LN", "setting_summary", "verdict_note", "ILLUSTRATION_NOTE", "records_in",
-           "score_table", "Curve", "slug", "plot_curves", "finish", "not_run_figure"]
+__all__ = ["zscore", "model_config", "LN", "setting_summary", "verdict_note", "records_in",
+           "records_with_settings", "means_table", "score_table", "Curve", "slug", "plot_curves", "finish",
+           "not_run_figure"]
 
 
 def zscore(value: float, reference: float, stderr: float) -> float | None:
@@ -89,56 +90,65 @@ def verdict_note(data, *ids: str) -> list[str]:
     return notes
 
 
-ILLUSTRATION_NOTE = (
-    "The Monte Carlo columns of this table are the report's own illustration runs (the report's seed and widths), "
-    "not the verdict's: the numbers the verdict cites are in the tables verdict_means and verdict_orderings "
-    "(entry by entry), practical_widths and implementation_consistency.")
-
-
-def records_in(results, kind: type):
-    """(result, setting summary, record) for every record of ``kind`` in ``results``' evidence, per setting."""
+def records_with_settings(results, kind: type):
+    """(result, setting as a dict, record) for every record of ``kind`` in ``results``' evidence, per setting."""
     for r in results:
         parts = records_of(r.evidence, PerSetting) or [None]
         for part in parts:  # a grouped result: each setting with its own checks
             where = (r.setting if part is None else part.setting).to_json()
             for rec in records_of(r.evidence if part is None else part.evidence, kind):
-                yield r, setting_summary(where, None), rec
+                yield r, where, rec
+
+
+def records_in(results, kind: type):
+    """(result, setting summary, record) for every record of ``kind`` in ``results``' evidence, per setting."""
+    for r, where, rec in records_with_settings(results, kind):
+        yield r, setting_summary(where, None), rec
 
 
 def _width_label(d: int) -> str:
     return f"10^{round(math.log10(D_BIG))}" if d == D_BIG else str(d)
 
 
-def score_table(data, claim_id: str, title: str) -> Table:
-    """The claim's own Monte Carlo mean checks (the runs its verdict cites), entry by entry: limit, c, and per
-    width (the authors' 16, 64, 256 and the implementation-consistency 10^12) MC, SE, prediction, z, result;
-    the table is ``<claim id>_scores`` with the given title."""
+MEANS_CAPTION = (
+    "The Monte Carlo means the verdict cites (lnrecency verify; the same runs as the verdict_means table), entry "
+    "(i, j) by entry: the exact d -> infinity limit, the first-order coefficient c, and per width the MC mean, its "
+    "SE, the prediction (limit + c/d at the authors' widths d = 16, 64, 256; the limit at d = 10^12, where the "
+    "check is implementation consistency), z = (MC - prediction)/SE and the result of the check |MC - prediction| "
+    "<= k SE + R/d^2.")
+
+
+def means_table(data, claim_id: str, stem: str, title: str, *, caption: str = "", extra_columns: tuple = (),
+                extra: Callable[[dict, Any], list] | None = None) -> Table:
+    """The claim's own Monte Carlo mean checks (MCMeans: the runs its verdict cites), one row per entry: setting,
+    verdict, check, quantity, layer, i, j, limit, c, then ``extra_columns`` (``extra(setting, entry)``), then per
+    width (the authors' 16, 64, 256 and the implementation-consistency 10^12) MC, SE, prediction, z, result."""
     ds = (*PRACTICAL_WIDTHS, D_BIG)
-    columns = ["setting", "verdict", "check", "quantity", "layer", "i", "j", "limit", "c"]
+    columns = ["setting", "verdict", "check", "quantity", "layer", "i", "j", "limit", "c", *extra_columns]
     for d in ds:
         w = _width_label(d)
         columns += [f"MC d={w}", f"SE d={w}", f"prediction d={w}", f"z d={w}", f"result d={w}"]
     rows = []
-    for r, where, m in records_in(data.results(claim_id), MCMeans):
+    for r, where, m in records_with_settings(data.results(claim_id), MCMeans):
         runs = (*m.authors_widths.widths, m.implementation_consistency)
         if tuple(x.d for x in runs) != ds:
             raise ValueError(f"{claim_id}: mean checks at widths {[x.d for x in runs]}, the table expects {list(ds)}")
         for q, e in enumerate(m.implementation_consistency.checks):
-            row: list[Any] = [where, r.verdict, m.name, m.implementation_consistency.quantity,
-                              m.implementation_consistency.layer, e.i, e.j,
-                              e.limit, e.c]
+            row: list[Any] = [setting_summary(where, None), r.verdict, m.name, m.implementation_consistency.quantity,
+                              m.implementation_consistency.layer, e.i, e.j, e.limit, e.c]
+            row += extra(where, e) if extra is not None else []
             for x in runs:
                 ch = x.checks[q].check
                 row += [ch.estimate, ch.stderr, ch.prediction, ch.z, "pass" if ch.passed else "FAIL"]
             rows.append(row)
-    caption = ("The Monte Carlo means the verdict cites (lnrecency verify; the same runs as the verdict_means "
-               "table), entry (i, j) by entry: the exact d -> infinity limit, the first-order coefficient c, and "
-               "per width the MC mean, its SE, the prediction (limit + c/d at the authors' widths d = 16, 64, "
-               "256; the limit at d = 10^12, where the check is implementation consistency), z = (MC - "
-               "prediction)/SE and the result of the check |MC - prediction| <= k SE + R/d^2. The claim's paired "
-               "orderings are in the verdict_orderings table.")
-    return Table(f"{claim_id.lower()}_scores", f"{claim_id}. {title}", caption, columns,
-                 rows, verdict_note(data, claim_id))
+    return Table(stem, f"{claim_id}. {title}", " ".join(t for t in (MEANS_CAPTION, caption) if t), columns, rows,
+                 verdict_note(data, claim_id))
+
+
+def score_table(data, claim_id: str, title: str) -> Table:
+    """:func:`means_table` of the claim's scores, as ``<claim id>_scores``."""
+    return means_table(data, claim_id, f"{claim_id.lower()}_scores", title,
+                       caption="The claim's paired orderings are in the verdict_orderings table.")
 
 
 @dataclass(frozen=True)

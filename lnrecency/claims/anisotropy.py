@@ -25,7 +25,7 @@ import sympy
 from matplotlib.figure import Figure
 
 from lnrecency.claims._common import adjacent_triples, grouped, mc_means, mc_orderings, row_labels, setting
-from lnrecency.claims._views import ILLUSTRATION_NOTE, Curve, model_config, plot_curves, verdict_note
+from lnrecency.claims._views import Curve, model_config, plot_curves, verdict_note
 from lnrecency.config import ModelConfig
 from lnrecency.evidence import Evidence, LimitProfile, MCMeans, OrderingTests, ProofRecord, RegionRecord, item, record
 from lnrecency.figure import ReportFigure
@@ -142,7 +142,7 @@ def h_table(data) -> Table:
                "closed form at the listed j. Layer-2 recency is exactly 'h strictly decreasing in j'; "
                "the second version's Figures 2 and 5 plot these curves.")
     return Table("h_of_j", "h(j) against j for several alpha, without and with residual", caption, columns,
-                 rows, verdict_note(data, "C4") + [ILLUSTRATION_NOTE])
+                 rows, verdict_note(data, "C4"))
 
 
 def h_figure(data) -> ReportFigure:
@@ -161,7 +161,8 @@ def h_figure(data) -> ReportFigure:
     fig.tight_layout(rect=(0, 0, 0.83, 1))
     caption = (f"Squared length h(j)^2 of the first layer's output (LayerNorm, lam = 1) against j for alpha in "
                f"{list(s.alphas)}; left without, right with residual. Lines: exact limit. Points: Monte Carlo "
-               f"mean +- SE of |o_j|^2 at d = {s.ds[-1]} ({s.samples} samples), shown without residual only "
+               f"mean +- SE of |o_j|^2 at d = {s.ds[-1]} ({s.samples} samples; the report's own illustration runs), "
+               f"shown without residual only "
                f"(with residual the simulation does not report |x_j^(1)|). Every curve decreases in j, i.e. "
                f"layer-2 recency.")
     return ReportFigure("h_of_j", title, caption, fig)

@@ -18,7 +18,7 @@ import sympy
 from matplotlib.figure import Figure
 
 from lnrecency.claims._common import grouped, mc_means, setting
-from lnrecency.claims._views import ILLUSTRATION_NOTE, LN, Curve, model_config, finish, verdict_note, zscore
+from lnrecency.claims._views import Curve, finish, means_table, model_config
 from lnrecency.config import ModelConfig
 from lnrecency.evidence import Evidence, MCMeans, ProofRecord, item, record
 from lnrecency.figure import ReportFigure
@@ -27,6 +27,7 @@ from lnrecency.verdicts import decide
 from lnrecency.claims.declare import FigureOutput, TableOutput, claim
 
 ID = "C7"
+N_MC = 8  # the Monte Carlo checks' sequence length (entries (i, i), i = 1..N_MC)
 SOURCE = "seed text"
 STATEMENT = ("Layer 1, alpha = 0: |o_i|^2 = sum_k P_ik^2 in the limit; the attention output shrinks with "
              "position, |o_i|^2 ~ 1/i (i |o_i|^2 -> 1) for long sequences or near-uniform attention.")
@@ -110,33 +111,18 @@ def output_norm_curves(data) -> list[Curve]:
 
 
 def output_norm_table(data) -> Table:
-    """C7 (seed 002): |o_i|^2 at layer 1 against position i: limit sum_k P_ik^2, MC mean +- SE per d."""
-    s = data.settings
-    n = s.n
-    c = LN
-    traj = data.limit(c)
-    sumsq = np.sum(traj.layers[0].weights ** 2, axis=1)
-    onorm2 = traj.layers[0].output_norms ** 2
-    columns = ["i", "sum_k P_ik^2", "norm(o_i)^2 limit", "1/i"]
-    for d in s.ds:
-        columns += [f"MC d={d}", f"SE d={d}", f"z d={d}", f"limit+c/d d={d}", f"z* d={d}"]
-    coef = data.finite_width(c).c_output_sq[0]
-    rows = []
-    for i in range(1, n + 1):
-        row = [i, sumsq[i - 1], onorm2[i - 1], 1.0 / i]
-        for d in s.ds:
-            sim = data.sim(c, d)
-            m, se = sim.output_sq_norm_mean[0, i - 1], sim.output_sq_norm_stderr[0, i - 1]
-            pred = onorm2[i - 1] + coef[i - 1] / d
-            row += [m, se, zscore(m, onorm2[i - 1], se), pred, zscore(m, pred, se)]
-        rows.append(row)
-    caption = ("Seed 002: the squared length of the first layer's attention output o_i against the position "
-               "i (LayerNorm, alpha = 0, lam = 1): the limit identity |o_i|^2 = sum_k P_ik^2, the limit "
-               "|o_i|^2 from the output Gram matrix, the near-uniform reference 1/i, and Monte Carlo with "
-               "z = (MC - limit)/SE, the first-order finite-width expectation limit + c/d and "
-               "z* = (MC - limit - c/d)/SE.")
-    return Table("c7_output_norm", "C7. Seed 002: the attention output gets shorter with position", caption,
-                 columns, rows, verdict_note(data, "C7") + [ILLUSTRATION_NOTE])
+    """C7 (seed 002): the verdict's Monte Carlo means of |o_i|^2 (layer 1) against limit + c/d at each width, beside
+    the limit identity sum_k P_ik^2 and the near-uniform reference 1/i."""
+    def identity(where: dict, e) -> list:
+        cfg = model_config(norm="layernorm", alpha=float(where.get("alpha", 0.0)))
+        weights = data.limit(cfg, n=N_MC, layers=1).layers[0].weights
+        return [float(np.sum(weights[e.i - 1] ** 2)), 1.0 / e.i]
+
+    return means_table(data, ID, "c7_output_norm", "Seed 002: the attention output gets shorter with position",
+                       extra_columns=("sum_k P_ik^2 limit", "1/i"), extra=identity,
+                       caption="Here the quantity is |o_i|^2 of the first layer's attention output (LayerNorm, lam = "
+                               "1), entry (i, i): its limit equals sum_k P_ik^2 at alpha = 0 (seed 002's identity) and "
+                               "exceeds it for alpha > 0, where the output keeps a floor alpha.")
 
 
 def output_norm_figure(data) -> ReportFigure:
@@ -156,7 +142,9 @@ def output_norm_figure(data) -> ReportFigure:
     finish(fig, ax, title, "position i", "|o_i|^2, layer-1 attention output")
     caption = (f"Squared length of the layer-1 attention output o_i against the position i (LayerNorm, alpha = "
                f"0, lam = 1), log-log: the exact limit sum_k P_ik^2, Monte Carlo mean +- SE at d = {s.ds[0]} "
-               f"and d = {s.ds[-1]} ({s.samples} samples), and the 1/i of uniform attention.")
+               f"and d = {s.ds[-1]} ({s.samples} samples), and the 1/i of uniform attention. The Monte Carlo points "
+               f"are the report's own illustration runs (positions up to {max(s.lengths)}); the verdict's means are "
+               f"in the c7_output_norm table.")
     return ReportFigure("seed002_output_norm", title, caption, fig)
 
 
@@ -196,7 +184,7 @@ def evaluate(*, quick: bool = False, progress=None, seed: int = 20260707) -> lis
     exact_ok = same_as_h2 and all(v.sum_of_squares and v.formula for v in ident.values())
     ok = exact_ok and proof.proven and lim_i == 1 and lim_lam == 1
     cfg = ModelConfig(norm="layernorm", alpha=0.0)
-    n = 8
+    n = N_MC
     means = mc_means("C7[alpha=0]", cfg, n, 1, [(q, q) for q in range(1, n + 1)], quantity="osq", samples=4000,
                      seed=seed, progress=progress)
     ev = OutputNormEvidence(closed_form=str(osq), closed_form_equals_h2_at_alpha0=bool(same_as_h2),

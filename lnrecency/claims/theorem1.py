@@ -105,8 +105,8 @@ def heatmap_figure(data, variant_label: str, variant: dict, residual: bool) -> R
     fig.suptitle(title, fontsize=12)
     fig.subplots_adjust(left=0.05, right=0.955, bottom=0.05, top=0.9, wspace=0.4, hspace=0.25)
     caption = (f"{title}, n = {n}: for each alpha (rows) and layer (columns) the exact d -> infinity limit "
-               f"(left half of a panel) beside the Monte Carlo mean at d = {d} ({s.samples} samples; right "
-               f"half). Colour scale per panel (colour bar beside it): the range of the limit's off-diagonal "
+               f"(left half of a panel) beside the Monte Carlo mean at d = {d} ({s.samples} samples, the report's "
+               f"own illustration runs; right half). Colour scale per panel (colour bar beside it): the range of the limit's off-diagonal "
                f"entries, widened to at least 2% of the largest entry and to at least {NOISE_SPAN:g} Monte Carlo "
                f"standard errors, so that sampling noise (+-2 SE) covers at most a fifth of the scale; the "
                f"diagonal and values outside the range are clipped. Ticks: query i and key j (1-indexed). Recency shows as colour increasing "
