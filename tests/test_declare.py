@@ -33,6 +33,10 @@ def _cell_reading_nothing_defined(data, display):
     display(NOT_DEFINED_ANYWHERE)  # noqa: F821
 
 
+def _table(data):
+    return None
+
+
 def test_cell_source_is_the_body_with_the_imports_it_needs():
     src = cell_source(_cell)
     assert src.splitlines() == [
@@ -63,16 +67,21 @@ def test_a_cell_reading_an_undefined_name_is_refused():
 def test_the_decorator_registers_and_returns_the_evaluator(monkeypatch):
     monkeypatch.setattr(declare, "REGISTERED", dict(REGISTERED))
 
-    def table(data):
-        return None
-
-    @claim("X1", "a test claim", tables=(TableOutput("x1", "line", table),), notebook="nb", cells=("md", _cell))
+    @claim("X1", "a test claim", tables=(TableOutput("x1", "line", _table),), notebook="nb",
+           cells=("md", _cell, _table))
     def evaluate(*, quick=False, progress=None):
         return []
 
     entry = declare.REGISTERED["X1"]
     assert evaluate.__name__ == "evaluate" and entry.evaluate is evaluate
-    assert entry.module == __name__ and entry.tables[0].build is table and entry.cells == ("md", _cell)
+    assert entry.module == __name__ and entry.tables[0].build is _table
+    # a cell that is one of the claim's own builders shows that output
+    assert entry.cells == ("md", _cell, entry.tables[0])
+    assert cell_source(entry.cells[2]).splitlines() == [f"from {__name__} import _table", "display(_table(data))"]
+    figure = FigureOutput("line", _table, ("x",))
+    assert cell_source(figure).splitlines()[-1] == "show_figures(display, *_table(data))"
+    with pytest.raises(TypeError, match="module-level"):
+        cell_source(TableOutput("y", "line", lambda data: None))
     section("X-section", "outputs only", module=__name__, cells=("text",))
     assert declare.REGISTERED["X-section"].evaluate is None
 
@@ -81,7 +90,7 @@ def test_an_id_declared_in_two_modules_and_a_cell_that_is_no_function_are_refuse
     monkeypatch.setattr(declare, "REGISTERED", dict(REGISTERED))
     with pytest.raises(ValueError, match="T1.*declared twice"):
         claim("T1", "again")(lambda *, quick=False, progress=None: [])
-    with pytest.raises(TypeError, match="Markdown text or a function"):
+    with pytest.raises(TypeError, match="Markdown text, a function or a report output"):
         claim("X2", "bad cell", cells=(42,))
 
 

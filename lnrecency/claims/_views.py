@@ -29,7 +29,7 @@ from lnrecency.tables import Table
 
 __all__ = ["zscore", "model_config", "LN", "setting_summary", "verdict_note", "records_in",
            "records_with_settings", "means_table", "score_table", "Curve", "slug", "plot_curves", "finish",
-           "not_run_figure"]
+           "show_figures", "not_run_figure"]
 
 
 def zscore(value: float, reference: float, stderr: float) -> float | None:
@@ -192,6 +192,13 @@ def finish(fig, ax, title: str, xlabel: str, ylabel: str, *, title_size: int | N
     ax.legend(fontsize=8)
     ax.set_title(title) if title_size is None else ax.set_title(title, fontsize=title_size)
     fig.tight_layout()
+
+
+def show_figures(display, *figures: ReportFigure) -> None:
+    """A notebook's view of report figures: each caption, then the figure (``display``: IPython's)."""
+    for fig in figures:
+        print(fig.caption)
+        display(fig.figure)
 
 
 def not_run_figure(name: str, title: str, quick: bool, experiment: str = "thesis") -> ReportFigure:

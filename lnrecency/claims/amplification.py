@@ -285,16 +285,6 @@ def gap_figures(data) -> list[ReportFigure]:
     return [gap_figure(data)]
 
 
-def _gap_table_cell(data, display):
-    display(gap_table(data))
-
-
-def _gap_figure_cell(data, display):
-    fig = gap_figure(data)
-    print(fig.caption)
-    display(fig.figure)
-
-
 @claim(ID, "anisotropy can amplify the bias: in which sense",
        tables=(TableOutput("c5_gap_vs_alpha", "recency gap S_(n,n-1) - S_(n,1) against alpha, absolute and relative",
                            gap_table),
@@ -303,7 +293,7 @@ def _gap_figure_cell(data, display):
        figures=(FigureOutput("recency gap S_(n,n-1) - S_(n,1) against alpha", gap_figures, ("gap_vs_alpha",)),),
        notebook="03_residual_and_anisotropy",
        cells=("Whether anisotropy amplifies the bias depends on what is measured: compare the absolute gap with the "
-              "relative one, with and without residual.", _gap_table_cell, _gap_figure_cell))
+              "relative one, with and without residual.", gap_table, gap_figures))
 def evaluate(*, quick: bool = False, progress=None, seed: int = 20260505) -> list:
     from lnrecency.theory.anisotropy import decide_alpha
 

@@ -25,7 +25,7 @@ import sympy
 from matplotlib.figure import Figure
 
 from lnrecency.claims._common import adjacent_triples, grouped, mc_means, mc_orderings, row_labels, setting
-from lnrecency.claims._views import Curve, model_config, plot_curves, verdict_note
+from lnrecency.claims._views import Curve, model_config, plot_curves, score_table, verdict_note
 from lnrecency.config import ModelConfig
 from lnrecency.evidence import Evidence, LimitProfile, MCMeans, OrderingTests, ProofRecord, RegionRecord, item, record
 from lnrecency.figure import ReportFigure
@@ -33,7 +33,6 @@ from lnrecency.reproduce import authors_h, limit_h, panel_table
 from lnrecency.reproduce import heatmap_figures as authors_heatmaps
 from lnrecency.tables import Table
 from lnrecency.verdicts import decide
-from lnrecency.claims._views import score_table
 from lnrecency.claims.declare import FigureOutput, TableOutput, claim
 
 ID = "C4"
@@ -195,20 +194,6 @@ def c4_scores(data) -> Table:
                                  "Carlo, row 8)")
 
 
-def _scores_cell(data, display):
-    display(c4_scores(data))
-
-
-def _h_table_cell(data, display):
-    display(h_table(data))
-
-
-def _h_figure_cell(data, display):
-    fig = h_figure(data)
-    print(fig.caption)
-    display(fig.figure)
-
-
 @claim(ID, "h(j) depends on alpha; recency for every alpha in [0, 1)",
        tables=(TableOutput("c4_scores", "anisotropic embeddings (alpha = 0.9) at layer 2: the verdict's Monte Carlo "
                                         "means against limit + c/d at each width", c4_scores),
@@ -219,7 +204,7 @@ def _h_figure_cell(data, display):
                 FigureOutput("the authors' simulation figure in their convention, RP on every panel, beside our "
                              "limit", authors_figures, authors_names)),
        notebook="03_residual_and_anisotropy",
-       cells=(_scores_cell, _h_table_cell, _h_figure_cell))
+       cells=(c4_scores, h_table, h_figures))
 def evaluate(*, quick: bool = False, progress=None, seed: int = 20260404) -> list:
     n = 16 if quick else 64
     out = []

@@ -30,7 +30,7 @@ from lnrecency.config import ModelConfig
 from lnrecency.evidence import (Evidence, LimitProfile, MCMeans, OrderingTests, PairedMean, ProofRecord, RegionRecord,
                                 item, record)
 from lnrecency.verdicts import combine, decide
-from lnrecency.claims._views import score_table
+from lnrecency.claims._views import score_table, show_figures
 from lnrecency.claims.declare import TableOutput, claim
 from lnrecency.claims.theorem1 import heatmap_figure, last_row_table
 from lnrecency.tables import Table
@@ -106,25 +106,19 @@ def _closed_form_cell(data, display):
     display(cf.score)  # no j: flat
 
 
-def _scores_cell(data, display):
-    display(c2_scores(data))
-
-
 def _last_row_cell(data, display):
     display(last_row_table(data))
 
 
 def _heatmap_cell(data, display):
-    fig = heatmap_figure(data, "no normalisation", dict(norm="none"), residual=False)
-    print(fig.caption)
-    display(fig.figure)
+    show_figures(display, heatmap_figure(data, "no normalisation", dict(norm="none"), residual=False))
 
 
 @claim(ID, "no normalisation: layer 2 flat, layers >= 3 earlier-token bias",
        tables=(TableOutput("c2_scores", "no normalisation: the verdict's Monte Carlo means (S_61, S_65, layers 2 and "
                                         "3) against limit + c/d at each width", c2_scores),),
        notebook="02_no_normalisation_baseline",
-       cells=(_closed_form_cell, _scores_cell, _last_row_cell, _heatmap_cell))
+       cells=(_closed_form_cell, c2_scores, _last_row_cell, _heatmap_cell))
 def evaluate(*, quick: bool = False, progress=None, seed: int = 20260202) -> list:
     from lnrecency.theory.proofs import proof_flat_without_norm
 

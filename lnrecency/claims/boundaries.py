@@ -4,6 +4,7 @@ diagram. The verdicts that rest on these decisions are C2, C4, C5 and C6."""
 from __future__ import annotations
 
 from lnrecency.claims.anisotropy import authors_table
+from lnrecency.claims._views import show_figures
 from lnrecency.claims.declare import section
 from lnrecency.claims.deeper import phase_figures
 from lnrecency.config import ModelConfig
@@ -29,9 +30,7 @@ def _alpha_cell(data, display):
 
 
 def _phase_cell(data, display):
-    fig = phase_figures(data)[0]
-    print(fig.caption)
-    display(fig.figure)
+    show_figures(display, phase_figures(data)[0])
 
 
 section("boundaries", "where each claim holds: the authors' setting, boundaries in n and alpha, phases",

@@ -55,7 +55,7 @@ class FigureOutput:
         return [(self.line, self.build)]
 
 
-Cell = str | Callable  # Markdown text, or a function whose body is a code cell
+Cell = str | Callable | TableOutput | FigureOutput  # Markdown; a function whose body is a code cell; an output shown
 
 
 @dataclass(frozen=True)
@@ -88,16 +88,19 @@ def _register(entry: Claim) -> None:
 
 def _check_cells(cells: tuple) -> tuple:
     for c in cells:
-        if not (isinstance(c, str) or inspect.isfunction(c)):
-            raise TypeError(f"a notebook cell must be Markdown text or a function; got {type(c).__name__}")
+        if not (isinstance(c, (str, TableOutput, FigureOutput)) or inspect.isfunction(c)):
+            raise TypeError(f"a notebook cell must be Markdown text, a function or a report output; got "
+                            f"{type(c).__name__}")
     return tuple(cells)
 
 
 def claim(claim_id: str, description: str, *, tables: tuple = (), figures: tuple = (), notebook: str | None = None,
           cells: tuple = (), training: bool = False) -> Callable:
     """Decorator: register the decorated ``evaluate(*, quick, progress) -> [ClaimResult]`` as the evaluator of
-    ``claim_id``, with the report tables, figures and notebook cells it owns. Returns the function unchanged."""
-    cells = _check_cells(cells)
+    ``claim_id``, with the report tables, figures and notebook cells it owns. A cell that is the builder of one of
+    the claim's own tables or figures shows that output. Returns the function unchanged."""
+    own = {id(o.build): o for o in (*tables, *figures)}
+    cells = _check_cells(tuple(own.get(id(c), c) for c in cells))
 
     def register(fn: Callable) -> Callable:
         _register(Claim(claim_id, fn.__module__, description, fn, tuple(tables), tuple(figures), notebook, cells,
@@ -142,10 +145,23 @@ def _imports_for(fn: types.FunctionType, tree: ast.FunctionDef) -> list[str]:
     return sorted(set(lines))
 
 
-def cell_source(fn: Callable) -> str:
+def _output_cell(out: TableOutput | FigureOutput) -> str:
+    """A report output shown in a notebook: its builder called on the notebook's ``data``."""
+    fn = out.build
+    if getattr(sys.modules.get(fn.__module__), fn.__name__, None) is not fn:
+        raise TypeError(f"a notebook cell's builder must be a module-level function; got {fn!r}")
+    head = f"from {fn.__module__} import {fn.__name__}\n"
+    if isinstance(out, TableOutput):
+        return head + f"display({fn.__name__}(data))"
+    return "from lnrecency.claims._views import show_figures\n" + head + f"show_figures(display, *{fn.__name__}(data))"
+
+
+def cell_source(fn: Callable | TableOutput | FigureOutput) -> str:
     """The notebook code of a cell function: the imports of the global names its body reads, then its body
     (dedented; a leading docstring dropped). Its parameters (``data``, ``display``) are the notebook's own
-    names, set by the notebook's first cell."""
+    names, set by the notebook's first cell. A report output becomes its builder shown on ``data``."""
+    if isinstance(fn, (TableOutput, FigureOutput)):
+        return _output_cell(fn)
     src = textwrap.dedent(inspect.getsource(fn))
     tree = ast.parse(src).body[0]
     if not isinstance(tree, ast.FunctionDef):

@@ -18,13 +18,12 @@ from itertools import product
 
 from lnrecency.bias import LABELS
 from lnrecency.claims._common import adjacent_triples, boundary_finding, grouped, mc_means, mc_orderings, setting
-from lnrecency.claims._views import LN, model_config, verdict_note
+from lnrecency.claims._views import LN, model_config, score_table, verdict_note
 from lnrecency.config import ModelConfig
 from lnrecency.evidence import BoundarySearch, Evidence, MCMeans, OrderingTests, RegionRecord, item, record
 from lnrecency.figure import ReportFigure
 from lnrecency.sweep import phase_figure, phase_table
 from lnrecency.tables import Table
-from lnrecency.claims._views import score_table
 from lnrecency.claims.declare import FigureOutput, TableOutput, claim
 
 ID = "C6"
@@ -116,14 +115,6 @@ def c6_scores(data) -> Table:
     return score_table(data, ID, "Deeper layers with LayerNorm (the verdict's Monte Carlo, layer 3)")
 
 
-def _scores_cell(data, display):
-    display(c6_scores(data))
-
-
-def _profile_cell(data, display):
-    display(profile_table(data))
-
-
 @claim(ID, "layers 3..L with normalisation",
        tables=(TableOutput("c6_scores", "deeper layers with LayerNorm: the verdict's Monte Carlo means (layer 3) "
                                         "against limit + c/d at each width", c6_scores),
@@ -134,9 +125,9 @@ def _profile_cell(data, display):
        figures=(FigureOutput("phase diagram: where recency / earlier-token bias / mixed rows hold, layers 2-8",
                              phase_figures, ("phase_diagram",)),),
        notebook="04_deeper_layers_and_finite_width",
-       cells=(_scores_cell,
+       cells=(c6_scores,
               "Definition 1 row by row (exact limit, n = 32): which rows of which layers have recency, earlier-token "
-              "bias, flat or mixed scores.", _profile_cell))
+              "bias, flat or mixed scores.", profile_table))
 def evaluate(*, quick: bool = False, progress=None, seed: int = 20260606) -> list:
     from lnrecency.theory.boundary import boundary
     from lnrecency.theory.limit import limit_scores

@@ -301,27 +301,13 @@ def convergence_figures(data) -> list[ReportFigure]:
     return [convergence_figure(data)]
 
 
-def _instance_cell(data, display):
-    display(instance_table(data))
-
-
-def _convergence_table_cell(data, display):
-    display(convergence_table(data))
-
-
-def _convergence_figure_cell(data, display):
-    fig = convergence_figure(data)
-    print(fig.caption)
-    display(fig.figure)
-
-
 @claim(ID, "per-instance behaviour and the rate in d",
        tables=(TableOutput("c9_per_instance", "per-instance P(S_(n,n-1) > S_(n,1)) against d", instance_table),
                TableOutput("c9_convergence_in_d", "E_d[S] - S_limit against d, fitted slope", convergence_table)),
        figures=(FigureOutput("finite-d convergence, log-log with fitted slope", convergence_figures,
                              ("convergence_in_d",)),),
        notebook="04_deeper_layers_and_finite_width",
-       cells=(_instance_cell, _convergence_table_cell, _convergence_figure_cell))
+       cells=(instance_table, convergence_table, convergence_figures))
 def evaluate(*, quick: bool = False, progress=None, seed: int = 20260909) -> list:
     from lnrecency.numerics.convergence import smallest_d_for_ordering
 

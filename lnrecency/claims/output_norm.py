@@ -152,21 +152,11 @@ def output_norm_figures(data) -> list[ReportFigure]:
     return [output_norm_figure(data)]
 
 
-def _table_cell(data, display):
-    display(output_norm_table(data))
-
-
-def _figure_cell(data, display):
-    fig = output_norm_figure(data)
-    print(fig.caption)
-    display(fig.figure)
-
-
 @claim(ID, "seed 002: the attention output shrinks with position",
        tables=(TableOutput("c7_output_norm", "seed 002: |o_i|^2 against position, limit vs MC", output_norm_table),),
        figures=(FigureOutput("seed 002: output norm against position", output_norm_figures,
                              ("seed002_output_norm",)),),
-       notebook="05_seeds_output_norm_and_variance", cells=(_table_cell, _figure_cell))
+       notebook="05_seeds_output_norm_and_variance", cells=(output_norm_table, output_norm_figures))
 def evaluate(*, quick: bool = False, progress=None, seed: int = 20260707) -> list:
     from lnrecency.theory import closed_forms as cf
     from lnrecency.theory.proofs import proof_h_decreasing

@@ -320,10 +320,6 @@ def printed_table(data) -> Table:
                  ["id", "verdict", "printed line", "evidence"], rows)
 
 
-def _table_cell(data, display):
-    display(printed_table(data))
-
-
 def _single(line: Callable[[], ClaimResult]) -> Callable[..., list[ClaimResult]]:
     """The evaluator of one printed line (the registry's protocol: ``fn(*, quick, progress) -> [ClaimResult]``)."""
     def evaluate_line(*, quick: bool = False, progress=None) -> list[ClaimResult]:
@@ -335,6 +331,6 @@ def _single(line: Callable[[], ClaimResult]) -> Callable[..., list[ClaimResult]]
 # one evaluator per printed line: asking for P3 evaluates P3 only
 claim("P1", PRINTED_DESCRIPTION,
       tables=(TableOutput("printed_derivation", "the authors' printed lines P1-P9 with verdicts", printed_table),),
-      notebook="06_printed_derivation", cells=(_table_cell,))(_single(p1))
+      notebook="06_printed_derivation", cells=(printed_table,))(_single(p1))
 for _line in (p2, p3, p4, p5, p6, p7):
     claim(f"P{_line.__name__[1:]}", PRINTED_DESCRIPTION)(_single(_line))

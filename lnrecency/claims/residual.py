@@ -75,14 +75,10 @@ def c3_scores(data) -> Table:
                                  "Carlo, row 8)")
 
 
-def _scores_cell(data, display):
-    display(c3_scores(data))
-
-
 @claim(ID, "residual connections weaken the bias but do not remove it",
        tables=(TableOutput("c3_scores", "residual vs no residual at layer 2: the verdict's Monte Carlo means "
                                         "against limit + c/d at each width", c3_scores),),
-       notebook="03_residual_and_anisotropy", cells=(_scores_cell,))
+       notebook="03_residual_and_anisotropy", cells=(c3_scores,))
 def evaluate(*, quick: bool = False, progress=None, seed: int = 20260303) -> list:
     from lnrecency.theory.proofs import proof_layer2_recency
 

@@ -407,26 +407,6 @@ def seed003_figures(data) -> list[ReportFigure]:
     return out
 
 
-def _seed002_table_cell(data, display):
-    display(seed002_table(data))
-
-
-def _seed002_figures_cell(data, display):
-    for fig in seed002_figures(data):
-        print(fig.caption)
-        display(fig.figure)
-
-
-def _seed003_table_cell(data, display):
-    display(seed003_table(data))
-
-
-def _seed003_figures_cell(data, display):
-    for fig in seed003_figures(data):
-        print(fig.caption)
-        display(fig.figure)
-
-
 _DESCRIPTIONS = {
     "S2.1": "seed 002: an induction head forms (prerequisite)",
     "S2.2": "seed 002, Figure 1: [C] beats [B] when the second [A] is near the end",
@@ -447,15 +427,15 @@ _OUTPUTS = {
                                        "mechanism", seed002_figures, SEED002_STEMS),),
                  notebook="09_seed_experiments",
                  cells=("Seed 002 on a 2-layer attention-only decoder trained here (`lnrecency experiments seed002`; "
-                        "cached): each statement's statistic over training seeds.", _seed002_table_cell,
-                        _seed002_figures_cell)),
+                        "cached): each statement's statistic over training seeds.", seed002_table,
+                        seed002_figures)),
     "S3.1": dict(tables=(TableOutput("seed003", "seed 003 at small scale: variance, shift and accuracy per test length "
                                                 "over training seeds, with verdicts", seed003_table),),
                  figures=(FigureOutput("seed 003 at small scale: attention-output variance and sum_k P_ik^2 against "
                                        "length, the hidden-state shift, accuracy", seed003_figures, SEED003_STEMS),),
                  notebook="09_seed_experiments",
                  cells=("Seed 003 on decoders with pre-LN, post-attention LN or both, trained here (`lnrecency "
-                        "experiments seed003`; cached).", _seed003_table_cell, _seed003_figures_cell)),
+                        "experiments seed003`; cached).", seed003_table, seed003_figures)),
 }
 # one evaluator per statement: asking for S2.4 decides S2.4 only (the experiment's runs are cached)
 for _cid in STATEMENTS:

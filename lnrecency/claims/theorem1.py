@@ -17,13 +17,12 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from lnrecency.claims._common import adjacent_triples, mc_means, mc_orderings, row_labels, setting
-from lnrecency.claims._views import LN, model_config, slug, verdict_note
+from lnrecency.claims._views import LN, model_config, score_table, show_figures, slug, verdict_note
 from lnrecency.config import ModelConfig
 from lnrecency.evidence import Evidence, LimitProfile, MCMeans, OrderingTests, ProofRecord, record
 from lnrecency.figure import ReportFigure, colour_bar
 from lnrecency.tables import Table
 from lnrecency.verdicts import ClaimResult, combine
-from lnrecency.claims._views import score_table
 from lnrecency.claims.declare import FigureOutput, TableOutput, claim
 from lnrecency.theory.closed_forms import closed_forms
 
@@ -106,11 +105,12 @@ def heatmap_figure(data, variant_label: str, variant: dict, residual: bool) -> R
     fig.subplots_adjust(left=0.05, right=0.955, bottom=0.05, top=0.9, wspace=0.4, hspace=0.25)
     caption = (f"{title}, n = {n}: for each alpha (rows) and layer (columns) the exact d -> infinity limit "
                f"(left half of a panel) beside the Monte Carlo mean at d = {d} ({s.samples} samples, the report's "
-               f"own illustration runs; right half). Colour scale per panel (colour bar beside it): the range of the limit's off-diagonal "
-               f"entries, widened to at least 2% of the largest entry and to at least {NOISE_SPAN:g} Monte Carlo "
-               f"standard errors, so that sampling noise (+-2 SE) covers at most a fifth of the scale; the "
-               f"diagonal and values outside the range are clipped. Ticks: query i and key j (1-indexed). Recency shows as colour increasing "
-               f"left to right along a row; earlier-token bias as colour decreasing.")
+               f"own illustration runs; right half). Colour scale per panel (colour bar beside it): the range of "
+               f"the limit's off-diagonal entries, widened to at least 2% of the largest entry and to at least "
+               f"{NOISE_SPAN:g} Monte Carlo standard errors, so that sampling noise (+-2 SE) covers at most a fifth "
+               f"of the scale; the diagonal and values outside the range are clipped. Ticks: query i and key j "
+               f"(1-indexed). Recency shows as colour increasing left to right along a row; earlier-token bias as "
+               f"colour decreasing.")
     name = f"heatmap_{slug(variant_label)}_{'res' if residual else 'nores'}"
     return ReportFigure(name, title, caption, fig, tight=False)
 
@@ -161,14 +161,8 @@ def _closed_forms_cell(data, display):
     display(cf.g, cf.h2, cf.score)
 
 
-def _scores_cell(data, display):
-    display(t1_scores(data))
-
-
 def _heatmap_cell(data, display):
-    fig = heatmap_figure(data, "LayerNorm, lam = 1", dict(norm="layernorm"), residual=False)
-    print(fig.caption)
-    display(fig.figure)
+    show_figures(display, heatmap_figure(data, "LayerNorm, lam = 1", dict(norm="layernorm"), residual=False))
 
 
 @claim(ID, "Theorem 1: layer-2 recency with normalisation, isotropic embeddings",
@@ -183,7 +177,7 @@ def _heatmap_cell(data, display):
               _closed_forms_cell,
               "The verdict's own Monte Carlo (row 8 of layer 2): exact limit, first-order coefficient c, and per "
               "width (16, 64, 256, 10^12) the mean +- SE against limit + c/d:",
-              _scores_cell,
+              t1_scores,
               "Expected scores per layer, limit beside simulation, for every alpha:",
               _heatmap_cell))
 def evaluate(*, quick: bool = False, progress=None, seed: int = 20260101) -> list[ClaimResult]:

@@ -422,16 +422,6 @@ def _small_training_cell(data, display):
     display([(lp.layer, lp.phase, round(lp.slope, 4), round(lp.slope_se, 4)) for lp in pr.layers])
 
 
-def _table_cell(data, display):
-    display(trained_table(data))
-
-
-def _figures_cell(data, display):
-    for fig in trained_figures(data):
-        print(fig.caption)
-        display(fig.figure)
-
-
 claim("TM1", "trained decoders: LayerNorm gives recency at layers >= 2", training=True,
       tables=(TableOutput("trained_phases", "trained NoPE decoders: recency slope per layer with its t-interval over "
                                             "training seeds, phases, at init / matched loss / equal steps",
@@ -444,7 +434,7 @@ claim("TM1", "trained decoders: LayerNorm gives recency at layers >= 2", trainin
              "A small NoPE decoder trained here (300 steps, a few seconds), probed the same way:", _small_training_cell,
              "Trained NoPE decoders (`lnrecency experiments thesis`; cached). Each row: an architecture, a "
              "normalisation, a stage, a layer; the recency slope's t-interval over training seeds and the per-seed "
-             "phases.", _table_cell, _figures_cell))(_slope_claim("TM1", "layernorm", "positive"))
+             "phases.", trained_table, trained_figures))(_slope_claim("TM1", "layernorm", "positive"))
 claim("TM2", "trained decoders: no normalisation gives earlier-token bias", training=True)(
     _slope_claim("TM2", "none", "negative"))
 claim("TM3", "trained decoders: RMSNorm behaves like LayerNorm", training=True)(tm3)

@@ -206,16 +206,6 @@ def variance_figures(data) -> list[ReportFigure]:
     return [variance_figure(data)]
 
 
-def _table_cell(data, display):
-    display(variance_table(data))
-
-
-def _figure_cell(data, display):
-    fig = variance_figure(data)
-    print(fig.caption)
-    display(fig.figure)
-
-
 @claim(ID, "seed 003: output variance decays; post-attention normalisation fixes it",
        tables=(TableOutput("c8_output_variance", "seed 003: the verdict's Monte Carlo means of d Var(o_i) against "
                                                  "limit + c/d at each width", variance_table),
@@ -223,7 +213,7 @@ def _figure_cell(data, display):
                                            "decay without", post_norm_table)),
        figures=(FigureOutput("seed 003: output variance against sequence length", variance_figures,
                              ("seed003_output_variance",)),),
-       notebook="05_seeds_output_norm_and_variance", cells=(_table_cell, _figure_cell))
+       notebook="05_seeds_output_norm_and_variance", cells=(variance_table, variance_figures))
 def evaluate(*, quick: bool = False, progress=None, seed: int = 20260808) -> list:
     from lnrecency.theory import closed_forms as cf
     from lnrecency.theory.proofs import proof_h_decreasing
