@@ -131,7 +131,7 @@ def _report_ids(quick: bool) -> list[str]:
 
 def _start_verdicts(settings: ReportSettings, jobs: int):
     """Evaluate every claim in ``jobs`` worker processes, so they overlap the figures drawn here and each
-    other (the registry's tasks, one per claim module); (pool, running) or (None, None) when jobs == 1."""
+    other (the registry's tasks, one per claim); (pool, running) or (None, None) when jobs == 1."""
     if jobs < 2 or "fork" not in mp.get_all_start_methods():
         return None, None
     running = start(_report_ids(settings.quick), quick=settings.quick, jobs=jobs)
