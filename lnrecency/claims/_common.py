@@ -34,10 +34,14 @@ from typing import Any
 
 import numpy as np
 
+from lnrecency.bias import bias_profile
 from lnrecency.config import ModelConfig
-from lnrecency.evidence import (EntryCheck, MCMeans, MeanChecks, OrderingTest, OrderingTests, PairedMean,
-                                 PerSetting, RemainderConstant, SettingGroup, WidthChecks)
+from lnrecency.evidence import (EntryCheck, MCMeans, MeanChecks, OrderingTest, OrderingTests, PairedMean, PerSetting,
+                                RemainderConstant, SettingGroup, WidthChecks)
+from lnrecency.numerics import simulate_scores
 from lnrecency.stats import PER_COMPARISON, mean_check, ordering_check, register
+from lnrecency.theory.finite_width import check_supported, finite_width
+from lnrecency.verdicts import ClaimResult
 
 D_BIG = 10 ** 12
 D_REF = 256
@@ -57,7 +61,6 @@ def variance_reduction(cfg: ModelConfig, quantity: str) -> str:
     """The control variate of the finite-width checks: "quadratic" (exact mean, lnrecency.numerics) for
     scores where the theory supports it; else "none". It shrinks the SE 5-10x at d = 16..32, which is what
     makes the remainder measured there (R grows with d_ref^2 SE) small enough to test anything at 64."""
-    from lnrecency.theory.finite_width import check_supported
 
     if quantity != "score":
         return "none"
@@ -70,8 +73,6 @@ def variance_reduction(cfg: ModelConfig, quantity: str) -> str:
 
 def simulate(n: int, layers: int, d: int, samples: int, seed: int, cfg: ModelConfig, progress=None,
              control_variate: str = "none"):
-    from lnrecency.numerics import simulate_scores
-
     return simulate_scores(n, layers, d, samples, seed=seed, method="gram", config=cfg,
                            progress=progress, control_variate=control_variate)
 
@@ -103,7 +104,6 @@ def _entry(sim, fw, quantity: str, layer: int, i: int, j: int) -> tuple[float, f
 
 def theory(cfg: ModelConfig, n: int, layers: int):
     """The finite-width theory of the checks (lnrecency.theory.finite_width)."""
-    from lnrecency.theory.finite_width import finite_width
 
     return finite_width(n, layers, config=cfg)
 
@@ -226,7 +226,6 @@ def row_labels(n: int, layer: int, cfg: ModelConfig, *, min_row: int = 2) -> dic
 
     min_row = 3 for earlier / flat statements (row 2 has a single key below the query: vacuous).
     """
-    from lnrecency.bias import bias_profile
 
     out: dict[str, list[int]] = {}
     for r in bias_profile(layer, n, config=cfg).rows[min_row - 1:]:
@@ -288,7 +287,6 @@ def grouped(claim_id: str, source: str, statement: str, base: dict,
 
     ``finding``: a string, or a function (verdict, [(setting, evidence), ...]) -> string, giving what
     holds and what fails in that group (ClaimResult.finding)."""
-    from lnrecency.verdicts import ClaimResult
 
     out = []
     for verdict in ("confirmed", "refuted", "inconclusive"):

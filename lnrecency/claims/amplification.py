@@ -28,13 +28,17 @@ from matplotlib.figure import Figure
 
 from lnrecency.claims._common import gap_comparison, grouped, setting
 from lnrecency.claims._views import Curve, finish, model_config, plot_curves, records_with_settings, verdict_note
+from lnrecency.claims.declare import FigureOutput, TableOutput, claim
 from lnrecency.config import ModelConfig
+from lnrecency.conventions import preset
 from lnrecency.evidence import Evidence, GapComparison, item, record
 from lnrecency.figure import ReportFigure
+from lnrecency.numerics import simulate_scores
 from lnrecency.stats import EXACT_RATE, bernstein_halfwidth, register
 from lnrecency.tables import Table
+from lnrecency.theory.anisotropy import decide_alpha
+from lnrecency.theory.limit import limit_scores
 from lnrecency.verdicts import combine
-from lnrecency.claims.declare import FigureOutput, TableOutput, claim
 
 if TYPE_CHECKING:  # annotation only (the theory is imported where it is used)
     from lnrecency.theory.anisotropy import AlphaDecision
@@ -113,8 +117,6 @@ class RPByAlpha(Evidence):
 
 
 def gap(n: int, cfg: ModelConfig, measure: str) -> float:
-    from lnrecency.theory.limit import limit_scores
-
     s = limit_scores(n, 2, config=cfg)[1, n - 1]
     delta = s[n - 2] - s[0]
     if measure == "absolute":
@@ -150,8 +152,6 @@ def rp_by_alpha(residual: bool, d: int, *, samples: int, seed: int, progress=Non
                 alphas=(0.0, 0.2, 0.4, 0.6, 0.8)) -> RPByAlpha:
     """Layer-2 RP at each alpha (authors-v2 convention at width d) and the one-sided empirical Bernstein
     comparisons of adjacent alphas."""
-    from lnrecency.conventions import preset
-    from lnrecency.numerics import simulate_scores
 
     register(f"C5 RP[{'res' if residual else 'nores'} d={d}]: adjacent alphas", len(alphas) - 1, basis="exact")
     est = []
@@ -295,8 +295,6 @@ def gap_figures(data) -> list[ReportFigure]:
        cells=("Whether anisotropy amplifies the bias depends on what is measured: compare the absolute gap with the "
               "relative one, with and without residual.", gap_table, gap_figures))
 def evaluate(*, quick: bool = False, progress=None, seed: int = 20260505) -> list:
-    from lnrecency.theory.anisotropy import decide_alpha
-
     grid = GRID[::5] + (0.99,) if quick else GRID
     out = []
     for measure in MEASURES:

@@ -15,8 +15,8 @@ Evidence:
 """
 from __future__ import annotations
 
-from dataclasses import replace
 import math
+from dataclasses import replace
 from itertools import product
 
 import mpmath
@@ -26,14 +26,19 @@ from matplotlib.figure import Figure
 
 from lnrecency.claims._common import adjacent_triples, grouped, mc_means, mc_orderings, row_labels, setting
 from lnrecency.claims._views import Curve, model_config, plot_curves, score_table, verdict_note
+from lnrecency.claims.declare import FigureOutput, TableOutput, claim
 from lnrecency.config import ModelConfig
 from lnrecency.evidence import Evidence, LimitProfile, MCMeans, OrderingTests, ProofRecord, RegionRecord, item, record
 from lnrecency.figure import ReportFigure
 from lnrecency.reproduce import authors_h, limit_h, panel_table
 from lnrecency.reproduce import heatmap_figures as authors_heatmaps
 from lnrecency.tables import Table
+from lnrecency.theory import closed_forms as cf
+from lnrecency.theory.formula import is_identically_zero
+from lnrecency.theory.limit import limit_trajectory
+from lnrecency.theory.proofs import proof_h_decreasing
+from lnrecency.theory.region import region
 from lnrecency.verdicts import decide
-from lnrecency.claims.declare import FigureOutput, TableOutput, claim
 
 ID = "C4"
 SOURCE = "our formulation"
@@ -72,11 +77,6 @@ class FigureSettingEvidence(Evidence):
 
 
 def h_evidence(residual: bool, n: int = 12) -> tuple[str, HEvidence]:
-    from lnrecency.theory import closed_forms as cf
-    from lnrecency.theory.formula import is_identically_zero
-    from lnrecency.theory.limit import limit_trajectory
-    from lnrecency.theory.proofs import proof_h_decreasing
-
     forms = cf.closed_forms(ModelConfig(norm="layernorm", residual=residual))
     dh2 = sympy.diff(forms.h2, cf.alpha)
     depends = not is_identically_zero(dh2)  # exact, with e^lam and e^(lam alpha) as independent generators
@@ -214,7 +214,6 @@ def evaluate(*, quick: bool = False, progress=None, seed: int = 20260404) -> lis
         h_items.append(({"residual": residual, "lam": 1.0, "gamma": 1.0, "alpha": "[0, 1) (sympy proof)",
                          "alphas": "0, 0.5, 0.9 (closed form vs limit, dps 30)"}, v, ev))
     out += grouped(ID, SOURCE, H_DEPENDS, {"norm": "layernorm"}, h_items)
-    from lnrecency.theory.region import region
 
     items = []
     for residual, lam in product((False, True), (1.0, 8.0)):

@@ -26,15 +26,19 @@ from itertools import product
 from typing import TYPE_CHECKING
 
 from lnrecency.claims._common import grouped, mc_means, mc_orderings, mc_paired_mean, row_labels, setting
-from lnrecency.config import ModelConfig
-from lnrecency.evidence import (Evidence, LimitProfile, MCMeans, OrderingTests, PairedMean, ProofRecord, RegionRecord,
-                                item, record)
-from lnrecency.verdicts import combine, decide
 from lnrecency.claims._views import score_table, show_figures
 from lnrecency.claims.declare import TableOutput, claim
 from lnrecency.claims.theorem1 import heatmap_figure, last_row_table
+from lnrecency.config import ModelConfig
+from lnrecency.evidence import (Evidence, LimitProfile, MCMeans, OrderingTests, PairedMean, ProofRecord, RegionRecord,
+                                item, record)
 from lnrecency.tables import Table
+from lnrecency.theory.boundary import boundary
 from lnrecency.theory.closed_forms import closed_forms
+from lnrecency.theory.limit import limit_trajectory
+from lnrecency.theory.proofs import proof_flat_without_norm
+from lnrecency.theory.region import regions
+from lnrecency.verdicts import combine, decide
 
 if TYPE_CHECKING:  # annotation only (the theory is imported where it is used)
     from lnrecency.theory.boundary import LayerBoundary
@@ -120,8 +124,6 @@ def _heatmap_cell(data, display):
        notebook="02_no_normalisation_baseline",
        cells=(_closed_form_cell, c2_scores, _last_row_cell, _heatmap_cell))
 def evaluate(*, quick: bool = False, progress=None, seed: int = 20260202) -> list:
-    from lnrecency.theory.proofs import proof_flat_without_norm
-
     n, depth, n_max = (12, 4, 60) if quick else (24, 6, 120)
     flat_items, earlier_items = [], []
     for idx, (residual, lam, alpha) in enumerate(product((False, True), (0.5, 1.0, 3.0),
@@ -163,7 +165,6 @@ def evaluate(*, quick: bool = False, progress=None, seed: int = 20260202) -> lis
 def earlier_evidence(cfg: ModelConfig, depth: int, n_max: int, *, scan: int) -> EarlierEvidence:
     """The alpha regions of earlier-token bias at layers 3..depth (every n <= n_max) and, at the middle of each
     failing layer's first failing interval, where the weight is on the first failing row."""
-    from lnrecency.theory.region import regions
 
     found = regions(range(3, depth + 1), n_max, "alpha", hi=ALPHA_MAX, ordering="earlier", config=cfg, scan=scan)
     recs = {str(r.layer): RegionRecord.of(r) for r in found}
@@ -175,8 +176,6 @@ def earlier_evidence(cfg: ModelConfig, depth: int, n_max: int, *, scan: int) -> 
 def failing_row(cfg: ModelConfig, layer: int, n_max: int) -> FailingRow:
     """The boundary of earlier-token bias at ``layer`` (exact limit, rows <= n_max) and, on its first failing row,
     the attention weight on token 1 and the largest weight among the keys where the order breaks."""
-    from lnrecency.theory.boundary import boundary
-    from lnrecency.theory.limit import limit_trajectory
 
     b = boundary(layer, n_max, ordering="earlier", config=cfg, first_layer=layer)[0]
     i = b.first_failing_n

@@ -3,8 +3,8 @@ model, the boundary of recency in the sequence length, the decision in alpha a g
 diagram. The verdicts that rest on these decisions are C2, C4, C5 and C6."""
 from __future__ import annotations
 
-from lnrecency.claims.anisotropy import authors_table
 from lnrecency.claims._views import show_figures
+from lnrecency.claims.anisotropy import authors_table
 from lnrecency.claims.declare import section
 from lnrecency.claims.deeper import phase_figures
 from lnrecency.config import ModelConfig

@@ -19,12 +19,15 @@ from itertools import product
 from lnrecency.bias import LABELS
 from lnrecency.claims._common import adjacent_triples, boundary_finding, grouped, mc_means, mc_orderings, setting
 from lnrecency.claims._views import LN, model_config, score_table, verdict_note
+from lnrecency.claims.declare import FigureOutput, TableOutput, claim
 from lnrecency.config import ModelConfig
 from lnrecency.evidence import BoundarySearch, Evidence, MCMeans, OrderingTests, RegionRecord, item, record
 from lnrecency.figure import ReportFigure
 from lnrecency.sweep import phase_figure, phase_table
 from lnrecency.tables import Table
-from lnrecency.claims.declare import FigureOutput, TableOutput, claim
+from lnrecency.theory.boundary import boundary
+from lnrecency.theory.limit import limit_scores
+from lnrecency.theory.region import region
 
 ID = "C6"
 SOURCE = "our formulation"
@@ -129,9 +132,6 @@ def c6_scores(data) -> Table:
               "Definition 1 row by row (exact limit, n = 32): which rows of which layers have recency, earlier-token "
               "bias, flat or mixed scores.", profile_table))
 def evaluate(*, quick: bool = False, progress=None, seed: int = 20260606) -> list:
-    from lnrecency.theory.boundary import boundary
-    from lnrecency.theory.limit import limit_scores
-
     n, depth, n_max = (32, 4, 200) if quick else (48, 6, 400)
     items = []
     for residual, gamma, lam, alpha in [(False, 1.0, lam, a) for lam, a in product((0.3, 1.0, 8.0), (0.0, 0.5))] + \
@@ -160,8 +160,6 @@ def evaluate(*, quick: bool = False, progress=None, seed: int = 20260606) -> lis
                 v = "inconclusive"
         regions = None
         if v == "refuted" and alpha == 0.0:
-            from lnrecency.theory.region import region
-
             # the first failing layer, n <= 60 (quick) or 120 (full), when it fails within that n; the finding
             # states the n it covers
             cap = 60 if quick else 120

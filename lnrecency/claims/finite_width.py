@@ -25,14 +25,15 @@ import matplotlib.ticker
 import numpy as np
 from matplotlib.figure import Figure
 
-from lnrecency.claims._common import grouped, simulate
+from lnrecency.claims._common import grouped, simulate, theory, theory_mean_checks
 from lnrecency.claims._views import finish, records_with_settings, setting_summary, verdict_note
+from lnrecency.claims.declare import FigureOutput, TableOutput, claim
 from lnrecency.config import ModelConfig, make_config
 from lnrecency.evidence import Evidence, MeanChecks, record
 from lnrecency.figure import ReportFigure
+from lnrecency.numerics.convergence import convergence_in_d, smallest_d_for_ordering
 from lnrecency.stats import EXACT_RATE, PER_COMPARISON, clopper_pearson_interval, register
 from lnrecency.tables import Table
-from lnrecency.claims.declare import FigureOutput, TableOutput, claim
 
 ID = "C9"
 SOURCE = "our formulation"
@@ -147,9 +148,6 @@ def scaled_bias_test(bias: np.ndarray, stderr: np.ndarray, ds, R: float, entries
 
 
 def rate_item(cfg: ModelConfig, n: int, layer: int, samples: int, seed: int, progress=None):
-    from lnrecency.claims._common import theory, theory_mean_checks
-    from lnrecency.numerics.convergence import convergence_in_d
-
     ds = (16, 32, 64, 128, 256)
     # the c-free linear control variate (mean exactly 0): resolves c/d at every width without using c
     res = convergence_in_d(n, layer, ds, samples, seed=seed, config=cfg, progress=progress,
@@ -309,8 +307,6 @@ def convergence_figures(data) -> list[ReportFigure]:
        notebook="04_deeper_layers_and_finite_width",
        cells=(instance_table, convergence_table, convergence_figures))
 def evaluate(*, quick: bool = False, progress=None, seed: int = 20260909) -> list:
-    from lnrecency.numerics.convergence import smallest_d_for_ordering
-
     cfg = ModelConfig(norm="layernorm")
     samples = 10000 if quick else 20000
     out = []

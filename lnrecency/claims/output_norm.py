@@ -19,12 +19,15 @@ from matplotlib.figure import Figure
 
 from lnrecency.claims._common import grouped, mc_means, setting
 from lnrecency.claims._views import Curve, finish, means_table, model_config
+from lnrecency.claims.declare import FigureOutput, TableOutput, claim
 from lnrecency.config import ModelConfig
 from lnrecency.evidence import Evidence, MCMeans, ProofRecord, item, record
 from lnrecency.figure import ReportFigure
 from lnrecency.tables import Table
+from lnrecency.theory import closed_forms as cf
+from lnrecency.theory.limit import limit_trajectory
+from lnrecency.theory.proofs import proof_h_decreasing
 from lnrecency.verdicts import decide
-from lnrecency.claims.declare import FigureOutput, TableOutput, claim
 
 ID = "C7"
 N_MC = 8  # the Monte Carlo checks' sequence length (entries (i, i), i = 1..N_MC)
@@ -68,7 +71,6 @@ class FloorEvidence(Evidence):
 
 def osq_formula():
     """The claimed closed form |o_i|^2 = sum_k P_ik^2 = (E^2 + i - 1)/(E + i - 1)^2, E = e^lam."""
-    from lnrecency.theory import closed_forms as cf
 
     E = sympy.exp(cf.lam)
     return (E ** 2 + cf.i - 1) / (E + cf.i - 1) ** 2
@@ -77,8 +79,6 @@ def osq_formula():
 def exact_identity(candidate=None, n: int = 6) -> dict[str, ExactIdentity]:
     """Exact (sympy) comparison of the limit's O_ii with sum_k P_ik^2 and with ``candidate`` (a sympy
     expression in theory.closed_forms.i and lam; default :func:`osq_formula`), lam in {1, 1/2}."""
-    from lnrecency.theory import closed_forms as cf
-    from lnrecency.theory.limit import limit_trajectory
 
     candidate = osq_formula() if candidate is None else candidate
     out = {}
@@ -158,9 +158,6 @@ def output_norm_figures(data) -> list[ReportFigure]:
                              ("seed002_output_norm",)),),
        notebook="05_seeds_output_norm_and_variance", cells=(output_norm_table, output_norm_figures))
 def evaluate(*, quick: bool = False, progress=None, seed: int = 20260707) -> list:
-    from lnrecency.theory import closed_forms as cf
-    from lnrecency.theory.proofs import proof_h_decreasing
-
     i, lam, alpha, j = cf.i, cf.lam, cf.alpha, cf.j
     osq = osq_formula()
     h2 = cf.closed_forms(ModelConfig(norm="layernorm")).h2

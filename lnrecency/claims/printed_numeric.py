@@ -26,11 +26,14 @@ import math
 import mpmath
 import sympy
 
-from lnrecency.claims._common import gap_comparison, grouped, setting, simulate
+from lnrecency.bias import bias_profile
+from lnrecency.claims._common import gap_comparison, grouped, setting, simulate, theory
 from lnrecency.claims.declare import claim
 from lnrecency.config import ModelConfig
 from lnrecency.evidence import Evidence, item, record
 from lnrecency.stats import PER_COMPARISON, OrderingCheck, register
+from lnrecency.theory import closed_forms as cf
+from lnrecency.theory.limit import limit_scores
 
 SOURCE = "printed derivation"
 P8 = "P8: for a != 0 the layer-2 pattern becomes nearly independent of i (g(i)/h(i) saturates)."
@@ -106,8 +109,6 @@ class WeakensEvidence(Evidence):
 
 
 def p8() -> list:
-    from lnrecency.theory import closed_forms as cf
-
     forms = cf.closed_forms(ModelConfig(norm="l2", residual=True))
     subs = {cf.lam: 1, cf.gamma: 1}
     r = (forms.g / forms.h.subs(cf.j, cf.i)).subs(subs)
@@ -130,9 +131,6 @@ def p8() -> list:
 
 
 def p9a(samples: int, seed: int, progress=None) -> list:
-    from lnrecency.bias import bias_profile
-    from lnrecency.theory.limit import limit_scores
-
     with mpmath.workdps(40):
         a = limit_scores(12, 3, norm="layernorm", dps=40)
         b = limit_scores(12, 3, norm="l2", dps=40)
@@ -163,8 +161,6 @@ def p9a(samples: int, seed: int, progress=None) -> list:
 
 
 def p9b() -> list:
-    from lnrecency.theory import closed_forms as cf
-
     p = cf.closed_forms(ModelConfig(norm="layernorm")).p_diag.subs(cf.i, cf.i)
     dp = sympy.simplify(sympy.diff(p, cf.lam))
     # sign: dP_ii/dlam = (1 - alpha)(i - 1) e^(lam (1 + alpha)) / Z^2 > 0 for i >= 2, alpha < 1
@@ -179,9 +175,6 @@ def p9b() -> list:
 
 
 def p9c(samples: int, seed: int, progress=None) -> list:
-    from lnrecency.claims._common import theory
-    from lnrecency.theory.limit import limit_scores
-
     items = []
     k = register("P9c weakens: Monte Carlo at the named width", 20, sided=1)
     for residual in (False, True):

@@ -23,12 +23,14 @@ import numpy as np
 
 from lnrecency.claims._common import (adjacent_triples, gap_comparison, grouped, mc_means, mc_orderings, row_labels,
                                       setting)
+from lnrecency.claims._views import score_table
+from lnrecency.claims.declare import TableOutput, claim
 from lnrecency.config import ModelConfig
 from lnrecency.evidence import Evidence, GapComparison, LimitProfile, MCMeans, OrderingTests, ProofRecord, item, record
 from lnrecency.stats import register
-from lnrecency.claims._views import score_table
-from lnrecency.claims.declare import TableOutput, claim
 from lnrecency.tables import Table
+from lnrecency.theory.limit import limit_scores
+from lnrecency.theory.proofs import proof_layer2_recency
 
 ID = "C3"
 SOURCE = "our formulation"
@@ -60,7 +62,6 @@ class WeakensEvidence(Evidence):
 
 def gaps(n: int, cfg: ModelConfig) -> tuple[np.ndarray, np.ndarray]:
     """Absolute and relative layer-2 gaps of rows i = 3..n in the exact limit."""
-    from lnrecency.theory.limit import limit_scores
 
     s = limit_scores(n, 2, config=cfg)[1]
     rows = np.arange(3, n + 1)
@@ -80,8 +81,6 @@ def c3_scores(data) -> Table:
                                         "against limit + c/d at each width", c3_scores),),
        notebook="03_residual_and_anisotropy", cells=(c3_scores,))
 def evaluate(*, quick: bool = False, progress=None, seed: int = 20260303) -> list:
-    from lnrecency.theory.proofs import proof_layer2_recency
-
     proof = proof_layer2_recency(ModelConfig(norm="layernorm", residual=True))
     n = 16 if quick else 64
     keep_items, weak_items = [], []

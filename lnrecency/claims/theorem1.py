@@ -18,13 +18,14 @@ from matplotlib.figure import Figure
 
 from lnrecency.claims._common import adjacent_triples, mc_means, mc_orderings, row_labels, setting
 from lnrecency.claims._views import LN, model_config, score_table, show_figures, slug, verdict_note
+from lnrecency.claims.declare import FigureOutput, TableOutput, claim
 from lnrecency.config import ModelConfig
 from lnrecency.evidence import Evidence, LimitProfile, MCMeans, OrderingTests, ProofRecord, record
 from lnrecency.figure import ReportFigure, colour_bar
 from lnrecency.tables import Table
-from lnrecency.verdicts import ClaimResult, combine
-from lnrecency.claims.declare import FigureOutput, TableOutput, claim
 from lnrecency.theory.closed_forms import closed_forms
+from lnrecency.theory.proofs import proof_layer2_recency
+from lnrecency.verdicts import ClaimResult, combine
 
 ID = "T1"
 SOURCE = "seed text"
@@ -181,8 +182,6 @@ def _heatmap_cell(data, display):
               "Expected scores per layer, limit beside simulation, for every alpha:",
               _heatmap_cell))
 def evaluate(*, quick: bool = False, progress=None, seed: int = 20260101) -> list[ClaimResult]:
-    from lnrecency.theory.proofs import proof_layer2_recency
-
     proof = proof_layer2_recency(ModelConfig(norm="layernorm"))
     n = 16 if quick else 96
     samples = 20000

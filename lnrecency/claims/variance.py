@@ -24,12 +24,15 @@ from matplotlib.figure import Figure
 
 from lnrecency.claims._common import D_BIG, ROUNDING, grouped, mc_means, setting, simulate
 from lnrecency.claims._views import finish, means_table, model_config, records_with_settings, verdict_note
+from lnrecency.claims.declare import FigureOutput, TableOutput, claim
 from lnrecency.config import ModelConfig
 from lnrecency.evidence import Evidence, MCMeans, ProofRecord, item, record
 from lnrecency.figure import ReportFigure
 from lnrecency.stats import OrderingCheck, mean_check, ordering_check, register
 from lnrecency.tables import Table
-from lnrecency.claims.declare import FigureOutput, TableOutput, claim
+from lnrecency.theory import closed_forms as cf
+from lnrecency.theory.limit import limit_scores
+from lnrecency.theory.proofs import proof_h_decreasing
 
 ID = "C8"
 SOURCE = "seed text"
@@ -95,7 +98,6 @@ def post_norm_evidence(*, samples: int, seed: int, progress=None) -> tuple[str, 
     cfg = ModelConfig(norm="none", lam=1.0)
     k = register("C8 no-norm decay: S^(2)_22 > S^(2)_88", 1, sided=1)
     sim = simulate(N, 2, 10 ** 12, samples, seed + 1, cfg, progress)
-    from lnrecency.theory.limit import limit_scores
     lim = limit_scores(N, 2, config=cfg)[1]
     diff = sim.mean[1, 1, 1] - sim.mean[1, N - 1, N - 1]
     se = float(sim.stderr[1, 1, 1] + sim.stderr[1, N - 1, N - 1])  # sd(X - Y) <= sd(X) + sd(Y)
@@ -215,9 +217,6 @@ def variance_figures(data) -> list[ReportFigure]:
                              ("seed003_output_variance",)),),
        notebook="05_seeds_output_norm_and_variance", cells=(variance_table, variance_figures))
 def evaluate(*, quick: bool = False, progress=None, seed: int = 20260808) -> list:
-    from lnrecency.theory import closed_forms as cf
-    from lnrecency.theory.proofs import proof_h_decreasing
-
     proof = proof_h_decreasing(ModelConfig(norm="layernorm"))
     floor = sympy.limit(cf.closed_forms(ModelConfig(norm="layernorm")).h2.subs(cf.j, cf.i), cf.i, sympy.oo)
     decay_items, vanish_items, extension = [], [], []
