@@ -119,16 +119,16 @@ def test_frequency_rejects_false_claims():
 def test_rate_decision_rejects_a_wrong_first_order_term(monkeypatch, factor):
     """C9's rate decision (E_d S - S_lim = c/d within k SE + R/d^2, R re-measured with the planted c)
     says no to a planted 1/d coefficient: none at all (c = 0), halved, doubled."""
-    import lnrecency.claims._common as common
+    import lnrecency.claims.finite_width as finite_width
     from lnrecency.claims.finite_width import rate_item
 
-    real_checks = common.theory_mean_checks
+    real_checks = finite_width.theory_mean_checks
 
     def planted_checks(name, refs, sim, fw, layer, entries, **kw):
         c = {(i, j): factor * float(fw.c[layer - 1, i - 1, j - 1]) for i, j in entries}
         return real_checks(name, refs, sim, fw, layer, entries, c=c, **kw)
 
-    monkeypatch.setattr(common, "theory_mean_checks", planted_checks)
+    monkeypatch.setattr(finite_width, "theory_mean_checks", planted_checks)  # the name rate_item calls
     assert rate_item(CFG, 6, 2, 10000, 79)[1] == "refuted"
 
 

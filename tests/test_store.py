@@ -13,6 +13,8 @@ import pytest
 
 from lnrecency.cli import main
 from lnrecency.config import ModelConfig
+from lnrecency.report.data import ReportData
+from lnrecency.report.settings import ReportSettings
 from lnrecency.store import FORMAT, StoreError, dumps, loads
 
 
@@ -75,7 +77,9 @@ def test_report_from_evidence_equals_the_direct_report(evidence, tmp_path, monke
     as the quick report built directly (same seed)."""
     import lnrecency.claims.registry as registry
     import lnrecency.numerics as numerics
+    import lnrecency.report.data as data_mod
     import lnrecency.theory.limit as limit
+    from lnrecency.claims._views import LN
 
     direct = tmp_path / "direct"
     assert main(["report", "--quick", "--out", str(direct)]) == 0
@@ -85,6 +89,16 @@ def test_report_from_evidence_equals_the_direct_report(evidence, tmp_path, monke
 
     for mod, name in ((registry, "evaluate"), (numerics, "simulate_scores"), (limit, "limit_trajectory")):
         monkeypatch.setattr(mod, name, forbidden)
+    # every computing function the report's data object calls, under the names it calls them by
+    computing = ("evaluate_claims", "simulate_scores", "limit_trajectory", "convergence_in_d", "finite_width",
+                 "run_panels", "sweep", "bias_profile", "evaluate_closed_form")
+    for name in computing:
+        monkeypatch.setattr(data_mod, name, forbidden)
+    fresh = ReportData(ReportSettings.make(quick=True))  # the patches bite: a data object that computes fails
+    for ask in (lambda: fresh.limit(LN), lambda: fresh.sim(LN, 64), lambda: fresh.verdicts(["C7"]),
+                lambda: fresh.closed_form("h", LN, 1, 2)):
+        with pytest.raises(AssertionError, match="computed"):
+            ask()
     rendered = tmp_path / "rendered"
     t0 = time.perf_counter()
     assert main(["report", "--from", str(evidence), "--out", str(rendered)]) == 0
