@@ -31,17 +31,28 @@ Phi((Delta_lim + Delta_c / d) / sqrt(v / d))).
 from __future__ import annotations
 
 import itertools
+import json as _json
 import math
+import sys
 from dataclasses import dataclass, field
+from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
+import matplotlib
 import numpy as np
+from matplotlib.figure import Figure
+from tqdm import tqdm
 
+from lnrecency.atomic import atomic_write_text, publish, staged_directory
 from lnrecency.config import ModelConfig, check_choice, check_int
 from lnrecency.conventions import CONVENTIONS, convention_record, preset
 from lnrecency.figure import ReportFigure, colour_bar
+from lnrecency.numerics import simulate_scores
+from lnrecency.stats import k_for
 from lnrecency.tables import Table
+from lnrecency.theory.finite_width import finite_width
+from lnrecency.theory.limit import limit_scores, limit_trajectory
 
 __all__ = ["FIGURES", "V2_ROWS", "Row", "HeatmapFigure", "CurveFigure", "reproduce", "authors_h",
            "DEFAULT_SAMPLES", "rp_limit", "rp_first_order", "rp_edgeworth", "printed_rp", "theory_count"]
@@ -133,8 +144,6 @@ def printed_rp() -> dict:
     """{authors' file: [RP printed on each panel]} (lnrecency/data/authors_rp.json: the text "RP=..." of each
     panel of figures/*.pdf in starmpcc/layernorm_recency_bias, in the order the PDF draws them: row by row,
     columns d x layer, which is :func:`panel_table`'s order)."""
-    import json as _json
-    from importlib.resources import files
 
     return _json.loads(files("lnrecency").joinpath("data/authors_rp.json").read_text())["figures"]
 
@@ -175,7 +184,6 @@ def authors_h(j: np.ndarray, alpha: float, resid: float, d: int = 64) -> np.ndar
 def limit_h(n: int, config: ModelConfig) -> np.ndarray:
     """1 / |h_j^(1)|, j = 1..n, from our limit of ``config``: 1 / sqrt(G'_jj), G' the Gram of the state after
     layer 1 (the state layer 2 normalises)."""
-    from lnrecency.theory.limit import limit_trajectory
 
     return 1 / np.sqrt(np.diag(limit_trajectory(n, 1, config=config).layers[0].next_gram))
 
@@ -263,13 +271,6 @@ def _runs_needed(figs: list) -> list[tuple[Row, int]]:
 def run_panels(figure: str = "all", *, samples: int | None = None, seed: int = 0,
                progress: bool | None = None, convention: str = "authors-v2") -> tuple[list, dict]:
     """Simulate every (row, d) the selected figures need; return (figures, {(row, d): Run})."""
-    import sys
-
-    from tqdm import tqdm
-
-    from lnrecency.numerics import simulate_scores
-    from lnrecency.theory.finite_width import finite_width
-    from lnrecency.theory.limit import limit_scores
 
     check_choice("convention", convention, tuple(CONVENTIONS))
     samples = DEFAULT_SAMPLES[convention] if samples is None else check_int("samples", samples, minimum=2)
@@ -288,7 +289,6 @@ def run_panels(figure: str = "all", *, samples: int | None = None, seed: int = 0
 
 
 def panel_table(figs: list, runs: dict):
-
     cols = ("figure", "authors_file", "row", "d", "layer", "alpha", "layernorm", "residual", "lam", "gamma",
             "RP", "RP SE", "samples", "RP printed", "RP limit", "RP first order", "RP Edgeworth",
             "z (MC - first order)", "z (MC - Edgeworth)")
@@ -320,7 +320,6 @@ def theory_count(panels) -> tuple[Any, dict]:
     SE_printed = (our per-draw spread) / sqrt(10^7) (their draws), 5e-5 their rounding, k for a family-wise
     rate of 1% over the printed panels (a theory equal to the exact finite-d RP misses any of them with
     probability <= 1%), and at k = 2. Returns (Table, {theory: count at the family-wise k})."""
-    from lnrecency.stats import k_for
 
     cols = list(panels.columns)
     rows = [dict(zip(cols, r)) for r in panels.rows]
@@ -350,7 +349,6 @@ def theory_count(panels) -> tuple[Any, dict]:
 
 
 def curve_table(figs: list):
-
     rows = []
     for f in figs:
         if not isinstance(f, CurveFigure):
@@ -381,7 +379,6 @@ def _authors_heatmap(fig, ax, mat: np.ndarray, text: str) -> None:
     """The authors' panel style (_plot_heatmap): colour bar, upper colour limit at the second-largest
     distinct value (the largest drawn white), the annotation bottom right. Colour map: matplotlib's
     'magma' (theirs is seaborn's 'rocket', a close relative; seaborn is not a dependency here)."""
-    import matplotlib
 
     cmap = matplotlib.colormaps["magma"].with_extremes(over="white")
     im = ax.imshow(mat, cmap=cmap, aspect="equal")
@@ -398,8 +395,6 @@ def _authors_heatmap(fig, ax, mat: np.ndarray, text: str) -> None:
 def heatmap_figures(f: HeatmapFigure, runs: dict) -> list:
     """Two figures per authors' file: the Monte Carlo panels (their style, RP +- SE) and, beside them,
     our limit for the same frozen parameters (limit RP, first-order RP)."""
-    from matplotlib.figure import Figure
-
 
     cols = [(d, layer) for d in f.dims for layer in f.layers]
     out = []
@@ -432,9 +427,6 @@ def heatmap_figures(f: HeatmapFigure, runs: dict) -> list:
 
 
 def curve_figure(f: CurveFigure):
-    from matplotlib.figure import Figure
-
-
     fig = Figure(figsize=(11, 4.2))
     left, right = fig.subplots(1, 2)
     j = np.arange(1, N + 1)
@@ -501,9 +493,6 @@ def reproduce(out: str | Path, *, figure: str = "all", samples: int | None = Non
               progress: bool | None = None, convention: str = "authors-v2") -> list[Path]:
     """Regenerate the selected figures into ``out`` (published atomically: an interrupted run leaves
     ``out`` as it was); return the files written."""
-    import json as _json
-
-    from lnrecency.atomic import atomic_write_text, publish, staged_directory
 
     figure = check_choice("figure", str(figure), tuple(FIGURES) + ("all",))
     convention = check_choice("convention", convention, tuple(CONVENTIONS))

@@ -15,15 +15,22 @@ the table is in setting order whatever the number of workers, so the same grid g
 from __future__ import annotations
 
 import itertools
+import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
 
+import matplotlib.ticker
 import numpy as np
+from matplotlib.figure import Figure
 
+from lnrecency.atomic import atomic_write_text, publish, staged_directory
 from lnrecency.config import ModelConfig, check_int
+from lnrecency.distributed import map_ordered
 from lnrecency.figure import ReportFigure
 from lnrecency.tables import Table
+from lnrecency.theory.boundary import boundaries
+from lnrecency.theory.region import region
 
 __all__ = ["SweepGrid", "PhaseRow", "phase_rows", "sweep", "phase_table", "phase_figure", "write_sweep", "PHASES",
            "REPORT_GRID", "boundary_curves", "curve_point", "curves_figure"]
@@ -77,7 +84,6 @@ def _holds_up_to(b, n_max: int) -> int:
 
 def phase_rows(cfg: ModelConfig, layers: int, n_max: int) -> list[PhaseRow]:
     """One row per layer 2..layers for one setting (a pure function: a Dask task)."""
-    from lnrecency.theory.boundary import boundaries
 
     both = boundaries(layers, n_max, orderings=("recency", "earlier"), config=cfg, first_layer=2)
     rec, ear = both["recency"], both["earlier"]
@@ -102,8 +108,6 @@ def phase_rows(cfg: ModelConfig, layers: int, n_max: int) -> list[PhaseRow]:
 
 
 def sweep(grid: SweepGrid, *, scheduler: str = "none", workers: int = 2, progress: bool | None = None) -> list:
-    from lnrecency.distributed import map_ordered
-
     check_int("layers", grid.layers, minimum=2)
     check_int("n_max", grid.n_max, minimum=3)
     tasks = [(cfg, grid.layers, grid.n_max) for cfg in grid.settings()]
@@ -112,7 +116,6 @@ def sweep(grid: SweepGrid, *, scheduler: str = "none", workers: int = 2, progres
 
 
 def phase_table(rows: list, grid: SweepGrid):
-
     cols = ("norm", "residual", "gamma", "lam", "alpha", "layer", "phase", "recency_holds_up_to",
             "recency_first_failing_n", "earlier_holds_up_to", "earlier_first_failing_n", "undecided_from")
     return Table("phase_diagram", f"Phase diagram, layers 2..{grid.layers}, n <= {grid.n_max} (exact limit)",
@@ -125,8 +128,6 @@ def phase_table(rows: list, grid: SweepGrid):
 def phase_figure(rows: list, grid: SweepGrid):
     """Per (residual, gamma) a row of panels, one per layer: colour = log10 of the longest n with recency
     on every row (n_max: all searched); letters mark earlier-token bias (E), mixed (M), undecided (?)."""
-    from matplotlib.figure import Figure
-
 
     layers = list(range(2, grid.layers + 1))
     fig = Figure(figsize=(2.1 * len(layers) + 1, 2.1 * len(grid.residual)))
@@ -171,7 +172,6 @@ CURVE_TOL = 1e-6
 def curve_point(cfg: ModelConfig, layer: int, n_max: int, over: str, value: float) -> dict:
     """The alpha-set of recency at ``layer`` (every n <= n_max) with ``over`` (lam or gamma) set to ``value``: one
     point of a boundary curve (a pure function: a Dask task)."""
-    from lnrecency.theory.region import region
 
     at = cfg.replace(**{over: float(value)})
     r = region(layer, n_max, "alpha", config=at, scan=CURVE_SCAN, tol=CURVE_TOL)
@@ -182,7 +182,6 @@ def curve_point(cfg: ModelConfig, layer: int, n_max: int, over: str, value: floa
 
 def axis_point(cfg: ModelConfig, layer: int, n_max: int, over: str, lo: float, hi: float) -> dict:
     """Where a curve meets alpha = 0: the certified ends in ``over`` of recency at alpha = 0 (a Dask task)."""
-    from lnrecency.theory.region import region
 
     r = region(layer, n_max, over, config=cfg.replace(alpha=0.0), lo=lo, hi=hi, scan=CURVE_SCAN, tol=CURVE_TOL)
     return {"over": over, "axis": True, "residual": cfg.residual, "gamma": float(cfg.gamma) if cfg.residual else None,
@@ -213,7 +212,6 @@ def _run_task(fn, args):
 def boundary_curves(grid: SweepGrid, layers: tuple = (3,), points: int = 12, *, scheduler: str = "none",
                     workers: int = 2, progress: bool | None = None) -> list:
     """Every curve point of :func:`curve_tasks`, in task order (same bytes whatever the workers)."""
-    from lnrecency.distributed import map_ordered
 
     for layer in layers:
         check_int("curve layer", layer, minimum=2, maximum=grid.layers)
@@ -225,9 +223,6 @@ def boundary_curves(grid: SweepGrid, layers: tuple = (3,), points: int = 12, *, 
 def curves_figure(points: list, grid: SweepGrid):
     """Panels: (lam, alpha) per residual setting and (gamma, alpha) at lam = 1; per layer, the alpha-ends of the
     certified regions joined over lam (gamma), the failing side shaded."""
-    import matplotlib.ticker
-    from matplotlib.figure import Figure
-
 
     panels = [("lam", r, g) for r, g in grid.residual] + ([("gamma", True, None)] if any(r for r, _ in grid.residual)
                                                           else [])
@@ -276,9 +271,6 @@ def write_sweep(out: str | Path, grid: SweepGrid, *, scheduler: str = "local", w
                 progress: bool | None = None, curves: tuple = (), curve_points: int = 12) -> list[Path]:
     """Sweep and write phase_diagram.{md,csv,json,png,pdf} and sweep.json into ``out`` atomically; with
     ``curves`` (layers), also boundary_curves.{json,png,pdf} (:func:`boundary_curves`)."""
-    import json
-
-    from lnrecency.atomic import atomic_write_text, publish, staged_directory
 
     final = Path(out)
     with staged_directory(final, OUTPUT_NAMES) as stage:
