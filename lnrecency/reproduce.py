@@ -42,20 +42,22 @@ from typing import Any
 import matplotlib
 import numpy as np
 from matplotlib.figure import Figure
+from scipy.stats import t as _student
 from tqdm import tqdm
 
 from lnrecency.atomic import atomic_write_text, publish, staged_directory
 from lnrecency.config import ModelConfig, check_choice, check_int
 from lnrecency.conventions import CONVENTIONS, convention_record, preset
 from lnrecency.figure import ReportFigure, colour_bar
-from lnrecency.numerics import simulate_scores
-from lnrecency.stats import k_for
+from lnrecency.numerics import sample_instances, simulate_scores
+from lnrecency.stats import edgeworth_prob_positive, k_for, k_statistics
 from lnrecency.tables import Table
 from lnrecency.theory.finite_width import finite_width
 from lnrecency.theory.limit import limit_scores, limit_trajectory
 
 __all__ = ["FIGURES", "V2_ROWS", "Row", "HeatmapFigure", "CurveFigure", "reproduce", "authors_h",
-           "DEFAULT_SAMPLES", "rp_limit", "rp_first_order", "rp_edgeworth", "printed_rp", "theory_count"]
+           "DEFAULT_SAMPLES", "rp_limit", "rp_first_order", "rp_edgeworth", "printed_rp", "theory_count",
+           "Ceiling", "cumulant_ceiling", "ceiling_tables", "EXPANSIONS", "CEILING_SAMPLES"]
 
 DEFAULT_SAMPLES = {"authors-v2": 400_000, "authors-v1": 20_000}  # S = 50 costs ~25x more per draw
 N = CONVENTIONS["authors-v2"].n  # the authors' S = 10 (the h(j) curves)
@@ -193,6 +195,92 @@ def rp_edgeworth(fw, layer: int, d: int) -> float:
     (:meth:`FiniteWidth.prob_greater_edgeworth`); not clipped, so a value outside [0, 1] shows where
     the expansion fails."""
     return float(np.mean(fw.prob_greater_edgeworth([(layer, i, k, j) for i, j, k in _triples(fw.n)], d)))
+
+
+# -- the ceiling of cumulant expansions ------------------------------------------------------------------
+CEILING_SAMPLES = 50_000  # draws per (row, d) for the ceiling (at most the run's own count)
+CEILING_BATCHES = 40  # independent batches: the SE of a gap is their spread (batch means)
+EXPANSIONS = ("normal", "Edgeworth 1", "Edgeworth 2", "Fisher-z Edgeworth 2")
+
+
+@dataclass(frozen=True)
+class Ceiling:
+    """The best a cumulant expansion of P(S_ik > S_ij) can do on one panel. From the draws' own k-statistics
+    of each triple's difference (exact cumulants up to sampling error, no theory): RP by the normal law
+    (k1, k2), the one-term Edgeworth expansion (+ k3) and the two-term one (+ k4)
+    (:func:`lnrecency.stats.edgeworth_prob_positive`), and the two-term one for the difference of Fisher's
+    z = atanh(S / S_ii) (the same event, as S_ii bounds |S| under a normalisation: the classical normalising
+    transform of a cosine; without normalisation z = S), against RP of the same draws. ``gaps[name]`` =
+    (expansion - RP, its SE): pooled estimate, SE from the spread of the CEILING_BATCHES batch values.
+    A gap many SE from 0 is the truncation's own error at this width: exact cumulants do not remove it."""
+
+    rp: float
+    rp_stderr: float
+    expansions: dict  # name -> (RP by the truncation, its SE)
+    gaps: dict  # name -> (truncation - RP of the same draws, its SE)
+    samples: int
+
+
+def _ceiling_batch(row: Row, d: int, size: int, seed: tuple, trip: tuple, shift) -> tuple:
+    """(positive fractions (L, T), power sums p = 1..4 (2, 4, L, T) of (difference - shift) for S and for
+    Fisher's z, shift (2, L, T)) of one batch; ``shift`` None: this batch's own means (so the power sums
+    stay well conditioned)."""
+    i, j, k = trip
+    cfg = _config(row, d)
+    s = sample_instances(row.n, LAYERS, d, size, seed=seed, method="gram", config=cfg).scores
+    bound = cfg.normalisation.diagonal_score(cfg.lam)
+    z = s if bound is None else np.arctanh(np.clip(s / bound, -1.0 + 1e-15, 1.0 - 1e-15))
+    diff = np.stack([s[:, :, i, k] - s[:, :, i, j], z[:, :, i, k] - z[:, :, i, j]])  # (2, b, L, T)
+    shift = diff.mean(axis=1) if shift is None else shift
+    dev = diff - shift[:, None]
+    sq = dev * dev
+    sums = np.stack([dev.sum(axis=1), sq.sum(axis=1), (sq * dev).sum(axis=1), (sq * sq).sum(axis=1)], axis=1)
+    return (diff[0] > 0).mean(axis=0), sums, shift
+
+
+def _expand(count: int, sums: np.ndarray, shift: np.ndarray) -> dict:
+    """RP per layer (L,) by each truncation, from the power sums of (difference - shift) of S and z."""
+    out = {}
+    for q, names in ((0, EXPANSIONS[:3]), (1, EXPANSIONS[3:])):
+        k1, k2, k3, k4 = k_statistics(count, *sums[q])
+        k1 = k1 + shift[q]
+        tie = k2 <= 0  # the same value in every draw (no triple here; kept for safety): scored like the limit
+        k2 = np.where(tie, 1.0, k2)
+        probs = {"normal": edgeworth_prob_positive(k1, k2, 0.0), "Edgeworth 1": edgeworth_prob_positive(k1, k2, k3),
+                 "Edgeworth 2": edgeworth_prob_positive(k1, k2, k3, k4)}
+        for name in names:
+            v = probs[name.removeprefix("Fisher-z ")]
+            out[name] = np.where(tie, 0.5 + 0.5 * np.sign(k1), v).mean(axis=1)
+    return out
+
+
+def cumulant_ceiling(row: Row, d: int, *, samples: int, seed: int) -> dict:
+    """{layer: :class:`Ceiling`} for the setting (row, d): ``samples`` draws in CEILING_BATCHES batches
+    (seeds (run seed, 2, batch): independent of the panel's own run)."""
+    samples = check_int("samples", samples, minimum=CEILING_BATCHES * 50)
+    trip = tuple(np.array(t) - 1 for t in zip(*_triples(row.n)))
+    sizes = [samples // CEILING_BATCHES + (b < samples % CEILING_BATCHES) for b in range(CEILING_BATCHES)]
+    pos, sums, shift = [], [], None
+    for b, size in enumerate(sizes):
+        fb, sb, shift = _ceiling_batch(row, d, size, (*_run_seed(seed, row, d), 2, b), trip, shift)
+        pos.append(fb)
+        sums.append(sb)
+    rp_b = np.array([f.mean(axis=1) for f in pos])  # (B, L)
+    ex_b = [_expand(size, sb, shift) for size, sb in zip(sizes, sums)]
+    rp = np.average(rp_b, axis=0, weights=sizes)
+    pooled = _expand(samples, np.sum(sums, axis=0), shift)
+    root = math.sqrt(CEILING_BATCHES)
+    out = {}
+    for layer in range(1, LAYERS + 1):
+        q = layer - 1
+        gaps, values = {}, {}
+        for name in EXPANSIONS:
+            per = np.array([e[name][q] for e in ex_b])
+            values[name] = (float(pooled[name][q]), float(per.std(ddof=1) / root))
+            gaps[name] = (float(pooled[name][q] - rp[q]), float((per - rp_b[:, q]).std(ddof=1) / root))
+        out[layer] = Ceiling(rp=float(rp[q]), rp_stderr=float(rp_b[:, q].std(ddof=1) / root),
+                             expansions=values, gaps=gaps, samples=samples)
+    return out
 
 
 # -- running -----------------------------------------------------------------------------------------
@@ -346,6 +434,77 @@ def theory_count(panels) -> tuple[Any, dict]:
                f"(mean + c/d, normal law), Edgeworth (+ the skewness term, complete to O(d^-1/2)).")
     return Table("theory_count", "Printed RP predicted by theory", caption,
                  ("theory", "d", "panels", "within k_fw", "within 2"), out), counts
+
+
+def ceiling_tables(figs: list, runs: dict, ceilings: dict) -> tuple:
+    """(per-panel table, count table) of the cumulant-expansion ceiling (:class:`Ceiling`) over the printed
+    panels. Per panel and truncation: RP with the draws' own cumulants, its gap to RP of the same draws, and
+    two decisions at a family-wise rate of 1% over the panels:
+
+    * within: |RP_run + gap - printed| <= k_fw sqrt(SE_printed^2 + SE_run^2 + SE_gap^2) + 5e-5 (RP_run the
+      panel's own run, independent of the ceiling's draws; :func:`theory_count`'s test with the estimate's
+      SEs added) and not beyond: a theory of this order with every cumulant right would predict the printed
+      value (with few draws the test is weak: large SEs pass it);
+    * beyond: |gap| - k_t SE_gap > 2 (k_fw SE_printed + 5e-5), k_t the Student quantile for the batch-means
+      SE: the printed value lies within k_fw SE_printed + 5e-5 of the exact RP (theory_count's premise), so
+      a value this far from the exact RP misses it for certain (family-wise 2%: 1% for the gaps, 1% for the
+      printed values).
+    """
+    printed = printed_rp()
+    rows = []
+    for f in figs:
+        if not isinstance(f, HeatmapFigure) or f.file not in printed:
+            continue
+        for q, (row, d, layer) in enumerate(itertools.product(f.rows, f.dims, f.layers)):
+            if (row, d) not in ceilings:
+                continue
+            c = ceilings[(row, d)][layer]
+            rp = runs[(row, d)].sim.recency_probability(layer)
+            rows.append({"figure": f.key, "authors_file": f.file, "row": row.label, "d": d, "layer": layer,
+                         "RP printed": printed[f.file][q],
+                         "SE printed": rp.stderr * math.sqrt(rp.samples / PRINTED_DRAWS), "RP run": rp.mean,
+                         "RP run SE": rp.stderr, "RP": c.rp,
+                         "RP SE": c.rp_stderr, **{f"{name}{part}": x for name in EXPANSIONS
+                                                  for part, x in zip(("", " SE", " gap", " gap SE"),
+                                                                     (*c.expansions[name], *c.gaps[name]))}})
+    k_fw = k_for(0.01 / max(len(rows), 1))
+    k_t = float(_student.ppf(1.0 - 0.005 / max(len(rows), 1), CEILING_BATCHES - 1))
+    for r in rows:
+        tol = k_fw * r["SE printed"] + PRINTED_ROUNDING
+        for name in EXPANSIONS:
+            spread = math.sqrt(r["SE printed"] ** 2 + r["RP run SE"] ** 2 + r[f"{name} gap SE"] ** 2)
+            r[f"{name} beyond"] = bool(abs(r[f"{name} gap"]) - k_t * r[f"{name} gap SE"] > 2.0 * tol)
+            r[f"{name} within"] = bool(abs(r["RP run"] + r[f"{name} gap"] - r["RP printed"])
+                                       <= k_fw * spread + PRINTED_ROUNDING) and not r[f"{name} beyond"]
+    cols = ("figure", "authors_file", "row", "d", "layer", "RP printed", "SE printed", "RP run", "RP run SE",
+            "RP", "RP SE",
+            *(f"{name}{part}" for name in EXPANSIONS
+              for part in ("", " SE", " gap", " gap SE", " within", " beyond")))
+    draws = next(iter(next(iter(ceilings.values())).values())).samples if ceilings else 0
+    panel = Table("expansion_ceiling", "The ceiling of cumulant expansions (exact cumulants, no theory)",
+                  f"Per printed panel, from {draws} draws per setting (independent of the panels' runs): RP, and "
+                  f"RP by the normal law, the one-term and the two-term Edgeworth expansion built on each triple's "
+                  f"own k-statistics k1..k4 of S_ik - S_ij (lnrecency.stats.edgeworth_prob_positive). gap = "
+                  f"truncation - RP of the same draws; SEs from {CEILING_BATCHES} independent batches. RP run: "
+                  f"the panel's own run (panels table). within: |RP run + gap - printed| <= k_fw sqrt(SE_printed^2 "
+                  f"+ SE_run^2 + SE_gap^2) + 5e-5 (k_fw = {k_fw:.2f}, family-wise 1%). beyond: |gap| - k_t SE_gap "
+                  f"> 2 (k_fw SE_printed + 5e-5) (k_t = {k_t:.2f}, "
+                  f"Student, {CEILING_BATCHES - 1} degrees of freedom, family-wise 1%): the truncation's own error "
+                  f"at this width misses the printed value for certain; exact cumulants do not remove it.",
+                  cols, [[r[c] for c in cols] for r in rows], digits=5)
+    out = []
+    for name in EXPANSIONS:
+        for d in sorted({r["d"] for r in rows}) + ["all"]:
+            sel = [r for r in rows if d == "all" or r["d"] == d]
+            out.append((name, d, len(sel), sum(r[f"{name} within"] for r in sel),
+                        sum(r[f"{name} beyond"] for r in sel)))
+    count = Table("ceiling_count", "Printed RP predicted with exact cumulants",
+                  f"How many printed RP values each truncation predicts when fed each triple's exact cumulants "
+                  f"(estimated from {draws} draws per setting; expansion_ceiling has the tests): within k_fw = "
+                  f"{k_fw:.2f} as in theory_count, and beyond for certain. The reference for a theory of the same "
+                  f"truncation order that had every cumulant right.",
+                  ("expansion", "d", "panels", "within k_fw", "beyond for certain"), out)
+    return panel, count
 
 
 def curve_table(figs: list):
@@ -505,6 +664,16 @@ def reproduce(out: str | Path, *, figure: str = "all", samples: int | None = Non
         files = []
         panels = panel_table(figs, runs)
         tables = [panels, theory_count(panels)[0], curve_table(figs)]
+        draws = min(samples, CEILING_SAMPLES)
+        ceilings = {}
+        if convention == "authors-v2" and draws >= CEILING_BATCHES * 50:
+            printed = printed_rp()
+            needed = [key for key in runs if any(isinstance(f, HeatmapFigure) and f.file in printed
+                                                 and key[0] in f.rows and key[1] in f.dims for f in figs)]
+            show = sys.stderr.isatty() if progress is None else bool(progress)
+            for row, d in tqdm(needed, desc="expansion ceiling", unit="run", disable=not show):
+                ceilings[(row, d)] = cumulant_ceiling(row, d, samples=draws, seed=seed)
+            tables += list(ceiling_tables(figs, runs, ceilings))
         for t in tables:
             if t.rows:
                 files += t.write(stage, ("md", "csv", "json"))
@@ -521,6 +690,14 @@ def reproduce(out: str | Path, *, figure: str = "all", samples: int | None = Non
                          f"within the printed values' own error: limit {counts['limit']}, first order "
                          f"{counts['first order']}, Edgeworth {counts['Edgeworth']} (theory_count table). "
                          f"The misses are the panels with width effects at d = 16 and 64 beyond O(d^-1/2).")
+        if ceilings:
+            hits = {r[0]: r[3:] for r in tables[-1].rows if r[1] == "all"}
+            each = ", ".join(f"{name} {hits[name][0]} ({hits[name][1]} missed for certain)" for name in EXPANSIONS)
+            notes.append(f"Fed each triple's exact cumulants (estimated from {draws} draws per setting), the "
+                         f"truncations themselves predict, of these printed values: {each} (ceiling_count, "
+                         f"expansion_ceiling). Where one misses for certain, the truncation itself fails: exact "
+                         f"cumulants do not help; only the full finite-d law (the simulation) accounts for "
+                         f"those values.")
         index = [f"# The authors' simulations, reproduced ({convention} convention)", "",
                  f"Figures: {', '.join(f.file for f in figs)}; samples {samples} per (row, d); seed {seed}.",
                  "", "## Settings that differ between the paper's theory and simulation figures", "",

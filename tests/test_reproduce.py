@@ -87,3 +87,23 @@ def test_killed_run_leaves_nothing(tmp_path, sig):
     _, err = proc.communicate(timeout=60)
     assert proc.returncode != 0 and "Traceback" not in err
     assert list(tmp_path.iterdir()) == []
+
+
+def test_expansion_ceiling_tables(tmp_path):
+    """With enough draws (>= 50 per batch) the authors-v2 run adds the cumulant-expansion ceiling: one row per
+    printed panel, the three truncations, and their count against the printed values."""
+    out = tmp_path / "rep"
+    assert main(["reproduce", "--figure", "1", "--samples", "2000", "--out", str(out), "--no-progress"]) == 0
+    table = json.loads((out / "expansion_ceiling.json").read_text())
+    cols = table["columns"]
+    assert len(table["rows"]) == 16 and {"Edgeworth 2 gap", "Edgeworth 2 gap SE", "RP printed"} <= set(cols)
+    rows = [dict(zip(cols, r)) for r in table["rows"]]
+    assert all(r["Edgeworth 2 gap SE"] > 0 for r in rows)
+    for r in rows:  # the gap is the truncation minus RP of the same draws; a certain miss is never "within"
+        assert r["Edgeworth 2 gap"] == pytest.approx(r["Edgeworth 2"] - r["RP"], abs=1e-12)
+        assert not (r["normal within"] and r["normal beyond"])
+    panels = json.loads((out / "panels.json").read_text())
+    assert [r["RP run"] for r in rows] == [p[panels["columns"].index("RP")] for p in panels["rows"]]
+    count = json.loads((out / "ceiling_count.json").read_text())
+    assert {r[0] for r in count["rows"]} == {"normal", "Edgeworth 1", "Edgeworth 2", "Fisher-z Edgeworth 2"}
+    assert "Fed each triple's exact cumulants" in (out / "index.md").read_text()
