@@ -706,6 +706,7 @@ def reproduce(out: str | Path, *, figure: str = "all", samples: int | None = Non
         atomic_write_text(stage / "index.md", "\n".join(index))
         names = sorted([p.name for p in files] + ["index.md", "reproduce.json"])
         meta = {"convention": convention, "figures": [f.key for f in figs], "samples": samples, "seed": seed,
+                "ceiling_samples": draws if ceilings else None,
                 "settings": [convention_record(r.convention, norm="layernorm" if r.layernorm else "none",
                                                residual=r.residual, alpha=r.alpha, d=d, ln_scaling=r.ln_scaling)
                              for r, d in runs],

@@ -32,7 +32,6 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
-
 from scipy.stats import binomtest as _binomtest
 from scipy.stats import norm as _normal
 from scipy.stats import t as _t

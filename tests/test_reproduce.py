@@ -107,3 +107,8 @@ def test_expansion_ceiling_tables(tmp_path):
     count = json.loads((out / "ceiling_count.json").read_text())
     assert {r[0] for r in count["rows"]} == {"normal", "Edgeworth 1", "Edgeworth 2", "Fisher-z Edgeworth 2"}
     assert "Fed each triple's exact cumulants" in (out / "index.md").read_text()
+    assert json.loads((out / "reproduce.json").read_text())["ceiling_samples"] == 2000
+    again = tmp_path / "again"  # same seed, same bytes
+    assert main(["reproduce", "--figure", "1", "--samples", "2000", "--out", str(again), "--no-progress"]) == 0
+    for name in ("expansion_ceiling.csv", "ceiling_count.csv"):
+        assert (out / name).read_bytes() == (again / name).read_bytes()
