@@ -302,6 +302,7 @@ class Panel:
     rp_first_order: float
     first_order_error_z: float
     rp_edgeworth: float
+    rp_edgeworth_z: float
     samples: int
     lam: float
     gamma: float | None
@@ -317,6 +318,15 @@ class Run:
     limit: np.ndarray
     fw: Any
     _panels: dict = field(default_factory=dict, repr=False)
+    _fw_z: Any = field(default=None, repr=False)
+
+    @property
+    def fw_z(self):
+        """The theory on Fisher's z scale where a normalisation bounds the scores (else the scores': z = S)."""
+        if self._fw_z is None and self.fw is not None:
+            bounded = self.fw.config.normalisation.diagonal_score(self.fw.config.lam) is not None
+            self._fw_z = finite_width(self.row.n, LAYERS, config=self.fw.config, scale="fisher") if bounded else self.fw
+        return self._fw_z
 
     def panel(self, layer: int) -> Panel:
         if layer not in self._panels:
@@ -329,10 +339,12 @@ class Run:
         # with LayerNorm are outside it, lnrecency.theory.finite_width.check_supported)
         first = rp_first_order(self.fw, layer, self.d) if self.fw is not None else float("nan")
         second = rp_edgeworth(self.fw, layer, self.d) if self.fw is not None else float("nan")
+        second_z = rp_edgeworth(self.fw_z, layer, self.d) if self.fw is not None else float("nan")
         cfg = self.sim.config
         return Panel(alpha=self.row.alpha, layernorm=self.row.layernorm, residual=self.row.residual, d=self.d,
                      layer=layer, rp=rp.mean, rp_stderr=rp.stderr, rp_limit=rp_limit(self.limit, layer),
                      rp_first_order=first, first_order_error_z=rp.zscore(first), rp_edgeworth=second,
+                     rp_edgeworth_z=second_z,
                      samples=rp.samples, lam=cfg.lam, gamma=cfg.gamma if cfg.residual else None)
 
 
@@ -379,7 +391,7 @@ def run_panels(figure: str = "all", *, samples: int | None = None, seed: int = 0
 def panel_table(figs: list, runs: dict):
     cols = ("figure", "authors_file", "row", "d", "layer", "alpha", "layernorm", "residual", "lam", "gamma",
             "RP", "RP SE", "samples", "RP printed", "RP limit", "RP first order", "RP Edgeworth",
-            "z (MC - first order)", "z (MC - Edgeworth)")
+            "RP Edgeworth (Fisher z)", "z (MC - first order)", "z (MC - Edgeworth)")
     printed = printed_rp()
     rows = []
     for f in figs:
@@ -391,7 +403,7 @@ def panel_table(figs: list, runs: dict):
             p = run.panel(layer)
             rows.append((f.key, f.file, row.label, d, layer, row.alpha, row.layernorm, row.residual, p.lam,
                          p.gamma, p.rp, p.rp_stderr, p.samples, theirs[q] if theirs else None,
-                         p.rp_limit, p.rp_first_order, p.rp_edgeworth, p.first_order_error_z,
+                         p.rp_limit, p.rp_first_order, p.rp_edgeworth, p.rp_edgeworth_z, p.first_order_error_z,
                          run.sim.recency_probability(layer).zscore(p.rp_edgeworth)
                          if run.fw is not None else None))
     return Table("panels", "Recency probability of every panel (the authors' convention)",
@@ -400,7 +412,9 @@ def panel_table(figs: list, runs: dict):
                  "RP limit / first order / Edgeworth: our theory with the parameters frozen at this d (lam = "
                  "sqrt(d) grows with d: not an expansion the width controls; z is its measured error in SE of "
                  "the Monte Carlo). Edgeworth: complete to O(d^-1/2) (lnrecency.theory.finite_width); not "
-                 "clipped, so a value outside [0, 1] marks where it fails.", cols, rows, digits=5)
+                 "clipped, so a value outside [0, 1] marks where it fails. Edgeworth (Fisher z): the same "
+                 "expansion of z = atanh(S / S_ii), the same events (finite_width scale='fisher'; the scores "
+                 "themselves without normalisation).", cols, rows, digits=5)
 
 
 def theory_count(panels) -> tuple[Any, dict]:
@@ -417,7 +431,7 @@ def theory_count(panels) -> tuple[Any, dict]:
                      ("theory", "d", "panels", "within k_fw", "within 2"), []), {}
     k_fw = k_for(0.01 / len(rows))
     out, counts = [], {}
-    for name in ("RP limit", "RP first order", "RP Edgeworth"):
+    for name in ("RP limit", "RP first order", "RP Edgeworth", "RP Edgeworth (Fisher z)"):
         for d in sorted({r["d"] for r in rows}) + ["all"]:
             sel = [r for r in rows if d == "all" or r["d"] == d]
 
@@ -431,7 +445,8 @@ def theory_count(panels) -> tuple[Any, dict]:
     caption = (f"Printed RP values predicted within k SE_printed + 5e-5 (SE_printed: our per-draw spread over "
                f"sqrt(10^7), the authors' draws; 5e-5 their rounding), k_fw = {k_fw:.2f} (family-wise 1% over "
                f"{len(rows)} panels) and k = 2. The theories use no draw: limit (d -> infinity), first order "
-               f"(mean + c/d, normal law), Edgeworth (+ the skewness term, complete to O(d^-1/2)).")
+               f"(mean + c/d, normal law), Edgeworth (+ the skewness term, complete to O(d^-1/2)), and the "
+               f"Edgeworth expansion of Fisher's z = atanh(S / S_ii) (the same events).")
     return Table("theory_count", "Printed RP predicted by theory", caption,
                  ("theory", "d", "panels", "within k_fw", "within 2"), out), counts
 
@@ -688,7 +703,8 @@ def reproduce(out: str | Path, *, figure: str = "all", samples: int | None = Non
             total = sum(1 for r in panels.rows if r[panels.columns.index("RP printed")] is not None)
             notes.append(f"Of the {total} RP values printed on these panels, the theory (no draw) predicts "
                          f"within the printed values' own error: limit {counts['limit']}, first order "
-                         f"{counts['first order']}, Edgeworth {counts['Edgeworth']} (theory_count table). "
+                         f"{counts['first order']}, Edgeworth {counts['Edgeworth']}, Edgeworth on Fisher's z "
+                         f"{counts['Edgeworth (Fisher z)']} (theory_count table). "
                          f"The misses are the panels with width effects at d = 16 and 64 beyond O(d^-1/2).")
         if ceilings:
             hits = {r[0]: r[3:] for r in tables[-1].rows if r[1] == "all"}

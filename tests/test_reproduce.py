@@ -26,7 +26,7 @@ def test_one_figure_writes_tables_figures_and_findings(tmp_path, capsys):
     # the printed RP of each panel, and how many of them each theory predicts (20 printed panels here)
     assert [r[table["columns"].index("RP printed")] for r in table["rows"]][:4] == [0.5, 0.5009, 0.5019, 0.5028]
     count = json.loads((out / "theory_count.json").read_text())
-    assert {r[0] for r in count["rows"]} == {"limit", "first order", "Edgeworth"}
+    assert {r[0] for r in count["rows"]} == {"limit", "first order", "Edgeworth", "Edgeworth (Fisher z)"}
     assert "Of the 20 RP values printed" in (out / "index.md").read_text()
 
 
