@@ -1,6 +1,12 @@
 """Training throughput of `lnrecency train` (lnrecency.models.train.train) against a plain PyTorch loop over the
-same model, data and optimiser, in one run: tokens per second of each, their ratio (goal >= 0.8), and the
-process's peak resident memory.
+same model, data and optimiser, in one run: tokens per second of each, their ratio (goal >= 0.8), the model
+FLOP/s of each against a torch float32 matmul measured in the same run on one thread (the machine's practical
+peak for this work), and the process's peak resident memory.
+
+Model FLOPs per token (training): 6 x (weights of every linear map: attention W_Q, W_K, W_V, W_O, the MLP,
+the unembedding) for the forward and backward matrix products, plus 6 x layers x n x d for the causal
+attention products Q K^T and P V (forward 2 x 2 x n x d / 2 per token and layer for the causal half, backward
+twice that); normalisations, softmax and the optimiser are not counted (they are memory-bound).
 
 The plain loop: AdamW, zero_grad / forward / cross-entropy / backward / step, nothing else (no warm-up
 schedule, no gradient clipping, no held-out evaluation, no progress bar). Both use one intra-op thread (the
@@ -51,6 +57,24 @@ def ours(cfg: DecoderConfig, st: TrainSettings) -> float:
     return long - short
 
 
+def model_flops_per_token(cfg: DecoderConfig, n: int) -> float:
+    model = build(cfg, 0)
+    linear = sum(m.weight.numel() for m in model.modules() if isinstance(m, torch.nn.Linear))
+    return 6.0 * linear + 6.0 * cfg.n_layers * n * cfg.d_model
+
+
+def matmul_peak(size: int = 512, repeats: int = 20) -> float:
+    """FLOP/s of a float32 size x size matmul on one thread (best of ``repeats``)."""
+    with deterministic(1):
+        a, b = torch.randn(size, size), torch.randn(size, size)
+        best = float("inf")
+        for _ in range(repeats):
+            start = time.perf_counter()
+            a @ b
+            best = min(best, time.perf_counter() - start)
+    return 2.0 * size ** 3 / best
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--steps", type=int, default=300)
@@ -64,12 +88,17 @@ def main() -> None:
     tokens = a.steps * st.batch * st.n
     t_plain = min(plain(cfg, st) for _ in range(a.repeats))
     t_ours = min(ours(cfg, st) for _ in range(a.repeats))
+    flops = model_flops_per_token(cfg, st.n) * tokens
+    mm = matmul_peak()
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"model: {cfg.label()}; {a.steps} steps x {st.batch} sequences x {st.n} tokens; 1 thread; best of "
           f"{a.repeats}")
     print(f"plain PyTorch loop : {tokens / t_plain:10.0f} tokens/s ({t_plain:.2f} s)")
     print(f"lnrecency train    : {tokens / t_ours:10.0f} tokens/s ({t_ours:.2f} s)")
     print(f"ratio (ours / plain): {t_plain / t_ours:.3f}  (goal >= 0.8)")
+    print(f"model FLOP/s: ours {flops / t_ours / 1e9:.2f} GFLOP/s, plain {flops / t_plain / 1e9:.2f} GFLOP/s; "
+          f"torch float32 512 x 512 matmul on 1 thread {mm / 1e9:.1f} GFLOP/s: ours at "
+          f"{100 * flops / t_ours / mm:.0f}% of it")
     print(f"peak resident memory: {peak:.0f} MiB")
 
 

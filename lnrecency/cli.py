@@ -17,7 +17,7 @@ from lnrecency.config import EMBEDDINGS, NORMS, ModelConfig
 
 # Modules under lnrecency.commands, in the order `lnrecency --help` lists them.
 COMMANDS = ("limit", "finite_width", "boundary", "region", "sweep", "reproduce", "report", "verify", "bias", "simulate", "check_formula",
-            "train", "probe", "experiments")
+            "train", "probe", "experiments", "corpus_stats")
 
 
 def parse_number(text: str) -> float:
@@ -166,6 +166,13 @@ def build_parser() -> argparse.ArgumentParser:
         prog="lnrecency",
         description="Verify 'LayerNorm Induces Recency Bias in Transformer Decoders' (Kim et al.).",
     )
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        ver = version("lnrecency")
+    except PackageNotFoundError:  # running from a source tree that is not installed
+        ver = "unknown (not installed)"
+    parser.add_argument("--version", action="version", version=f"lnrecency {ver}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     parser.commands = {}
     for name in COMMANDS:

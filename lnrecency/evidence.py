@@ -93,7 +93,9 @@ def record(cls):
 # ---- grouping: one ClaimResult per verdict over settings --------------------------------------------
 
 
-VERDICTS = ("confirmed", "refuted", "inconclusive")
+#: a result about someone else's model (the seeds' experiments), tested on ours, is "reproduced" or "not
+#: reproduced in this setting", never confirmed or refuted
+VERDICTS = ("confirmed", "refuted", "inconclusive", "reproduced", "not reproduced in this setting")
 
 
 def combine(verdicts: list[str]) -> str:
@@ -146,6 +148,8 @@ class Setting:
     case: str | None = None
     scale: str | None = None
     breaks: str | None = None
+    probe: str | None = None
+    seed_setting: str | None = None  # a seed's own setting (model, data, tokens seen) beside ours
     training_seeds: int | None = None
     settings: tuple[Setting, ...] | None = None
 

@@ -21,9 +21,9 @@ import numpy as np
 
 __all__ = ["FORMAT", "encode", "decode", "dumps", "loads", "StoreError"]
 
-# 5: C9 RateEvidence.mean_checks; 4: MeanChecks.quantity; 3: C2 by alpha regions, named MCMeans (older stores
-# are refused)
-FORMAT = "lnrecency-evidence-5"
+# 6: trained rows as RowEvidence / PartEvidence (lnrecency.claims.trained_rules); 5: C9 RateEvidence.mean_checks;
+# 4: MeanChecks.quantity; 3: C2 by alpha regions, named MCMeans (older stores are refused)
+FORMAT = "lnrecency-evidence-6"
 
 
 class StoreError(ValueError):

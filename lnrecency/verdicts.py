@@ -45,9 +45,13 @@ class ClaimResult:
         return self.verdict == "confirmed"
 
     def to_json(self) -> dict:
-        return {"id": self.id, "source": self.source, "statement": self.statement,
-                "setting": self.setting.to_json(), "verdict": self.verdict, "finding": self.finding,
-                "evidence": jsonable(self.evidence)}
+        out = {"id": self.id, "source": self.source, "statement": self.statement,
+               "setting": self.setting.to_json(), "verdict": self.verdict, "finding": self.finding,
+               "evidence": jsonable(self.evidence)}
+        top = getattr(self.evidence, "top_level", None)  # trained verdict rows: their summary fields
+        if callable(top):
+            out.update(top())
+        return out
 
 
 def select(results: list, claim_id: str, *, statement: str | None = None, verdict: str | None = None,

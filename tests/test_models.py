@@ -273,3 +273,72 @@ def test_train_and_probe_commands(tmp_path, capsys):
     assert "layer 1:" in text and "layer 2:" in text and "assumptions:" in text
     assert main(["probe", str(ck), "--n", "11", "--sequences", "16"]) == 2  # beyond the context
     assert "context" in capsys.readouterr().err
+
+
+def test_probe_leaves_the_bos_key_out_of_slopes_and_rp():
+    """Logits S_ij = j for keys j >= 1 and a huge S_i0 (a BOS sink): on BOS-first inputs the slope is exactly
+    1 and RP exactly 1 (the BOS key is out); read with the BOS key in, the sink drags both down. Rows enter
+    the slope weighted by their number of keys (MIN_KEYS at least)."""
+    from lnrecency.models.probe import MIN_KEYS, probe, row_weights
+
+    n, B = 12, 8
+    s = torch.arange(n, dtype=torch.float64)[None, :].expand(n, n).clone()
+    s[:, 0] = 100.0
+    s = s.masked_fill(~torch.ones(n, n, dtype=torch.bool).tril(), float("-inf"))
+    logits = s.expand(B, 1, n, n).clone()
+    weights = torch.softmax(logits, -1)
+    logits = logits.masked_fill(torch.isinf(logits), 0.0)
+
+    def traces_of(start, stop):
+        return [{"logits": logits[: stop - start], "weights": weights[: stop - start]}]
+
+    def run(tokens):
+        return probe(traces_of, n_layers=1, n_heads=1, settings=ProbeSettings(n=n, sequences=B, tokens=tokens),
+                     model_info={}, assumptions={}).layers[0]
+    with_bos = run("task")
+    assert with_bos.slope == pytest.approx(1.0, abs=1e-12) and with_bos.rp == pytest.approx(1.0, abs=1e-12)
+    assert with_bos.sink == pytest.approx(float(weights[0, 0, 1:, 0].mean()), abs=1e-12)
+    plain = run("random")
+    assert plain.slope < 0.5 and plain.rp < 1.0 and plain.sink is None
+    w = row_weights(n, 1)
+    assert w.sum() == pytest.approx(1.0) and (w[: MIN_KEYS + 1] == 0).all() and w[-1] > w[MIN_KEYS + 1]
+
+
+def test_hf_folders_are_data_custom_code_never_runs(tmp_path, capsys, monkeypatch):
+    """A folder whose config names custom code (auto_map) with a module that would write a file: refused
+    before transformers is called, and the file never appears (also with 'y' on stdin). Pickle weights are
+    refused by name; weights that do not match the config are refused."""
+    import io
+    import shutil
+
+    path = tmp_path / "evil"
+    _tiny("llama", path)
+    marker = tmp_path / "pwned"
+    (path / "modeling_evil.py").write_text(f"open({str(marker)!r}, 'w').write('ran')\n")
+    cfg = json.loads((path / "config.json").read_text())
+    cfg["auto_map"] = {"AutoModelForCausalLM": "modeling_evil.EvilModel", "AutoConfig": "modeling_evil.EvilConfig"}
+    (path / "config.json").write_text(json.dumps(cfg))
+    monkeypatch.setattr("sys.stdin", io.StringIO("y\n"))
+    assert main(["probe", "--hf", str(path), "--n", "8", "--sequences", "8", "--json"]) == 2
+    assert "custom code" in capsys.readouterr().err and not marker.exists()
+    cfg.pop("auto_map")
+    cfg["model_type"] = "evil"
+    (path / "config.json").write_text(json.dumps(cfg))
+    assert main(["probe", "--hf", str(path), "--n", "8", "--sequences", "8"]) == 2
+    assert "model_type" in capsys.readouterr().err and not marker.exists()
+    # pickle weights only: refused by name
+    pick = tmp_path / "pickle"
+    _tiny("llama", pick)
+    (pick / "model.safetensors").unlink()
+    torch.save({}, pick / "pytorch_model.bin")
+    assert main(["probe", "--hf", str(pick), "--n", "8", "--sequences", "8"]) == 2
+    assert "pickle" in capsys.readouterr().err
+    # weights that do not match the config (a deeper config than the checkpoint): refused
+    other = tmp_path / "mismatch"
+    _tiny("llama", other)
+    cfg = json.loads((other / "config.json").read_text())
+    cfg["num_hidden_layers"] = 3
+    (other / "config.json").write_text(json.dumps(cfg))
+    assert main(["probe", "--hf", str(other), "--n", "8", "--sequences", "8"]) == 2
+    assert "do not match" in capsys.readouterr().err
+    shutil.rmtree(path)

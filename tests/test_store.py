@@ -67,14 +67,29 @@ def test_not_a_store(tmp_path):
 
 @pytest.fixture(scope="module")
 def evidence(tmp_path_factory):
+    """The quick evidence store, built with an empty experiment cache (the direct report below uses one too:
+    what this machine has trained or counted is not part of the comparison)."""
+    import os
+
     out = tmp_path_factory.mktemp("ev") / "ev"
-    assert main(["verify", "--quick", "--out", str(out)]) == 0
+    old = os.environ.get("LNRECENCY_CACHE")
+    os.environ["LNRECENCY_CACHE"] = str(tmp_path_factory.mktemp("empty-cache"))
+    try:
+        assert main(["verify", "--quick", "--out", str(out)]) == 0
+    finally:
+        if old is None:
+            del os.environ["LNRECENCY_CACHE"]
+        else:
+            os.environ["LNRECENCY_CACHE"] = old
     return out
 
 
 def test_report_from_evidence_equals_the_direct_report(evidence, tmp_path, monkeypatch):
     """Rendered from the store with every computing entry point disabled: the same files, byte for byte,
-    as the quick report built directly (same seed)."""
+    as the quick report built directly (same seed). Trained-model experiments and corpus counts are not part
+    of the stored evidence (their sections say "not run" from a store), so both reports are built with an
+    empty experiment cache, whatever this machine has cached."""
+    monkeypatch.setenv("LNRECENCY_CACHE", str(tmp_path / "empty-cache"))
     import lnrecency.claims.registry as registry
     import lnrecency.numerics as numerics
     import lnrecency.report.data as data_mod

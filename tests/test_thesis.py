@@ -1,10 +1,12 @@
 """The thesis experiment (lnrecency.models.thesis) and its verdicts TM1-TM5 (lnrecency.claims.trained).
 
-* The quick experiment end to end, in a temporary cache: every verdict rests on >= 3 training seeds, each
-  verdict agrees with the intervals in its own evidence, the cache makes a second run train nothing, and the
-  command's JSON lists the verdicts with their number of training seeds. TM4 (the derived random-W theory at
-  initialisation) must be confirmed.
-* The verdict rules on synthetic results: each TM verdict is refuted when the numbers say so.
+* The quick experiment end to end, in a temporary cache: every run probed on both variants along training,
+  the cache makes a second run train nothing, every verdict row carries its fields (training_seeds, learned,
+  interval, rule, probe, trajectory), and quick rows are never decisive ("quick run: not decisive").
+* Parallel workers give the same bytes as one.
+* The matched-loss stage is the linear interpolation between the evaluations that bracket the target.
+* The verdict rules on synthetic results: each TM statement is refuted when the numbers say so, undecided
+  when the models did not learn or the two probe variants disagree.
 """
 from __future__ import annotations
 
@@ -19,6 +21,10 @@ from lnrecency.claims import trained  # noqa: E402
 from lnrecency.claims.registry import CLAIMS  # noqa: E402
 from lnrecency.cli import main  # noqa: E402
 from lnrecency.models.thesis import ThesisResults, ThesisSettings, is_cached, run_thesis  # noqa: E402
+from lnrecency.models.thesis_config import matched_stage  # noqa: E402
+from lnrecency.models.train import converged  # noqa: E402
+
+FIELDS = {"training_seeds", "learned", "interval", "rule", "probe", "trajectory"}
 
 
 @pytest.fixture(scope="module")
@@ -39,12 +45,29 @@ def test_quick_experiment_and_cache(quick, cache):
     st = quick.settings
     assert len(quick.runs) == len(st.archs) * len(st.norms) * len(st.seeds) and len(st.seeds) >= 3
     for r in quick.runs:
-        assert r["matched"]["step"] <= r["log"][-1]["step"]
-        assert r["matched"]["target_loss"] >= r["log"][-1]["heldout_loss"] - 1e-12
+        assert r["stopped"] in ("converged", "cap") and r["log"][-1]["step"] <= st.steps
+        assert [e["step"] for e in r["trajectory"]] == [e["step"] for e in r["log"] if e["heldout_loss"] is not None]
+        lay = r["final"]["layers"][1]
+        assert lay["sink"] is not None and 0.0 <= lay["sink"] <= 1.0  # BOS first: its share is reported
+        assert r["final"]["random"]["layers"][1]["sink"] is None  # random tokens: no BOS first
+        m = quick.matched(r)
+        if m["reached"]:  # interpolated to the target between its two bracketing evaluations
+            assert m["heldout_loss"] == pytest.approx(m["target_loss"]) or m["bracket"][0][0] == m["bracket"][1][0]
+        else:  # a run that never got down to the target: its last evaluation, left out of TM5
+            assert m["heldout_loss"] == r["log"][-1]["heldout_loss"] > m["target_loss"]
     start = time.perf_counter()
     again = run_thesis(st)  # every run from the cache: no training
     assert time.perf_counter() - start < 5.0
     assert json.dumps(again.to_json(), sort_keys=True) == json.dumps(quick.to_json(), sort_keys=True)
+
+
+def test_parallel_workers_give_the_same_bytes(cache):
+    st = ThesisSettings(archs=("attn2",), norms=("layernorm", "none"), seeds=(0, 1, 2), steps=60, min_steps=0,
+                        eval_every=20, probe_sequences=16, trajectory_sequences=8)
+    one = run_thesis(st, use_cache=False, workers=1)
+    two = run_thesis(st, use_cache=False, workers=2)
+    strip = [{k: v for k, v in r.items() if k != "seconds"} for r in one.runs]
+    assert json.dumps(strip) == json.dumps([{k: v for k, v in r.items() if k != "seconds"} for r in two.runs])
 
 
 def test_cache_key_reads_the_probe_settings():
@@ -54,87 +77,146 @@ def test_cache_key_reads_the_probe_settings():
 
     for quick_mode in (True, False):
         st = ThesisSettings.preset(quick_mode)
-        assert probe_fields(st) == asdict(st.probing())
+        assert probe_fields(st, "attn2", "none", 1) == asdict(st.probing("attn2", "none", 1))
+        assert st.probe_seed("attn2", "none", 1) != st.probe_seed("attn2", "none", 2)  # a probe seed per run
 
 
-def test_verdicts_follow_their_evidence(quick):
+def test_quick_verdicts_carry_their_fields_and_decide_nothing(quick):
     results = trained.evaluate(quick=True)
     assert {r.id for r in results} == set(trained.STATEMENTS)
     for r in results:
-        assert r.source == trained.SOURCE and "seeds" in r.setting.scale
-        for ps in r.evidence.per_setting:
-            ev = ps.evidence
-            intervals = [ev.slope] if hasattr(ev, "slope") else []
-            for si in intervals:
-                assert len(si.values) >= 3 and si.low <= si.mean <= si.high
-            if r.id == "TM1":
-                assert r.verdict == {"positive": "confirmed", "negative": "refuted",
-                                     "includes 0": "inconclusive"}[ev.slope.sign]
-    # the init theory is derived, not observed: it must hold in every setting
-    assert [r.verdict for r in results if r.id == "TM4"] == ["confirmed"]
+        data = r.to_json()
+        assert FIELDS <= set(data) and data["training_seeds"] >= 3
+        assert r.verdict == "inconclusive" and r.finding.startswith("quick run: not decisive")
 
 
 def test_experiments_command_json(quick, capsys):
     assert main(["experiments", "thesis", "--quick", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["experiment"] == "thesis" and out["verdicts"]
-    assert all(v["training_seeds"] >= 3 for v in out["verdicts"])
+    assert all(v["training_seeds"] >= 3 and FIELDS <= set(v) for v in out["verdicts"])
     assert {v["id"] for v in out["verdicts"]} == {"TM1", "TM2", "TM3", "TM4", "TM5"}
-    assert len(out["runs"]) == 9 and {"init", "matched", "final"} <= set(out["runs"][0]["layers"])
+    assert all(v["verdict"] not in ("confirmed", "refuted") for v in out["verdicts"])
+    assert len(out["runs"]) == 9 and set(trained_stages()) <= set(out["runs"][0]["layers"])
+
+
+def trained_stages():
+    return ("init", "quarter", "half", "final", "matched")
+
+
+def test_convergence_rule():
+    from lnrecency.models.config import TrainSettings
+
+    st = TrainSettings(steps=1000, converge=0.01, min_steps=200, eval_every=100)
+    log = [{"step": s, "heldout_loss": 4.0 - 0.001 * s} for s in range(0, 600, 100)]
+    assert not converged(log, st)  # 3.6 vs 3.7 at step 400: 2.7% better
+    flat = log + [{"step": 600, "heldout_loss": 3.5}, {"step": 700, "heldout_loss": 3.49},
+                  {"step": 800, "heldout_loss": 3.49}]
+    assert converged(flat, st)  # 3.49 vs 3.5 at step 600 (<= 0.8 * 800): 0.3% better
+    assert not converged(flat[:2], st)  # before min_steps
+
+
+def test_matched_stage_interpolates_between_the_bracketing_evaluations():
+    def run(norm, losses, slopes):
+        traj = [{"step": 10 * q, "heldout_loss": lo, "task": [{"slope": s, "slope_se": 0.0, "rp": 0.5}],
+                 "random": [{"slope": -s, "slope_se": 0.0, "rp": 0.5}]} for q, (lo, s) in enumerate(zip(losses, slopes))]
+        return {"arch": "attn2", "norm": norm, "seed": 0, "trajectory": traj,
+                "log": [{"step": e["step"], "heldout_loss": e["heldout_loss"]} for e in traj]}
+    a = run("layernorm", [4.0, 3.0, 2.0], [0.0, 1.0, 2.0])
+    b = run("none", [4.0, 3.5, 2.5], [0.0, -1.0, -2.0])
+    m = matched_stage([a, b])
+    assert m[("none", 0)]["target_loss"] == 2.5
+    got = m[("layernorm", 0)]
+    # target 2.5 between 3.0 (step 10, slope 1) and 2.0 (step 20, slope 2): halfway
+    assert got["step"] == pytest.approx(15.0) and got["task"]["layers"][0]["slope"] == pytest.approx(1.5)
+    assert got["random"]["layers"][0]["slope"] == pytest.approx(-1.5) and got["heldout_loss"] == pytest.approx(2.5)
 
 
 # ------------------------------------------------------------------------------------------------------
 # The verdict rules on synthetic results: they can say no
 # ------------------------------------------------------------------------------------------------------
-def _fake(slopes: dict, matched: dict | None = None, ratio: float = 1.0) -> ThesisResults:
-    """Results with layer-2 slopes ``slopes[norm]`` (one per seed) at the final stage (``matched`` at the
-    matched stage, default the same), flat layer 1 and init stage."""
-    st = ThesisSettings(archs=("attn2",), steps=10)
+def _fake(slopes: dict, *, random: dict | None = None, matched: dict | None = None, ratio: float = 1.0,
+          rp: dict | None = None, loss: float = 1.5, init_slope: float = 1e-4) -> ThesisResults:
+    """Results of 5 seeds with layer-2 slopes ``slopes[norm]`` at the end (``random[norm]`` on random tokens,
+    default the same; ``matched[norm]`` at the last evaluations, default the same), RP ``rp[norm]``."""
+    st = ThesisSettings(archs=("attn2",), steps=100, min_steps=0, eval_every=50)
     runs = []
     for norm, values in slopes.items():
         for seed, v in enumerate(values):
-            m = (matched or slopes)[norm][seed]
+            mv = (matched or slopes)[norm][seed]
+            rv = (random or slopes)[norm][seed]
+            r = (rp or {}).get(norm, [0.5] * len(values))[seed]
 
-            def stage(s2, extra=None):
-                return {"layers": [{"layer": 1, "slope": 1e-4 * (seed - 1), "phase": "flat", "rp": 0.5},
-                                   {"layer": 2, "slope": s2, "phase": "recency" if s2 > 0 else "earlier", "rp": 0.5}],
-                        **(extra or {})}
-            runs.append({"arch": "attn2", "norm": norm, "seed": seed, "induction_score": 0.1,
-                         "log": [{"step": 0, "heldout_loss": 4.1}, {"step": 10, "heldout_loss": 3.0}],
-                         "init": stage(1e-4 * (seed - 1), {"second_moment_ratio": [[ratio + 0.01 * (seed - 1)] * 4] * 2}),
-                         "final": stage(v), "matched": stage(m, {"step": 10, "target_loss": 3.0})})
+            def layers(s2, r2=0.5, sink=0.1):
+                return [{"layer": 1, "slope": 1e-4 * (seed - 2), "slope_se": 0.0, "rp": 0.5, "sink": sink},
+                        {"layer": 2, "slope": s2, "slope_se": 0.0, "rp": r2, "sink": sink}]
+            init = {"layers": layers(init_slope * (seed - 2)), "random": {"layers": layers(init_slope * (seed - 2))},
+                    "second_moment_ratio": [[ratio + 0.01 * (seed - 2)] * 4] * 2}
+            final = {"layers": layers(v, r), "random": {"layers": layers(rv, r, None)}}
+            traj = [{"step": s, "heldout_loss": lo, "task": layers(t), "random": layers(t)}
+                    for s, lo, t in ((0, 4.1, 0.0), (50, 3.0, mv),
+                                     (100, loss.get(norm, 1.5) if isinstance(loss, dict) else loss, v))]
+            runs.append({"arch": "attn2", "norm": norm, "seed": seed, "induction_score": 0.1, "stopped": "cap",
+                         "log": [{"step": e["step"], "heldout_loss": e["heldout_loss"]} for e in traj],
+                         "init": init, "final": final, "trajectory": traj})
     return ThesisResults(st, runs)
 
 
 def _verdicts(monkeypatch, res, cid):
     monkeypatch.setattr(trained, "_results", lambda quick, progress: (res, ""))
-    return {r.verdict for r in CLAIMS[cid].evaluate(quick=True)}
+    return {r.verdict for r in CLAIMS[cid].evaluate(quick=False)}
 
 
-def test_tm1_tm2_refuted_by_the_opposite_sign(monkeypatch):
-    res = _fake({"layernorm": [-0.05, -0.06, -0.04], "rmsnorm": [0.05, 0.06, 0.04], "none": [0.05, 0.06, 0.05]})
-    assert _verdicts(monkeypatch, res, "TM1") == {"refuted"}
-    assert _verdicts(monkeypatch, res, "TM2") == {"refuted"}
-    assert _verdicts(monkeypatch, res, "TM3") == {"refuted"}  # opposite signs
-    noisy = _fake({"layernorm": [-0.05, 0.06, 0.01], "rmsnorm": [0.05, 0.06, 0.04], "none": [0.0, 0.0, 0.0]})
+POS = [0.50, 0.55, 0.45, 0.52, 0.48]
+NEG = [-0.50, -0.55, -0.45, -0.52, -0.48]
+
+
+def test_tm1_tm2_confirmed_and_refuted_by_the_sign(monkeypatch):
+    res = _fake({"layernorm": POS, "rmsnorm": POS, "none": NEG})
+    assert _verdicts(monkeypatch, res, "TM1") == {"confirmed"}
+    assert _verdicts(monkeypatch, res, "TM2") == {"confirmed"}
+    wrong = _fake({"layernorm": NEG, "rmsnorm": POS, "none": POS})
+    assert _verdicts(monkeypatch, wrong, "TM1") == {"refuted"}
+    assert _verdicts(monkeypatch, wrong, "TM2") == {"refuted"}
+    noisy = _fake({"layernorm": [-0.5, 0.6, 0.1, -0.2, 0.3], "rmsnorm": POS, "none": NEG})
     assert _verdicts(monkeypatch, noisy, "TM1") == {"inconclusive"}
 
 
-def test_tm3_refuted_when_the_sizes_differ(monkeypatch):
-    res = _fake({"layernorm": [0.05, 0.051, 0.049], "rmsnorm": [0.20, 0.21, 0.19], "none": [0.0, 0.01, -0.01]})
-    assert _verdicts(monkeypatch, res, "TM3") == {"refuted"}
-    same = _fake({"layernorm": [0.05, 0.06, 0.04], "rmsnorm": [0.05, 0.061, 0.041], "none": [0.0, 0.01, -0.01]})
+def test_unstable_and_not_learned_decide_nothing(monkeypatch):
+    flip = _fake({"layernorm": POS, "rmsnorm": POS, "none": NEG},
+                 random={"layernorm": NEG, "rmsnorm": POS, "none": NEG})
+    monkeypatch.setattr(trained, "_results", lambda quick, progress: (flip, ""))
+    (r,) = CLAIMS["TM1"].evaluate(quick=False)
+    assert r.verdict == "inconclusive" and "unstable" in r.finding
+    unlearned = _fake({"layernorm": POS, "rmsnorm": POS, "none": NEG}, loss=3.9)
+    monkeypatch.setattr(trained, "_results", lambda quick, progress: (unlearned, ""))
+    (r,) = CLAIMS["TM1"].evaluate(quick=False)
+    assert r.verdict == "inconclusive" and "not decided: not learned" in r.finding
+    assert r.to_json()["learned"] == 0
+
+
+def test_tm3_equivalence_within_the_margin_only(monkeypatch):
+    same = _fake({"layernorm": POS, "rmsnorm": POS, "none": NEG},
+                 rp={"layernorm": [0.90, 0.91, 0.89, 0.90, 0.905], "rmsnorm": [0.90, 0.905, 0.895, 0.90, 0.90]})
     assert _verdicts(monkeypatch, same, "TM3") == {"confirmed"}
+    apart = _fake({"layernorm": POS, "rmsnorm": POS, "none": NEG},
+                  rp={"layernorm": [0.90, 0.91, 0.89, 0.90, 0.905], "rmsnorm": [0.60, 0.61, 0.59, 0.60, 0.605]})
+    assert _verdicts(monkeypatch, apart, "TM3") == {"refuted"}
 
 
-def test_tm4_refuted_by_a_wrong_second_moment(monkeypatch):
-    flat = {"layernorm": [0.05, 0.06, 0.04], "rmsnorm": [0.05, 0.06, 0.04], "none": [0.0, 0.01, -0.01]}
+def test_tm4_refuted_by_a_wrong_second_moment_or_a_positional_init(monkeypatch):
+    flat = {"layernorm": POS, "rmsnorm": POS, "none": NEG}
     assert _verdicts(monkeypatch, _fake(flat, ratio=1.0), "TM4") == {"confirmed"}
     assert _verdicts(monkeypatch, _fake(flat, ratio=0.7), "TM4") == {"refuted"}
+    # a slope of 0.1 per key at initialisation (3 nats across the row): outside the margin, refuted
+    assert _verdicts(monkeypatch, _fake(flat, init_slope=0.05 + 1e-3), "TM4") != {"confirmed"}
 
 
-def test_tm5_refuted_when_the_difference_vanishes_at_matched_loss(monkeypatch):
-    final = {"layernorm": [0.10, 0.11, 0.09], "rmsnorm": [0.1, 0.1, 0.1], "none": [0.01, 0.02, 0.0]}
-    matched = {"layernorm": [0.01, 0.02, 0.0], "rmsnorm": [0.1, 0.1, 0.1], "none": [0.01, 0.02, 0.0]}
-    assert _verdicts(monkeypatch, _fake(final, matched), "TM5") == {"refuted"}
+def test_tm5_refuted_when_the_difference_reverses_at_matched_loss(monkeypatch):
+    final = {"layernorm": POS, "rmsnorm": POS, "none": NEG}
     assert _verdicts(monkeypatch, _fake(final), "TM5") == {"confirmed"}
+    # none ends at loss 3.0: every run is matched at step 50, where the order is reversed
+    reversed_ = {"layernorm": NEG, "rmsnorm": POS, "none": POS}
+    res = _fake(final, matched=reversed_, loss={"none": 3.0})
+    assert _verdicts(monkeypatch, res, "TM5") == {"refuted"}
+    assert res.matched(res.select("attn2", "layernorm")[0])["step"] == 50

@@ -27,7 +27,7 @@ from lnrecency.verdicts import ClaimResult
 #: the claim modules under lnrecency.claims, in report order (each registers its claims when imported)
 MODULES: tuple[str, ...] = ("theorem1", "baseline", "residual", "anisotropy", "amplification", "deeper",
                             "output_norm", "variance", "finite_width", "printed", "printed_numeric", "trained",
-                            "seeds_trained", "boundaries")
+                            "premise", "seeds_trained", "boundaries")
 
 
 def _catalog() -> tuple[Claim, ...]:

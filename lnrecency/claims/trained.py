@@ -1,10 +1,12 @@
 """TM1-TM5: the paper's thesis in trained decoders (our formulation), from :mod:`lnrecency.models.thesis`.
 
-Every verdict rests on at least 3 training seeds: the statistic is each run's layer recency slope (the
-least-squares slope of the head-mean logit against the key, averaged over rows; lnrecency.models.probe), and
-the verdict reads the sign of its 95% t-interval over seeds (Welch's interval for a difference of two
-normalisations): above 0 confirms recency, below 0 earlier-token bias, an interval containing 0 decides
-nothing. Stages: ``final`` (equal steps) and ``matched`` (equal held-out loss, see the experiment's module).
+Every verdict reads models trained to the convergence rule and probed on their training distribution (BOS
+first, the BOS key out of slopes and RP), with the random-token probe beside it; the statistic is each run's
+layer recency slope (the key-weighted least-squares slope of the head-mean attention logit against the key,
+lnrecency.models.probe) or its per-instance RP, one value per training seed (each on its own probe
+sequences). The decision rules (learning gate, stability of the two probe variants, directional and
+equivalence tests, Holm's procedure under one family-wise rate for all trained verdicts, universal
+statements) live in :mod:`lnrecency.claims.trained_rules`.
 
 Scale and broken assumptions are part of every setting: the models have learned W_Q, W_K, W_V, W_O (the theory
 has W = I), token embeddings that are neither isotropic nor fixed, an MLP (mlp2) and training; positions are
@@ -12,74 +14,43 @@ absent (NoPE), as in the authors' trained model.
 """
 from __future__ import annotations
 
-import math
-
 import numpy as np
 from matplotlib.figure import Figure
 
-from lnrecency.claims._common import grouped
 from lnrecency.claims._views import not_run_figure, verdict_note
 from lnrecency.claims.declare import REGISTERED, FigureOutput, TableOutput, claim
-from lnrecency.evidence import Evidence, item, record
+from lnrecency.claims.trained_rules import (QUICK, Part, decide_parts, experiment_alpha, keep_learned, part_text,
+                                            row_evidence, row_verdict)
+from lnrecency.evidence import Evidence, record
 from lnrecency.figure import ReportFigure, colour_bar
+from lnrecency.stats import SeedTest, t_interval
 from lnrecency.tables import Table
 
 SOURCE = "trained models, our formulation"
+#: TM4's margin on the recency slope at initialisation (logit per key position): a slope below it moves the
+#: expected logit by less than 0.5 nat across the n - 2 keys of a row (attention odds within a factor 1.65)
+INIT_SLOPE_NATS = 0.5
+#: TM4's margin on the second-moment ratio: E S^2 within 10% of s^4 |y_i|^2 |y_j|^2
+RATIO_MARGIN = 0.1
+#: TM3's margin on the difference of per-instance RP (RMSNorm - LayerNorm): fewer than 1 in 20 key pairs
+#: ordered differently
+RP_MARGIN = 0.05
 LN_RECENCY = ("Trained NoPE decoders with LayerNorm (pre-LN, residual) show recency at every layer >= 2: the "
-              "head-mean attention logit increases with the key position (95% t-interval of the recency "
-              "slope over training seeds above 0).")
-NONE_EARLIER = ("Trained NoPE decoders without normalisation show earlier-token bias at every layer >= 2 (95% "
-                "t-interval of the recency slope over training seeds below 0).")
-RMS_LIKE_LN = ("RMSNorm behaves like LayerNorm: at every layer >= 2 the recency slope's t-interval over seeds "
-               "has the same sign with either normalisation, and Welch's interval of their difference "
-               "contains 0.")
-INIT_THEORY = ("At initialisation (independent N(0, s^2) weights) the expected logits carry no position: the "
-               "recency slope's t-interval over seeds contains 0 at every layer, and E S_ij^2 = s^4 |y_i|^2 "
-               "|y_j|^2 (the ratio of the two sides is 1 within its t-interval over seeds and heads).")
-MATCHED = ("The difference in recency slope between LayerNorm and no normalisation persists at matched "
-           "held-out loss (Welch's 95% interval of the difference excludes 0 with the sign it has at equal "
-           "steps).")
+              "head-mean attention logit increases with the key position (the recency slope over training seeds "
+              "is significantly above 0 at every layer >= 2, on the training distribution).")
+NONE_EARLIER = ("Trained NoPE decoders without normalisation show earlier-token bias at every layer >= 2 (the "
+                "recency slope over training seeds is significantly below 0 at every layer >= 2, on the training "
+                "distribution).")
+RMS_LIKE_LN = ("RMSNorm behaves like LayerNorm: at every layer >= 2 the per-instance RP of the two normalisations "
+               f"differs by less than {RP_MARGIN} (equivalence by two one-sided tests over training seeds).")
+INIT_THEORY = ("At initialisation (independent N(0, s^2) weights) the expected logits carry no position: at every "
+               f"layer the recency slope is within +-{INIT_SLOPE_NATS} / (n - 2) of 0 (less than "
+               f"{INIT_SLOPE_NATS} nat across a row), and E S_ij^2 = s^4 |y_i|^2 |y_j|^2 (their ratio within "
+               f"+-{RATIO_MARGIN} of 1); equivalence by two one-sided tests.")
+MATCHED = ("The recency slope of LayerNorm exceeds that of no normalisation at matched held-out loss (Welch's "
+           "one-sided test over training seeds, at the loss every run of the architecture reached, interpolated "
+           "between evaluations), at every layer >= 2.")
 STATEMENTS = {"TM1": LN_RECENCY, "TM2": NONE_EARLIER, "TM3": RMS_LIKE_LN, "TM4": INIT_THEORY, "TM5": MATCHED}
-
-
-@record
-class SeedInterval(Evidence):
-    """A statistic over training seeds: values, mean, t-interval (level), and the per-seed phases."""
-
-    values: tuple
-    mean: float
-    low: float
-    high: float
-    level: float
-    phases: dict | None = item(omit_none=True)
-
-    @property
-    def sign(self) -> str:
-        return _sign(self.low, self.high)
-
-    JSON_PROPERTIES = ("sign",)
-
-
-@record
-class SlopeEvidence(Evidence):
-    slope: SeedInterval
-    heldout_loss: tuple
-    steps: tuple
-    induction_score: tuple
-
-
-@record
-class CompareEvidence(Evidence):
-    first: SeedInterval
-    second: SeedInterval
-    difference_low: float
-    difference_high: float
-
-
-@record
-class InitEvidence(Evidence):
-    slope: SeedInterval
-    second_moment_ratio: SeedInterval
 
 
 @record
@@ -87,57 +58,139 @@ class NotRun(Evidence):
     reason: str
 
 
-def seed_interval(values, phases=None, level: float = 0.95) -> SeedInterval:
-    from lnrecency.stats import t_interval
-
-    m, lo, hi = t_interval(values, level)
-    return SeedInterval(values=tuple(float(v) for v in values), mean=m, low=lo, high=hi, level=level, phases=phases)
-
-
-def welch(a: SeedInterval, b: SeedInterval) -> tuple[float, float]:
-    """Welch's t-interval (a.level) for mean(a) - mean(b) over independent seeds."""
-    from scipy.stats import t as student_t
-
-    x, y = np.asarray(a.values), np.asarray(b.values)
-    va, vb = x.var(ddof=1) / len(x), y.var(ddof=1) / len(y)
-    se = math.sqrt(va + vb)
-    if se == 0:
-        return (a.mean - b.mean,) * 2
-    df = (va + vb) ** 2 / (va ** 2 / (len(x) - 1) + vb ** 2 / (len(y) - 1))
-    half = float(student_t.ppf(0.5 + a.level / 2, df)) * se
-    return a.mean - b.mean - half, a.mean - b.mean + half
-
-
-def _verdict(sign: str, want: str) -> str:
-    return "confirmed" if sign == want else "inconclusive" if sign == "includes 0" else "refuted"
+def seed_interval(values, level: float = 0.95) -> tuple[float, float, float]:
+    """(mean, low, high): the t-interval over training seeds (lnrecency.stats.t_interval)."""
+    return t_interval(values, level)
 
 
 def _base(res) -> dict:
     st = res.settings
-    return {"scale": f"d={st.d_model}, heads={st.n_heads}, vocab={st.vocab}, n={st.n}, steps={st.steps}, "
-                     f"{len(st.seeds)} seeds, induction task, NoPE, pre-norm, residual",
+    return {"scale": f"d={st.d_model}, heads={st.n_heads}, vocab={st.vocab}, n={st.n}, converged or {st.steps} "
+                     f"steps, {len(st.seeds)} seeds, induction task, NoPE, pre-norm, residual",
+            "probe": "training distribution (BOS first, BOS key excluded), random tokens beside it",
             "breaks": "W_Q, W_K, W_V, W_O learned (theory: I); embeddings learned; MLP where arch=mlp2; trained"}
 
 
-def _slope_items(res, norm: str, want: str) -> list:
-    items = []
-    for arch in res.settings.archs:
+def _gate_text(res, runs) -> str:
+    st = res.settings
+    losses = ", ".join(f"{r['log'][-1]['heldout_loss']:.2f}" for r in runs)
+    return (f"final held-out loss <= {st.gate():.3f} = ln({st.vocab - 2}) - 1 nat; measured {losses} "
+            f"(steps {', '.join(str(r['log'][-1]['step']) for r in runs)})")
+
+
+def _trajectory(res, arch, norm, layer, key="slope", other=None) -> dict:
+    out = {}
+    for stage in ("quarter", "half", "final"):
         runs = res.select(arch, norm)
-        for stage in ("final", "matched"):
-            for layer in range(2, res.n_layers(arch) + 1):
-                si = seed_interval(res.slopes(arch, norm, stage, layer), res.phases(arch, norm, stage, layer))
-                ev = SlopeEvidence(slope=si, heldout_loss=tuple(r["log"][-1]["heldout_loss"] for r in runs),
-                                   steps=tuple(r[stage].get("step", r["log"][-1]["step"]) for r in runs),
-                                   induction_score=tuple(r["induction_score"] for r in runs))
-                items.append(({"arch": arch, "norm": norm, "stage": stage, "layer": layer},
-                              _verdict(si.sign, want), ev))
-    return items
+        vals = np.array(res.values(arch, norm, stage, layer, key), dtype=float)
+        if other is not None:
+            vals = vals - np.array(res.values(arch, other, stage, layer, key), dtype=float)
+        out[stage] = (float(np.mean([res.stage_step(r, stage) for r in runs])), float(np.mean(vals)))
+    return out
 
 
-def _describe(verdict: str, group: list) -> str:
-    parts = [f"{s['arch']} layer {s['layer']} ({s['stage']}): slope {e.slope.mean:.3g} "
-             f"[{e.slope.low:.3g}, {e.slope.high:.3g}], phases {e.slope.phases}" for s, e in group]
-    return "; ".join(parts) + "."
+def _test(values, **kw) -> SeedTest | None:
+    try:
+        return SeedTest(tuple(values), **kw)
+    except ValueError:
+        return None
+
+
+def thesis_parts(res) -> dict:
+    """Every part of TM1-TM5 (undecided): {claim id: [(row setting, [Part, ...]), ...]}. Each statistic is
+    taken over the runs that pass the learning gate (trained_rules.keep_learned)."""
+    st = res.settings
+    out: dict = {cid: [] for cid in STATEMENTS}
+
+    def kept(arch, norm, stage, layer, key="slope", tokens="task", runs_ok=None):
+        ok = [res.learned(r) for r in res.select(arch, norm)] if runs_ok is None else runs_ok
+        return keep_learned(res.values(arch, norm, stage, layer, key, tokens), ok)
+
+    for arch in st.archs:
+        L = res.n_layers(arch)
+        for cid, norm, side in (("TM1", "layernorm", "above"), ("TM2", "none", "below")):
+            runs = res.select(arch, norm)
+            parts = []
+            for layer in range(2, L + 1):
+                parts.append(Part(
+                    f"{arch} layer {layer}", "recency slope",
+                    _test(kept(arch, norm, "final", layer), side=side),
+                    _test(kept(arch, norm, "final", layer, tokens="random"), side=side),
+                    learned=sum(res.learned(r) for r in runs), seeds=len(runs), gate=_gate_text(res, runs),
+                    trajectory=_trajectory(res, arch, norm, layer)))
+            out[cid].append(({"arch": arch, "norm": norm, "stage": "final", "layers": f"2..{L}"}, parts))
+        ln, rms = res.select(arch, "layernorm"), res.select(arch, "rmsnorm")
+        parts = []
+        for layer in range(2, L + 1):
+            parts.append(Part(
+                f"{arch} layer {layer}", "RP(RMSNorm) - RP(LayerNorm)",
+                _test(kept(arch, "rmsnorm", "final", layer, "rp"), rule="equivalence", side="within",
+                      margin=RP_MARGIN, other=kept(arch, "layernorm", "final", layer, "rp")),
+                _test(kept(arch, "rmsnorm", "final", layer, "rp", "random"), rule="equivalence",
+                      side="within", margin=RP_MARGIN, other=kept(arch, "layernorm", "final", layer, "rp", "random")),
+                learned=min(sum(res.learned(r) for r in g) for g in (ln, rms)), seeds=len(ln),
+                gate=_gate_text(res, ln + rms),
+                trajectory=_trajectory(res, arch, "rmsnorm", layer, "rp", other="layernorm")))
+        out["TM3"].append(({"arch": arch, "stage": "final", "layers": f"2..{L}"}, parts))
+        margin = INIT_SLOPE_NATS / (st.n - 2)
+        for norm in st.norms:
+            runs = res.select(arch, norm)
+            parts = []
+            for layer in range(1, L + 1):
+                parts.append(Part(
+                    f"{arch}/{norm} layer {layer}", "recency slope at initialisation",
+                    _test(res.slopes(arch, norm, "init", layer), rule="equivalence", side="within", margin=margin),
+                    _test(res.slopes(arch, norm, "init", layer, "random"), rule="equivalence", side="within",
+                          margin=margin), learned=len(runs), seeds=len(runs), gate="at initialisation: no gate"))
+                ratio = [x for r in runs for x in r["init"]["second_moment_ratio"][layer - 1]]
+                parts.append(Part(
+                    f"{arch}/{norm} layer {layer}", "E S^2 / (s^4 |y_i|^2 |y_j|^2) (per seed and head)",
+                    _test(ratio, rule="equivalence", side="within", margin=RATIO_MARGIN, boundary=1.0),
+                    learned=len(runs), seeds=len(runs), gate="at initialisation: no gate"))
+            out["TM4"].append(({"arch": arch, "norm": norm, "stage": "init", "layers": f"1..{L}"}, parts))
+        parts = []
+        target = res.matched(ln[0])["target_loss"]
+        reached = {norm: [res.learned(r) and res.matched(r)["reached"] for r in res.select(arch, norm)]
+                   for norm in ("layernorm", "none")}
+        for layer in range(2, L + 1):
+            parts.append(Part(
+                f"{arch} layer {layer}", "slope(LayerNorm) - slope(none) at matched loss",
+                _test(kept(arch, "layernorm", "matched", layer, runs_ok=reached["layernorm"]), side="above",
+                      other=kept(arch, "none", "matched", layer, runs_ok=reached["none"])),
+                _test(kept(arch, "layernorm", "matched", layer, tokens="random", runs_ok=reached["layernorm"]),
+                      side="above", other=kept(arch, "none", "matched", layer, tokens="random",
+                                               runs_ok=reached["none"])),
+                learned=min(sum(v) for v in reached.values()) if target <= st.gate() else 0, seeds=len(ln),
+                gate=(f"runs that pass the learning gate (final held-out loss <= {st.gate():.3f}) and reach the "
+                      f"matched loss {target:.3f}, the largest final loss among them"),
+                trajectory=_trajectory(res, arch, "layernorm", layer, other="none")))
+        steps = {norm: float(np.mean([res.matched(r)["step"] for r in res.select(arch, norm)]))
+                 for norm in ("layernorm", "none")}
+        out["TM5"].append(({"arch": arch, "stage": f"matched held-out loss {target:.3f} (mean step: LayerNorm "
+                                                     f"{steps['layernorm']:.0f}, none {steps['none']:.0f})",
+                            "layers": f"2..{L}"}, parts))
+    return out
+
+
+def decided_parts(res) -> dict:
+    """:func:`thesis_parts`, decided together (one Holm family: the thesis's share of the trained rate)."""
+    parts = thesis_parts(res)
+    flat = [p for rows in parts.values() for _, ps in rows for p in ps]
+    decide_parts(flat, experiment_alpha("thesis", res.settings.quick), quick=res.settings.quick)
+    return parts
+
+
+def _rows(cid: str, res) -> list:
+    from lnrecency.verdicts import ClaimResult
+
+    out = []
+    for setting, parts in decided_parts(res)[cid]:
+        verdict = row_verdict(parts)
+        lead = QUICK + ". " if res.settings.quick else ""
+        finding = lead + " ".join(part_text(p) + "." for p in parts)
+        out.append(ClaimResult(cid, SOURCE, STATEMENTS[cid], {**_base(res), **setting}, verdict,
+                               row_evidence(parts), finding))
+    return out
 
 
 def evaluate(*, quick: bool = False, progress=None) -> list:
@@ -166,7 +219,7 @@ def _results(quick: bool, progress):
         from lnrecency.models.thesis import ThesisSettings, run_thesis
     except ImportError as exc:  # torch not installed: say so, decide nothing
         return None, f"needs the models extra (python3 -m pip install -e '.[models]'): {exc}"
-    return run_thesis(ThesisSettings.preset(quick), progress=bool(progress)), ""
+    return run_thesis(ThesisSettings.preset(quick), progress=progress), ""
 
 
 def _not_run(cid: str, reason: str) -> list:
@@ -187,96 +240,17 @@ def _on_results(cid: str):
     return wrap
 
 
-def _sign(low: float, high: float) -> str:
-    return "positive" if low > 0 else "negative" if high < 0 else "includes 0"
-
-
-def _slope_claim(cid: str, norm: str, want: str):
-    return _on_results(cid)(lambda res: grouped(cid, SOURCE, STATEMENTS[cid], _base(res),
-                                                _slope_items(res, norm, want), _describe))
-
-
-@_on_results("TM3")
-def tm3(res) -> list:
-    items = []
-    for arch in res.settings.archs:
-        for stage in ("final", "matched"):
-            for layer in range(2, res.n_layers(arch) + 1):
-                ln = seed_interval(res.slopes(arch, "layernorm", stage, layer))
-                rms = seed_interval(res.slopes(arch, "rmsnorm", stage, layer))
-                lo, hi = welch(rms, ln)
-                same = ln.sign == rms.sign and ln.sign != "includes 0"
-                differ = {ln.sign, rms.sign} == {"positive", "negative"} or _sign(lo, hi) != "includes 0"
-                v = "refuted" if differ else "confirmed" if same else "inconclusive"
-                items.append(({"arch": arch, "stage": stage, "layer": layer}, v,
-                              CompareEvidence(first=rms, second=ln, difference_low=lo, difference_high=hi)))
-
-    def text(verdict, group):
-        return "; ".join(f"{s['arch']} layer {s['layer']} ({s['stage']}): RMSNorm {e.first.mean:.3g} "
-                         f"[{e.first.low:.3g}, {e.first.high:.3g}], LayerNorm {e.second.mean:.3g} "
-                         f"[{e.second.low:.3g}, {e.second.high:.3g}], difference [{e.difference_low:.3g}, "
-                         f"{e.difference_high:.3g}]" for s, e in group) + "."
-    return grouped("TM3", SOURCE, RMS_LIKE_LN, _base(res), items, text)
-
-
-@_on_results("TM4")
-def tm4(res) -> list:
-    items = []
-    for arch in res.settings.archs:
-        for norm in res.settings.norms:
-            runs = res.select(arch, norm)
-            for layer in range(1, res.n_layers(arch) + 1):
-                slope = seed_interval(res.slopes(arch, norm, "init", layer), res.phases(arch, norm, "init", layer))
-                ratio = seed_interval([x for r in runs for x in r["init"]["second_moment_ratio"][layer - 1]])
-                ok = slope.sign == "includes 0" and ratio.low <= 1.0 <= ratio.high
-                items.append(({"arch": arch, "norm": norm, "layer": layer, "stage": "init"},
-                              "confirmed" if ok else "refuted", InitEvidence(slope=slope, second_moment_ratio=ratio)))
-
-    def text(verdict, group):
-        return "; ".join(f"{s['arch']}/{s['norm']} layer {s['layer']}: slope [{e.slope.low:.2g}, {e.slope.high:.2g}], "
-                         f"E S^2 ratio {e.second_moment_ratio.mean:.3f} [{e.second_moment_ratio.low:.3f}, "
-                         f"{e.second_moment_ratio.high:.3f}]" for s, e in group) + "."
-    return grouped("TM4", SOURCE, INIT_THEORY, _base(res), items, text)
-
-
-@_on_results("TM5")
-def tm5(res) -> list:
-    items = []
-    for arch in res.settings.archs:
-        for layer in range(2, res.n_layers(arch) + 1):
-            ev = {}
-            for stage in ("final", "matched"):
-                ln = seed_interval(res.slopes(arch, "layernorm", stage, layer))
-                none = seed_interval(res.slopes(arch, "none", stage, layer))
-                lo, hi = welch(ln, none)
-                ev[stage] = CompareEvidence(first=ln, second=none, difference_low=lo, difference_high=hi)
-            f, m = ev["final"], ev["matched"]
-            sign_f, sign_m = _sign(f.difference_low, f.difference_high), _sign(m.difference_low, m.difference_high)
-            v = ("inconclusive" if sign_f == "includes 0" else "confirmed" if sign_m == sign_f
-                 else "refuted")
-            items.append(({"arch": arch, "layer": layer}, v, MatchedEvidence(equal_steps=f, matched_loss=m)))
-
-    def text(verdict, group):
-        return "; ".join(f"{s['arch']} layer {s['layer']}: LayerNorm - none = [{e.equal_steps.difference_low:.3g}, "
-                         f"{e.equal_steps.difference_high:.3g}] at equal steps, [{e.matched_loss.difference_low:.3g}, "
-                         f"{e.matched_loss.difference_high:.3g}] at matched loss" for s, e in group) + (
-            ". A difference that vanishes at matched loss is not attributed to the normalisation."
-            if verdict == "refuted" else ".")
-    return grouped("TM5", SOURCE, MATCHED, _base(res), items, text)
-
-
-@record
-class MatchedEvidence(Evidence):
-    equal_steps: CompareEvidence
-    matched_loss: CompareEvidence
+def _claim(cid: str):
+    return _on_results(cid)(lambda res: _rows(cid, res))
 
 
 # ---- the claim's report tables, figures and notebook cells ----------------------------------------
 
 def trained_table(data) -> Table:
-    """TM1-TM5: per architecture, normalisation, stage and layer, the recency slope over training seeds."""
-    columns = ["arch", "norm", "stage", "layer", "step (mean)", "held-out loss (mean)", "slope", "95% low",
-               "95% high", "sign", "phases per seed", "RP (mean)", "seeds"]
+    """TM1-TM5: per architecture, normalisation, stage and layer, the recency slope over training seeds on the
+    training distribution (with its 95% t-interval), the random-token slope beside it, the sink and RP."""
+    columns = ["arch", "norm", "stage", "layer", "step", "held-out loss", "slope (training dist.)",
+               "95% interval", "slope (random tokens)", "BOS sink", "RP (training dist.)", "learned / seeds"]
     res = data.thesis()
     if res is None:  # no verdicts either: evaluating them would train (the report never trains)
         return Table("trained_phases", "Trained decoders (TM1-TM5): not run", "The thesis experiment is not in "
@@ -288,28 +262,39 @@ def trained_table(data) -> Table:
     for arch in res.settings.archs:
         for norm in res.settings.norms:
             runs = res.select(arch, norm)
-            for stage in ("init", "matched", "final"):
-                steps = [0 if stage == "init" else r[stage].get("step", r["log"][-1]["step"]) for r in runs]
-                losses = [next(e["heldout_loss"] for e in r["log"] if e["step"] == s) for r, s in zip(runs, steps)]
+            learned = f"{sum(res.learned(r) for r in runs)} / {len(runs)}"
+            for stage in ("init", "quarter", "half", "final", "matched"):
+                step = float(np.mean([res.stage_step(r, stage) for r in runs]))
+                if stage == "matched":
+                    loss = float(np.mean([res.matched(r)["heldout_loss"] for r in runs]))
+                else:
+                    loss = float(np.mean([min(r["log"], key=lambda e: abs(e["step"] - res.stage_step(r, stage)))
+                                          ["heldout_loss"] for r in runs]))
                 for layer in range(1, res.n_layers(arch) + 1):
-                    si = seed_interval(res.slopes(arch, norm, stage, layer), res.phases(arch, norm, stage, layer))
-                    rp = float(np.mean([r[stage]["layers"][layer - 1]["rp"] for r in runs]))
-                    rows.append([arch, norm, stage, layer, float(np.mean(steps)), float(np.mean(losses)), si.mean,
-                                 si.low, si.high, si.sign, ", ".join(f"{k} {v}" for k, v in sorted(si.phases.items())),
-                                 rp, len(runs)])
+                    m, lo, hi = seed_interval(res.slopes(arch, norm, stage, layer))
+                    rnd = float(np.mean(res.slopes(arch, norm, stage, layer, "random")))
+                    sinks = [x for x in res.values(arch, norm, stage, layer, "sink")] if stage != "matched" else []
+                    sink = float(np.mean(sinks)) if sinks and all(x is not None for x in sinks) else None
+                    rp = float(np.mean(res.values(arch, norm, stage, layer, "rp")))
+                    rows.append([arch, norm, stage, layer, step, loss, m, f"[{lo:.3g}, {hi:.3g}]", rnd, sink, rp,
+                                 learned])
     st = res.settings
     caption = (f"NoPE decoders trained on the induction task (d = {st.d_model}, {st.n_heads} heads, vocabulary "
-               f"{st.vocab}, n = {st.n}, {st.steps} steps, seeds {list(st.seeds)}). The recency slope is the "
-               f"least-squares slope of the head-mean attention logit against the key position (keys below the "
-               f"query), averaged over rows, on {st.probe_sequences} random-token sequences; its 95% t-interval "
-               f"is over training seeds. Stages: init (step 0), matched (first evaluation at which the run's "
-               f"held-out loss reached the largest final loss of its architecture), final (equal steps). Phases: "
-               f"the probe's calibrated test per seed (lnrecency.models.probe).")
+               f"{st.vocab}, n = {st.n}; trained until the held-out loss improved by less than "
+               f"{100 * st.converge:g}% over the last 20% of steps, at least {st.min_steps}, at most {st.steps} "
+               f"steps; seeds {list(st.seeds)}). Recency slope: the least-squares slope of the head-mean attention "
+               f"logit against the key position, per row over the keys below the query (the BOS key excluded), "
+               f"averaged over rows with at least 3 keys weighted by their number of keys; on each run's own "
+               f"{st.probe_sequences} sequences of its training distribution ({st.trajectory_sequences} along the "
+               f"trajectory), random-token slope beside it. 95% t-interval over training seeds. Stages: init, 1/4 "
+               f"and 1/2 of each run's length, final, and matched (the largest final held-out loss of the "
+               f"architecture, interpolated between the two evaluations that bracket it). BOS sink: mean attention "
+               f"on the BOS key. Learned: final held-out loss <= {st.gate():.3f} (ln({st.vocab - 2}) - 1 nat).")
     return Table("trained_phases", "Trained decoders: recency per layer over training seeds (TM1-TM5)", caption,
                  columns, rows, notes)
 
 
-TRAINED_STEMS = ("trained_logit_maps", "trained_phases", "trained_norm_profiles")
+TRAINED_STEMS = ("trained_logit_maps", "trained_phases", "trained_norm_profiles", "trained_trajectory")
 
 
 _NORM_COLOURS = {"layernorm": "tab:blue", "rmsnorm": "tab:green", "none": "tab:red"}
@@ -321,8 +306,9 @@ def trained_figures(data) -> list[ReportFigure]:
 
     res = data.thesis()
     titles = ("Trained decoders: the authors' diagonal-normalised logit maps",
-              "Trained decoders: recency slope per layer, 95% t-interval over training seeds",
-              "Trained decoders: head-output norm against position, beside the law of an average")
+              "Trained decoders: recency slope per layer on the training distribution, 95% t-interval over seeds",
+              "Trained decoders: head-output norm against position, beside the law of an average",
+              "Trained decoders: the layer-2 recency slope along training, training distribution and random tokens")
     if res is None:
         return [not_run_figure(stem, t, data.settings.quick) for stem, t in zip(TRAINED_STEMS, titles)]
     st = res.settings
@@ -335,17 +321,23 @@ def trained_figures(data) -> list[ReportFigure]:
         for c_ in range(L):
             m = np.array(run["final"]["layers"][c_]["diag_normalised"], dtype=float)
             m[np.triu_indices(m.shape[0], k=1)] = np.nan
+            m[:, 0] = np.nan  # the BOS key: out of every statistic (its share is the table's sink)
             ax = axes[r_, c_]
-            im = ax.imshow(m, cmap="magma")
+            k = m.shape[0]
+            lo, hi = (np.nanpercentile(m, [2, 98]) if np.isfinite(m).any() else (0.0, 1.0))
+            im = ax.imshow(m, cmap="magma", vmin=lo, vmax=hi if hi > lo else lo + 1e-12,
+                           extent=(0.5, k + 0.5, k + 0.5, 0.5))
             colour_bar(ax, im)
             ax.set_title(f"{norm}, layer {c_ + 1}", fontsize=9)
             ax.set_xlabel("key position", fontsize=8)
             ax.set_ylabel("query position", fontsize=8)
-    fig.suptitle(f"{titles[0]} ({arch}, seed {st.seeds[0]}, after {st.steps} steps)", fontsize=10)
+    fig.suptitle(f"{titles[0]} ({arch}, seed {st.seeds[0]}, after training)", fontsize=10)
     fig.tight_layout()
     maps = ReportFigure(TRAINED_STEMS[0], titles[0],
                         f"Head-mean attention logits of the {arch} models (seed {st.seeds[0]}, after training) on "
-                        f"{st.probe_sequences} random-token sequences, each lower diagonal minus its own mean (the "
+                        f"{st.probe_sequences} sequences of the training distribution (positions from 1 = BOS; the BOS key "
+                        f"column is left blank, as in every statistic), colour scale from the 2nd to the 98th "
+                        f"percentile of the shown entries, each lower diagonal minus its own mean (the "
                         f"authors' normalize_lower_diagonals, concept/with_params.ipynb): rows are normalisations, "
                         f"columns layers; brighter towards the diagonal within a row = recency.", fig)
     fig = Figure(figsize=(4.2 * len(st.archs), 3.6))
@@ -355,8 +347,8 @@ def trained_figures(data) -> list[ReportFigure]:
         for q, norm in enumerate(st.norms):
             for stage, marker, shift in (("init", "o", -0.15), ("matched", "s", 0.0), ("final", "D", 0.15)):
                 iv = [seed_interval(res.slopes(a, norm, stage, lay)) for lay in layers]
-                mean = np.array([v.mean for v in iv])
-                err = np.array([[v.mean - v.low for v in iv], [v.high - v.mean for v in iv]])
+                mean = np.array([v[0] for v in iv])
+                err = np.array([[v[0] - v[1] for v in iv], [v[2] - v[0] for v in iv]])
                 ax.errorbar(layers + shift + 0.04 * (q - 1), mean, yerr=err, fmt=marker, ms=4, capsize=2, lw=0.8,
                             color=_NORM_COLOURS[norm], mfc="none" if stage == "init" else _NORM_COLOURS[norm],
                             label=f"{norm} {stage}" if a == st.archs[0] else None)
@@ -395,7 +387,41 @@ def trained_figures(data) -> list[ReportFigure]:
                          f"seed {st.seeds[0]}, after training) against position, beside the law of an average of "
                          "weakly correlated vectors s2 (rho + (1 - rho) E sum_k P_ik^2) with s2 and rho measured "
                          "from the same value vectors (seed 002's mechanism).", fig)
-    return [maps, phases, norms]
+    return [maps, phases, norms, _trajectory_figure(res, titles[3])]
+
+
+def _trajectory_figure(res, title: str) -> ReportFigure:
+    """Per architecture, each run's layer-2 slope at every evaluation: training distribution (solid) and random
+    tokens (dotted), one colour per normalisation; the learning gate's loss is reached where the marker is."""
+    st = res.settings
+    fig = Figure(figsize=(4.4 * len(st.archs), 3.8))
+    axes = np.atleast_1d(fig.subplots(1, len(st.archs)))
+    for ax, a in zip(axes, st.archs):
+        for norm in st.norms:
+            for q, r in enumerate(res.select(a, norm)):
+                steps = [e["step"] for e in r["trajectory"]]
+                for tokens, style in (("task", "-"), ("random", ":")):
+                    ax.plot(steps, [e[tokens][1]["slope"] for e in r["trajectory"]], style, lw=0.9, alpha=0.8,
+                            color=_NORM_COLOURS[norm],
+                            label=(f"{norm}, {'training distribution' if tokens == 'task' else 'random tokens'}"
+                                   if q == 0 and a == st.archs[0] else None))
+                hit = next((e["step"] for e in r["trajectory"] if e["heldout_loss"] <= st.gate()), None)
+                if hit is not None:
+                    y = next(e["task"][1]["slope"] for e in r["trajectory"] if e["step"] == hit)
+                    ax.plot([hit], [y], "o", ms=3, color=_NORM_COLOURS[norm])
+        ax.axhline(0.0, color="grey", lw=0.8)
+        ax.set_title(f"{a}, layer 2", fontsize=9)
+        ax.set_xlabel("training step")
+        ax.set_ylabel("recency slope (logit per key position)")
+    axes[0].legend(fontsize=6)
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    return ReportFigure(TRAINED_STEMS[3], title,
+                        f"Every run's layer-2 recency slope at each held-out evaluation (every {st.eval_every} "
+                        f"steps, {st.trajectory_sequences} sequences of its own probe seed): solid on the training "
+                        f"distribution (BOS first, BOS key excluded), dotted on random tokens; dots: where the run "
+                        f"first reached the learning gate (held-out loss <= {st.gate():.3f}). Runs stop at their "
+                        f"own convergence step.", fig)
 
 
 def _identity_probe_cell(data, display):
@@ -424,19 +450,21 @@ def _small_training_cell(data, display):
 
 claim("TM1", "trained decoders: LayerNorm gives recency at layers >= 2", training=True,
       tables=(TableOutput("trained_phases", "trained NoPE decoders: recency slope per layer with its t-interval over "
-                                            "training seeds, phases, at init / matched loss / equal steps",
+                                            "training seeds, on the training distribution with random tokens beside "
+                                            "it, at init / 1/4 / 1/2 / end / matched loss",
                           trained_table),),
-      figures=(FigureOutput("trained decoders: the authors' diagonal-normalised logit maps, phase per layer with CIs, "
-                            "norm profiles against the law", trained_figures, TRAINED_STEMS),),
+      figures=(FigureOutput("trained decoders: the authors' diagonal-normalised logit maps, the slope per layer with "
+                            "CIs, norm profiles against the law, the slope along training", trained_figures,
+                            TRAINED_STEMS),),
       notebook="08_trained_decoders",
       cells=("The parameter-free model is one configuration of the decoder (W = I, the theory's N): its probe "
              "reproduces the theory's layer-2 recency.", _identity_probe_cell,
              "A small NoPE decoder trained here (300 steps, a few seconds), probed the same way:", _small_training_cell,
              "Trained NoPE decoders (`lnrecency experiments thesis`; cached). Each row: an architecture, a "
-             "normalisation, a stage, a layer; the recency slope's t-interval over training seeds and the per-seed "
-             "phases.", trained_table, trained_figures))(_slope_claim("TM1", "layernorm", "positive"))
-claim("TM2", "trained decoders: no normalisation gives earlier-token bias", training=True)(
-    _slope_claim("TM2", "none", "negative"))
-claim("TM3", "trained decoders: RMSNorm behaves like LayerNorm", training=True)(tm3)
-claim("TM4", "trained decoders at initialisation: the random-W theory", training=True)(tm4)
-claim("TM5", "trained decoders: LayerNorm vs none at matched held-out loss", training=True)(tm5)
+             "normalisation, a stage, a layer; the recency slope's t-interval over training seeds on the training "
+             "distribution, the random-token slope beside it, the BOS sink and RP.", trained_table,
+             trained_figures))(_claim("TM1"))
+claim("TM2", "trained decoders: no normalisation gives earlier-token bias", training=True)(_claim("TM2"))
+claim("TM3", "trained decoders: RMSNorm behaves like LayerNorm", training=True)(_claim("TM3"))
+claim("TM4", "trained decoders at initialisation: the random-W theory", training=True)(_claim("TM4"))
+claim("TM5", "trained decoders: LayerNorm vs none at matched held-out loss", training=True)(_claim("TM5"))

@@ -37,7 +37,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_config_arguments(p, embedding=True, convention=False)
     p.add_argument("--d", type=int, default=64, help="width of the identity decoder (default 64)")
     p.add_argument("--layers", type=int, default=2, help="layers of the identity decoder (default 2)")
-    p.add_argument("--tokens", default="random", help="random | task (trained models; default random)")
+    p.add_argument("--tokens", default=None,
+                   help="task | random: task = the model's training distribution (BOS first, the BOS key out of "
+                        "slopes and RP; default for MODEL_DIR, with the random-token variant reported beside it); "
+                        "random = uniform tokens (the only choice for --identity and --hf)")
     p.add_argument("--n", type=int, default=32, help="sequence length (default 32)")
     p.add_argument("--sequences", type=int, default=256, help="sequences probed (default 256)")
     p.add_argument("--seed", type=int, default=0, help="seed of the probe's inputs (default 0)")
@@ -70,7 +73,8 @@ def run(args: argparse.Namespace) -> int:
     require_models("hf" if args.hf else "models")
     from lnrecency.models.probe import ProbeSettings, probe_decoder
 
-    st = ProbeSettings(n=args.n, sequences=args.sequences, seed=args.seed, tokens=args.tokens)
+    tokens = args.tokens if args.tokens is not None else ("task" if args.model_dir is not None else "random")
+    st = ProbeSettings(n=args.n, sequences=args.sequences, seed=args.seed, tokens=tokens)
     show = not args.json and sys.stderr.isatty()
     if args.hf is not None:
         from lnrecency.models.hf import probe_hf
@@ -84,21 +88,41 @@ def run(args: argparse.Namespace) -> int:
             raise ValueError("--tokens task needs a trained model; the identity decoder takes the theory's inputs")
         model = build(DecoderConfig.identity_of(cfg, d=args.d, layers=args.layers, n=args.n), 0)
         res = probe_decoder(model, st, progress=show)
-    else:
+    beside = None
+    if args.model_dir is not None:
+        from dataclasses import replace
+
         from lnrecency.models.train import load
 
         model, meta = load(args.model_dir)
-        res = probe_decoder(model, st, task=meta.get("training", {}).get("task"), progress=show,
-                            info={"path": str(args.model_dir), "training": meta.get("training")})
+        task = meta.get("training", {}).get("task")
+        info = {"path": str(args.model_dir), "training": meta.get("training")}
+        res = probe_decoder(model, st, task=task, progress=show, info=info)
+        other = "random" if st.tokens == "task" else "task"
+        beside = probe_decoder(model, replace(st, tokens=other), task=task, progress=show, info=info)
     if args.json:
-        print(json.dumps(_strict(res.to_json()), allow_nan=False))
+        out = res.to_json()
+        if beside is not None:
+            out["beside"] = {"tokens": beside.settings.tokens,
+                             "layers": [{"layer": b.layer, "recency_slope": b.slope, "recency_slope_se": b.slope_se,
+                                         "rp": b.rp, "rp_se": b.rp_se, "phase": b.phase,
+                                         "stable": not (a.slope * b.slope < 0)}
+                                        for a, b in zip(res.layers, beside.layers)]}
+        print(json.dumps(_strict(out), allow_nan=False))
         return 0
     print(f"model: {res.model.get('kind')} {res.model.get('path', '')}".rstrip())
-    print(f"probe: n = {st.n}, {st.sequences} sequences ({st.tokens}), seed {st.seed}; logits: {res.logits_note}")
-    for lp in res.layers:
+    print(f"probe: n = {st.n}, {st.sequences} sequences ({st.tokens}{', BOS first, its key out of slopes and RP' if st.bos_first else ''}), "
+          f"seed {st.seed}; logits: {res.logits_note}")
+    for q, lp in enumerate(res.layers):
         lo, hi = lp.slope_interval
+        sink = f", BOS sink {lp.sink:.3f}" if lp.sink is not None else ""
         print(f"layer {lp.layer}: {lp.phase:8s} slope {lp.slope:+.4g} (SE {lp.slope_se:.2g}; interval at the "
-              f"test's k = {lp.k:.2f}: [{lo:+.3g}, {hi:+.3g}]), RP {lp.rp:.4f} +- {lp.rp_se:.4f}")
+              f"test's k = {lp.k:.2f}: [{lo:+.3g}, {hi:+.3g}]), RP {lp.rp:.4f} +- {lp.rp_se:.4f}{sink}")
+        if beside is not None:
+            b = beside.layers[q]
+            flag = "  UNSTABLE: the two inputs disagree in sign" if lp.slope * b.slope < 0 else ""
+            print(f"    beside, {beside.settings.tokens} tokens: {b.phase} slope {b.slope:+.4g} "
+                  f"(SE {b.slope_se:.2g}), RP {b.rp:.4f}{flag}")
         for h in lp.heads:
             extra = ""
             if h.norm_profile is not None:

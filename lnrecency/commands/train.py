@@ -7,7 +7,6 @@ seed give byte-identical weights (deterministic kernels, fixed thread count; lnr
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 NAME = "train"
@@ -38,7 +37,8 @@ def decoder_from_args(args: argparse.Namespace, n: int):
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("task", help="induction | argmax | lookup (defined in the README, 'Trained decoders')")
+    p.add_argument("task", help="induction | repeats | argmax | lookup (defined in the README, 'Trained decoders'), "
+                                "or lm: a language model on --corpus")
     add_architecture_arguments(p)
     g = p.add_argument_group("training")
     g.add_argument("--steps", type=int, default=1000, help="optimiser steps (default 1000)")
@@ -48,6 +48,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--lr", type=float, default=3e-3, help="AdamW learning rate (default 3e-3)")
     g.add_argument("--eval-every", type=int, default=100, help="held-out evaluation interval (0: none)")
     g.add_argument("--threads", type=int, default=1, help="torch intra-op threads (default 1; recorded)")
+    g.add_argument("--corpus", default=None, metavar="DIR",
+                   help="with task lm: a folder of text files (default: the running Python's standard library "
+                        "source); tokenised by a byte-level BPE trained here and cached")
+    g.add_argument("--device", default="cpu", help="cpu (deterministic) | cuda (a GPU: not bit-reproducible)")
     p.add_argument("--out", required=True, help="checkpoint folder to write")
     p.add_argument("--json", action="store_true", help="print the checkpoint's config.json")
 
@@ -63,13 +67,39 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out)
     check_out(out, OUTPUT_NAMES)  # before the training: the folder, and no user file under our names
 
+    from lnrecency.config import check_choice
+
+    check_choice("--device", args.device, ("cpu", "cuda"))
+    if args.corpus is not None and args.task != "lm":
+        raise ValueError(f"--corpus goes with task lm; got task {args.task!r}")
     st = TrainSettings(task=args.task, steps=args.steps, seed=args.seed, batch=args.batch, n=args.n, lr=args.lr,
                        eval_every=args.eval_every, threads=args.threads)
-    cfg = decoder_from_args(args, args.n)
-    result = train(cfg, st, progress=sys.stderr.isatty())
+    data = None
+    if args.task == "lm":
+        from lnrecency.models.corpus import CorpusData, load_corpus
+
+        corpus = load_corpus(args.corpus, progress=None)
+        data = CorpusData(corpus)
+        from dataclasses import replace
+
+        cfg = replace(decoder_from_args(args, args.n), vocab=corpus.vocab)  # the tokenizer fixes the vocabulary
+    if args.device == "cuda":
+        import os
+
+        import torch
+
+        if not torch.cuda.is_available():
+            raise ValueError("--device cuda: no CUDA device is available to this torch build")
+        os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+    if args.task != "lm":
+        cfg = decoder_from_args(args, args.n)
+    result = train(cfg, st, progress=None, data=data, device=args.device)
     from lnrecency.models.probe import induction_score
 
-    extra = {"induction_score": induction_score(result.model)[0]} if args.task == "induction" else {}
+    extra = {"induction_score": induction_score(result.model)[0]} if args.task in ("induction", "lm") else {}
+    if args.task == "lm":
+        extra.update({"corpus": str(corpus.root), "corpus_key": corpus.key, "corpus_tokens": corpus.tokens,
+                      "device": args.device})
     save(result, out, extra={"seconds": result.seconds, **extra})
     if args.json:
         print((out / "config.json").read_text(), end="")

@@ -21,6 +21,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="claim id (T1, C2..C9, P1..P9, TM1..TM5, S2.1..S2.7, S3.1..S3.3); repeatable; default: all but "
                    "those on trained models (see --trained)")
     p.add_argument("--json", action="store_true", help="JSON list of results")
+    p.add_argument("--list", action="store_true", help="print every claim id with its one-line statement and exit")
     p.add_argument("--quick", action="store_true", help="smaller grids and sample sizes (as in pytest)")
     p.add_argument("--lines", type=int, default=24, help="evidence lines per result in text mode (default 24)")
     p.add_argument("--out", default=None, metavar="DIR",
@@ -57,11 +58,22 @@ def _wrap(text: str, first: str, rest: str) -> str:
                          break_long_words=True, break_on_hyphens=False)
 
 
+def _not_run(r) -> bool:
+    """A row that was not evaluated (the models extra is missing): reported, never counted as a verdict."""
+    return type(r.evidence).__name__ == "NotRun"
+
+
 def run(args: argparse.Namespace) -> int:
     from lnrecency.claims.registry import check_ids, evaluate
 
     if args.lines < 0:
         raise ValueError(f"--lines must be an integer >= 0; got {args.lines}")
+    if args.list:
+        from lnrecency.claims.registry import CLAIMS, TRAINED
+
+        for cid, c in CLAIMS.items():
+            print(f"{cid:6s} {c.description}" + ("  [trained models: --trained or --claim]" if cid in TRAINED else ""))
+        return 0
     if args.out is not None:
         return _write_evidence(args)
     ids = check_ids(args.claim, trained=args.trained)
@@ -71,6 +83,9 @@ def run(args: argparse.Namespace) -> int:
         return 0
     for r in results:
         data = strict(r.to_json())
+        if _not_run(r):
+            print(f"[{r.id}] NOT RUN  ({r.finding})\n")
+            continue
         print(f"[{r.id}] {r.verdict.upper()}  ({r.source})")
         print(f"  statement: {r.statement}")
         if r.finding:
@@ -84,8 +99,13 @@ def run(args: argparse.Namespace) -> int:
         print()
     counts = {}
     for r in results:
-        counts[r.verdict] = counts.get(r.verdict, 0) + 1
-    print("summary: " + ", ".join(f"{v} {counts.get(v, 0)}" for v in ("confirmed", "refuted", "inconclusive")))
+        key = "not run" if _not_run(r) else r.verdict
+        counts[key] = counts.get(key, 0) + 1
+    from lnrecency.evidence import VERDICTS
+
+    print("summary: " + ", ".join(f"{v} {counts.get(v, 0)}" for v in VERDICTS if v in counts or v in
+                                  ("confirmed", "refuted", "inconclusive"))
+          + (f"; not run (not counted as verdicts): {counts['not run']}" if "not run" in counts else ""))
     return 0
 
 

@@ -147,19 +147,29 @@ class TrainSettings:
     eval_every: int = 100  # 0: no held-out evaluation
     eval_sequences: int = 256
     threads: int = 1  # intra-op threads: results are byte-identical for a given count (see module doc)
+    #: convergence rule (0: train exactly ``steps`` steps): stop at the first evaluation at step t >= min_steps
+    #: where the held-out loss improved by less than ``converge`` (relative) since the last evaluation at or
+    #: before 0.8 t;
+    #: ``steps`` is then the cap
+    converge: float = 0.0
+    min_steps: int = 0
 
     def __post_init__(self) -> None:
-        check_choice("task", self.task, TASKS)
+        check_choice("task", self.task, TASKS + ("lm",))
         check_int("steps", self.steps, minimum=1, maximum=10**7)
         check_int("seed", self.seed, minimum=0, maximum=2**63 - 1)
         check_int("batch", self.batch, minimum=1, maximum=4096)
-        check_int("n", self.n, minimum=min_length(self.task), maximum=4096)
+        check_int("n", self.n, minimum=min_length(self.task) if self.task != "lm" else 4, maximum=4096)
         check_real("lr", self.lr, low=0.0, high=1.0, low_open=True, high_open=False)
         check_real("weight_decay", self.weight_decay, low=0.0, high=1.0, high_open=False)
         check_int("warmup", self.warmup, minimum=0, maximum=10**7)
         check_int("eval_every", self.eval_every, minimum=0, maximum=10**7)
         check_int("eval_sequences", self.eval_sequences, minimum=1, maximum=65536)
         check_int("threads", self.threads, minimum=1, maximum=64)
+        check_real("converge", self.converge, low=0.0, high=1.0, high_open=True)
+        check_int("min_steps", self.min_steps, minimum=0, maximum=self.steps)
+        if self.converge > 0 and not self.eval_every:
+            raise ValueError("the convergence rule (converge > 0) needs held-out evaluations (eval_every > 0)")
         if self.steps * self.batch * self.n > MAX_TOKENS:
             raise ValueError(f"steps * batch * n = {self.steps * self.batch * self.n} tokens exceeds the CPU "
                              f"budget {MAX_TOKENS}; lower --steps, --batch or --n")

@@ -26,20 +26,104 @@ from lnrecency.models.probe import ProbeSettings, ProbeResult, _mean_cosine, _qk
 __all__ = ["probe_hf", "load_hf"]
 
 
+#: a config.json larger than this is refused before it is parsed
+MAX_CONFIG_BYTES = 1 << 20
+#: deepest nesting of a config.json (real configs nest 3-4 levels)
+MAX_DEPTH = 32
+#: weight files that would be unpickled: refused by name (only safetensors are read)
+PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".pkl", ".ckpt")
+
+
+def _depth(x, limit: int) -> int:
+    """Nesting depth of JSON data, iteratively (no recursion on hostile input); stops past ``limit``."""
+    stack, deepest = [(x, 1)], 0
+    while stack:
+        v, d = stack.pop()
+        deepest = max(deepest, d)
+        if deepest > limit:
+            return deepest
+        if isinstance(v, dict):
+            stack.extend((w, d + 1) for w in v.values())
+        elif isinstance(v, list):
+            stack.extend((w, d + 1) for w in v)
+    return deepest
+
+
+def read_config(folder: Path) -> dict:
+    """The folder's config.json, validated as data before transformers sees it: a regular file of at most
+    MAX_CONFIG_BYTES, a JSON object nested at most MAX_DEPTH deep, no custom code (``auto_map``), a
+    ``model_type`` that transformers knows."""
+    import json
+
+    path = folder / "config.json"
+    if not path.is_file():
+        raise ValueError(f"--hf must be a local Hugging Face model folder with a config.json; got {str(folder)!r}")
+    size = path.stat().st_size
+    if size > MAX_CONFIG_BYTES:
+        raise ValueError(f"{str(path)!r}: {size} bytes, above the limit {MAX_CONFIG_BYTES} for a config.json")
+    try:
+        data = json.loads(path.read_bytes().decode("utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise ValueError(f"{str(path)!r} is not a readable JSON file: {str(exc).splitlines()[0]}") from None
+    except RecursionError:
+        raise ValueError(f"{str(path)!r} is nested deeper than {MAX_DEPTH} levels") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"{str(path)!r} must hold a JSON object; got {type(data).__name__}")
+    if _depth(data, MAX_DEPTH) > MAX_DEPTH:
+        raise ValueError(f"{str(path)!r} is nested deeper than {MAX_DEPTH} levels")
+    if "auto_map" in data:
+        raise ValueError(f"{str(path)!r} names custom code (auto_map): a model folder is data, its code never "
+                         f"runs; refused")
+    from transformers import CONFIG_MAPPING
+
+    kind = data.get("model_type")
+    if not isinstance(kind, str) or kind not in CONFIG_MAPPING:
+        raise ValueError(f"{str(path)!r}: model_type {kind!r} is not a model family transformers knows; refused "
+                         f"(custom model types would need their own code)")
+    return data
+
+
+def _weights(folder: Path) -> None:
+    """Only safetensors weights are read: a folder with pickle weights and no safetensors is refused by name."""
+    safe = sorted(folder.glob("*.safetensors"))
+    if safe:
+        return
+    pickles = sorted(f.name for f in folder.iterdir() if f.suffix in PICKLE_SUFFIXES)
+    if pickles:
+        raise ValueError(f"{str(folder)!r} holds pickle weights ({', '.join(pickles[:3])}): pickles are never "
+                         f"loaded; convert them to model.safetensors")
+    raise ValueError(f"{str(folder)!r} holds no model.safetensors")
+
+
 def load_hf(path: str | Path):
+    """A local causal LM as data: its config and weights validated first (:func:`read_config`, safetensors
+    only), ``trust_remote_code=False``, nothing downloaded, eager attention; weights missing from the
+    checkpoint or not matching the config are refused (nothing is probed on freshly initialised weights)."""
     try:
         import transformers
     except ImportError:
         raise ValueError("--hf needs the 'hf' extra: python3 -m pip install -e '.[hf]'") from None
     p = Path(path)
-    if not (p / "config.json").is_file():
-        raise ValueError(f"--hf must be a local Hugging Face model folder with a config.json; got {str(path)!r}")
+    if not p.is_dir():
+        raise ValueError(f"--hf must be a local Hugging Face model folder; got {str(path)!r}")
+    read_config(p)
+    _weights(p)
     try:
-        model = transformers.AutoModelForCausalLM.from_pretrained(str(p), local_files_only=True,
-                                                                  attn_implementation="eager",
-                                                                  dtype=torch.float32)
-    except (OSError, ValueError, KeyError) as exc:
-        raise ValueError(f"cannot load a causal LM from {str(path)!r}: {str(exc).splitlines()[0]}") from None
+        model, info = transformers.AutoModelForCausalLM.from_pretrained(
+            str(p), local_files_only=True, trust_remote_code=False, use_safetensors=True,
+            attn_implementation="eager", dtype=torch.float32, output_loading_info=True)
+    except (OSError, ValueError, KeyError, ImportError, AttributeError, TypeError, RuntimeError) as exc:
+        raise ValueError(f"cannot load a causal LM from {str(path)!r}: {type(exc).__name__}: "
+                         f"{(str(exc).splitlines() or [''])[0][:300]}") from None
+    except Exception as exc:  # safetensors' own errors (a damaged file) have no common base class
+        raise ValueError(f"cannot read the weights in {str(path)!r}: {type(exc).__name__}: "
+                         f"{(str(exc).splitlines() or [''])[0][:300]}") from None
+    bad = {k: v for k, v in info.items() if k in ("missing_keys", "unexpected_keys", "mismatched_keys") and v}
+    if bad.get("missing_keys") or bad.get("mismatched_keys"):
+        keys = list(bad.get("missing_keys", [])) + [str(m[0]) if isinstance(m, tuple) else str(m)
+                                                    for m in bad.get("mismatched_keys", [])]
+        raise ValueError(f"the weights in {str(path)!r} do not match its config ({len(keys)} missing or "
+                         f"mismatched, e.g. {keys[0]}): refused, nothing is probed on freshly initialised weights")
     model.eval()
     return model
 

@@ -6,9 +6,14 @@ On B input sequences of length n, per layer l and head h (S = attention logits, 
 * ``mean_logit``: E S_ij over sequences with its SE (null above the diagonal); ``diag_normalised``: the
   authors' map (concept/with_params.ipynb): the head-mean logits with each lower diagonal's mean removed;
 * ``recency_slope``: per sequence, the least-squares slope of S_ij against the key j over the keys j < i of
-  row i, averaged over rows i = 3..n; its mean and SE over sequences (sequences are i.i.d.);
-* ``rp``: the authors' per-instance recency probability, the fraction of triples j < k < i with S_ik > S_ij,
-  per sequence; its mean and SE over sequences;
+  row i (the BOS key left out when the inputs start with BOS, ``bos_first``), averaged over the rows that
+  have at least ``MIN_KEYS`` = 3 such keys, each row weighted by its number of keys (a row's slope has
+  variance ~ 12 / keys^3 under i.i.d. noise, so short rows would dominate an unweighted mean); its mean
+  and SE over sequences (sequences are i.i.d.);
+* ``rp``: the authors' per-instance recency probability, the fraction of triples j < k < i with S_ik > S_ij
+  (j not the BOS key when ``bos_first``), per sequence; its mean and SE over sequences;
+* ``sink``: with ``bos_first``, the BOS key's share of attention, mean over heads, rows i >= 2 and
+  sequences of P_i1 (reported as its own number, never inside a slope or RP);
 * ``phase`` per layer (logits averaged over heads, as the authors plot them), a calibrated test with
   family-wise false-alarm rate ``rate`` per layer (union bound): every row's slope is tested two-sided at
   rate / (2 (n - 2)) and the layer's mean slope at rate / 2, with Student-t quantiles (B - 1 degrees of
@@ -40,11 +45,16 @@ from lnrecency.config import check_choice, check_int, check_real
 from scipy.stats import t as student_t
 
 __all__ = ["ProbeSettings", "ProbeResult", "probe", "probe_decoder", "row_slope_weights", "recency_counts",
-           "PHASES", "assumptions_of", "induction_score", "MAX_CELLS"]
+           "PHASES", "assumptions_of", "induction_score", "MAX_CELLS", "MIN_KEYS", "row_weights", "TOKENS"]
 
 PHASES = ("recency", "earlier", "flat", "mixed")
 #: bound on sequences * n^2 * heads * layers (the work of one probe)
 MAX_CELLS = 4 * 10**9
+#: rows enter the layer slope when they have at least this many keys (BOS excluded)
+MIN_KEYS = 3
+#: the probe's inputs: "task" = the training distribution (sequences of the model's training task, BOS
+#: first); "random" = tokens uniform over the whole vocabulary (no BOS first; BOS and SEP anywhere)
+TOKENS = ("random", "task")
 
 
 @dataclass(frozen=True)
@@ -56,39 +66,56 @@ class ProbeSettings:
     rate: float = 1e-3  # family-wise false-alarm rate of each layer's phase test
     chunk: int = 64
 
+    @property
+    def bos_first(self) -> bool:
+        """Whether the inputs start with BOS (the training distribution): its key is left out of slopes
+        and RP and reported as the sink."""
+        return self.tokens == "task"
+
     def __post_init__(self) -> None:
         check_int("n", self.n, minimum=3, maximum=1024)
         check_int("sequences", self.sequences, minimum=8, maximum=10**6)
         check_int("seed", self.seed, minimum=0, maximum=2**63 - 1)
-        check_choice("tokens", self.tokens, ("random", "task"))
+        check_choice("tokens", self.tokens, TOKENS)
         check_real("rate", self.rate, low=0.0, high=0.5, low_open=True)
         check_int("chunk", self.chunk, minimum=1, maximum=4096)
 
 
-def row_slope_weights(n: int) -> np.ndarray:
-    """W (n, n) with sum_j W_ij S_ij = least-squares slope of S_ij against j over the keys j < i of row i
-    (rows i >= 3, 1-indexed; zero rows otherwise)."""
+def row_slope_weights(n: int, skip: int = 0) -> np.ndarray:
+    """W (n, n) with sum_j W_ij S_ij = least-squares slope of S_ij against j over the keys skip < j < i of
+    row i (1-indexed; rows with at least 2 such keys, zero rows otherwise; ``skip`` = 1 leaves the BOS key
+    out)."""
     w = np.zeros((n, n))
-    for i in range(3, n + 1):
-        j = np.arange(1, i, dtype=float)
+    for i in range(skip + 3, n + 1):
+        j = np.arange(skip + 1, i, dtype=float)
         c = j - j.mean()
-        w[i - 1, : i - 1] = c / (c @ c)
+        w[i - 1, skip: i - 1] = c / (c @ c)
     return w
 
 
-def recency_counts(s: torch.Tensor) -> torch.Tensor:
-    """Per leading index, the number of triples j < k < i with S_ik > S_ij (s: (..., n, n))."""
+def row_weights(n: int, skip: int = 0, min_keys: int = MIN_KEYS) -> np.ndarray:
+    """omega (n,), summing to 1: the weight of row i in the layer's recency slope, proportional to its number
+    of keys i - 1 - skip for rows with at least ``min_keys`` keys, 0 otherwise."""
+    keys = np.arange(1, n + 1) - 1 - skip
+    w = np.where(keys >= min_keys, keys, 0).astype(float)
+    if w.sum() == 0:
+        raise ValueError(f"n = {n} leaves no row with {min_keys} keys (BOS excluded: {bool(skip)}); raise n")
+    return w / w.sum()
+
+
+def recency_counts(s: torch.Tensor, skip: int = 0) -> torch.Tensor:
+    """Per leading index, the number of triples skip <= j < k < i (0-based) with S_ik > S_ij (s: (..., n, n))."""
     n = s.shape[-1]
     count = torch.zeros(s.shape[:-2], dtype=torch.float64)
-    for i in range(2, n):  # 0-based row i has keys 0..i-1 strictly below the query
-        v = s[..., i, :i]
+    for i in range(2 + skip, n):  # 0-based row i has keys skip..i-1 strictly below the query
+        v = s[..., i, skip:i]
         gt = v[..., None, :] > v[..., :, None]  # [j, k] = S_ik > S_ij
         count += torch.triu(gt, diagonal=1).sum(dim=(-1, -2)).to(torch.float64)
     return count
 
 
-def _triples(n: int) -> int:
-    return sum((i - 1) * (i - 2) // 2 for i in range(3, n + 1))
+def _triples(n: int, skip: int = 0) -> int:
+    return sum((i - 1 - skip) * (i - 2 - skip) // 2 for i in range(3 + skip, n + 1))
 
 
 class _Moments:
@@ -154,6 +181,8 @@ class LayerProbe:
     diag_normalised: np.ndarray
     heads: list
     grams: dict = field(default_factory=dict)
+    sink: float | None = None  # the BOS key's share of attention (mean P_i1), with its SE
+    sink_se: float | None = None
 
     @property
     def slope_interval(self) -> tuple[float, float]:
@@ -163,7 +192,8 @@ class LayerProbe:
         return {"layer": self.layer, "phase": self.phase, "recency_slope": self.slope,
                 "recency_slope_se": self.slope_se, "k": self.k, "row_k": self.row_k,
                 "rows_recency": self.rows_recency, "rows_earlier": self.rows_earlier, "rp": self.rp,
-                "rp_se": self.rp_se, "mean_logit": _tri(self.mean_logit),
+                "rp_se": self.rp_se, "sink": self.sink, "sink_se": self.sink_se,
+                "mean_logit": _tri(self.mean_logit),
                 "diag_normalised": _tri(self.diag_normalised), "heads": [h.to_json() for h in self.heads],
                 "grams": {k: _tri(v, full=True) for k, v in self.grams.items()}}
 
@@ -182,7 +212,9 @@ class ProbeResult:
     def to_json(self) -> dict:
         s = self.settings
         return {"model": self.model, "settings": {"n": s.n, "sequences": s.sequences, "seed": s.seed,
-                                                  "tokens": s.tokens, "rate": s.rate},
+                                                  "tokens": s.tokens, "bos_first": s.bos_first,
+                                                  "min_keys": MIN_KEYS, "row_weights": "number of keys",
+                                                  "rate": s.rate},
                 "logits": self.logits_note, "assumptions": self.assumptions,
                 "layers": [lp.to_json() for lp in self.layers]}
 
@@ -222,11 +254,13 @@ def _z(mean, se):
 
 
 def probe(traces_of: Callable[[int, int], list], *, n_layers: int, n_heads: int, settings: ProbeSettings,
-          model_info: dict, assumptions: dict, logits_note: str | None = None, progress: bool = False
-          ) -> ProbeResult:
+          model_info: dict, assumptions: dict, logits_note: str | None = None, progress: bool = False,
+          light: bool = False) -> ProbeResult:
     """The generic probe: ``traces_of(start, stop)`` returns, for sequences [start, stop) of the input stream,
     one record per layer with tensors ``logits`` and ``weights`` (B, H, n, n) and optionally ``values``,
-    ``head_out`` (B, H, n, d_head) and Gram inputs (``normed``, ``attn_out``, ``mid``, ``mlp_in``, ``out``)."""
+    ``head_out`` (B, H, n, d_head) and Gram inputs (``normed``, ``attn_out``, ``mid``, ``mlp_in``, ``out``).
+    ``light``: the layers' slopes, RP, phases and sink only (per-head RP, norm profiles and Gram panels are
+    left out, NaN / empty): the per-evaluation trajectory of a training run."""
     from tqdm import tqdm
 
     st = settings
@@ -234,12 +268,15 @@ def probe(traces_of: Callable[[int, int], list], *, n_layers: int, n_heads: int,
     if st.sequences * n * n * n_heads * n_layers > MAX_CELLS:
         raise ValueError(f"sequences * n^2 * heads * layers = {st.sequences * n * n * n_heads * n_layers} exceeds "
                          f"the probe's bound {MAX_CELLS}; lower --sequences or --n")
-    w = torch.from_numpy(row_slope_weights(n))
-    rows = slice(2, n)  # rows i = 3..n
+    skip = 1 if st.bos_first else 0
+    w = torch.from_numpy(row_slope_weights(n, skip))
+    omega = row_weights(n, skip)
+    rows = np.flatnonzero(omega)  # 0-based rows that enter the layer slope
+    omega_rows = torch.from_numpy(omega[rows])
     mom = [{name: _Moments() for name in ("S", "seq_slope", "rp", "osq", "psq", "vsq", "vcross",
-                                          "layer_rows", "layer_slope", "layer_rp")} for _ in range(n_layers)]
+                                          "layer_rows", "layer_slope", "layer_rp", "sink")} for _ in range(n_layers)]
     grams = [dict() for _ in range(n_layers)]
-    triples = _triples(n)
+    triples = _triples(n, skip)
     bar = tqdm(total=st.sequences, disable=not progress, desc="probe", unit="seq", leave=False)
     for start in range(0, st.sequences, st.chunk):
         stop = min(start + st.chunk, st.sequences)
@@ -247,15 +284,22 @@ def probe(traces_of: Callable[[int, int], list], *, n_layers: int, n_heads: int,
             m = mom[l0]
             s = tr["logits"].to(torch.float64)  # (B, H, n, n)
             m["S"].add(s)
+            if not bool(torch.isfinite(s).all()):
+                raise ValueError(f"layer {l0 + 1}: the attention logits are not finite (NaN or overflow); "
+                                 f"nothing is decided from them")
             slopes = torch.einsum("bhij,ij->bhi", s, w)  # (B, H, n)
-            m["seq_slope"].add(slopes[..., rows].mean(-1))
-            m["rp"].add(recency_counts(s) / triples)
+            m["seq_slope"].add(slopes[..., rows] @ omega_rows)
+            if not light:
+                m["rp"].add(recency_counts(s, skip) / triples)
             sm = s.mean(1)  # head-mean logits (B, n, n)
             lr = torch.einsum("bij,ij->bi", sm, w)[:, rows]
             m["layer_rows"].add(lr)
-            m["layer_slope"].add(lr.mean(-1, keepdim=True))
-            m["layer_rp"].add((recency_counts(sm) / triples)[:, None])
+            m["layer_slope"].add((lr @ omega_rows)[:, None])
+            m["layer_rp"].add((recency_counts(sm, skip) / triples)[:, None])
             p = tr["weights"].to(torch.float64)
+            m["sink"].add(p[:, :, 1:, 0].mean((1, 2))[:, None])  # P_i1 over heads and rows i >= 2
+            if light:
+                continue
             m["psq"].add((p * p).sum(-1))  # sum_k P_ik^2, (B, H, n)
             if tr.get("head_out") is not None:
                 o = tr["head_out"].to(torch.float64)
@@ -282,7 +326,7 @@ def probe(traces_of: Callable[[int, int], list], *, n_layers: int, n_heads: int,
     # Student-t quantiles (B - 1 degrees of freedom): the slopes are studentised means over B sequences
     df = max(st.sequences - 1, 1)
     k = float(student_t.isf(st.rate / 4.0, df))
-    row_k = float(student_t.isf(st.rate / (4.0 * max(n - 2, 1)), df))
+    row_k = float(student_t.isf(st.rate / (4.0 * max(len(rows), 1)), df))
     layers = []
     for l0, m in enumerate(mom):
         heads = []
@@ -291,7 +335,7 @@ def probe(traces_of: Callable[[int, int], list], *, n_layers: int, n_heads: int,
         for h in range(n_heads):
             hp = HeadProbe(h + 1, np.where(mask, smean[h], np.nan), np.where(mask, sse[h], np.nan),
                            float(m["seq_slope"].mean[h]), float(m["seq_slope"].se[h]),
-                           float(m["rp"].mean[h]), float(m["rp"].se[h]))
+                           *((math.nan, math.nan) if light else (float(m["rp"].mean[h]), float(m["rp"].se[h]))))
             if m["osq"].count:
                 s2, cross = float(m["vsq"].mean[h]), float(m["vcross"].mean[h])
                 rho = cross / s2 if s2 > 0 else float("nan")
@@ -303,10 +347,13 @@ def probe(traces_of: Callable[[int, int], list], *, n_layers: int, n_heads: int,
         slope, slope_se = float(m["layer_slope"].mean[0]), float(m["layer_slope"].se[0])
         phase, pos, neg = _phase(_z(row_mean, row_se), float(_z(np.array(slope), np.array(slope_se))), k, row_k)
         head_mean = np.where(mask, smean.mean(0), np.nan)
-        layers.append(LayerProbe(l0 + 1, phase, slope, slope_se, k, row_k, [p + 2 for p in pos],
-                                 [q + 2 for q in neg], float(m["layer_rp"].mean[0]), float(m["layer_rp"].se[0]),
+        layers.append(LayerProbe(l0 + 1, phase, slope, slope_se, k, row_k, [int(rows[p - 1]) + 1 for p in pos],
+                                 [int(rows[q - 1]) + 1 for q in neg],
+                                 float(m["layer_rp"].mean[0]), float(m["layer_rp"].se[0]),
                                  head_mean, diag_normalise(np.nan_to_num(head_mean)) * np.where(mask, 1, np.nan),
-                                 heads, {name: (g / st.sequences).numpy() for name, g in grams[l0].items()}))
+                                 heads, {name: (g / st.sequences).numpy() for name, g in grams[l0].items()},
+                                 sink=float(m["sink"].mean[0]) if skip else None,
+                                 sink_se=float(m["sink"].se[0]) if skip else None))
     return ProbeResult(model_info, st, layers, assumptions, logits_note or ProbeResult.logits_note)
 
 
@@ -397,7 +444,7 @@ def _mean_cosine(x: torch.Tensor) -> float:
 
 
 def probe_decoder(model, settings: ProbeSettings, *, task: str | None = None, info: dict | None = None,
-                  progress: bool = False) -> ProbeResult:
+                  progress: bool = False, light: bool = False) -> ProbeResult:
     """:func:`probe` on a decoder of :mod:`lnrecency.models` (trained or identity)."""
     from lnrecency.models.train import deterministic
 
@@ -418,7 +465,7 @@ def probe_decoder(model, settings: ProbeSettings, *, task: str | None = None, in
         info = {"kind": "identity" if cfg.is_identity else "lnrecency-decoder", "config": cfg.as_dict(),
                 **(info or {})}
         return probe(traces_of, n_layers=cfg.n_layers, n_heads=cfg.n_heads, settings=settings, model_info=info,
-                     assumptions=assumptions, progress=progress,
+                     assumptions=assumptions, progress=progress, light=light,
                      logits_note=("identity: S_ij = lam <N(h_i), N(h_j)> (the theory's score)" if cfg.is_identity
                                   else "attention logits S = (W_Q y_i).(W_K y_j) / sqrt(d_head) (exact)"))
 

@@ -28,9 +28,9 @@ from dataclasses import asdict
 import numpy as np
 import torch
 
-from lnrecency.models.decoder import Decoder
+from lnrecency.models.decoder import Decoder, build
 from lnrecency.models.probe import induction_score
-from lnrecency.models.seeds_config import Seed002Settings, cached, run_path
+from lnrecency.models.seeds_config import Seed002Settings, run_cached
 from lnrecency.models.train import deterministic, train
 
 __all__ = ["run_seed002", "figure1_sequences", "POSITIONS", "SEQ_LEN", "attention_slope", "log_slope",
@@ -131,9 +131,9 @@ def uncorrelated_law(weights: torch.Tensor, values: torch.Tensor) -> torch.Tenso
     return torch.einsum("...ik,...k->...i", weights ** 2, (values ** 2).sum(-1))
 
 
-def _run(st: Seed002Settings, seed: int, *, progress: bool) -> dict:
-    res = train(st.decoder(), st.training(seed), progress=progress)
-    model = res.model
+def measure(model: Decoder, st: Seed002Settings, seed: int) -> dict:
+    """Every statistic of S2.1-S2.7 on ``model`` (its induction head: the layer-1 head of largest induction
+    score on periods within training)."""
     with deterministic(st.threads), torch.no_grad():
         _, per = induction_score(model, n=st.n_train, sequences=256, seed=seed)  # periods within training
         head = int(np.argmax(per[1]))
@@ -144,8 +144,7 @@ def _run(st: Seed002Settings, seed: int, *, progress: bool) -> dict:
                    for k in range(st.n_heads)]
         kept = int(np.argmin(np.abs(np.asarray(ablated) - np.median(ablated))))  # the median kept head (shown)
         ablated_map = _mean_attention(model, long_toks, head, positions=False, keep_heads={0: [kept]})
-        return {"seed": seed, "settings": asdict(st), "log": res.log, "seconds": res.seconds,
-                "induction_score": float(per[1][head]), "induction_scores": per, "head": head,
+        return {"induction_score": float(per[1][head]), "induction_scores": per, "head": head,
                 "figure1": _figure1(model, st, head, seed),
                 "attention_short": short.tolist(), "attention_long": long.tolist(),
                 "slope_short": attention_slope(short), "slope_long": attention_slope(long),
@@ -154,10 +153,34 @@ def _run(st: Seed002Settings, seed: int, *, progress: bool) -> dict:
                 "mechanism": _mechanism(model, st, seed)}
 
 
-def run_seed002(st: Seed002Settings, *, use_cache: bool = True, progress: bool = False) -> list[dict]:
-    """Every training seed's record (trained, or read from the cache)."""
-    from tqdm import tqdm
+#: the large arrays of a measurement, kept at the end of training only (the figures)
+_MAPS = ("attention_short", "attention_long", "ablated_map", "induction_scores")
 
-    return [cached(run_path("seed002", st, seed), lambda seed=seed: _run(st, seed, progress=False),
-                   use_cache=use_cache)
-            for seed in tqdm(st.seeds, disable=not progress, desc="seed002 runs", unit="model")]
+
+def stage_steps(st: Seed002Settings | object, last: int) -> dict:
+    """The trajectory's stages: the evaluations at 1/4 and 1/2 of the training length."""
+    every = st.training(st.seeds[0]).eval_every
+    return {name: int(round(frac * last / every)) * every for name, frac in (("quarter", 0.25), ("half", 0.5))}
+
+
+def run_one(st: Seed002Settings, seed: int) -> dict:
+    """Train one seed's model and measure it at the end and at 1/4 and 1/2 of training (a worker's job)."""
+    res = train(st.decoder(), st.training(seed), snapshots=True)
+    rec = {"seed": seed, "settings": asdict(st), "log": res.log, "seconds": res.seconds,
+           **measure(res.model, st, seed)}
+    states = {step: state for step, _, state in res.snapshots}
+    rec["stages"] = {}
+    for name, step in stage_steps(st, res.log[-1]["step"]).items():
+        model = build(st.decoder(), seed)
+        model.load_state_dict(states[step])
+        model.eval()
+        m = measure(model, st, seed)
+        rec["stages"][name] = {"step": step, **{k: v for k, v in m.items() if k not in _MAPS}}
+    return rec
+
+
+def run_seed002(st: Seed002Settings, *, use_cache: bool = True, progress: bool = False,
+                workers: int | None = None) -> list[dict]:
+    """Every training seed's record (trained in parallel workers, or read from the cache)."""
+    return run_cached("seed002", st, [(seed,) for seed in st.seeds], run_one, use_cache=use_cache,
+                      progress=progress, workers=workers)

@@ -22,8 +22,8 @@ from dataclasses import asdict
 import numpy as np
 import torch
 
-from lnrecency.models.decoder import Decoder
-from lnrecency.models.seeds_config import Seed003Settings, cached, run_path, runs_of, select
+from lnrecency.models.decoder import Decoder, build
+from lnrecency.models.seeds_config import Seed003Settings, run_cached, runs_of, select
 from lnrecency.models.tasks import batch
 from lnrecency.models.train import deterministic, train
 
@@ -63,19 +63,27 @@ def measure(model: Decoder, st: Seed003Settings, task: str, seed: int) -> dict:
     return out
 
 
-def _run(st: Seed003Settings, task: str, arch: str, seed: int) -> dict:
-    res = train(st.decoder(arch), st.training(task, seed))
+def run_one(st: Seed003Settings, task: str, arch: str, seed: int) -> dict:
+    """Train one model and measure it at the end and at 1/4 and 1/2 of training (a worker's job)."""
+    res = train(st.decoder(arch), st.training(task, seed), snapshots=True)
     with deterministic(st.threads):
         rec = measure(res.model, st, task, seed)
-    return {"task": task, "arch": arch, "seed": seed, "settings": asdict(st), "seconds": res.seconds,
-            "log": res.log, **rec}
+    out = {"task": task, "arch": arch, "seed": seed, "settings": asdict(st), "seconds": res.seconds,
+           "log": res.log, **rec, "stages": {}}
+    states = {step: state for step, _, state in res.snapshots}
+    every = st.training(task, seed).eval_every
+    for name, frac in (("quarter", 0.25), ("half", 0.5)):
+        step = int(round(frac * res.log[-1]["step"] / every)) * every
+        model = build(st.decoder(arch), seed)
+        model.load_state_dict(states[step])
+        model.eval()
+        with deterministic(st.threads):
+            out["stages"][name] = {"step": step, **measure(model, st, task, seed)}
+    return out
 
 
-def run_seed003(st: Seed003Settings, *, use_cache: bool = True, progress: bool = False) -> list[dict]:
-    """Every (task, architecture, seed) record (trained, or read from the cache)."""
-    from tqdm import tqdm
-
-    return [cached(run_path("seed003", st, task, arch, seed), lambda t=task, a=arch, s=seed: _run(st, t, a, s),
-                   use_cache=use_cache)
-            for task, arch, seed in tqdm(runs_of("seed003", st), disable=not progress, desc="seed003 runs",
-                                         unit="model")]
+def run_seed003(st: Seed003Settings, *, use_cache: bool = True, progress: bool = False,
+                workers: int | None = None) -> list[dict]:
+    """Every (task, architecture, seed) record (trained in parallel workers, or read from the cache)."""
+    return run_cached("seed003", st, runs_of("seed003", st), run_one, use_cache=use_cache, progress=progress,
+                      workers=workers)

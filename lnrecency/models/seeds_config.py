@@ -21,10 +21,10 @@ from lnrecency.config import check_int
 from lnrecency.models.config import DecoderConfig, TrainSettings, config_hash
 from lnrecency.models.thesis_config import cache_dir, torch_version
 
-__all__ = ["Seed002Settings", "Seed003Settings", "EXPERIMENTS", "run_path", "is_cached", "cached", "runs_of", "select", "LEVEL"]
+__all__ = ["Seed002Settings", "Seed003Settings", "EXPERIMENTS", "run_path", "is_cached", "run_cached", "runs_of", "select", "LEVEL"]
 
 LEVEL = 0.95  # t-intervals over training seeds
-VERSION = {"seed002": "seed002-1", "seed003": "seed003-1"}
+VERSION = {"seed002": "seed002-2", "seed003": "seed003-2"}
 
 
 def _check_seeds(seeds: tuple) -> None:
@@ -46,8 +46,8 @@ class Seed002Settings:
     steps: int = 2500
     batch: int = 32
     lr: float = 3e-3
-    threads: int = 2
-    seeds: tuple = (0, 1, 2)
+    threads: int = 1  # one thread per training: two trainings run at once (lnrecency.models.parallel)
+    seeds: tuple = (0, 1, 2, 3, 4)
     samples: int = 2000  # Figure 1 and 3: random sequences per position of the second [A]
     random_sequences: int = 1000  # Figures 4-6 and the mechanism
     short: int = 7
@@ -71,7 +71,8 @@ class Seed002Settings:
         accuracy on repeated sequences) without a standard induction head (largest layer-1 score 0.07, no
         previous-token head), so seed 002's figures, which are about an induction head, would not apply."""
         if quick:
-            return cls(vocab=64, d_model=64, n_train=48, steps=1000, samples=400, random_sequences=300)
+            return cls(vocab=64, d_model=64, n_train=48, steps=1000, samples=400, random_sequences=300,
+                       seeds=(0, 1, 2))
         return cls()
 
     def decoder(self) -> DecoderConfig:
@@ -81,7 +82,7 @@ class Seed002Settings:
 
     def training(self, seed: int) -> TrainSettings:
         return TrainSettings(task="repeats", steps=self.steps, seed=seed, batch=self.batch, n=self.n_train,
-                             lr=self.lr, eval_every=max(self.steps // 10, 1), threads=self.threads)
+                             lr=self.lr, eval_every=max(self.steps // 20, 1), threads=self.threads)
 
     def scale(self) -> str:
         return (f"2 layers, attention-only, {self.n_heads} heads, width {self.d_model}, vocabulary {self.vocab}, "
@@ -109,8 +110,8 @@ class Seed003Settings:
     steps: int = 2000
     batch: int = 32
     lr: float = 3e-3
-    threads: int = 2
-    seeds: tuple = (0, 1, 2)
+    threads: int = 1
+    seeds: tuple = (0, 1, 2, 3, 4)
     archs: tuple = ARCHS3
     tasks: tuple = TASKS3
     test_sequences: int = 512
@@ -131,7 +132,7 @@ class Seed003Settings:
     def preset(cls, quick: bool) -> "Seed003Settings":
         """Default: width 64, 2000 steps; quick: width 32, 500 steps, 256 test sequences per length."""
         if quick:
-            return cls(d_model=32, steps=500, test_sequences=256)
+            return cls(d_model=32, steps=500, test_sequences=256, seeds=(0, 1, 2))
         return cls()
 
     def length(self, task: str, factor: int) -> int:
@@ -147,7 +148,7 @@ class Seed003Settings:
 
     def training(self, task: str, seed: int) -> TrainSettings:
         return TrainSettings(task=task, steps=self.steps, seed=seed, batch=self.batch,
-                             n=self.length(task, 1), lr=self.lr, eval_every=max(self.steps // 5, 1),
+                             n=self.length(task, 1), lr=self.lr, eval_every=max(self.steps // 20, 1),
                              threads=self.threads)
 
     def scale(self) -> str:
@@ -177,18 +178,38 @@ def select(runs: list, task: str, arch: str) -> list:
     return [r for r in runs if r["task"] == task and r["arch"] == arch]
 
 
-def cached(path: Path, compute, *, use_cache: bool = True) -> dict:
-    """The JSON record at ``path`` when cached and readable, else ``compute()``, written there atomically."""
+def run_cached(experiment: str, settings, jobs: list, fn, *, use_cache: bool = True, progress: bool | None = False,
+               workers: int | None = None) -> list[dict]:
+    """[fn(settings, *job)] for every job, each read from its cache file when there, else trained in parallel
+    workers (lnrecency.models.parallel: the same bytes as serially) and cached as it finishes."""
     from lnrecency.atomic import atomic_write_text
+    from lnrecency.models.parallel import run_jobs
+    from lnrecency.progress import Progress
 
-    if use_cache and path.is_file():
-        try:
-            return json.loads(path.read_text())
-        except (OSError, ValueError):
-            pass
-    rec = compute()
-    atomic_write_text(path, json.dumps(rec) + "\n")
-    return rec
+    out: dict = {}
+    for job in jobs:
+        path = run_path(experiment, settings, *job)
+        if use_cache and path.is_file():
+            try:
+                rec = json.loads(path.read_text())
+                if isinstance(rec, dict):
+                    out[job] = rec
+            except (OSError, ValueError):
+                pass
+    todo = [job for job in jobs if job not in out]
+    bar = Progress(len(todo), f"{experiment} runs", "models", enabled=progress)
+
+    def finished(q: int, rec: dict) -> None:
+        atomic_write_text(run_path(experiment, settings, *todo[q]), json.dumps(rec) + "\n")
+        bar.update(1, "/".join(map(str, todo[q])))
+
+    try:
+        for job, rec in zip(todo, run_jobs(fn, [(settings, *job) for job in todo], workers=workers,
+                                           done=finished)):
+            out[job] = rec
+    finally:
+        bar.close()
+    return [out[job] for job in jobs]
 
 
 def is_cached(experiment: str, settings) -> bool:

@@ -22,11 +22,14 @@ loss is taken). Every draw comes from the numpy Generator it is given, so a seed
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from lnrecency.config import check_choice, check_int
 
-__all__ = ["TASKS", "BOS", "SEP", "batch", "min_length", "task_lengths", "random_tokens"]
+__all__ = ["TASKS", "BOS", "SEP", "batch", "min_length", "task_lengths", "random_tokens", "target_entropy",
+           "constant_answer_accuracy"]
 
 TASKS = ("induction", "repeats", "argmax", "lookup")
 BOS, SEP = 0, 1
@@ -105,3 +108,36 @@ def random_tokens(n: int, size: int, vocab: int, rng: np.random.Generator) -> np
     """``size`` sequences of ``n`` tokens drawn uniformly and independently from the whole vocabulary (the
     probe's default input: no task structure, like the seeds' 'random sequences')."""
     return rng.integers(0, check_int("vocab", vocab, minimum=1), size=(check_int("size", size), check_int("n", n)))
+
+
+def target_entropy(task: str, n: int, vocab: int) -> float:
+    """The entropy (nats) of the task's target tokens without context (their unigram law, exact from the
+    definitions above): the loss of a model that has learned nothing but token frequencies.
+
+    induction / repeats: targets uniform over the V - 2 content tokens, ln(V - 2); argmax: the maximum of
+    m = n - 2 uniform values over K = V - 2 tokens, P(max = k) = (k^m - (k - 1)^m) / K^m; lookup: values
+    uniform over the V - 2 - (V - 2) // 2 value tokens."""
+    _check(task, n, 1, vocab)
+    if task in ("induction", "repeats"):
+        return math.log(vocab - 2)
+    if task == "argmax":
+        m, big = n - 2, vocab - 2
+        k = np.arange(1, big + 1, dtype=float)
+        p = np.exp(m * np.log(k / big)) - np.exp(m * np.log(np.maximum(k - 1, 0) / big, where=k > 1,
+                                                          out=np.full_like(k, -np.inf)))
+        p = p[p > 0]
+        return float(-(p * np.log(p)).sum())
+    return math.log(vocab - 2 - (vocab - 2) // 2)
+
+
+def constant_answer_accuracy(task: str, n: int, vocab: int) -> float:
+    """The accuracy of the best constant answer (no context): argmax: always the largest value token,
+    1 - ((K - 1) / K)^m with K = V - 2 values and m = n - 2 of them; induction / repeats: 1 / (V - 2);
+    lookup: 1 / (number of value tokens)."""
+    _check(task, n, 1, vocab)
+    if task == "argmax":
+        big = vocab - 2
+        return 1.0 - ((big - 1) / big) ** (n - 2)
+    if task in ("induction", "repeats"):
+        return 1.0 / (vocab - 2)
+    return 1.0 / (vocab - 2 - (vocab - 2) // 2)

@@ -26,7 +26,6 @@ from typing import Iterator
 
 import numpy as np
 import torch
-from tqdm import tqdm
 
 from lnrecency.atomic import publish, staged_directory
 from lnrecency.models.config import HELDOUT_SEED, MAX_TOKENS, DecoderConfig, TrainSettings
@@ -43,6 +42,7 @@ class TrainResult:
     log: list = field(default_factory=list)  # [{"step", "train_loss", "heldout_loss"}]
     snapshots: list = field(default_factory=list)  # [(step, heldout_loss, state_dict)] when asked for
     seconds: float = 0.0
+    stopped: str = "cap"  # "converged" (the convergence rule) or "cap" (st.steps reached)
 
     @property
     def final_heldout(self) -> float | None:
@@ -64,13 +64,16 @@ def deterministic(threads: int) -> Iterator[None]:
 
 
 def _loss(model: Decoder, tokens: np.ndarray, targets: np.ndarray) -> torch.Tensor:
-    logits, _ = model(torch.from_numpy(tokens))
+    device = next(model.parameters()).device
+    logits, _ = model(torch.from_numpy(tokens).to(device))
     return torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]),
-                                             torch.from_numpy(targets).reshape(-1), ignore_index=-1)
+                                             torch.from_numpy(targets).reshape(-1).to(device), ignore_index=-1)
 
 
-def heldout_set(cfg: DecoderConfig, st: TrainSettings) -> tuple[np.ndarray, np.ndarray]:
+def heldout_set(cfg: DecoderConfig, st: TrainSettings, data=None) -> tuple[np.ndarray, np.ndarray]:
     rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence([HELDOUT_SEED])))
+    if data is not None:
+        return data.heldout(st.n, st.eval_sequences, rng)
     return batch(st.task, st.n, st.eval_sequences, cfg.vocab, rng)
 
 
@@ -83,22 +86,46 @@ def heldout_loss(model: Decoder, data: tuple[np.ndarray, np.ndarray]) -> float:
     return out
 
 
-def train(cfg: DecoderConfig, st: TrainSettings, *, progress: bool = False, snapshots: bool = False) -> TrainResult:
+#: the window of the convergence rule: the improvement is measured since the evaluation at (1 - WINDOW) t
+CONVERGE_WINDOW = 0.2
+
+
+def converged(log: list, st: TrainSettings) -> bool:
+    """The convergence rule at the last evaluation of ``log`` (step t): t >= min_steps and the held-out loss
+    improved by less than ``st.converge`` (relative) since the last evaluation at or before (1 - WINDOW) t."""
+    if st.converge <= 0 or not log:
+        return False
+    t, now = log[-1]["step"], log[-1]["heldout_loss"]
+    if t < max(st.min_steps, 1) or now is None:
+        return False
+    then = [e["heldout_loss"] for e in log if e["step"] <= (1.0 - CONVERGE_WINDOW) * t][-1]
+    return (then - now) < st.converge * abs(then)
+
+
+def train(cfg: DecoderConfig, st: TrainSettings, *, progress: bool | None = False, snapshots: bool = False,
+          on_eval=None, data=None, device: str = "cpu") -> TrainResult:
     """Train a decoder of ``cfg`` on ``st.task``; ``snapshots``: keep a copy of the weights at every
-    held-out evaluation (for comparisons at matched held-out loss)."""
+    held-out evaluation; ``on_eval(step, model, entry)``: called at every held-out evaluation (the model in
+    eval mode; it must not change the model). With ``st.converge`` > 0 training stops at the first
+    evaluation where :func:`converged` holds (``result.stopped`` = "converged"), else at ``st.steps``
+    ("cap"). ``data``: the batches of task "lm" (lnrecency.models.corpus.CorpusData: ``train(n, size, rng)``
+    and ``heldout(n, size, rng)``). ``device``: "cpu" (deterministic, byte-identical) or "cuda" (for the scale
+    where induction heads form on text; CUDA kernels are not bit-reproducible, so a GPU run is not)."""
+    if st.task == "lm" and data is None:
+        raise ValueError("task 'lm' trains on a corpus: give --corpus DIR")
     if cfg.is_identity:
         raise ValueError("the identity decoder has no parameters to train")
     if st.n > cfg.context:
         raise ValueError(f"n must be <= the model's context {cfg.context}; got n={st.n}")
     start = time.perf_counter()
     with deterministic(st.threads):
-        model = build(cfg, st.seed)
+        model = build(cfg, st.seed).to(device)
         model.train()
         opt = torch.optim.AdamW(model.parameters(), lr=st.lr, betas=(0.9, 0.98), weight_decay=st.weight_decay)
         warm = max(st.warmup, 1)
         sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda t: min(1.0, (t + 1) / warm))
         rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence([st.seed, 1])))
-        held = heldout_set(cfg, st) if st.eval_every else None
+        held = heldout_set(cfg, st, data) if st.eval_every else None
         result = TrainResult(model, st)
 
         def evaluate(step: int, train_loss: float | None) -> None:
@@ -107,12 +134,19 @@ def train(cfg: DecoderConfig, st: TrainSettings, *, progress: bool = False, snap
             result.log.append(entry)
             if snapshots:
                 result.snapshots.append((step, entry["heldout_loss"], copy.deepcopy(model.state_dict())))
+            if on_eval is not None:
+                was = model.training
+                model.eval()
+                on_eval(step, model, entry)
+                model.train(was)
 
         evaluate(0, None)
-        bar = tqdm(range(1, st.steps + 1), disable=not progress, desc=f"train {st.task}", unit="step",
-                   leave=False)
-        for step in bar:
-            tokens, targets = batch(st.task, st.n, st.batch, cfg.vocab, rng)
+        from lnrecency.progress import Progress
+
+        bar = Progress(st.steps, f"train {st.task}", "steps", enabled=progress)
+        for step in range(1, st.steps + 1):
+            tokens, targets = (data.train(st.n, st.batch, rng) if data is not None
+                               else batch(st.task, st.n, st.batch, cfg.vocab, rng))
             loss = _loss(model, tokens, targets)
             opt.zero_grad(set_to_none=True)
             loss.backward()
@@ -122,14 +156,18 @@ def train(cfg: DecoderConfig, st: TrainSettings, *, progress: bool = False, snap
             value = loss.item()
             if not math.isfinite(value):
                 raise ValueError(f"training diverged at step {step} (loss {value}); lower --lr")
-            if progress:
-                bar.set_postfix(loss=f"{value:.3f}", refresh=False)
+            bar.update(1, f"loss {value:.3f}")
             if st.eval_every and (step % st.eval_every == 0 or step == st.steps):
                 evaluate(step, value)
+                if converged(result.log, st):
+                    result.stopped = "converged"
+                    break
             elif step == st.steps:
                 result.log.append({"step": step, "train_loss": value, "heldout_loss": None})
         bar.close()
         model.eval()
+        if device != "cpu":
+            model.to("cpu")
     result.seconds = time.perf_counter() - start
     return result
 

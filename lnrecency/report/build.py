@@ -123,6 +123,10 @@ def _report_ids(quick: bool) -> list[str]:
     ids = [cid for cid in CLAIMS if cid not in TRAINED]
     if trained.available(quick):
         ids += list(trained.STATEMENTS)
+    from lnrecency.claims import premise
+
+    if premise.available():
+        ids.append("S2.0")
     for experiment, group in (("seed002", seeds_trained.S2), ("seed003", seeds_trained.S3)):
         if seeds_trained.available(experiment, quick):
             ids += list(group)
