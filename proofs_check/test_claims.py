@@ -43,6 +43,7 @@ def test_schema_and_coverage(results):
     assert {r.id for r in results} == set(NUMERIC)
     for r in results:
         assert r.verdict in VERDICTS and r.source in SOURCES and r.statement and r.evidence
+        assert r.finding.strip(), f"{r.id} ({r.verdict}) has no finding: every verdict states its reason"
         json.dumps(strict(r.to_json()), allow_nan=False)
 
 

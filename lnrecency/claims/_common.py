@@ -281,6 +281,70 @@ def boundary_finding(group, where, detail=lambda layer, entry: "") -> str:
     return "; ".join(parts) + "."
 
 
+def _walk(x: Any, path: str = ""):
+    """(path, dict) for every JSON object in the evidence tree."""
+    if isinstance(x, dict):
+        yield path, x
+        for k, v in x.items():
+            yield from _walk(v, f"{path}.{k}" if path else str(k))
+    elif isinstance(x, list):
+        for v in x:
+            yield from _walk(v, path)
+
+
+def evidence_reason(verdict: str, group: list) -> str:
+    """A finding read off a group's evidence when its claim module gives none: how many settings, which
+    kinds of evidence decided it (sympy proofs, exact-limit row labels, Monte Carlo checks with their
+    smallest margin in SE, exact binomial intervals) and, for Monte Carlo, the margin by which it passed."""
+    from lnrecency.evidence import jsonable
+
+    proofs, rows, checks, ordering, freq = set(), set(), [], [], []
+    for _, ev in group:
+        for path, obj in _walk(jsonable(ev)):
+            if "proven" in obj and "name" in obj:
+                proofs.add(f"{obj['name']} ({'proved' if obj['proven'] else 'not proved'})")
+            if isinstance(obj.get("rows_by_label"), dict):
+                rows.add(", ".join(f"{k} rows {v[0]}..{v[-1]}" for k, v in obj["rows_by_label"].items() if v))
+            if "tolerance" in obj and "estimate" in obj and "passed" in obj and "stderr" in obj:
+                se = obj["stderr"] or 0.0
+                slack = obj["tolerance"] - abs((obj["estimate"] or 0.0) - (obj["prediction"] or 0.0))
+                checks.append((slack / se if se and se > 0 else math.inf, obj["passed"]))
+            if "verdict" in obj and "z" in obj and "k" in obj and "mean" in obj:
+                ordering.append((obj["z"] - obj["k"], obj["verdict"]))
+            if "clopper_pearson" in obj and "frequency" in obj:
+                lo, hi = obj["clopper_pearson"]
+                freq.append(f"frequency {obj['frequency']:.4g}, exact interval [{lo:.4g}, {hi:.4g}] "
+                            f"at rate {obj.get('rate', 0):.0e}")
+    bits = [f"{'holds' if verdict == 'confirmed' else verdict} in {len(group)} setting(s)"]
+    if proofs:
+        bits.append("sympy proofs: " + "; ".join(sorted(proofs)))
+    if rows:
+        bits.append("exact limit: " + "; ".join(sorted(rows)))
+    if checks:
+        passed = sum(p for _, p in checks)
+        finite = [m for m, _ in checks if math.isfinite(m)]
+        bits.append(f"Monte Carlo mean checks {passed} of {len(checks)} within tolerance"
+                    + (f", smallest slack {min(finite):.3g} SE" if finite else ""))
+    if ordering:
+        margin = min(m for m, _ in ordering)
+        bits.append(f"paired orderings: smallest z - k = {margin:.3g}"
+                    + (" (fragile: below 1)" if 0 <= margin < 1 else ""))
+    if freq:
+        bits.append("; ".join(freq))
+    if len(bits) == 1:  # no check of a known kind: the evidence's own short values, of the first setting
+        leaves = []
+        for path, obj in _walk(jsonable(group[0][1])):
+            for k, v in obj.items():
+                if k in ("seed", "samples", "setting", "name") or isinstance(v, (dict, list)) or v is None:
+                    continue
+                text = f"{v:.4g}" if isinstance(v, float) else str(v)
+                if len(text) <= 60:
+                    leaves.append(f"{(path + '.' if path else '')}{k} = {text}")
+        if leaves:
+            bits.append("evidence (first setting): " + "; ".join(leaves[:6]))
+    return "; ".join(bits) + "."
+
+
 def grouped(claim_id: str, source: str, statement: str, base: dict,
             items: list[tuple[dict, str, Any]], finding=None) -> list:
     """One ClaimResult per verdict among per-setting items (setting, verdict, evidence record).
@@ -295,6 +359,8 @@ def grouped(claim_id: str, source: str, statement: str, base: dict,
             continue
         settings = [s for s, _ in group]
         text = finding(verdict, group) if callable(finding) else (finding or "")
+        if not text:  # every verdict carries a reason: read it off the evidence
+            text = evidence_reason(verdict, group)
         evidence = SettingGroup(per_setting=tuple(PerSetting(setting=s, evidence=e) for s, e in group),
                                 settings_total=len(items), settings_here=len(group))
         out.append(ClaimResult(claim_id, source, statement, {**base, "settings": settings}, verdict, evidence,

@@ -138,20 +138,35 @@ def _verdict(ok: bool) -> str:
     return "confirmed" if ok else "refuted"
 
 
+def _formula_finding(*checks: PrintedFormula) -> str:
+    """Why a printed formula is confirmed or refuted: the method of the comparison, or where it differs."""
+    parts = []
+    for c in checks:
+        if c.equal:
+            parts.append(f"{c.quantity or 'the expression'} equals our sympy derivation exactly ({c.method})")
+        else:
+            d = c.first_difference
+            where = (f": first at i = {d.i}, j = {d.j}: printed {d.user}, derived {d.derived}" if d is not None
+                     else "")
+            parts.append(f"{c.quantity or 'the expression'} differs from our derivation{where} ({c.method})")
+    return "; ".join(parts) + "."
+
+
 def p1() -> ClaimResult:
     ev = PrintedFormulas(checks=(_formula_evidence("p_diag", P1_DIAG, RES), _formula_evidence("p_off", P1_OFF, RES)))
     return ClaimResult("P1", SOURCE, "P1: layer-1 weights P_ij = f(i,j)/(e+(i-1)e^a), f = e on the "
-                       "diagonal, e^a below it.", SETTING_RES, _verdict(ev.equal), ev)
+                       "diagonal, e^a below it.", SETTING_RES, _verdict(ev.equal), ev, _formula_finding(*ev.checks))
 
 
 def p2() -> ClaimResult:
     ev = _formula_evidence("g", P2, RES)
-    return ClaimResult("P2", SOURCE, f"P2: g(i) = {P2[0]}.", SETTING_RES, _verdict(ev.equal), ev)
+    return ClaimResult("P2", SOURCE, f"P2: g(i) = {P2[0]}.", SETTING_RES, _verdict(ev.equal), ev, _formula_finding(ev))
 
 
 def p3() -> ClaimResult:
     ev = _formula_evidence("h2", P3, RES)
-    return ClaimResult("P3", SOURCE, f"P3: h(i)^2 = {P3[0]}.", SETTING_RES, _verdict(ev.equal), ev)
+    return ClaimResult("P3", SOURCE, f"P3: h(i)^2 = {P3[0]}.", SETTING_RES, _verdict(ev.equal), ev,
+                       _formula_finding(ev))
 
 
 def _decimal(x: mpmath.mpf) -> Decimal:
@@ -197,7 +212,9 @@ def p4(printed_numbers: dict | None = None) -> ClaimResult:
         numbers=tuple(numbers), exact_values_from="theory.limit (mpmath, 30 digits), n = 3, a = 0", summary=summary)
     return ClaimResult("P4", SOURCE, "P4: S^(2)_ij = g(i)/(h(i)h(j)); Figure 1 prints, for n = 3, a = 0: "
                        "S_21 = 0.154, S_31 = 0.132, S_32 = 0.150.",
-                       dict(SETTING_RES, alpha=0, n=3), _verdict(fr.equal and agree), ev)
+                       dict(SETTING_RES, alpha=0, n=3), _verdict(fr.equal and agree), ev,
+                       ("The formula S = g/(h h) is exact (" + fr.method + "); " if fr.equal else
+                        "The formula S = g/(h h) differs from our derivation; ") + summary + ".")
 
 
 def p5_numerator() -> tuple[sympy.Expr, list[sympy.Expr]]:
@@ -236,15 +253,20 @@ def p5() -> ClaimResult:
                            coefficients_c0_c1_c2=tuple(details),
                            method="sympy: each coefficient rewritten with e^a = e/(1+w), w = e^(1-a) - 1 > 0, "
                                   "a = A/(A+B); the sign of every monomial coefficient (theory.proofs.coefficient_sign)")
+    finding = (f"The numerator is of degree {len(coeffs) - 1} in j with coefficient signs "
+               f"{', '.join({-1: 'negative', 1: 'positive', 0: 'zero'}.get(q, 'undecided') for q in signs)} for every "
+               f"0 <= a < 1 (each coefficient rewritten with e^a = e/(1+w), w = e^(1-a) - 1 > 0, a = A/(A+B): every "
+               f"monomial's sign decided by sympy), so h(j) strictly decreases." if ok else
+               f"The numerator's coefficients in j do not all have the printed sign: {signs}.")
     return ClaimResult("P5", SOURCE, "P5: the numerator of h(j+1)^2 - h(j)^2 is quadratic in j and its three "
                        "coefficients are negative for 0 <= a < 1, so h strictly decreases.",
-                       SETTING_RES, _verdict(ok), ev)
+                       SETTING_RES, _verdict(ok), ev, finding)
 
 
 def p6() -> ClaimResult:
     ev = PrintedFormulas(checks=(_formula_evidence("g", P6_G, NORES), _formula_evidence("h2", P6_H2, NORES)))
     return ClaimResult("P6", SOURCE, f"P6 (no residual): g'(i) = {P6_G[0]}, h'(i)^2 = {P6_H2[0]}.",
-                       SETTING_NORES, _verdict(ev.equal), ev)
+                       SETTING_NORES, _verdict(ev.equal), ev, _formula_finding(*ev.checks))
 
 
 def p7() -> ClaimResult:
@@ -268,8 +290,24 @@ def p7() -> ClaimResult:
         conclusion_lt_0_holds=sign == -1, conclusion_proof=reason,
         printed_expression_nonnegative_at_a0_for_i=positive_at)
     verdict = "confirmed" if printed.equal and sign == -1 else "refuted"
+    if printed.equal:
+        finding = "The printed expression equals our derivation" + (
+            "; its sign is negative for every i >= 1 and 0 <= a < 1 (sympy)." if sign == -1 else
+            ", but the conclusion < 0 is not proved.")
+    else:
+        d = printed.first_difference
+        at = (f" (printed and derived differ first at i = {d.i}, alpha = {d.params.get('alpha')}: {d.user} "
+              f"against {d.derived})" if d is not None else "")
+        finding = (f"A sign typo: {ev.error}{at}. The "
+                   f"corrected expression {P7_CORRECTED} equals our derivation ({corrected.method}). The printed "
+                   f"conclusion (< 0) "
+                   + ("still holds with the correction, for every i >= 1 and 0 <= a < 1 (" + reason + ")"
+                      if sign == -1 else "is not proved for the corrected expression")
+                   + (f"; the expression as printed is not even negative: >= 0 at a = 0 for i = "
+                      f"{', '.join(map(str, positive_at[:5]))}{' ...' if len(positive_at) > 5 else ''}"
+                      if positive_at else "") + ".")
     return ClaimResult("P7", SOURCE, f"P7 (no residual): h'(i+1)^2 - h'(i)^2 = {P7[0]} < 0.",
-                       SETTING_NORES, verdict, ev)
+                       SETTING_NORES, verdict, ev, finding)
 
 
 def evaluate_printed_symbolic() -> list[ClaimResult]:
