@@ -61,11 +61,24 @@ MAX_SECONDS = 20.0  # one float64 limit recursion; refused above (before any wor
 MAX_SECONDS_PRECISE = 300.0  # mpmath / sympy: slow by nature, used for certification at moderate n
 
 
+#: the float64 cost model, fitted by benchmarks/fit_limit_cost.py on this project's 2-core machine (n = 32..2048,
+#: 1-4 layers, and n = 2..64 at 200-10000 layers; data in benchmarks/limit_cost.json):
+#: seconds = (a + b n^2) layers + c n^3 (layers - 1)
+FLOAT64_COST = (1.66e-05, 1.77e-08, 4.28e-11)
+#: the estimate is the fit times this margin: a loaded machine (the audit of issue 33 measured 2.5-4x the
+#: quiet timings under load) is then at 0.4-0.6x, a quiet one at 1-2x
+LOAD_MARGIN = 1.5
+
+
 def estimate_seconds(n: int, layers: int, dps: Any = None, exact: bool = False) -> float:
-    """Time of the recursion on this project's 2-core machine: per layer 1.5e-4 s of overhead plus
-    1.5e-8 s * n^3 in float64 (measured at n = 2..300); mpmath entries ~400 (1 + dps/100) times more
-    (measured at n = 48, dps = 40); sympy is counted like mpmath at 50 digits (it is slower)."""
-    scale = 1.0 if dps is None and not exact else 400.0 * (1 + (dps or 50) / 100)
+    """Time of the recursion on this project's 2-core machine. float64: LOAD_MARGIN x the fitted
+    FLOAT64_COST model (layer 1 has no n^3 term); mpmath entries: per layer 1.5e-4 s plus 1.5e-8 s * n^3 *
+    400 (1 + dps/100) (measured at n = 48, dps = 40); sympy is counted like mpmath at 50 digits (it is
+    slower)."""
+    if dps is None and not exact:
+        a, b, c = FLOAT64_COST
+        return LOAD_MARGIN * ((a + b * n ** 2) * layers + c * n ** 3 * (layers - 1))
+    scale = 400.0 * (1 + (dps or 50) / 100)
     return layers * (1.5e-4 + 1.5e-8 * n ** 3 * scale)
 
 

@@ -72,7 +72,8 @@ S3 = {
             "value with post-LN, or with both, than with pre-LN only).",
     "S3.3": "Seed 003: a LayerNorm right after attention improves length extrapolation (accuracy above the "
             "constant-answer baseline at 8x the training length, post-LN (or both) minus pre-LN, above 0; "
-            f"decided only where every model learned the task at the training length, accuracy >= {LEARNED}).",
+            f"decided on the models that learned the task at the training length, accuracy >= {LEARNED}, when at "
+            f"least 3 per placement did).",
 }
 STATEMENTS = {**S2, **S3}
 

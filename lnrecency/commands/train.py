@@ -76,6 +76,10 @@ def run(args: argparse.Namespace) -> int:
                        eval_every=args.eval_every, threads=args.threads)
     data = None
     if args.task == "lm":
+        try:
+            import tokenizers  # noqa: F401
+        except ImportError:
+            raise ValueError("train lm needs the tokenizers package: python3 -m pip install -e '.[models]'") from None
         from lnrecency.models.corpus import CorpusData, load_corpus
 
         corpus = load_corpus(args.corpus, progress=None)
