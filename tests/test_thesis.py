@@ -220,3 +220,30 @@ def test_tm5_refuted_when_the_difference_reverses_at_matched_loss(monkeypatch):
     res = _fake(final, matched=reversed_, loss={"none": 3.0})
     assert _verdicts(monkeypatch, res, "TM5") == {"refuted"}
     assert res.matched(res.select("attn2", "layernorm")[0])["step"] == 50
+
+
+def test_a_damaged_cached_run_is_refused_naming_its_file(quick, cache, capsys):
+    """A cached run is data: a NaN in it, another JSON type, deep nesting or a missing key gives exit 2 and one
+    line naming the file (nothing is decided from it), and the valid file reads again once restored."""
+    from lnrecency.models.thesis_config import cache_path
+
+    st = quick.settings
+    path = cache_path(st, "attn2", "none", st.seeds[0])
+    good = path.read_text()
+    rec = json.loads(good)
+    bad_nan = dict(rec, final={**rec["final"], "layers": [{**rec["final"]["layers"][0], "slope": float("nan")}]})
+    deep: object = 0
+    for _ in range(200):
+        deep = [deep]
+    cases = [json.dumps(bad_nan), "[1, 2]", "\"text\"", json.dumps({**rec, "x": deep}),
+             json.dumps({k: v for k, v in rec.items() if k != "trajectory"}), "{not json"]
+    try:
+        for text in cases:
+            path.write_text(text)
+            assert main(["experiments", "thesis", "--quick", "--json"]) == 2
+            err = capsys.readouterr().err
+            assert str(path) in err and err.count("\n") == 1, err
+    finally:
+        path.write_text(good)
+    assert main(["experiments", "thesis", "--quick", "--json"]) == 0
+    capsys.readouterr()

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from lnrecency.config import check_int
 from lnrecency.models.config import DecoderConfig, TrainSettings, config_hash
-from lnrecency.models.thesis_config import cache_dir, torch_version
+from lnrecency.models.thesis_config import cache_dir, read_cached_run, torch_version
 
 __all__ = ["Seed002Settings", "Seed003Settings", "EXPERIMENTS", "run_path", "is_cached", "run_cached", "runs_of", "select", "LEVEL"]
 
@@ -189,13 +189,10 @@ def run_cached(experiment: str, settings, jobs: list, fn, *, use_cache: bool = T
     out: dict = {}
     for job in jobs:
         path = run_path(experiment, settings, *job)
-        if use_cache and path.is_file():
-            try:
-                rec = json.loads(path.read_text())
-                if isinstance(rec, dict):
-                    out[job] = rec
-            except (OSError, ValueError):
-                pass
+        if use_cache:
+            rec = read_cached_run(path, ("seed", "log"))
+            if rec is not None:
+                out[job] = rec
     todo = [job for job in jobs if job not in out]
     bar = Progress(len(todo), f"{experiment} runs", "models", enabled=progress)
 
@@ -215,8 +212,6 @@ def run_cached(experiment: str, settings, jobs: list, fn, *, use_cache: bool = T
 def is_cached(experiment: str, settings) -> bool:
     """Whether every run of ``settings`` is in the cache (the experiment then trains nothing)."""
     for parts in runs_of(experiment, settings):
-        try:
-            json.loads(run_path(experiment, settings, *parts).read_text())
-        except (OSError, ValueError):
+        if read_cached_run(run_path(experiment, settings, *parts), ("seed", "log")) is None:
             return False
     return True

@@ -36,8 +36,8 @@ import torch
 
 from lnrecency.models.decoder import build
 from lnrecency.models.probe import induction_score, probe_decoder
-from lnrecency.models.thesis_config import (ARCHS, NORMS, STAGES, VARIANTS, VERSION, ThesisResults,
-                                            ThesisSettings, cache_dir, cache_path, is_cached)
+from lnrecency.models.thesis_config import (ARCHS, NORMS, RUN_KEYS, STAGES, VARIANTS, VERSION, ThesisResults,
+                                            ThesisSettings, cache_dir, cache_path, is_cached, read_cached_run)
 from lnrecency.models.train import deterministic, train
 
 __all__ = ["ThesisSettings", "ARCHS", "NORMS", "STAGES", "run_thesis", "ThesisResults", "train_run",
@@ -118,14 +118,8 @@ def train_run(arch: str, norm: str, seed: int, st: ThesisSettings) -> dict:
 
 
 def _cached(st: ThesisSettings, arch: str, norm: str, seed: int) -> dict | None:
-    path = cache_path(st, arch, norm, seed)
-    if not path.is_file():
-        return None
-    try:
-        rec = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return None
-    return rec if isinstance(rec, dict) and "final" in rec else None
+    """The cached run, validated (thesis_config.read_cached_run: a damaged one is refused, naming its file)."""
+    return read_cached_run(cache_path(st, arch, norm, seed), RUN_KEYS)
 
 
 def _save(rec: dict, st: ThesisSettings) -> None:

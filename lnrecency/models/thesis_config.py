@@ -9,6 +9,7 @@ its decoder and training configuration, and the installed torch version (read fr
 from __future__ import annotations
 
 import json
+import math
 import os
 from dataclasses import asdict, dataclass, field
 from importlib.metadata import PackageNotFoundError, version
@@ -22,7 +23,9 @@ from lnrecency.models.config import DecoderConfig, TrainSettings, config_hash
 __all__ = ["ThesisSettings", "ThesisResults", "ARCHS", "NORMS", "STAGES", "VARIANTS", "VERSION", "LEVEL",
            "LEARN_MARGIN", "cache_dir", "cache_path", "is_cached", "matched_stage"]
 
-VERSION = "thesis-2"  # bump when the experiment's definition changes (invalidates the cache)
+VERSION = "thesis-2"
+#: the keys every cached thesis run has
+RUN_KEYS = ("arch", "norm", "seed", "log", "init", "final", "trajectory", "induction_score", "stopped")  # bump when the experiment's definition changes (invalidates the cache)
 ARCHS = {"attn2": dict(n_layers=2, mlp=False), "attn4": dict(n_layers=4, mlp=False),
          "mlp2": dict(n_layers=2, mlp=True)}
 NORMS = ("layernorm", "rmsnorm", "none")
@@ -118,6 +121,48 @@ class ThesisSettings:
         return self.entropy() - LEARN_MARGIN
 
 
+#: a cached run larger than this is refused before it is read (the largest default run is about 0.5 MB)
+MAX_CACHE_BYTES = 64 * 2**20
+#: deepest nesting of a cached run (real ones nest 6 levels)
+MAX_CACHE_DEPTH = 32
+
+
+def read_cached_run(path: Path, required: tuple = ()) -> dict | None:
+    """A cached run as data: None when the file does not exist; the record when it is a regular file of at most
+    MAX_CACHE_BYTES holding a JSON object, nested at most MAX_CACHE_DEPTH deep, with only finite numbers and the
+    ``required`` keys; otherwise ValueError naming the file and what is wrong (a cache is never trusted blindly:
+    a verdict read from a damaged or NaN-carrying run would be wrong)."""
+    if not path.exists():
+        return None
+    where = f"cache file {str(path)!r}"
+    if not path.is_file():
+        raise ValueError(f"{where} is not a regular file; delete it (or run with --no-cache)")
+    if path.stat().st_size > MAX_CACHE_BYTES:
+        raise ValueError(f"{where} holds {path.stat().st_size} bytes, above {MAX_CACHE_BYTES}; delete it")
+    try:
+        data = json.loads(path.read_bytes().decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise ValueError(f"{where} is not readable JSON ({type(exc).__name__}); delete it to train again") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"{where} must hold a JSON object; got {type(data).__name__}; delete it to train again")
+    stack = [(data, 1)]
+    while stack:
+        v, depth = stack.pop()
+        if depth > MAX_CACHE_DEPTH:
+            raise ValueError(f"{where} is nested deeper than {MAX_CACHE_DEPTH} levels; delete it")
+        if isinstance(v, dict):
+            stack.extend((w, depth + 1) for w in v.values())
+        elif isinstance(v, list):
+            stack.extend((w, depth + 1) for w in v)
+        elif isinstance(v, float) and not math.isfinite(v):
+            raise ValueError(f"{where} holds a non-finite number ({v}); nothing is decided from it: delete it to "
+                             f"train again")
+    missing = [k for k in required if k not in data]
+    if missing:
+        raise ValueError(f"{where} lacks {missing}; delete it to train again")
+    return data
+
+
 def cache_dir() -> Path:
     return Path(os.environ.get("LNRECENCY_CACHE") or Path.home() / ".cache" / "lnrecency")
 
@@ -150,11 +195,7 @@ def is_cached(settings: ThesisSettings) -> bool:
     for arch in settings.archs:
         for norm in settings.norms:
             for seed in settings.seeds:
-                path = cache_path(settings, arch, norm, seed)
-                try:
-                    if "final" not in json.loads(path.read_text()):
-                        return False
-                except (OSError, ValueError):
+                if read_cached_run(cache_path(settings, arch, norm, seed), RUN_KEYS) is None:
                     return False
     return True
 
