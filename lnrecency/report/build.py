@@ -3,8 +3,8 @@
 ``build_report(out, quick=False, formats=("md", "csv", "tex", "json"), seed=0)`` writes into ``out``:
 one file per table and format (``NAME.md``, ``NAME.csv``, ``NAME.tex``, ``NAME.json``), ``NAME.png`` and
 ``NAME.pdf`` per figure, ``report.json`` (settings and the list of files) and ``index.md`` (every table
-and figure with one line on what it shows). Progress: one tqdm bar over the steps, quiet when stderr is
-not a terminal. The report is built in a hidden sibling folder and published by renames at the end
+and figure with one line on what it shows). Progress (lnrecency.progress): a bar over the steps on a
+terminal, a line every 10 s otherwise, nothing with ``progress=False``. The report is built in a hidden sibling folder and published by renames at the end
 (signals held back during the swap), so an interrupted run leaves ``out`` as it was; within the build
 each file is written to a temporary name and moved into place, so an
 interrupted run leaves only complete files. The claim verdicts are evaluated in a worker process while
@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import multiprocessing as mp
 import os
-import sys
 import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -23,7 +22,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Iterable
 
-from tqdm import tqdm
+from lnrecency.progress import Progress
 
 from lnrecency.atomic import atomic_write_text, publish, staged_directory
 from lnrecency.bounded import one_blas_thread, worker_init
@@ -217,7 +216,7 @@ def _build_into(out: Path, final: Path, settings: ReportSettings, fmts, jobs: in
     result = ReportResult(out, settings)
     tables: list[tuple[Table, list[Path], str]] = []
     figs: list[tuple[figures.ReportFigure, list[Path]]] = []
-    show = sys.stderr.isatty() if progress is None else bool(progress)
+    show = None if progress is None else bool(progress)  # None: a bar on a terminal, a line every 10 s otherwise
     units = figures.drawing_units()
     drawn: dict[int, list] = {}  # unit -> [(figure without its matplotlib object, paths)]
     others = set(mp.active_children())  # processes this build did not start (left alone on interrupt)
@@ -236,27 +235,31 @@ def _build_into(out: Path, final: Path, settings: ReportSettings, fmts, jobs: in
                 [("verdicts", None)] + [("table", t) for t in claim_tables.TABLES]
         # beside the workers, BLAS threads here would oversubscribe the cores (lnrecency.bounded.one_blas_thread)
         blas = one_blas_thread() if jobs >= 2 else None
-        with tqdm(steps, desc="report", unit="step", disable=not show) as bar:
-            for kind, item in bar:
+        bar = Progress(len(steps), "report", "steps", enabled=show)
+        try:
+            for kind, item in steps:
+                note = ""
                 if kind == "verdicts":
-                    bar.set_postfix_str("lnrecency verify")
+                    note = "lnrecency verify"
                     if not data.frozen:
                         data.set_verdicts(pending.result() if pending is not None else
                                           evaluate(_report_ids(settings.quick), quick=settings.quick,
                                                    progress=False))
                 elif kind == "table":
-                    bar.set_postfix_str(item.stem)
+                    note = item.stem
                     table = item.build(data)
                     tables.append((table, table.write(out, fmts), item.line))
                 else:
                     idx = item if item is not None else _claim_next(helper[2])  # the helper's counter
-                    if idx >= len(units):
-                        continue
-                    for fig in units[idx][1](data):
-                        bar.set_postfix_str(fig.name)
-                        paths = [] if collect else fig.write(out)
-                        # keep the caption, not the matplotlib figure (tens of MB with colour bars)
-                        drawn.setdefault(idx, []).append((replace(fig, figure=None), paths))
+                    if idx < len(units):
+                        for fig in units[idx][1](data):
+                            note = fig.name
+                            paths = [] if collect else fig.write(out)
+                            # keep the caption, not the matplotlib figure (tens of MB with colour bars)
+                            drawn.setdefault(idx, []).append((replace(fig, figure=None), paths))
+                bar.update(1, note)
+        finally:
+            bar.close()
     except BaseException:
         # interrupted: stop the workers now instead of waiting for them; every process this build started,
         # also one whose pool was still being set up when the interrupt came (SIGKILL: nothing there to
