@@ -62,6 +62,22 @@ def check_real(name: str, value: Any, *, low: float, high: float = math.inf,
     return value
 
 
+def json_depth(x: Any, limit: int) -> int:
+    """Nesting depth of JSON data, walked iteratively (no recursion on hostile input); stops once past
+    ``limit`` (the returned depth is then limit + 1 or more)."""
+    stack, deepest = [(x, 1)], 0
+    while stack:
+        v, d = stack.pop()
+        deepest = max(deepest, d)
+        if deepest > limit:
+            return deepest
+        if isinstance(v, dict):
+            stack.extend((w, d + 1) for w in v.values())
+        elif isinstance(v, list):
+            stack.extend((w, d + 1) for w in v)
+    return deepest
+
+
 def check_int(name: str, value: Any, *, minimum: int = 1, maximum: int | None = None) -> int:
     """Validate an integer size (n, layers, d, samples, ...): an integer, not a bool, in range."""
     if is_bool(value) or not isinstance(value, numbers.Integral):

@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from lnrecency.config import json_depth
 from lnrecency.models.probe import ProbeSettings, ProbeResult, _mean_cosine, _qk_distance, probe
 
 __all__ = ["probe_hf", "load_hf"]
@@ -32,21 +33,6 @@ MAX_CONFIG_BYTES = 1 << 20
 MAX_DEPTH = 32
 #: weight files that would be unpickled: refused by name (only safetensors are read)
 PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".pkl", ".ckpt")
-
-
-def _depth(x, limit: int) -> int:
-    """Nesting depth of JSON data, iteratively (no recursion on hostile input); stops past ``limit``."""
-    stack, deepest = [(x, 1)], 0
-    while stack:
-        v, d = stack.pop()
-        deepest = max(deepest, d)
-        if deepest > limit:
-            return deepest
-        if isinstance(v, dict):
-            stack.extend((w, d + 1) for w in v.values())
-        elif isinstance(v, list):
-            stack.extend((w, d + 1) for w in v)
-    return deepest
 
 
 def read_config(folder: Path) -> dict:
@@ -69,7 +55,7 @@ def read_config(folder: Path) -> dict:
         raise ValueError(f"{str(path)!r} is nested deeper than {MAX_DEPTH} levels") from None
     if not isinstance(data, dict):
         raise ValueError(f"{str(path)!r} must hold a JSON object; got {type(data).__name__}")
-    if _depth(data, MAX_DEPTH) > MAX_DEPTH:
+    if json_depth(data, MAX_DEPTH) > MAX_DEPTH:
         raise ValueError(f"{str(path)!r} is nested deeper than {MAX_DEPTH} levels")
     if "auto_map" in data:
         raise ValueError(f"{str(path)!r} names custom code (auto_map): a model folder is data, its code never "

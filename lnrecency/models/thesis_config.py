@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from lnrecency.config import check_int
+from lnrecency.config import check_int, json_depth
 from lnrecency.models.config import DecoderConfig, TrainSettings, config_hash
 
 __all__ = ["ThesisSettings", "ThesisResults", "ARCHS", "NORMS", "STAGES", "VARIANTS", "VERSION", "LEVEL",
@@ -145,15 +145,15 @@ def read_cached_run(path: Path, required: tuple = ()) -> dict | None:
         raise ValueError(f"{where} is not readable JSON ({type(exc).__name__}); delete it to train again") from None
     if not isinstance(data, dict):
         raise ValueError(f"{where} must hold a JSON object; got {type(data).__name__}; delete it to train again")
-    stack = [(data, 1)]
-    while stack:
-        v, depth = stack.pop()
-        if depth > MAX_CACHE_DEPTH:
-            raise ValueError(f"{where} is nested deeper than {MAX_CACHE_DEPTH} levels; delete it")
+    if json_depth(data, MAX_CACHE_DEPTH) > MAX_CACHE_DEPTH:
+        raise ValueError(f"{where} is nested deeper than {MAX_CACHE_DEPTH} levels; delete it")
+    stack = [data]
+    while stack:  # depth is bounded now: every number must be finite
+        v = stack.pop()
         if isinstance(v, dict):
-            stack.extend((w, depth + 1) for w in v.values())
+            stack.extend(v.values())
         elif isinstance(v, list):
-            stack.extend((w, depth + 1) for w in v)
+            stack.extend(v)
         elif isinstance(v, float) and not math.isfinite(v):
             raise ValueError(f"{where} holds a non-finite number ({v}); nothing is decided from it: delete it to "
                              f"train again")
