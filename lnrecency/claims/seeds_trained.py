@@ -20,8 +20,8 @@ from matplotlib.figure import Figure
 
 from lnrecency.claims._views import not_run_figure, verdict_note
 from lnrecency.claims.declare import REGISTERED, FigureOutput, TableOutput, claim
-from lnrecency.claims.trained_rules import (QUICK, Part, decide_parts, experiment_alpha, keep_learned, part_text,
-                                            part_verdict, row_evidence, row_verdict)
+from lnrecency.claims.trained_rules import (QUICK, Part, claim_rows, decide_parts, experiment_alpha, keep_learned,
+                                            part_verdict)
 from lnrecency.evidence import Evidence, record
 from lnrecency.figure import ReportFigure, colour_bar
 from lnrecency.models.seeds_config import EXPERIMENTS, is_cached, select
@@ -293,34 +293,17 @@ def decided(experiment: str, st, runs: list, quick: bool) -> dict:
     return parts
 
 
-def _rows(cid: str, st, parts: dict, base: dict, quick: bool) -> list:
-    from lnrecency.verdicts import ClaimResult
-
-    out = []
-    for setting, ps in parts[cid]:
-        lead = QUICK + ". " if quick else ""
-        out.append(ClaimResult(cid, SOURCE, STATEMENTS[cid], {**base, **setting}, row_verdict(ps),
-                               row_evidence(ps), lead + " ".join(part_text(p) + "." for p in ps)))
-    return out
-
-
-def _s2(cid: str):
+def _seed_claim(experiment: str, cid: str):
+    """The evaluator of ``cid`` on ``experiment``'s runs (S2.1 is read seed by seed: :func:`_s21`)."""
     def run(*, quick: bool = False, progress=None) -> list:
-        st, runs, why = _experiment("seed002", quick, progress)
+        st, runs, why = _experiment(experiment, quick, progress)
         if runs is None:
             return _not_run(cid, why)
         if cid == "S2.1":
             return _s21(st, runs, quick)
-        return _rows(cid, st, decided("seed002", st, runs, quick), _base2(st), quick)
-    return run
-
-
-def _s3(cid: str):
-    def run(*, quick: bool = False, progress=None) -> list:
-        st, runs, why = _experiment("seed003", quick, progress)
-        if runs is None:
-            return _not_run(cid, why)
-        return _rows(cid, st, decided("seed003", st, runs, quick), _base3(st), quick)
+        base = _base2(st) if experiment == "seed002" else _base3(st)
+        return claim_rows(cid, SOURCE, STATEMENTS[cid], base, decided(experiment, st, runs, quick)[cid],
+                          quick=quick)
     return run
 
 
@@ -561,4 +544,5 @@ _OUTPUTS = {
 }
 # one evaluator per statement: asking for S2.4 decides S2.4 only (the experiment's runs are cached)
 for _cid in STATEMENTS:
-    claim(_cid, _DESCRIPTIONS[_cid], training=True, **_OUTPUTS.get(_cid, {}))((_s2 if _cid in S2 else _s3)(_cid))
+    claim(_cid, _DESCRIPTIONS[_cid], training=True, **_OUTPUTS.get(_cid, {}))(
+        _seed_claim("seed002" if _cid in S2 else "seed003", _cid))

@@ -19,8 +19,7 @@ from matplotlib.figure import Figure
 
 from lnrecency.claims._views import not_run_figure, verdict_note
 from lnrecency.claims.declare import REGISTERED, FigureOutput, TableOutput, claim
-from lnrecency.claims.trained_rules import (QUICK, Part, decide_parts, experiment_alpha, keep_learned, part_text,
-                                            row_evidence, row_verdict)
+from lnrecency.claims.trained_rules import Part, claim_rows, decide_parts, experiment_alpha, keep_learned
 from lnrecency.evidence import Evidence, record
 from lnrecency.figure import ReportFigure, colour_bar
 from lnrecency.stats import SeedTest, t_interval
@@ -181,16 +180,7 @@ def decided_parts(res) -> dict:
 
 
 def _rows(cid: str, res) -> list:
-    from lnrecency.verdicts import ClaimResult
-
-    out = []
-    for setting, parts in decided_parts(res)[cid]:
-        verdict = row_verdict(parts)
-        lead = QUICK + ". " if res.settings.quick else ""
-        finding = lead + " ".join(part_text(p) + "." for p in parts)
-        out.append(ClaimResult(cid, SOURCE, STATEMENTS[cid], {**_base(res), **setting}, verdict,
-                               row_evidence(parts), finding))
-    return out
+    return claim_rows(cid, SOURCE, STATEMENTS[cid], _base(res), decided_parts(res)[cid], quick=res.settings.quick)
 
 
 def evaluate(*, quick: bool = False, progress=None) -> list:

@@ -35,7 +35,7 @@ import numpy as np
 from lnrecency.evidence import Evidence, combine, item, record
 from lnrecency.stats import TRAINED_FWER, SeedTest, decide_family
 
-__all__ = ["MIN_LEARNED", "keep_learned", "Part", "PartEvidence", "RowEvidence", "decide_parts", "experiment_alpha", "DESIGN_SIZES", "QUICK",
+__all__ = ["claim_rows", "MIN_LEARNED", "keep_learned", "Part", "PartEvidence", "RowEvidence", "decide_parts", "experiment_alpha", "DESIGN_SIZES", "QUICK",
            "NOT_LEARNED", "UNSTABLE", "stability"]
 
 QUICK = "quick run: not decisive"
@@ -256,3 +256,13 @@ def row_evidence(parts: list) -> RowEvidence:
     return RowEvidence(parts=tuple(part_evidence(p) for p in parts), training_seeds=max(p.seeds for p in parts),
                        learned=min(p.learned for p in parts), interval=interval, rule=rule, probe=probe,
                        trajectory=traj or None)
+
+
+def claim_rows(cid: str, source: str, statement: str, base: dict, rows: list, *, quick: bool) -> list:
+    """One ClaimResult per decided row [(setting, [Part])]: the universal verdict over its parts, the parts'
+    sentences as the finding (led by the quick label in a quick run), and the row's evidence."""
+    from lnrecency.verdicts import ClaimResult
+
+    lead = QUICK + ". " if quick else ""
+    return [ClaimResult(cid, source, statement, {**base, **setting}, row_verdict(parts), row_evidence(parts),
+                        lead + " ".join(part_text(p) + "." for p in parts)) for setting, parts in rows]
