@@ -17,11 +17,25 @@ from __future__ import annotations
 import math
 import numbers
 from dataclasses import asdict, dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from lnrecency.layers import NORMALISATIONS, UPDATES, Normalisation, Update, as_fraction  # noqa: F401 (public here)
+if TYPE_CHECKING:  # the layers import sympy and numpy: loaded on first use, so that `lnrecency --help` is instant
+    from lnrecency.layers import Normalisation, Update
 
-NORMS = tuple(NORMALISATIONS)
+# The keys of lnrecency.layers.NORMALISATIONS, in its order (tests/test_config.py checks that they agree).
+NORMS = ("none", "l2", "rmsnorm", "layernorm")
+_FROM_LAYERS = ("NORMALISATIONS", "UPDATES", "Normalisation", "Update", "as_fraction")
+
+
+def __getattr__(name: str) -> Any:
+    """The layer names re-exported here (``from lnrecency.config import as_fraction``), imported lazily."""
+    if name in _FROM_LAYERS:
+        from lnrecency import layers
+
+        return getattr(layers, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 EMBEDDINGS = ("gaussian", "normalized")
 
 
@@ -113,7 +127,11 @@ class ModelConfig:
     embedding: str = "gaussian"
 
     def __post_init__(self) -> None:
-        check_choice("norm", self.norm, tuple(NORMALISATIONS))  # read now: a test may add one
+        if self.norm not in NORMS:  # the layers' own names, if loaded (a test may add one); else NORMS
+            import sys
+
+            layers = sys.modules.get("lnrecency.layers")
+            check_choice("norm", self.norm, tuple(layers.NORMALISATIONS) if layers is not None else NORMS)
         if not is_bool(self.residual):
             raise ValueError(f"residual must be a bool (True or False); got {self.residual!r}")
         object.__setattr__(self, "residual", bool(self.residual))
@@ -125,11 +143,15 @@ class ModelConfig:
     @property
     def normalisation(self) -> Normalisation:
         """The layer definition of N (:data:`lnrecency.layers.NORMALISATIONS`)."""
+        from lnrecency.layers import NORMALISATIONS
+
         return NORMALISATIONS[self.norm]
 
     @property
     def update(self) -> Update:
         """The layer definition of the next-state rule (residual or not)."""
+        from lnrecency.layers import UPDATES
+
         return UPDATES[self.residual]
 
     def replace(self, **changes: Any) -> "ModelConfig":

@@ -76,3 +76,31 @@ def test_every_public_entry_point_refuses_config_and_keywords(call):
            "bias_profile": lambda **kw: bias_profile(2, 4, **kw)}[call]
     with pytest.raises(ValueError, match="not both"):
         run(config=cfg, alpha=0.3)  # even an equal value is a conflict: one source of truth
+
+
+def test_parser_names_agree_with_their_implementations():
+    """lnrecency.choices holds what the parser offers without importing numerical libraries; each name
+    must be the implementation's own (a figure or normalisation added in one place and not the other fails)."""
+    from lnrecency import choices
+    from lnrecency.config import NORMS
+    from lnrecency.layers import NORMALISATIONS
+    from lnrecency.reproduce import DEFAULT_SAMPLES, FIGURES
+    from lnrecency.theory import boundary, formula
+
+    assert NORMS == tuple(NORMALISATIONS)
+    assert choices.FIGURE_KEYS == tuple(FIGURES)
+    assert DEFAULT_SAMPLES is choices.DEFAULT_SAMPLES
+    assert boundary.ORDERINGS is choices.ORDERINGS and formula.QUANTITIES is choices.QUANTITIES
+
+
+def test_parser_imports_no_numerical_library():
+    """`lnrecency --help` builds every command's parser; it must not import numpy, sympy, scipy,
+    matplotlib or torch (benchmarks/bench_startup.py times it)."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from lnrecency.cli import build_parser; build_parser(); "
+            "print(sorted(m for m in ('numpy', 'sympy', 'scipy', 'matplotlib', 'torch', 'mpmath') "
+            "if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]", out

@@ -31,10 +31,9 @@ from lnrecency.config import ModelConfig, check_choice, check_int, make_config
 
 __all__ = ["ORDERINGS", "LayerBoundary", "boundary", "boundaries", "row_holds", "FLOAT_RESOLUTION", "MPMATH_MAX_N"]
 
-ORDERINGS = ("recency", "earlier", "flat")
+from lnrecency.choices import MPMATH_MAX_N, ORDERINGS  # noqa: E402 (defined there for the parser)
+
 FLOAT_RESOLUTION = 1e-12
-#: the longest prefix recomputed in mpmath (its cost grows like L n^3 mpmath operations)
-MPMATH_MAX_N = 160
 
 
 def row_holds(ordering: str, signs: list[int]) -> bool:

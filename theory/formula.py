@@ -34,17 +34,9 @@ __all__ = ["QUANTITIES", "FormulaCheck", "parse_formula", "check_formula", "comp
            "generator_form",
            "is_identically_zero", "MAX_LENGTH", "MAX_DEPTH"]
 
-QUANTITIES = ("p_diag", "p_off", "g", "h", "h2", "score")
-QUANTITY_HELP = {
-    "p_diag": "layer-1 weight P_ii (in i)",
-    "p_off": "layer-1 weight P_ik, k < i (in i)",
-    "g": "<x_i^(1), x_j^(1)>, j < i (in i)",
-    "h": "|x_j^(1)| (in j, or in i)",
-    "h2": "|x_j^(1)|^2 (in j, or in i)",
-    "score": "layer-2 score S^(2)_ij, j < i (in i and j)",
-}
+from lnrecency.choices import ALLOWED, QUANTITIES, QUANTITY_HELP  # noqa: E402 (for the parser)
 POSITIVE_QUANTITIES = ("h", "score")  # > 0 for every model (theory.proofs): the squares step applies
-MAX_LENGTH = 2000
+from lnrecency.choices import MAX_FORMULA_LENGTH as MAX_LENGTH  # noqa: E402
 MAX_DEPTH = 60
 MAX_EXPONENT = 32
 MAX_DEGREE = 96  # bound on the polynomial degree the formula can expand to (nested powers multiply)
@@ -64,8 +56,6 @@ _NAMES = {"i": cf.i, "j": cf.j, "alpha": cf.alpha, "a": cf.alpha, "lam": cf.lam,
 _FUNCS = {"exp": sympy.exp, "sqrt": sympy.sqrt, "log": sympy.log}
 _BINOPS = {ast.Add: lambda x, y: x + y, ast.Sub: lambda x, y: x - y, ast.Mult: lambda x, y: x * y,
            ast.Div: lambda x, y: x / y, ast.Pow: None}
-ALLOWED = ("numbers, the names i, j, alpha (alias a), lam, gamma, e/E, pi, the functions exp, sqrt, "
-           "log, the operators + - * / ** ^ and unary minus")
 
 
 def _refuse(what: str) -> ValueError:

@@ -5,7 +5,7 @@ import argparse
 import json
 
 from lnrecency.cli import add_config_arguments, config_from_args, with_convention
-from lnrecency.theory.boundary import MPMATH_MAX_N, ORDERINGS, boundary
+from lnrecency.choices import MPMATH_MAX_N, ORDERINGS
 
 NAME = "boundary"
 HELP = ("first sequence length / row at which an ordering (Definition 1) fails at each layer, decided "
@@ -27,6 +27,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from lnrecency.theory.boundary import boundary
+
     cfg = config_from_args(args)
     res = boundary(args.layer, args.n_max, ordering=args.ordering, config=cfg, dps=args.dps,
                    first_layer=args.from_layer)

@@ -6,7 +6,7 @@ import json
 import sys
 
 from lnrecency.cli import add_config_arguments
-from lnrecency.theory.formula import ALLOWED, QUANTITIES, QUANTITY_HELP, check_formula
+from lnrecency.choices import ALLOWED, MAX_FORMULA_LENGTH, QUANTITIES, QUANTITY_HELP
 
 NAME = "check-formula"
 HELP = "check a formula (in i, j, alpha, lam, gamma) against the derived sympy closed form"
@@ -27,8 +27,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def _read_expr(expr: str) -> str:
     """EXPR itself, standard input for '-', or the file named by '@FILE' (at most MAX_LENGTH + 1 chars)."""
-    from lnrecency.theory.formula import MAX_LENGTH
-
+    MAX_LENGTH = MAX_FORMULA_LENGTH  # noqa: N806
     if expr == "-":
         return sys.stdin.read(MAX_LENGTH + 1)
     if expr.startswith("@"):
@@ -52,6 +51,7 @@ MEMORY = 2 ** 30
 
 def run(args: argparse.Namespace) -> int:
     from lnrecency.bounded import BudgetExceeded, run_bounded
+    from lnrecency.theory.formula import check_formula
 
     params = {k: getattr(args, k) for k in ("alpha", "lam", "gamma") if getattr(args, k) is not None}
     from_file = args.expr == "-" or args.expr.startswith("@")

@@ -5,10 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-import numpy as np
-
 from lnrecency.cli import add_config_arguments, config_from_args, default_n, with_convention
-from lnrecency.theory.finite_width import finite_width, nested
 
 NAME = "finite-width"
 HELP = ("print the 1/d coefficient c of every expected score, E_d S = S_lim + c/d + O(1/d^2), "
@@ -31,6 +28,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    from lnrecency.theory.finite_width import finite_width
+
     if not 1 <= args.digits <= 17:
         raise ValueError(f"--digits must be in [1, 17]; got {args.digits}")
     cfg = config_from_args(args)
@@ -68,7 +69,10 @@ def run(args: argparse.Namespace) -> int:
 def measure_remainder(fw, d: int, samples: int, seed: int) -> dict:
     """E_d S - limit - c/d by Monte Carlo at width d (gram sampler, linear control variate: its mean is
     exactly 0, so the measurement does not use c); per entry and its maximum, with standard errors."""
+    import numpy as np
+
     from lnrecency.config import check_int
+    from lnrecency.theory.finite_width import nested
     from lnrecency.numerics import simulate_scores
 
     samples = check_int("measure", samples, minimum=2)

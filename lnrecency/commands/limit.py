@@ -4,11 +4,7 @@ from __future__ import annotations
 import argparse
 import json
 
-import mpmath
-import numpy as np
-
 from lnrecency.cli import add_config_arguments, config_from_args, default_n, with_convention
-from lnrecency.theory.limit import limit_scores
 
 NAME = "limit"
 HELP = "print the exact d -> infinity expected scores S^(l)_ij (float64 or mpmath)"
@@ -26,7 +22,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    cfg = config_from_args(args)
+    from lnrecency.config import check_int
+
+    cfg = config_from_args(args)  # a bad model or size is refused before numpy and sympy load
+    check_int("n", default_n(args))
+    check_int("layers", args.layers)
+    import mpmath
+    import numpy as np
+
+    from lnrecency.theory.limit import limit_scores
+
     n = default_n(args)
     top = 17 if args.dps is None else args.dps
     digits = args.digits

@@ -24,11 +24,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from lnrecency.report.build import build_report
-    formats = parse_formats(args.format)
+    formats = parse_formats(args.format)  # flags are refused before the report's libraries load
     if args.evidence is not None and (args.quick or args.seed != 0 or args.convention != "authors-v2"):
         raise ValueError("--from renders the evidence with its own settings; drop --quick, --seed and "
                          "--convention (they were fixed by lnrecency verify --out)")
+    from lnrecency.report.build import build_report
+
     result = build_report(args.out, quick=args.quick, formats=formats, seed=args.seed,
                           convention=args.convention, evidence=args.evidence)
     print(f"wrote {len(result.files)} files ({len(result.tables)} tables, {len(result.figures)} figures) "

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import argparse
 
+from lnrecency.choices import DEFAULT_SAMPLES, FIGURE_KEYS
 from lnrecency.conventions import CONVENTIONS
-from lnrecency.reproduce import DEFAULT_SAMPLES, FIGURES, reproduce
 
 NAME = "reproduce"
 HELP = ("regenerate the authors' figures (authors-v2 convention) panel by panel with RP +- SE, beside our "
@@ -14,7 +14,7 @@ HELP = ("regenerate the authors' figures (authors-v2 convention) panel by panel 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--convention", default="authors-v2", choices=tuple(CONVENTIONS),
                    help="whose figures: authors-v2 (the paper, default) or authors-v1 (its first version)")
-    p.add_argument("--figure", default="all", choices=tuple(FIGURES) + ("all",),
+    p.add_argument("--figure", default="all", choices=FIGURE_KEYS + ("all",),
                    help="which figure (v2: 1-5, A1, A2 appendix; v1: v1-l2norm, v1-l2norm_alpha, v1-layernorm; "
                         "see the README) or all of the convention's (default)")
     p.add_argument("--samples", type=int, default=None,
@@ -26,6 +26,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from lnrecency.reproduce import reproduce
+
     files = reproduce(args.out, figure=args.figure, samples=args.samples, seed=args.seed,
                       progress=False if args.no_progress else None, convention=args.convention)
     print(f"wrote {len(files)} files to {args.out}")

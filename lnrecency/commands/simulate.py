@@ -4,11 +4,8 @@ from __future__ import annotations
 import argparse
 import json
 
-import numpy as np
-
 from lnrecency.cli import add_config_arguments, config_from_args, default_n, with_convention
 from lnrecency.config import check_int
-from lnrecency.numerics import estimate_memory, simulate_scores
 
 NAME = "simulate"
 RP_MAX_N = 100  # beyond, the recency probability (paired accumulators, 16 L n^3 bytes) is not computed
@@ -39,6 +36,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    from lnrecency.numerics import estimate_memory, simulate_scores
+
     check_int("digits", args.digits, minimum=1, maximum=17)
     cfg = config_from_args(args)
     n = default_n(args)
