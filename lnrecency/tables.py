@@ -1,7 +1,12 @@
 """A report table (title, caption, columns, rows, notes) and its Markdown, CSV, LaTeX and JSON forms.
 
-Cells are numbers (int/float; NaN and None print as empty / "—", infinities as "inf"), strings or bools. CSV and JSON keep
-every float at full precision (``repr``); Markdown and LaTeX round to ``digits`` significant digits.
+Cells are numbers (int/float; None and NaN mean "undefined by design" and print as "n/a" in Markdown and
+LaTeX, empty in CSV and null in JSON; infinities as "inf"), strings or bools. CSV and JSON keep every column
+and every float at full precision (``repr``); Markdown and LaTeX round to ``digits`` significant digits.
+The Markdown view is for a person: at most :data:`MD_MAX_COLUMNS` columns per table (a wider table is shown
+as several views, each repeating the first ``key`` columns), without the ``md_hide`` columns, and with each
+long entry of an ``md_ids`` column (by default "setting") replaced by its short id (:func:`setting_id`),
+spelled out once in a table of settings below.
 JSON schema of one table file::
 
     {"name": str, "title": str, "caption": str, "columns": [str, ...],
@@ -10,6 +15,7 @@ JSON schema of one table file::
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import json
 import math
@@ -20,18 +26,31 @@ from typing import Any, Iterable
 
 from lnrecency.atomic import atomic_write_text
 
-__all__ = ["FORMATS", "Table", "parse_formats"]
+__all__ = ["FORMATS", "MD_MAX_COLUMNS", "REPORT_FORMATS", "Table", "parse_formats", "setting_id"]
 
 FORMATS = ("md", "csv", "tex", "json")
+#: the report's formats: the table formats, and html (one self-contained page, lnrecency.report.html)
+REPORT_FORMATS = FORMATS + ("html",)
+#: widest Markdown view (issue 32: a person reads at most about 12 columns)
+MD_MAX_COLUMNS = 12
+NA = "n/a"
+#: an ``md_ids`` entry longer than this is cited by its id in the Markdown view
+ID_OVER = 32
 
 
-def parse_formats(text: str | Iterable[str]) -> tuple[str, ...]:
-    """'md,csv' -> ('md', 'csv'); ValueError naming the unknown format."""
+def setting_id(text: str) -> str:
+    """The short id of a setting's description: ``s-`` and 6 hex digits of its SHA-1 (the same text has the
+    same id in every table and report)."""
+    return "s-" + hashlib.sha1(str(text).encode("utf-8")).hexdigest()[:6]
+
+
+def parse_formats(text: str | Iterable[str], allowed: tuple[str, ...] = FORMATS) -> tuple[str, ...]:
+    """'md,csv' -> ('md', 'csv'); ValueError naming the unknown format (``allowed``: the formats accepted)."""
     items = [t.strip() for t in (text.split(",") if isinstance(text, str) else text)]
     items = [t for t in items if t]
-    bad = [t for t in items if t not in FORMATS]
+    bad = [t for t in items if t not in allowed]
     if bad or not items:
-        raise ValueError(f"format must be a comma-separated list of {', '.join(FORMATS)}; got {text!r}")
+        raise ValueError(f"format must be a comma-separated list of {', '.join(allowed)}; got {text!r}")
     return tuple(dict.fromkeys(items))
 
 
@@ -55,7 +74,7 @@ def _plain(x: Any) -> Any:
 def _fmt(x: Any, digits: int) -> str:
     x = _plain(x)
     if x is None:
-        return "—"
+        return NA
     if isinstance(x, bool):
         return "yes" if x else "no"
     if isinstance(x, int):
@@ -87,11 +106,25 @@ class Table:
     rows: tuple[tuple[Any, ...], ...]
     notes: tuple[str, ...] = field(default_factory=tuple)
     digits: int = 6
+    key: int = 1  # leading columns that identify a row, repeated in each Markdown view
+    md_hide: tuple[str, ...] = ()  # columns kept in CSV/JSON/LaTeX but not in the Markdown view
+    md_ids: tuple[str, ...] = ("setting",)  # columns whose long entries the Markdown view cites by id
+    md_groups: tuple[tuple[str, ...], ...] = ()  # explicit Markdown views (each after the key columns)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "columns", tuple(self.columns))
         object.__setattr__(self, "rows", tuple(tuple(r) for r in self.rows))
         object.__setattr__(self, "notes", tuple(self.notes))
+        object.__setattr__(self, "md_hide", tuple(self.md_hide))
+        object.__setattr__(self, "md_ids", tuple(c for c in self.md_ids if c in self.columns))
+        object.__setattr__(self, "md_groups", tuple(tuple(g) for g in self.md_groups))
+        if any(c not in self.columns for g in self.md_groups for c in g) or any(
+                self.key + len(g) > MD_MAX_COLUMNS for g in self.md_groups):
+            raise ValueError(f"md_groups must name columns, at most {MD_MAX_COLUMNS} - key per group; got "
+                             f"{self.md_groups}")
+        if not 0 <= self.key < MD_MAX_COLUMNS or any(c not in self.columns for c in self.md_hide):
+            raise ValueError(f"key must be in [0, {MD_MAX_COLUMNS}) and md_hide must name columns; got key="
+                             f"{self.key}, md_hide={self.md_hide}")
         if len(set(self.columns)) != len(self.columns):
             raise ValueError(f"columns must be distinct; got {self.columns}")
         for k, row in enumerate(self.rows):
@@ -106,14 +139,53 @@ class Table:
         k = self.columns.index(name)
         return [_plain(r[k]) for r in self.rows]
 
+    def markdown_views(self) -> list[list[int]]:
+        """Column indices of each Markdown view: the shown columns (not ``md_hide``) in groups of at most
+        :data:`MD_MAX_COLUMNS`, each group led by the first ``key`` shown columns."""
+        shown = [k for k, c in enumerate(self.columns) if c not in self.md_hide]
+        keys, rest = shown[:self.key], shown[self.key:]
+        if self.md_groups:
+            return [keys + [self.columns.index(c) for c in g] for g in self.md_groups]
+        step = MD_MAX_COLUMNS - len(keys)
+        return [keys + rest[i:i + step] for i in range(0, max(len(rest), 1), step)]
+
+    def cited_settings(self) -> dict[str, str]:
+        """{id: text} of the long ``md_ids`` entries, in order of first appearance."""
+        idx = [self.columns.index(c) for c in self.md_ids]
+        out: dict[str, str] = {}
+        for r in self.rows:
+            for k in idx:
+                text = _fmt(r[k], self.digits)
+                if len(text) > ID_OVER:
+                    out.setdefault(setting_id(text), text)
+        return out
+
+    def _markdown_grid(self, cols: list[int]) -> list[str]:
+        ids = {self.columns.index(c) for c in self.md_ids}
+
+        def cell(k: int, x: Any) -> str:
+            text = _fmt(x, self.digits)
+            if k in ids and len(text) > ID_OVER:
+                text = setting_id(text)
+            return text.replace("|", "\\|").replace("\n", " ")
+
+        head = "| " + " | ".join(self.columns[k].replace("|", "\\|") for k in cols) + " |"
+        rule = "|" + "|".join("---" for _ in cols) + "|"
+        return [head, rule, *("| " + " | ".join(cell(k, r[k]) for k in cols) + " |" for r in self.rows)]
+
     def to_markdown(self) -> str:
-        head = "| " + " | ".join(c.replace("|", "\\|") for c in self.columns) + " |"
-        rule = "|" + "|".join("---" for _ in self.columns) + "|"
-        body = ["| " + " | ".join(_fmt(c, self.digits).replace("|", "\\|") for c in r) + " |"
-                for r in self.rows]
+        views = self.markdown_views()
+        body: list[str] = []
+        for v, cols in enumerate(views, 1):
+            if len(views) > 1:
+                body += [f"*View {v} of {len(views)}* (the CSV and JSON hold every column in one table)", ""]
+            body += self._markdown_grid(cols) + [""]
+        cited = self.cited_settings()
+        if cited:
+            body += ["Settings cited above by id:", "", "| id | setting |", "|---|---|",
+                     *("| " + k + " | " + v.replace("|", "\\|") + " |" for k, v in cited.items()), ""]
         notes = [f"- {n}" for n in self.notes]
-        return "\n".join([f"### {self.title}", "", self.caption, "", head, rule, *body, "",
-                          *notes, ""]).rstrip("\n") + "\n"
+        return "\n".join([f"### {self.title}", "", self.caption, "", *body, *notes, ""]).rstrip("\n") + "\n"
 
     def to_csv(self) -> str:
         buf = io.StringIO()

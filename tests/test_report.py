@@ -66,7 +66,9 @@ def test_formats_parse(quick_report):
             assert rule in tex
         assert tex.count(r"\\") >= len(table.rows) + 1
         md = (out / f"{table.name}.md").read_text(encoding="utf-8")
-        assert md.count("\n| ") == len(table.rows) + 1  # header + rows (separator starts with "|-")
+        cited = table.cited_settings()  # each view: header + rows; then the settings cited by id
+        expected = len(table.markdown_views()) * (len(table.rows) + 1) + (len(cited) + 1 if cited else 0)
+        assert md.count("\n| ") == expected  # (separator lines start with "|-")
     for name, _, _ in result.figures:
         assert (out / f"{name}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         assert (out / f"{name}.pdf").read_bytes()[:5] == b"%PDF-"
@@ -384,3 +386,89 @@ def test_claim_tables_render_the_verdicts_own_runs():
         f.frequency for f in freq]
     rp = amplification.rp_table(data)
     assert rp.column("RP") == [x for ev in evidence("C5", amplification.RPByAlpha) for x in ev.rp]
+
+
+def _md_rows(text: str) -> list[list[str]]:
+    """The cells of every Markdown table line of ``text`` (escaped pipes are not separators)."""
+    out = []
+    for line in text.splitlines():
+        if line.startswith("|") and not line.startswith("|-"):
+            out.append([c for c in line.strip().strip("|").replace("\\|", "\x00").split("|")])
+    return out
+
+
+def test_markdown_views_are_at_most_twelve_columns(quick_report):
+    """Issue 32: a person reads at most about 12 columns; every Markdown table of the report, index.md
+    included, obeys it (the CSV and JSON keep every column)."""
+    from lnrecency.tables import MD_MAX_COLUMNS
+
+    out, result = quick_report
+    widest = {}
+    for path in out.glob("*.md"):
+        widths = [len(r) for r in _md_rows(path.read_text(encoding="utf-8"))]
+        widest[path.name] = max(widths, default=0)
+    assert widest and max(widest.values()) <= MD_MAX_COLUMNS, {k: v for k, v in widest.items() if v > MD_MAX_COLUMNS}
+    assert max(len(t.columns) for t in result.tables) > MD_MAX_COLUMNS  # the rule had something to split
+
+
+def test_markdown_view_rule_says_no():
+    """The same counter rejects a table written the old way (29 columns on one line)."""
+    from lnrecency.tables import MD_MAX_COLUMNS
+
+    wide = Table("w", "W", "c", [f"c{k}" for k in range(29)], [list(range(29))])
+    old = "| " + " | ".join(wide.columns) + " |"
+    assert max(len(r) for r in _md_rows(old)) == 29 > MD_MAX_COLUMNS
+    assert max(len(r) for r in _md_rows(wide.to_markdown())) <= MD_MAX_COLUMNS
+    # a cell of the CSV view is never lost: every column appears in some Markdown view
+    assert sorted({k for v in wide.markdown_views() for k in v}) == list(range(29))
+
+
+def test_index_opens_with_the_headline(quick_report):
+    """index.md: the title, the verdict counts, the findings (what fails first), then the verdict table;
+    the counts equal the verdicts table's rows."""
+    out, result = quick_report
+    index = (out / "index.md").read_text(encoding="utf-8")
+    verdicts = json.loads((out / "verdicts.json").read_text(encoding="utf-8"))
+    words = [r[verdicts["columns"].index("verdict")] for r in verdicts["rows"]]
+    counts = index.index(f"**{len(words)} verdicts on ")
+    for word in set(words):
+        assert f"{words.count(word)} {word}" in index[counts:index.index("\n", counts)]
+    order = [index.index(s) for s in ("verdicts on", "**What holds, and where**", "## Verdicts", "## Tables",
+                                      "## Figures")]
+    assert order == sorted(order) and counts < 200
+    if any(w != "confirmed" for w in words):
+        assert counts < index.index("**What fails") < index.index("**What holds")
+    # one bullet per claim, each with a sentence and a link to its evidence
+    claims = list(dict.fromkeys(r[0] for r in verdicts["rows"]))
+    for cid in claims:
+        assert f"- **{cid}: " in index, cid
+    # a caption shared by several figures is written once
+    captions = [line for line in index.splitlines() if line and not line.startswith(("#", "!", "-", "|", "*"))]
+    long_ = [c for c in captions if len(c) > 200]
+    assert len(long_) == len(set(long_))
+
+
+def test_html_report_in_headless_chromium(quick_report, tmp_path):
+    """index.html loads in a real browser with no console error, every figure decodes, a screenshot is
+    written; the same machinery flags a page with a console error and a broken image."""
+    from browser import check_page
+
+    out, result = quick_report
+    page = out / "index.html"
+    text = page.read_text(encoding="utf-8")
+    assert "http://" not in text.replace("http://www.w3.org", "") and "https://" not in text  # self-contained
+    check = check_page(page, tmp_path / "report.png")
+    assert check.console_errors == []
+    assert check.images == len(result.figures) and check.failed_images == []
+    assert check.screenshot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    # the same numbers as the Markdown: every verdict row's finding text is on the page
+    verdicts = next(t for t in result.tables if t.name == "verdicts")
+    import html as _html
+
+    for row in verdicts.rows:
+        assert _html.escape(str(row[verdicts.columns.index("finding")])) in text
+    bad = tmp_path / "bad.html"
+    bad.write_text('<html><body><img alt="broken" src="data:image/png;base64,iVBORw0KGgo=">'
+                   '<script>console.error("boom")</script></body></html>', encoding="utf-8")
+    flagged = check_page(bad, tmp_path / "bad.png")
+    assert flagged.failed_images == ["broken"] and len(flagged.console_errors) == 1

@@ -118,16 +118,23 @@ MEANS_CAPTION = (
     "<= k SE + R/d^2.")
 
 
+#: an entry whose SE is below this (relative) is deterministic (float rounding only): shown, not z-tested
+EXACT_SE = 1e-12
+
+
 def means_table(data, claim_id: str, stem: str, title: str, *, caption: str = "", extra_columns: tuple = (),
                 extra: Callable[[dict, Any], list] | None = None) -> Table:
     """The claim's own Monte Carlo mean checks (MCMeans: the runs its verdict cites), one row per entry: setting,
     verdict, check, quantity, layer, i, j, limit, c, then ``extra_columns`` (``extra(setting, entry)``), then per
-    width (the authors' 16, 64, 256 and the implementation-consistency 10^12) MC, SE, prediction, z, result."""
+    width (the authors' 16, 64, 256 and the implementation-consistency 10^12) MC, SE, prediction, z, result.
+    A deterministic entry (SE at float rounding, e.g. the diagonal S_ii = lam) reads "exact (no test)", z n/a."""
     ds = (*PRACTICAL_WIDTHS, D_BIG)
     columns = ["setting", "verdict", "check", "quantity", "layer", "i", "j", "limit", "c", *extra_columns]
+    groups = [("limit", "c", *extra_columns)]
     for d in ds:
         w = _width_label(d)
-        columns += [f"MC d={w}", f"SE d={w}", f"prediction d={w}", f"z d={w}", f"result d={w}"]
+        groups.append((f"MC d={w}", f"SE d={w}", f"prediction d={w}", f"z d={w}", f"result d={w}"))
+        columns += groups[-1]
     rows = []
     for r, where, m in records_with_settings(data.results(claim_id), MCMeans):
         runs = (*m.authors_widths.widths, m.implementation_consistency)
@@ -139,10 +146,13 @@ def means_table(data, claim_id: str, stem: str, title: str, *, caption: str = ""
             row += extra(where, e) if extra is not None else []
             for x in runs:
                 ch = x.checks[q].check
-                row += [ch.estimate, ch.stderr, ch.prediction, ch.z, "pass" if ch.passed else "FAIL"]
+                if ch.stderr <= EXACT_SE * max(1.0, abs(ch.estimate)):  # e.g. the diagonal S_ii = lam: no test
+                    row += [ch.estimate, ch.stderr, ch.prediction, None, "exact (no test)"]
+                else:
+                    row += [ch.estimate, ch.stderr, ch.prediction, ch.z, "pass" if ch.passed else "FAIL"]
             rows.append(row)
     return Table(stem, f"{claim_id}. {title}", " ".join(t for t in (MEANS_CAPTION, caption) if t), columns, rows,
-                 verdict_note(data, claim_id))
+                 verdict_note(data, claim_id), key=7, md_groups=groups)
 
 
 def score_table(data, claim_id: str, title: str) -> Table:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import argparse
 
-from lnrecency.tables import FORMATS, parse_formats
+from lnrecency.tables import REPORT_FORMATS, parse_formats
 
 NAME = "report"
 HELP = "write the reviewer report (tables in md/csv/tex/json, PNG+PDF figures, index.md) into a folder"
@@ -12,8 +12,9 @@ HELP = "write the reviewer report (tables in md/csv/tex/json, PNG+PDF figures, i
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", default="report", help="output folder (default ./report)")
     p.add_argument("--quick", action="store_true", help="small settings (about 30 s) instead of the default")
-    p.add_argument("--format", default=",".join(FORMATS),
-                   help=f"comma-separated table formats among {', '.join(FORMATS)} (default all)")
+    p.add_argument("--format", default=",".join(REPORT_FORMATS),
+                   help=f"comma-separated formats among {', '.join(REPORT_FORMATS)} (default all; html: one "
+                        f"self-contained page, index.html, beside index.md)")
     p.add_argument("--seed", type=int, default=0, help="Monte Carlo seed (default 0); same seed, same bytes")
     p.add_argument("--from", dest="evidence", default=None, metavar="DIR",
                    help="render from the evidence `lnrecency verify --out DIR` wrote, computing nothing (the "
@@ -24,7 +25,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    formats = parse_formats(args.format)  # flags are refused before the report's libraries load
+    formats = parse_formats(args.format, REPORT_FORMATS)  # flags are refused before the report's libraries load
     if args.evidence is not None and (args.quick or args.seed != 0 or args.convention != "authors-v2"):
         raise ValueError("--from renders the evidence with its own settings; drop --quick, --seed and "
                          "--convention (they were fixed by lnrecency verify --out)")

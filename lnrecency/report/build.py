@@ -34,7 +34,7 @@ from lnrecency.report import claim_tables, figures
 from lnrecency.report.data import ReportData, ReportEvidence
 from lnrecency.report.settings import ReportSettings
 from lnrecency.store import StoreError, dumps, loads
-from lnrecency.tables import FORMATS, Table, parse_formats
+from lnrecency.tables import FORMATS, REPORT_FORMATS, Table, parse_formats
 
 __all__ = ["ReportResult", "build_report", "expected_files"]
 
@@ -49,33 +49,53 @@ class ReportResult:
     seconds: float = 0.0
 
 
-def expected_files(settings: ReportSettings, formats: Iterable[str] = FORMATS) -> list[str]:
-    """File names a complete report holds (tables x formats, figures x {png, pdf}, index, report.json)."""
-    fmts = parse_formats(formats)
-    names = [f"{t.stem}.{f}" for t in claim_tables.TABLES for f in fmts]
+def expected_files(settings: ReportSettings, formats: Iterable[str] = REPORT_FORMATS) -> list[str]:
+    """File names a complete report holds (tables x formats, figures x {png, pdf}, index.md, index.html with
+    the html format, report.json)."""
+    fmts = parse_formats(formats, REPORT_FORMATS)
+    names = [f"{t.stem}.{f}" for t in claim_tables.TABLES for f in fmts if f != "html"]
     names += [f"{stem}.{ext}" for stem in figures.figure_names(settings) for ext in ("png", "pdf")]
-    return names + ["index.md", "report.json"]
+    return names + ["index.md", "report.json"] + (["index.html"] if "html" in fmts else [])
 
 
-def _index(s: ReportSettings, tables: list, figs: list) -> str:
-    lines = ["# lnrecency report", "",
-             f"Settings: {'quick' if s.quick else 'default'}; seed {s.seed}; n = {s.n}; layers 1-{s.layers}; "
-             f"Monte Carlo widths d = {list(s.ds)}, {s.samples} samples each (d-independent gram sampler).",
-             "",
-             "Tables: exact d -> infinity limit and sympy closed form beside the Monte Carlo mean, its "
-             "standard error (SE) and z = (MC - limit) / SE; at finite d the expectation differs from the "
-             "limit by O(1/d), so at small d a large |z| measures that bias; limit+c/d is the first-order "
-             "finite-width expectation and z* = (MC - limit - c/d) / SE what it leaves. dS columns: paired "
-             "Monte Carlo differences S_(n,j) - S_(n,j-1) (positive = recency). Verdicts come from "
-             "`lnrecency verify`" + (" --quick" if s.quick else "") + ".", "", "## Tables", ""]
+HOW_TO_READ = (
+    "How to read the tables: the exact d -> infinity limit and the sympy closed form sit beside the Monte Carlo "
+    "mean (MC), its standard error (SE) and z = (MC - prediction) / SE; the prediction at finite d is the "
+    "first-order expectation limit + c/d. dS columns are paired Monte Carlo differences S_(n,j) - S_(n,j-1) "
+    "(positive = recency). \"n/a\" marks a cell undefined by design; \"exact (no test)\" an entry with no "
+    "randomness (the diagonal S_ii = lam). Long settings are cited by a short id (s-xxxxxx) spelled out under "
+    "each table. Words: docs/glossary.md.")
+
+
+TITLE = "lnrecency report: does LayerNorm induce recency bias in transformer decoders?"
+
+
+def _settings_line(s: ReportSettings) -> str:
+    return (f"{'quick' if s.quick else 'default'}; seed {s.seed}; n = {s.n}; layers 1-{s.layers}; Monte Carlo "
+            f"widths d = {list(s.ds)}, {s.samples} samples each (d-independent gram sampler). Verdicts come "
+            f"from `lnrecency verify" + (" --quick" if s.quick else "") + "`.")
+
+
+def _index(s: ReportSettings, tables: list, figs: list, results: list) -> str:
+    from lnrecency.report.headline import headline_markdown
+
+    verdicts = next((t for t, _, _ in tables if t.name == "verdicts"), None)
+    lines = [f"# {TITLE}", "", "(The same report as one page: [index.html](index.html), with the "
+             "figures embedded and sortable tables.)", "",
+             headline_markdown(results, quick=s.quick), "## Verdicts", "",
+             verdicts.to_markdown().split("\n", 2)[2] if verdicts is not None else "(verdicts not written)", "",
+             "## Settings of this report", "", _settings_line(s), "", HOW_TO_READ, "", "## Tables", ""]
     for table, paths, line in tables:
         links = ", ".join(f"[{p.name}]({p.name})" for p in paths)
         lines.append(f"- **{table.title}** — {line} ({links})")
     lines += ["", "## Figures", ""]
-    for fig, paths in figs:
+    previous = None
+    for fig, paths in figs:  # a caption shared by consecutive figures is written once, above the first
         links = ", ".join(f"[{p.name}]({p.name})" for p in paths)
         png = next((p.name for p in paths if p.suffix == ".png"), None)
-        lines += [f"### {fig.title}", "", f"{fig.caption} ({links})", ""]
+        lines += [f"### {fig.title}", ""]
+        lines += [f"{fig.caption} ({links})" if fig.caption != previous else f"(Caption as above.) ({links})", ""]
+        previous = fig.caption
         if png:
             lines += [f"![{fig.title}]({png})", ""]
     return "\n".join(lines) + "\n"
@@ -144,7 +164,7 @@ def _start_verdicts(settings: ReportSettings, jobs: int):
 EVIDENCE_FILES = ("evidence.json", "arrays.npz", "verdicts.json")
 
 
-def build_report(out: str | Path, *, quick: bool = False, formats: Iterable[str] = FORMATS, seed: int = 0,
+def build_report(out: str | Path, *, quick: bool = False, formats: Iterable[str] = REPORT_FORMATS, seed: int = 0,
                  progress: bool | None = None, jobs: int | None = None,
                  convention: str = "authors-v2", evidence: str | Path | None = None) -> ReportResult:
     """Build the whole report into ``out`` (created if missing); return what was written.
@@ -155,7 +175,7 @@ def build_report(out: str | Path, *, quick: bool = False, formats: Iterable[str]
     the report is rendered from it alone, computing nothing (its settings are the evidence's; ``quick``,
     ``seed`` and ``convention`` are not used), and a table and its verdict cite the same stored run.
     """
-    fmts = parse_formats(formats)
+    fmts = parse_formats(formats, REPORT_FORMATS)
     jobs = min(2, os.cpu_count() or 1) if jobs is None else check_int("jobs", jobs, minimum=1)
     data = read_evidence(evidence) if evidence is not None else None
     settings = data.settings if data is not None else ReportSettings.make(quick=quick, seed=seed,
@@ -248,7 +268,8 @@ def _build_into(out: Path, final: Path, settings: ReportSettings, fmts, jobs: in
                 elif kind == "table":
                     note = item.stem
                     table = item.build(data)
-                    tables.append((table, table.write(out, fmts), item.line))
+                    table_fmts = tuple(f for f in fmts if f != "html")
+                    tables.append((table, table.write(out, table_fmts) if table_fmts else [], item.line))
                 else:
                     idx = item if item is not None else _claim_next(helper[2])  # the helper's counter
                     if idx < len(units):
@@ -285,14 +306,24 @@ def _build_into(out: Path, final: Path, settings: ReportSettings, fmts, jobs: in
     meta = {"settings": asdict(settings), "formats": list(fmts),
             "tables": [t.name for t in result.tables],
             "figures": [{"name": n, "title": t, "caption": c} for n, t, c in result.figures],
-            "files": sorted([p.name for p in result.files] + ["index.md", "report.json"])}
+            "files": sorted([p.name for p in result.files] + ["index.md", "report.json"]
+                            + (["index.html"] if "html" in fmts else []))}
     atomic_write_text(out / "report.json", json.dumps(meta, indent=1) + "\n")
-    atomic_write_text(out / "index.md", _index(settings, tables, figs))
+    results = [r for rs in data.verdicts().values() for r in rs]
+    atomic_write_text(out / "index.md", _index(settings, tables, figs, results))
+    if "html" in fmts and not collect:
+        from lnrecency.report.html import render_html
+
+        pngs = [(f.title, f.caption, p.name) for f, paths in figs for p in paths if p.suffix == ".png"]
+        atomic_write_text(out / "index.html", render_html(
+            title=TITLE, results=results, tables=result.tables, figures=pngs, out=out,
+            settings_line=_settings_line(settings), how_to_read=HOW_TO_READ, quick=settings.quick))
     if collect:  # collect_evidence: the data was the point
         return result
     publish(out, final)
     result.out = final
-    result.files = [final / p.name for p in result.files] + [final / "report.json", final / "index.md"]
+    result.files = [final / p.name for p in result.files] + [final / "report.json", final / "index.md"] + (
+        [final / "index.html"] if "html" in fmts else [])
     result.seconds = time.perf_counter() - start
     return result
 

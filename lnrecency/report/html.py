@@ -1,0 +1,145 @@
+"""The report as one self-contained HTML page (``index.html``): the headline first (verdict counts, the
+findings that matter), then the verdict table, every table (sortable: click a column head) and every
+figure, embedded as a PNG data URI. Nothing is fetched: no script, style or image comes from outside the
+file. Numbers are formatted by :class:`lnrecency.tables.Table`'s Markdown rules (same digits, "n/a",
+settings cited by id), so the page and ``index.md`` show the same numbers.
+
+A browser test (tests/test_report_html.py) opens the page in headless Chromium and checks that it loads
+with no console error, that every image decodes, and writes a screenshot.
+"""
+from __future__ import annotations
+
+import base64
+import html
+import re
+from pathlib import Path
+
+from lnrecency.report.headline import Finding, MEASURED, counts_line, findings, claim_tables, short_statement
+from lnrecency.tables import Table, _fmt, setting_id, ID_OVER
+
+__all__ = ["render_html"]
+
+STYLE = """
+body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;max-width:72rem;margin:1.5rem auto;
+padding:0 1rem;line-height:1.45;color:#1b1b1b}
+h1{font-size:1.6rem}h2{margin-top:2rem;border-bottom:1px solid #ccc}h3{font-size:1.05rem}
+table{border-collapse:collapse;font-size:.85rem;margin:.5rem 0 1rem}
+th,td{border:1px solid #d0d0d0;padding:.2rem .4rem;vertical-align:top}
+th{background:#f2f2f2;cursor:pointer;position:sticky;top:0}th.sorted-asc::after{content:" \\25B2"}
+th.sorted-desc::after{content:" \\25BC"}
+.v-confirmed,.v-reproduced{color:#11661f;font-weight:600}.v-refuted{color:#a3120f;font-weight:600}
+.v-inconclusive,.v-not{color:#8a5a00;font-weight:600}
+.wide{overflow-x:auto}figure{margin:1rem 0}figure img{max-width:100%;height:auto;border:1px solid #eee}
+figcaption{font-size:.85rem;color:#333}code{background:#f4f4f4;padding:0 .2rem}
+li{margin:.3rem 0}.counts{font-size:1.1rem}
+"""
+
+# Sort a table by the clicked column: numbers numerically (n/a last), text alphabetically.
+SCRIPT = """
+document.querySelectorAll('table.sortable').forEach(function (table) {
+  table.querySelectorAll('th').forEach(function (th, col) {
+    th.addEventListener('click', function () {
+      var body = table.tBodies[0];
+      var asc = !th.classList.contains('sorted-asc');
+      table.querySelectorAll('th').forEach(function (h) { h.classList.remove('sorted-asc', 'sorted-desc'); });
+      th.classList.add(asc ? 'sorted-asc' : 'sorted-desc');
+      var rows = Array.prototype.slice.call(body.rows);
+      var key = function (row) {
+        var text = row.cells[col].textContent.trim();
+        var num = parseFloat(text);
+        return isNaN(num) || !/^[-+]?[0-9.]/.test(text) ? [1, text] : [0, num];
+      };
+      rows.sort(function (a, b) {
+        var x = key(a), y = key(b);
+        if (x[0] !== y[0]) { return x[0] - y[0]; }
+        var c = x[0] === 0 ? x[1] - y[1] : String(x[1]).localeCompare(String(y[1]));
+        return asc ? c : -c;
+      });
+      rows.forEach(function (row) { body.appendChild(row); });
+    });
+  });
+});
+"""
+
+
+def _inline(text: str) -> str:
+    """Escape ``text`` and render its Markdown `code` and **bold** spans."""
+    out = html.escape(str(text), quote=False)
+    out = re.sub(r"`([^`]+)`", r"<code>\1</code>", out)
+    return re.sub(r"\*\*([^*]+)\*\*", r"<strong>\1</strong>", out)
+
+
+def _verdict_class(word: str) -> str:
+    return "v-" + word.split()[0]
+
+
+def table_html(table: Table) -> str:
+    """One table, all its columns but ``md_hide`` (a scrolling box), settings cited by id as in Markdown."""
+    cols = [k for k, c in enumerate(table.columns) if c not in table.md_hide]
+    ids = {table.columns.index(c) for c in table.md_ids}
+
+    def cell(k: int, x) -> str:
+        text = _fmt(x, table.digits)
+        if k in ids and len(text) > ID_OVER:
+            text = setting_id(text)
+        cls = f' class="{_verdict_class(text)}"' if table.columns[k] == "verdict" else ""
+        return f"<td{cls}>{html.escape(text)}</td>"
+
+    head = "".join(f"<th>{html.escape(table.columns[k])}</th>" for k in cols)
+    body = "".join("<tr>" + "".join(cell(k, r[k]) for k in cols) + "</tr>" for r in table.rows)
+    parts = [f'<h3 id="table-{table.name}">{html.escape(table.title)}</h3>', f"<p>{_inline(table.caption)}</p>",
+             f'<div class="wide"><table class="sortable"><thead><tr>{head}</tr></thead><tbody>{body}</tbody>'
+             f"</table></div>"]
+    cited = table.cited_settings()
+    if cited:
+        rows = "".join(f"<tr><td>{k}</td><td>{html.escape(v)}</td></tr>" for k, v in cited.items())
+        parts.append(f"<details><summary>settings cited by id ({len(cited)})</summary><table><thead><tr>"
+                     f"<th>id</th><th>setting</th></tr></thead><tbody>{rows}</tbody></table></details>")
+    if table.notes:
+        parts.append("<ul>" + "".join(f"<li>{_inline(n)}</li>" for n in table.notes) + "</ul>")
+    return "\n".join(parts)
+
+
+def _finding_html(f: Finding, tables: set[str]) -> str:
+    verdict = " / ".join(f'<span class="{_verdict_class(v)}">{html.escape(v)}</span>' for v in f.verdicts)
+    stem = f.evidence[:-3] if f.evidence.endswith(".md") else None
+    cite = (f'(<a href="#table-{stem}">evidence</a>)' if stem in tables
+            else f"(evidence: <code>{html.escape(f.evidence)}</code> in the source tree)")
+    return (f"<li><strong>{html.escape(f.claim)}: {verdict}.</strong> <em>{html.escape(short_statement(f))}</em> "
+            f"{_inline(f.sentence)} {cite}</li>")
+
+
+def render_html(*, title: str, results: list, tables: list[Table], figures: list[tuple], out: Path,
+                settings_line: str, how_to_read: str, quick: bool) -> str:
+    """The page. ``figures``: (title, caption, png file name in ``out``); each PNG is embedded."""
+    names = {t.name for t in tables}
+    items = findings(results, claim_tables(results))
+    settled = [f for f in items if f.verdicts[0] in ("confirmed", "reproduced")]
+    open_ = [f for f in items if f not in settled]
+    parts = [f"<h1>{html.escape(title)}</h1>",
+             f'<p class="counts">{_inline(counts_line(results, quick=quick))}</p>',
+             "<p>Each verdict comes with its reason; <code>lnrecency verify --claim ID</code> prints it whole. "
+             "Trained-model verdicts are decided together at family-wise rate 0.05 (Holm).</p>"]
+    if open_:
+        parts += ["<h2>What fails, is not reproduced, or is not settled</h2>",
+                  "<ul>" + "".join(_finding_html(f, names) for f in open_) + "</ul>"]
+    parts += ["<h2>What holds, and where</h2>",
+              "<ul>" + "".join(_finding_html(f, names) for f in settled + [MEASURED]) + "</ul>"]
+    verdicts = [t for t in tables if t.name == "verdicts"]
+    parts += ["<h2>Verdicts</h2>", *(table_html(t) for t in verdicts),
+              "<h2>Settings of this report</h2>", f"<p>{_inline(settings_line)}</p>", f"<p>{_inline(how_to_read)}</p>",
+              "<h2>Tables</h2>", *(table_html(t) for t in tables if t.name != "verdicts"), "<h2>Figures</h2>"]
+    previous = None
+    for fig_title, caption, png in figures:
+        data = base64.b64encode((out / png).read_bytes()).decode("ascii")
+        cap = _inline(caption) if caption != previous else "(Caption as above.)"
+        previous = caption
+        parts.append(f'<figure id="figure-{html.escape(Path(png).stem)}"><figcaption><strong>'
+                     f"{html.escape(fig_title)}</strong></figcaption>"
+                     f'<img alt="{html.escape(fig_title)}" src="data:image/png;base64,{data}">'
+                     f"<figcaption>{cap}</figcaption></figure>")
+    body = "\n".join(parts)
+    return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+            f'<meta name="viewport" content="width=device-width, initial-scale=1">'
+            f"<title>{html.escape(title)}</title><style>{STYLE}</style></head>\n<body>\n{body}\n"
+            f"<script>{SCRIPT}</script>\n</body></html>\n")
