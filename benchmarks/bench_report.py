@@ -3,7 +3,7 @@ rendering it from stored evidence (`lnrecency verify --quick --out E`, then `rep
 
     python3 benchmarks/bench_report.py                 # measure and print
     python3 benchmarks/bench_report.py --render-only   # only the render-from-evidence time
-    python3 benchmarks/bench_report.py --write-readme  # also rewrite the README's timing sentence
+    python3 benchmarks/bench_report.py --write-docs    # also rewrite the timing sentence of docs/report.md
 
 Each run is a fresh process (interpreter start-up included) writing into a temporary folder; peak
 memory is the largest resident set of the run and of its worker process (RUSAGE_CHILDREN).
@@ -52,12 +52,12 @@ def sentence(full: tuple[float, float], quick: tuple[float, float]) -> str:
     return (f"{BEGIN}On this 2-core machine (otherwise idle) the default took {full[0]:.0f} s and `--quick` "
             f"{quick[0]:.0f} s wall-clock (interpreter start-up included), peak memory about "
             f"{max(full[1], quick[1]):.0f} MiB (goals: 3 min and 30 s; measured by "
-            f"`python3 benchmarks/bench_report.py --write-readme`).{END}")
+            f"`python3 benchmarks/bench_report.py --write-docs`).{END}")
 
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--write-readme", action="store_true", help="rewrite the README's timing sentence")
+    p.add_argument("--write-docs", action="store_true", help="rewrite the timing sentence of docs/report.md")
     p.add_argument("--render-only", action="store_true", help="only verify --out and report --from (quick)")
     args = p.parse_args(argv)
     write, render = measure_render()
@@ -68,15 +68,15 @@ def main(argv=None) -> int:
     full = measure(False)
     print(f"report --quick: {quick[0]:.1f} s; report (default): {full[0]:.1f} s; "
           f"peak RSS {max(full[1], quick[1]):.0f} MiB")
-    if args.write_readme:
-        path = os.path.join(ROOT, "README.md")
+    if args.write_docs:
+        path = os.path.join(ROOT, "docs", "report.md")
         text = open(path, encoding="utf-8").read()
         new, count = re.subn(re.escape(BEGIN) + ".*?" + re.escape(END), sentence(full, quick), text,
                              flags=re.S)
         if count != 1:
-            raise SystemExit(f"README.md must hold exactly one {BEGIN} ... {END} block; found {count}")
+            raise SystemExit(f"docs/report.md must hold exactly one {BEGIN} ... {END} block; found {count}")
         open(path, "w", encoding="utf-8").write(new)
-        print("README.md timing sentence rewritten")
+        print("docs/report.md timing sentence rewritten")
     return 0
 
 

@@ -47,7 +47,7 @@ def add_config_arguments(parser: argparse.ArgumentParser, *, embedding: bool = F
     """The model flags (README, "The model"): --norm, --residual, --gamma, --lam, --alpha (and --embedding),
     and --convention (the authors' setting at width --d, mapped onto these; lnrecency.conventions).
     ``width=False``: the command defines its own --d (the width it simulates or expands at)."""
-    g = parser.add_argument_group("model M(norm, residual, lam, gamma, alpha) (see the README)")
+    g = parser.add_argument_group("model M(norm, residual, lam, gamma, alpha) (docs/model.md)")
     g.add_argument("--norm", default="layernorm", help=f"one of {', '.join(NORMS)} (default layernorm)")
     g.add_argument("--residual", action="store_true", help="h' = h + gamma * o instead of h' = o")
     g.add_argument("--gamma", type=parse_number, default=None, help="residual weight > 0 (default 1)")
@@ -60,7 +60,7 @@ def add_config_arguments(parser: argparse.ArgumentParser, *, embedding: bool = F
 
         g.add_argument("--convention", default=None, choices=tuple(CONVENTIONS),
                        help="the authors' simulation setting: --norm layernorm|none, --residual, --alpha and "
-                            "--d as in their code, mapped exactly onto our model (README, 'Conventions')")
+                            "--d as in their code, mapped exactly onto our model (lnrecency.conventions; docs/authors.md)")
         g.add_argument("--ln-scaling", action="store_true",
                        help="authors-v1 with LayerNorm: scores divided by d instead of sqrt(d)")
         if width:

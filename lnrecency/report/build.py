@@ -34,7 +34,7 @@ from lnrecency.report import claim_tables, figures
 from lnrecency.report.data import ReportData, ReportEvidence
 from lnrecency.report.settings import ReportSettings
 from lnrecency.store import StoreError, dumps, loads
-from lnrecency.tables import FORMATS, REPORT_FORMATS, Table, parse_formats
+from lnrecency.tables import REPORT_FORMATS, Table, parse_formats
 
 __all__ = ["ReportResult", "build_report", "expected_files"]
 

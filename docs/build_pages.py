@@ -1,0 +1,111 @@
+"""Generated pages of the documentation (called by conf.py before every build; the outputs are not committed):
+
+* ``claims/ID.md``: one page per claim: statement, source, verdict and finding (every row of the verdict
+  snapshot docs/verdicts.json), its report tables and figures, its notebook and how to rerun it;
+* ``claims/index.md``: the list, with the C-claims' relation to the paper's Propositions 1-3;
+* ``notebooks/*.ipynb``: copies of the repository's notebooks (rendered, not executed).
+"""
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+SOURCE_NOTE = {
+    "seed text": "the paper's own text (abstract, TL;DR, Theorem 1 as stated, figure captions)",
+    "printed derivation": "the first version's printed derivation (arXiv 2509.21042v1, Sec. 3.2 and App. A)",
+    "our formulation": "the project's precise formulation of what the paper reports (its full text is not "
+                       "available)",
+    "trained models, our formulation": "our formulation, tested on decoders trained here",
+}
+
+
+def _write(path: Path, text: str) -> None:
+    """Write only when the text changed (Sphinx rebuilds what changed)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if not path.exists() or path.read_text(encoding="utf-8") != text:
+        path.write_text(text, encoding="utf-8")
+
+
+def _rows(here: Path) -> tuple[dict, dict]:
+    snap = here / "verdicts.json"
+    if not snap.exists():
+        return {}, {}
+    data = json.loads(snap.read_text(encoding="utf-8"))
+    rows: dict[str, list] = {}
+    for r in data["verdicts"]:
+        rows.setdefault(r["id"], []).append(r)
+    return rows, data
+
+
+def _claim_page(claim, rows: list, snap: dict) -> str:
+    from lnrecency.claims._views import setting_summary
+
+    lines = [f"# {claim.id}: {claim.description}", ""]
+    if rows:
+        first = rows[0]
+        lines += [f"**Statement.** {first['statement']}", "",
+                  f"**Source.** {first['source']}: {SOURCE_NOTE.get(first['source'], first['source'])}.", ""]
+        flags = (" --quick" if snap.get("quick") else "") + (" --trained" if snap.get("trained") else "")
+        lines += [f"**Verdict** (from `lnrecency verify{flags}`, the run the README's headline was generated "
+                  f"from; one row per setting group):", ""]
+        for r in rows:
+            setting = setting_summary(r["setting"], 400)
+            lines += [f"- **{r['verdict']}** ({setting}). {r['finding'] or 'no finding recorded'}", ""]
+    else:
+        lines += ["**Verdict.** Not in the verdict snapshot (docs/verdicts.json): run "
+                  f"`lnrecency verify --claim {claim.id}`.", ""]
+    tables = [t.stem for t in claim.tables]
+    figures = [s for f in claim.figures for s in (f.stems if not callable(f.stems) else ())]
+    lines += ["**Evidence in the report** (`lnrecency report --out report`, files in `report/`):", ""]
+    lines += [f"- table `{t}` (`{t}.md`, `.csv`, `.tex`, `.json`)" for t in tables] or ["- the `verdicts` table"]
+    lines += [f"- figure `{f}` (`{f}.png`, `.pdf`)" for f in figures]
+    if any(callable(f.stems) for f in claim.figures):
+        lines.append("- figures whose names depend on the report's settings (listed in `report/index.md`)")
+    lines += ["", "**Rerun.**", "", "```bash", f"lnrecency verify --claim {claim.id}          # the verdict "
+              "and its whole evidence", f"lnrecency verify --claim {claim.id} --json   # the same as JSON", "```",
+              ""]
+    if claim.training:
+        lines += ["Needs the models extra (`pip install -e '.[models]'`) and the cached experiment; see "
+                  "[Trained models](../trained-experiments.md).", ""]
+    if claim.notebook:
+        lines += [f"Notebook: [{claim.notebook}](../notebooks/{claim.notebook}.ipynb).", ""]
+    return "\n".join(lines)
+
+
+PROPOSITIONS = """The paper lists Definition 1, Theorem 1 and Propositions 1-3, but only Theorem 1's statement is
+available to this project (the seeds hold the abstract, TL;DR, Theorem 1 and the figure captions). So the
+claims C2-C9 are **our formulation** of what the abstract, the TL;DR and the figures report; which of them
+Propositions 1-3 state, and in what form, is unknown, and no verdict here is a verdict on a proposition's
+wording. What the seed text says and the claims that test it: "without normalisation, stacked causal attention
+is biased toward earlier tokens" (prior work) -> C2; "residual connections ... the bias persists" -> C3;
+"embedding anisotropy can amplify it" -> C4, C5; deeper layers (Figures 3, 4) -> C6; seeds 002 and 003 -> C7,
+C8; finite width -> C9."""
+
+
+def generate(here: Path) -> None:
+    from lnrecency.claims.registry import CATALOG
+    from lnrecency.report.readme import claim_page
+
+    rows, snap = _rows(here)
+    out = here / "claims"
+    pages = []
+    for claim in CATALOG:
+        if claim.evaluate is None:
+            continue
+        stem = claim_page(claim.id)
+        _write(out / f"{stem}.md", _claim_page(claim, rows.get(claim.id, []), snap))
+        verdicts = ", ".join(dict.fromkeys(r["verdict"] for r in rows.get(claim.id, []))) or "not in the snapshot"
+        pages.append((stem, claim, verdicts))
+    index = ["# Claims", "", "One page per claim: statement, source, verdict with its finding, the report's "
+             "tables and figures, and how to rerun it. `lnrecency verify --list` prints the same list.", "",
+             "## The paper's Propositions 1-3", "", PROPOSITIONS, "", "| claim | what | verdicts |", "|---|---|---|"]
+    index += [f"| [{c.id}]({stem}.md) | {c.description} | {v} |" for stem, c, v in pages]
+    index += ["", "```{toctree}", ":hidden:", "", *(stem for stem, _, _ in pages), "```", ""]
+    _write(out / "index.md", "\n".join(index))
+    nb_out = here / "notebooks"
+    nb_out.mkdir(exist_ok=True)
+    for nb in sorted((here.parent / "notebooks").glob("*.ipynb")):
+        target = nb_out / nb.name
+        if not target.exists() or target.read_bytes() != nb.read_bytes():
+            shutil.copyfile(nb, target)
