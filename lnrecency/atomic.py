@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
-__all__ = ["atomic_path", "atomic_write_text", "atomic_write_bytes", "atomic_save", "staged_directory",
+__all__ = ["atomic_path", "atomic_write_text", "atomic_write_bytes", "atomic_save", "staged_directory", "output_lock",
            "publish", "check_out", "owned_names", "OutputRefused", "MANIFEST"]
 
 
@@ -203,8 +203,10 @@ def check_out(out: str | os.PathLike, names: Iterable[str] = ()) -> Path:
         probe = probe.parent
     if not probe.is_dir():
         raise OutputRefused(f"--out: cannot create {text!r}: {str(probe)!r} is a file")
-    if not os.access(probe, os.W_OK | os.X_OK):
-        raise OutputRefused(f"--out: {str(probe)!r} is not writable")
+    try:  # a real write, not os.access: root passes access() on /proc, read-only mounts, ...
+        os.rmdir(tempfile.mkdtemp(prefix=".lnrecency-probe-", dir=probe))
+    except OSError as exc:
+        raise OutputRefused(f"--out: cannot create a folder in {str(probe)!r}: {exc.strerror or exc}") from None
     if target.exists():
         _refuse_clashes(target, names)
     return target
@@ -225,11 +227,14 @@ def staged_directory(final: str | os.PathLike, names: Iterable[str] = ()) -> Ite
     home = target if target.exists() else target.parent
     try:
         home.mkdir(parents=True, exist_ok=True)
-        _remove_stale_stages(home)
-        stage = Path(tempfile.mkdtemp(dir=home, prefix=f"{_STAGE}{os.getpid()}-"))
     except OSError as exc:  # name the folder the user asked for, not the staging one
         raise OSError(exc.errno, exc.strerror, os.fspath(final)) from None
-    with _terminate_as_exit():
+    with output_lock(target, final), _terminate_as_exit():
+        try:
+            _remove_stale_stages(home)
+            stage = Path(tempfile.mkdtemp(dir=home, prefix=f"{_STAGE}{os.getpid()}-"))
+        except OSError as exc:
+            raise OSError(exc.errno, exc.strerror, os.fspath(final)) from None
         try:
             yield stage
         finally:
@@ -240,6 +245,50 @@ def staged_directory(final: str | os.PathLike, names: Iterable[str] = ()) -> Ite
                         folder.rmdir()
                     except OSError:
                         break
+
+
+LOCK_SUFFIX = ".lnrecency-lock"
+
+
+@contextmanager
+def output_lock(target: Path, shown: str | os.PathLike | None = None) -> Iterator[None]:
+    """Hold the lock of output folder ``target`` while a run writes it: ``.<hash of name>.lnrecency-lock`` beside it,
+    ``flock``-ed. A second run on the same folder is refused at once (``OutputRefused``, one line) instead of
+    silently replacing the first one's output. The lock file is removed on release (a run that opened it just
+    before is detected: it finds the path gone or another file there, and tries again)."""
+    import fcntl
+
+    key = hashlib.sha1(os.fsencode(target.name)).hexdigest()[:16]  # any name length fits the file system
+    path = target.parent / f".{key}{LOCK_SUFFIX}"
+    for _ in range(5):
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        if os.fstat(fd).st_size:  # ours are empty: a file with content there is the user's, never removed
+            os.close(fd)
+            raise OutputRefused(f"--out: {str(path)!r} is in the way of the output's lock file and is not one "
+                                f"(it has content); rename it")
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise OutputRefused(f"--out: another lnrecency run is writing {os.fspath(shown or target)!r} now "
+                                f"(lock {str(path)!r}); wait for it to finish or choose another folder") from None
+        try:
+            same = os.path.samestat(os.fstat(fd), os.stat(path))
+        except FileNotFoundError:
+            same = False
+        if same:
+            break
+        os.close(fd)  # the holder removed it between our open and our lock: take the new file
+    else:  # pragma: no cover - five lost races in a row
+        raise OutputRefused(f"--out: could not lock {str(path)!r}; try again")
+    try:
+        yield
+    finally:
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+        os.close(fd)
 
 
 @contextmanager

@@ -256,3 +256,50 @@ def test_random_layouts_never_lose_a_user_file(tmp_path_factory, user, manifest,
         assert after.get(rel) == data, rel
     assert not link or out.is_symlink()
     assert not [p for p in root.rglob(".lnrecency-stage-*")]
+
+
+def test_second_run_on_a_locked_folder_is_refused(tmp_path):
+    """While one run writes an output folder (holding its lock), a second run on the same folder is refused
+    with one line instead of silently replacing the first's output; the lock is gone afterwards, a run on
+    another folder is not blocked, and a user's file in the lock's place is never removed."""
+    import subprocess
+    import sys
+    import time
+
+    from lnrecency.atomic import OutputRefused, output_lock, staged_directory
+
+    out = tmp_path / "out"
+    holder = subprocess.Popen([sys.executable, "-c", (
+        "import sys, time; from pathlib import Path; from lnrecency.atomic import staged_directory\n"
+        f"with staged_directory({str(out)!r}) as stage:\n"
+        "    print('holding', flush=True); time.sleep(30)\n")], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "holding"
+        with pytest.raises(OutputRefused, match="another lnrecency run is writing"):
+            with staged_directory(out):
+                pass
+        with staged_directory(tmp_path / "other"):  # another folder: not blocked
+            pass
+    finally:
+        holder.kill()
+        holder.wait()
+    time.sleep(0.1)
+    with staged_directory(out):  # the killed holder's lock died with it
+        pass
+    assert not list(tmp_path.glob(".*lnrecency-lock"))
+    import hashlib
+
+    mine = tmp_path / f".{hashlib.sha1(b'mine').hexdigest()[:16]}.lnrecency-lock"
+    mine.write_text("my notes")
+    with pytest.raises(OutputRefused, match="in the way"):
+        with output_lock(tmp_path / "mine"):
+            pass
+    assert mine.read_text() == "my notes"
+
+
+def test_unwritable_output_is_refused_before_the_work():
+    """/proc accepts os.access(W_OK) for root but no folder can be made there: refused by a real write."""
+    from lnrecency.atomic import OutputRefused, check_out
+
+    with pytest.raises(OutputRefused, match="cannot create a folder"):
+        check_out("/proc/lnrecency-out")

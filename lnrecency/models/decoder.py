@@ -54,7 +54,12 @@ class TheoryNorm(nn.Module):
         self.u = np.full(d, 1.0 / math.sqrt(d))
 
     def forward(self, h: torch.Tensor) -> torch.Tensor:
-        return torch.from_numpy(np.ascontiguousarray(self.norm.vectors(h.detach().numpy(), self.u)))
+        x = h.detach().numpy()
+        if self.norm.scales and not np.isfinite(np.einsum("...i,...i->...", x, x)).all():
+            # |h|^2 overflows float64 (e.g. a residual weight near 1e300): N(h) would read 0 or NaN
+            raise ValueError("the residual stream overflows float64 before the normalisation (|h|^2 is not "
+                             "finite); lower --gamma")
+        return torch.from_numpy(np.ascontiguousarray(self.norm.vectors(x, self.u)))
 
 
 def _norm(cfg: DecoderConfig, where: str) -> nn.Module:

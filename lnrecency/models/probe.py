@@ -50,6 +50,10 @@ __all__ = ["ProbeSettings", "ProbeResult", "probe", "probe_decoder", "row_slope_
 PHASES = ("recency", "earlier", "flat", "mixed")
 #: bound on sequences * n^2 * heads * layers (the work of one probe)
 MAX_CELLS = 4 * 10**9
+#: what each traced tensor is, for the refusal of a non-finite one
+TRACE_NAMES = {"logits": "attention logits", "weights": "attention weights", "values": "attention values",
+               "head_out": "head outputs", "normed": "normalised inputs of attention", "attn_out": "attention outputs",
+               "mid": "residual states after attention", "mlp_in": "MLP inputs", "out": "layer outputs"}
 #: rows enter the layer slope when they have at least this many keys (BOS excluded)
 MIN_KEYS = 3
 #: the probe's inputs: "task" = the training distribution (sequences of the model's training task, BOS
@@ -282,11 +286,12 @@ def probe(traces_of: Callable[[int, int], list], *, n_layers: int, n_heads: int,
         stop = min(start + st.chunk, st.sequences)
         for l0, tr in enumerate(traces_of(start, stop)):
             m = mom[l0]
+            for name, t in tr.items():  # logits, weights, values, head outputs, residual states
+                if torch.is_tensor(t) and t.is_floating_point() and not bool(torch.isfinite(t).all()):
+                    raise ValueError(f"layer {l0 + 1}: the {TRACE_NAMES.get(name, name)} are not finite (NaN or "
+                                     f"overflow); nothing is decided from them")
             s = tr["logits"].to(torch.float64)  # (B, H, n, n)
             m["S"].add(s)
-            if not bool(torch.isfinite(s).all()):
-                raise ValueError(f"layer {l0 + 1}: the attention logits are not finite (NaN or overflow); "
-                                 f"nothing is decided from them")
             slopes = torch.einsum("bhij,ij->bhi", s, w)  # (B, H, n)
             m["seq_slope"].add(slopes[..., rows] @ omega_rows)
             if not light:
