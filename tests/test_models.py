@@ -98,7 +98,7 @@ def test_checkpoint_round_trip_and_refusals(tmp_path):
     (tmp_path / "bad").mkdir()
     (tmp_path / "bad" / "config.json").write_text("{not json")
     (tmp_path / "bad" / "model.safetensors").write_bytes(b"")
-    with pytest.raises(ValueError, match="readable JSON"):
+    with pytest.raises(ValueError, match="not valid JSON"):
         load(tmp_path / "bad")
 
 

@@ -29,17 +29,24 @@ def test_records_round_trip(tmp_path):
     from lnrecency.numerics import simulate_scores
 
     sim = simulate_scores(4, 2, 16, 50, seed=1, method="gram", progress=False)
-    obj = {("k", ModelConfig(lam=2.0), 3): [sim, Fraction(1, 3), float("nan"), (1, "a", None, True)]}
+    obj = {("k", ModelConfig(lam=2.0), 3): [sim, Fraction(1, 3), float("-inf"), (1, "a", None, True)]}
     back = _roundtrip(tmp_path, obj)
     (key, value), = back.items()
     assert key == ("k", ModelConfig(lam=2.0), 3)
-    s2, frac, nan, tup = value
+    s2, frac, inf, tup = value
     assert np.array_equal(s2.mean, sim.mean, equal_nan=True) and s2.config == sim.config and s2.seed == sim.seed
-    assert frac == Fraction(1, 3) and np.isnan(nan) and tup == (1, "a", None, True)
+    assert frac == Fraction(1, 3) and inf == float("-inf") and tup == (1, "a", None, True)
+    # a NaN scalar is written (the store encodes what it is given) but refused when read: nothing is decided
+    # or rendered from it
+    (tmp_path / "nan").mkdir()
+    with pytest.raises(StoreError, match="non-finite number 'nan'"):
+        _roundtrip(tmp_path / "nan", [1.0, float("nan")])
 
 
 @pytest.mark.parametrize("record", ["os:system", "builtins:eval", "lnrecency.config:check_int",
-                                    "lnrecency.config:ModelConfig.__init__", "numpy:ndarray"])
+                                    "lnrecency.config:ModelConfig.__init__", "numpy:ndarray",
+                                    "lnrecency.sweep:matplotlib.font_manager.FontEntry",
+                                    "lnrecency.store:dataclasses.dataclass", "lnrecency.config:_FROM_LAYERS"])
 def test_a_folder_cannot_name_anything_but_our_records(tmp_path, record):
     (tmp_path / "evidence.json").write_text(json.dumps(
         {"format": FORMAT, "data": {"__record__": record, "fields": {}}}))

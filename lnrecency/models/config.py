@@ -106,16 +106,25 @@ class DecoderConfig:
 
     @classmethod
     def from_dict(cls, data: dict) -> "DecoderConfig":
-        """Inverse of :meth:`as_dict` (a checkpoint's config.json); unknown keys are refused."""
+        """Inverse of :meth:`as_dict` (a checkpoint's config.json): every key present (nothing is filled in
+        with a default), no unknown key, ``identity`` null or an object of the model's fields."""
         if not isinstance(data, dict):
             raise ValueError(f"a decoder configuration must be a JSON object; got {type(data).__name__}")
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(data) - known)
         if unknown:
             raise ValueError(f"unknown decoder configuration key(s) {unknown}; allowed: {sorted(known)}")
+        missing = sorted(known - set(data))
+        if missing:
+            raise ValueError(f"the decoder configuration lacks {missing} (a checkpoint states every field)")
         data = dict(data)
-        if data.get("identity") is not None:
-            data["identity"] = ModelConfig(**data["identity"])
+        ident = data["identity"]
+        if ident is not None:
+            model_keys = {f.name for f in fields(ModelConfig)}
+            if not isinstance(ident, dict) or set(ident) - model_keys:
+                raise ValueError(f"identity must be null or an object with keys among {sorted(model_keys)}; got "
+                                 f"{ident!r:.200}")
+            data["identity"] = ModelConfig(**ident)
         return cls(**data)
 
     def label(self) -> str:

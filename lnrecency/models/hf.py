@@ -21,7 +21,6 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from lnrecency.config import json_depth
 from lnrecency.models.probe import ProbeSettings, ProbeResult, _mean_cosine, _qk_distance, probe
 
 __all__ = ["probe_hf", "load_hf"]
@@ -33,30 +32,35 @@ MAX_CONFIG_BYTES = 1 << 20
 MAX_DEPTH = 32
 #: weight files that would be unpickled: refused by name (only safetensors are read)
 PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".pkl", ".ckpt")
+#: the sizes a config.json may state, checked before any model is built: (names used by the families, range)
+SIZE_FIELDS = {"vocabulary": (("vocab_size",), 1, 2**20),
+               "layers": (("num_hidden_layers", "n_layer", "num_layers"), 1, 256),
+               "attention heads": (("num_attention_heads", "n_head"), 1, 1024),
+               "width": (("hidden_size", "n_embd", "d_model"), 1, 65536)}
+#: the largest model (float32 weights, counted on torch's meta device) the probe loads
+MAX_MODEL_BYTES = 2**30
 
 
 def read_config(folder: Path) -> dict:
     """The folder's config.json, validated as data before transformers sees it: a regular file of at most
     MAX_CONFIG_BYTES, a JSON object nested at most MAX_DEPTH deep, no custom code (``auto_map``), a
     ``model_type`` that transformers knows."""
-    import json
+    from lnrecency.datafiles import read_json
 
     path = folder / "config.json"
-    if not path.is_file():
+    if not path.exists():
         raise ValueError(f"--hf must be a local Hugging Face model folder with a config.json; got {str(folder)!r}")
-    size = path.stat().st_size
-    if size > MAX_CONFIG_BYTES:
-        raise ValueError(f"{str(path)!r}: {size} bytes, above the limit {MAX_CONFIG_BYTES} for a config.json")
-    try:
-        data = json.loads(path.read_bytes().decode("utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        raise ValueError(f"{str(path)!r} is not a readable JSON file: {str(exc).splitlines()[0]}") from None
-    except RecursionError:
-        raise ValueError(f"{str(path)!r} is nested deeper than {MAX_DEPTH} levels") from None
-    if not isinstance(data, dict):
-        raise ValueError(f"{str(path)!r} must hold a JSON object; got {type(data).__name__}")
-    if json_depth(data, MAX_DEPTH) > MAX_DEPTH:
-        raise ValueError(f"{str(path)!r} is nested deeper than {MAX_DEPTH} levels")
+    data = read_json(path, what="model config", max_bytes=MAX_CONFIG_BYTES, max_depth=MAX_DEPTH)
+    for what, (names, low, high) in SIZE_FIELDS.items():
+        found = [(k, data[k]) for k in names if k in data]
+        if not found:
+            if what == "attention heads":
+                raise ValueError(f"{str(path)!r}: model_type {data.get('model_type')!r:.40} states no attention heads "
+                                 f"({' / '.join(names)}); the probe reads attention weights and cannot read this family")
+            continue
+        key, value = found[0]
+        if type(value) is not int or not low <= value <= high:
+            raise ValueError(f"{str(path)!r}: {key} must be an integer in [{low}, {high}]; got {value!r:.40}")
     if "auto_map" in data:
         raise ValueError(f"{str(path)!r} names custom code (auto_map): a model folder is data, its code never "
                          f"runs; refused")
@@ -71,8 +75,12 @@ def read_config(folder: Path) -> dict:
 
 def _weights(folder: Path) -> None:
     """Only safetensors weights are read: a folder with pickle weights and no safetensors is refused by name."""
+    from lnrecency.datafiles import safetensors_header
+
     safe = sorted(folder.glob("*.safetensors"))
     if safe:
+        for f in safe:  # each header against its file, before transformers reads a weight
+            safetensors_header(f, what="model weights", max_bytes=2 * MAX_MODEL_BYTES)
         return
     pickles = sorted(f.name for f in folder.iterdir() if f.suffix in PICKLE_SUFFIXES)
     if pickles:
@@ -94,9 +102,22 @@ def load_hf(path: str | Path):
         raise ValueError(f"--hf must be a local Hugging Face model folder; got {str(path)!r}")
     read_config(p)
     _weights(p)
+    transformers.utils.logging.set_verbosity_error()  # one line per outcome: no loading reports or bars
+    transformers.utils.logging.disable_progress_bar()
+    try:
+        config = transformers.AutoConfig.from_pretrained(str(p), local_files_only=True, trust_remote_code=False)
+        config._attn_implementation = "eager"  # the probe reads attention weights, whatever the folder asks
+        with torch.device("meta"):  # the model's size, before anything is allocated
+            nbytes = 4 * sum(t.numel() for t in transformers.AutoModelForCausalLM.from_config(config).parameters())
+    except (OSError, ValueError, KeyError, ImportError, AttributeError, TypeError, RuntimeError) as exc:
+        raise ValueError(f"cannot build a causal LM from {str(path)!r}: {type(exc).__name__}: "
+                         f"{(str(exc).splitlines() or [''])[0][:300]}") from None
+    if nbytes > MAX_MODEL_BYTES:
+        raise ValueError(f"{str(p / 'config.json')!r} describes a model of {nbytes / 2**20:.0f} MiB of float32 "
+                         f"weights, above the probe's limit {MAX_MODEL_BYTES / 2**20:.0f} MiB")
     try:
         model, info = transformers.AutoModelForCausalLM.from_pretrained(
-            str(p), local_files_only=True, trust_remote_code=False, use_safetensors=True,
+            str(p), config=config, local_files_only=True, trust_remote_code=False, use_safetensors=True,
             attn_implementation="eager", dtype=torch.float32, output_loading_info=True)
     except (OSError, ValueError, KeyError, ImportError, AttributeError, TypeError, RuntimeError) as exc:
         raise ValueError(f"cannot load a causal LM from {str(path)!r}: {type(exc).__name__}: "
@@ -110,6 +131,10 @@ def load_hf(path: str | Path):
                                                     for m in bad.get("mismatched_keys", [])]
         raise ValueError(f"the weights in {str(path)!r} do not match its config ({len(keys)} missing or "
                          f"mismatched, e.g. {keys[0]}): refused, nothing is probed on freshly initialised weights")
+    for name, t in model.state_dict().items():
+        if t.is_floating_point() and not bool(torch.isfinite(t).all()):
+            raise ValueError(f"the weights in {str(path)!r}: {name!r} holds NaN or infinite values; nothing is "
+                             f"probed on it")
     model.eval()
     return model
 

@@ -8,8 +8,6 @@ its decoder and training configuration, and the installed torch version (read fr
 """
 from __future__ import annotations
 
-import json
-import math
 import os
 from dataclasses import asdict, dataclass, field
 from importlib.metadata import PackageNotFoundError, version
@@ -17,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from lnrecency.config import check_int, json_depth
+from lnrecency.config import check_int
 from lnrecency.models.config import DecoderConfig, TrainSettings, config_hash
 
 __all__ = ["ThesisSettings", "ThesisResults", "ARCHS", "NORMS", "STAGES", "VARIANTS", "VERSION", "LEVEL",
@@ -134,29 +132,13 @@ def read_cached_run(path: Path, required: tuple = ()) -> dict | None:
     a verdict read from a damaged or NaN-carrying run would be wrong)."""
     if not path.exists():
         return None
+    from lnrecency.datafiles import read_json
+
     where = f"cache file {str(path)!r}"
-    if not path.is_file():
-        raise ValueError(f"{where} is not a regular file; delete it (or run with --no-cache)")
-    if path.stat().st_size > MAX_CACHE_BYTES:
-        raise ValueError(f"{where} holds {path.stat().st_size} bytes, above {MAX_CACHE_BYTES}; delete it")
     try:
-        data = json.loads(path.read_bytes().decode("utf-8"))
-    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
-        raise ValueError(f"{where} is not readable JSON ({type(exc).__name__}); delete it to train again") from None
-    if not isinstance(data, dict):
-        raise ValueError(f"{where} must hold a JSON object; got {type(data).__name__}; delete it to train again")
-    if json_depth(data, MAX_CACHE_DEPTH) > MAX_CACHE_DEPTH:
-        raise ValueError(f"{where} is nested deeper than {MAX_CACHE_DEPTH} levels; delete it")
-    stack = [data]
-    while stack:  # depth is bounded now: every number must be finite
-        v = stack.pop()
-        if isinstance(v, dict):
-            stack.extend(v.values())
-        elif isinstance(v, list):
-            stack.extend(v)
-        elif isinstance(v, float) and not math.isfinite(v):
-            raise ValueError(f"{where} holds a non-finite number ({v}); nothing is decided from it: delete it to "
-                             f"train again")
+        data = read_json(path, what="cache file", max_bytes=MAX_CACHE_BYTES, max_depth=MAX_CACHE_DEPTH)
+    except ValueError as exc:
+        raise ValueError(f"{exc}; delete it to train again") from None
     missing = [k for k in required if k not in data]
     if missing:
         raise ValueError(f"{where} lacks {missing}; delete it to train again")

@@ -193,26 +193,84 @@ def save(result: TrainResult, out: str | Path, *, extra: dict | None = None) -> 
     return out
 
 
+#: checkpoint limits: config.json size and nesting, and the float32 weights a probe may load (the probe's
+#: activations come on top; issue 33: a damaged or oversized input is refused within 1 GiB)
+MAX_CONFIG_BYTES = 2**20
+MAX_CONFIG_DEPTH = 8
+MAX_MODEL_BYTES = 256 * 2**20
+
+
+def read_checkpoint_config(path: Path) -> tuple[dict, DecoderConfig]:
+    """A checkpoint's config.json as data: (the record, its decoder configuration), each field checked."""
+    from lnrecency.datafiles import read_json
+    from lnrecency.models.tasks import TASKS
+
+    where = f"checkpoint configuration {str(path)!r}"
+    meta = read_json(path, what="checkpoint configuration", max_bytes=MAX_CONFIG_BYTES, max_depth=MAX_CONFIG_DEPTH)
+    if meta.get("format") != "lnrecency-decoder-1":
+        raise ValueError(f"{where} is not an lnrecency checkpoint (format {meta.get('format')!r:.60}, expected "
+                         f"'lnrecency-decoder-1')")
+    if "decoder" not in meta:
+        raise ValueError(f"{where} lacks 'decoder' (the model's configuration)")
+    training = meta.get("training")
+    if not isinstance(training, dict) or training.get("task") not in TASKS:
+        raise ValueError(f"{where}: 'training' must be an object whose 'task' is one of {', '.join(TASKS)}; got "
+                         f"{training!r:.100}")
+    try:
+        cfg = DecoderConfig.from_dict(meta["decoder"])
+    except TypeError as exc:  # a field of the wrong kind that a check did not name
+        raise ValueError(f"{where}: the decoder configuration is malformed ({exc})") from None
+    except ValueError as exc:
+        raise ValueError(f"{where}: {exc}") from None
+    return meta, cfg
+
+
 def load(model_dir: str | Path) -> tuple[Decoder, dict]:
-    """A checkpoint folder written by :func:`save`: (model in eval mode, its config.json)."""
+    """A checkpoint folder written by :func:`save`: (model in eval mode, its config.json). Everything is
+    checked before the model is built or a weight is read: the configuration (:func:`read_checkpoint_config`),
+    the model's size (counted on torch's meta device, at most MAX_MODEL_BYTES), the safetensors header
+    against the file and against the model's own tensor names and shapes (lnrecency.datafiles); after
+    loading, every weight must be finite. Each refusal is a ValueError naming the file."""
     from safetensors.torch import load_file
 
+    from lnrecency.datafiles import safetensors_header
+
     path = Path(model_dir)
-    if not (path / MANIFEST).is_file() or not (path / "model.safetensors").is_file():
+    if not path.is_dir() or not (path / MANIFEST).exists() or not (path / "model.safetensors").exists():
         raise ValueError(f"MODEL_DIR must be a checkpoint folder written by `lnrecency train` (config.json and "
                          f"model.safetensors); got {str(model_dir)!r}")
+    meta, cfg = read_checkpoint_config(path / MANIFEST)
+    names = {torch.float32: "F32", torch.float64: "F64", torch.float16: "F16", torch.bfloat16: "BF16",
+             torch.int64: "I64", torch.int32: "I32", torch.bool: "BOOL"}
+    with torch.device("meta"):  # names, dtypes and shapes without allocating
+        tensors = {k: (names.get(v.dtype, str(v.dtype)), tuple(v.shape), v.element_size())
+                   for k, v in Decoder(cfg).state_dict().items()}
+    shapes = {k: (t[0], t[1]) for k, t in tensors.items()}
+    nbytes = sum(math.prod(t[1]) * t[2] for t in tensors.values())
+    if nbytes > MAX_MODEL_BYTES:
+        raise ValueError(f"{str(path / MANIFEST)!r} describes a model of {nbytes / 2**20:.0f} MiB of weights, "
+                         f"above the probe's limit {MAX_MODEL_BYTES / 2**20:.0f} MiB")
+    weights = path / "model.safetensors"
+    header = safetensors_header(weights, what="checkpoint weights", max_bytes=2 * MAX_MODEL_BYTES + MAX_CONFIG_BYTES)
+    missing = sorted(set(shapes) - set(header))
+    extra = sorted(set(header) - set(shapes))
+    wrong = sorted(k for k in set(shapes) & set(header) if header[k] != shapes[k])
+    if missing or extra or wrong:
+        parts = [f"missing {missing[:4]}" if missing else "", f"unexpected {extra[:4]}" if extra else "",
+                 "wrong shape or dtype: " + ", ".join(f"{k} {header[k][0]}{list(header[k][1])} (config: "
+                                                      f"{shapes[k][0]}{list(shapes[k][1])})" for k in wrong[:3])
+                 if wrong else ""]
+        raise ValueError(f"the weights in {str(weights)!r} do not match its configuration: "
+                         + "; ".join(p for p in parts if p))
     try:
-        meta = json.loads((path / MANIFEST).read_text())
-    except (OSError, ValueError):
-        raise ValueError(f"{str(path / MANIFEST)!r} is not a readable JSON file") from None
-    if not isinstance(meta, dict) or meta.get("format") != "lnrecency-decoder-1":
-        raise ValueError(f"{str(path / MANIFEST)!r} is not an lnrecency checkpoint configuration")
-    cfg = DecoderConfig.from_dict(meta["decoder"])
+        state = load_file(str(weights))
+    except Exception as exc:  # safetensors' own error type: a damaged file the header check did not catch
+        raise ValueError(f"{str(weights)!r} cannot be read: {str(exc).splitlines()[0][:200]}") from None
+    for name, tensor in state.items():
+        if not bool(torch.isfinite(tensor).all()):
+            raise ValueError(f"{str(weights)!r}: weight {name!r} holds NaN or infinite values; nothing is probed "
+                             f"on it")
     model = Decoder(cfg)
-    try:
-        model.load_state_dict(load_file(str(path / "model.safetensors")), strict=True)
-    except (RuntimeError, OSError) as exc:
-        raise ValueError(f"the weights in {str(path)!r} do not match its configuration: "
-                         f"{str(exc).splitlines()[0]}") from None
+    model.load_state_dict(state, strict=True)
     model.eval()
     return model, meta

@@ -18,7 +18,7 @@ import os
 import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Iterable
 
@@ -191,8 +191,17 @@ def read_evidence(folder: str | Path) -> ReportData:
     """A frozen :class:`ReportData` from a folder of ``lnrecency verify --out`` (:mod:`lnrecency.store`)."""
 
     ev = loads(folder)
-    if not isinstance(ev, ReportEvidence):
+    if not isinstance(ev, ReportEvidence) or not isinstance(ev.settings, ReportSettings):
         raise StoreError(f"--from: {str(folder)!r} holds {type(ev).__name__}, not a report's evidence")
+    s = ev.settings
+    try:  # the sizes must be the ones lnrecency verify --out writes (a forged n = 100000 would allocate GBs)
+        canonical = ReportSettings.make(quick=s.quick, seed=s.seed, convention=s.convention)
+    except (ValueError, TypeError) as exc:
+        raise StoreError(f"--from: {str(folder)!r}: the stored report settings are invalid: {exc}") from None
+    if s != canonical:
+        diff = sorted(f.name for f in fields(s) if getattr(s, f.name) != getattr(canonical, f.name))
+        raise StoreError(f"--from: {str(folder)!r}: the stored report settings differ from those lnrecency verify "
+                         f"--out writes ({', '.join(diff)}); refused before rendering")
     return ReportData.from_evidence(ev)
 
 
