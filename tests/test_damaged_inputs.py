@@ -241,3 +241,20 @@ def test_cache_files_are_read_or_refused(tmp_path, value, deep):
     f.write_text("[" * deep + json.dumps(value) + "]" * deep)
     result = outcome(lambda: read_cached_run(f, required=("slopes",)), f)
     assert result == "refused" or (deep == 0 and isinstance(value, dict) and "slopes" in value)
+
+
+def test_full_disk_during_checkpoint_write_leaves_nothing(tmp_path, monkeypatch):
+    """The weights' write fails as on a full disk (safetensors raises its own error): one OSError line, and
+    no checkpoint folder, partial or hidden, is left behind."""
+    import safetensors.torch as sft
+
+    res = train(DecoderConfig(vocab=16, d_model=16, n_layers=1, n_heads=2, context=8),
+                TrainSettings(steps=1, n=8, batch=2, eval_every=0))
+
+    def full(*args, **kwargs):
+        raise RuntimeError("No space left on device (os error 28)")
+
+    monkeypatch.setattr(sft, "save_file", full)
+    with pytest.raises(OSError, match="cannot write the checkpoint.*No space left"):
+        save(res, tmp_path / "ck")
+    assert list(tmp_path.iterdir()) == []

@@ -167,9 +167,10 @@ def region(layer: int, n_max: int, parameter: str, *, lo: float | None = None, h
 
 def regions(layers, n_max: int, parameter: str, *, lo: float | None = None, hi: float | None = None,
             ordering: str = "recency", config: ModelConfig | None = None, tol: float = TOL, scan: int = SCAN,
-            **params: Any) -> list[Region]:
+            progress: bool | None = False, **params: Any) -> list[Region]:
     """:func:`region` for each of ``layers`` (ascending, distinct), the layers sharing each scan point's limit
-    computation; the same result per layer as :func:`region` alone."""
+    computation; the same result per layer as :func:`region` alone. ``progress``: None shows it (a bar on a
+    terminal, a line every 10 s otherwise; lnrecency.progress), False (default) nothing."""
     layers = tuple(check_int("layer", L, minimum=1, maximum=64) for L in layers)
     if not layers or list(layers) != sorted(set(layers)):
         raise ValueError(f"layers must be distinct and ascending; got {list(layers)}")
@@ -190,16 +191,33 @@ def regions(layers, n_max: int, parameter: str, *, lo: float | None = None, hi: 
     if max(layers) * n_max * n_max * scan > MAX_WORK:
         raise ValueError(f"layer * n_max^2 * scan = {max(layers) * n_max * n_max * scan} exceeds the bound "
                          f"{MAX_WORK}; lower --n-max or --layer")
+    from lnrecency.progress import Progress
+
     pred = _Predicate(cfg, parameter, n_max, ordering)
     xs = _scan(parameter, lo, hi, scan)
-    ms = [margins(_config_at(cfg, parameter, p), layers, n_max, ordering) for p in xs]
-    hs = [pred(float(p), layers) for p in xs]
+    bar = Progress(2 * len(xs) + len(layers), "region", "steps", enabled=progress)
+    ms, hs = [], []
+    try:
+        for p in xs:  # the scan: limit margins and exact decisions at each point
+            ms.append(margins(_config_at(cfg, parameter, p), layers, n_max, ordering))
+            bar.update(1, f"{parameter} = {float(p):.4g}")
+        for p in xs:
+            hs.append(pred(float(p), layers))
+            bar.update(1, f"decide {parameter} = {float(p):.4g}")
+        out = _regions_of(layers, parameter, ordering, n_max, lo, hi, tol, xs, ms, hs, pred, cfg, bar)
+    finally:
+        bar.close()
+    return out
+
+
+def _regions_of(layers, parameter, ordering, n_max, lo, hi, tol, xs, ms, hs, pred, cfg, bar) -> list:
     out = []
     for layer in layers:
         H = lambda p, L=layer: pred(p, (L,))[L]  # noqa: E731
         m = lambda p, L=layer: margins(_config_at(cfg, parameter, p), (L,), n_max, ordering)[L]  # noqa: E731
         out.append(_layer_region(layer, parameter, ordering, n_max, lo, hi, tol, xs,
                                  np.array([x[layer] for x in ms]), [h[layer][0] for h in hs], H, m))
+        bar.update(1, f"layer {layer} bracketed")
     return out
 
 

@@ -11,12 +11,10 @@ from __future__ import annotations
 
 import importlib
 import multiprocessing as mp
-import sys
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import Iterable
 
-from tqdm import tqdm
 
 from lnrecency.bounded import worker_init
 from lnrecency.claims.declare import REGISTERED, Claim
@@ -79,13 +77,20 @@ def _run_in_worker(cid: str, quick: bool) -> tuple[list[ClaimResult], dict]:
     return _run(cid, quick), dict(BUDGET.entries)
 
 
-def _collect(futures: list, show: bool = False) -> list[ClaimResult]:
+def _collect(futures: list, show: bool | None = False) -> list[ClaimResult]:
     """The workers' results in registry order; their false-alarm registrations merged into this process's."""
+    from lnrecency.progress import Progress
+
     results: list[ClaimResult] = []
-    for fut in tqdm(futures, disable=not show, desc="claims", unit="claim", leave=False):
-        part, entries = fut.result()
-        results += part
-        BUDGET.entries.update(entries)
+    bar = Progress(len(futures), "claims", "claims", enabled=None if show is None else bool(show))
+    try:
+        for fut in futures:
+            part, entries = fut.result()
+            results += part
+            BUDGET.entries.update(entries)
+            bar.update(1, part[0].id if part else "")
+    finally:
+        bar.close()
     return _in_order(results)
 
 
@@ -103,7 +108,7 @@ class Running:
     pool: ProcessPoolExecutor
     futures: list
 
-    def result(self, show: bool = False) -> list[ClaimResult]:
+    def result(self, show: bool | None = False) -> list[ClaimResult]:
         return _collect(self.futures, show)
 
     def stop(self) -> None:
@@ -129,15 +134,15 @@ def evaluate(ids: Iterable[str] | None = None, *, quick: bool = False,
              progress: bool | None = None, trained: bool = False, jobs: int = 1) -> list[ClaimResult]:
     """Evaluate the claims ``ids`` (all by default); results in registry order, filtered to ``ids``.
 
-    ``quick``: smaller grids and sample sizes (the pytest default); ``progress``: a tqdm bar over the
-    claims (None: only when stderr is a terminal); ``trained``: with ``ids=None``, the claims on trained
+    ``quick``: smaller grids and sample sizes (the pytest default); ``progress``: None (default) a bar over the
+    claims on a terminal, a line every 10 s otherwise (lnrecency.progress); False: nothing; ``trained``: with ``ids=None``, the claims on trained
     models too (:data:`TRAINED`). ``jobs``: claims evaluated in that many forked processes (each claim's
     seeds are its own, so the results are the same for every ``jobs``; the workers' false-alarm
     registrations are merged into this process's budget; workers die with this process).
     """
     wanted = check_ids(ids, trained=trained)
     jobs = check_int("jobs", jobs, minimum=1, maximum=64)
-    show = sys.stderr.isatty() if progress is None else bool(progress)
+    show = None if progress is None else bool(progress)
     if jobs > 1 and len(wanted) > 1 and "fork" in mp.get_all_start_methods():
         running = start(wanted, quick=quick, jobs=jobs)
         try:
@@ -147,7 +152,15 @@ def evaluate(ids: Iterable[str] | None = None, *, quick: bool = False,
             raise
         finally:
             running.pool.shutdown(wait=True)
+    from lnrecency.progress import Progress
+
     results: list[ClaimResult] = []
-    for cid in tqdm(wanted, disable=not show, desc="claims", unit="claim", leave=False):
-        results += _run(cid, quick)
+    bar = Progress(len(wanted), "claims", "claims", enabled=show)
+    try:
+        for cid in wanted:
+            bar.update(0, cid)
+            results += _run(cid, quick)
+            bar.update(1, cid)
+    finally:
+        bar.close()
     return _in_order(results)

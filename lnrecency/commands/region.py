@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 
 from lnrecency.cli import add_config_arguments, config_from_args, parse_layers
 
@@ -38,10 +37,8 @@ def run(args: argparse.Namespace) -> int:
     if args.vary in ("lam", "gamma") and getattr(args, args.vary) is not None:
         raise ValueError(f"--{args.vary} is what --vary {args.vary} varies; give its range with --from / --to")
     cfg = config_from_args(args)
-    if not args.json and sys.stderr.isatty():
-        print(f"layers {', '.join(map(str, layers))} ...", file=sys.stderr)
     results = regions(sorted(set(layers)), args.n_max, args.vary, lo=args.lo, hi=args.hi, ordering=args.ordering,
-                      config=cfg, tol=args.tol)
+                      config=cfg, tol=args.tol, progress=None)  # on stderr: a bar, or a line every 10 s
     r0 = results[0]
     if args.json:
         print(json.dumps({"parameter": args.vary, "n_max": args.n_max, "ordering": args.ordering,

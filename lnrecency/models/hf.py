@@ -226,6 +226,7 @@ def probe_hf(path: str | Path, settings: ProbeSettings, *, no_rope: bool = False
                 "heads": n_heads, "vocab": vocab, "parameters": int(sum(p.numel() for p in model.parameters()))}
         return probe(traces_of, n_layers=n_layers, n_heads=n_heads, settings=settings, model_info=info,
                      assumptions=assumptions, progress=progress,
+                     width=int(getattr(cfg, "hidden_size", None) or getattr(cfg, "n_embd", 0) or 0),
                      logits_note="log attention weights: the logits up to a per-row constant (orderings, slopes, "
                                  "RP and phases are exact; the mean-logit matrix is shifted per row); Gram (a) is "
                                  "the un-normalised residual stream")

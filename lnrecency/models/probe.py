@@ -50,6 +50,39 @@ __all__ = ["ProbeSettings", "ProbeResult", "probe", "probe_decoder", "row_slope_
 PHASES = ("recency", "earlier", "flat", "mixed")
 #: bound on sequences * n^2 * heads * layers (the work of one probe)
 MAX_CELLS = 4 * 10**9
+#: memory the probe's own arrays may take (the traces of one chunk of sequences and the running moments; the
+#: model's weights and the interpreter come on top: issue 33 asks for refusals within 1 GiB in all)
+MAX_PROBE_BYTES = 512 * 2**20
+
+
+def probe_bytes(n_layers: int, n_heads: int, n: int, width: int, batch: int, light: bool = False) -> int:
+    """Bytes of the probe's arrays for ``batch`` sequences at a time (an upper estimate, float64 everywhere):
+    the traces of every layer (logits and weights, B H n^2 each; six (B, n, d)-sized states), the float64
+    working copies of one layer (3 B H n^2) and the running moments (2 x (H n^2 + small) per layer)."""
+    traces = n_layers * batch * (2 * n_heads * n * n + 6 * n * width)
+    work = 3 * batch * n_heads * n * n + batch * n * n  # recency_counts' row masks
+    moments = n_layers * 2 * (n_heads * n * n * (1 if light else 2) + 16 * n)
+    return 8 * (traces + work + moments)
+
+
+def probe_chunk(n_layers: int, n_heads: int, n: int, width: int, chunk: int, light: bool = False) -> int:
+    """The largest number of sequences per step, at most ``chunk``, whose :func:`probe_bytes` fits
+    MAX_PROBE_BYTES; ValueError (naming the sizes) when not even one sequence fits."""
+    if probe_bytes(n_layers, n_heads, n, width, 1, light) > MAX_PROBE_BYTES:
+        need = probe_bytes(n_layers, n_heads, n, width, 1, light)
+        raise ValueError(f"the probe of {n_layers} layers x {n_heads} heads at n = {n}, width {width} needs about "
+                         f"{need / 2**20:.0f} MiB for one sequence, above its limit {MAX_PROBE_BYTES / 2**20:.0f} MiB; "
+                         f"lower --n, --layers or --d")
+    low, high = 1, chunk
+    while low < high:  # bytes grow with the batch: bisect
+        mid = (low + high + 1) // 2
+        if probe_bytes(n_layers, n_heads, n, width, mid, light) <= MAX_PROBE_BYTES:
+            low = mid
+        else:
+            high = mid - 1
+    return low
+
+
 #: what each traced tensor is, for the refusal of a non-finite one
 TRACE_NAMES = {"logits": "attention logits", "weights": "attention weights", "values": "attention values",
                "head_out": "head outputs", "normed": "normalised inputs of attention", "attn_out": "attention outputs",
@@ -259,12 +292,13 @@ def _z(mean, se):
 
 def probe(traces_of: Callable[[int, int], list], *, n_layers: int, n_heads: int, settings: ProbeSettings,
           model_info: dict, assumptions: dict, logits_note: str | None = None, progress: bool = False,
-          light: bool = False) -> ProbeResult:
+          light: bool = False, width: int = 0) -> ProbeResult:
     """The generic probe: ``traces_of(start, stop)`` returns, for sequences [start, stop) of the input stream,
     one record per layer with tensors ``logits`` and ``weights`` (B, H, n, n) and optionally ``values``,
     ``head_out`` (B, H, n, d_head) and Gram inputs (``normed``, ``attn_out``, ``mid``, ``mlp_in``, ``out``).
     ``light``: the layers' slopes, RP, phases and sink only (per-head RP, norm profiles and Gram panels are
-    left out, NaN / empty): the per-evaluation trajectory of a training run."""
+    left out, NaN / empty): the per-evaluation trajectory of a training run. ``width``: the model's d, for the
+    memory bound: sequences are taken :func:`probe_chunk` at a time (at most ``settings.chunk``)."""
     from tqdm import tqdm
 
     st = settings
@@ -272,6 +306,7 @@ def probe(traces_of: Callable[[int, int], list], *, n_layers: int, n_heads: int,
     if st.sequences * n * n * n_heads * n_layers > MAX_CELLS:
         raise ValueError(f"sequences * n^2 * heads * layers = {st.sequences * n * n * n_heads * n_layers} exceeds "
                          f"the probe's bound {MAX_CELLS}; lower --sequences or --n")
+    chunk = probe_chunk(n_layers, n_heads, n, width, st.chunk, light)
     skip = 1 if st.bos_first else 0
     w = torch.from_numpy(row_slope_weights(n, skip))
     omega = row_weights(n, skip)
@@ -282,8 +317,8 @@ def probe(traces_of: Callable[[int, int], list], *, n_layers: int, n_heads: int,
     grams = [dict() for _ in range(n_layers)]
     triples = _triples(n, skip)
     bar = tqdm(total=st.sequences, disable=not progress, desc="probe", unit="seq", leave=False)
-    for start in range(0, st.sequences, st.chunk):
-        stop = min(start + st.chunk, st.sequences)
+    for start in range(0, st.sequences, chunk):
+        stop = min(start + chunk, st.sequences)
         for l0, tr in enumerate(traces_of(start, stop)):
             m = mom[l0]
             for name, t in tr.items():  # logits, weights, values, head outputs, residual states
@@ -462,6 +497,7 @@ def probe_decoder(model, settings: ProbeSettings, *, task: str | None = None, in
             _, tr = model(embeds=x, trace=True) if cfg.is_identity else model(x, trace=True)
         return _trace_dicts(tr)
 
+    probe_chunk(cfg.n_layers, cfg.n_heads, settings.n, cfg.d_model, 1, light)  # refused before any input is made
     with deterministic(1):
         first = make(0, min(settings.chunk, settings.sequences))
         with torch.no_grad():
@@ -470,7 +506,7 @@ def probe_decoder(model, settings: ProbeSettings, *, task: str | None = None, in
         info = {"kind": "identity" if cfg.is_identity else "lnrecency-decoder", "config": cfg.as_dict(),
                 **(info or {})}
         return probe(traces_of, n_layers=cfg.n_layers, n_heads=cfg.n_heads, settings=settings, model_info=info,
-                     assumptions=assumptions, progress=progress, light=light,
+                     assumptions=assumptions, progress=progress, light=light, width=cfg.d_model,
                      logits_note=("identity: S_ij = lam <N(h_i), N(h_j)> (the theory's score)" if cfg.is_identity
                                   else "attention logits S = (W_Q y_i).(W_K y_j) / sqrt(d_head) (exact)"))
 

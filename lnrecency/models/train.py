@@ -102,6 +102,21 @@ def converged(log: list, st: TrainSettings) -> bool:
     return (then - now) < st.converge * abs(then)
 
 
+#: memory a training run may take (weights, AdamW state, activations kept for the backward pass)
+MAX_TRAIN_BYTES = 4 * 2**30
+
+
+def train_bytes(cfg: DecoderConfig, st: TrainSettings) -> int:
+    """An upper estimate of a training run's memory (float32): weights, gradients and AdamW's two moments
+    (4 x parameters), plus the activations the backward pass keeps per step: per layer about 16 (B, n, d)
+    tensors and 4 (B, H, n, n) attention maps, and the output logits (3 x B n vocab)."""
+    d, n, b = cfg.d_model, st.n, st.batch
+    params = cfg.vocab * d * 2 + cfg.context * d + cfg.n_layers * (4 * d * d + 2 * cfg.mlp_ratio * d * d * cfg.mlp
+                                                                   + 8 * d)
+    acts = cfg.n_layers * b * (16 * n * d + 4 * cfg.n_heads * n * n) + 3 * b * n * cfg.vocab
+    return 4 * (4 * params + acts)
+
+
 def train(cfg: DecoderConfig, st: TrainSettings, *, progress: bool | None = False, snapshots: bool = False,
           on_eval=None, data=None, device: str = "cpu") -> TrainResult:
     """Train a decoder of ``cfg`` on ``st.task``; ``snapshots``: keep a copy of the weights at every
@@ -117,6 +132,11 @@ def train(cfg: DecoderConfig, st: TrainSettings, *, progress: bool | None = Fals
         raise ValueError("the identity decoder has no parameters to train")
     if st.n > cfg.context:
         raise ValueError(f"n must be <= the model's context {cfg.context}; got n={st.n}")
+    need = train_bytes(cfg, st)
+    if need > MAX_TRAIN_BYTES:
+        raise ValueError(f"training {cfg.label()} with --batch {st.batch} at n = {st.n} needs about "
+                         f"{need / 2**30:.1f} GiB, above the limit {MAX_TRAIN_BYTES / 2**30:.0f} GiB; lower --batch, "
+                         f"--n, --width or --layers")
     start = time.perf_counter()
     with deterministic(st.threads):
         model = build(cfg, st.seed).to(device)
@@ -183,7 +203,12 @@ def save(result: TrainResult, out: str | Path, *, extra: dict | None = None) -> 
     out = Path(out)
     with staged_directory(out, OUTPUT_NAMES) as stage:
         state = {k: v.detach().contiguous() for k, v in result.model.state_dict().items()}
-        save_file(state, str(stage / "model.safetensors"), metadata={"format": "pt"})
+        try:
+            save_file(state, str(stage / "model.safetensors"), metadata={"format": "pt"})
+        except OSError:
+            raise
+        except Exception as exc:  # safetensors' own error type (e.g. the disk filled up): one line, nothing left
+            raise OSError(f"cannot write the checkpoint into {str(out)!r}: {str(exc).splitlines()[0][:200]}") from None
         (stage / "train_log.json").write_text(json.dumps(result.log, indent=1) + "\n")
         meta = {"format": "lnrecency-decoder-1", "decoder": result.model.cfg.as_dict(),
                 "training": asdict(result.settings), "final_heldout_loss": result.final_heldout,

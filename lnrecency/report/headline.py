@@ -59,6 +59,11 @@ def first_sentence(text: str, limit: int = SENTENCE_CHARS) -> str:
     return text[:limit].rsplit(" ", 1)[0].rstrip(",;:") + " ..."
 
 
+def not_run(r: ClaimResult) -> bool:
+    """A row that was not evaluated (e.g. the models extra is missing): shown, never counted as a verdict."""
+    return type(r.evidence).__name__ == "NotRun"
+
+
 def counts(results: list[ClaimResult]) -> dict[str, int]:
     """Verdict -> number of rows, in :data:`VERDICTS` order (confirmed, refuted, inconclusive always)."""
     return {v: sum(r.verdict == v for r in results) for v in VERDICTS
@@ -66,16 +71,22 @@ def counts(results: list[ClaimResult]) -> dict[str, int]:
 
 
 def counts_line(results: list[ClaimResult], *, quick: bool) -> str:
+    skipped = [r for r in results if not_run(r)]
+    results = [r for r in results if not not_run(r)]
     c = counts(results)
     claims = len(dict.fromkeys(r.id for r in results))
     return (f"**{len(results)} verdicts on {claims} claims** ({'quick' if quick else 'default'} settings): "
-            + ", ".join(f"{n} {v}" for v, n in c.items()) + ".")
+            + ", ".join(f"{n} {v}" for v, n in c.items()) + "."
+            + (f" Not run, not counted: {len(skipped)} rows ({', '.join(dict.fromkeys(r.id for r in skipped))}: "
+               f"{skipped[0].finding or 'not run'})." if skipped else ""))
 
 
 def findings(results: list[ClaimResult], tables: dict[str, str]) -> list[Finding]:
     """One :class:`Finding` per claim (``tables``: claim id -> its evidence file), what fails first."""
     by_claim: dict[str, list[ClaimResult]] = {}
     for r in results:
+        if not_run(r):
+            continue
         by_claim.setdefault(r.id, []).append(r)
     out = []
     for cid, rows in by_claim.items():
