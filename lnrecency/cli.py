@@ -20,6 +20,10 @@ COMMANDS = ("limit", "finite_width", "boundary", "region", "sweep", "reproduce",
             "train", "probe", "experiments", "corpus_stats")
 
 
+#: commands whose work is estimated and refused above a time limit; they take --max-seconds
+TIME_LIMITED = ("limit", "finite_width", "boundary", "region", "sweep", "bias", "simulate")
+
+
 def parse_number(text: str) -> float:
     """A float, or 'sqrt(X)' for sqrt(X) (the authors' lam = sqrt(d) and gamma = sqrt(d))."""
     t = text.strip()
@@ -180,6 +184,11 @@ def build_parser() -> argparse.ArgumentParser:
         p = sub.add_parser(module.NAME, help=module.HELP, description=module.HELP)
         seen: list[argparse.Action] = []
         module.add_arguments(_Declared(p, seen))
+        if name in TIME_LIMITED:
+            seen.append(p.add_argument(
+                "--max-seconds", type=float, default=None, metavar="S",
+                help="raise (or lower) the time limit above which a computation is refused before it starts "
+                     "(the limits protect an interactive answer; memory limits stay)"))
         parser.commands[module.NAME] = (module, p, arguments_type(module.NAME, seen))
     return parser
 
@@ -198,7 +207,10 @@ def parse(argv: Sequence[str] | None = None):
 def main(argv: Sequence[str] | None = None) -> int:
     module, args = parse(argv)
     try:
-        return int(module.run(args) or 0)
+        from lnrecency.timelimit import max_seconds
+
+        with max_seconds(getattr(args, "max_seconds", None)):
+            return int(module.run(args) or 0)
     except (ValueError, MemoryError, OverflowError) as exc:  # invalid input or a refused size: one line
         print(f"lnrecency {args.command}: error: {exc}", file=sys.stderr)
         return 2

@@ -239,10 +239,11 @@ def _validate(config, params, n, layers, d, samples, method, seed):
     samples = check_int("samples", samples, minimum=2, maximum=MAX_SAMPLES)
     method = check_choice("method", method, METHODS)
     seconds = estimate_seconds(n, layers, samples)
-    if seconds > MAX_SECONDS:
-        raise ValueError(f"samples={samples} at n={n}, layers={layers} would take about {seconds:.3g} s on this "
-                         f"project's 2-core machine, above the limit {MAX_SECONDS:.0f} s (a day); use fewer "
-                         f"samples or a control variate (--control-variate)")
+    from lnrecency.timelimit import refusal, time_limit
+
+    if seconds > time_limit(MAX_SECONDS):
+        raise refusal(f"samples={samples} at n={n}, layers={layers}", seconds, time_limit(MAX_SECONDS),
+                      "use fewer samples or a control variate (--control-variate)")
     # |h^(l)| <= (1 + gamma)^(l - 1) max |x| (|o| <= max |N h|), scores <= lam |h|^2: stay well inside
     # float64 (1e308) with tokens of squared length up to ~10, before any allocation
     growth = 2 * (layers - 1) * math.log10(1 + float(config.gamma)) if config.residual else 0.0

@@ -217,3 +217,29 @@ def test_commands_receive_a_frozen_typed_arguments_object():
         args.n = 6
     with pytest.raises(AttributeError):
         args.samples  # noqa: B018 (declared by other commands, not by limit)
+
+
+def test_max_seconds_moves_the_time_limit(monkeypatch, capsys):
+    """--max-seconds sets the time limit of a run (refusal names the flag; a raised limit admits the same work;
+    the value is checked); memory limits do not move."""
+    from lnrecency.cli import main
+    from lnrecency.theory.limit import check_memory, check_time, estimate_seconds
+    from lnrecency.timelimit import ENV
+
+    monkeypatch.delenv(ENV, raising=False)
+    assert main(["limit", "--n", "2000", "--layers", "4", "--max-seconds", "0.01"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "above the time limit 0.01 s" in err and "--max-seconds" in err
+    import os
+
+    assert ENV not in os.environ  # the run's limit does not outlive the run
+    n, layers = 200, 20000  # about a minute: refused by default, admitted with the limit raised
+    assert estimate_seconds(n, layers) > 20
+    with pytest.raises(ValueError, match="--max-seconds"):
+        check_time(n, layers)
+    monkeypatch.setenv(ENV, "1e6")
+    check_time(n, layers)
+    with pytest.raises(MemoryError):  # memory limits stay
+        check_memory(10**6, 4)
+    assert main(["limit", "--n", "8", "--max-seconds", "-1"]) == 2
+    assert "--max-seconds must be a number of seconds > 0" in capsys.readouterr().err

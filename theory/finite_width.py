@@ -349,9 +349,11 @@ def finite_width(n: int, layers: int, *, config: ModelConfig | None = None, chun
     chunk = check_int("chunk", chunk, minimum=1)
     batches = -(-n * (n + 1) // 2 // chunk)
     seconds = layers * batches * 7e-4  # per layer and batch of directions, the Python overhead (measured)
-    if seconds > MAX_SECONDS:
-        raise ValueError(f"finite-width theory at n={n}, layers={layers} would take about {seconds:.3g} s in "
-                         f"per-layer overhead alone, above the limit {MAX_SECONDS:g} s; use fewer layers")
+    from lnrecency.timelimit import refusal, time_limit
+
+    if seconds > time_limit(MAX_SECONDS):
+        raise refusal(f"finite-width theory at n={n}, layers={layers} (per-layer overhead alone)", seconds,
+                      time_limit(MAX_SECONDS), "use fewer layers")
     g0, b = _input_law(n, cfg)
     c = np.zeros((layers, n, n))
     c_out = np.zeros((layers, n))

@@ -83,13 +83,15 @@ def estimate_seconds(n: int, layers: int, dps: Any = None, exact: bool = False) 
 
 
 def check_time(n: int, layers: int, dps: Any = None, exact: bool = False) -> None:
-    """Refuse (ValueError, before any work) a recursion estimated above MAX_SECONDS."""
+    """Refuse (ValueError, before any work) a recursion estimated above its time limit (MAX_SECONDS for
+    float64, MAX_SECONDS_PRECISE for mpmath and sympy; ``--max-seconds`` changes both, lnrecency.timelimit)."""
+    from lnrecency.timelimit import refusal, time_limit
+
     t = estimate_seconds(n, layers, dps, exact)
-    limit = MAX_SECONDS if dps is None and not exact else MAX_SECONDS_PRECISE
+    limit = time_limit(MAX_SECONDS if dps is None and not exact else MAX_SECONDS_PRECISE)
     if t > limit:
-        raise ValueError(f"the limit recursion at n={n}, layers={layers}" + (f", dps={dps}" if dps else "")
-                         + f" would take about {t:.3g} s here, above the limit {limit:g} s; use fewer "
-                         f"layers or a smaller n")
+        raise refusal(f"the limit recursion at n={n}, layers={layers}" + (f", dps={dps}" if dps else "")
+                      + (" (exact)" if exact else ""), t, limit, "use fewer layers or a smaller n")
 
 
 @dataclass(frozen=True)
