@@ -62,6 +62,12 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
 
 
 def pytest_sessionfinish(session, exitstatus):
+    dump = os.environ.get("LNRECENCY_BUDGET_DUMP")  # where the comparisons come from (a JSON file), on request
+    if dump:
+        import json
+
+        with open(dump, "w", encoding="utf-8") as fh:
+            json.dump({name: list(entry) for name, entry in BUDGET.entries.items()}, fh, indent=1, default=str)
     if BUDGET.over_limit() and session.exitstatus == 0:
         session.exitstatus = 1
 

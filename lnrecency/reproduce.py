@@ -549,19 +549,37 @@ def curve_table(figs: list):
 
 # -- figures -----------------------------------------------------------------------------------------
 
-def _authors_heatmap(fig, ax, mat: np.ndarray, text: str) -> None:
-    """The authors' panel style (_plot_heatmap): colour bar, upper colour limit at the second-largest
-    distinct value (the largest drawn white), the annotation bottom right. Colour map: matplotlib's
-    'magma' (theirs is seaborn's 'rocket', a close relative; seaborn is not a dependency here)."""
+def _authors_heatmap(fig, ax, mat: np.ndarray, text: str, scale: str = "authors") -> None:
+    """One panel. ``scale="authors"``: their style (_plot_heatmap): upper colour limit at the second-largest
+    distinct value (the largest drawn white). ``scale="off-diagonal"`` (our theory panels): the colour scale
+    spans the entries that carry the effect, j < i; the diagonal S_ii (larger) is drawn white above it, and a
+    panel whose entries j < i are all equal (flat, e.g. layer 1) says so instead of a meaningless bar.
+    Positions are 1-indexed (query i down, key j across). Colour map: matplotlib's 'magma' (theirs is
+    seaborn's 'rocket', a close relative; seaborn is not a dependency here)."""
 
-    cmap = matplotlib.colormaps["magma"].with_extremes(over="white")
+    cmap = matplotlib.colormaps["magma"].with_extremes(over="white", under="#bbbbbb")
     im = ax.imshow(mat, cmap=cmap, aspect="equal")
-    vals = np.unique(mat[np.isfinite(mat)])
-    if vals.size >= 2:
-        im.set_clim(None, float(vals[-2]))
-    colour_bar(ax, im)
-    ax.set_xticks(range(0, mat.shape[0], 3))
-    ax.set_yticks(range(0, mat.shape[0], 3))
+    if scale == "off-diagonal":
+        below = mat[np.tril_indices(mat.shape[0], -1)]
+        below = below[np.isfinite(below)]
+        lo, hi = (float(below.min()), float(below.max())) if below.size else (0.0, 1.0)
+        if hi - lo <= 1e-12 * max(1.0, abs(hi)):
+            pad = 1e-3 * max(1.0, abs(lo))  # (a narrower band is lost in the image's float32 resampling)
+            im.set_clim(lo - pad, hi + pad)
+            text = f"flat: every j < i = {lo:.4g}\n" + text
+            bar = colour_bar(ax, im)  # the bar's axes: one tick, the value
+            bar.set_yticks([lo], [f"{lo:.4g}"])
+        else:
+            im.set_clim(lo, hi)
+            colour_bar(ax, im)
+    else:
+        vals = np.unique(mat[np.isfinite(mat)])
+        if vals.size >= 2:
+            im.set_clim(None, float(vals[-2]))
+        colour_bar(ax, im)
+    ticks = list(range(0, mat.shape[0], 3))
+    ax.set_xticks(ticks, [str(t + 1) for t in ticks])
+    ax.set_yticks(ticks, [str(t + 1) for t in ticks])
     ax.text(0.95, 0.05, text, transform=ax.transAxes, fontsize=8, ha="right", va="bottom",
             bbox=dict(boxstyle="round,pad=0.15", facecolor="white", alpha=0.8))
 
@@ -586,17 +604,23 @@ def heatmap_figures(f: HeatmapFigure, runs: dict) -> list:
                     mat = run.limit[layer - 1]
                     text = f"limit RP={p.rp_limit:.3f}" + (
                         f"\n1st-order RP={p.rp_first_order:.4f}" if run.fw is not None else "")
-                _authors_heatmap(fig, ax, mat, text)
+                _authors_heatmap(fig, ax, mat, text, "authors" if kind == "mc" else "off-diagonal")
                 if r == 0:
                     ax.set_title(f"d={d}, Layer {layer}", fontsize=10)
                 if c == 0:
-                    ax.set_ylabel(row.label, fontsize=9)
+                    ax.set_ylabel(f"{row.label}\nquery i", fontsize=9)
+                if r == len(f.rows) - 1:
+                    ax.set_xlabel("key j", fontsize=9)
         what = (f"Monte Carlo mean scores, {f.rows[0].convention} convention" if kind == "mc" else
                 "our d -> infinity limit at the same (frozen) parameters")
+        how = (f"Samples {runs[(f.rows[0], f.dims[0])].sim.samples} per (row, d); the colour scale as in the "
+               f"authors' code (its top at the second-largest value, the largest white)." if kind == "mc" else
+               "Exact, no sampling. The colour scale spans the entries j < i, which carry the recency; the "
+               "diagonal S_ii (larger) is drawn white above it; a panel whose entries j < i are all equal is "
+               "marked flat.")
         out.append(ReportFigure(f"{f.file}" + ("" if kind == "mc" else "_theory"),
                                 f"{f.file} ({what})",
-                                f"Panels of the authors' {f.file}: {what}. Samples "
-                                f"{runs[(f.rows[0], f.dims[0])].sim.samples} per (row, d).", fig))
+                                f"Panels of the authors' {f.file}: {what}. {how} Positions 1-indexed.", fig))
     return out
 
 

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import itertools
 import json
-import math
 from dataclasses import dataclass
 from pathlib import Path
 
+import matplotlib
 import matplotlib.ticker
 import numpy as np
 from matplotlib.figure import Figure
@@ -126,40 +126,47 @@ def phase_table(rows: list, grid: SweepGrid):
 
 
 def phase_figure(rows: list, grid: SweepGrid):
-    """Per (residual, gamma) a row of panels, one per layer: colour = log10 of the longest n with recency
-    on every row (n_max: all searched); letters mark earlier-token bias (E), mixed (M), undecided (?)."""
+    """The longest n with recency on every row against the layer, one line per setting (residual, gamma,
+    lam, alpha) in which recency fails somewhere (log scale); the settings where it holds for every n <=
+    n_max at every layer are counted on the dashed ceiling, not drawn one by one (a grid of uniform panels
+    showed nothing). Earlier-token bias and mixed rows are marked on their line (E, M)."""
 
     layers = list(range(2, grid.layers + 1))
-    fig = Figure(figsize=(2.1 * len(layers) + 1, 2.1 * len(grid.residual)))
-    axes = fig.subplots(len(grid.residual), len(layers), squeeze=False)
-    index = {(r.residual, r.gamma, r.lam, r.alpha, r.layer): r for r in rows}
-    im = None
-    for q, (res, g) in enumerate(grid.residual):
-        for c, layer in enumerate(layers):
-            ax = axes[q, c]
-            mat = np.zeros((len(grid.alphas), len(grid.lams)))
-            for y, a in enumerate(grid.alphas):
-                for x, lam in enumerate(grid.lams):
-                    r = index[(res, g if res else None, lam, a, layer)]
-                    mat[y, x] = math.log10(max(r.recency_holds_up_to, 1))
-                    mark = {"earlier": "E", "mixed": "M", "undecided": "?"}.get(r.phase)
-                    if mark:
-                        ax.text(x, y, mark, ha="center", va="center", fontsize=8, color="white")
-            im = ax.imshow(mat, origin="lower", cmap="viridis", vmin=0, vmax=math.log10(grid.n_max),
-                           aspect="auto")
-            ax.set_xticks(range(len(grid.lams)), [f"{v:g}" for v in grid.lams], fontsize=7)
-            ax.set_yticks(range(len(grid.alphas)), [f"{v:g}" for v in grid.alphas], fontsize=7)
-            if q == 0:
-                ax.set_title(f"layer {layer}", fontsize=9)
-            if c == 0:
-                ax.set_ylabel(("residual, gamma=%g" % g if res else "no residual") + "\nalpha", fontsize=8)
-            if q == len(grid.residual) - 1:
-                ax.set_xlabel("lam", fontsize=8)
-    bar = fig.colorbar(im, ax=axes, fraction=0.02, pad=0.01)
-    bar.set_label(f"log10 longest n with recency (top = all n <= {grid.n_max})", fontsize=8)
-    return ReportFigure("phase_diagram", f"Phase diagram, {grid.norm}, layers 2..{grid.layers}",
-                        "Longest sequence length with recency on every row (colour), earlier-token bias (E), "
-                        "mixed (M); exact limit, lnrecency sweep.", fig, tight=False)
+    series: dict = {}
+    for r in rows:
+        key = (r.residual, r.gamma, r.lam, r.alpha)
+        series.setdefault(key, {})[r.layer] = r
+    failing = {k: v for k, v in series.items() if any(v[L].recency_holds_up_to < grid.n_max for L in layers)}
+    fig = Figure(figsize=(7.2, 4.4))
+    ax = fig.subplots()
+    colours = matplotlib.colormaps["viridis"](np.linspace(0.0, 0.85, max(len(failing), 1)))
+    for col, ((res, g, lam, a), by_layer) in zip(colours, sorted(failing.items(), key=lambda kv: str(kv[0]))):
+        ys = [max(by_layer[L].recency_holds_up_to, 1) for L in layers]
+        label = (f"residual gamma={g:g}" if res else "no residual") + f", lam={lam:g}, alpha={a:g}"
+        ax.plot(layers, ys, "o-", color=col, label=label, ms=4)
+        for L, y in zip(layers, ys):
+            mark = {"earlier": "E", "mixed": "M", "undecided": "?"}.get(by_layer[L].phase)
+            if mark:
+                ax.annotate(mark, (L, y), textcoords="offset points", xytext=(4, 4), fontsize=8, color=col)
+    held = len(series) - len(failing)
+    ax.axhline(grid.n_max, color="0.4", ls="--", lw=1)
+    ax.text(layers[0], grid.n_max * 1.08, f"n_max = {grid.n_max}: recency on every row at every layer in "
+            f"{held} of {len(series)} settings", fontsize=8, color="0.3")
+    ax.set_yscale("log")
+    ax.set_ylim(1, grid.n_max * 1.6)
+    ax.set_xticks(layers)
+    ax.set_xlabel("layer")
+    ax.set_ylabel("longest n with recency on every row")
+    ax.set_title(f"Where recency stops ({grid.norm}, exact limit, n <= {grid.n_max})", fontsize=10)
+    if failing:
+        ax.legend(fontsize=7, loc="lower left")
+    fig.tight_layout()
+    return ReportFigure("phase_diagram", f"Where recency stops, {grid.norm}, layers 2..{grid.layers}",
+                        f"Longest sequence length n with recency on every row, per layer, for the settings of the "
+                        f"grid (residual and gamma x lam x alpha) in which it stops before n_max = {grid.n_max}; "
+                        f"the others hold for every n <= n_max (dashed line). E / M: earlier-token bias / mixed "
+                        f"rows at that layer. Exact limit, lnrecency sweep; boundaries in alpha: lnrecency region.",
+                        fig, tight=False)
 
 
 # ------------------------------------------------------------------------------------------------------

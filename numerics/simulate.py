@@ -219,12 +219,17 @@ def recency_triples(n: int) -> int:
 MAX_D = 2 ** 53  # widths enter float64 arithmetic (d - 1 - k in the Bartlett chi-square degrees of freedom)
 MAX_SAMPLES = 10 ** 13
 MAX_SECONDS = 86400.0
-RATE = 2.5e-8  # seconds per sample * layer * n^2 (n + 8), measured on this project's 2-core machine (1e-9..2e-8)
+#: seconds per sample and layer = RATE_FIXED + RATE_CUBIC n^3, fitted on this project's 2-core machine (gram
+#: sampler, n = 8..64; benchmarks/bench_estimates.py, data in benchmarks/estimates.json); the estimate is the fit
+#: times LOAD_MARGIN (the paired RP accumulators add up to 2x at n = 64; a loaded machine 2-4x)
+RATE_FIXED = 2.8e-6
+RATE_CUBIC = 4.8e-10
+LOAD_MARGIN = 1.5
 
 
 def estimate_seconds(n: int, layers: int, samples: int) -> float:
-    """A generous (slowest measured rate) time estimate of a simulation, made before any work."""
-    return RATE * samples * layers * n * n * (n + 8)
+    """The time of a simulation on this project's machine, estimated before any work (LOAD_MARGIN x the fit)."""
+    return LOAD_MARGIN * samples * layers * (RATE_FIXED + RATE_CUBIC * n ** 3)
 
 
 def _validate(config, params, n, layers, d, samples, method, seed):

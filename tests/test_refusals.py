@@ -92,6 +92,8 @@ def test_broken_pipe_is_quiet():
     (["limit", "--digits", "-3"], "--digits must be in [1, 17]"),
     (["bias", "--layer", "2", "--n", "20", "--method", "mc"], "missing: d, samples"),
     (["bias", "--layer", "2", "--n", "2000", "--method", "mc", "--d", "64", "--samples", "1000"],
+     "needs about"),  # memory: the paired accumulators (16 layers n^3 bytes)
+    (["bias", "--layer", "2", "--n", "200", "--method", "mc", "--d", "64", "--samples", "1000000000"],
      "would take about"),
 ])
 def test_size_and_precision_refusals(capsys, argv, needle):

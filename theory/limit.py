@@ -68,18 +68,25 @@ FLOAT64_COST = (1.66e-05, 1.77e-08, 4.28e-11)
 #: the estimate is the fit times this margin: a loaded machine (the audit of issue 33 measured 2.5-4x the
 #: quiet timings under load) is then at 0.4-0.6x, a quiet one at 1-2x
 LOAD_MARGIN = 1.5
+#: mpmath: seconds per layer and n^3 at 0 digits (times 1 + dps/100), fitted at dps = 40, n = 16..64, 2 layers
+#: (benchmarks/bench_estimates.py: 1.03e-6 at dps = 40; the earlier 6e-6 was 6-10x too high)
+MPMATH_COST = 7.4e-7
+#: sympy (exact): seconds per layer = a + b n^3, fitted at alpha = 0.2 with a residual, n = 4..14, 2 layers
+#: (0.25-2.3 s; within 0.45-1x there); its cost depends on the parameters' arithmetic: alpha = 0 runs n = 24 in
+#: 0.93 s (estimate 11 s), and the audit of issue 33 measured 124 s at n = 32 (estimate 26 s)
+SYMPY_COST = (0.03, 4e-4)
 
 
 def estimate_seconds(n: int, layers: int, dps: Any = None, exact: bool = False) -> float:
     """Time of the recursion on this project's 2-core machine. float64: LOAD_MARGIN x the fitted
-    FLOAT64_COST model (layer 1 has no n^3 term); mpmath entries: per layer 1.5e-4 s plus 1.5e-8 s * n^3 *
-    400 (1 + dps/100) (measured at n = 48, dps = 40); sympy is counted like mpmath at 50 digits (it is
-    slower)."""
+    FLOAT64_COST model (layer 1 has no n^3 term); mpmath: LOAD_MARGIN x per layer (1.5e-4 s + MPMATH_COST n^3
+    (1 + dps/100)); sympy: per layer SYMPY_COST (its cost depends on the parameters' arithmetic, see there)."""
     if dps is None and not exact:
         a, b, c = FLOAT64_COST
         return LOAD_MARGIN * ((a + b * n ** 2) * layers + c * n ** 3 * (layers - 1))
-    scale = 400.0 * (1 + (dps or 50) / 100)
-    return layers * (1.5e-4 + 1.5e-8 * n ** 3 * scale)
+    if exact:  # fitted on the hard case (alpha = 0.2, residual); simple parameters run up to 12x faster
+        return layers * (SYMPY_COST[0] + SYMPY_COST[1] * n ** 3)
+    return LOAD_MARGIN * layers * (1.5e-4 + MPMATH_COST * n ** 3 * (1 + dps / 100))
 
 
 def check_time(n: int, layers: int, dps: Any = None, exact: bool = False) -> None:

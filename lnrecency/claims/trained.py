@@ -355,7 +355,7 @@ def trained_figures(data) -> list[ReportFigure]:
                           "architecture and normalisation, at initialisation (open circles), at matched held-out "
                           "loss (squares) and after training (diamonds). Above 0: recency; below 0: earlier-token "
                           "bias.", fig)
-    fig = Figure(figsize=(4.2 * len(st.norms), 3.4))
+    fig = Figure(figsize=(4.2 * len(st.norms), 4.2))
     axes = np.atleast_1d(fig.subplots(1, len(st.norms)))
     for ax, norm in zip(axes, st.norms):
         run = res.select(st.archs[0], norm)[0]
@@ -369,7 +369,7 @@ def trained_figures(data) -> list[ReportFigure]:
         ax.set_title(f"{st.archs[0]}, {norm}", fontsize=9)
         ax.set_xlabel("position i")
         ax.set_ylabel("E |o_i|^2 (head mean)")
-        ax.legend(fontsize=7)
+        ax.legend(fontsize=6.5, ncol=2, loc="upper center", bbox_to_anchor=(0.5, -0.2))  # below: no curve hidden
     fig.suptitle(titles[2], fontsize=10)
     fig.tight_layout()
     norms = ReportFigure(TRAINED_STEMS[2], titles[2],
