@@ -30,9 +30,9 @@ _FROM_LAYERS = ("NORMALISATIONS", "UPDATES", "Normalisation", "Update", "as_frac
 def __getattr__(name: str) -> Any:
     """The layer names re-exported here (``from lnrecency.config import as_fraction``), imported lazily."""
     if name in _FROM_LAYERS:
-        from lnrecency import layers
+        import lnrecency.layers
 
-        return getattr(layers, name)
+        return getattr(lnrecency.layers, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

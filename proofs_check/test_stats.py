@@ -164,3 +164,15 @@ def test_edgeworth_factor_says_no_for_skewed_draws():
     k = k_for(PER_COMPARISON, sided=1)
     assert edgeworth_tail_ratio(_skew_ucb(rng.exponential(size=SKEW_DRAWS)), 1000, k) > TAIL_FACTOR
     assert edgeworth_tail_ratio(_skew_ucb(rng.random(SKEW_DRAWS) < 0.01), 2000, k) > TAIL_FACTOR
+
+
+def test_expecting_rejection_records_nothing_and_returns_the_same_k():
+    """A check a test expects to fail is not a false-alarm risk: inside ``expecting_rejection`` register()
+    returns the same k and records nothing; outside, it records as before."""
+    from lnrecency.stats import Budget
+
+    b = Budget()
+    with b.expecting_rejection():
+        k_inside = b.register("planted", 10)
+    assert b.entries == {}
+    assert b.register("true", 10) == k_inside and b.comparisons() == 10

@@ -211,12 +211,19 @@ def show_figures(display, *figures: ReportFigure) -> None:
         display(fig.figure)
 
 
-def not_run_figure(name: str, title: str, quick: bool, experiment: str = "thesis") -> ReportFigure:
+def not_run_figure(name: str, title: str, quick: bool, experiment: str = "thesis",
+                   other_cached: bool = False) -> ReportFigure:
+    """The placeholder of a figure whose experiment is not cached in this report's mode: it names the exact
+    command, and (``other_cached``) that the other mode's run is cached and which report draws it."""
     fig = Figure(figsize=(6.4, 1.6))
     ax = fig.subplots()
     ax.axis("off")
     cmd = f"lnrecency experiments {experiment}" + (" --quick" if quick else "")
+    hint = ("" if not other_cached else
+            f" The {'default' if quick else 'quick'} run of it is cached: `lnrecency report"
+            f"{'' if quick else ' --quick'}` draws this figure from it.")
     ax.text(0.5, 0.5, f"Not run: `{cmd}` trains and caches the models;\nthe report then draws this figure.",
             ha="center", va="center", fontsize=10)
-    return ReportFigure(name, title + " (not run)", f"The {experiment} experiment is not in the cache; run `{cmd}`.",
-                        fig)
+    return ReportFigure(name, title + " (not run)", f"The {experiment} experiment of this report's mode "
+                        f"({'quick' if quick else 'default'}) is not in the cache; run `{cmd}`.{hint}", fig)
+

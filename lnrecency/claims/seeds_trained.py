@@ -411,7 +411,8 @@ def seed002_figures(data) -> list[ReportFigure]:
               "Seed 002, Figures 4-6: the induction head's average attention on random sequences",
               "Seed 002, mechanism: layer-0 head output norm against position, beside the law")
     if cached is None:
-        return [not_run_figure(n, t, data.settings.quick, "seed002") for n, t in zip(SEED002_STEMS, titles)]
+        other = available("seed002", not data.settings.quick)
+        return [not_run_figure(n, t, data.settings.quick, "seed002", other) for n, t in zip(SEED002_STEMS, titles)]
     st, runs = cached
     pos = runs[0]["figure1"]["pos2"]
     out = []
@@ -470,7 +471,8 @@ def seed003_figures(data) -> list[ReportFigure]:
               "Seed 003: the shift of the hidden state entering layer 2",
               "Seed 003: accuracy against the test length")
     if cached is None:
-        return [not_run_figure(n, t, data.settings.quick, "seed003") for n, t in zip(SEED003_STEMS, titles)]
+        other = available("seed003", not data.settings.quick)
+        return [not_run_figure(n, t, data.settings.quick, "seed003", other) for n, t in zip(SEED003_STEMS, titles)]
     st, runs = cached
     colours = {"pre": "tab:red", "post": "tab:blue", "both": "tab:green"}
     out = []

@@ -300,7 +300,8 @@ def trained_figures(data) -> list[ReportFigure]:
               "Trained decoders: head-output norm against position, beside the law of an average",
               "Trained decoders: the layer-2 recency slope along training, training distribution and random tokens")
     if res is None:
-        return [not_run_figure(stem, t, data.settings.quick) for stem, t in zip(TRAINED_STEMS, titles)]
+        other = available(not data.settings.quick)
+        return [not_run_figure(stem, t, data.settings.quick, other_cached=other) for stem, t in zip(TRAINED_STEMS, titles)]
     st = res.settings
     arch = max(st.archs, key=res.n_layers)
     L = res.n_layers(arch)
