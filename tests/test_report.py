@@ -313,7 +313,9 @@ def test_width_and_consistency_tables_are_the_verdicts_evidence():
     assert table.column("d") == [16, 64, 256] * 4
     assert table.column("R") == [m.authors_widths.remainder_constant.R for m in means for _ in range(3)]
     assert table.column("R/d^2") == [w.remainder_bound for m in means for w in m.authors_widths.widths]
-    assert set(table.column("result")) == {"pass"}
+    # R is fitted at d_ref = 16 and 32: d = 16 is consistency there, d = 64 and 256 support
+    assert table.column("role") == (["consistency (R fitted at this width)"] + ["support"] * 2) * 4
+    assert table.column("result") == ["consistent", "pass", "pass"] * 4
     cons = ct.consistency_table(data)
     assert cons.column("worst")[:4] == [ct._worst(m.implementation_consistency) for m in means]
     # the entry-level tables: every number is the evidence's own
