@@ -156,8 +156,14 @@ def p9a(samples: int, seed: int, progress=None) -> list:
                           measured_difference_row_8_d64=diffs, d_times_max_abs_diff=d * max(abs(x.diff) for x in diffs))
     verdict = ("confirmed" if exact and same else
                "refuted" if (not exact or contradict) else "inconclusive")
+    worst_d = max(abs(x.diff) for x in diffs)
+    finding = (f"The d -> infinity limits of LayerNorm and l2 at lam = 1 agree to {float(worst):.2g} at 40 digits "
+               f"(layers 1-3, n = 12); at d = {d} the Monte Carlo bias profiles read "
+               f"{'the same' if same else 'differently'} ({'; '.join(f'{k}: {v}' for k, v in labels.items())}) and "
+               f"row 8's layer-2 scores differ by at most {worst_d:.3g} (d x that = {d * worst_d:.3g}: the O(1/d) "
+               f"effect of the centring).")
     return grouped("P9", SOURCE, P9A, {}, [({"norm": "layernorm vs l2", "lam": 1, "alpha": 0, "residual": False},
-                                           verdict, ev)])
+                                           verdict, ev)], finding=finding)
 
 
 def p9b() -> list:
@@ -168,10 +174,14 @@ def p9b() -> list:
         sympy.exp(cf.lam) + (cf.i - 1) * sympy.exp(cf.lam * cf.alpha)) ** 2
     same = sympy.simplify(dp - expected) == 0
     vals = {f"lam={lam:g}": float(p.subs({cf.i: 8, cf.alpha: 0, cf.lam: lam})) for lam in (1, 8, 32)}
+    finding = ("dP_ii/dlam = (1 - alpha)(i - 1) e^(lam (1 + alpha)) / Z^2 > 0 for i >= 2, alpha < 1 (sympy: "
+               + ("equal" if same else "not shown equal") + "), so the layer-1 self-weight grows with lam: P_88 at "
+               "alpha = 0 is " + ", ".join(f"{v:.3g} ({k})" for k, v in vals.items()) + ".")
     return grouped("P9", SOURCE, P9B, {}, [({"quantity": "P^(1)_ii", "lam": "1 vs sqrt(d)"},
                                            "confirmed" if same else "inconclusive",
                                            SharpensEvidence(dP_ii_dlam=str(dp), positive_form=str(expected),
-                                                            equal_to_positive_form=bool(same), P_88_alpha0=vals))])
+                                                            equal_to_positive_form=bool(same), P_88_alpha0=vals))],
+                   finding=finding)
 
 
 def p9c(samples: int, seed: int, progress=None) -> list:
@@ -198,7 +208,24 @@ def p9c(samples: int, seed: int, progress=None) -> list:
                     context_first_order_lam1=first_order[0] + first_order[1] / d)
                 items.append((setting(ModelConfig(residual=residual, alpha=alpha), d=d,
                                       lam=f"1 vs sqrt(d) = {lam:g}"), o.verdict, ev))
-    return grouped("P9", SOURCE, P9C, {"measure": "S_{8,7} - S_{8,1}, layer 2"}, items)
+    return grouped("P9", SOURCE, P9C, {"measure": "S_{8,7} - S_{8,1}, layer 2"}, items, finding=_p9c_finding)
+
+
+def _p9c_finding(verdict: str, group: list) -> str:
+    """What the Monte Carlo at the named width shows, per setting: the layer-2 gap S_87 - S_81 with d scaling
+    (lam = 1) against sqrt(d) scaling (lam = sqrt(d)), each +- its SE."""
+    lead = {"confirmed": "Holds: with sqrt(d) scaling the layer-2 recency gap S_87 - S_81 is smaller than with d "
+                         "scaling (significant at the stated k)",
+            "refuted": "Fails: with sqrt(d) scaling the layer-2 recency gap S_87 - S_81 is larger than with d "
+                       "scaling, not weaker (significant at the stated k)",
+            "inconclusive": "Not settled: the two gaps differ by less than the test resolves"}[verdict]
+    parts = []
+    for s, ev in group:
+        m = ev.mc
+        parts.append(f"{'residual' if s.get('residual') else 'no residual'}, alpha={s.get('alpha')}, d={s.get('d')}: "
+                     f"{m.gap_lam1:.3g} +- {m.se_lam1:.2g} (lam = 1) vs {m.gap_lam_sqrt_d:.3g} +- "
+                     f"{m.se_lam_sqrt_d:.2g} (lam = sqrt(d))")
+    return f"{lead}, in {len(group)} setting(s): " + "; ".join(parts[:4]) + ("; ..." if len(parts) > 4 else "") + "."
 
 
 @claim("P8", "printed: saturation of g(i)/h(i) for a != 0")
