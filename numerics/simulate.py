@@ -25,12 +25,12 @@ import os
 import sys
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
 import numpy as np
-from tqdm import tqdm
 
 
 from lnrecency.bounded import one_blas_thread
@@ -532,6 +532,14 @@ def _plan(r: _Request) -> _Plan:
     return _Plan(rep, r.chunk)
 
 
+@contextmanager
+def _closing(bar):
+    try:
+        yield bar
+    finally:
+        bar.close()
+
+
 def _execute(r: _Request, plan: _Plan, *, executor: Any, progress: bool | None) -> ScoreSimulation:
     """Run the chunks (in order: in this thread, on local threads or on ``executor``), merge them in chunk
     order, refuse a float64 overflow, and return the result."""
@@ -544,9 +552,13 @@ def _execute(r: _Request, plan: _Plan, *, executor: Any, progress: bool | None) 
 
         taylor_mean = finite_width(n, layers, config=config).taylor_mean(r.d)
     work = partial(_summarise_chunk, plan.rep, r.seed, config, layers, r.paired, r.control_variate, taylor_mean)
-    show = sys.stderr.isatty() if progress is None else bool(progress)
-    with one_blas_thread(), tqdm(total=samples, disable=not show, unit="sample",
-                                  desc=f"simulate d={r.d}", leave=False) as bar:
+    from lnrecency.progress import Progress
+
+    # None: a bar on a terminal only (library calls stay quiet in logs); True: a bar on a terminal, else a line
+    # every 10 s (the CLI: nohup, CI, notebooks); False: nothing
+    enabled = (None if sys.stderr.isatty() else False) if progress is None else (None if progress else False)
+    bar = Progress(samples, f"simulate d={r.d}", "samples", enabled=enabled)
+    with one_blas_thread(), _closing(bar):
         if executor is not None:  # e.g. a Dask cluster (lnrecency.distributed.executor): chunks in order
             _run_chunks(executor, work, starts, chunk, samples, acc, bar, window=8)
         elif r.workers == 1 or len(starts) == 1:

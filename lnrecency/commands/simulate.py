@@ -44,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
     cfg = config_from_args(args)
     n = default_n(args)
     rp_on = 3 <= n <= RP_MAX_N  # RP needs the paired accumulators: 16 * layers * n^3 bytes
-    kw = dict(seed=args.seed, method=args.method, chunk=args.chunk, config=cfg, paired=rp_on,
+    kw = dict(seed=args.seed, method=args.method, chunk=args.chunk, config=cfg, paired=rp_on, progress=True,
               control_variate=args.control_variate)
     if args.scheduler == "none":
         r = simulate_scores(n, args.layers, args.d, args.samples, **kw)
