@@ -39,13 +39,21 @@ from scipy.stats import t as _t
 
 from lnrecency.config import check_int, check_real
 
-__all__ = ["Estimate", "Proportion", "z_score", "t_interval", "PER_COMPARISON", "EXACT_RATE", "BASES", "SUITE_LIMITS",
+__all__ = ["Estimate", "Proportion", "z_score", "t_interval", "PER_COMPARISON", "DETERMINISTIC_SE", "is_deterministic", "EXACT_RATE", "BASES", "SUITE_LIMITS",
            "SUITE_LIMIT", "Budget", "BUDGET", "k_for", "register", "MeanCheck", "OrderingCheck", "mean_check",
            "ordering_check", "wilson_interval", "clopper_pearson_interval", "bernstein_halfwidth",
            "edgeworth_tail_ratio", "edgeworth_prob_positive", "k_statistics"]
 
 #: default per-comparison false-alarm rate of a normal-tail (asymptotic) comparison.
 PER_COMPARISON = 1e-6
+#: an estimate whose SE is below this (relative to max(1, |estimate|)) has no randomness (float rounding only,
+#: e.g. the diagonal S_ii = lam under a normalisation): it is checked, shown, but not counted as a comparison
+DETERMINISTIC_SE = 1e-12
+
+
+def is_deterministic(estimate: float, stderr: float) -> bool:
+    """Whether a Monte Carlo entry carries no randomness (:data:`DETERMINISTIC_SE`)."""
+    return float(stderr) <= DETERMINISTIC_SE * max(1.0, abs(float(estimate)))
 #: per-comparison rate of a non-asymptotic comparison (Clopper-Pearson, empirical Bernstein).
 EXACT_RATE = 1e-9
 #: the bases a comparison's stated rate rests on.

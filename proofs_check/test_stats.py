@@ -176,3 +176,21 @@ def test_expecting_rejection_records_nothing_and_returns_the_same_k():
         k_inside = b.register("planted", 10)
     assert b.entries == {}
     assert b.register("true", 10) == k_inside and b.comparisons() == 10
+
+
+def test_deterministic_entries_are_checked_but_not_counted():
+    """Under LayerNorm the diagonal S_ii = lam has no randomness (SE at float rounding): a mean check still
+    checks it, but only the random entries enter the false-alarm union bound."""
+    from lnrecency.claims._common import D_BIG, theory_mean_checks
+    from lnrecency.numerics import simulate_scores
+    from lnrecency.stats import BUDGET, is_deterministic
+    from lnrecency.theory.finite_width import finite_width
+
+    sim = simulate_scores(4, 2, D_BIG, 200, seed=5, method="gram", paired=False, progress=False)
+    fw = finite_width(4, 2)
+    entries = [(i, j) for i in range(1, 5) for j in range(1, i + 1)]  # 4 diagonal + 6 below
+    res = theory_mean_checks("stats test: deterministic entries", None, sim, fw, 2, entries)
+    assert len(res.checks) == 10 and all(c.check.passed for c in res.checks)
+    det = [c for c in res.checks if is_deterministic(c.check.estimate, c.check.stderr)]
+    assert sorted((c.i, c.j) for c in det) == [(q, q) for q in range(1, 5)]
+    assert BUDGET.entries["stats test: deterministic entries: MC mean at d=1000000000000"][0] == 6

@@ -33,6 +33,7 @@ class PageCheck:
     images: int
     failed_images: list
     screenshot: Path
+    title: str = ""
 
 
 def browser_or_skip() -> tuple[str, str]:
@@ -69,11 +70,18 @@ def check_page(page: Path, screenshot: Path) -> PageCheck:
     driver = webdriver.Chrome(options=opts, service=Service(executable_path=driver_path))
     try:
         driver.set_script_timeout(60)
+        driver.set_page_load_timeout(120)
         driver.get(Path(page).resolve().as_uri())
+        import time
+
+        deadline = time.monotonic() + 60  # a loaded machine: wait for the whole document before counting images
+        while driver.execute_script("return document.readyState") != "complete" and time.monotonic() < deadline:
+            time.sleep(0.2)
         decoded = driver.execute_async_script(DECODE_ALL)
         errors = [e for e in driver.get_log("browser") if e.get("level") == "SEVERE"]
+        title = driver.title
         driver.save_screenshot(str(screenshot))
     finally:
         driver.quit()
         shutil.rmtree(profile, ignore_errors=True)
-    return PageCheck(errors, int(decoded["count"]), list(decoded["failed"]), Path(screenshot))
+    return PageCheck(errors, int(decoded["count"]), list(decoded["failed"]), Path(screenshot), title)

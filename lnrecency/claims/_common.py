@@ -39,7 +39,7 @@ from lnrecency.config import ModelConfig
 from lnrecency.evidence import (EntryCheck, MCMeans, MeanChecks, OrderingTest, OrderingTests, PairedMean, PerSetting,
                                 RemainderConstant, SettingGroup, WidthChecks)
 from lnrecency.numerics import simulate_scores
-from lnrecency.stats import PER_COMPARISON, mean_check, ordering_check, register
+from lnrecency.stats import PER_COMPARISON, is_deterministic, k_for, mean_check, ordering_check, register
 from lnrecency.theory.finite_width import check_supported, finite_width
 from lnrecency.verdicts import ClaimResult
 
@@ -122,15 +122,18 @@ def remainder_constant(name: str, sims_ref: tuple, fw, layer: int, entries: list
     lo, hi = sims_ref
     if hi.d != 2 * lo.d:
         raise ValueError(f"the reference widths must be d_ref and 2 d_ref; got {lo.d} and {hi.d}")
-    k = register(f"{name}: O(1/d^2) remainder at d_ref={lo.d}, {hi.d}", 2 * len(entries), sided=2)
-    worst = 0.0
+    k = k_for(PER_COMPARISON, sided=2)
+    worst, random_entries = 0.0, 0
     for i, j in entries:
         ucb = []
         for sim in (lo, hi):
             est, se, lim, cij = _entry(sim, fw, quantity, layer, i, j)
             cij = c[(i, j)] if c is not None else cij
             ucb.append(sim.d ** 2 * (abs(est - lim - cij / sim.d) + k * se))
+            random_entries += not is_deterministic(est, se)
         worst = max(worst, ucb[0] + 2 * ucb[1])
+    if random_entries:  # deterministic entries (SE at rounding) carry no false-alarm risk
+        register(f"{name}: O(1/d^2) remainder at d_ref={lo.d}, {hi.d}", random_entries, sided=2)
     return RemainderConstant(R=float(worst), d_ref=lo.d, samples=lo.samples, seed=lo.seed, k=k)
 
 
@@ -151,7 +154,7 @@ def theory_mean_checks(name: str, sims_ref: tuple | None, sim, fw, layer: int, e
         raise ValueError(f"the remainder bound R/d^2 is measured from d_ref={const.d_ref} and holds for "
                          f"d >= d_ref; got d={d}")
     bound = const.R / d ** 2 if const is not None else 0.0
-    k = register(f"{name}: MC mean at d={d}", len(entries), sided=2)
+    k = k_for(PER_COMPARISON, sided=2)
     checks = []
     for i, j in entries:
         est, se, lim, cij = _entry(sim, fw, quantity, layer, i, j)
@@ -162,6 +165,9 @@ def theory_mean_checks(name: str, sims_ref: tuple | None, sim, fw, layer: int, e
         pred = lim + cij / d
         m = mean_check(est, se, pred, k=k, bias_bound=bound + ROUNDING * max(1.0, abs(float(pred))))
         checks.append(EntryCheck(i=i, j=j, limit=lim, c=cij, check=m))
+    random_entries = sum(not is_deterministic(e.check.estimate, e.check.stderr) for e in checks)
+    if random_entries:  # a deterministic entry (e.g. S_ii = lam) is checked, but it is not a comparison
+        register(f"{name}: MC mean at d={d}", random_entries, sided=2)
     kind = "implementation consistency" if const is None else "MC mean vs limit + c/d"
     return MeanChecks(kind=f"{kind} ({quantity})", quantity=quantity, layer=layer, d=d, samples=sim.samples,
                       seed=sim.seed, method=sim.method, remainder_constant=const, remainder_bound=bound,

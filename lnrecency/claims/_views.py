@@ -24,7 +24,7 @@ from lnrecency.claims._common import D_BIG, PRACTICAL_WIDTHS
 from lnrecency.config import ModelConfig, make_config
 from lnrecency.evidence import MCMeans, PerSetting, records_of
 from lnrecency.figure import ReportFigure
-from lnrecency.stats import z_score
+from lnrecency.stats import is_deterministic, z_score
 from lnrecency.tables import Table
 
 __all__ = ["zscore", "model_config", "LN", "setting_summary", "verdict_note", "records_in",
@@ -118,10 +118,6 @@ MEANS_CAPTION = (
     "<= k SE + R/d^2.")
 
 
-#: an entry whose SE is below this (relative) is deterministic (float rounding only): shown, not z-tested
-EXACT_SE = 1e-12
-
-
 def means_table(data, claim_id: str, stem: str, title: str, *, caption: str = "", extra_columns: tuple = (),
                 extra: Callable[[dict, Any], list] | None = None) -> Table:
     """The claim's own Monte Carlo mean checks (MCMeans: the runs its verdict cites), one row per entry: setting,
@@ -146,7 +142,7 @@ def means_table(data, claim_id: str, stem: str, title: str, *, caption: str = ""
             row += extra(where, e) if extra is not None else []
             for x in runs:
                 ch = x.checks[q].check
-                if ch.stderr <= EXACT_SE * max(1.0, abs(ch.estimate)):  # e.g. the diagonal S_ii = lam: no test
+                if is_deterministic(ch.estimate, ch.stderr):  # e.g. the diagonal S_ii = lam: no test
                     row += [ch.estimate, ch.stderr, ch.prediction, None, "exact (no test)"]
                 else:
                     row += [ch.estimate, ch.stderr, ch.prediction, ch.z, "pass" if ch.passed else "FAIL"]
