@@ -31,6 +31,7 @@ CASES = {
     "limit sympy exact": [(4, 2), (8, 2), (12, 2), (14, 2)],
     "simulate": [(8, 2, 20000), (16, 4, 20000), (32, 2, 5000), (64, 2, 1000)],
     "finite-width": [(8, 2), (16, 2), (32, 2), (48, 2)],
+    "probe (identity)": [(2, 32, 64, 256), (4, 64, 256, 256), (8, 128, 128, 128), (2, 256, 512, 64)],
 }
 
 
@@ -66,6 +67,18 @@ def run(repeats: int) -> dict:
                                                                        progress=False), repeats), s))
     for n, L in CASES["finite-width"]:
         rows.setdefault("finite-width", []).append((n, L, None, best(lambda: finite_width(n, L), repeats)))
+    try:
+        from lnrecency.config import ModelConfig
+        from lnrecency.models.config import DecoderConfig
+        from lnrecency.models.decoder import build
+        from lnrecency.models.probe import ProbeSettings, probe_decoder, probe_seconds
+    except ImportError:  # the models extra is not installed
+        return rows
+    for L, n, d, seqs in CASES["probe (identity)"]:
+        model = build(DecoderConfig.identity_of(ModelConfig(), d=d, layers=L, n=n), 0)
+        st = ProbeSettings(n=n, sequences=seqs, seed=0)
+        rows.setdefault("probe (identity)", []).append(
+            (n, L, probe_seconds(L, 1, n, d, seqs), best(lambda: probe_decoder(model, st), repeats), seqs))
     return rows
 
 

@@ -20,6 +20,8 @@ from lnrecency.cli import main
     (["simulate", "--n", "8", "--samples", "100000", "--chunk", "1000000000"], "use a smaller chunk"),
     (["simulate", "--n", "20000", "--layers", "4", "--samples", "10"], "would take about"),
     (["simulate", "--n", "4", "--samples", "1000000000000"], "would take about"),
+    (["probe", "--identity", "--d", "512", "--layers", "8", "--n", "256", "--sequences", "100000"],
+     "would take about"),
     (["simulate", "--samples", "10" + "0" * 30], "samples must be an integer in"),
     (["limit", "--n", "2", "--layers", "1000000"], "would take about"),
     (["finite-width", "--n", "2", "--layers", "100000"], "would take about"),

@@ -65,6 +65,22 @@ def probe_bytes(n_layers: int, n_heads: int, n: int, width: int, batch: int, lig
     return 8 * (traces + work + moments)
 
 
+#: the probe's time model, fitted on this project's 2-core machine (identity decoders, n = 32..256, d = 64..512,
+#: 2-8 layers, 64-256 sequences; 0.6-3.7 s of work; benchmarks/bench_estimates.py): seconds = FIXED + S L
+#: (PER_SEQUENCE_LAYER + CUBIC (H n^3 + n^2 d)), times LOAD_MARGIN; refused above MAX_SECONDS (an interactive
+#: answer; --max-seconds moves it)
+PROBE_COST = {"FIXED": 0.35, "PER_SEQUENCE_LAYER": 3e-4, "CUBIC": 5e-10}
+LOAD_MARGIN = 1.5
+MAX_SECONDS = 600.0
+
+
+def probe_seconds(n_layers: int, n_heads: int, n: int, width: int, sequences: int) -> float:
+    """The estimated time of a probe (:data:`PROBE_COST`), made before any work."""
+    c = PROBE_COST
+    return LOAD_MARGIN * (c["FIXED"] + sequences * n_layers * (c["PER_SEQUENCE_LAYER"] + c["CUBIC"] * (
+        n_heads * n ** 3 + n * n * width)))
+
+
 def probe_chunk(n_layers: int, n_heads: int, n: int, width: int, chunk: int, light: bool = False) -> int:
     """The largest number of sequences per step, at most ``chunk``, whose :func:`probe_bytes` fits
     MAX_PROBE_BYTES; ValueError (naming the sizes) when not even one sequence fits."""
@@ -307,6 +323,12 @@ def probe(traces_of: Callable[[int, int], list], *, n_layers: int, n_heads: int,
         raise ValueError(f"sequences * n^2 * heads * layers = {st.sequences * n * n * n_heads * n_layers} exceeds "
                          f"the probe's bound {MAX_CELLS}; lower --sequences or --n")
     chunk = probe_chunk(n_layers, n_heads, n, width, st.chunk, light)
+    from lnrecency.timelimit import refusal, time_limit
+
+    seconds = probe_seconds(n_layers, n_heads, n, width, st.sequences)
+    if seconds > time_limit(MAX_SECONDS):
+        raise refusal(f"the probe of {st.sequences} sequences at n = {n} ({n_layers} layers x {n_heads} heads, "
+                      f"width {width})", seconds, time_limit(MAX_SECONDS), "lower --sequences or --n")
     skip = 1 if st.bos_first else 0
     w = torch.from_numpy(row_slope_weights(n, skip))
     omega = row_weights(n, skip)
@@ -498,6 +520,13 @@ def probe_decoder(model, settings: ProbeSettings, *, task: str | None = None, in
         return _trace_dicts(tr)
 
     probe_chunk(cfg.n_layers, cfg.n_heads, settings.n, cfg.d_model, 1, light)  # refused before any input is made
+    from lnrecency.timelimit import refusal, time_limit
+
+    seconds = probe_seconds(cfg.n_layers, cfg.n_heads, settings.n, cfg.d_model, settings.sequences)
+    if seconds > time_limit(MAX_SECONDS):
+        raise refusal(f"the probe of {settings.sequences} sequences at n = {settings.n} ({cfg.n_layers} layers x "
+                      f"{cfg.n_heads} heads, width {cfg.d_model})", seconds, time_limit(MAX_SECONDS),
+                      "lower --sequences or --n")
     with deterministic(1):
         first = make(0, min(settings.chunk, settings.sequences))
         with torch.no_grad():
