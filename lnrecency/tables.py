@@ -160,14 +160,17 @@ class Table:
                     out.setdefault(setting_id(text), text)
         return out
 
-    def _markdown_grid(self, cols: list[int]) -> list[str]:
-        ids = {self.columns.index(c) for c in self.md_ids}
+    def shown(self, k: int, x: Any) -> str:
+        """Cell ``x`` of column ``k`` as a person reads it (Markdown, HTML): rounded, "n/a", a long ``md_ids``
+        entry as its setting id."""
+        text = _fmt(x, self.digits)
+        if self.columns[k] in self.md_ids and len(text) > ID_OVER:
+            text = setting_id(text)
+        return text
 
+    def _markdown_grid(self, cols: list[int]) -> list[str]:
         def cell(k: int, x: Any) -> str:
-            text = _fmt(x, self.digits)
-            if k in ids and len(text) > ID_OVER:
-                text = setting_id(text)
-            return text.replace("|", "\\|").replace("\n", " ")
+            return self.shown(k, x).replace("|", "\\|").replace("\n", " ")
 
         head = "| " + " | ".join(self.columns[k].replace("|", "\\|") for k in cols) + " |"
         rule = "|" + "|".join("---" for _ in cols) + "|"

@@ -44,6 +44,11 @@ class ClaimResult:
     def confirmed(self) -> bool:
         return self.verdict == "confirmed"
 
+    @property
+    def not_run(self) -> bool:
+        """A row that was not evaluated (e.g. the models extra is missing): reported, never counted as a verdict."""
+        return type(self.evidence).__name__ == "NotRun"
+
     def to_json(self) -> dict:
         out = {"id": self.id, "source": self.source, "statement": self.statement,
                "setting": self.setting.to_json(), "verdict": self.verdict, "finding": self.finding,

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -72,8 +73,6 @@ def check_page(page: Path, screenshot: Path) -> PageCheck:
         driver.set_script_timeout(60)
         driver.set_page_load_timeout(120)
         driver.get(Path(page).resolve().as_uri())
-        import time
-
         deadline = time.monotonic() + 60  # a loaded machine: wait for the whole document before counting images
         while driver.execute_script("return document.readyState") != "complete" and time.monotonic() < deadline:
             time.sleep(0.2)

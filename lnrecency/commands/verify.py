@@ -58,11 +58,6 @@ def _wrap(text: str, first: str, rest: str) -> str:
                          break_long_words=True, break_on_hyphens=False)
 
 
-def _not_run(r) -> bool:
-    """A row that was not evaluated (the models extra is missing): reported, never counted as a verdict."""
-    return type(r.evidence).__name__ == "NotRun"
-
-
 def run(args: argparse.Namespace) -> int:
     from lnrecency.claims.registry import check_ids, evaluate
 
@@ -83,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     for r in results:
         data = strict(r.to_json())
-        if _not_run(r):
+        if r.not_run:
             print(f"[{r.id}] NOT RUN  ({r.finding})\n")
             continue
         print(f"[{r.id}] {r.verdict.upper()}  ({r.source})")
@@ -99,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
         print()
     counts = {}
     for r in results:
-        key = "not run" if _not_run(r) else r.verdict
+        key = "not run" if r.not_run else r.verdict
         counts[key] = counts.get(key, 0) + 1
     from lnrecency.evidence import VERDICTS
 

@@ -81,6 +81,20 @@ def probe_seconds(n_layers: int, n_heads: int, n: int, width: int, sequences: in
         n_heads * n ** 3 + n * n * width)))
 
 
+def check_probe_cost(n_layers: int, n_heads: int, n: int, width: int, settings: "ProbeSettings",
+                     light: bool = False) -> int:
+    """Refuse a probe above its memory bound (:func:`probe_chunk`) or its time limit (:func:`probe_seconds`,
+    ``--max-seconds``) before any work; return the sequences per step."""
+    from lnrecency.timelimit import refusal, time_limit
+
+    chunk = probe_chunk(n_layers, n_heads, n, width, settings.chunk, light)
+    seconds = probe_seconds(n_layers, n_heads, n, width, settings.sequences)
+    if seconds > time_limit(MAX_SECONDS):
+        raise refusal(f"the probe of {settings.sequences} sequences at n = {n} ({n_layers} layers x {n_heads} "
+                      f"heads, width {width})", seconds, time_limit(MAX_SECONDS), "lower --sequences or --n")
+    return chunk
+
+
 def probe_chunk(n_layers: int, n_heads: int, n: int, width: int, chunk: int, light: bool = False) -> int:
     """The largest number of sequences per step, at most ``chunk``, whose :func:`probe_bytes` fits
     MAX_PROBE_BYTES; ValueError (naming the sizes) when not even one sequence fits."""
@@ -322,13 +336,7 @@ def probe(traces_of: Callable[[int, int], list], *, n_layers: int, n_heads: int,
     if st.sequences * n * n * n_heads * n_layers > MAX_CELLS:
         raise ValueError(f"sequences * n^2 * heads * layers = {st.sequences * n * n * n_heads * n_layers} exceeds "
                          f"the probe's bound {MAX_CELLS}; lower --sequences or --n")
-    chunk = probe_chunk(n_layers, n_heads, n, width, st.chunk, light)
-    from lnrecency.timelimit import refusal, time_limit
-
-    seconds = probe_seconds(n_layers, n_heads, n, width, st.sequences)
-    if seconds > time_limit(MAX_SECONDS):
-        raise refusal(f"the probe of {st.sequences} sequences at n = {n} ({n_layers} layers x {n_heads} heads, "
-                      f"width {width})", seconds, time_limit(MAX_SECONDS), "lower --sequences or --n")
+    chunk = check_probe_cost(n_layers, n_heads, n, width, st, light)
     skip = 1 if st.bos_first else 0
     w = torch.from_numpy(row_slope_weights(n, skip))
     omega = row_weights(n, skip)
@@ -519,14 +527,7 @@ def probe_decoder(model, settings: ProbeSettings, *, task: str | None = None, in
             _, tr = model(embeds=x, trace=True) if cfg.is_identity else model(x, trace=True)
         return _trace_dicts(tr)
 
-    probe_chunk(cfg.n_layers, cfg.n_heads, settings.n, cfg.d_model, 1, light)  # refused before any input is made
-    from lnrecency.timelimit import refusal, time_limit
-
-    seconds = probe_seconds(cfg.n_layers, cfg.n_heads, settings.n, cfg.d_model, settings.sequences)
-    if seconds > time_limit(MAX_SECONDS):
-        raise refusal(f"the probe of {settings.sequences} sequences at n = {settings.n} ({cfg.n_layers} layers x "
-                      f"{cfg.n_heads} heads, width {cfg.d_model})", seconds, time_limit(MAX_SECONDS),
-                      "lower --sequences or --n")
+    check_probe_cost(cfg.n_layers, cfg.n_heads, settings.n, cfg.d_model, settings, light)  # before any input
     with deterministic(1):
         first = make(0, min(settings.chunk, settings.sequences))
         with torch.no_grad():

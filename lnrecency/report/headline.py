@@ -59,11 +59,6 @@ def first_sentence(text: str, limit: int = SENTENCE_CHARS) -> str:
     return text[:limit].rsplit(" ", 1)[0].rstrip(",;:") + " ..."
 
 
-def not_run(r: ClaimResult) -> bool:
-    """A row that was not evaluated (e.g. the models extra is missing): shown, never counted as a verdict."""
-    return type(r.evidence).__name__ == "NotRun"
-
-
 def counts(results: list[ClaimResult]) -> dict[str, int]:
     """Verdict -> number of rows, in :data:`VERDICTS` order (confirmed, refuted, inconclusive always)."""
     return {v: sum(r.verdict == v for r in results) for v in VERDICTS
@@ -71,8 +66,8 @@ def counts(results: list[ClaimResult]) -> dict[str, int]:
 
 
 def counts_line(results: list[ClaimResult], *, quick: bool) -> str:
-    skipped = [r for r in results if not_run(r)]
-    results = [r for r in results if not not_run(r)]
+    skipped = [r for r in results if r.not_run]
+    results = [r for r in results if not r.not_run]
     c = counts(results)
     claims = len(dict.fromkeys(r.id for r in results))
     return (f"**{len(results)} verdicts on {claims} claims** ({'quick' if quick else 'default'} settings): "
@@ -85,7 +80,7 @@ def findings(results: list[ClaimResult], tables: dict[str, str]) -> list[Finding
     """One :class:`Finding` per claim (``tables``: claim id -> its evidence file), what fails first."""
     by_claim: dict[str, list[ClaimResult]] = {}
     for r in results:
-        if not_run(r):
+        if r.not_run:
             continue
         by_claim.setdefault(r.id, []).append(r)
     out = []

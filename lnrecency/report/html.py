@@ -1,7 +1,7 @@
 """The report as one self-contained HTML page (``index.html``): the headline first (verdict counts, the
 findings that matter), then the verdict table, every table (sortable: click a column head) and every
 figure, embedded as a PNG data URI. Nothing is fetched: no script, style or image comes from outside the
-file. Numbers are formatted by :class:`lnrecency.tables.Table`'s Markdown rules (same digits, "n/a",
+file. Numbers are formatted by :meth:`lnrecency.tables.Table.shown`, as in the Markdown (same digits, "n/a",
 settings cited by id), so the page and ``index.md`` show the same numbers.
 
 A browser test (tests/test_report_html.py) opens the page in headless Chromium and checks that it loads
@@ -14,8 +14,8 @@ import html
 import re
 from pathlib import Path
 
-from lnrecency.report.headline import Finding, MEASURED, counts_line, findings, claim_tables, short_statement
-from lnrecency.tables import Table, _fmt, setting_id, ID_OVER
+from lnrecency.report.headline import MEASURED, Finding, claim_tables, counts_line, findings, short_statement
+from lnrecency.tables import Table
 
 __all__ = ["render_html"]
 
@@ -76,12 +76,9 @@ def _verdict_class(word: str) -> str:
 def table_html(table: Table) -> str:
     """One table, all its columns but ``md_hide`` (a scrolling box), settings cited by id as in Markdown."""
     cols = [k for k, c in enumerate(table.columns) if c not in table.md_hide]
-    ids = {table.columns.index(c) for c in table.md_ids}
 
     def cell(k: int, x) -> str:
-        text = _fmt(x, table.digits)
-        if k in ids and len(text) > ID_OVER:
-            text = setting_id(text)
+        text = table.shown(k, x)
         cls = f' class="{_verdict_class(text)}"' if table.columns[k] == "verdict" else ""
         return f"<td{cls}>{html.escape(text)}</td>"
 
