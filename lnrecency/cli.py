@@ -21,7 +21,7 @@ COMMANDS = ("limit", "finite_width", "boundary", "region", "sweep", "reproduce",
 
 
 #: commands whose work is estimated and refused above a time limit; they take --max-seconds
-TIME_LIMITED = ("limit", "finite_width", "boundary", "region", "sweep", "bias", "simulate", "probe")
+TIME_LIMITED = ("limit", "finite_width", "boundary", "region", "sweep", "bias", "simulate", "probe", "train")
 
 
 def parse_number(text: str) -> float:

@@ -33,7 +33,7 @@ from lnrecency.theory.boundary import boundaries
 from lnrecency.theory.region import region
 
 __all__ = ["SweepGrid", "PhaseRow", "phase_rows", "sweep", "phase_table", "phase_figure", "write_sweep", "PHASES",
-           "REPORT_GRID", "boundary_curves", "curve_point", "curves_figure"]
+           "REPORT_GRID", "boundary_curves", "curve_point", "curves_figure", "estimate_seconds", "check_time"]
 
 PHASES = ("recency", "recency, then mixed", "earlier", "mixed", "undecided")
 
@@ -107,9 +107,48 @@ def phase_rows(cfg: ModelConfig, layers: int, n_max: int) -> list[PhaseRow]:
     return out
 
 
+#: a sweep is a batch job, but an answer still: refused above this estimate before any work (--max-seconds)
+MAX_SECONDS = 300.0
+#: starting (and closing) a local Dask cluster, and the curve regions' cost against a region's estimate (a
+#: curve point sits at a boundary by design: its region has ends to bisect and dips to search), fitted by
+#: benchmarks/bench_estimates.py --fit on this project's 2-core machine
+SWEEP_COST = {"LOCAL_START": 2.49, "CURVE_FACTOR": 3.57}
+
+
+def estimate_seconds(grid: SweepGrid, *, scheduler: str = "none", workers: int = 2, curves: tuple = (),
+                     curve_points: int = 12) -> float:
+    """Time of :func:`write_sweep`: one boundary search per setting (both orderings, layers 2..L;
+    :func:`lnrecency.theory.boundary.estimate_seconds`), and one certified region per curve task
+    (:func:`lnrecency.theory.region.estimate_seconds`), spread over ``workers`` processes (a remote
+    scheduler: counted as ``workers``), plus the start of a local cluster."""
+    from lnrecency.theory.boundary import estimate_seconds as boundary_seconds
+    from lnrecency.theory.region import _scan, estimate_seconds as region_seconds
+
+    parallel = 1 if scheduler == "none" else max(1, workers)
+    tasks = grid.size()
+    t = -(-tasks // parallel) * boundary_seconds(grid.layers, grid.n_max, 2, orderings=2)
+    if curves:
+        jobs = curve_tasks(grid, tuple(curves), curve_points)
+        points = len(_scan("alpha", 0.0, 0.999, CURVE_SCAN))
+        t += (-(-len(jobs) // parallel) * SWEEP_COST["CURVE_FACTOR"]
+              * max(region_seconds((layer,), grid.n_max, points) for layer in curves))
+    return t + (SWEEP_COST["LOCAL_START"] if scheduler == "local" else 0.0)
+
+
+def check_time(grid: SweepGrid, **kw) -> None:
+    """Refuse (ValueError, before any work and before a cluster starts) a sweep estimated above MAX_SECONDS."""
+    from lnrecency.timelimit import refusal, time_limit
+
+    seconds = estimate_seconds(grid, **kw)
+    if seconds > time_limit(MAX_SECONDS):
+        raise refusal(f"the sweep of {grid.size()} settings to --layers {grid.layers}, --n-max {grid.n_max}",
+                      seconds, time_limit(MAX_SECONDS), "use fewer settings, a smaller --n-max or fewer --layers")
+
+
 def sweep(grid: SweepGrid, *, scheduler: str = "none", workers: int = 2, progress: bool | None = None) -> list:
     check_int("layers", grid.layers, minimum=2)
     check_int("n_max", grid.n_max, minimum=3)
+    check_time(grid, scheduler=scheduler, workers=workers)
     tasks = [(cfg, grid.layers, grid.n_max) for cfg in grid.settings()]
     return [row for rows in map_ordered(phase_rows, tasks, scheduler=scheduler, workers=workers,
                                         progress=progress, desc="sweep") for row in rows]
@@ -280,6 +319,7 @@ def write_sweep(out: str | Path, grid: SweepGrid, *, scheduler: str = "local", w
     ``curves`` (layers), also boundary_curves.{json,png,pdf} (:func:`boundary_curves`)."""
 
     final = Path(out)
+    check_time(grid, scheduler=scheduler, workers=workers, curves=tuple(curves), curve_points=curve_points)
     with staged_directory(final, OUTPUT_NAMES) as stage:
         rows = sweep(grid, scheduler=scheduler, workers=workers, progress=progress)
         files = phase_table(rows, grid).write(stage, ("md", "csv", "json"))

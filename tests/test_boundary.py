@@ -8,9 +8,11 @@ import json
 import mpmath
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from lnrecency.cli import main
-from lnrecency.theory.boundary import FLOAT_RESOLUTION, boundary
+from lnrecency.theory.boundary import FLOAT_RESOLUTION, _float64_prefix, boundary
 from lnrecency.theory.limit import limit_scores
 
 
@@ -112,7 +114,7 @@ def test_cli_json(capsys):
     (["--layer", "0", "--n-max", "10"], ["layers", "0"]),
     (["--layer", "3", "--n-max", "1"], ["n_max", "1"]),
     (["--layer", "3", "--n-max", "10", "--from-layer", "4"], ["first_layer", "4"]),
-    (["--layer", "3", "--n-max", "10000000"], ["n=10000000"]),
+    (["--layer", "3", "--n-max", "10000000"], ["--n-max 10000000", "above the time limit"]),
 ])
 def test_cli_refusals(capsys, argv, words):
     assert main(["boundary", *argv]) == 2
@@ -120,3 +122,25 @@ def test_cli_refusals(capsys, argv, words):
     assert err.startswith("lnrecency boundary: error:") and err.count("\n") == 1
     for w in words:
         assert w in err
+
+
+@settings(max_examples=25, deadline=None)
+@given(layers=st.integers(1, 5), n=st.integers(2, 60), lam=st.sampled_from([0.3, 1.0, 3.0, 8.0]),
+       alpha=st.sampled_from([0.0, 0.25, 0.75]), residual=st.booleans(),
+       norm=st.sampled_from(["layernorm", "none"]), ordering=st.sampled_from(["recency", "earlier", "flat"]))
+def test_vectorised_prefix_equals_the_per_row_rule(layers, n, lam, alpha, residual, norm, ordering):
+    """The one-pass float64 prefix (``_float64_prefix``) stops at the first row the per-row rule would stop
+    at: undecided in float64, or failing ``ordering`` (the rule written out here row by row)."""
+    s = limit_scores(n, layers, lam=lam, alpha=alpha, residual=residual, norm=norm)
+    for layer in range(1, layers + 1):
+        expect = n + 1
+        for i in range(2, n + 1):
+            row = s[layer - 1, i - 1, :i]
+            d = np.diff(row)
+            decided = np.all(np.isfinite(row)) and np.all(np.abs(d) > FLOAT_RESOLUTION * np.max(np.abs(row)))
+            holds = {"recency": bool(np.all(d > 0)), "earlier": bool(np.all(d[:-1] < 0)),
+                     "flat": i <= 2}[ordering]
+            if not (decided and holds):
+                expect = i
+                break
+        assert _float64_prefix(s[layer - 1], ordering) == expect

@@ -35,7 +35,7 @@ def test_text_mode_and_measured_next_term(capsys):
 
 
 def test_refusals_are_one_line_exit_2(capsys):
-    for argv, needle in [(["finite-width", "--n", "300", "--layers", "3"], "costs"),
+    for argv, needle in [(["finite-width", "--n", "300", "--layers", "3"], "above the time limit"),
                          (["finite-width", "--n", "3", "--measure", "10"], "--measure needs --d"),
                          (["finite-width", "--n", "3", "--d", "1"], "d must be an integer"),
                          (["finite-width", "--digits", "0"], "--digits"),

@@ -247,3 +247,46 @@ def test_max_seconds_moves_the_time_limit(monkeypatch, capsys):
         check_memory(10**6, 4)
     assert main(["limit", "--n", "8", "--max-seconds", "-1"]) == 2
     assert "--max-seconds must be a number of seconds > 0" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv, work", [
+    (["boundary", "--layer", "4", "--n-max", "1500"], "lnrecency.theory.boundary._Rows"),
+    (["region", "--layer", "3", "--n-max", "100", "--vary", "alpha"], "lnrecency.theory.region.margins"),
+    (["sweep", "--layers", "8", "--n-max", "200", "--scheduler", "none", "--out", "{tmp}/sw"],
+     "lnrecency.sweep.map_ordered"),
+    (["finite-width", "--n", "24", "--layers", "3"], "lnrecency.theory.finite_width._input_law"),
+    (["train", "induction", "--steps", "1000", "--out", "{tmp}/ck"], "lnrecency.models.train.build"),
+])
+def test_time_refusals_come_before_the_work(argv, work, monkeypatch, capsys, tmp_path):
+    """Each estimated command at a size its estimate prices above a tiny --max-seconds: exit 2, one line naming
+    the limit and --max-seconds, and the work itself never starts (it is replaced by a function that fails)."""
+    if argv[0] == "train":
+        pytest.importorskip("torch")
+    import importlib
+
+    module, name = work.rsplit(".", 1)
+    importlib.import_module(module)
+
+    def never(*a, **k):
+        raise AssertionError(f"{work} ran before the refusal")
+
+    monkeypatch.setattr(f"{module}.{name}", never)
+    from lnrecency.cli import main
+
+    argv = [a.replace("{tmp}", str(tmp_path)) for a in argv]
+    assert main(argv + ["--max-seconds", "0.0001"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "above the time limit 0.0001 s" in err and "--max-seconds" in err, err
+    assert not (tmp_path / "sw").exists() and not (tmp_path / "ck").exists()
+
+
+def test_exact_arithmetic_beyond_its_measured_sizes_is_refused():
+    """sympy's time grows with the nesting of exp and sqrt (3 layers at n = 3: 3-96 s), so exact arithmetic
+    runs only where its cost model was measured (SYMPY_MAX_N), and says to use mpmath instead."""
+    from lnrecency.theory.limit import SYMPY_MAX_N, limit_scores
+
+    with pytest.raises(ValueError, match=r"use dps= \(mpmath\)"):
+        limit_scores(SYMPY_MAX_N[2] + 1, 2, exact=True)
+    with pytest.raises(ValueError, match="n <= 2 at this depth"):
+        limit_scores(3, 3, exact=True)
+    assert limit_scores(2, 3, exact=True).shape == (3, 2, 2)

@@ -16,7 +16,8 @@ Exact signs: a difference is decided in float64 when |D_j| > ``FLOAT_RESOLUTION`
 recursion's float64 error is orders below that); otherwise the prefix up to that row is recomputed in
 mpmath at ``dps`` digits and D_j counts as 0 when |D_j| <= 10^-(dps - 10) max |S_ij|. A setting float64
 cannot hold (overflow) is evaluated in mpmath throughout, within a stated cost limit: a row that would
-need a longer mpmath prefix than ``MPMATH_MAX_N`` is reported as ``undecided_from`` (the claim holds on
+need a longer mpmath prefix than ``MPMATH_MAX_N``, or one estimated above the mpmath time limit (checked before
+it runs), is reported as ``undecided_from`` (the claim holds on
 every row before it), never guessed.
 """
 from __future__ import annotations
@@ -29,11 +30,41 @@ import numpy as np
 
 from lnrecency.config import ModelConfig, check_choice, check_int, make_config
 
-__all__ = ["ORDERINGS", "LayerBoundary", "boundary", "boundaries", "row_holds", "FLOAT_RESOLUTION", "MPMATH_MAX_N"]
+__all__ = ["ORDERINGS", "LayerBoundary", "boundary", "boundaries", "row_holds", "FLOAT_RESOLUTION", "MPMATH_MAX_N",
+           "estimate_seconds", "check_time"]
 
 from lnrecency.choices import MPMATH_MAX_N, ORDERINGS  # noqa: E402 (defined there for the parser)
 
 FLOAT_RESOLUTION = 1e-12
+
+
+#: the row search's fixed cost per call, fitted by benchmarks/bench_estimates.py --fit on this project's 2-core
+#: machine (n_max = 100..2000, 2-16 layers: estimate/real 0.8-1.7); the vectorised float64 pass over the rows
+#: fitted below 1e-15 s per entry, inside the limit estimate's LOAD_MARGIN, so it has no term of its own
+BOUNDARY_COST = {"FIXED": 5.2e-4}
+
+
+def estimate_seconds(layers: int, n_max: int, first_layer: int = 1, orderings: int = 1) -> float:
+    """Time of :func:`boundaries` when float64 decides every row: the float64 limit recursion
+    (:func:`lnrecency.theory.limit.estimate_seconds`) plus the search's fixed cost (:data:`BOUNDARY_COST`, times
+    the limit's LOAD_MARGIN); ``first_layer`` and ``orderings`` do not change it measurably. Rows that need an mpmath prefix are estimated and refused separately, before that
+    prefix is computed (the limit's own check, at its MAX_SECONDS_PRECISE)."""
+    from lnrecency.theory.limit import LOAD_MARGIN, estimate_seconds as limit_seconds
+
+    c = BOUNDARY_COST
+    return limit_seconds(n_max, layers) + LOAD_MARGIN * c["FIXED"]
+
+
+def check_time(layers: int, n_max: int, first_layer: int = 1, orderings: int = 1) -> None:
+    """Refuse (ValueError, before any work) a search estimated above the float64 limit's time limit
+    (lnrecency.theory.limit.MAX_SECONDS, an interactive answer; ``--max-seconds`` raises it)."""
+    from lnrecency.theory.limit import MAX_SECONDS
+    from lnrecency.timelimit import refusal, time_limit
+
+    seconds = estimate_seconds(layers, n_max, first_layer, orderings)
+    if seconds > time_limit(MAX_SECONDS):
+        raise refusal(f"the boundary search to --n-max {n_max} at --layer {layers}", seconds,
+                      time_limit(MAX_SECONDS), "lower --n-max or --layer")
 
 
 def row_holds(ordering: str, signs: list[int]) -> bool:
@@ -86,7 +117,7 @@ class LayerBoundary:
 
 
 class _Undecided(Exception):
-    """Row ``args[0]`` needs an mpmath prefix longer than MPMATH_MAX_N."""
+    """Row ``args[0]`` needs an mpmath prefix longer than MPMATH_MAX_N rows or above the mpmath time limit."""
 
 
 class _Rows:
@@ -105,9 +136,11 @@ class _Rows:
     def _mpmath_prefix(self, i: int):
         if self.hp is None or len(self.hp[0]) < i:
             m = min(self.n_max, max(i, 2 * (0 if self.hp is None else len(self.hp[0]))))
-            if m > MPMATH_MAX_N:
-                raise _Undecided(i)
-            from lnrecency.theory.limit import limit_scores
+            from lnrecency.theory.limit import MAX_SECONDS_PRECISE, estimate_seconds, limit_scores
+            from lnrecency.timelimit import time_limit
+
+            if m > MPMATH_MAX_N or estimate_seconds(m, self.layers, self.dps) > time_limit(MAX_SECONDS_PRECISE):
+                raise _Undecided(i)  # reported where it starts, never guessed, and never a late refusal
 
             self.hp = limit_scores(m, self.layers, config=self.cfg, dps=self.dps)
         return self.hp
@@ -128,8 +161,34 @@ class _Rows:
             return signs, np.array([float(x) for x in hd]), f"mpmath dps={self.dps}"
 
 
+def _float64_prefix(s: np.ndarray, ordering: str) -> int:
+    """Rows 2..r of one layer's float64 scores ``s`` (n x n) that float64 decides and on which ``ordering``
+    holds, in one vectorised pass: the first row i >= 2 that is undecided in float64 or fails (n + 1 if none).
+    The same per-row rule as :meth:`_Rows.signs` and :func:`row_holds`."""
+    n = s.shape[0]
+    if n < 2:
+        return n + 1
+    i = np.arange(1, n + 1)[:, None]
+    c = np.arange(1, n)[None, :]
+    inside = np.arange(1, n + 1)[None, :] <= i
+    with np.errstate(invalid="ignore"):
+        d = np.diff(np.where(inside, s, 0.0), axis=1)  # d[i-1, c-1] = S_{i,c+1} - S_{i,c}, used for c <= i-1
+        scale = np.max(np.where(inside, np.abs(s), 0.0), axis=1)[:, None]
+        finite = np.all(np.where(inside, np.isfinite(s), True), axis=1)
+        step = c <= i - 1
+        resolved = finite & np.all(np.where(step, np.abs(d) > FLOAT_RESOLUTION * scale, True), axis=1)
+        if ordering == "recency":
+            holds = np.all(np.where(step, d > 0, True), axis=1)
+        else:  # the steps c <= i - 2 (keys strictly below the query); float64-decided steps are never 0
+            off = c <= i - 2
+            holds = np.all(np.where(off, d < 0, True), axis=1) if ordering == "earlier" else ~np.any(off, axis=1)
+    bad = np.flatnonzero(~(resolved & holds)[1:])
+    return int(bad[0]) + 2 if bad.size else n + 1
+
+
 def _search(rows: "_Rows", layer: int, ordering: str, n_max: int) -> LayerBoundary:
-    for i in range(2, n_max + 1):
+    start = 2 if rows.s is None else _float64_prefix(rows.s[layer - 1], ordering)
+    for i in range(start, n_max + 1):
         try:
             signs, diffs, precision = rows.signs(layer, i)
         except _Undecided:
@@ -148,6 +207,7 @@ def boundaries(layers: int, n_max: int, *, orderings: tuple = ORDERINGS, config:
     for o in orderings:
         check_choice("ordering", o, ORDERINGS)
     check_int("dps", dps, minimum=20)
+    check_time(layers, n_max, first_layer, len(orderings))
     rows = _Rows(n_max, layers, make_config(config, **params), dps)
     return {o: [_search(rows, layer, o, n_max) for layer in range(first_layer, layers + 1)] for o in orderings}
 

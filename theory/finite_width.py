@@ -94,8 +94,43 @@ FIRST_ORDER = ("first-order (delta method): E_d S = S_lim + c/d + O(1/d^2), "
 EDGEWORTH = ("second order in d^-1/2 (one-term Edgeworth): P(S_ij > S_ik) = Phi(z) + phi(z) g (z^2 - 1) / 6, "
              "z = (lim + c/d) / sqrt(v/d), g = (t/d^2) / (v/d)^(3/2); error O(1/d)")
 _JET_BUDGET_BYTES = 192 * 2**20  # working memory of one batch of directions
-MAX_SECONDS = 20.0  # the per-layer overhead budget (refused above, before any work)
-MAX_COST = 5e10  # n(n+1)/2 directions x layers x n^3: about 2 minutes on this project's 2-core machine
+MAX_SECONDS = 20.0  # an interactive answer: refused above (before any work); --max-seconds raises it
+#: the time model, fitted by benchmarks/bench_estimates.py --fit on this project's 2-core machine (n = 8..64,
+#: 1-6 layers): seconds = LOAD_MARGIN x (FIXED + layers x (PER_BATCH x batches + PER_OP x n(n+1)/2 x n^3))
+FW_COST = {"FIXED": 1.5e-5, "PER_BATCH": 2.9e-4, "PER_OP": 1.06e-9}
+
+
+def _batches(n: int, layers: int, chunk: int | None) -> tuple[int, int]:
+    if chunk is None:
+        chunk = max(1, _JET_BUDGET_BYTES // (8 * 40 * layers * n * n))
+    chunk = check_int("chunk", chunk, minimum=1)
+    return chunk, -(-n * (n + 1) // 2 // chunk)
+
+
+def estimate_seconds(n: int, layers: int, chunk: int | None = None) -> float:
+    """Time of :func:`finite_width` on this project's 2-core machine (:data:`FW_COST`)."""
+    from lnrecency.theory.limit import LOAD_MARGIN
+
+    _, batches = _batches(n, layers, chunk)
+    c = FW_COST
+    return LOAD_MARGIN * (c["FIXED"] + layers * (c["PER_BATCH"] * batches + c["PER_OP"] * n * (n + 1) / 2 * n ** 3))
+
+
+def check_cost(n: int, layers: int, chunk: int | None = None) -> None:
+    """Refuse, before any work: memory (the layers x n^3 covariances and one batch of directions, against
+    the available memory; a limit that stays) and time (above MAX_SECONDS; ``--max-seconds`` raises it)."""
+    from lnrecency.resources import available_memory
+    from lnrecency.timelimit import refusal, time_limit
+
+    need = 16 * layers * n ** 3 + _JET_BUDGET_BYTES
+    if need > 256 * 2**20 and need > available_memory():
+        raise MemoryError(f"finite-width theory at n={n}, layers={layers} needs about {need / 2**20:.0f} MiB "
+                          f"(layers x n^3 covariances), more than the available "
+                          f"{available_memory() / 2**20:.0f} MiB; use a smaller n or fewer layers")
+    seconds = estimate_seconds(n, layers, chunk)
+    if seconds > time_limit(MAX_SECONDS):
+        raise refusal(f"finite-width theory at n={n}, layers={layers}", seconds, time_limit(MAX_SECONDS),
+                      "use a smaller n or fewer layers")
 
 
 # --------------------------------------------------------------------------------------------------
@@ -337,23 +372,10 @@ def finite_width(n: int, layers: int, *, config: ModelConfig | None = None, chun
     """
     n = check_int("n", n, minimum=1)
     layers = check_int("layers", layers, minimum=1)
-    cost = n * (n + 1) // 2 * layers * n ** 3
-    if cost > MAX_COST:
-        raise ValueError(f"finite-width theory at n={n}, layers={layers} costs n(n+1)/2 * layers * n^3 = "
-                         f"{cost:.3g} operations, above the limit {MAX_COST:.0e} (n=96, layers=2 takes "
-                         f"about 20 s here); use a smaller n or fewer layers")
     cfg = make_config(config, **params)
     scale = _check_scale(scale, cfg)
-    if chunk is None:
-        chunk = max(1, _JET_BUDGET_BYTES // (8 * 40 * layers * n * n))
-    chunk = check_int("chunk", chunk, minimum=1)
-    batches = -(-n * (n + 1) // 2 // chunk)
-    seconds = layers * batches * 7e-4  # per layer and batch of directions, the Python overhead (measured)
-    from lnrecency.timelimit import refusal, time_limit
-
-    if seconds > time_limit(MAX_SECONDS):
-        raise refusal(f"finite-width theory at n={n}, layers={layers} (per-layer overhead alone)", seconds,
-                      time_limit(MAX_SECONDS), "use fewer layers")
+    chunk, _ = _batches(n, layers, chunk)
+    check_cost(n, layers, chunk)
     g0, b = _input_law(n, cfg)
     c = np.zeros((layers, n, n))
     c_out = np.zeros((layers, n))

@@ -71,30 +71,51 @@ LOAD_MARGIN = 1.5
 #: mpmath: seconds per layer and n^3 at 0 digits (times 1 + dps/100), fitted at dps = 40, n = 16..64, 2 layers
 #: (benchmarks/bench_estimates.py: 1.03e-6 at dps = 40; the earlier 6e-6 was 6-10x too high)
 MPMATH_COST = 7.4e-7
-#: sympy (exact): seconds per layer = a + b n^3, fitted at alpha = 0.2 with a residual, n = 4..14, 2 layers
-#: (0.25-2.3 s; within 0.45-1x there); its cost depends on the parameters' arithmetic: alpha = 0 runs n = 24 in
-#: 0.93 s (estimate 11 s), and the audit of issue 33 measured 124 s at n = 32 (estimate 26 s)
-SYMPY_COST = (0.03, 4e-4)
+#: sympy (exact): its cost grows with the nesting of exp and sqrt from layer to layer, and with the parameters'
+#: arithmetic, so it is modelled per depth and parameter class from timings on this project's 2-core machine
+#: (benchmarks/bench_estimates.py): 1 layer a + b n^2; 2 layers c n^p, (c, p) for alpha = 0 (G^(1) = I) and for
+#: alpha != 0 (binary-exact floats; 0.2 with a residual: 0.25 s at n = 4, 4.7 s at n = 16, 8.5-12 s at n = 24);
+#: 3 layers only at n <= 2 (n = 2: 0.2 s at alpha = 0, 6.6 s at alpha = 0.2; n = 3 takes 3 s at alpha = 0 and
+#: 96 s at alpha = 0.2; n = 5 takes 54 s at alpha = 0)
+SYMPY_COST = {"ONE": (2e-3, 1e-5), "TWO_SIMPLE": (0.011, 1.55), "TWO_GENERAL": (0.012, 2.2),
+              "THREE_SIMPLE": 0.2, "THREE_GENERAL": 6.6}
+#: where the sympy model was measured (beyond: refused, mpmath at high dps gives the same decisions)
+SYMPY_MAX_N = {1: 256, 2: 24, 3: 2}
 
 
-def estimate_seconds(n: int, layers: int, dps: Any = None, exact: bool = False) -> float:
+def _sympy_seconds(n: int, layers: int, alpha: Any = None) -> float:
+    c = SYMPY_COST
+    if layers == 1:
+        return c["ONE"][0] + c["ONE"][1] * n ** 2
+    if layers == 2:
+        k, p = c["TWO_SIMPLE"] if alpha == 0 else c["TWO_GENERAL"]
+        return k * n ** p
+    return c["THREE_SIMPLE" if alpha == 0 else "THREE_GENERAL"] * (n / 2) ** 6 * 30 ** (layers - 3)
+
+
+def estimate_seconds(n: int, layers: int, dps: Any = None, exact: bool = False, alpha: Any = None) -> float:
     """Time of the recursion on this project's 2-core machine. float64: LOAD_MARGIN x the fitted
     FLOAT64_COST model (layer 1 has no n^3 term); mpmath: LOAD_MARGIN x per layer (1.5e-4 s + MPMATH_COST n^3
-    (1 + dps/100)); sympy: per layer SYMPY_COST (its cost depends on the parameters' arithmetic, see there)."""
+    (1 + dps/100)); sympy: SYMPY_COST by depth and by ``alpha`` (0 or not; None: not)."""
     if dps is None and not exact:
         a, b, c = FLOAT64_COST
         return LOAD_MARGIN * ((a + b * n ** 2) * layers + c * n ** 3 * (layers - 1))
-    if exact:  # fitted on the hard case (alpha = 0.2, residual); simple parameters run up to 12x faster
-        return layers * (SYMPY_COST[0] + SYMPY_COST[1] * n ** 3)
+    if exact:
+        return _sympy_seconds(n, layers, alpha)
     return LOAD_MARGIN * layers * (1.5e-4 + MPMATH_COST * n ** 3 * (1 + dps / 100))
 
 
-def check_time(n: int, layers: int, dps: Any = None, exact: bool = False) -> None:
+def check_time(n: int, layers: int, dps: Any = None, exact: bool = False, alpha: Any = None) -> None:
     """Refuse (ValueError, before any work) a recursion estimated above its time limit (MAX_SECONDS for
-    float64, MAX_SECONDS_PRECISE for mpmath and sympy; ``--max-seconds`` changes both, lnrecency.timelimit)."""
+    float64, MAX_SECONDS_PRECISE for mpmath and sympy; ``--max-seconds`` changes both, lnrecency.timelimit),
+    and exact arithmetic beyond the sizes its cost model was measured on (SYMPY_MAX_N)."""
     from lnrecency.timelimit import refusal, time_limit
 
-    t = estimate_seconds(n, layers, dps, exact)
+    if exact and n > SYMPY_MAX_N.get(layers, 0):
+        raise ValueError(f"exact (sympy) arithmetic at n={n}, layers={layers} is beyond the sizes its cost was "
+                         f"measured on (n <= {SYMPY_MAX_N.get(layers, 0)} at this depth; its time grows with the "
+                         f"nesting of exp and sqrt, e.g. 3 layers at n = 3 take 3-96 s); use dps= (mpmath) instead")
+    t = estimate_seconds(n, layers, dps, exact, alpha)
     limit = time_limit(MAX_SECONDS if dps is None and not exact else MAX_SECONDS_PRECISE)
     if t > limit:
         raise refusal(f"the limit recursion at n={n}, layers={layers}" + (f", dps={dps}" if dps else "")
@@ -186,7 +207,7 @@ def _prepare(n: Any, layers: Any, config: ModelConfig | None, params: dict, dps:
     exact = bool(exact)
     backend = _backend(dps, exact)
     check_memory(n, layers, dps, exact)
-    check_time(n, layers, dps, exact)
+    check_time(n, layers, dps, exact, cfg.alpha)
     return n, layers, cfg, backend
 
 

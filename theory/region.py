@@ -33,15 +33,30 @@ from scipy.optimize import minimize_scalar
 from lnrecency.config import ModelConfig, check_choice, check_int, check_real, make_config
 
 __all__ = ["PARAMETERS", "Region", "RegionEnd", "region", "regions", "margin", "margins", "DEFAULT_RANGES", "SCAN",
-           "TOL"]
+           "TOL", "estimate_seconds"]
 
 PARAMETERS = ("alpha", "lam", "gamma")
 DEFAULT_RANGES = {"alpha": (0.0, 0.999), "lam": (0.05, 8.0), "gamma": (0.05, 16.0)}
 SCAN = 241
 TOL = 1e-7
 DIP = 4.0
-#: bound on layers * n_max^2 * scan points (the work of the scan)
-MAX_WORK = 2 * 10**9
+#: a certification, like the mpmath limit: refused above this estimate, before any work (--max-seconds raises it)
+MAX_SECONDS = 300.0
+#: the time model: seconds = points x FACTOR x (one float64 limit at the deepest layer + one boundary decision)
+#: (a fixed cost per point fitted to 0); FACTOR absorbs the dip searches and the bisection of each end (their count depends on the
+#: result: benchmarks/bench_estimates.py gives the spread), fitted there with --fit on this 2-core machine
+REGION_COST = {"FACTOR": 0.492}
+
+
+def estimate_seconds(layers: tuple, n_max: int, points: int) -> float:
+    """Time of :func:`regions` over ``points`` scan points (:data:`REGION_COST`, with
+    :func:`lnrecency.theory.limit.estimate_seconds` and :func:`lnrecency.theory.boundary.estimate_seconds`)."""
+    from lnrecency.theory.boundary import estimate_seconds as boundary_seconds
+    from lnrecency.theory.limit import estimate_seconds as limit_seconds
+
+    c = REGION_COST
+    per_point = limit_seconds(n_max, max(layers)) + boundary_seconds(max(layers), n_max, min(layers))
+    return points * c["FACTOR"] * per_point
 
 
 @dataclass(frozen=True)
@@ -174,7 +189,7 @@ def regions(layers, n_max: int, parameter: str, *, lo: float | None = None, hi: 
     layers = tuple(check_int("layer", L, minimum=1, maximum=64) for L in layers)
     if not layers or list(layers) != sorted(set(layers)):
         raise ValueError(f"layers must be distinct and ascending; got {list(layers)}")
-    n_max = check_int("n_max", n_max, minimum=3, maximum=2000)
+    n_max = check_int("n_max", n_max, minimum=3)
     check_choice("parameter", parameter, PARAMETERS)
     check_choice("ordering", ordering, ("recency", "earlier"))
     check_real("tol", tol, low=0.0, high=1e-6, low_open=True, high_open=False)
@@ -188,13 +203,18 @@ def regions(layers, n_max: int, parameter: str, *, lo: float | None = None, hi: 
     if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
         raise ValueError(f"--from must be below --to (finite); got {lo!r} and {hi!r}")
     _config_at(cfg, parameter, lo), _config_at(cfg, parameter, hi)  # both ends valid (alpha < 1, lam > 0, ...)
-    if max(layers) * n_max * n_max * scan > MAX_WORK:
-        raise ValueError(f"layer * n_max^2 * scan = {max(layers) * n_max * n_max * scan} exceeds the bound "
-                         f"{MAX_WORK}; lower --n-max or --layer")
+    xs = _scan(parameter, lo, hi, scan)
+    from lnrecency.theory.limit import check_memory
+    from lnrecency.timelimit import refusal, time_limit
+
+    check_memory(n_max, max(layers))
+    seconds = estimate_seconds(layers, n_max, len(xs))
+    if seconds > time_limit(MAX_SECONDS):
+        raise refusal(f"region at --layer {max(layers)}, --n-max {n_max} ({len(xs)} scan points)", seconds,
+                      time_limit(MAX_SECONDS), "lower --n-max or --layer")
     from lnrecency.progress import Progress
 
     pred = _Predicate(cfg, parameter, n_max, ordering)
-    xs = _scan(parameter, lo, hi, scan)
     bar = Progress(2 * len(xs) + len(layers), "region", "steps", enabled=progress)
     ms, hs = [], []
     try:

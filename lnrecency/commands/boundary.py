@@ -42,7 +42,8 @@ def run(args: argparse.Namespace) -> int:
     for r in res:
         if r.undecided_from is not None:
             print(f"{r.layer:>5}  {'undecided from ' + str(r.undecided_from):>24}  {r.holds_up_to:>13}  "
-                  f"float64 cannot resolve; mpmath prefix > {MPMATH_MAX_N} not run")
+                  f"float64 cannot resolve; an mpmath prefix > {MPMATH_MAX_N} rows or above its time "
+                  f"limit is not run")
         elif r.holds:
             print(f"{r.layer:>5}  {'-':>24}  {'>= ' + str(args.n_max):>13}  float64 / mpmath")
         else:

@@ -41,15 +41,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from lnrecency.config import check_choice, check_int, check_real
-    from lnrecency.sweep import SweepGrid, write_sweep
+    from lnrecency.sweep import SweepGrid, check_time, write_sweep
 
     check_choice("norm", args.norm, NORMS)
     check_int("layers", args.layers, minimum=2)
     check_int("n_max", args.n_max, minimum=3)
-    from lnrecency.theory.limit import check_memory, check_time
-
-    check_time(args.n_max, args.layers)  # one setting's recursion, refused before any grid work
-    check_memory(args.n_max, args.layers)
     if args.scheduler == "local":
         from lnrecency.distributed import check_workers
 
@@ -73,6 +69,11 @@ def run(args: argparse.Namespace) -> int:
         for layer in curves:
             check_int("--curves layer", layer, minimum=2, maximum=args.layers)
         check_int("--curve-points", args.curve_points, minimum=2, maximum=200)
+    check_time(grid, scheduler=args.scheduler, workers=args.workers, curves=curves,
+               curve_points=args.curve_points)  # the whole sweep, refused before any work
+    from lnrecency.theory.limit import check_memory
+
+    check_memory(args.n_max, args.layers)
     files = write_sweep(args.out, grid, scheduler=args.scheduler, workers=args.workers,
                         progress=False if args.no_progress else None, curves=curves, curve_points=args.curve_points)
     print(f"wrote {len(files)} files ({grid.size()} settings x layers 2..{grid.layers}) to {args.out}")

@@ -97,6 +97,10 @@ def run(args: argparse.Namespace) -> int:
         os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
     if args.task != "lm":
         cfg = decoder_from_args(args, args.n)
+    if args.device == "cpu":
+        from lnrecency.models.train import check_train_time
+
+        check_train_time(cfg, st)  # before any work (the memory check follows in train)
     result = train(cfg, st, progress=None, data=data, device=args.device)
     from lnrecency.models.probe import induction_score
 

@@ -65,11 +65,12 @@ def probe_bytes(n_layers: int, n_heads: int, n: int, width: int, batch: int, lig
     return 8 * (traces + work + moments)
 
 
-#: the probe's time model, fitted on this project's 2-core machine (identity decoders, n = 32..256, d = 64..512,
-#: 2-8 layers, 64-256 sequences; 0.6-3.7 s of work; benchmarks/bench_estimates.py): seconds = FIXED + S L
+#: the probe's time model, fitted on this project's 2-core machine (identity decoders, n = 16..512, d = 32..512,
+#: 1-8 layers, 16-256 sequences; benchmarks/bench_estimates.py --fit, after torch's one-time set-up; FIXED fitted
+#: to 0): seconds = FIXED + S L
 #: (PER_SEQUENCE_LAYER + CUBIC (H n^3 + n^2 d)), times LOAD_MARGIN; refused above MAX_SECONDS (an interactive
 #: answer; --max-seconds moves it)
-PROBE_COST = {"FIXED": 0.35, "PER_SEQUENCE_LAYER": 3e-4, "CUBIC": 5e-10}
+PROBE_COST = {"FIXED": 0.0, "PER_SEQUENCE_LAYER": 5.25e-5, "CUBIC": 4.1e-10}
 LOAD_MARGIN = 1.5
 MAX_SECONDS = 600.0
 

@@ -117,6 +117,44 @@ def train_bytes(cfg: DecoderConfig, st: TrainSettings) -> int:
     return 4 * (4 * params + acts)
 
 
+#: the time model of a CPU training run on one thread, fitted by benchmarks/bench_estimates.py --fit on this
+#: project's 2-core machine (8 runs, 1-6 layers, d = 32..256, n = 16..256, batch 8-128; a per-step constant
+#: fitted to 0): seconds = LOAD_MARGIN x (steps x (LAYER x layers + tokens x FLOPs per token / RATE)
+#: + evaluations x EVAL x held-out tokens x FLOPs per token / RATE)
+TRAIN_COST = {"LAYER": 7.05e-4, "RATE": 8.51e10, "EVAL": 0.413}
+#: an interactive answer for `lnrecency train` (the experiments' own runs are not limited); --max-seconds raises it
+MAX_TRAIN_SECONDS = 3600.0
+
+
+def train_flops_per_token(cfg: DecoderConfig, n: int) -> float:
+    """Model FLOPs per token of one training step (benchmarks/bench_train.py): 6 x the weights of every linear
+    map (attention, MLP, unembedding) plus 6 x layers x n x d for the causal attention products."""
+    d = cfg.d_model
+    linear = cfg.n_layers * (4 * d * d + 2 * cfg.mlp_ratio * d * d * cfg.mlp) + cfg.vocab * d
+    return 6.0 * linear + 6.0 * cfg.n_layers * n * d
+
+
+def train_seconds(cfg: DecoderConfig, st: TrainSettings) -> float:
+    """Estimated time of :func:`train` on the CPU (:data:`TRAIN_COST`), when it runs to ``st.steps``."""
+    from lnrecency.theory.limit import LOAD_MARGIN
+
+    c = TRAIN_COST
+    f = train_flops_per_token(cfg, st.n)
+    per_step = c["LAYER"] * cfg.n_layers + st.batch * st.n * f / c["RATE"]
+    evals = (st.steps // st.eval_every + 2) if st.eval_every else 0
+    return LOAD_MARGIN * (st.steps * per_step + evals * c["EVAL"] * st.eval_sequences * st.n * f / c["RATE"])
+
+
+def check_train_time(cfg: DecoderConfig, st: TrainSettings) -> None:
+    """Refuse (ValueError, before any work) a run estimated above MAX_TRAIN_SECONDS (``--max-seconds``)."""
+    from lnrecency.timelimit import refusal, time_limit
+
+    seconds = train_seconds(cfg, st)
+    if seconds > time_limit(MAX_TRAIN_SECONDS):
+        raise refusal(f"training {cfg.label()} for --steps {st.steps} at --batch {st.batch}, --n {st.n}", seconds,
+                      time_limit(MAX_TRAIN_SECONDS), "lower --steps, --batch, --n, --width or --layers")
+
+
 def train(cfg: DecoderConfig, st: TrainSettings, *, progress: bool | None = False, snapshots: bool = False,
           on_eval=None, data=None, device: str = "cpu") -> TrainResult:
     """Train a decoder of ``cfg`` on ``st.task``; ``snapshots``: keep a copy of the weights at every
