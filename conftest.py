@@ -56,7 +56,8 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     for basis in BASES:
         total = BUDGET.total(basis)
         terminalreporter.write_line(
-            f"  {what[basis]}: {BUDGET.comparisons(basis)} comparisons; P(a correct claim fails by chance) "
+            f"  {what[basis]}: {BUDGET.comparisons(basis)} comparisons in {BUDGET.decisions(basis)} decisions "
+            f"(a two-sided family of entries is one); P(a correct claim fails by chance) "
             f"<= {total:.3g} (union bound; limit {SUITE_LIMITS[basis]:g})"
             + ("" if total <= SUITE_LIMITS[basis] else "  ** OVER BUDGET **"))
 
@@ -72,9 +73,12 @@ def pytest_sessionfinish(session, exitstatus):
         session.exitstatus = 1
 
 
-@pytest.fixture(scope="module")
-def temp_cache(tmp_path_factory):
-    """A fresh $LNRECENCY_CACHE for one test module (trained-model experiments cache their runs there)."""
+@pytest.fixture(scope="session")
+def trained_cache(tmp_path_factory):
+    """One fresh $LNRECENCY_CACHE for the whole session, shared by the trained-model tests: the experiments
+    key each run by the hash of its configuration (lnrecency.models.config.config_hash), so a configuration is trained
+    once per session and every later test (any module) reads it. Fresh per session: what this machine
+    trained before is never part of a test."""
     path = tmp_path_factory.mktemp("cache")
     old = os.environ.get("LNRECENCY_CACHE")
     os.environ["LNRECENCY_CACHE"] = str(path)

@@ -19,8 +19,10 @@ run is, by the union (Bonferroni) bound, <= the sum of the a's. Each comparison 
     k^3 / sqrt(n)), so these checks use the moderate ``PER_COMPARISON`` = 1e-6 (k = 4.89 two-sided,
     4.75 one-sided), where the first Edgeworth term of the studentised mean changes a one-sided tail by
     the factor 1 + |skew| (2k^2 + 1) phi(k) / (6 sqrt(n) (1 - Phi(k))) (:func:`edgeworth_tail_ratio`;
-    for two-sided checks this term cancels and the error is O(1/n)). proofs_check/test_stats.py measures
-    the skewness of the draws the suite tests and bounds that factor.
+    for two-sided checks this term cancels and the second one, :func:`edgeworth_two_sided_ratio`, is
+    O(1/n)). A two-sided check over m entries is one family-wise decision (``register(family=True)``:
+    Bonferroni within, each entry at rate / m). proofs_check/test_stats.py measures the skewness and
+    kurtosis of the draws the suite tests and bounds both factors.
 
 ``BUDGET`` is the registry: each check calls :func:`register` with its name, the number of comparisons,
 the per-comparison rate and the basis, and receives the matching normal k. ``conftest.py`` prints both
@@ -42,7 +44,8 @@ from lnrecency.config import check_int, check_real
 __all__ = ["Estimate", "Proportion", "z_score", "t_interval", "PER_COMPARISON", "DETERMINISTIC_SE", "is_deterministic", "EXACT_RATE", "BASES", "SUITE_LIMITS",
            "SUITE_LIMIT", "Budget", "BUDGET", "k_for", "register", "MeanCheck", "OrderingCheck", "mean_check",
            "ordering_check", "wilson_interval", "clopper_pearson_interval", "bernstein_halfwidth",
-           "edgeworth_tail_ratio", "edgeworth_prob_positive", "k_statistics"]
+           "edgeworth_tail_ratio", "edgeworth_two_sided_ratio", "edgeworth_prob_positive", "k_statistics",
+           "family_k"]
 
 #: default per-comparison false-alarm rate of a normal-tail (asymptotic) comparison.
 PER_COMPARISON = 1e-6
@@ -143,6 +146,7 @@ class Budget:
     """Registry of Monte Carlo comparisons: name -> (comparisons, per-comparison rate, basis)."""
 
     entries: dict = field(default_factory=dict)
+    families: set = field(default_factory=set)  # names registered as one family-wise decision
     paused: int = 0
 
     @contextmanager
@@ -157,20 +161,30 @@ class Budget:
             self.paused -= 1
 
     def register(self, name: str, comparisons: int = 1, *, rate: float | None = None,
-                 sided: int = 2, basis: str = "normal") -> float:
+                 sided: int = 2, basis: str = "normal", family: bool = False) -> float:
         """Record ``comparisons`` comparisons at false-alarm ``rate`` each (default: ``PER_COMPARISON``
         for basis "normal", ``EXACT_RATE`` for "exact"); return the normal quantile k of that rate.
+
+        ``family=True``: the comparisons are one decision (the check fails when any entry fails) at the
+        family-wise ``rate``: Bonferroni within, each entry at ``rate / comparisons`` (valid under any
+        dependence between the entries, e.g. entries computed from the same draws); the family adds
+        ``rate`` to the budget, and the k returned is that of ``rate / comparisons``.
 
         Registering the same name again replaces the entry (a check run twice is one check).
         """
         check_int("comparisons", comparisons, minimum=1)
         if basis not in BASES:
             raise ValueError(f"basis must be one of {BASES}; got {basis!r}")
+        if not isinstance(family, bool):
+            raise ValueError(f"family must be True or False; got {family!r}")
         if rate is None:
             rate = EXACT_RATE if basis == "exact" else PER_COMPARISON
-        k = k_for(rate, sided=sided)
+        check_real("rate", rate, low=0.0, high=0.5, low_open=True, high_open=False)
+        per_entry = float(rate) / comparisons if family else float(rate)
+        k = k_for(per_entry, sided=sided)
         if not self.paused:
-            self.entries[name] = (comparisons, float(rate), basis)
+            self.entries[name] = (comparisons, per_entry, basis)
+            (self.families.add if family else self.families.discard)(name)
         return k
 
     def total(self, basis: str | None = None) -> float:
@@ -181,21 +195,34 @@ class Budget:
     def comparisons(self, basis: str | None = None) -> int:
         return int(sum(m for m, _, b in self.entries.values() if basis in (None, b)))
 
+    def decisions(self, basis: str | None = None) -> int:
+        """Decisions that can fail: a family counts once, any other entry once per comparison."""
+        return int(sum(1 if name in self.families else m for name, (m, _, b) in self.entries.items()
+                       if basis in (None, b)))
+
     def over_limit(self) -> list[str]:
         """The bases whose total exceeds its ``SUITE_LIMITS`` entry."""
         return [b for b in BASES if self.total(b) > SUITE_LIMITS[b]]
 
     def clear(self) -> None:
         self.entries.clear()
+        self.families.clear()
 
 
 BUDGET = Budget()
 
 
 def register(name: str, comparisons: int = 1, *, rate: float | None = None, sided: int = 2,
-             basis: str = "normal") -> float:
+             basis: str = "normal", family: bool = False) -> float:
     """:meth:`Budget.register` on the global :data:`BUDGET`."""
-    return BUDGET.register(name, comparisons, rate=rate, sided=sided, basis=basis)
+    return BUDGET.register(name, comparisons, rate=rate, sided=sided, basis=basis, family=family)
+
+
+def family_k(comparisons: int, *, rate: float = PER_COMPARISON, sided: int = 2) -> float:
+    """The per-entry k of a family of ``comparisons`` entries at family-wise ``rate`` (Bonferroni:
+    ``k_for(rate / comparisons)``), without registering it (for power tests and tables)."""
+    check_int("comparisons", comparisons, minimum=1)
+    return k_for(rate / comparisons, sided=sided)
 
 
 def _log_term(rate: float, sided: int) -> float:
@@ -227,6 +254,25 @@ def edgeworth_tail_ratio(skewness: float, samples: int, k: float) -> float:
     check_real("k", k, low=0.0, low_open=True)
     mills = float(_normal.pdf(k) / _normal.sf(k))
     return 1.0 + abs(float(skewness)) * (2.0 * k * k + 1.0) * mills / (6.0 * math.sqrt(n))
+
+
+def edgeworth_two_sided_ratio(skewness: float, excess_kurtosis: float, samples: int, k: float) -> float:
+    """Bound on P(|T| > k) / P(|Z| > k) for the studentised mean T of ``samples`` i.i.d. draws, from the
+    second Edgeworth term (the first cancels in a two-sided tail): Hall (1992, The Bootstrap and Edgeworth
+    Expansion, Sec. 2.6) gives P(|T| <= x) = 2 Phi(x) - 1 + 2 q2(x) phi(x) / n + O(n^-2) with
+
+        q2(x) = x [e (x^2 - 3) / 12 - g^2 (x^4 + 2 x^2 - 3) / 18 - (x^2 + 3) / 4]
+
+    (g the skewness, e the excess kurtosis of one draw; the variance with divisor n, whose tail is the
+    heavier of the two divisors). Returned: 1 + |q2(k)| phi(k) / (n (1 - Phi(k))), each term of q2 taken
+    in absolute value. The last term is the t distribution's own (Gaussian draws)."""
+    n = check_int("samples", samples, minimum=2)
+    check_real("k", k, low=0.0, low_open=True)
+    x = float(k)
+    mills = float(_normal.pdf(x) / _normal.sf(x))
+    q2 = x * (abs(float(excess_kurtosis)) * abs(x * x - 3.0) / 12.0
+              + float(skewness) ** 2 * (x ** 4 + 2.0 * x * x - 3.0) / 18.0 + (x * x + 3.0) / 4.0)
+    return 1.0 + q2 * mills / n
 
 
 def edgeworth_prob_positive(mean, var, k3, k4=None):

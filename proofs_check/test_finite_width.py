@@ -212,7 +212,7 @@ def _fluctuation_passes(cfg, v_scale=1.0):
     fw = finite_width(N_MC, 2, config=cfg)
     triples = [(N_MC, j + 1, j) for j in range(1, N_MC - 1)] + [(N_MC, N_MC - 1, 1)]
     v = [v_scale * fw.difference(2, *t)[2] for t in triples]
-    k = register(f"finite-width: d Var / v [{cfg.label()}]", 2 * len(triples), sided=2)
+    k = register(f"finite-width: d Var / v [{cfg.label()}]", 2 * len(triples), sided=2, family=True)
     ref = _variance_ratio(cfg, 256, v, triples, seed=31)
     b = max(256 * (abs(r - 1.0) + k * se) for r, se in ref)
     big = _variance_ratio(cfg, 4096, v, triples, seed=32)
@@ -235,7 +235,7 @@ def test_variance_law_rejects_v_halved():
 # the linear one (the quadratic variate's mean uses c; the linear one is c-free and far sharper).
 def _agree(a, b, name):
     low = np.tril(np.ones((N_MC, N_MC), bool), k=-1)
-    k = register(name, 2 * int(low.sum()))
+    k = register(name, 2 * int(low.sum()), family=True)  # one decision over the entries (Bonferroni)
     z = (a.mean - b.mean)[:, low] / np.hypot(a.stderr, b.stderr)[:, low]
     return bool(np.all(np.abs(z) <= k))
 

@@ -20,7 +20,7 @@ from lnrecency.config import ModelConfig
 from lnrecency.conventions import convention_record, preset
 from lnrecency.numerics import sample_instances, simulate_scores
 from lnrecency.reproduce import authors_h, limit_h, printed_rp
-from lnrecency.stats import PER_COMPARISON, k_for, register
+from lnrecency.stats import PER_COMPARISON, family_k, register
 
 SAMPLES = 20000
 
@@ -190,7 +190,9 @@ def test_rp_agrees_with_every_panel_the_authors_printed():
 
     rows, table = _panels(table=True)
     assert len(rows) == sum(map(len, PRINTED.values())) == 84
-    k = register("tests/conventions: RP vs the authors' 84 printed panels", len(rows), rate=PER_COMPARISON)
+    # one family-wise decision (Bonferroni over the panels: the layers of one run share its draws)
+    k = register("tests/conventions: RP vs the authors' 84 printed panels", len(rows), rate=PER_COMPARISON,
+                 family=True)
     assert _compare(rows, k) == []
     _, counts = theory_count(table)
     # measured (seed 7, 20000 draws for the tolerance): limit 29, first order 37, Edgeworth 45 of 84; the
@@ -202,7 +204,7 @@ def test_rp_comparison_rejects_a_wrong_residual_weight(monkeypatch):
     """The same comparison with the residual weight sqrt(d) (the token scale 1/(1 - alpha) forgotten)
     fails on the residual panels with alpha > 0."""
     rows = _panels(monkeypatch, lambda c, row, d: c.replace(gamma=math.sqrt(d)) if row.residual else c)
-    bad = _compare(rows, k_for(PER_COMPARISON / len(rows)))  # stricter than the acceptance test's k
+    bad = _compare(rows, family_k(len(rows)))  # the acceptance test's k
     assert bad and all(r["residual"] and r["alpha"] > 0 for r in bad)
 
 

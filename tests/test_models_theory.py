@@ -45,7 +45,7 @@ def _z_identity_vs_mc(decoder_cfg: ModelConfig, mc_cfg: ModelConfig, d: int) -> 
 @pytest.mark.parametrize("mc, d", SETTINGS)
 def test_identity_decoder_agrees_with_independent_monte_carlo(mc, d):
     z = _z_identity_vs_mc(mc, mc, d)
-    k = register(f"identity decoder vs MC [{mc.label()}, d={d}]", z.size, sided=2)
+    k = register(f"identity decoder vs MC [{mc.label()}, d={d}]", z.size, sided=2, family=True)
     assert np.max(np.abs(z)) <= k, (np.max(np.abs(z)), k)
 
 
@@ -54,7 +54,7 @@ def test_a_wrong_identity_decoder_is_rejected():
     mc, d = SETTINGS[0]
     z = _z_identity_vs_mc(mc.replace(lam=1.25), mc, d)
     with BUDGET.expecting_rejection():  # a miss is this test's risk, not a false alarm
-        k = register("identity decoder vs MC [wrong lam]", z.size, sided=2)
+        k = register("identity decoder vs MC [wrong lam]", z.size, sided=2, family=True)
     assert np.max(np.abs(z)) > k
 
 
@@ -76,7 +76,7 @@ def test_init_second_moment_law(norm):
     """E_W[R] = 1 exactly for Gaussian W independent of the layer input (the thesis module's derivation).
     The mean of 32 independent units (8 seeds x 4 heads) is compared with 1 at k SE (normal basis)."""
     r = _ratios(norm, 0.02)
-    k = register(f"init E S^2 law [{norm}]", r.shape[0], sided=2)
+    k = register(f"init E S^2 law [{norm}]", r.shape[0], sided=2, family=True)
     for layer in range(r.shape[0]):
         mean, se = r[layer].mean(), r[layer].std(ddof=1) / np.sqrt(r.shape[1])
         assert abs(mean - 1.0) <= k * se, (layer + 1, mean, se, k)
@@ -86,7 +86,7 @@ def test_init_second_moment_law_rejects_a_wrong_scale():
     """Claiming s = 0.022 (10% off; the prediction scales as s^4, so E R = 0.68) is rejected."""
     r = _ratios("layernorm", 0.022)
     with BUDGET.expecting_rejection():
-        k = register("init E S^2 law [wrong s]", r.shape[0], sided=2)
+        k = register("init E S^2 law [wrong s]", r.shape[0], sided=2, family=True)
     assert any(abs(r[q].mean() - 1.0) > k * r[q].std(ddof=1) / np.sqrt(r.shape[1]) for q in range(r.shape[0]))
 
 

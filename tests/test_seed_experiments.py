@@ -135,13 +135,8 @@ def test_unknown_experiment_is_refused(capsys):
     assert "seed004" in capsys.readouterr().err
 
 
-@pytest.fixture(scope="module")
-def cache(temp_cache):
-    return temp_cache
-
-
 @pytest.mark.parametrize("experiment, ids", [("seed002", S2), ("seed003", S3)])
-def test_quick_experiment_through_the_cli(cache, capsys, experiment, ids):
+def test_quick_experiment_through_the_cli(trained_cache, capsys, experiment, ids):
     assert main(["experiments", experiment, "--quick", "--json"]) == 0
     first = capsys.readouterr().out
     out = json.loads(first)

@@ -28,12 +28,7 @@ FIELDS = {"training_seeds", "learned", "interval", "rule", "probe", "trajectory"
 
 
 @pytest.fixture(scope="module")
-def cache(temp_cache):
-    return temp_cache
-
-
-@pytest.fixture(scope="module")
-def quick(cache):
+def quick(trained_cache):
     st = ThesisSettings.preset(True)
     assert not is_cached(st)
     res = run_thesis(st)
@@ -41,7 +36,7 @@ def quick(cache):
     return res
 
 
-def test_quick_experiment_and_cache(quick, cache):
+def test_quick_experiment_and_cache(quick, trained_cache):
     st = quick.settings
     assert len(quick.runs) == len(st.archs) * len(st.norms) * len(st.seeds) and len(st.seeds) >= 3
     for r in quick.runs:
@@ -61,7 +56,7 @@ def test_quick_experiment_and_cache(quick, cache):
     assert json.dumps(again.to_json(), sort_keys=True) == json.dumps(quick.to_json(), sort_keys=True)
 
 
-def test_parallel_workers_give_the_same_bytes(cache):
+def test_parallel_workers_give_the_same_bytes(trained_cache):
     st = ThesisSettings(archs=("attn2",), norms=("layernorm", "none"), seeds=(0, 1, 2), steps=60, min_steps=0,
                         eval_every=20, probe_sequences=16, trajectory_sequences=8)
     one = run_thesis(st, use_cache=False, workers=1)
@@ -222,7 +217,7 @@ def test_tm5_refuted_when_the_difference_reverses_at_matched_loss(monkeypatch):
     assert res.matched(res.select("attn2", "layernorm")[0])["step"] == 50
 
 
-def test_a_damaged_cached_run_is_refused_naming_its_file(quick, cache, capsys):
+def test_a_damaged_cached_run_is_refused_naming_its_file(quick, trained_cache, capsys):
     """A cached run is data: a NaN in it, another JSON type, deep nesting or a missing key gives exit 2 and one
     line naming the file (nothing is decided from it), and the valid file reads again once restored."""
     from lnrecency.models.thesis_config import cache_path

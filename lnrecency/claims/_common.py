@@ -122,18 +122,16 @@ def remainder_constant(name: str, sims_ref: tuple, fw, layer: int, entries: list
     lo, hi = sims_ref
     if hi.d != 2 * lo.d:
         raise ValueError(f"the reference widths must be d_ref and 2 d_ref; got {lo.d} and {hi.d}")
-    k = k_for(PER_COMPARISON, sided=2)
-    worst, random_entries = 0.0, 0
-    for i, j in entries:
-        ucb = []
-        for sim in (lo, hi):
-            est, se, lim, cij = _entry(sim, fw, quantity, layer, i, j)
-            cij = c[(i, j)] if c is not None else cij
-            ucb.append(sim.d ** 2 * (abs(est - lim - cij / sim.d) + k * se))
-            random_entries += not is_deterministic(est, se)
+    values = [[(sim.d, *_entry(sim, fw, quantity, layer, i, j)) for sim in (lo, hi)] for i, j in entries]
+    random_entries = sum(not is_deterministic(est, se) for pair in values for _, est, se, _, _ in pair)
+    # one family-wise decision (Bonferroni within); deterministic entries (SE at rounding) carry no risk
+    k = (register(f"{name}: O(1/d^2) remainder at d_ref={lo.d}, {hi.d}", random_entries, sided=2, family=True)
+         if random_entries else k_for(PER_COMPARISON, sided=2))
+    worst = 0.0
+    for (i, j), pair in zip(entries, values):
+        ucb = [d ** 2 * (abs(est - lim - (c[(i, j)] if c is not None else cij) / d) + k * se)
+               for d, est, se, lim, cij in pair]
         worst = max(worst, ucb[0] + 2 * ucb[1])
-    if random_entries:  # deterministic entries (SE at rounding) carry no false-alarm risk
-        register(f"{name}: O(1/d^2) remainder at d_ref={lo.d}, {hi.d}", random_entries, sided=2)
     return RemainderConstant(R=float(worst), d_ref=lo.d, samples=lo.samples, seed=lo.seed, k=k)
 
 
@@ -154,10 +152,14 @@ def theory_mean_checks(name: str, sims_ref: tuple | None, sim, fw, layer: int, e
         raise ValueError(f"the remainder bound R/d^2 is measured from d_ref={const.d_ref} and holds for "
                          f"d >= d_ref; got d={d}")
     bound = const.R / d ** 2 if const is not None else 0.0
-    k = k_for(PER_COMPARISON, sided=2)
+    values = [_entry(sim, fw, quantity, layer, i, j) for i, j in entries]
+    random_entries = sum(not is_deterministic(est, se) for est, se, _, _ in values)
+    # one family-wise decision at PER_COMPARISON (Bonferroni within); a deterministic entry (e.g.
+    # S_ii = lam) is checked, but it is not a comparison
+    k = (register(f"{name}: MC mean at d={d}", random_entries, sided=2, family=True) if random_entries
+         else k_for(PER_COMPARISON, sided=2))
     checks = []
-    for i, j in entries:
-        est, se, lim, cij = _entry(sim, fw, quantity, layer, i, j)
+    for (i, j), (est, se, lim, cij) in zip(entries, values):
         if predictions is not None:
             lim = predictions[(i, j)]
         if c is not None:
@@ -165,13 +167,10 @@ def theory_mean_checks(name: str, sims_ref: tuple | None, sim, fw, layer: int, e
         pred = lim + cij / d
         m = mean_check(est, se, pred, k=k, bias_bound=bound + ROUNDING * max(1.0, abs(float(pred))))
         checks.append(EntryCheck(i=i, j=j, limit=lim, c=cij, check=m))
-    random_entries = sum(not is_deterministic(e.check.estimate, e.check.stderr) for e in checks)
-    if random_entries:  # a deterministic entry (e.g. S_ii = lam) is checked, but it is not a comparison
-        register(f"{name}: MC mean at d={d}", random_entries, sided=2)
     kind = "implementation consistency" if const is None else "MC mean vs limit + c/d"
     return MeanChecks(kind=f"{kind} ({quantity})", quantity=quantity, layer=layer, d=d, samples=sim.samples,
                       seed=sim.seed, method=sim.method, remainder_constant=const, remainder_bound=bound,
-                      per_comparison_rate=PER_COMPARISON, checks=tuple(checks))
+                      per_comparison_rate=PER_COMPARISON / max(random_entries, 1), checks=tuple(checks))
 
 
 def mc_means(name: str, cfg: ModelConfig, n: int, layer: int, entries: list[tuple[int, int]], *,

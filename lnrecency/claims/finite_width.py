@@ -135,7 +135,7 @@ def scaled_bias_test(bias: np.ndarray, stderr: np.ndarray, ds, R: float, entries
                      d1: int = 64, d2: int = 256) -> ScaledBias:
     """The c-free exponent test of the module docstring on bias / SE arrays (len(ds), n, n) of one layer."""
     q1, q2 = list(ds).index(d1), list(ds).index(d2)
-    k = register(name, len(entries), sided=2)
+    k = register(name, len(entries), sided=2, family=True)  # one decision over the entries (Bonferroni)
     worst, excess = None, -np.inf
     for i, j in entries:
         a, b = d1 * bias[q1, i - 1, j - 1], d2 * bias[q2, i - 1, j - 1]

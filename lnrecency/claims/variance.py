@@ -90,7 +90,7 @@ def post_norm_evidence(*, samples: int, seed: int, progress=None) -> tuple[str, 
     normalised = {}
     for d in (64, 10 ** 12):
         cfg = ModelConfig(norm="layernorm", lam=1.0)
-        k = register(f"C8 fixed[d={d}]: S^(2)_ii = lam", N, sided=2)
+        k = register(f"C8 fixed[d={d}]: S^(2)_ii = lam", N, sided=2, family=True)
         sim = simulate(N, 2, d, samples, seed, cfg, progress)
         checks = tuple(mean_check(sim.mean[1, q, q], sim.stderr[1, q, q], 1.0, k=k, bias_bound=ROUNDING)
                        for q in range(N))
