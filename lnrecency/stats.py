@@ -208,6 +208,17 @@ class Budget:
         self.entries.clear()
         self.families.clear()
 
+    def snapshot(self) -> tuple[dict, frozenset]:
+        """(entries, family names): what another process or a later :meth:`merge` needs."""
+        return dict(self.entries), frozenset(self.families)
+
+    def merge(self, snapshot: tuple[dict, frozenset]) -> None:
+        """Add a :meth:`snapshot` (a worker's registrations; a name registered again replaces its entry)."""
+        entries, families = snapshot
+        for name, entry in entries.items():
+            self.entries[name] = entry
+            (self.families.add if name in families else self.families.discard)(name)
+
 
 BUDGET = Budget()
 

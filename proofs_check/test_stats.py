@@ -40,6 +40,9 @@ def test_a_family_is_one_decision_at_its_rate():
     k = b.register("fam", 84, family=True)
     assert math.isclose(b.total(), PER_COMPARISON) and b.comparisons() == 84 and b.decisions() == 1
     assert math.isclose(2 * norm.sf(k), PER_COMPARISON / 84, rel_tol=1e-9) and k == family_k(84)
+    other = Budget()
+    other.merge(b.snapshot())  # a worker's registrations merged into the parent: still one decision
+    assert other.decisions() == 1 and other.snapshot() == b.snapshot()
     b.register("fam", 84)  # the same name, per comparison: 84 decisions again
     assert b.decisions() == 84 and math.isclose(b.total(), 84 * PER_COMPARISON)
     with pytest.raises(ValueError, match="family"):

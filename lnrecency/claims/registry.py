@@ -71,10 +71,10 @@ def check_ids(ids: Iterable[str] | None, *, trained: bool = False) -> list[str]:
     return out
 
 
-def _run_in_worker(cid: str, quick: bool) -> tuple[list[ClaimResult], dict]:
-    """:func:`_run` in a worker process, with the false-alarm budget entries it registered there."""
+def _run_in_worker(cid: str, quick: bool) -> tuple[list[ClaimResult], tuple]:
+    """:func:`_run` in a worker process, with the false-alarm budget registrations it made there."""
     BUDGET.clear()
-    return _run(cid, quick), dict(BUDGET.entries)
+    return _run(cid, quick), BUDGET.snapshot()
 
 
 def _collect(futures: list, show: bool | None = False) -> list[ClaimResult]:
@@ -85,9 +85,9 @@ def _collect(futures: list, show: bool | None = False) -> list[ClaimResult]:
     bar = Progress(len(futures), "claims", "claims", enabled=None if show is None else bool(show))
     try:
         for fut in futures:
-            part, entries = fut.result()
+            part, registered = fut.result()
             results += part
-            BUDGET.entries.update(entries)
+            BUDGET.merge(registered)
             bar.update(1, part[0].id if part else "")
     finally:
         bar.close()
