@@ -6,10 +6,10 @@
   the same run gives the same examples.
 * the false-alarm budget: every statistical comparison of the suite (Monte Carlo means, orderings and
   frequencies in proofs_check/, the sampler's two-sample tests and mean checks in tests/) registers
-  itself in lnrecency.stats.BUDGET;
+  itself in lnrecency.inference.stats.BUDGET;
   the terminal summary prints, in two parts (non-asymptotic "exact" bounds; "normal"-tail checks at a
   moderate rate), the union bound on the probability that a correct claim fails by chance in this run,
-  and the run fails when a part exceeds its limit in lnrecency.stats.SUITE_LIMITS.
+  and the run fails when a part exceeds its limit in lnrecency.inference.stats.SUITE_LIMITS.
 """
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ import os
 import pytest
 from hypothesis import HealthCheck, settings
 
-from lnrecency.stats import BASES, BUDGET, SUITE_LIMITS
+from lnrecency.inference.stats import BASES, BUDGET, SUITE_LIMITS
 
 settings.register_profile("ci", max_examples=25, deadline=None, derandomize=True,
                           suppress_health_check=[HealthCheck.too_slow])
@@ -76,7 +76,8 @@ def pytest_sessionfinish(session, exitstatus):
 @pytest.fixture(scope="session")
 def trained_cache(tmp_path_factory):
     """One fresh $LNRECENCY_CACHE for the whole session, shared by the trained-model tests: the experiments
-    key each run by the hash of its configuration (lnrecency.models.config.config_hash), so a configuration is trained
+    key each run by the hash of its configuration (lnrecency.experiments.decoders.decoder_config.config_hash), so a
+    configuration is trained
     once per session and every later test (any module) reads it. Fresh per session: what this machine
     trained before is never part of a test."""
     path = tmp_path_factory.mktemp("cache")

@@ -8,9 +8,10 @@ the fitted constants to benchmarks/estimates.json; the constants are then copied
     python3 benchmarks/bench_estimates.py [--repeats 2] [--fit] [--only NAME[,NAME]]
 
 Estimators: limit (float64, mpmath, sympy: lnrecency.theory.limit.estimate_seconds), boundary
-(lnrecency.theory.boundary), region (lnrecency.theory.region), sweep (lnrecency.sweep), finite-width
-(lnrecency.theory.finite_width), simulate (lnrecency.numerics.simulate), probe (lnrecency.models.probe) and
-train (lnrecency.models.train.train_seconds). The float64 limit's own fit is benchmarks/fit_limit_cost.py.
+(lnrecency.theory.boundary), region (lnrecency.theory.region), sweep (lnrecency.experiments.sweep), finite-width
+(lnrecency.theory.finite_width), simulate (lnrecency.numerics.simulate), probe (lnrecency.experiments.decoders.probe)
+and
+train (lnrecency.experiments.decoders.train.train_seconds). The float64 limit's own fit is benchmarks/fit_limit_cost.py.
 """
 from __future__ import annotations
 
@@ -44,7 +45,8 @@ def best(fn, repeats: int) -> float:
 
 def _cases():
     """name -> list of (size label, estimate(), work()); estimate() reads the module constants at call time."""
-    from lnrecency.sweep import SweepGrid, estimate_seconds as sweep_est, sweep
+    from lnrecency.experiments.sweep import SweepGrid
+    from lnrecency.experiments.sweep import estimate_seconds as sweep_est
 
     c: dict = {}
     c["limit float64"] = [(f"n={n}, layers={L}", lambda n=n, L=L: limit.estimate_seconds(n, L),
@@ -76,7 +78,8 @@ def _cases():
              (SweepGrid(layers=8, n_max=200), "local", 2, ()),
              (SweepGrid(layers=4, n_max=60, **SWEEP_SMALL), "none", 1, (3,)),
              (SweepGrid(layers=5, n_max=120, **SWEEP_SMALL), "none", 1, (3, 4))]
-    c["sweep"] = [(f"{g.size()} settings, layers={g.layers}, n_max={g.n_max}, {s}/{w}" + (f", curves {cv}" if cv else ""),
+    c["sweep"] = [(f"{g.size()} settings, layers={g.layers}, n_max={g.n_max}, {s}/{w}"
+                   + (f", curves {cv}" if cv else ""),
                    lambda g=g, s=s, w=w, cv=cv: sweep_est(g, scheduler=s, workers=w, curves=cv, curve_points=4),
                    lambda g=g, s=s, w=w, cv=cv: _sweep_run(g, s, w, cv)) for g, s, w, cv in grids]
     c["finite-width"] = [(f"n={n}, layers={L}", lambda n=n, L=L: fw_mod.estimate_seconds(n, L),
@@ -86,11 +89,12 @@ def _cases():
                       lambda n=n, L=L, s=s: simulate_scores(n, L, 64, s, seed=0, method="gram", progress=False))
                      for n, L, s in [(8, 2, 20000), (16, 4, 20000), (32, 2, 5000), (64, 2, 1000)]]
     try:
-        from lnrecency.config import ModelConfig
-        from lnrecency.models.config import DecoderConfig, TrainSettings
-        from lnrecency.models.decoder import build
-        from lnrecency.models.probe import ProbeSettings, probe_decoder, probe_seconds
-        from lnrecency.models.train import train, train_seconds
+        from lnrecency.experiments.decoders.decoder import build
+        from lnrecency.experiments.decoders.decoder_config import DecoderConfig, TrainSettings
+        from lnrecency.experiments.decoders.probe import ProbeSettings, probe_seconds
+        from lnrecency.experiments.decoders.probe_decoder import probe_decoder
+        from lnrecency.experiments.decoders.train import train, train_seconds
+        from lnrecency.model.config import ModelConfig
     except ImportError:  # the models extra is not installed
         return c
     pr = [(2, 32, 64, 256), (4, 64, 256, 256), (8, 128, 128, 128), (2, 256, 512, 64), (1, 16, 32, 64),
@@ -121,7 +125,7 @@ def _cases():
 
 
 def _sweep_run(grid, scheduler, workers, curves):
-    from lnrecency.sweep import boundary_curves, sweep
+    from lnrecency.experiments.sweep import boundary_curves, sweep
 
     sweep(grid, scheduler=scheduler, workers=workers, progress=False)
     if curves:
@@ -132,10 +136,10 @@ def _sweep_run(grid, scheduler, workers, curves):
 FITTED = {
     "boundary": ("lnrecency.theory.boundary", "BOUNDARY_COST", ("FIXED",)),
     "region": ("lnrecency.theory.region", "REGION_COST", ("FACTOR",)),
-    "sweep": ("lnrecency.sweep", "SWEEP_COST", ("LOCAL_START", "CURVE_FACTOR")),
+    "sweep": ("lnrecency.experiments.sweep", "SWEEP_COST", ("LOCAL_START", "CURVE_FACTOR")),
     "finite-width": ("lnrecency.theory.finite_width", "FW_COST", ("FIXED", "PER_BATCH", "PER_OP")),
-    "train": ("lnrecency.models.train", "TRAIN_COST", ("LAYER", "RATE", "EVAL")),
-    "probe (identity)": ("lnrecency.models.probe", "PROBE_COST", ("PER_SEQUENCE_LAYER", "CUBIC")),
+    "train": ("lnrecency.experiments.decoders.train", "TRAIN_COST", ("LAYER", "RATE", "EVAL")),
+    "probe (identity)": ("lnrecency.experiments.decoders.probe", "PROBE_COST", ("PER_SEQUENCE_LAYER", "CUBIC")),
 }
 
 

@@ -28,6 +28,7 @@ AUTHORS = dict(n=50, layers=4, d=64, norm="l2", residual=True, gamma=1.0, lam=1.
 def _child(spec: dict) -> dict:
     """Run one simulate_scores call in this process; return time, peak RSS and SE summaries."""
     import numpy as np
+
     from lnrecency.numerics import simulate_scores
 
     base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024

@@ -26,7 +26,7 @@ BEGIN, END = "<!-- timings:begin -->", "<!-- timings:end -->"
 def measure(quick: bool) -> tuple[float, float]:
     """(seconds, peak MiB) of one `lnrecency report` run in a fresh process."""
     with tempfile.TemporaryDirectory() as tmp:
-        argv = [sys.executable, "-m", "lnrecency.cli", "report", "--out", os.path.join(tmp, "r")]
+        argv = [sys.executable, "-m", "lnrecency.cli.app", "report", "--out", os.path.join(tmp, "r")]
         t0 = time.perf_counter()
         subprocess.run(argv + (["--quick"] if quick else []), check=True, cwd=ROOT,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -38,7 +38,7 @@ def measure_render() -> tuple[float, float]:
     """(seconds to write the quick evidence, seconds to render the report from it), fresh processes."""
     with tempfile.TemporaryDirectory() as tmp:
         ev, out = os.path.join(tmp, "ev"), os.path.join(tmp, "r")
-        run = [sys.executable, "-m", "lnrecency.cli"]
+        run = [sys.executable, "-m", "lnrecency.cli.app"]
         t0 = time.perf_counter()
         subprocess.run(run + ["verify", "--quick", "--out", ev], check=True, cwd=ROOT,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

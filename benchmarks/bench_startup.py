@@ -31,7 +31,7 @@ LINES = (
 
 def wall(argv: list[str]) -> tuple[float, int]:
     start = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "lnrecency.cli", *argv], capture_output=True)
+    proc = subprocess.run([sys.executable, "-m", "lnrecency.cli.app", *argv], capture_output=True)
     return time.perf_counter() - start, proc.returncode
 
 

@@ -1,4 +1,5 @@
-"""Training throughput of `lnrecency train` (lnrecency.models.train.train) against a plain PyTorch loop over the
+"""Training throughput of `lnrecency train` (lnrecency.experiments.decoders.train.train) against a plain PyTorch loop
+over the
 same model, data and optimiser, in one run: tokens per second of each, their ratio (goal >= 0.8), the model
 FLOP/s of each against a torch float32 matmul measured in the same run on one thread (the machine's practical
 peak for this work), and the process's peak resident memory.
@@ -24,10 +25,10 @@ import time
 import numpy as np
 import torch
 
-from lnrecency.models.config import DecoderConfig
-from lnrecency.models.decoder import build
-from lnrecency.models.tasks import batch
-from lnrecency.models.train import TrainSettings, deterministic, train
+from lnrecency.experiments.decoders.decoder import build
+from lnrecency.experiments.decoders.decoder_config import DecoderConfig
+from lnrecency.experiments.decoders.tasks import batch
+from lnrecency.experiments.decoders.train import TrainSettings, deterministic, train
 
 
 def plain(cfg: DecoderConfig, st: TrainSettings) -> float:

@@ -2,7 +2,8 @@
 that theory.limit.estimate_seconds uses to refuse work before doing it.
 
 Model: seconds = (a + b * n^2) * layers + c * n^3 * (layers - 1): a per-layer overhead, the n^2 work of every
-layer, and the n^3 Gram update of every layer after the first (layer 1's input Gram is structured; measured). Fitted by least
+layer, and the n^3 Gram update of every layer after the first (layer 1's input Gram is structured; measured). Fitted by
+least
 squares on relative error (weights 1/t), printed with estimate/real per size; the data and the fit are kept in
 benchmarks/limit_cost.json.
 

@@ -39,7 +39,7 @@ def _rows(here: Path) -> tuple[dict, dict]:
 
 
 def _claim_page(claim, rows: list, snap: dict) -> str:
-    from lnrecency.claims._views import setting_summary
+    from lnrecency.claims.tables_and_plots import setting_summary
 
     lines = [f"# {claim.id}: {claim.description}", ""]
     if rows:

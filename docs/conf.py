@@ -1,7 +1,7 @@
 """Sphinx configuration of the lnrecency documentation (Sphinx + MyST: the pages are Markdown, as in the
 repository; autodoc reads the API from the docstrings; myst-nb renders the notebooks without running them).
 
-Built in CI with warnings as errors (tests/test_docs.py runs ``sphinx-build -W``). Before the build, the
+Built in CI with warnings as errors (tests/report/test_docs.py runs ``sphinx-build -W``). Before the build, the
 claim pages (docs/claims/) and the notebook copies (docs/notebooks/) are generated: one page per claim from
 the claim registry and the verdict snapshot docs/verdicts.json (written by ``python3 -m
 lnrecency.report.readme``, with the README's headline).
@@ -27,7 +27,7 @@ version = release
 extensions = ["myst_nb", "sphinx.ext.autodoc", "sphinx.ext.napoleon", "sphinx.ext.mathjax"]
 myst_enable_extensions = ["dollarmath", "deflist"]
 myst_heading_anchors = 3
-nb_execution_mode = "off"  # the notebooks run in the test suite (tests/test_notebooks.py), not here
+nb_execution_mode = "off"  # the notebooks run in the test suite (tests/report/test_notebooks.py), not here
 source_suffix = {".md": "myst-nb", ".ipynb": "myst-nb"}
 exclude_patterns = ["_build", "build_pages.py", "verdicts.json"]
 autodoc_member_order = "bysource"

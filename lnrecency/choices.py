@@ -1,7 +1,7 @@
 """Names the command line offers (flag choices, defaults, help text), defined here once so that the parser
 reads them without importing numpy, sympy, scipy, matplotlib or torch: ``lnrecency --help`` and the refusal
 of a bad flag answer at once (benchmarks/bench_startup.py). The modules that implement each name import it
-from here; tests/test_config.py checks that the implementations agree."""
+from here; tests/model/test_config.py checks that the implementations agree."""
 from __future__ import annotations
 
 #: lnrecency.theory.boundary: the orderings a row can be claimed to have (Definition 1)
@@ -24,7 +24,33 @@ ALLOWED = ("numbers, the names i, j, alpha (alias a), lam, gamma, e/E, pi, the f
 #: lnrecency.theory.formula: the longest formula read (characters)
 MAX_FORMULA_LENGTH = 2000
 
-#: lnrecency.reproduce: the keys of FIGURES, in its order
+#: lnrecency.experiments.authors.reproduce: the keys of FIGURES, in its order
 FIGURE_KEYS = ("1", "2", "3", "4", "5", "A1", "A2", "v1-l2norm", "v1-l2norm_alpha", "v1-layernorm")
-#: lnrecency.reproduce: draws per (row, d) by convention (S = 50 costs ~25x more per draw)
+#: lnrecency.experiments.authors.reproduce: draws per (row, d) by convention (S = 50 costs ~25x more per draw)
 DEFAULT_SAMPLES = {"authors-v2": 400_000, "authors-v1": 20_000}
+
+# claim-ids:begin (written by `python3 -m lnrecency.report.regenerate` from lnrecency.claims.registry)
+#: lnrecency.claims.registry.CLAIMS: every claim id, in report order
+CLAIM_IDS = ("T1", "C2", "C3", "C4", "C5", "C6", "C7", "C8", "C9", "P1", "P2", "P3", "P4", "P5", "P6", "P7", "P8", "P9",
+             "TM1", "TM2", "TM3", "TM4", "TM5", "S2.0", "S2.1", "S2.2", "S2.3", "S2.4", "S2.5", "S2.6", "S2.7", "S3.1",
+             "S3.2", "S3.3")
+#: lnrecency.claims.registry.TRAINED: the ids whose verdicts need trained models or a corpus
+TRAINED_CLAIM_IDS = ("TM1", "TM2", "TM3", "TM4", "TM5", "S2.0", "S2.1", "S2.2", "S2.3", "S2.4", "S2.5", "S2.6", "S2.7",
+                     "S3.1", "S3.2", "S3.3")
+# claim-ids:end
+
+
+def id_ranges(ids: tuple[str, ...]) -> str:
+    """Ids listed compactly for a help text, runs of consecutive numbers with one prefix joined:
+    ("C2", "C3", "C4", "P1") -> "C2..C4, P1"."""
+    import re
+
+    out: list[list] = []
+    for cid in ids:
+        m = re.fullmatch(r"(.*?)(\d+)", cid)
+        head, num = (m.group(1), int(m.group(2))) if m else (cid, None)
+        if out and num is not None and out[-1][0] == head and out[-1][2] == num - 1:
+            out[-1][2] = num
+        else:
+            out.append([head, num, num])
+    return ", ".join(f"{h}{a}" if a == b else f"{h}{a}..{h}{b}" for h, a, b in out)

@@ -3,7 +3,7 @@
     python3 notebooks/make_notebooks.py          # rewrites notebooks/*.ipynb
 
 Every code cell only calls the library (theory, numerics, lnrecency.report, lnrecency.claims); each
-notebook runs in well under a minute with the report's quick settings. tests/test_notebooks.py executes
+notebook runs in well under a minute with the report's quick settings. tests/report/test_notebooks.py executes
 them all and checks that the stored files equal what this script generates.
 """
 from __future__ import annotations
@@ -86,7 +86,7 @@ def _notebooks() -> dict[str, list[tuple[str, str]]]:
     """Notebook name -> cells: its title, the setup cell, then the cells every claim declares for it
     (lnrecency.claims.declare; in the registry's order). A code cell is the body of a function of the claim's
     module, with the imports of the names it reads (lnrecency.claims.declare.cell_source)."""
-    from lnrecency.claims.declare import cell_source
+    from lnrecency.claims.notebook_cells import cell_source
     from lnrecency.claims.registry import CATALOG
 
     out = {name: [("md", title), ("code", SETUP)] for name, title in NOTEBOOK_TITLES.items()}
@@ -117,12 +117,23 @@ def render(name: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Write every notebook; ``--check``: write nothing, exit 1 if a stored notebook differs from its render."""
     sys.path.insert(0, str(HERE.parent))
-    from lnrecency.atomic import atomic_write_text
+    from lnrecency.files.atomic import atomic_write_text
+    check = "--check" in (sys.argv[1:] if argv is None else argv)
+    stale = []
     for name in NOTEBOOKS:
-        atomic_write_text(HERE / f"{name}.ipynb", render(name))
+        path = HERE / f"{name}.ipynb"
+        text = render(name)
+        if check:
+            if not path.is_file() or path.read_text(encoding="utf-8") != text:
+                stale.append(path.name)
+            continue
+        atomic_write_text(path, text)
         print(f"wrote notebooks/{name}.ipynb")
-    return 0
+    if stale:
+        print("out of date: " + ", ".join(stale), file=sys.stderr)
+    return 1 if stale else 0
 
 
 if __name__ == "__main__":

@@ -28,9 +28,10 @@ from typing import Any, Sequence
 import numpy as np
 from scipy import stats
 
-from lnrecency.config import ModelConfig, check_int, check_real, make_config
+from lnrecency.inference.stats import Estimate, Proportion
+from lnrecency.model.config import ModelConfig, make_config
 from lnrecency.numerics.simulate import simulate_scores
-from lnrecency.stats import Estimate, Proportion
+from lnrecency.runtime.arguments import check_int, check_real
 
 #: |bias| at or below this is float64 rounding (limit recursion and Chan accumulation of O(1) scores)
 ROUNDING_FLOOR = 1e-12

@@ -1,7 +1,7 @@
 """The attention stack at finite width d, on a batch of token vectors in any orthonormal coordinates.
 
 One layer, from state h (shape (batch, n, D)), with the shared layer definitions of
-:mod:`lnrecency.layers` (the same objects the limit recursion uses on Gram matrices):
+:mod:`lnrecency.model.layers` (the same objects the limit recursion uses on Gram matrices):
 
     S_ij = lam <N(h_i), N(h_j)>  (j <= i),   P = causal row softmax of S,
     o_i  = sum_{k <= i} P_ik N(h_k),          h' = Update(h, o).
@@ -9,7 +9,7 @@ One layer, from state h (shape (batch, n, D)), with the shared layer definitions
 LayerNorm's centring is the projection removing the component along a *given* unit vector ``u``, so
 the direct sampler (coordinates of R^d, u = ones / sqrt(d)) and the d-independent Gram sampler (reduced
 coordinates in which u = e_1) run this same code; the Gram sampler checks first that the normalisation
-commutes with rotations fixing u (:func:`lnrecency.layers.check_rotation_invariance`).
+commutes with rotations fixing u (:func:`lnrecency.model.layers.check_rotation_invariance`).
 """
 from __future__ import annotations
 
@@ -17,8 +17,8 @@ from typing import Iterator
 
 import numpy as np
 
-from lnrecency.config import ModelConfig
-from lnrecency.layers import Arithmetic, causal_mask
+from lnrecency.model.config import ModelConfig
+from lnrecency.model.layers import Arithmetic, causal_mask
 
 __all__ = ["forward"]
 

@@ -1,5 +1,5 @@
 """Streaming moments of Monte Carlo draws (the summaries they produce, Estimate and Proportion, are
-lnrecency.stats's).
+lnrecency.inference.stats's).
 
 Moments are merged chunk by chunk with the pairwise update of Chan, Golub and LeVeque (1979):
 for two groups (n_a, mean_a, M2_a) and (n_b, mean_b, M2_b), with delta = mean_b - mean_a,

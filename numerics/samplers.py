@@ -27,7 +27,7 @@ from typing import Sequence
 
 import numpy as np
 
-from lnrecency.config import ModelConfig
+from lnrecency.model.config import ModelConfig
 
 __all__ = ["Representation", "draw_range", "embed", "theory_gram", "RNG_BLOCK_BYTES"]
 

@@ -1,7 +1,8 @@
 """Finite-width Monte Carlo of the expected scores E_d[S^(l)_ij] (docs/model.md, "Model"), streamed in float64.
 
 ``simulate_scores`` draws ``samples`` iid instances of the model at width d, runs the attention stack
-(:mod:`lnrecency.numerics.forward` on the shared layer definitions, for both samplers) and accumulates, chunk by chunk (Chan merging,
+(:mod:`lnrecency.numerics.forward` on the shared layer definitions, for both samplers) and accumulates, chunk by chunk
+(Chan merging,
 :mod:`numerics.moments`), per layer:
   * mean and standard error of every score S_ij (j <= i);
   * mean and SE of |o_i|^2 (attention output before residual / next normalisation; docs/model.md, claim C7) and of
@@ -23,7 +24,6 @@ import math
 import numbers
 import os
 import sys
-from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -32,17 +32,17 @@ from typing import Any
 
 import numpy as np
 
-
-from lnrecency.bounded import one_blas_thread
-from lnrecency.config import ModelConfig, check_choice, check_int, make_config
-from lnrecency.layers import check_rotation_invariance
+from lnrecency.inference.stats import Estimate, Proportion
+from lnrecency.model.config import ModelConfig, make_config
+from lnrecency.model.layers import check_rotation_invariance
+from lnrecency.numerics.chunks import FORWARD_BATCH, JET_BUDGET_BYTES, Accumulator, run_chunks, summarise_chunk
 from lnrecency.numerics.forward import forward
-from lnrecency.resources import available_memory
-from lnrecency.numerics.samplers import Representation, draw_range, embed, theory_gram
-from lnrecency.numerics.moments import Moments, moments
-from lnrecency.stats import Estimate, Proportion
+from lnrecency.numerics.samplers import Representation, draw_range, embed
+from lnrecency.runtime.arguments import check_choice, check_int
+from lnrecency.runtime.child import one_blas_thread
+from lnrecency.runtime.memory import available_memory
 
-__all__ = ["ScoreSimulation", "simulate_scores", "recency_triples", "Instances", "sample_instances", "estimate_memory",
+__all__ = ["ScoreSimulation", "simulate_scores", "Instances", "sample_instances", "estimate_memory",
            "METHODS", "CHUNK_BUDGET_BYTES"]
 
 METHODS = ("direct", "gram")
@@ -54,8 +54,6 @@ def _check_control_variate(value: Any) -> str:
         return "quadratic" if value else "none"
     return check_choice("control_variate", value, CONTROL_VARIATES)
 CHUNK_BUDGET_BYTES = 32 * 2**20  # working memory aimed at by the default chunk
-FORWARD_BATCH = 32  # samples per pass through the layers (cache-sized; results do not depend on it)
-JET_BUDGET_BYTES = 64 * 2**20  # working memory of one batch of control-variate jets
 
 
 def _per_sample_bytes(n: int, dim: int, layers: int) -> int:
@@ -90,7 +88,7 @@ def estimate_memory(n: int, layers: int, d: int, *, method: str = "direct", chun
 
 def _default_workers() -> int:
     """CPUs available to this process (at most 4); BLAS is held to one thread during a run
-    (lnrecency.bounded.one_blas_thread: BLAS threads slow the many small products here down, measured 3x,
+    (lnrecency.runtime.child.one_blas_thread: BLAS threads slow the many small products here down, measured 3x,
     up to 50x under load)."""
     return max(1, min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
                       else os.cpu_count() or 1))
@@ -190,32 +188,6 @@ class ScoreSimulation:
         return Proportion(int(self.greater_counts[idx]), self.samples)
 
 
-def _run_chunks(pool, work, starts, chunk: int, samples: int, acc: "_Accumulator", bar, *, window: int) -> None:
-    """Submit chunks to ``pool`` (at most ``window`` in flight) and merge them in chunk order: the result
-    does not depend on where or in which order the chunks ran."""
-    pending: deque = deque()
-    try:
-        for s0 in starts:
-            pending.append(pool.submit(work, s0, min(s0 + chunk, samples)))
-            if len(pending) >= window:
-                c = pending.popleft().result()
-                acc.merge(c)
-                bar.update(c.count)
-        while pending:
-            c = pending.popleft().result()
-            acc.merge(c)
-            bar.update(c.count)
-    except BaseException:
-        for f in pending:
-            f.cancel()
-        raise
-
-
-def recency_triples(n: int) -> int:
-    """Number of triples j < k < i <= n: n (n - 1) (n - 2) / 6."""
-    return n * (n - 1) * (n - 2) // 6
-
-
 MAX_D = 2 ** 53  # widths enter float64 arithmetic (d - 1 - k in the Bartlett chi-square degrees of freedom)
 MAX_SAMPLES = 10 ** 13
 MAX_SECONDS = 86400.0
@@ -244,7 +216,7 @@ def _validate(config, params, n, layers, d, samples, method, seed):
     samples = check_int("samples", samples, minimum=2, maximum=MAX_SAMPLES)
     method = check_choice("method", method, METHODS)
     seconds = estimate_seconds(n, layers, samples)
-    from lnrecency.timelimit import refusal, time_limit
+    from lnrecency.runtime.timelimit import refusal, time_limit
 
     if seconds > time_limit(MAX_SECONDS):
         raise refusal(f"samples={samples} at n={n}, layers={layers}", seconds, time_limit(MAX_SECONDS),
@@ -297,133 +269,6 @@ def sample_instances(n: int, layers: int, d: int, samples: int, *, seed: Any, me
     return Instances(scores, osq, d, method, config)
 
 
-@dataclass
-class _ChunkSummary:
-    """Moments of one chunk of samples: computed independently, merged in chunk order."""
-
-    count: int
-    score_mean: np.ndarray  # (layers, n, n)
-    score_m2: np.ndarray
-    osq: tuple[np.ndarray, np.ndarray]  # (mean, M2) of |o|^2, (layers, n)
-    ovar: tuple[np.ndarray, np.ndarray]  # (mean, M2) of |o - mean(o)|^2 / d
-    cross: np.ndarray | None  # (layers, n, n, n): sum_b dev_ij dev_ik within the chunk
-    greater: np.ndarray | None  # (layers, n, n, n): #(S_ij > S_ik) within the chunk
-    recency: tuple[np.ndarray, np.ndarray] | None  # (mean, M2) over draws of the per-draw RP, (layers,)
-
-
-def _layer_moments(s: np.ndarray, paired: bool, raw: np.ndarray | None = None):
-    """Mean, M2, row cross-moments, greater-counts and per-draw recency counts of one layer's chunk of
-    scores s (b, n, n).
-
-    ``raw``: the unadjusted scores when ``s`` is control-variate adjusted (the counts of S_ij > S_ik
-    are per-instance events and use the raw scores). The per-draw recency count is the number of
-    triples j < k < i with S_ik > S_ij (keys strictly below the query; :func:`recency_triples`)."""
-    b, n = s.shape[0], s.shape[1]
-    mean = s.mean(axis=0)
-    st = np.ascontiguousarray(s.transpose(1, 2, 0))  # (n, n, b): [i, j, sample]
-    dev = st - mean[:, :, None]
-    if not paired:
-        return mean, np.einsum("ijb,ijb->ij", dev, dev), None, None, None
-    cross = dev @ dev.transpose(0, 2, 1)  # per row i: sum_b dev_ij dev_ik
-    greater = np.zeros((n, n, n), dtype=np.int64)
-    recent = np.zeros(b, dtype=np.int64)
-    buf = np.empty(n * n * b, dtype=bool)
-    rt = st if raw is None else np.ascontiguousarray(raw.transpose(1, 2, 0))
-    for i in range(1, n):  # row 1 has a single key
-        k = i + 1
-        v = rt[i, :k]  # (k, b): S_ij of every sample, j <= i
-        cmp = buf[: k * k * b].reshape(k, k, b)
-        np.greater(v[:, None, :], v[None, :, :], out=cmp)
-        greater[i, :k, :k] = cmp.sum(axis=2, dtype=np.int64)
-        if i >= 2:  # cmp[kk, jj] = S_{i,kk} > S_{i,jj}; triples jj < kk < i (0-based, diagonal excluded)
-            low = np.tril_indices(i, -1)
-            recent += cmp[:i, :i][low].sum(axis=0, dtype=np.int64)
-    return mean, np.einsum("ijj->ij", cross), cross, greater, recent
-
-
-def _control_variate(raw: np.ndarray, rep: Representation, config: ModelConfig, layers: int,
-                     taylor_mean: np.ndarray | None) -> np.ndarray:
-    """Y - E Y per draw, shape (layers, b, n, n), from jets of the shared layer definitions.
-
-    "quadratic" (``taylor_mean`` given): Y = F1[E] + F2[E], the second-order Taylor polynomial of the
-    scores in the draw's input-Gram deviation E = W - G0, with E Y known exactly
-    (FiniteWidth.taylor_mean, which uses c). "linear" (``taylor_mean`` None): Y = F1[W - G0] on the
-    uncentred Gram W ~ Wishart(d, G0/d), whose mean is exactly 0 whatever c is (the estimator can
-    validate c)."""
-    from lnrecency.theory.finite_width import taylor_scores
-
-    g0 = np.full((rep.n, rep.n), float(config.alpha))
-    np.fill_diagonal(g0, 1.0)
-    out = np.empty((layers, raw.shape[0], rep.n, rep.n))
-    step = max(FORWARD_BATCH, JET_BUDGET_BYTES // (8 * 40 * layers * rep.n * rep.n))
-    for lo in range(0, raw.shape[0], step):  # jets hold ~40 (batch, n, n) arrays per layer
-        hi = min(lo + step, raw.shape[0])
-        w = theory_gram(raw[lo:hi], config, rep.d, rep.u, centred=taylor_mean is not None)
-        jet = taylor_scores(rep.n, layers, config, w - g0)
-        y = np.nan_to_num(jet.c1) if taylor_mean is None else jet.c1 + jet.c2 - taylor_mean
-        out[:, lo:hi] = y.swapaxes(0, 1)
-    return out
-
-
-def _summarise_chunk(rep: Representation, seed: Any, config: ModelConfig, layers: int, paired: bool,
-                     cv: str, taylor_mean: np.ndarray | None, start: int, stop: int) -> _ChunkSummary:
-    """Draw samples [start, stop), run the stack, return the chunk's moments.
-
-    The stack runs on sub-batches of FORWARD_BATCH samples (their arrays stay in the CPU cache); the
-    moments are then taken over the whole chunk (the per-row counting loop prefers long rows).
-    With a control variate (``cv`` "linear" or "quadratic") the score moments are those of
-    S - (Y - E Y).
-    """
-    raw = draw_range(rep, seed, start, stop)
-    x = embed(raw, config, rep.d)
-    b, n, u = stop - start, rep.n, rep.u
-    scores = np.empty((layers, b, n, n))
-    osq, oproj = np.empty((b, layers, n)), np.empty((b, layers, n))
-    for lo in range(0, b, FORWARD_BATCH):
-        hi = min(lo + FORWARD_BATCH, b)
-        for layer, (s, o) in enumerate(forward(x[lo:hi], config, layers, u)):
-            scores[layer, lo:hi] = s
-            osq[lo:hi, layer] = np.einsum("bnd,bnd->bn", o, o)
-            oproj[lo:hi, layer] = o @ u
-    if cv == "none":
-        mean, m2, cross, greater, recent = zip(*(_layer_moments(s, paired) for s in scores))
-    else:
-        adjusted = scores - _control_variate(raw, rep, config, layers, taylor_mean)
-        mean, m2, cross, greater, recent = zip(*(_layer_moments(a, paired, s)
-                                                 for a, s in zip(adjusted, scores)))
-    triples = recency_triples(n)
-    rp = moments(np.stack(recent, axis=1) / triples) if paired and triples else None
-    return _ChunkSummary(b, np.stack(mean), np.stack(m2), moments(osq),
-                         moments((osq - oproj * oproj) / rep.d),
-                         np.stack(cross) if paired else None, np.stack(greater) if paired else None, rp)
-
-
-class _Accumulator:
-    """Chan merge of chunk summaries (numerics.moments); cross moments get the same delta correction."""
-
-    def __init__(self, n: int, layers: int, paired: bool):
-        self.scores = Moments((layers, n, n))
-        self.osq = Moments((layers, n))
-        self.ovar = Moments((layers, n))
-        self.cross = np.zeros((layers, n, n, n)) if paired else None
-        self.greater = np.zeros((layers, n, n, n), dtype=np.int64) if paired else None
-        self.recency = Moments((layers,)) if paired and recency_triples(n) else None
-
-    def merge(self, c: _ChunkSummary) -> None:
-        count_before = self.scores.count
-        delta = self.scores.merge(c.count, c.score_mean, c.score_m2)
-        self.osq.merge(c.count, *c.osq)
-        self.ovar.merge(c.count, *c.ovar)
-        if self.recency is not None:
-            self.recency.merge(c.count, *c.recency)
-        if self.cross is not None:
-            # C_i = C_i^(a) + C_i^(b) + delta_i delta_i^T n_a n_b / n  (delta_i: row i of the mean shift)
-            self.cross += c.cross
-            self.cross += (delta[..., :, None] * delta[..., None, :]) * (
-                count_before * c.count / self.scores.count)
-            self.greater += c.greater
-
-
 def simulate_scores(n: int, layers: int, d: int, samples: int, *, seed: Any, method: str = "direct",
                     chunk: int | None = None, config: ModelConfig | None = None, paired: bool = True,
                     progress: bool | None = None, memory_limit: int | None = None,
@@ -432,7 +277,7 @@ def simulate_scores(n: int, layers: int, d: int, samples: int, *, seed: Any, met
     """Monte Carlo mean and SE of the scores of M(norm, residual, lam, gamma, alpha) at width d.
 
     The model comes from ``config`` or from keywords (norm, residual, gamma, lam, alpha, embedding),
-    not both (:func:`lnrecency.config.make_config`). ``method``: "direct"
+    not both (:func:`lnrecency.model.config.make_config`). ``method``: "direct"
     (R^d coordinates, cost O(n^2 d) per sample) or "gram" (Bartlett representation, cost O(n^3), exact
     in law; see :mod:`numerics.samplers`). ``seed``: non-negative int (or tuple of them); the result is
     bit-for-bit a function of (seed, arguments) and independent of ``workers`` (threads processing
@@ -443,9 +288,10 @@ def simulate_scores(n: int, layers: int, d: int, samples: int, *, seed: Any, met
     centred at its exact mean (:mod:`lnrecency.theory.finite_width`); the estimator stays unbiased and
     the SE is that of the adjusted draws. "quadratic": second order, residual spread O(d^-3/2) instead
     of O(d^-1/2) (its mean uses c); "linear": first order on the uncentred Gram, mean exactly 0, residual
-    O(1/d) (independent of c: use it to validate c). Per-instance counts (prob_greater) use raw scores. ``progress``: tqdm bar; None = only when stderr is a terminal. ``memory_limit`` (bytes):
+    O(1/d) (independent of c: use it to validate c). Per-instance counts (prob_greater) use raw scores. ``progress``:
+    tqdm bar; None = only when stderr is a terminal. ``memory_limit`` (bytes):
     default the available physical memory. ``executor``: a concurrent.futures-style executor to run the
-    chunks on instead of local threads (a Dask cluster: :func:`lnrecency.distributed.executor`); the
+    chunks on instead of local threads (a Dask cluster: :func:`lnrecency.runtime.distributed.executor`); the
     chunking and the merge order are the same, so are the bytes of the result.
     """
     request = _Request.make(n, layers, d, samples, seed=seed, method=method, chunk=chunk, config=config,
@@ -482,10 +328,10 @@ class _Request:
             raise ValueError(f"paired must be True or False; got {paired!r}")
         if executor is not None and not callable(getattr(executor, "submit", None)):
             raise ValueError(f"executor must be a concurrent.futures-style executor (with .submit), e.g. "
-                             f"lnrecency.distributed.executor(...), or None; got {executor!r}")
+                             f"lnrecency.runtime.distributed.executor(...), or None; got {executor!r}")
         cv = _check_control_variate(control_variate)
         if cv == "quadratic":
-            from lnrecency.theory.finite_width import check_supported
+            from lnrecency.theory.width_jets import check_supported
 
             check_supported(config, control_variate=True)
         workers = _default_workers() if workers is None else check_int("workers", workers, minimum=1)
@@ -544,30 +390,30 @@ def _execute(r: _Request, plan: _Plan, *, executor: Any, progress: bool | None) 
     """Run the chunks (in order: in this thread, on local threads or on ``executor``), merge them in chunk
     order, refuse a float64 overflow, and return the result."""
     n, layers, samples, chunk, config = r.n, r.layers, r.samples, plan.chunk, r.config
-    acc = _Accumulator(n, layers, r.paired)
+    acc = Accumulator(n, layers, r.paired)
     starts = range(0, samples, chunk)
     taylor_mean = None
     if r.control_variate == "quadratic":
         from lnrecency.theory.finite_width import finite_width
 
         taylor_mean = finite_width(n, layers, config=config).taylor_mean(r.d)
-    work = partial(_summarise_chunk, plan.rep, r.seed, config, layers, r.paired, r.control_variate, taylor_mean)
-    from lnrecency.progress import Progress
+    work = partial(summarise_chunk, plan.rep, r.seed, config, layers, r.paired, r.control_variate, taylor_mean)
+    from lnrecency.runtime.progress import Progress
 
     # None: a bar on a terminal only (library calls stay quiet in logs); True: a bar on a terminal, else a line
     # every 10 s (the CLI: nohup, CI, notebooks); False: nothing
     enabled = (None if sys.stderr.isatty() else False) if progress is None else (None if progress else False)
     bar = Progress(samples, f"simulate d={r.d}", "samples", enabled=enabled)
     with one_blas_thread(), _closing(bar):
-        if executor is not None:  # e.g. a Dask cluster (lnrecency.distributed.executor): chunks in order
-            _run_chunks(executor, work, starts, chunk, samples, acc, bar, window=8)
+        if executor is not None:  # e.g. a Dask cluster (lnrecency.runtime.distributed.executor): chunks in order
+            run_chunks(executor, work, starts, chunk, samples, acc, bar, window=8)
         elif r.workers == 1 or len(starts) == 1:
             for s0 in starts:
                 acc.merge(work(s0, min(s0 + chunk, samples)))
                 bar.update(min(chunk, samples - s0))
         else:
             with ThreadPoolExecutor(max_workers=r.workers) as pool:
-                _run_chunks(pool, work, starts, chunk, samples, acc, bar, window=2 * r.workers)
+                run_chunks(pool, work, starts, chunk, samples, acc, bar, window=2 * r.workers)
 
     upper = np.triu(np.ones((n, n), dtype=bool), k=1)
     mean, se = acc.scores.mean.copy(), acc.scores.stderr()

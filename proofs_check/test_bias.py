@@ -1,4 +1,4 @@
-"""The Definition-1 profiler (lnrecency.bias) and `lnrecency bias`: labels it must give and labels it
+"""The Definition-1 profiler (lnrecency.experiments.profiler) and `lnrecency bias`: labels it must give and labels it
 must refuse to give (a profiler that cannot say 'no recency' is not one)."""
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from lnrecency.bias import bias_profile, classify_signs
-from lnrecency.cli import main
-from lnrecency.stats import PER_COMPARISON, register
+from lnrecency.cli.app import main
+from lnrecency.experiments.profiler import bias_profile, classify_signs
+from lnrecency.inference.stats import PER_COMPARISON, register
 
 
 @pytest.mark.parametrize("signs, label", [

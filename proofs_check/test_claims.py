@@ -8,19 +8,24 @@ import json
 
 import pytest
 
+from lnrecency.claims import c2_no_normalisation as baseline
+from lnrecency.claims import c4_anisotropy as anisotropy
+from lnrecency.claims import c5_amplification as amplification
+from lnrecency.claims import c7_output_norm as output_norm
+from lnrecency.claims import c8_output_variance as variance
+from lnrecency.claims import p8_p9_printed_numeric as printed_numeric
 from lnrecency.claims.registry import CLAIMS, TRAINED, evaluate
-from lnrecency.cli import main
-from lnrecency.commands.verify import strict
-from lnrecency.claims import amplification, anisotropy, baseline, output_norm, printed_numeric, variance
-from lnrecency.verdicts import SOURCES, VERDICTS, select
+from lnrecency.cli.app import main
+from lnrecency.cli.commands.verify import strict
+from lnrecency.inference.verdicts import SOURCES, VERDICTS, select
 
-# the parameter-free claims (the trained-decoder verdicts TM1-TM5 are tested in tests/test_thesis.py)
+# the parameter-free claims (the trained-decoder verdicts TM1-TM5 are tested in tests/experiments/test_thesis.py)
 NUMERIC = [c for c in CLAIMS if not (c.startswith("P") and int(c[1:]) <= 7) and c not in TRAINED]
 
 
 @pytest.fixture(scope="module")
 def results():
-    # two processes on a 2-core machine: the same results as jobs=1 (tests/test_verdicts.py checks it)
+    # two processes on a 2-core machine: the same results as jobs=1 (tests/inference/test_verdicts.py checks it)
     return evaluate(NUMERIC, quick=True, progress=False, jobs=2)
 
 
@@ -57,7 +62,7 @@ def test_baseline(results):
     assert len(settings_of(results, "C2", "confirmed", baseline.FLAT)) == 18
     # earlier-token bias at layers 3..4 (quick depth) for every alpha in [0, 0.999], decided per (residual, lam)
     # over the whole alpha range (lnrecency region): prior work's setting (no residual) holds, and with residual
-    # the failures start at layer 5 (tests/test_boundary.py: residual lam = 1 first fails at row 10 of layer 5)
+    # the failures start at layer 5 (tests/theory/test_boundary.py: residual lam = 1 first fails at row 10 of layer 5)
     confirmed = settings_of(results, "C2", "confirmed", baseline.EARLIER)
     assert {(s["residual"], s["lam"]) for s in confirmed} == {(r, lam) for r in (False, True) for lam in (0.5, 1, 3)}
     for r, _ in select(results, "C2", statement=baseline.EARLIER):
@@ -68,7 +73,7 @@ def test_baseline(results):
 def test_baseline_says_no():
     """The same evidence, one layer deeper with residual: refuted, with alpha = 0 on the failing side and
     alpha = 0.9 on the holding side, both decided independently by the boundary search."""
-    from lnrecency.config import ModelConfig
+    from lnrecency.model.config import ModelConfig
     from lnrecency.theory.boundary import boundary
 
     cfg = ModelConfig(norm="none", residual=True, lam=1.0)
@@ -86,15 +91,15 @@ def test_residual_and_anisotropy(results):
     assert {r.verdict for r in by(results, "C3")} == {"confirmed"}
     assert {r.verdict for r in by(results, "C4") if r.statement != anisotropy.FIGURE_SETTING} == {"confirmed"}
     # the paper's h(j) figures vs its simulations: same setting without residual; with residual the closed
-    # form uses weight 1 and the simulation sqrt(d (1 - alpha)) (tests/test_conventions.py: the closed form
+    # form uses weight 1 and the simulation sqrt(d (1 - alpha)) (tests/experiments/test_conventions.py: the closed form
     # equals our limit at gamma = 1 and differs from it at the simulation's weight)
     assert verdicts_by(results, "C4", anisotropy.FIGURE_SETTING, "figure") == {
         "alpha": "confirmed", "alpha_resid": "refuted"}
 
 
 def test_amplification_per_sense(results):
-    from lnrecency.claims.amplification import gap
-    from lnrecency.config import ModelConfig
+    from lnrecency.claims.c5_amplification import gap
+    from lnrecency.model.config import ModelConfig
 
     # absolute gap -> 0 as alpha -> 1 (all Gram entries -> 1): never monotone on [0, 1)
     grows, can = amplification.GROWS.format, amplification.CAN_AMPLIFY.format
@@ -129,7 +134,7 @@ def test_deeper_layers(results):
     r = [r for r in by(results, "C6") if r.verdict == "refuted"][0]
     ev, = [e.evidence for e in r.evidence.per_setting if e.evidence.mc_counterexample is not None]
     assert ev.mc_counterexample.verdict == "confirmed"  # S_27,25 > S_27,26 at d = 10^12
-    # the verdict says where it holds: row 27 is the first failing length at layer 3 (tests/test_boundary.py
+    # the verdict says where it holds: row 27 is the first failing length at layer 3 (tests/theory/test_boundary.py
     # brute-forces it length by length)
     assert "residual gamma=1, lam=1, alpha=0: holds for n < 27 (layer 3)" in r.finding
 
@@ -163,7 +168,8 @@ def test_printed_numeric(results):
 
 
 def test_printed_symbolic_lines_are_registered(monkeypatch):
-    """P1..P7 are routed to lnrecency.claims.printed (evaluated in test_printed_symbolic.py), one evaluator
+    """P1..P7 are routed to lnrecency.claims.p1_p7_printed_formulas (evaluated in test_printed_symbolic.py), one
+    evaluator
     per id: asking for one line evaluates only that line (the evaluators are replaced by recorders here;
     their results are tested in test_printed_symbolic.py)."""
     from dataclasses import replace
@@ -172,9 +178,10 @@ def test_printed_symbolic_lines_are_registered(monkeypatch):
     def module_ids(name):
         return {c for c, x in CLAIMS.items() if x.module == f"lnrecency.claims.{name}"}
 
-    assert module_ids("printed") == {f"P{q}" for q in range(1, 8)} and module_ids("printed_numeric") == {"P8", "P9"}
+    assert module_ids("p1_p7_printed_formulas") == {f"P{q}" for q in range(1, 8)}
+    assert module_ids("p8_p9_printed_numeric") == {"P8", "P9"}
     called = []
-    for cid in module_ids("printed"):
+    for cid in module_ids("p1_p7_printed_formulas"):
         monkeypatch.setitem(CLAIMS, cid, replace(CLAIMS[cid], evaluate=lambda *, quick, progress, cid=cid:
                                                  called.append(cid) or [SimpleNamespace(id=cid)]))
     assert [r.id for r in evaluate(["P3", "P2"], quick=True, progress=False)] == ["P2", "P3"]

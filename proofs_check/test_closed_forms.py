@@ -20,7 +20,7 @@ import pytest
 import sympy
 from sympy import Rational as R
 
-from lnrecency.config import ModelConfig
+from lnrecency.model.config import ModelConfig
 from lnrecency.theory import closed_forms as cf
 from lnrecency.theory.closed_forms import alpha, gamma, i, j, lam
 from lnrecency.theory.formula import is_identically_zero

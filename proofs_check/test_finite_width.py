@@ -3,7 +3,7 @@
   1. the Wishart directions reproduce the covariance (G_ac G_be + G_ae G_bc) exactly;
   2. the jets equal mpmath finite differences (c and v), on fixed and hypothesis-drawn configurations;
   3. plain Monte Carlo at d = 128..4096 agrees with limit + c/d within k SE + R/d^2 (R measured at
-     d_ref = 32): the claims' own machinery, lnrecency.claims._common.theory_mean_checks;
+     d_ref = 32): the claims' own machinery, lnrecency.claims.mc_checks.theory_mean_checks;
   4. the remainder E_d S - S_lim - c/d decays like 1/d^2 (fitted slope -2);
   5. d Var_d(S_ij - S_ik) / v -> 1;
   6. the control-variate estimators agree with the plain one;
@@ -11,7 +11,8 @@ and the same machinery says no to: c without the LayerNorm term, c halved, c wit
 (3), c = 0 (slope -1 in 4), v halved (5), and a control variate built on a wrong c (6).
 
 False alarms: every comparison registers its rate in the suite budget (PER_COMPARISON = 1e-6 per
-comparison, normal tail, asymptotic basis; conftest prints the union bound). The slope test adds a stated curvature allowance (see there).
+comparison, normal tail, asymptotic basis; conftest prints the union bound). The slope test adds a stated curvature
+allowance (see there).
 """
 from __future__ import annotations
 
@@ -22,12 +23,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from lnrecency.claims._common import theory_mean_checks
-from lnrecency.config import ModelConfig
+from lnrecency.claims.mc_checks import theory_mean_checks
+from lnrecency.inference.stats import register
+from lnrecency.model.config import ModelConfig
 from lnrecency.numerics import convergence_in_d, sample_instances, simulate_scores
 from lnrecency.numerics.convergence import ConvergenceResult
-from lnrecency.stats import register
-from lnrecency.theory.finite_width import finite_difference_c, finite_width, wishart_directions
+from lnrecency.theory.finite_width import finite_difference_c, finite_width
+from lnrecency.theory.width_jets import wishart_directions
 
 # Configurations the checks run on: LayerNorm with and without residual (the centring term is nonzero
 # only with a residual: without one every layer is scale invariant), normalized tokens, no normalisation.

@@ -8,12 +8,27 @@ import numpy as np
 import pytest
 import sympy
 
-from lnrecency.config import ModelConfig
+from lnrecency.model.config import ModelConfig
 from lnrecency.theory import closed_forms as cf
 from lnrecency.theory.limit import limit_trajectory
-from lnrecency.theory.proofs import (A, B, X, all_proofs, coefficient_sign, positive_coordinates, proof_diagonal,
-                           proof_flat_without_norm, proof_g_positive, proof_h_decreasing,
-                           proof_layer2_recency, prove_decreasing, prove_sign, s, t, u)
+from lnrecency.theory.proofs import (
+    A,
+    B,
+    X,
+    all_proofs,
+    coefficient_sign,
+    positive_coordinates,
+    proof_diagonal,
+    proof_flat_without_norm,
+    proof_g_positive,
+    proof_h_decreasing,
+    proof_layer2_recency,
+    prove_decreasing,
+    prove_sign,
+    s,
+    t,
+    u,
+)
 
 
 def test_all_proofs_closed_by_sympy():
@@ -60,7 +75,8 @@ E_, F_ = sympy.exp(cf.lam), sympy.exp(cf.lam * cf.alpha)
     ("h2 plus a slow increase", H2 + cf.j / 100, False),
     ("sign flipped in h2", (1 - cf.alpha) * (E_ ** 2 - (cf.j - 1) * F_ ** 2) / (E_ + (cf.j - 1) * F_) ** 2
      + cf.alpha, False),
-    ("residual h2 with the gamma term's sign flipped", H2R - 4 * cf.gamma * (1 - cf.alpha) * E_ / (E_ + (cf.j - 1) * F_),
+    ("residual h2 with the gamma term's sign flipped",
+     H2R - 4 * cf.gamma * (1 - cf.alpha) * E_ / (E_ + (cf.j - 1) * F_),
      True),
     ("constant", sympy.Integer(1), False),
     ("1/h2 (increasing)", 1 / H2, False),
@@ -74,7 +90,8 @@ def test_power_prover_rejects_non_decreasing(name, expr, residual):
 def test_power_wrong_sign_rejected():
     g = positive_coordinates(cf.closed_forms(ModelConfig(norm="layernorm", residual=True)).g.subs(cf.i, t + 1))
     assert not prove_sign("g<0", "g < 0 (false)", g, -1, ()).proven
-    minor = cf.closed_forms(ModelConfig(norm="layernorm")).h2.subs(cf.j, t + 1) ** 2 - cf.closed_forms(ModelConfig(norm="layernorm")).g.subs(cf.i, t + 2 + u) ** 2 * 100
+    ln = cf.closed_forms(ModelConfig(norm="layernorm"))
+    minor = ln.h2.subs(cf.j, t + 1) ** 2 - ln.g.subs(cf.i, t + 2 + u) ** 2 * 100
     assert not prove_sign("false minor", "false", positive_coordinates(minor), 1, ()).proven
 
 

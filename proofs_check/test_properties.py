@@ -17,11 +17,12 @@ with residual (mixed rows).
 from __future__ import annotations
 
 import mpmath
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from lnrecency.claims._common import simulate
-from lnrecency.config import ModelConfig
-from lnrecency.stats import ordering_check, register
+from lnrecency.claims.mc_checks import simulate
+from lnrecency.inference.stats import ordering_check, register
+from lnrecency.model.config import ModelConfig
 from lnrecency.theory.limit import limit_scores
 
 DPS = 60

@@ -1,4 +1,4 @@
-"""lnrecency.stats: quantiles, the budget registry, and the three check kinds (incl. their 'no')."""
+"""lnrecency.inference.stats: quantiles, the budget registry, and the three check kinds (incl. their 'no')."""
 from __future__ import annotations
 
 import math
@@ -7,10 +7,21 @@ import pytest
 from scipy.stats import norm
 from scipy.stats import t as t_dist
 
-from lnrecency.stats import (EXACT_RATE, PER_COMPARISON, SUITE_LIMITS, Budget, bernstein_halfwidth,
-                             clopper_pearson_interval, edgeworth_tail_ratio, edgeworth_two_sided_ratio,
-                             family_k, k_for, mean_check,
-                             ordering_check, wilson_interval)
+from lnrecency.inference.stats import (
+    EXACT_RATE,
+    PER_COMPARISON,
+    SUITE_LIMITS,
+    Budget,
+    bernstein_halfwidth,
+    clopper_pearson_interval,
+    edgeworth_tail_ratio,
+    edgeworth_two_sided_ratio,
+    family_k,
+    k_for,
+    mean_check,
+    ordering_check,
+    wilson_interval,
+)
 
 
 def test_k_matches_normal_tails():
@@ -263,7 +274,7 @@ def test_edgeworth_factor_says_no_for_skewed_draws():
 def test_expecting_rejection_records_nothing_and_returns_the_same_k():
     """A check a test expects to fail is not a false-alarm risk: inside ``expecting_rejection`` register()
     returns the same k and records nothing; outside, it records as before."""
-    from lnrecency.stats import Budget
+    from lnrecency.inference.stats import Budget
 
     b = Budget()
     with b.expecting_rejection():
@@ -275,9 +286,9 @@ def test_expecting_rejection_records_nothing_and_returns_the_same_k():
 def test_deterministic_entries_are_checked_but_not_counted():
     """Under LayerNorm the diagonal S_ii = lam has no randomness (SE at float rounding): a mean check still
     checks it, but only the random entries enter the false-alarm union bound."""
-    from lnrecency.claims._common import D_BIG, theory_mean_checks
+    from lnrecency.claims.mc_checks import D_BIG, theory_mean_checks
+    from lnrecency.inference.stats import BUDGET, is_deterministic
     from lnrecency.numerics import simulate_scores
-    from lnrecency.stats import BUDGET, is_deterministic
     from lnrecency.theory.finite_width import finite_width
 
     sim = simulate_scores(4, 2, D_BIG, 200, seed=5, method="gram", paired=False, progress=False)

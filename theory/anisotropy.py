@@ -1,7 +1,7 @@
 """Decisions in alpha that a grid cannot make: the sign of the layer-2 gap's derivative at alpha = 0, the
 maximiser of the gap, and the set of alpha where anisotropy amplifies the gap (Delta(alpha) > Delta(0)).
 
-The gap of row n at layer 2 (C5's measures, claims/amplification.py):
+The gap of row n at layer 2 (C5's measures, lnrecency/claims/c5_amplification.py):
   absolute Delta = S_{n,n-1} - S_{n,1};  relative Delta / |S_{n,1}|;  spread Delta / (S_{n,n} - S_{n,1}).
 alpha enters only through G0(alpha) = (1 - alpha) I + alpha 1 1^T, linear in alpha, so
 d/dalpha S(G0(alpha)) is the directional derivative of the score map along V = 1 1^T - I: the first
@@ -25,7 +25,8 @@ import mpmath
 import numpy as np
 from scipy.optimize import brentq
 
-from lnrecency.config import ModelConfig, check_choice, check_int
+from lnrecency.model.config import ModelConfig
+from lnrecency.runtime.arguments import check_choice, check_int
 
 __all__ = ["MEASURES", "gap_and_slope", "AlphaDecision", "decide_alpha", "SIGN_RESOLUTION", "ALPHA_MAX"]
 
@@ -48,7 +49,7 @@ def _measure(measure: str, a, b, c):
 @functools.lru_cache(maxsize=4096)
 def _row_jet(n: int, cfg: ModelConfig, alpha: float) -> tuple:
     """(S_{n,n-1}, S_{n,1}, S_{n,n}) at layer 2 and their alpha-derivatives (shared by the measures)."""
-    from lnrecency.theory.finite_width import taylor_scores
+    from lnrecency.theory.width_jets import taylor_scores
 
     v = np.ones((n, n)) - np.eye(n)
     jet = taylor_scores(n, 2, cfg.replace(alpha=float(alpha)), v[None], token_map=False)
@@ -69,7 +70,7 @@ def gap_and_slope(n: int, cfg: ModelConfig, measure: str, alpha: float) -> tuple
 
 def _mpmath_slope_at_zero(n: int, cfg: ModelConfig, measure: str, dps: int = 40) -> mpmath.mpf:
     """Central difference of the mpmath limit at alpha = 0 (step 10^-(dps/3)); error ~ step^2."""
-    from lnrecency.layers import arithmetic
+    from lnrecency.model.layers import arithmetic
     from lnrecency.theory.limit import iterate_limit
 
     with mpmath.workdps(dps):

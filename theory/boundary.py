@@ -9,7 +9,7 @@ d -> infinity limit (:func:`lnrecency.theory.limit.limit_scores`):
 Prefix property: causal attention makes rows 1..i of every layer a function of tokens 1..i only, so the
 scores of a sequence of length n are the leading n x n block of those of any longer sequence. The claim
 therefore holds for length n exactly when it holds on rows 1..n, and the smallest failing length equals
-the first failing row (``first_failing_n == first_failing_row``; tests/test_boundary.py checks the prefix
+the first failing row (``first_failing_n == first_failing_row``; tests/theory/test_boundary.py checks the prefix
 property). One limit at n_max decides every length up to n_max.
 
 Exact signs: a difference is decided in float64 when |D_j| > ``FLOAT_RESOLUTION`` * max_j |S_ij| (the
@@ -28,7 +28,8 @@ from typing import Any
 import mpmath
 import numpy as np
 
-from lnrecency.config import ModelConfig, check_choice, check_int, make_config
+from lnrecency.model.config import ModelConfig, make_config
+from lnrecency.runtime.arguments import check_choice, check_int
 
 __all__ = ["ORDERINGS", "LayerBoundary", "boundary", "boundaries", "row_holds", "FLOAT_RESOLUTION", "MPMATH_MAX_N",
            "estimate_seconds", "check_time"]
@@ -47,9 +48,11 @@ BOUNDARY_COST = {"FIXED": 5.2e-4}
 def estimate_seconds(layers: int, n_max: int, first_layer: int = 1, orderings: int = 1) -> float:
     """Time of :func:`boundaries` when float64 decides every row: the float64 limit recursion
     (:func:`lnrecency.theory.limit.estimate_seconds`) plus the search's fixed cost (:data:`BOUNDARY_COST`, times
-    the limit's LOAD_MARGIN); ``first_layer`` and ``orderings`` do not change it measurably. Rows that need an mpmath prefix are estimated and refused separately, before that
+    the limit's LOAD_MARGIN); ``first_layer`` and ``orderings`` do not change it measurably. Rows that need an mpmath
+    prefix are estimated and refused separately, before that
     prefix is computed (the limit's own check, at its MAX_SECONDS_PRECISE)."""
-    from lnrecency.theory.limit import LOAD_MARGIN, estimate_seconds as limit_seconds
+    from lnrecency.theory.limit import LOAD_MARGIN
+    from lnrecency.theory.limit import estimate_seconds as limit_seconds
 
     c = BOUNDARY_COST
     return limit_seconds(n_max, layers) + LOAD_MARGIN * c["FIXED"]
@@ -58,8 +61,8 @@ def estimate_seconds(layers: int, n_max: int, first_layer: int = 1, orderings: i
 def check_time(layers: int, n_max: int, first_layer: int = 1, orderings: int = 1) -> None:
     """Refuse (ValueError, before any work) a search estimated above the float64 limit's time limit
     (lnrecency.theory.limit.MAX_SECONDS, an interactive answer; ``--max-seconds`` raises it)."""
+    from lnrecency.runtime.timelimit import refusal, time_limit
     from lnrecency.theory.limit import MAX_SECONDS
-    from lnrecency.timelimit import refusal, time_limit
 
     seconds = estimate_seconds(layers, n_max, first_layer, orderings)
     if seconds > time_limit(MAX_SECONDS):
@@ -136,8 +139,8 @@ class _Rows:
     def _mpmath_prefix(self, i: int):
         if self.hp is None or len(self.hp[0]) < i:
             m = min(self.n_max, max(i, 2 * (0 if self.hp is None else len(self.hp[0]))))
+            from lnrecency.runtime.timelimit import time_limit
             from lnrecency.theory.limit import MAX_SECONDS_PRECISE, estimate_seconds, limit_scores
-            from lnrecency.timelimit import time_limit
 
             if m > MPMATH_MAX_N or estimate_seconds(m, self.layers, self.dps) > time_limit(MAX_SECONDS_PRECISE):
                 raise _Undecided(i)  # reported where it starts, never guessed, and never a late refusal
@@ -161,7 +164,7 @@ class _Rows:
             return signs, np.array([float(x) for x in hd]), f"mpmath dps={self.dps}"
 
 
-def _float64_prefix(s: np.ndarray, ordering: str) -> int:
+def float64_prefix(s: np.ndarray, ordering: str) -> int:
     """Rows 2..r of one layer's float64 scores ``s`` (n x n) that float64 decides and on which ``ordering``
     holds, in one vectorised pass: the first row i >= 2 that is undecided in float64 or fails (n + 1 if none).
     The same per-row rule as :meth:`_Rows.signs` and :func:`row_holds`."""
@@ -187,7 +190,7 @@ def _float64_prefix(s: np.ndarray, ordering: str) -> int:
 
 
 def _search(rows: "_Rows", layer: int, ordering: str, n_max: int) -> LayerBoundary:
-    start = 2 if rows.s is None else _float64_prefix(rows.s[layer - 1], ordering)
+    start = 2 if rows.s is None else float64_prefix(rows.s[layer - 1], ordering)
     for i in range(start, n_max + 1):
         try:
             signs, diffs, precision = rows.signs(layer, i)

@@ -1,9 +1,10 @@
-"""sympy closed forms of layer 1 and the layer-2 Gram entries (docs/model.md, "Worked example", "The d -> infinity limit").
+"""sympy closed forms of layer 1 and the layer-2 Gram entries (docs/model.md, "Worked example", "The d -> infinity
+limit").
 
 Everything is DERIVED here from the limit recursion, symbolically in the query index i and key index j:
 
     layer 1:  G = (1 - alpha) I + alpha 1 1^T (unit diagonal: a normalisation multiplies each token by
-              its factor f = gain (1 for every built-in one), asked of the layer, lnrecency.layers),
+              its factor f = gain (1 for every built-in one), asked of the layer, lnrecency.model.layers),
               S_ik = lam f^2 G_ik,  P_ik = exp(S_ik) / sum_{m<=i} exp(S_im)       (softmax, summed by sympy)
     A = f P (no residual) or I + gamma f P (residual)
     layer 2:  G'_ij = sum_k sum_m A_ik A_jm G_km
@@ -14,7 +15,8 @@ Everything is DERIVED here from the limit recursion, symbolically in the query i
     S^(2)_ij = lam <N h_i, N h_j> = lam g(i) / (h(i) h(j)) (l2 / rmsnorm / layernorm: one limit; times
     gain^2 with a gain) or lam g(i) (norm "none"), S^(2)_ii = lam gain^2 (normalised) or lam h2(i) (none).
 
-With E = e^lam, F = e^(lam alpha), Z_i = E + (i-1) F this gives (an independent hand derivation, which the sympy result matches):
+With E = e^lam, F = e^(lam alpha), Z_i = E + (i-1) F this gives (an independent hand derivation, which the sympy result
+matches):
 no residual g = (1-alpha) F/Z_i + alpha, h2 = (1-alpha)(E^2 + (j-1)F^2)/Z_j^2 + alpha; residual
 g = alpha (1+gamma)^2 + (gamma + gamma^2)(1-alpha) F/Z_i,
 h2 = 1 + 2 gamma (alpha + (1-alpha) E/Z_j) + gamma^2 (alpha + (1-alpha)(E^2 + (j-1)F^2)/Z_j^2).
@@ -29,8 +31,9 @@ import mpmath
 import numpy as np
 import sympy
 
-from lnrecency.config import ModelConfig, as_fraction, check_choice, check_int, make_config
-from lnrecency.layers import NORMALISATIONS
+from lnrecency.model.config import ModelConfig, as_fraction, make_config
+from lnrecency.model.layers import NORMALISATIONS
+from lnrecency.runtime.arguments import check_choice, check_int
 
 __all__ = ["i", "j", "k", "alpha", "lam", "gamma", "ClosedForms", "closed_forms", "QUANTITIES",
            "evaluate", "numeric", "limit_value"]
@@ -68,7 +71,7 @@ def _row_sum(pieces: list[tuple[Any, Any, sympy.Expr]]) -> sympy.Expr:
 
 def _layer1_weights(layer) -> tuple[sympy.Expr, sympy.Expr]:
     """(P_ii, P_ik for k < i) from the softmax of S_ik = lam <N x_i, N x_k>, the unit-length tokens' Gram
-    G_ik = alpha + (1 - alpha) delta_ik normalised by the layer (lnrecency.layers: g^2 G_ik with a gain)."""
+    G_ik = alpha + (1 - alpha) delta_ik normalised by the layer (lnrecency.model.layers: g^2 G_ik with a gain)."""
     one = sympy.Integer(1)
     s_diag = lam * layer.symbolic(one, one, one)  # = lam (gain 1)
     s_off = lam * layer.symbolic(alpha, one, one)
@@ -93,7 +96,7 @@ def closed_forms(config: ModelConfig) -> ClosedForms:
 @functools.lru_cache(maxsize=None)
 def _derive(residual: bool, norm: str) -> ClosedForms:
     check_choice("norm", norm, tuple(NORMALISATIONS))
-    layer = NORMALISATIONS[norm]  # the normalisation's own maps (lnrecency.layers), not its flags
+    layer = NORMALISATIONS[norm]  # the normalisation's own maps (lnrecency.model.layers), not its flags
     p_diag, p_off = _layer1_weights(layer)
     # o = P N x and N x = factor x for the unit-length tokens: A = factor P, or I + gamma factor P
     scale = (gamma if residual else sympy.Integer(1)) * layer.factor(sympy.Integer(1))

@@ -1,5 +1,5 @@
 """Finite-width theory: the exact O(1/d) correction of every expected score and the O(1/sqrt(d))
-fluctuation law, as derivatives of the shared layer definitions (:mod:`lnrecency.layers`).
+fluctuation law, as derivatives of the shared layer definitions (:mod:`lnrecency.model.layers`).
 
 The mathematics (our derivation; the paper has no finite-width theory).
 With W_Q = W_K = W_V = I every score of every layer is a deterministic smooth function F of the Gram
@@ -57,7 +57,7 @@ first order; at d = 16 with lam = sqrt(d) the O(1/d) terms are large (the 1/d^2 
 variance is ~26 v in one setting) and neither expansion is accurate there. Nor can a better formula
 for the cumulants fix it: fed each difference's exact cumulants (from draws), the normal law and the
 one- and two-term Edgeworth expansions still miss RP by 0.031, 0.027 and 0.0055 at d = 16, alpha = 0.5,
-layer 2 (``lnrecency.reproduce.cumulant_ceiling``): the truncation itself fails there.
+layer 2 (``lnrecency.experiments.authors.reproduce.cumulant_ceiling``): the truncation itself fails there.
 
 Fisher's z (``scale="fisher"``). Under a normalisation of fixed length |S_ij| <= S_ii = b, so
 z_ij = atanh(S_ij / b) orders the keys of a row as S does: P(z_ik > z_ij) = P(S_ik > S_ij). The same
@@ -74,21 +74,22 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any
 
 import mpmath
 import numpy as np
 
-from lnrecency.config import ModelConfig, check_int, make_config
-from lnrecency.layers import NORMALISATIONS, Arithmetic, Jet, JetArithmetic, causal_mask
+from lnrecency.model.config import ModelConfig, make_config
+from lnrecency.model.layers import Jet, causal_mask
+from lnrecency.runtime.arguments import check_int
+from lnrecency.theory.width_jets import SCALES, check_scale, input_law, taylor_scores, to_first_gram, wishart_directions
 
 __all__ = ["Jet", "FiniteWidth", "finite_width", "taylor_scores", "wishart_directions",
-           "finite_difference_c", "check_supported", "FIRST_ORDER", "third_cumulant", "EDGEWORTH", "SCALES"]
+           "finite_difference_c", "FIRST_ORDER", "third_cumulant", "EDGEWORTH", "SCALES"]
 
 #: the quantity the theory expands: the scores S_ij, or Fisher's z_ij = atanh(S_ij / S_ii) (under a
 #: normalisation of fixed length |S_ij| <= S_ii, so z_ik > z_ij is the event S_ik > S_ij: the same
 #: probabilities from a law closer to normal where the cosines S / S_ii sit near 1).
-SCALES = ("scores", "fisher")
 FIRST_ORDER = ("first-order (delta method): E_d S = S_lim + c/d + O(1/d^2), "
                "Var_d = v/d + O(1/d^2)")
 EDGEWORTH = ("second order in d^-1/2 (one-term Edgeworth): P(S_ij > S_ik) = Phi(z) + phi(z) g (z^2 - 1) / 6, "
@@ -119,8 +120,8 @@ def estimate_seconds(n: int, layers: int, chunk: int | None = None) -> float:
 def check_cost(n: int, layers: int, chunk: int | None = None) -> None:
     """Refuse, before any work: memory (the layers x n^3 covariances and one batch of directions, against
     the available memory; a limit that stays) and time (above MAX_SECONDS; ``--max-seconds`` raises it)."""
-    from lnrecency.resources import available_memory
-    from lnrecency.timelimit import refusal, time_limit
+    from lnrecency.runtime.memory import available_memory
+    from lnrecency.runtime.timelimit import refusal, time_limit
 
     need = 16 * layers * n ** 3 + _JET_BUDGET_BYTES
     if need > 256 * 2**20 and need > available_memory():
@@ -131,99 +132,6 @@ def check_cost(n: int, layers: int, chunk: int | None = None) -> None:
     if seconds > time_limit(MAX_SECONDS):
         raise refusal(f"finite-width theory at n={n}, layers={layers}", seconds, time_limit(MAX_SECONDS),
                       "use a smaller n or fewer layers")
-
-
-# --------------------------------------------------------------------------------------------------
-# The law of the input Gram matrix
-# --------------------------------------------------------------------------------------------------
-def check_supported(config: ModelConfig, *, control_variate: bool = False) -> None:
-    """Refuse the configurations whose law this module does not expand (ValueError): the control
-    variate with layernorm and normalized tokens."""
-    if control_variate and config.embedding == "normalized" and config.normalisation.centres:
-        raise ValueError(
-            "control_variate: embedding='normalized' with norm='layernorm' is not supported (its exact "
-            "mean needs the second moments of the tokens' u-components, not implemented); use "
-            "control_variate=False, or embedding='gaussian'")
-
-
-def _input_law(n: int, config: ModelConfig) -> tuple[np.ndarray, np.ndarray]:
-    """(G0, B) with B the lower Cholesky factor of G0 = (1 - alpha) I + alpha 1 1^T."""
-    a = float(config.alpha)
-    g0 = np.full((n, n), a)
-    np.fill_diagonal(g0, 1.0)
-    return g0, np.linalg.cholesky(g0)
-
-
-def wishart_directions(b: np.ndarray, chunk: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-    """Batches (V, w) of the directions v_aa = b_a b_a^T (weight 2) and v_ab = b_a b_b^T + b_b b_a^T
-    (a < b, weight 1), b_a the columns of B: sum_r w_r v_r (x) v_r is d times the covariance of a
-    Wishart_n(d, B B^T / d) matrix."""
-    n = b.shape[0]
-    rows, cols = np.triu_indices(n)
-    for lo in range(0, rows.size, chunk):
-        r, c = rows[lo:lo + chunk], cols[lo:lo + chunk]
-        outer = b.T[r][:, :, None] * b.T[c][:, None, :]  # b_a b_b^T
-        v = outer + outer.swapaxes(1, 2)
-        diag = r == c
-        v[diag] *= 0.5
-        yield v, np.where(diag, 2.0, 1.0)
-
-
-def _to_first_gram(g, config: ModelConfig, ar: Arithmetic):
-    """The Gram matrix the first layer sees, from the Wishart-distributed one (normalized tokens: l2)."""
-    if config.embedding == "normalized":
-        return NORMALISATIONS["l2"].gram(g, ar)[0]
-    return g
-
-
-def taylor_scores(n: int, layers: int, config: ModelConfig, directions: np.ndarray, *,
-                  token_map: bool = True, outputs: bool = False, scale: str = "scores") -> Jet:
-    """Scores of layers 1..L as a Jet along each direction V: F(G0 + t V).
-
-    ``token_map``: the Wishart matrix first goes through the tokens' own normalisation (normalized
-    embeddings); False: V moves the Gram the first layer sees directly. ``outputs``: also |o_i|^2.
-    ``scale`` "fisher": below the diagonal, Fisher's z = atanh(S_ij / S_ii) instead of S_ij (:data:`SCALES`).
-    Returns a Jet with c0 (L, n, n) and c1, c2 (K, L, n, n), NaN above the diagonal; with ``outputs``
-    a pair (scores, output norms (L, n) / (K, L, n)).
-    """
-    from lnrecency.theory.limit import iterate_limit
-
-    ar = JetArithmetic()
-    jet = Jet(_input_law(n, config)[0], directions, np.zeros_like(directions))
-    start = _to_first_gram(jet, config, ar) if token_map else jet
-    lays = list(iterate_limit(n, layers, config, ar, last_output=outputs, gram=start))
-    scores = _stack([lay.scores for lay in lays])
-    if scale == "fisher":
-        scores = _fisher(scores, config, n)
-    if not outputs:
-        return scores
-    return scores, _stack([ar.diagonal(lay.output_gram) for lay in lays])
-
-
-def _check_scale(scale: Any, config: ModelConfig) -> str:
-    if scale not in SCALES:
-        raise ValueError(f"scale must be one of {', '.join(SCALES)}; got {scale!r}")
-    if scale == "fisher" and config.normalisation.diagonal_score(config.lam) is None:
-        raise ValueError(f"scale='fisher' needs scores bounded by S_ii (a normalisation of fixed length: l2, "
-                         f"rmsnorm, layernorm); norm={config.norm!r} has none: use scale='scores'")
-    return scale
-
-
-def _fisher(scores: Jet, config: ModelConfig, n: int) -> Jet:
-    """z = atanh(S / S_ii) below the diagonal, by the jet chain rule (z' = 1 / (b (1 - u^2)),
-    z'' = 2 u / (b^2 (1 - u^2)^2), u = S / b, b = S_ii); the diagonal and above are left as they are."""
-    bound = float(config.normalisation.diagonal_score(config.lam))
-    low = np.tril(np.ones((n, n), dtype=bool), -1)
-    u = np.where(low, scores.c0 / bound, 0.0)
-    one = 1.0 - u * u
-    return Jet(np.where(low, np.arctanh(u), scores.c0),
-               np.where(low, scores.c1 / (bound * one), scores.c1),
-               np.where(low, scores.c2 / (bound * one) + u * scores.c1 ** 2 / (bound * one) ** 2, scores.c2))
-
-
-def _stack(jets: list) -> Jet:
-    return Jet(np.stack([s.c0 for s in jets]), np.stack([s.c1 for s in jets], axis=1),
-               np.stack([s.c2 for s in jets], axis=1))
 
 
 # --------------------------------------------------------------------------------------------------
@@ -318,7 +226,7 @@ class FiniteWidth:
         """P(S_ij > S_ik) for each (layer, i, j, k) in ``keys`` at width d, complete to O(d^-1/2): the
         one-term Edgeworth expansion (module docstring, "Beyond first order"). Not clipped to [0, 1]: a
         value outside it says the expansion has failed there."""
-        from lnrecency.stats import edgeworth_prob_positive  # scipy.stats: 0.9 s of import, only here
+        from lnrecency.inference.stats import edgeworth_prob_positive  # scipy.stats: 0.9 s of import, only here
 
         d = _check_d(d, self.config)
         keys = list(keys)
@@ -373,10 +281,10 @@ def finite_width(n: int, layers: int, *, config: ModelConfig | None = None, chun
     n = check_int("n", n, minimum=1)
     layers = check_int("layers", layers, minimum=1)
     cfg = make_config(config, **params)
-    scale = _check_scale(scale, cfg)
+    scale = check_scale(scale, cfg)
     chunk, _ = _batches(n, layers, chunk)
     check_cost(n, layers, chunk)
-    g0, b = _input_law(n, cfg)
+    g0, b = input_law(n, cfg)
     c = np.zeros((layers, n, n))
     c_out = np.zeros((layers, n))
     cov = np.zeros((layers, n, n, n))
@@ -428,7 +336,7 @@ def third_cumulant(fw: FiniteWidth, keys: list, *, parts: bool = False):
     if cfg.embedding != "gaussian":
         raise ValueError(f"third_cumulant: embedding={cfg.embedding!r} is not supported (the Edgeworth term "
                          f"is derived for the Wishart law of gaussian tokens); use embedding='gaussian'")
-    g0, _ = _input_law(n, cfg)
+    g0, _ = input_law(n, cfg)
     idx = np.array(keys)
     lay, row, cj, ck = idx.T
     rows, cols = np.triu_indices(n)
@@ -463,12 +371,12 @@ def finite_difference_c(n: int, layers: int, *, config: ModelConfig | None = Non
     """c by central second differences of the mpmath limit recursion along every Wishart direction:
     F2[v] = (F(G0 + h v) - 2 F(G0) + F(G0 - h v)) / (2 h^2), truncation O(h^2) = 1e-30, rounding
     ~10^-dps / h^2 = 1e-30. Slow (2 n(n+1)/2 + 3 mpmath recursions): small n only. Returns floats."""
-    from lnrecency.theory.limit import _backend, iterate_limit
+    from lnrecency.theory.limit import iterate_limit, limit_backend
 
     n = check_int("n", n, minimum=1, maximum=12)
     layers = check_int("layers", layers, minimum=1, maximum=8)
     cfg = make_config(config, **params)
-    ar = _backend(dps, False)
+    ar = limit_backend(dps, False)
     with mpmath.workdps(dps):
         h = mpmath.mpf(step)
         a = ar.number(cfg.alpha)
@@ -477,7 +385,7 @@ def finite_difference_c(n: int, layers: int, *, config: ModelConfig | None = Non
         b = np.array(bm.tolist(), dtype=object)
 
         def scores(g, token_map=True):
-            g = _to_first_gram(g, cfg, ar) if token_map else g
+            g = to_first_gram(g, cfg, ar) if token_map else g
             return np.stack([lay.scores for lay in iterate_limit(n, layers, cfg, ar, last_output=False,
                                                                   gram=g)])
 

@@ -18,29 +18,27 @@ i <= ``FIRST_ROWS``: a formula that differs there is answered "differs" without 
 """
 from __future__ import annotations
 
-import ast
 import functools
-import math
 from dataclasses import dataclass, replace
 from typing import Any
 
 import mpmath
 import sympy
 
-from lnrecency.config import ModelConfig, as_fraction, check_choice, make_config
+from lnrecency.model.config import ModelConfig, as_fraction, make_config
+from lnrecency.runtime.arguments import check_choice
 from lnrecency.theory import closed_forms as cf
+from lnrecency.theory.formula_parser import parse_formula
 
 __all__ = ["QUANTITIES", "FormulaCheck", "parse_formula", "check_formula", "compare_expressions",
            "generator_form",
-           "is_identically_zero", "MAX_LENGTH", "MAX_DEPTH"]
+           "is_identically_zero", "MAX_LENGTH"]
 
-from lnrecency.choices import ALLOWED, QUANTITIES, QUANTITY_HELP  # noqa: E402 (for the parser)
+from lnrecency.choices import QUANTITIES  # noqa: E402 (for the parser)
+
 POSITIVE_QUANTITIES = ("h", "score")  # > 0 for every model (theory.proofs): the squares step applies
 from lnrecency.choices import MAX_FORMULA_LENGTH as MAX_LENGTH  # noqa: E402
-MAX_DEPTH = 60
-MAX_EXPONENT = 32
-MAX_DEGREE = 96  # bound on the polynomial degree the formula can expand to (nested powers multiply)
-MAX_DIGITS = 1000  # bound on the decimal digits of a number sympy forms while building the formula
+
 GRID_MAX = 64
 FIRST_ROWS = 8  # rows i <= 8 scanned before the symbolic checks, the rest only when they do not decide
 DPS = 60
@@ -50,130 +48,6 @@ SAMPLE_POINTS = (  # values for parameters left symbolic, used only by the grid 
     {"alpha": sympy.Integer(0), "lam": sympy.Rational(5, 2), "gamma": sympy.Rational(7, 5)},
     {"alpha": sympy.Rational(9, 10), "lam": sympy.Rational(1, 2), "gamma": sympy.Rational(1, 3)},
 )
-
-_NAMES = {"i": cf.i, "j": cf.j, "alpha": cf.alpha, "a": cf.alpha, "lam": cf.lam, "gamma": cf.gamma,
-          "e": sympy.E, "E": sympy.E, "pi": sympy.pi}
-_FUNCS = {"exp": sympy.exp, "sqrt": sympy.sqrt, "log": sympy.log}
-_BINOPS = {ast.Add: lambda x, y: x + y, ast.Sub: lambda x, y: x - y, ast.Mult: lambda x, y: x * y,
-           ast.Div: lambda x, y: x / y, ast.Pow: None}
-
-
-def _refuse(what: str) -> ValueError:
-    return ValueError(f"formula: {what} is not allowed; allowed are {ALLOWED}")
-
-
-def _power(base: sympy.Expr, expo: sympy.Expr) -> sympy.Expr:
-    if expo.is_Number and abs(expo) > MAX_EXPONENT:
-        raise ValueError(f"formula: numeric exponent {expo} is not allowed; |exponent| must be "
-                         f"<= {MAX_EXPONENT}")
-    return sympy.Pow(base, expo)
-
-
-def _sized(expr: sympy.Expr) -> sympy.Expr:
-    """``expr``, refused when sympy formed a rational with more than MAX_DIGITS digits while building it
-    (exp(log(2)*10^9) evaluates to the integer 2^(10^9))."""
-    limit = MAX_DIGITS * 3.33
-    for r in expr.atoms(sympy.Rational):
-        if max(int(r.p).bit_length(), int(r.q).bit_length()) > limit:
-            raise ValueError(f"formula: a number with more than {MAX_DIGITS} digits is not allowed (sympy "
-                             f"evaluates exact powers such as exp(log(2)*10^9) to integers)")
-    return expr
-
-
-def _check_exp_powers(arg: sympy.Expr) -> None:
-    """exp(c*log(x)) is the power x^c (sympy evaluates it so): the numeric-exponent rule applies to c."""
-    for term in sympy.Add.make_args(arg):
-        coeff, rest = term.as_coeff_Mul()
-        if coeff.is_Number and abs(coeff) > MAX_EXPONENT and rest.is_number and any(
-                isinstance(f, sympy.log) for f in sympy.Mul.make_args(rest)):
-            raise ValueError(f"formula: exp({coeff}*log(...)) is a power with exponent {coeff}, not allowed; "
-                             f"|exponent| must be <= {MAX_EXPONENT}")
-
-
-def _build(node: ast.AST, depth: int) -> sympy.Expr:
-    return _sized(_build_node(node, depth))
-
-
-def _build_node(node: ast.AST, depth: int) -> sympy.Expr:
-    if depth > MAX_DEPTH:
-        raise ValueError(f"formula: nesting deeper than {MAX_DEPTH} levels is not allowed")
-    if isinstance(node, ast.Constant):
-        v = node.value
-        if isinstance(v, bool) or not isinstance(v, (int, float)):
-            raise _refuse(f"the constant {v!r} ({type(v).__name__})")
-        if isinstance(v, float) and not math.isfinite(v):
-            raise _refuse(f"the non-finite number {v!r}")
-        return sympy.Integer(v) if isinstance(v, int) else sympy.Rational(repr(v))
-    if isinstance(node, ast.Name):
-        if node.id not in _NAMES:
-            raise _refuse(f"the name {node.id!r}")
-        return _NAMES[node.id]
-    if isinstance(node, ast.UnaryOp):
-        if isinstance(node.op, ast.USub):
-            return -_build(node.operand, depth + 1)
-        if isinstance(node.op, ast.UAdd):
-            return _build(node.operand, depth + 1)
-        raise _refuse(f"the unary operator {type(node.op).__name__}")
-    if isinstance(node, ast.BinOp):
-        if type(node.op) not in _BINOPS:
-            raise _refuse(f"the operator {type(node.op).__name__}")
-        left, right = _build(node.left, depth + 1), _build(node.right, depth + 1)
-        if isinstance(node.op, ast.Pow):
-            return _power(left, right)
-        if isinstance(node.op, ast.Div) and right == 0:
-            raise ValueError("formula: division by zero")
-        return _BINOPS[type(node.op)](left, right)
-    if isinstance(node, ast.Call):
-        if not isinstance(node.func, ast.Name) or node.func.id not in _FUNCS:
-            name = node.func.id if isinstance(node.func, ast.Name) else type(node.func).__name__
-            raise _refuse(f"calling {name!r}")
-        if node.keywords or len(node.args) != 1 or isinstance(node.args[0], ast.Starred):
-            raise _refuse(f"{node.func.id} with other than exactly one positional argument")
-        arg = _build(node.args[0], depth + 1)
-        if node.func.id == "exp":
-            _check_exp_powers(arg)
-        return _FUNCS[node.func.id](arg)
-    raise _refuse(f"the syntax {type(node).__name__}")
-
-
-def parse_formula(text: Any) -> sympy.Expr:
-    """sympy expression of an arithmetic formula in i, j, alpha (a), lam, gamma; '^' means power."""
-    if not isinstance(text, str):
-        raise ValueError(f"formula must be a string; got {type(text).__name__}")
-    if len(text) > MAX_LENGTH:
-        raise ValueError(f"formula: length {len(text)} is not allowed; at most {MAX_LENGTH} characters")
-    if not text.strip():
-        raise ValueError("formula: the empty formula is not allowed")
-    try:
-        tree = ast.parse(text.strip().replace("^", "**"), mode="eval")
-    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
-        where = f" at character {exc.offset}" if getattr(exc, "offset", None) else ""
-        shown = text.strip() if len(text.strip()) <= 60 else text.strip()[:57] + "..."
-        raise ValueError(f"formula: cannot parse {shown!r}: {getattr(exc, 'msg', None) or type(exc).__name__}"
-                         f"{where}; allowed are {ALLOWED}") from None
-    expr = sympy.sympify(_build(tree.body, 0))
-    if expr.has(sympy.zoo, sympy.nan, sympy.oo, -sympy.oo):
-        raise ValueError(f"formula: {text.strip()[:80]!r} is undefined (it contains a division by zero or "
-                         f"log(0)); allowed are finite expressions")
-    degree = _degree(expr)
-    if degree > MAX_DEGREE:
-        raise ValueError(f"formula: its expanded degree can reach {degree:g} (nested powers multiply their "
-                         f"exponents), above the limit {MAX_DEGREE}")
-    return expr
-
-
-def _degree(expr: sympy.Expr) -> float:
-    """An upper bound on the total polynomial degree that expanding ``expr`` can produce (the cost of the
-    symbolic comparison): powers multiply, products add, sums and function arguments keep the maximum."""
-    if expr.is_Atom:
-        return 1.0 if expr.is_Symbol else 0.0
-    if expr.is_Pow:
-        expo = expr.exp
-        return _degree(expr.base) * (float(abs(expo)) if expo.is_Number else float(MAX_EXPONENT))
-    parts = [_degree(a) for a in expr.args]
-    if expr.is_Mul:
-        return float(sum(parts))
-    return float(max(parts, default=0.0))
 
 
 @dataclass(frozen=True)
@@ -239,7 +113,7 @@ class _NotRational(Exception):
     """The generator form has a part outside the field Q(symbols): a float, a non-integer power, a function."""
 
 
-def _in_field(expr: sympy.Expr):
+def in_field(expr: sympy.Expr):
     """``expr`` (a rational expression in its free symbols) as an element of the field Q(symbols), built
     bottom-up: every sum, product and integer power is carried out in the field with its gcds cancelled, so
     the nested expressions of the exact limit never have to be expanded as a whole (which
@@ -277,7 +151,7 @@ def is_identically_zero(expr: sympy.Expr) -> bool:
     ``sympy.cancel`` (the same answer, by expansion)."""
     form = generator_form(expr)
     try:
-        return _in_field(form) == 0
+        return in_field(form) == 0
     except (_NotRational, ZeroDivisionError):
         pass
     try:
@@ -449,5 +323,6 @@ def compare_expressions(label: str, user: sympy.Expr, derived: sympy.Expr, subs:
                             Difference(i=2, j=1, user=None, derived=None, difference=value, params=params))
     return FormulaCheck(quantity, user, derived, True,
                         prefix + f"symbolic simplification inconclusive; equal at all {count} points "
-                        f"compared (1 <= j < i <= {GRID_MAX} in the indices they depend on, mpmath {DPS} digits, tolerance 1e-{TOL_DIGITS} "
+                        f"compared (1 <= j < i <= {GRID_MAX} in the indices they depend on, mpmath {DPS} digits, "
+                        f"tolerance 1e-{TOL_DIGITS} "
                         "relative): numerical evidence, not a proof")

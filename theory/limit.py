@@ -1,4 +1,5 @@
-"""The exact d -> infinity limit of the parameter-free causal attention stack (docs/model.md, "The d -> infinity limit").
+"""The exact d -> infinity limit of the parameter-free causal attention stack (docs/model.md, "The d -> infinity
+limit").
 
 As d -> infinity every inner product of the state concentrates, and the Gram matrix G = (<h_i, h_j>)
 follows a deterministic recursion on n x n matrices:
@@ -25,9 +26,10 @@ import mpmath
 import numpy as np
 import sympy
 
-from lnrecency.config import ModelConfig, is_bool, check_int, make_config
-from lnrecency.layers import Arithmetic, arithmetic, causal_mask
-from lnrecency.resources import available_memory
+from lnrecency.model.config import ModelConfig, make_config
+from lnrecency.model.layers import Arithmetic, arithmetic, causal_mask
+from lnrecency.runtime.arguments import check_int, is_bool
+from lnrecency.runtime.memory import available_memory
 
 __all__ = ["LimitLayer", "LimitTrajectory", "limit_scores", "limit_trajectory", "iterate_limit",
            "Float64Overflow", "check_finite"]
@@ -37,7 +39,7 @@ MAX_DPS = 10_000
 ALWAYS_AVAILABLE = 64 * 2**20  # bytes below which check_memory does not query the system
 
 
-def _backend(dps: Any, exact: bool) -> Arithmetic:
+def limit_backend(dps: Any, exact: bool) -> Arithmetic:
     if dps is not None:
         check_int("dps", dps, minimum=2, maximum=MAX_DPS)
     return arithmetic(dps, exact)
@@ -107,9 +109,9 @@ def estimate_seconds(n: int, layers: int, dps: Any = None, exact: bool = False, 
 
 def check_time(n: int, layers: int, dps: Any = None, exact: bool = False, alpha: Any = None) -> None:
     """Refuse (ValueError, before any work) a recursion estimated above its time limit (MAX_SECONDS for
-    float64, MAX_SECONDS_PRECISE for mpmath and sympy; ``--max-seconds`` changes both, lnrecency.timelimit),
+    float64, MAX_SECONDS_PRECISE for mpmath and sympy; ``--max-seconds`` changes both, lnrecency.runtime.timelimit),
     and exact arithmetic beyond the sizes its cost model was measured on (SYMPY_MAX_N)."""
-    from lnrecency.timelimit import refusal, time_limit
+    from lnrecency.runtime.timelimit import refusal, time_limit
 
     if exact and n > SYMPY_MAX_N.get(layers, 0):
         raise ValueError(f"exact (sympy) arithmetic at n={n}, layers={layers} is beyond the sizes its cost was "
@@ -172,7 +174,7 @@ def input_gram(n: int, alpha: Any, backend: Arithmetic) -> np.ndarray:
 def iterate_limit(n: int, layers: int, config: ModelConfig, backend: Arithmetic, *,
                   last_output: bool = True, gram: Any = None) -> Iterator[LimitLayer]:
     """Yield :class:`LimitLayer` for l = 1..layers: the recursion of the shared layer definitions
-    (:mod:`lnrecency.layers`) on Gram matrices, the single implementation.
+    (:mod:`lnrecency.model.layers`) on Gram matrices, the single implementation.
 
     ``gram``: the input Gram matrix (default G0 = E X X^T); any other start gives the scores of that
     configuration of tokens exactly (the finite-width theory starts it at a draw, or at a jet).
@@ -205,7 +207,7 @@ def _prepare(n: Any, layers: Any, config: ModelConfig | None, params: dict, dps:
     if not is_bool(exact):
         raise ValueError(f"exact must be True or False; got {exact!r}")
     exact = bool(exact)
-    backend = _backend(dps, exact)
+    backend = limit_backend(dps, exact)
     check_memory(n, layers, dps, exact)
     check_time(n, layers, dps, exact, cfg.alpha)
     return n, layers, cfg, backend
@@ -272,7 +274,7 @@ def limit_scores(n: int, layers: int, *, config: ModelConfig | None = None, dps:
     Returns a float64 array of shape (layers, n, n), NaN above the diagonal (``[l-1, i-1, j-1]`` is
     S^(l)_ij). With ``dps=k`` the recursion runs in mpmath at k significant digits and an object
     array of ``mpmath.mpf`` is returned (same indexing). The model comes from ``config`` or from
-    keywords (norm, residual, gamma, lam, alpha), not both (:func:`lnrecency.config.make_config`).
+    keywords (norm, residual, gamma, lam, alpha), not both (:func:`lnrecency.model.config.make_config`).
     ``exact=True``: sympy (parameters may be sympy rationals and surds, ``Fraction`` or mpmath numbers,
     taken at their exact binary value); an object array of sympy expressions.
     """

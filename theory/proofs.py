@@ -21,7 +21,7 @@ from typing import Sequence
 
 import sympy
 
-from lnrecency.config import ModelConfig
+from lnrecency.model.config import ModelConfig
 from lnrecency.theory import closed_forms as cf
 
 __all__ = ["Proof", "coefficient_sign", "positive_coordinates", "prove_decreasing", "prove_sign",

@@ -30,7 +30,8 @@ from typing import Any
 import numpy as np
 from scipy.optimize import minimize_scalar
 
-from lnrecency.config import ModelConfig, check_choice, check_int, check_real, make_config
+from lnrecency.model.config import ModelConfig, make_config
+from lnrecency.runtime.arguments import check_choice, check_int, check_real
 
 __all__ = ["PARAMETERS", "Region", "RegionEnd", "region", "regions", "margin", "margins", "DEFAULT_RANGES", "SCAN",
            "TOL", "estimate_seconds"]
@@ -43,7 +44,8 @@ DIP = 4.0
 #: a certification, like the mpmath limit: refused above this estimate, before any work (--max-seconds raises it)
 MAX_SECONDS = 300.0
 #: the time model: seconds = points x FACTOR x (one float64 limit at the deepest layer + one boundary decision)
-#: (a fixed cost per point fitted to 0); FACTOR absorbs the dip searches and the bisection of each end (their count depends on the
+#: (a fixed cost per point fitted to 0); FACTOR absorbs the dip searches and the bisection of each end (their count
+# depends on the
 #: result: benchmarks/bench_estimates.py gives the spread), fitted there with --fit on this 2-core machine
 REGION_COST = {"FACTOR": 0.492}
 
@@ -159,7 +161,7 @@ class _Predicate:
         return {L: self.memo[(p, L)] for L in layers}
 
 
-def _scan(parameter: str, lo: float, hi: float, points: int) -> np.ndarray:
+def scan_region(parameter: str, lo: float, hi: float, points: int) -> np.ndarray:
     if parameter == "alpha":
         # dense near both ends (the features of alpha are at 0 and near 1), linear in between
         near0 = lo + np.geomspace(1e-6, 0.05, points // 3) * (hi - lo)
@@ -185,7 +187,7 @@ def regions(layers, n_max: int, parameter: str, *, lo: float | None = None, hi: 
             progress: bool | None = False, **params: Any) -> list[Region]:
     """:func:`region` for each of ``layers`` (ascending, distinct), the layers sharing each scan point's limit
     computation; the same result per layer as :func:`region` alone. ``progress``: None shows it (a bar on a
-    terminal, a line every 10 s otherwise; lnrecency.progress), False (default) nothing."""
+    terminal, a line every 10 s otherwise; lnrecency.runtime.progress), False (default) nothing."""
     layers = tuple(check_int("layer", L, minimum=1, maximum=64) for L in layers)
     if not layers or list(layers) != sorted(set(layers)):
         raise ValueError(f"layers must be distinct and ascending; got {list(layers)}")
@@ -203,16 +205,16 @@ def regions(layers, n_max: int, parameter: str, *, lo: float | None = None, hi: 
     if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
         raise ValueError(f"--from must be below --to (finite); got {lo!r} and {hi!r}")
     _config_at(cfg, parameter, lo), _config_at(cfg, parameter, hi)  # both ends valid (alpha < 1, lam > 0, ...)
-    xs = _scan(parameter, lo, hi, scan)
+    xs = scan_region(parameter, lo, hi, scan)
+    from lnrecency.runtime.timelimit import refusal, time_limit
     from lnrecency.theory.limit import check_memory
-    from lnrecency.timelimit import refusal, time_limit
 
     check_memory(n_max, max(layers))
     seconds = estimate_seconds(layers, n_max, len(xs))
     if seconds > time_limit(MAX_SECONDS):
         raise refusal(f"region at --layer {max(layers)}, --n-max {n_max} ({len(xs)} scan points)", seconds,
                       time_limit(MAX_SECONDS), "lower --n-max or --layer")
-    from lnrecency.progress import Progress
+    from lnrecency.runtime.progress import Progress
 
     pred = _Predicate(cfg, parameter, n_max, ordering)
     bar = Progress(2 * len(xs) + len(layers), "region", "steps", enabled=progress)

@@ -11,17 +11,12 @@ This module imports nothing heavy, so declaring costs nothing.
 """
 from __future__ import annotations
 
-import ast
-import builtins
 import inspect
-import sys
-import textwrap
-import types
 from dataclasses import dataclass
 from functools import partial
 from typing import Any, Callable
 
-__all__ = ["TableOutput", "FigureOutput", "Claim", "claim", "section", "REGISTERED", "cell_source"]
+__all__ = ["TableOutput", "FigureOutput", "Claim", "claim", "section", "REGISTERED"]
 
 
 @dataclass(frozen=True)
@@ -95,15 +90,18 @@ def _check_cells(cells: tuple) -> tuple:
 
 
 def claim(claim_id: str, description: str, *, tables: tuple = (), figures: tuple = (), notebook: str | None = None,
-          cells: tuple = (), training: bool = False) -> Callable:
+          cells: tuple = (), training: bool = False, module: str | None = None) -> Callable:
     """Decorator: register the decorated ``evaluate(*, quick, progress) -> [ClaimResult]`` as the evaluator of
     ``claim_id``, with the report tables, figures and notebook cells it owns. A cell that is the builder of one of
-    the claim's own tables or figures shows that output. Returns the function unchanged."""
+    the claim's own tables or figures shows that output. ``module``: the claim module that declares it (``__name__``;
+    default: the evaluator's own module, which differs when the evaluator is made by a helper). Returns the
+    function unchanged."""
     own = {id(o.build): o for o in (*tables, *figures)}
     cells = _check_cells(tuple(own.get(id(c), c) for c in cells))
 
     def register(fn: Callable) -> Callable:
-        _register(Claim(claim_id, fn.__module__, description, fn, tuple(tables), tuple(figures), notebook, cells,
+        _register(Claim(claim_id, module or fn.__module__, description, fn, tuple(tables), tuple(figures), notebook,
+                        cells,
                         training))
         return fn
     return register
@@ -116,59 +114,3 @@ def section(section_id: str, description: str, *, module: str, tables: tuple = (
                     _check_cells(cells)))
 
 
-def _imports_for(fn: types.FunctionType, tree: ast.FunctionDef) -> list[str]:
-    """Import lines for the global names the cell's body reads, each from where the object is defined (the
-    module's own global name when it is not a module-level object of its defining module)."""
-    params = {a.arg for a in tree.args.args + tree.args.kwonlyargs}
-    assigned = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
-    assigned |= {a.asname or a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))
-                 for a in n.names}  # the cell's own imports
-    used = dict.fromkeys(n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load))
-    lines = []
-    for name in used:
-        if name in params or name in assigned or hasattr(builtins, name):
-            continue
-        if name not in fn.__globals__:
-            raise NameError(f"notebook cell {fn.__qualname__} reads {name!r}, which its module does not define")
-        obj = fn.__globals__[name]
-        if isinstance(obj, types.ModuleType):
-            parent, _, leaf = obj.__name__.rpartition(".")
-            lines.append(f"from {parent} import {leaf}" if parent and leaf == name else
-                         f"import {obj.__name__}" + ("" if obj.__name__ == name else f" as {name}"))
-            continue
-        home = getattr(obj, "__module__", None)
-        own = getattr(obj, "__name__", None)
-        if home and own == name and getattr(sys.modules.get(home), name, None) is obj:
-            lines.append(f"from {home} import {name}")
-        else:
-            lines.append(f"from {fn.__module__} import {name}")
-    return sorted(set(lines))
-
-
-def _output_cell(out: TableOutput | FigureOutput) -> str:
-    """A report output shown in a notebook: its builder called on the notebook's ``data``."""
-    fn = out.build
-    if getattr(sys.modules.get(fn.__module__), fn.__name__, None) is not fn:
-        raise TypeError(f"a notebook cell's builder must be a module-level function; got {fn!r}")
-    head = f"from {fn.__module__} import {fn.__name__}\n"
-    if isinstance(out, TableOutput):
-        return head + f"display({fn.__name__}(data))"
-    return "from lnrecency.claims._views import show_figures\n" + head + f"show_figures(display, *{fn.__name__}(data))"
-
-
-def cell_source(fn: Callable | TableOutput | FigureOutput) -> str:
-    """The notebook code of a cell function: the imports of the global names its body reads, then its body
-    (dedented; a leading docstring dropped). Its parameters (``data``, ``display``) are the notebook's own
-    names, set by the notebook's first cell. A report output becomes its builder shown on ``data``."""
-    if isinstance(fn, (TableOutput, FigureOutput)):
-        return _output_cell(fn)
-    src = textwrap.dedent(inspect.getsource(fn))
-    tree = ast.parse(src).body[0]
-    if not isinstance(tree, ast.FunctionDef):
-        raise TypeError(f"a code cell must be a function; got {fn!r}")
-    body = tree.body[1:] if (isinstance(tree.body[0], ast.Expr) and isinstance(tree.body[0].value, ast.Constant)
-                             and isinstance(tree.body[0].value.value, str)) else tree.body
-    lines = src.splitlines()
-    code = textwrap.dedent("\n".join(lines[body[0].lineno - 1:tree.end_lineno]))
-    imports = _imports_for(fn, tree)
-    return "\n".join(imports) + ("\n" if imports else "") + code

@@ -15,17 +15,18 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import Iterable
 
-
-from lnrecency.bounded import worker_init
 from lnrecency.claims.declare import REGISTERED, Claim
-from lnrecency.config import check_int
-from lnrecency.stats import BUDGET
-from lnrecency.verdicts import ClaimResult
+from lnrecency.inference.stats import BUDGET
+from lnrecency.inference.verdicts import ClaimResult
+from lnrecency.runtime.arguments import check_int
+from lnrecency.runtime.child import worker_init
 
 #: the claim modules under lnrecency.claims, in report order (each registers its claims when imported)
-MODULES: tuple[str, ...] = ("theorem1", "baseline", "residual", "anisotropy", "amplification", "deeper",
-                            "output_norm", "variance", "finite_width", "printed", "printed_numeric", "trained",
-                            "premise", "seeds_trained", "boundaries")
+MODULES: tuple[str, ...] = ("t1_theorem1", "c2_no_normalisation", "c3_residual", "c4_anisotropy",
+                            "c5_amplification", "c6_deeper_layers", "c7_output_norm", "c8_output_variance",
+                            "c9_finite_width", "p1_p7_printed_formulas", "p8_p9_printed_numeric",
+                            "tm1_tm5_trained_decoders", "s2_0_premise", "s2_s3_seed_experiments",
+                            "section_boundaries")
 
 
 def _catalog() -> tuple[Claim, ...]:
@@ -79,7 +80,7 @@ def _run_in_worker(cid: str, quick: bool) -> tuple[list[ClaimResult], tuple]:
 
 def _collect(futures: list, show: bool | None = False) -> list[ClaimResult]:
     """The workers' results in registry order; their false-alarm registrations merged into this process's."""
-    from lnrecency.progress import Progress
+    from lnrecency.runtime.progress import Progress
 
     results: list[ClaimResult] = []
     bar = Progress(len(futures), "claims", "claims", enabled=None if show is None else bool(show))
@@ -103,7 +104,7 @@ def _in_order(results: list[ClaimResult]) -> list[ClaimResult]:
 class Running:
     """Claims being evaluated in forked worker processes (:func:`start`): ``pool`` (shut it down when done),
     ``result()`` (the ClaimResults in registry order, the workers' false-alarm registrations merged into this
-    process's budget) and ``stop()`` (on interrupt: the workers ignore SIGINT, lnrecency.bounded.worker_init)."""
+    process's budget) and ``stop()`` (on interrupt: the workers ignore SIGINT, lnrecency.runtime.child.worker_init)."""
 
     pool: ProcessPoolExecutor
     futures: list
@@ -135,7 +136,8 @@ def evaluate(ids: Iterable[str] | None = None, *, quick: bool = False,
     """Evaluate the claims ``ids`` (all by default); results in registry order, filtered to ``ids``.
 
     ``quick``: smaller grids and sample sizes (the pytest default); ``progress``: None (default) a bar over the
-    claims on a terminal, a line every 10 s otherwise (lnrecency.progress); False: nothing; ``trained``: with ``ids=None``, the claims on trained
+    claims on a terminal, a line every 10 s otherwise (lnrecency.runtime.progress); False: nothing; ``trained``: with
+    ``ids=None``, the claims on trained
     models too (:data:`TRAINED`). ``jobs``: claims evaluated in that many forked processes (each claim's
     seeds are its own, so the results are the same for every ``jobs``; the workers' false-alarm
     registrations are merged into this process's budget; workers die with this process).
@@ -152,7 +154,7 @@ def evaluate(ids: Iterable[str] | None = None, *, quick: bool = False,
             raise
         finally:
             running.pool.shutdown(wait=True)
-    from lnrecency.progress import Progress
+    from lnrecency.runtime.progress import Progress
 
     results: list[ClaimResult] = []
     bar = Progress(len(wanted), "claims", "claims", enabled=show)

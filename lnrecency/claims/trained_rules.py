@@ -1,7 +1,7 @@
 """The one place where every trained-model verdict (TM1-TM5, S2.x, S3.x) is decided.
 
 A verdict row is a statement about one or more *parts*; each part is one statistic measured once per
-training seed (:class:`lnrecency.stats.SeedTest`). The rules:
+training seed (:class:`lnrecency.inference.stats.SeedTest`). The rules:
 
 * **Learned.** A part is decided on the runs that passed its learning gate (held-out loss a stated amount
   below the targets' entropy without context; an induction score where the statement is about an induction
@@ -15,7 +15,7 @@ training seed (:class:`lnrecency.stats.SeedTest`). The rules:
   refuted only by one in the opposite direction. **Equality** statements are confirmed only by two one-sided
   tests (TOST) within a margin fixed in advance, and refuted only when shown outside it.
 * **Family-wise rate.** All trained verdicts together have family-wise error rate
-  :data:`lnrecency.stats.TRAINED_FWER` = 0.05: each experiment (thesis, seed002, seed003) receives a share
+  :data:`lnrecency.inference.stats.TRAINED_FWER` = 0.05: each experiment (thesis, seed002, seed003) receives a share
   proportional to its number of tests (weighted Bonferroni over the three; the sizes are fixed by the design,
   before any result), and Holm's procedure decides within the experiment. Parts that cannot be decided (not
   learned, unstable, non-finite) stay in the family, undecided.
@@ -23,7 +23,7 @@ training seed (:class:`lnrecency.stats.SeedTest`). The rules:
   refuted part refutes them.
 * **Quick runs** are smoke tests: their rows say "quick run: not decisive" and are inconclusive.
 * Each part reports the smallest effect its design detects with power 0.8 at the experiment's first Holm
-  threshold (:meth:`lnrecency.stats.SeedTest.detectable`).
+  threshold (:meth:`lnrecency.inference.stats.SeedTest.detectable`).
 """
 from __future__ import annotations
 
@@ -32,10 +32,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from lnrecency.evidence import Evidence, combine, item, record
-from lnrecency.stats import TRAINED_FWER, SeedTest, decide_family
+from lnrecency.inference.evidence import Evidence, combine, item, record
+from lnrecency.inference.stats import TRAINED_FWER, SeedTest, decide_family
 
-__all__ = ["claim_rows", "MIN_LEARNED", "keep_learned", "Part", "PartEvidence", "RowEvidence", "decide_parts", "experiment_alpha", "DESIGN_SIZES", "QUICK",
+__all__ = ["claim_rows", "MIN_LEARNED", "keep_learned", "Part", "PartEvidence", "RowEvidence", "decide_parts",
+           "experiment_alpha", "DESIGN_SIZES", "QUICK",
            "NOT_LEARNED", "UNSTABLE", "stability"]
 
 QUICK = "quick run: not decisive"
@@ -49,7 +50,7 @@ UNSTABLE = "unstable: the training-distribution and random-token probes disagree
 def thesis_size(st) -> int:
     """Tests of the thesis design: TM1, TM2, TM3, TM5 one per layer >= 2 per architecture; TM4 two (slope and
     second moment) per layer per architecture and normalisation."""
-    from lnrecency.models.thesis_config import ARCHS
+    from lnrecency.experiments.decoders.thesis_config import ARCHS
 
     upper = sum(ARCHS[a]["n_layers"] - 1 for a in st.archs)
     return 4 * upper + 2 * len(st.norms) * sum(ARCHS[a]["n_layers"] for a in st.archs)
@@ -59,14 +60,15 @@ def seed003_size(st) -> int:
     return len(st.tasks) * len(st.archs) + 2 * len(st.tasks) * (len(st.archs) - 1)
 
 
-#: tests per experiment, fixed by the design (seed002: S2.2-S2.7 with two statistics for S2.4; S2.1 is read seed by seed)
+#: tests per experiment, fixed by the design (seed002: S2.2-S2.7 with two statistics for S2.4; S2.1 is read seed by
+# seed)
 DESIGN_SIZES = {"thesis": thesis_size, "seed002": lambda st: 7, "seed003": seed003_size}
 
 
 def experiment_alpha(experiment: str, quick: bool, fwer: float = TRAINED_FWER) -> float:
     """The experiment's share of the family-wise rate: fwer * its tests / all trained tests (of the same mode)."""
-    from lnrecency.models.seeds_config import EXPERIMENTS
-    from lnrecency.models.thesis_config import ThesisSettings
+    from lnrecency.experiments.decoders.seeds_config import EXPERIMENTS
+    from lnrecency.experiments.decoders.thesis_config import ThesisSettings
 
     presets = {"thesis": ThesisSettings.preset(quick), **{k: v.preset(quick) for k, v in EXPERIMENTS.items()}}
     sizes = {k: DESIGN_SIZES[k](presets[k]) for k in DESIGN_SIZES}
@@ -122,14 +124,15 @@ def decide_parts(parts: list, alpha: float, *, quick: bool) -> None:
         if p.test is None or not p.test.finite:
             p.status = p.status or "not decided: the statistic is undefined (non-finite) in some seed"
         elif p.learned < MIN_LEARNED:
-            p.status = f"{NOT_LEARNED} ({p.learned} of {p.seeds} runs pass the gate, fewer than {MIN_LEARNED}: {p.gate})"
+            p.status = (f"{NOT_LEARNED} ({p.learned} of {p.seeds} runs pass the gate, fewer than {MIN_LEARNED}: "
+                        f"{p.gate})")
         elif not stability(p.test, p.random):
             p.status = UNSTABLE
     decisions = decide_family([p.test if p.decidable else None for p in parts], alpha)
     for p, d in zip(parts, decisions):
         p.decision = d
         if d is None and p.test is not None and p.test.finite:  # undecided, but its numbers are shown
-            from lnrecency.stats import SeedDecision
+            from lnrecency.inference.stats import SeedDecision
 
             p.decision = SeedDecision(p.test, "inconclusive", len(parts), alpha)
         if quick and p.decidable:
@@ -223,7 +226,7 @@ class RowEvidence(Evidence):
 
     def top_level(self) -> dict:
         """The fields every trained verdict row carries at the top of its JSON."""
-        from lnrecency.evidence import jsonable
+        from lnrecency.inference.evidence import jsonable
 
         return {"training_seeds": self.training_seeds, "learned": self.learned,
                 "interval": jsonable(self.interval), "rule": jsonable(self.rule), "probe": jsonable(self.probe),
@@ -261,7 +264,7 @@ def row_evidence(parts: list) -> RowEvidence:
 def claim_rows(cid: str, source: str, statement: str, base: dict, rows: list, *, quick: bool) -> list:
     """One ClaimResult per decided row [(setting, [Part])]: the universal verdict over its parts, the parts'
     sentences as the finding (led by the quick label in a quick run), and the row's evidence."""
-    from lnrecency.verdicts import ClaimResult
+    from lnrecency.inference.verdicts import ClaimResult
 
     lead = QUICK + ". " if quick else ""
     return [ClaimResult(cid, source, statement, {**base, **setting}, row_verdict(parts), row_evidence(parts),

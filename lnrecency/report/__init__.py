@@ -1,11 +1,8 @@
-"""Reviewer outputs: theory-vs-simulation tables (Markdown, CSV, LaTeX, JSON), figures, the report pipeline.
-
-Modules: :mod:`~lnrecency.tables` (the Table record and its writers), :mod:`~.atomic` (atomic
-files), :mod:`~.settings` (quick/default sizes), :mod:`~.data` (cached library results),
-:mod:`~.claim_tables` (the report's own tables; every table in order), :mod:`~.figures` (every figure in
-order; each claim declares its tables and figures in its own module, lnrecency.claims.declare),
-:mod:`~.build` (``build_report`` and ``index.md``).
-"""
-from lnrecency.tables import FORMATS, Table, parse_formats
+"""Floor 8, the reviewer report: :mod:`~.settings` (quick/default sizes), :mod:`~.data` (the library results
+the report reads), :mod:`~.table_list` (the report's own tables, then every claim's, in order),
+:mod:`~.figure_list` (every figure in order), :mod:`~.headline` (the counts and plain answer), :mod:`~.build`
+(``build_report``, ``index.md``), :mod:`~.html` (``index.html``) and :mod:`~.readme` (the README block).
+Each claim declares its own tables and figures in its module (lnrecency.claims.declare)."""
+from lnrecency.files.table_record import FORMATS, Table, parse_formats
 
 __all__ = ["FORMATS", "Table", "parse_formats"]

@@ -3,8 +3,9 @@
 ``build_report(out, quick=False, formats=("md", "csv", "tex", "json"), seed=0)`` writes into ``out``:
 one file per table and format (``NAME.md``, ``NAME.csv``, ``NAME.tex``, ``NAME.json``), ``NAME.png`` and
 ``NAME.pdf`` per figure, ``report.json`` (settings and the list of files) and ``index.md`` (every table
-and figure with one line on what it shows). Progress (lnrecency.progress): a bar over the steps on a
-terminal, a line every 10 s otherwise, nothing with ``progress=False``. The report is built in a hidden sibling folder and published by renames at the end
+and figure with one line on what it shows). Progress (lnrecency.runtime.progress): a bar over the steps on a
+terminal, a line every 10 s otherwise, nothing with ``progress=False``. The report is built in a hidden sibling folder
+and published by renames at the end
 (signals held back during the swap), so an interrupted run leaves ``out`` as it was; within the build
 each file is written to a temporary name and moved into place, so an
 interrupted run leaves only complete files. The claim verdicts are evaluated in a worker process while
@@ -22,19 +23,20 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Iterable
 
-from lnrecency.progress import Progress
-
-from lnrecency.atomic import atomic_write_text, publish, staged_directory
-from lnrecency.bounded import one_blas_thread, worker_init
-from lnrecency.claims import seeds_trained, trained
+from lnrecency.claims import s2_s3_evaluation as seeds_trained
+from lnrecency.claims import tm1_tm5_evaluation as trained
 from lnrecency.claims.registry import CLAIMS, TRAINED, evaluate, start
-from lnrecency.config import check_int
-from lnrecency.evidence import strict_json
-from lnrecency.report import claim_tables, figures
+from lnrecency.files.atomic import atomic_write_text, publish, staged_directory
+from lnrecency.files.store import StoreError, dumps, loads
+from lnrecency.files.table_record import REPORT_FORMATS, Table, parse_formats
+from lnrecency.inference.evidence import strict_json
+from lnrecency.report import figure_list as figures
+from lnrecency.report import table_list as claim_tables
 from lnrecency.report.data import ReportData, ReportEvidence
 from lnrecency.report.settings import ReportSettings
-from lnrecency.store import StoreError, dumps, loads
-from lnrecency.tables import REPORT_FORMATS, Table, parse_formats
+from lnrecency.runtime.arguments import check_int
+from lnrecency.runtime.child import one_blas_thread, worker_init
+from lnrecency.runtime.progress import Progress
 
 __all__ = ["ReportResult", "build_report", "expected_files"]
 
@@ -142,7 +144,7 @@ def _report_ids(quick: bool) -> list[str]:
     ids = [cid for cid in CLAIMS if cid not in TRAINED]
     if trained.available(quick):
         ids += list(trained.STATEMENTS)
-    from lnrecency.claims import premise
+    from lnrecency.claims import s2_0_premise as premise
 
     if premise.available():
         ids.append("S2.0")
@@ -188,7 +190,7 @@ def build_report(out: str | Path, *, quick: bool = False, formats: Iterable[str]
 
 
 def read_evidence(folder: str | Path) -> ReportData:
-    """A frozen :class:`ReportData` from a folder of ``lnrecency verify --out`` (:mod:`lnrecency.store`)."""
+    """A frozen :class:`ReportData` from a folder of ``lnrecency verify --out`` (:mod:`lnrecency.files.store`)."""
 
     ev = loads(folder)
     if not isinstance(ev, ReportEvidence) or not isinstance(ev.settings, ReportSettings):
@@ -220,7 +222,7 @@ def collect_evidence(*, quick: bool = False, seed: int = 0, convention: str = "a
 
 def write_evidence(out: str | Path, *, quick: bool = False, seed: int = 0, convention: str = "authors-v2",
                    jobs: int | None = None, progress: bool | None = None) -> list[Path]:
-    """``lnrecency verify --out DIR``: evidence.json and arrays.npz (:mod:`lnrecency.store`, read back by
+    """``lnrecency verify --out DIR``: evidence.json and arrays.npz (:mod:`lnrecency.files.store`, read back by
     ``report --from DIR``) and verdicts.json (the ``verify --json`` list), published atomically."""
 
 
@@ -262,7 +264,7 @@ def _build_into(out: Path, final: Path, settings: ReportSettings, fmts, jobs: in
         # with the helper, each figure step claims the next unit (some steps then find none left)
         steps = [("figure", None if helper is not None else q) for q in range(len(units))] + \
                 [("verdicts", None)] + [("table", t) for t in claim_tables.TABLES]
-        # beside the workers, BLAS threads here would oversubscribe the cores (lnrecency.bounded.one_blas_thread)
+        # beside the workers, BLAS threads here would oversubscribe the cores (lnrecency.runtime.child.one_blas_thread)
         blas = one_blas_thread() if jobs >= 2 else None
         bar = Progress(len(steps), "report", "steps", enabled=show)
         try:

@@ -12,20 +12,20 @@ from typing import Any
 
 import numpy as np
 
-from lnrecency.bias import bias_profile
 from lnrecency.claims.registry import evaluate as evaluate_claims
-from lnrecency.claims.seeds_trained import available
-from lnrecency.claims.trained import cached_results
-from lnrecency.config import ModelConfig
+from lnrecency.claims.s2_s3_evaluation import available
+from lnrecency.claims.tm1_tm5_evaluation import cached_results
+from lnrecency.experiments.authors.panels import run_panels
+from lnrecency.experiments.profiler import bias_profile
+from lnrecency.experiments.sweep import REPORT_GRID, sweep
+from lnrecency.inference.verdicts import ClaimResult
+from lnrecency.model.config import ModelConfig
 from lnrecency.numerics import simulate_scores
 from lnrecency.numerics.convergence import convergence_in_d
 from lnrecency.report.settings import ReportSettings, derived_seed
-from lnrecency.reproduce import run_panels
-from lnrecency.sweep import REPORT_GRID, sweep
 from lnrecency.theory.closed_forms import evaluate as evaluate_closed_form
 from lnrecency.theory.finite_width import finite_width
 from lnrecency.theory.limit import LimitTrajectory, limit_trajectory
-from lnrecency.verdicts import ClaimResult
 
 __all__ = ["ReportData", "ReportEvidence", "EvidenceMissing", "closed_form"]
 
@@ -42,7 +42,7 @@ def closed_form(quantity: str, cfg: ModelConfig, i: Any, j: Any = 1) -> Any:
 @dataclass(frozen=True)
 class ReportEvidence:
     """Everything a report's tables and figures read, as stored by ``lnrecency verify --out DIR``
-    (:mod:`lnrecency.store`): the verdicts with their typed evidence and every run, limit, theory and
+    (:mod:`lnrecency.files.store`): the verdicts with their typed evidence and every run, limit, theory and
     closed-form value the tables and figures use."""
 
     settings: ReportSettings
@@ -100,7 +100,7 @@ class ReportData:
         return self._closed[key]
 
     def bias_profile(self, layer: int, n: int, cfg: ModelConfig):
-        """:func:`lnrecency.bias.bias_profile` of the exact limit, cached."""
+        """:func:`lnrecency.experiments.profiler.bias_profile` of the exact limit, cached."""
         key = ("bias", layer, n, cfg)
         if key not in self._limits:
             if self.frozen:
@@ -121,7 +121,7 @@ class ReportData:
 
     def authors(self) -> tuple:
         """The authors' figure of the report's convention (v2: Figure 1; v1: its LayerNorm figure),
-        simulated in their convention: (figures, runs) of lnrecency.reproduce.run_panels, cached."""
+        simulated in their convention: (figures, runs) of lnrecency.experiments.authors.reproduce.run_panels, cached."""
         if "authors" not in self._sims:
             if self.frozen:
                 self._missing("the authors' figure")
@@ -135,7 +135,7 @@ class ReportData:
         return self._sims["authors"]
 
     def phase(self) -> tuple:
-        """(rows, grid) of the phase diagram, layers 2..8 (lnrecency.sweep, in this process), cached."""
+        """(rows, grid) of the phase diagram, layers 2..8 (lnrecency.experiments.sweep, in this process), cached."""
         if "phase" not in self._sims:
             if self.frozen:
                 self._missing("the phase diagram")
@@ -228,15 +228,16 @@ class ReportData:
                 return None  # not part of the stored evidence: the section says "not run"
             value = None
             if available(experiment, self.settings.quick):
-                from lnrecency.models.seeds import run_experiment
-                from lnrecency.models.seeds_config import EXPERIMENTS
+                from lnrecency.experiments.decoders.seeds import run_experiment
+                from lnrecency.experiments.decoders.seeds_config import EXPERIMENTS
                 st = EXPERIMENTS[experiment].preset(self.settings.quick)
                 value = (st, run_experiment(experiment, st))
             self._sims[experiment] = value
         return self._sims[experiment]
 
     def thesis(self):
-        """The trained-decoder experiment (lnrecency.models.thesis) of this report's mode from the cache, or
+        """The trained-decoder experiment (lnrecency.experiments.decoders.thesis) of this report's mode from the cache,
+        or
         None when it has not been run (the report never trains: `lnrecency experiments thesis` does)."""
         if "thesis" not in self._sims:
             if self.frozen:

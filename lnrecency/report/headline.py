@@ -14,8 +14,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from lnrecency.evidence import VERDICTS
-from lnrecency.verdicts import ClaimResult
+from lnrecency.inference.evidence import VERDICTS
+from lnrecency.inference.verdicts import ClaimResult
 
 __all__ = ["Finding", "MEASURED", "counts_line", "findings", "headline_markdown"]
 

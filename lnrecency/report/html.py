@@ -1,7 +1,7 @@
 """The report as one self-contained HTML page (``index.html``): the headline first (verdict counts, the
 findings that matter), then the verdict table, every table (sortable: click a column head) and every
 figure, embedded as a PNG data URI. Nothing is fetched: no script, style or image comes from outside the
-file. Numbers are formatted by :meth:`lnrecency.tables.Table.shown`, as in the Markdown (same digits, "n/a",
+file. Numbers are formatted by :meth:`lnrecency.files.table_record.Table.shown`, as in the Markdown (same digits, "n/a",
 settings cited by id), so the page and ``index.md`` show the same numbers.
 
 A browser test (tests/test_report_html.py) opens the page in headless Chromium and checks that it loads
@@ -14,8 +14,8 @@ import html
 import re
 from pathlib import Path
 
+from lnrecency.files.table_record import Table
 from lnrecency.report.headline import MEASURED, Finding, claim_tables, counts_line, findings, short_statement
-from lnrecency.tables import Table
 
 __all__ = ["render_html"]
 

@@ -12,9 +12,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from lnrecency.atomic import atomic_write_text
 from lnrecency.claims.registry import evaluate
-from lnrecency.verdicts import ClaimResult
+from lnrecency.files.atomic import atomic_write_text
+from lnrecency.inference.verdicts import ClaimResult
 
 BEGIN, END = "<!-- verdicts:begin -->", "<!-- verdicts:end -->"
 
@@ -44,7 +44,7 @@ def write_snapshot(path: str | Path, results: list[ClaimResult], *, quick: bool,
     setting, verdict, finding), read by the documentation's claim pages."""
     import json
 
-    from lnrecency.evidence import strict_json
+    from lnrecency.inference.evidence import strict_json
 
     rows = [{k: v for k, v in strict_json(r.to_json()).items() if k != "evidence"} for r in results]
     return atomic_write_text(Path(path), json.dumps({"quick": quick, "trained": trained, "verdicts": rows},

@@ -6,8 +6,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from lnrecency.config import check_choice, check_int
-from lnrecency.conventions import CONVENTIONS
+from lnrecency.model.authors_presets import CONVENTIONS
+from lnrecency.runtime.arguments import check_choice, check_int
 
 __all__ = ["ReportSettings", "derived_seed"]
 
@@ -26,9 +26,9 @@ class ReportSettings:
     h_n:          length of the h(j) curves
     conv_n, conv_ds, conv_samples: sequence length, widths and samples per d of the convergence fit
     lengths:      sequence lengths of seed 003's variance curve
-    convention:   the authors' convention of the "authors' simulation" section (lnrecency.conventions)
+    convention:   the authors' convention of the "authors' simulation" section (lnrecency.model.authors_presets)
     authors_samples: draws per (row, d) of that section (authors-v1: a tenth, its S = 50 costs ~25x)
-    phase_n_max:  longest sequence length of the phase diagram (layers 2..8, lnrecency.sweep)
+    phase_n_max:  longest sequence length of the phase diagram (layers 2..8, lnrecency.experiments.sweep)
     """
 
     quick: bool

@@ -1,0 +1,236 @@
+"""Command-line interface ``lnrecency``: one subcommand per module in :mod:`lnrecency.cli.commands`.
+
+Each command module defines ``NAME``, ``HELP``, ``add_arguments(parser)`` and ``run(args) -> int``.
+Model parameters are parsed once, here (:func:`add_config_arguments` / :func:`config_from_args`), and
+validated once, by :class:`lnrecency.model.config.ModelConfig`.
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import importlib
+import math
+import sys
+from typing import Any, Sequence
+
+from lnrecency.cli.options import Options
+from lnrecency.model.config import EMBEDDINGS, NORMS, ModelConfig
+
+# Modules under lnrecency.cli.commands, in the order `lnrecency --help` lists them.
+COMMANDS = ("limit", "finite_width", "boundary", "region", "sweep", "reproduce", "report", "verify", "bias",
+            "simulate", "check_formula",
+            "train", "probe", "experiments", "corpus_stats")
+
+
+#: commands whose work is estimated and refused above a time limit; they take --max-seconds
+TIME_LIMITED = ("limit", "finite_width", "boundary", "region", "sweep", "bias", "simulate", "probe", "train")
+
+
+def parse_number(text: str) -> float:
+    """A float, or 'sqrt(X)' for sqrt(X) (the authors' lam = sqrt(d) and gamma = sqrt(d))."""
+    t = text.strip()
+    try:
+        if t.startswith("sqrt(") and t.endswith(")"):
+            return math.sqrt(float(t[5:-1]))
+        return float(t)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number or sqrt(number); got {text!r}") from None
+
+
+def parse_layers(text: str, flag: str = "--layer") -> list[int]:
+    """A layer number or a comma list such as 3,4 (1 to 16 layers in [1, 64])."""
+    try:
+        out = [int(x) for x in str(text).split(",") if x.strip()]
+    except ValueError:
+        raise ValueError(f"{flag} must be a layer number or a comma list such as 3,4; got {text!r}") from None
+    if not out or len(out) > 16 or any(not 1 <= x <= 64 for x in out):
+        raise ValueError(f"{flag} must name 1 to 16 layers in [1, 64]; got {text!r}")
+    return out
+
+
+def add_config_arguments(parser: argparse.ArgumentParser, *, embedding: bool = False,
+                         convention: bool = True, width: bool = True) -> None:
+    """The model flags (README, "The model"): --norm, --residual, --gamma, --lam, --alpha (and --embedding),
+    and --convention (the authors' setting at width --d, mapped onto these; lnrecency.model.authors_presets).
+    ``width=False``: the command defines its own --d (the width it simulates or expands at)."""
+    g = parser.add_argument_group("model M(norm, residual, lam, gamma, alpha) (docs/model.md)")
+    g.add_argument("--norm", default="layernorm", help=f"one of {', '.join(NORMS)} (default layernorm)")
+    g.add_argument("--residual", action="store_true", help="h' = h + gamma * o instead of h' = o")
+    g.add_argument("--gamma", type=parse_number, default=None, help="residual weight > 0 (default 1)")
+    g.add_argument("--lam", type=parse_number, default=None, help="inverse temperature > 0, e.g. 1 or sqrt(64)")
+    g.add_argument("--alpha", type=parse_number, default=0.0, help="embedding anisotropy in [0, 1) (default 0)")
+    if embedding:
+        g.add_argument("--embedding", default=None, help=f"one of {', '.join(EMBEDDINGS)} (default gaussian)")
+    if convention:
+        from lnrecency.model.authors_presets import CONVENTIONS
+
+        g.add_argument("--convention", default=None, choices=tuple(CONVENTIONS),
+                       help="the authors' simulation setting: --norm layernorm|none, --residual, --alpha and "
+                            "--d as in their code, mapped exactly onto our model (lnrecency.model.authors_presets; "
+                            "docs/authors.md)")
+        g.add_argument("--ln-scaling", action="store_true",
+                       help="authors-v1 with LayerNorm: scores divided by d instead of sqrt(d)")
+        if width:
+            g.add_argument("--d", type=int, default=None, help="width d (with --convention: fixes lam, gamma)")
+
+
+def _convention_kw(args: argparse.Namespace) -> dict:
+    return dict(norm=args.norm, residual=args.residual, alpha=args.alpha, d=args.d,
+                ln_scaling=getattr(args, "ln_scaling", False))
+
+
+def config_from_args(args: argparse.Namespace) -> ModelConfig:
+    """The model of the parsed flags; with --convention the authors' setting mapped at --d. Reads the
+    flags only (the Namespace is not changed)."""
+    conv = getattr(args, "convention", None)
+    if conv is None:
+        if getattr(args, "ln_scaling", False):
+            raise ValueError("--ln-scaling needs --convention authors-v1")
+        return ModelConfig(norm=args.norm, residual=args.residual,
+                           gamma=1.0 if args.gamma is None else args.gamma,
+                           lam=1.0 if args.lam is None else args.lam, alpha=args.alpha,
+                           embedding=getattr(args, "embedding", None) or "gaussian")
+    from lnrecency.model.authors_presets import preset
+
+    fixed = [f"--{name} {value:g}" for name, value in (("lam", args.lam), ("gamma", args.gamma))
+             if value is not None]
+    if getattr(args, "embedding", None) is not None:
+        fixed.append(f"--embedding {args.embedding}")
+    if fixed:
+        raise ValueError(f"with --convention {conv}, lam, gamma and the embedding follow from the authors' "
+                         f"setting at --d; got {', '.join(fixed)}")
+    if getattr(args, "d", None) is None:
+        raise ValueError(f"--convention {conv} needs --d (the width fixes lam = sqrt(d) and the residual "
+                         f"weight)")
+    return preset(conv, **_convention_kw(args))
+
+
+def default_n(args: argparse.Namespace, default: int = 8) -> int:
+    """--n as given; else the authors' sequence length under --convention; else ``default``."""
+    if getattr(args, "n", None) is not None:
+        return args.n
+    if getattr(args, "convention", None) is not None:
+        from lnrecency.model.authors_presets import CONVENTIONS
+
+        return CONVENTIONS[args.convention].n
+    return default
+
+
+def with_convention(out: dict, args: argparse.Namespace) -> dict:
+    """Add the convention record (the authors' setting and the equivalent configuration) to a JSON
+    output when --convention was given."""
+    conv = getattr(args, "convention", None)
+    if conv is not None:  # the same mapping as config_from_args
+        from lnrecency.model.authors_presets import convention_record
+
+        out["convention"] = convention_record(conv, **_convention_kw(args))
+    return out
+
+
+class _Declared:
+    """A parser or argument group that records each option it declares (the ``argparse.Action`` that
+    ``add_argument`` returns): the fields of the command's typed arguments object, declared once."""
+
+    def __init__(self, target, seen: list) -> None:
+        self._target, self._seen = target, seen
+
+    def add_argument(self, *args, **kwargs) -> argparse.Action:
+        action = self._target.add_argument(*args, **kwargs)
+        self._seen.append(action)
+        return action
+
+    def add_argument_group(self, *args, **kwargs) -> "_Declared":
+        return _Declared(self._target.add_argument_group(*args, **kwargs), self._seen)
+
+    def add_mutually_exclusive_group(self, *args, **kwargs) -> "_Declared":
+        return _Declared(self._target.add_mutually_exclusive_group(*args, **kwargs), self._seen)
+
+    def __getattr__(self, name: str):  # set_defaults, error, ...: the parser's own
+        return getattr(self._target, name)
+
+
+def _annotation(action: argparse.Action) -> Any:
+    """The field type of an option: bool for a flag, else what its converter returns (str by default)."""
+    if action.nargs == 0:
+        return bool
+    conv = action.type or str
+    return getattr(conv, "__annotations__", {}).get("return", conv) if callable(conv) else Any
+
+
+def arguments_type(command: str, actions: list[argparse.Action]) -> type:
+    """The frozen dataclass a command's ``run`` receives (a subclass of :class:`~lnrecency.cli.options.Options`):
+    one field per declared option (its dest, typed by its converter), plus ``command``; the parsed values cannot be
+    changed on the way (no side channels)."""
+    names = [a.dest for a in actions if a.dest != argparse.SUPPRESS]
+    return dataclasses.make_dataclass(
+        "".join(part.title() for part in command.split("-")) + "Arguments",
+        [(a.dest, _annotation(a)) for a in actions if a.dest in names], bases=(Options,),
+        frozen=True, kw_only=True, namespace={"__module__": __name__})
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``lnrecency`` parser; ``parser.commands[name]`` is (module, subparser, arguments type)."""
+    parser = argparse.ArgumentParser(
+        prog="lnrecency",
+        description="Verify 'LayerNorm Induces Recency Bias in Transformer Decoders' (Kim et al.).",
+    )
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        ver = version("lnrecency")
+    except PackageNotFoundError:  # running from a source tree that is not installed
+        ver = "unknown (not installed)"
+    parser.add_argument("--version", action="version", version=f"lnrecency {ver}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    parser.commands = {}
+    for name in COMMANDS:
+        module = importlib.import_module(f"lnrecency.cli.commands.{name}")
+        p = sub.add_parser(module.NAME, help=module.HELP, description=module.HELP)
+        seen: list[argparse.Action] = []
+        module.add_arguments(_Declared(p, seen))
+        if name in TIME_LIMITED:
+            seen.append(p.add_argument(
+                "--max-seconds", type=float, default=None, metavar="S",
+                help="raise (or lower) the time limit above which a computation is refused before it starts "
+                     "(the limits protect an interactive answer; memory limits stay)"))
+        parser.commands[module.NAME] = (module, p, arguments_type(module.NAME, seen))
+    return parser
+
+
+def parse(argv: Sequence[str] | None = None):
+    """(command module, typed arguments) of a command line; argparse's own errors exit with status 2."""
+    parser = build_parser()
+    ns, extra = parser.parse_known_args(argv)
+    module, sub, typ = parser.commands[ns.command]
+    if extra:  # the subcommand's usage, not the top-level one (argparse.error exits with status 2)
+        sub.error(f"unrecognized arguments: {' '.join(extra)}")
+    values = vars(ns)
+    return module, typ(**{f.name: values[f.name] for f in dataclasses.fields(typ)})
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    module, args = parse(argv)
+    try:
+        from lnrecency.runtime.timelimit import max_seconds
+
+        with max_seconds(getattr(args, "max_seconds", None)):
+            return int(module.run(args) or 0)
+    except (ValueError, MemoryError, OverflowError) as exc:  # invalid input or a refused size: one line
+        print(f"lnrecency {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"lnrecency {args.command}: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # the reader went away (e.g. `| head`): stop quietly, no traceback
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    except OSError as exc:  # e.g. an output folder that cannot be created or written
+        where = f"cannot write {exc.filename}: " if exc.filename is not None else ""
+        print(f"lnrecency {args.command}: error: {where}{exc.strerror or exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

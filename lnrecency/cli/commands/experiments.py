@@ -1,0 +1,110 @@
+"""`lnrecency experiments thesis|seed002|seed003 [--quick] [--json]`: trained-model experiments.
+
+``thesis``: the paper's thesis in trained decoders (lnrecency.experiments.decoders.thesis): trains (or reads from the
+cache)
+NoPE decoders with LayerNorm / RMSNorm / none to a convergence rule, 5 seeds each, probes them on their
+training distribution (random tokens beside it) along training, and prints the verdicts TM1-TM5. Default: 45
+models; ``--quick``: 9 models (2-layer attention-only, at most 400 steps), a smoke test whose verdicts are
+never decisive.
+``seed002``: seed 002's induction-head experiments (lnrecency.experiments.decoders.seed002; verdicts S2.1-S2.7): 3
+seeds of a
+2-layer attention-only decoder.
+``seed003``: seed 003's vanishing variance and post-attention LayerNorm (lnrecency.experiments.decoders.seed003;
+verdicts
+S3.1-S3.3): 2 tasks x 3 placements x 3 seeds.
+Independent trainings run in ``--workers`` processes (default 2), with the same bytes as serially; the README
+states the measured times.
+
+Runs are cached by configuration hash (``$LNRECENCY_CACHE`` or ~/.cache/lnrecency); the report reads them.
+``--json``: {"experiment", "settings", "verdicts": [ClaimResult JSON + "training_seeds"], "runs": [...]}.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+
+from lnrecency.cli.options import Options
+
+NAME = "experiments"
+HELP = "trained-model experiments (thesis: TM1-TM5; seed002: S2.1-S2.7; seed003: S3.1-S3.3); needs the models extra"
+EXPERIMENTS = ("thesis", "seed002", "seed003")
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("experiment", help=", ".join(EXPERIMENTS))
+    p.add_argument("--quick", action="store_true", help="the small version (1-2 min)")
+    p.add_argument("--json", action="store_true", help="verdicts and per-run summaries as JSON")
+    p.add_argument("--no-cache", action="store_true", help="train again even when the runs are cached")
+    p.add_argument("--workers", type=int, default=None,
+                   help="trainings at once in worker processes (default min(2, CPUs); same bytes as 1)")
+
+
+def _summary(res, run: dict) -> dict:
+    stages = ("init", "quarter", "half", "final", "matched")
+    return {"arch": run["arch"], "norm": run["norm"], "seed": run["seed"], "seconds": run["seconds"],
+            "stopped": run["stopped"], "final_step": run["log"][-1]["step"],
+            "final_heldout_loss": run["log"][-1]["heldout_loss"], "learned": res.learned(run),
+            "induction_score": run["induction_score"], "matched": {k: v for k, v in res.matched(run).items()
+                                                                 if k not in ("task", "random")},
+            "layers": {stage: {tokens: [{k: lay.get(k) for k in ("layer", "slope", "slope_se", "rp", "sink")}
+                                        for lay in res.stage(run, stage, tokens)["layers"]]
+                               for tokens in ("task", "random")} for stage in stages}}
+
+
+def _seed_summary(run: dict) -> dict:
+    """A seed002 / seed003 run without its large arrays (attention maps, per-head profiles)."""
+    skip = ("settings", "log", "attention_short", "attention_long", "ablated_map", "mechanism", "induction_scores")
+    out = {k: v for k, v in run.items() if k not in skip and k != "stages"}
+    out["final_heldout_loss"] = run["log"][-1]["heldout_loss"]
+    return out
+
+
+def run(args: Options) -> int:
+    from lnrecency.runtime.arguments import check_choice
+
+    check_choice("experiment", args.experiment, EXPERIMENTS)
+    if args.workers is not None:
+        from lnrecency.experiments.decoders.parallel import check_workers
+
+        check_workers(args.workers)
+    from lnrecency.cli.commands.probe import require_models
+
+    require_models()
+    from lnrecency.claims.registry import evaluate
+    from lnrecency.cli.commands.verify import strict
+
+    if args.experiment == "thesis":
+        from lnrecency.claims.tm1_tm5_evaluation import STATEMENTS as ids
+        from lnrecency.experiments.decoders.thesis import ThesisSettings, run_thesis
+
+        st = ThesisSettings.preset(args.quick)
+        res = run_thesis(st, use_cache=not args.no_cache, progress=None if not args.json else False,
+                         workers=args.workers)
+        settings, summaries = res.to_json()["settings"], [_summary(res, r) for r in res.runs]
+    else:
+        from dataclasses import asdict
+
+        from lnrecency.claims.s2_s3_evaluation import S2, S3
+        from lnrecency.experiments.decoders.seeds import run_experiment
+        from lnrecency.experiments.decoders.seeds_config import EXPERIMENTS as SETTINGS
+
+        st = SETTINGS[args.experiment].preset(args.quick)
+        ids = S2 if args.experiment == "seed002" else S3
+        runs = run_experiment(args.experiment, st, use_cache=not args.no_cache,
+                              progress=None if not args.json else False, workers=args.workers)
+        settings, summaries = asdict(st), [_seed_summary(r) for r in runs]
+    results = evaluate(list(ids), quick=args.quick, progress=False)
+    if args.json:
+        verdicts = [{"training_seeds": len(st.seeds), **strict(r.to_json())} for r in results]
+        print(json.dumps({"experiment": args.experiment, "settings": settings,
+                          "verdicts": verdicts, "runs": summaries}, allow_nan=False))
+        return 0
+    for r in results:
+        print(f"[{r.id}] {r.verdict.upper()}  ({r.source}; {len(st.seeds)} training seeds)"
+              + ("  -- quick run: not decisive" if args.quick else ""))
+        print(f"  statement: {r.statement}")
+        print(f"  setting:   {json.dumps(strict(r.to_json())['setting'])}")
+        if r.finding:
+            print(f"  finding:   {r.finding}")
+        print()
+    return 0

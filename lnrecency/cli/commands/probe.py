@@ -1,0 +1,138 @@
+"""`lnrecency probe MODEL_DIR | --identity | --hf DIR`: the theory's diagnostics on a decoder, per layer and head.
+
+Per layer: the phase (recency | earlier | flat | mixed, a calibrated test), the recency slope and RP with
+their SEs, the authors' diagonal-normalised map; per head: mean logits with SEs, slope, RP, the norm
+profile beside the law of an average; and how far the model is from the theory's assumptions
+(lnrecency.experiments.decoders.probe). ``--json``: {"model", "settings", "logits", "assumptions", "layers": [{"layer",
+"phase", ..., "heads": [{"head", "mean_logit", "mean_logit_se", "recency_slope", "recency_slope_se", "rp",
+"rp_se", ...}]}]}; layers and heads count from 1; entries above the diagonal are null.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from lnrecency.cli.app import add_config_arguments, config_from_args
+from lnrecency.cli.options import Options
+
+NAME = "probe"
+HELP = "attention diagnostics of a trained model, the identity decoder or a local Hugging Face causal LM"
+
+
+def require_models(extra: str = "models") -> None:
+    """A clear refusal when the optional torch extra is missing."""
+    try:
+        import safetensors  # noqa: F401
+        import torch  # noqa: F401
+    except ImportError:
+        raise ValueError(f"this command needs the '{extra}' extra: python3 -m pip install -e '.[{extra}]'") from None
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("model_dir", nargs="?", default=None, help="checkpoint folder written by `lnrecency train`")
+    p.add_argument("--identity", action="store_true",
+                   help="the parameter-free decoder (W = I) of the model flags at width --d with --layers")
+    p.add_argument("--hf", default=None, metavar="DIR", help="a local Hugging Face causal LM folder (hf extra)")
+    p.add_argument("--no-rope", action="store_true", help="with --hf: turn rotary embeddings off (NoPE checkpoints)")
+    add_config_arguments(p, embedding=True, convention=False)
+    p.add_argument("--d", type=int, default=64, help="width of the identity decoder (default 64)")
+    p.add_argument("--layers", type=int, default=2, help="layers of the identity decoder (default 2)")
+    p.add_argument("--tokens", default=None,
+                   help="task | random: task = the model's training distribution (BOS first, the BOS key out of "
+                        "slopes and RP; default for MODEL_DIR, with the random-token variant reported beside it); "
+                        "random = uniform tokens (the only choice for --identity and --hf)")
+    p.add_argument("--n", type=int, default=32, help="sequence length (default 32)")
+    p.add_argument("--sequences", type=int, default=256, help="sequences probed (default 256)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the probe's inputs (default 0)")
+    p.add_argument("--json", action="store_true", help="the full result as JSON")
+
+
+def _strict(x):
+    from lnrecency.cli.commands.verify import strict
+
+    return strict(x)
+
+
+def run(args: Options) -> int:
+    chosen = [name for name, on in (("MODEL_DIR", args.model_dir is not None), ("--identity", args.identity),
+                                    ("--hf", args.hf is not None)) if on]
+    if len(chosen) != 1:
+        raise ValueError(f"give exactly one of MODEL_DIR, --identity, --hf; got {', '.join(chosen) or 'none'}")
+    if args.no_rope and args.hf is None:
+        raise ValueError("--no-rope goes with --hf")
+    model_flags = args.identity or any(getattr(args, k) not in (None, False) for k in ("gamma", "lam", "embedding")) \
+        or args.residual or args.alpha != 0.0 or args.norm != "layernorm"
+    if model_flags and not args.identity:
+        raise ValueError("the model flags (--norm, --residual, --gamma, --lam, --alpha, --embedding) go with "
+                         "--identity; a trained model carries its own configuration")
+    from lnrecency.runtime.arguments import check_int
+
+    check_int("--d", args.d, minimum=2, maximum=2048)
+    check_int("--layers", args.layers, minimum=1, maximum=64)
+    cfg = config_from_args(args) if args.identity else None
+    require_models("hf" if args.hf else "models")
+    from lnrecency.experiments.decoders.probe import ProbeSettings
+    from lnrecency.experiments.decoders.probe_decoder import probe_decoder
+
+    tokens = args.tokens if args.tokens is not None else ("task" if args.model_dir is not None else "random")
+    st = ProbeSettings(n=args.n, sequences=args.sequences, seed=args.seed, tokens=tokens)
+    show = not args.json and sys.stderr.isatty()
+    if args.hf is not None:
+        from lnrecency.experiments.decoders.hf import probe_hf
+
+        res = probe_hf(args.hf, st, no_rope=args.no_rope, progress=show)
+    elif args.identity:
+        from lnrecency.experiments.decoders.decoder import build
+        from lnrecency.experiments.decoders.decoder_config import DecoderConfig
+
+        if st.tokens != "random":
+            raise ValueError("--tokens task needs a trained model; the identity decoder takes the theory's inputs")
+        model = build(DecoderConfig.identity_of(cfg, d=args.d, layers=args.layers, n=args.n), 0)
+        res = probe_decoder(model, st, progress=show)
+    beside = None
+    if args.model_dir is not None:
+        from dataclasses import replace
+
+        from lnrecency.experiments.decoders.train import load
+
+        model, meta = load(args.model_dir)
+        task = meta.get("training", {}).get("task")
+        info = {"path": str(args.model_dir), "training": meta.get("training")}
+        res = probe_decoder(model, st, task=task, progress=show, info=info)
+        other = "random" if st.tokens == "task" else "task"
+        beside = probe_decoder(model, replace(st, tokens=other), task=task, progress=show, info=info)
+    if args.json:
+        out = res.to_json()
+        if beside is not None:
+            out["beside"] = {"tokens": beside.settings.tokens,
+                             "layers": [{"layer": b.layer, "recency_slope": b.slope, "recency_slope_se": b.slope_se,
+                                         "rp": b.rp, "rp_se": b.rp_se, "phase": b.phase,
+                                         "stable": not (a.slope * b.slope < 0)}
+                                        for a, b in zip(res.layers, beside.layers)]}
+        print(json.dumps(_strict(out), allow_nan=False))
+        return 0
+    print(f"model: {res.model.get('kind')} {res.model.get('path', '')}".rstrip())
+    bos = ", BOS first, its key out of slopes and RP" if st.bos_first else ""
+    print(f"probe: n = {st.n}, {st.sequences} sequences ({st.tokens}{bos}), "
+          f"seed {st.seed}; logits: {res.logits_note}")
+    for q, lp in enumerate(res.layers):
+        lo, hi = lp.slope_interval
+        sink = f", BOS sink {lp.sink:.3f}" if lp.sink is not None else ""
+        print(f"layer {lp.layer}: {lp.phase:8s} slope {lp.slope:+.4g} (SE {lp.slope_se:.2g}; interval at the "
+              f"test's k = {lp.k:.2f}: [{lo:+.3g}, {hi:+.3g}]), RP {lp.rp:.4f} +- {lp.rp_se:.4f}{sink}")
+        if beside is not None:
+            b = beside.layers[q]
+            flag = "  UNSTABLE: the two inputs disagree in sign" if lp.slope * b.slope < 0 else ""
+            print(f"    beside, {beside.settings.tokens} tokens: {b.phase} slope {b.slope:+.4g} "
+                  f"(SE {b.slope_se:.2g}), RP {b.rp:.4f}{flag}")
+        for h in lp.heads:
+            extra = ""
+            if h.norm_profile is not None:
+                extra = (f", |o_n|^2 {h.norm_profile[-1]:.3g} (law {h.norm_law[-1]:.3g}), |o_1|^2 "
+                         f"{h.norm_profile[0]:.3g}")
+            print(f"    head {h.head}: slope {h.recency_slope:+.4g} +- {h.recency_slope_se:.2g}, RP {h.rp:.4f} "
+                  f"+- {h.rp_se:.4f}{extra}")
+    a = res.assumptions
+    print("assumptions: " + json.dumps({k: v for k, v in a.items() if k not in ("layers", "w_qk")}))
+    return 0

@@ -1,0 +1,39 @@
+"""`lnrecency report`: theory-vs-simulation tables, figures and index.md for reviewers."""
+from __future__ import annotations
+
+import argparse
+
+from lnrecency.cli.options import Options
+from lnrecency.files.table_record import REPORT_FORMATS, parse_formats
+
+NAME = "report"
+HELP = "write the reviewer report (tables in md/csv/tex/json, PNG+PDF figures, index.md) into a folder"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--out", default="report", help="output folder (default ./report)")
+    p.add_argument("--quick", action="store_true", help="small settings (about 30 s) instead of the default")
+    p.add_argument("--format", default=",".join(REPORT_FORMATS),
+                   help=f"comma-separated formats among {', '.join(REPORT_FORMATS)} (default all; html: one "
+                        f"self-contained page, index.html, beside index.md)")
+    p.add_argument("--seed", type=int, default=0, help="Monte Carlo seed (default 0); same seed, same bytes")
+    p.add_argument("--from", dest="evidence", default=None, metavar="DIR",
+                   help="render from the evidence `lnrecency verify --out DIR` wrote, computing nothing (the "
+                        "settings are the evidence's: --quick, --seed, --convention are refused with it)")
+    p.add_argument("--convention", default="authors-v2", choices=("authors-v2", "authors-v1"),
+                   help="the authors' convention of the report's 'authors' simulation' section (default "
+                        "authors-v2: the paper's Figure 1; authors-v1: its first version's LayerNorm figure)")
+
+
+def run(args: Options) -> int:
+    formats = parse_formats(args.format, REPORT_FORMATS)  # flags are refused before the report's libraries load
+    if args.evidence is not None and (args.quick or args.seed != 0 or args.convention != "authors-v2"):
+        raise ValueError("--from renders the evidence with its own settings; drop --quick, --seed and "
+                         "--convention (they were fixed by lnrecency verify --out)")
+    from lnrecency.report.build import build_report
+
+    result = build_report(args.out, quick=args.quick, formats=formats, seed=args.seed,
+                          convention=args.convention, evidence=args.evidence)
+    print(f"wrote {len(result.files)} files ({len(result.tables)} tables, {len(result.figures)} figures) "
+          f"to {result.out} in {result.seconds:.1f} s; see {result.out / 'index.md'}")
+    return 0

@@ -1,0 +1,131 @@
+"""`lnrecency verify`: evaluate the claims (every id of lnrecency.claims.registry) and print verdicts with evidence.
+
+Text: one block per result (id, verdict, source, statement, settings, evidence digest). ``--json``: a
+list of ClaimResult.to_json() objects {"id", "source", "statement", "setting", "verdict", "evidence"};
+infinities are written as the strings "inf" / "-inf" so the output is strict JSON.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import textwrap
+
+from lnrecency.choices import CLAIM_IDS, TRAINED_CLAIM_IDS, id_ranges
+from lnrecency.cli.options import Options
+from lnrecency.inference.evidence import strict_json as strict
+
+NAME = "verify"
+HELP = "evaluate the claims and print confirmed / refuted / inconclusive with evidence"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--claim", action="append", metavar="ID",
+                   help=f"claim id ({id_ranges(CLAIM_IDS)}); repeatable; default: all but those on trained models "
+                   "(see --trained)")
+    p.add_argument("--json", action="store_true", help="JSON list of results")
+    p.add_argument("--list", action="store_true", help="print every claim id with its one-line statement and exit")
+    p.add_argument("--quick", action="store_true", help="smaller grids and sample sizes (as in pytest)")
+    p.add_argument("--lines", type=int, default=24, help="evidence lines per result in text mode (default 24)")
+    p.add_argument("--out", default=None, metavar="DIR",
+                   help="write the evidence of every verdict, and every number the report's tables and figures "
+                        "read, into DIR (evidence.json, arrays.npz, verdicts.json); `lnrecency report --from DIR` "
+                        "renders the report from it without computing")
+    p.add_argument("--trained", action="store_true",
+                   help=f"also the claims on trained decoders and real text ({id_ranges(TRAINED_CLAIM_IDS)}; needs "
+                        "the models extra; trains the experiments' models, or reads them from the cache)")
+
+
+def digest(evidence, prefix: str = ""):
+    """Flatten evidence into 'path: value' lines (scalars and short lists)."""
+    if isinstance(evidence, dict):
+        for key, value in evidence.items():
+            path = f"{prefix}.{key}" if prefix else str(key)
+            if key == "setting" and isinstance(value, dict):  # one line per setting
+                yield f"{path}: {json.dumps(value)}"
+                continue
+            yield from digest(value, path)
+    elif isinstance(evidence, list) and evidence and isinstance(evidence[0], (dict, list)):
+        for q, value in enumerate(evidence):
+            yield from digest(value, f"{prefix}[{q}]")
+    else:
+        text = json.dumps(evidence) if not isinstance(evidence, str) else evidence
+        if isinstance(evidence, float):
+            text = f"{evidence:.6g}"
+        yield f"{prefix}: {text}"
+
+
+def _wrap(text: str, first: str, rest: str) -> str:
+    """Long evidence is wrapped, never cut: every character of an expression is printed."""
+    return textwrap.fill(text, width=110, initial_indent=first, subsequent_indent=rest,
+                         break_long_words=True, break_on_hyphens=False)
+
+
+def run(args: Options) -> int:
+    from lnrecency.claims.registry import check_ids, evaluate
+
+    if args.lines < 0:
+        raise ValueError(f"--lines must be an integer >= 0; got {args.lines}")
+    if args.list:
+        from lnrecency.claims.registry import CLAIMS, TRAINED
+
+        for cid, c in CLAIMS.items():
+            print(f"{cid:6s} {c.description}" + ("  [trained models: --trained or --claim]" if cid in TRAINED else ""))
+        return 0
+    if args.out is not None:
+        return _write_evidence(args)
+    ids = check_ids(args.claim, trained=args.trained)
+    results = evaluate(ids, quick=args.quick)
+    if args.json:
+        print(json.dumps([strict(r.to_json()) for r in results], indent=1))
+        return 0
+    for r in results:
+        data = strict(r.to_json())
+        if r.not_run:
+            print(f"[{r.id}] NOT RUN  ({r.finding})\n")
+            continue
+        print(f"[{r.id}] {r.verdict.upper()}  ({r.source})")
+        print(f"  statement: {r.statement}")
+        if r.finding:
+            print(_wrap(f"finding:   {r.finding}", "  ", "             "))
+        print(_wrap(f"setting:   {json.dumps(data['setting'])}", "  ", "             "))
+        lines = list(digest(data["evidence"]))
+        for line in lines[: args.lines]:
+            print(_wrap(line, "    ", "        "))
+        if len(lines) > args.lines:
+            print(f"    ... {len(lines) - args.lines} more evidence lines (--lines N or --json)")
+        print()
+    counts = {}
+    for r in results:
+        key = "not run" if r.not_run else r.verdict
+        counts[key] = counts.get(key, 0) + 1
+    from lnrecency.inference.evidence import VERDICTS
+
+    print("summary: " + ", ".join(f"{v} {counts.get(v, 0)}" for v in VERDICTS if v in counts or v in
+                                  ("confirmed", "refuted", "inconclusive"))
+          + (f"; not run (not counted as verdicts): {counts['not run']}" if "not run" in counts else ""))
+    return 0
+
+
+def _write_evidence(args: Options) -> int:
+    """verify --out DIR: every claim (those on trained decoders when their experiment is cached)."""
+    import time
+
+    from lnrecency.files.atomic import check_out
+    from lnrecency.report.build import EVIDENCE_FILES, write_evidence
+
+    if args.claim:
+        raise ValueError("--out stores the evidence of every claim (the report renders from it); it does not "
+                         "take --claim")
+    check_out(args.out, EVIDENCE_FILES)  # before the work
+    t0 = time.perf_counter()
+    files = write_evidence(args.out, quick=args.quick)
+    with open(files[2], encoding="utf-8") as fh:
+        results = json.load(fh)
+    counts: dict = {}
+    for r in results:
+        counts[r["verdict"]] = counts.get(r["verdict"], 0) + 1
+    print(f"wrote the evidence of {len(results)} verdicts ("
+          + ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
+          + f") to {args.out} in {time.perf_counter() - t0:.1f} s; render it with "
+            f"lnrecency report --from {args.out} --out REPORT")
+    return 0

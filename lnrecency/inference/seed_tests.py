@@ -1,0 +1,206 @@
+"""Tests over training seeds: one value per seed, a directional or an equivalence statement, Holm over a family
+at :data:`TRAINED_FWER`, and the power each test has."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.stats import t as _t
+
+from lnrecency.inference.estimates import check_level, z_score
+from lnrecency.runtime.arguments import check_real
+
+# ------------------------------------------------------------------------------------------------------
+# Trained-model decisions: one statistic per training seed, tests that can say no, Holm over the family
+# ------------------------------------------------------------------------------------------------------
+#: the family-wise error rate of all trained-model verdicts together (Holm's procedure over the family)
+TRAINED_FWER = 0.05
+
+
+#: the power at which a design's smallest detectable effect is reported
+POWER = 0.8
+
+
+RULES = ("directional", "equivalence")
+
+
+@dataclass(frozen=True)
+class SeedTest:
+    """A statement about a statistic measured once per training seed (every value carries its own probe
+    noise: the probe's sequences are drawn per run).
+
+    The statistic is mean(values) (one sample, n - 1 degrees of freedom) or mean(values) - mean(other)
+    (two independent samples, Welch's standard error and Welch-Satterthwaite degrees of freedom).
+
+    * ``rule="directional"``, ``side="above"`` (or ``"below"``) ``boundary`` b: confirmed by the one-sided
+      t-test of H0: mu <= b (mu >= b); refuted by the one-sided test in the opposite direction.
+    * ``rule="equivalence"`` with ``margin`` m > 0 (fixed in advance): confirmed by two one-sided tests
+      (TOST) of H0: |mu - b| >= m, p = max of the two; refuted when mu is shown outside [b - m, b + m]:
+      p = 2 min(P(T >= (x - b - m) / se), P(T <= (x - b + m) / se)).
+
+    ``p_pair`` = min(1, 2 min(p_confirm, p_refute)) tests the pair of opposite statements at once (a
+    Bonferroni pair): the verdict is the side with the smaller p when p_pair survives Holm's procedure. A
+    non-finite value makes every p NaN: it decides nothing."""
+
+    values: tuple
+    rule: str = "directional"
+    side: str = "above"
+    boundary: float = 0.0
+    margin: float | None = None
+    other: tuple | None = None
+
+    def __post_init__(self) -> None:
+        if self.rule not in RULES:
+            raise ValueError(f"rule must be one of {RULES}; got {self.rule!r}")
+        want = ("above", "below") if self.rule == "directional" else ("within",)
+        if self.side not in want:
+            raise ValueError(f"a {self.rule} test has side in {want}; got {self.side!r}")
+        if self.rule == "equivalence" and not (self.margin is not None and self.margin > 0):
+            raise ValueError(f"an equivalence test needs a margin > 0 fixed in advance; got {self.margin!r}")
+        object.__setattr__(self, "values", tuple(float(v) for v in self.values))
+        if self.other is not None:
+            object.__setattr__(self, "other", tuple(float(v) for v in self.other))
+        if len(self.values) < 2 or (self.other is not None and len(self.other) < 2):
+            raise ValueError("a seed test needs at least 2 values per sample (3 training seeds for a verdict)")
+
+    @property
+    def finite(self) -> bool:
+        return all(math.isfinite(v) for v in self.values + (self.other or ()))
+
+    @property
+    def n_values(self) -> int:
+        """Values in the smaller sample (the training seeds a Welch comparison rests on at least)."""
+        return min(len(self.values), len(self.other)) if self.other is not None else len(self.values)
+
+    @property
+    def mean(self) -> float:
+        m = float(np.mean(self.values))
+        return m - float(np.mean(self.other)) if self.other is not None else m
+
+    @property
+    def se(self) -> float:
+        a = np.var(self.values, ddof=1) / len(self.values)
+        b = np.var(self.other, ddof=1) / len(self.other) if self.other is not None else 0.0
+        return float(math.sqrt(a + b))
+
+    @property
+    def df(self) -> float:
+        if self.other is None:
+            return float(len(self.values) - 1)
+        a = np.var(self.values, ddof=1) / len(self.values)
+        b = np.var(self.other, ddof=1) / len(self.other)
+        if a + b == 0:
+            return float(len(self.values) + len(self.other) - 2)
+        return float((a + b) ** 2 / (a ** 2 / (len(self.values) - 1) + b ** 2 / (len(self.other) - 1)))
+
+    def _upper(self, shift: float) -> float:
+        """P(T >= (x - shift) / se): small when mu > shift is shown."""
+        if not self.finite:
+            return math.nan
+        return float(_t.sf(z_score(self.mean - shift, self.se), self.df))
+
+    def _lower(self, shift: float) -> float:
+        """P(T <= (x - shift) / se): small when mu < shift is shown."""
+        if not self.finite:
+            return math.nan
+        return float(_t.cdf(z_score(self.mean - shift, self.se), self.df))
+
+    @property
+    def p_confirm(self) -> float:
+        b = self.boundary
+        if self.rule == "directional":
+            return self._upper(b) if self.side == "above" else self._lower(b)
+        return max(self._upper(b - self.margin), self._lower(b + self.margin))
+
+    @property
+    def p_refute(self) -> float:
+        b = self.boundary
+        if self.rule == "directional":
+            return self._lower(b) if self.side == "above" else self._upper(b)
+        return min(1.0, 2.0 * min(self._upper(b + self.margin), self._lower(b - self.margin)))
+
+    @property
+    def p_pair(self) -> float:
+        pc, pr = self.p_confirm, self.p_refute
+        if math.isnan(pc) or math.isnan(pr):
+            return math.nan
+        return min(1.0, 2.0 * min(pc, pr))
+
+    def interval(self, level: float = 0.95) -> tuple[float, float]:
+        """Student's (Welch's) two-sided interval of the statistic."""
+        if not self.finite:
+            return (math.nan, math.nan)
+        q = float(_t.ppf(0.5 + check_level(level) / 2, self.df)) * self.se
+        return (self.mean - q, self.mean + q)
+
+    def detectable(self, alpha: float) -> float:
+        """The smallest effect the design detects with probability POWER at one-sided level alpha / 2 (the
+        pair's share): (t_{1 - alpha/2} + t_{POWER}) se, at this design's seeds and measured spread. For an
+        equivalence test, the smallest margin it confirms with that power when the true effect is 0."""
+        if not self.finite:
+            return math.nan
+        k = float(_t.isf(alpha / 2, self.df))
+        pw = float(_t.ppf(POWER if self.rule == "directional" else 0.5 + POWER / 2, self.df))
+        return (k + pw) * self.se
+
+    def to_json(self) -> dict:
+        lo, hi = self.interval()
+        return {"rule": self.rule, "side": self.side, "boundary": self.boundary, "margin": self.margin,
+                "values": list(self.values), "other": None if self.other is None else list(self.other),
+                "mean": self.mean, "se": self.se, "df": self.df, "interval": [lo, hi],
+                "p_confirm": self.p_confirm, "p_refute": self.p_refute}
+
+
+def holm(pvalues, alpha: float = TRAINED_FWER) -> list[bool]:
+    """Holm's step-down procedure: which hypotheses are rejected at family-wise error rate ``alpha`` (NaN
+    p-values are never rejected and count in the family)."""
+    check_real("alpha", alpha, low=0.0, high=1.0, low_open=True, high_open=True)
+    p = [1.0 if (x is None or math.isnan(x)) else float(x) for x in pvalues]
+    m = len(p)
+    out = [False] * m
+    for rank, i in enumerate(sorted(range(m), key=lambda q: p[q])):
+        if p[i] > alpha / (m - rank):
+            break
+        out[i] = True
+    return out
+
+
+@dataclass(frozen=True)
+class SeedDecision:
+    """A :class:`SeedTest` decided within its family: ``verdict`` confirmed / refuted / inconclusive, the
+    family's size and rate, and the design's smallest detectable effect at the family's first threshold."""
+
+    test: SeedTest
+    verdict: str
+    family: int
+    fwer: float
+
+    @property
+    def detectable(self) -> float:
+        return self.test.detectable(self.fwer / max(self.family, 1))
+
+    def to_json(self) -> dict:
+        lo, hi = self.test.interval()
+        return {"verdict": self.verdict, "interval": [lo, hi], "rule": self.test.rule,
+                "margin": self.test.margin, "boundary": self.test.boundary, "side": self.test.side,
+                "p_confirm": self.test.p_confirm, "p_refute": self.test.p_refute, "family": self.family,
+                "fwer": self.fwer, "detectable_effect": self.detectable}
+
+
+def decide_family(tests: list, alpha: float = TRAINED_FWER) -> list[SeedDecision]:
+    """Decide every test of a family together: Holm's procedure over the tests' ``p_pair`` at family-wise
+    rate ``alpha`` (every wrong confirmation or refutation counts as an error); a surviving test is
+    confirmed when p_confirm < p_refute, else refuted; the rest are inconclusive. ``None`` entries (a test
+    that cannot be run: not learned, unstable) stay in the family, undecided."""
+    rejected = holm([math.nan if t is None else t.p_pair for t in tests], alpha)
+    out = []
+    for t, rej in zip(tests, rejected):
+        if t is None:
+            out.append(None)
+            continue
+        verdict = "inconclusive"
+        if rej:
+            verdict = "confirmed" if t.p_confirm < t.p_refute else "refuted"
+        out.append(SeedDecision(t, verdict, len(tests), alpha))
+    return out

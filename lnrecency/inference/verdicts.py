@@ -1,0 +1,76 @@
+"""Claim verdicts: a claim, the setting it was evaluated under, the verdict, and its evidence.
+
+Shared by ``lnrecency verify``, ``pytest proofs_check`` and ``lnrecency report``.
+JSON schema of one result (``ClaimResult.to_json()``):
+    {"id": str, "source": str, "statement": str, "setting": {...}, "verdict": str, "finding": str,
+     "evidence": {...}}
+``setting``: a typed :class:`Setting` (read by attribute; its JSON lists the fields that are set).
+``evidence``: a typed record of :mod:`lnrecency.inference.evidence` (read by attribute; its JSON is ``to_json()``).
+``finding``: in one or two sentences, what holds and what fails, with the boundary and the numbers
+("" when the verdict says it all).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from lnrecency.inference.evidence import VERDICTS, Evidence, NotRun, Setting, combine, decide, jsonable  # noqa: F401 (re-exported)
+
+SOURCES = ("seed text", "printed derivation", "our formulation", "trained models, our formulation")
+
+
+@dataclass(frozen=True)
+class ClaimResult:
+    """One verdict. ``id``: "T1", "C2".. or "P1".."P9"; ``source``: one of :data:`SOURCES`."""
+
+    id: str
+    source: str
+    statement: str
+    setting: Setting  # a mapping of its fields is accepted and converted
+    verdict: str
+    evidence: Evidence
+    finding: str = ""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "setting", Setting.of(self.setting))
+        if self.verdict not in VERDICTS:
+            raise ValueError(f"verdict must be one of {VERDICTS}; got {self.verdict!r}")
+        if self.source not in SOURCES:
+            raise ValueError(f"source must be one of {SOURCES}; got {self.source!r}")
+        if not isinstance(self.evidence, Evidence):
+            raise TypeError(f"evidence must be an lnrecency.inference.evidence record; "
+                            f"got {type(self.evidence).__name__}")
+
+    @property
+    def confirmed(self) -> bool:
+        return self.verdict == "confirmed"
+
+    @property
+    def not_run(self) -> bool:
+        """A row that was not evaluated (e.g. the models extra is missing): reported, never counted as a verdict."""
+        return isinstance(self.evidence, NotRun)
+
+    def to_json(self) -> dict:
+        out = {"id": self.id, "source": self.source, "statement": self.statement,
+               "setting": self.setting.to_json(), "verdict": self.verdict, "finding": self.finding,
+               "evidence": jsonable(self.evidence)}
+        top = getattr(self.evidence, "top_level", None)  # trained verdict rows: their summary fields
+        if callable(top):
+            out.update(top())
+        return out
+
+
+def select(results: list, claim_id: str, *, statement: str | None = None, verdict: str | None = None,
+           **setting: Any) -> list[tuple["ClaimResult", dict]]:
+    """(result, setting) pairs of ``claim_id`` whose setting matches every keyword (the result's base
+    setting merged with each per-setting dict), optionally with that exact ``statement`` (the claim
+    module's constant) and ``verdict``: how tests and scripts pick results, by claim id and setting."""
+    out = []
+    for r in results:
+        if r.id != claim_id or (statement is not None and r.statement != statement) or \
+                (verdict is not None and r.verdict != verdict):
+            continue
+        for merged in r.setting.cases():
+            if all(merged.get(k) == v for k, v in setting.items()):
+                out.append((r, merged))
+    return out

@@ -1,0 +1,173 @@
+"""One chunk of Monte Carlo samples: its draws pushed through the layers in cache-sized batches, its moment sums
+(and control-variate sums), and their accumulation in chunk order, so that the result does not depend on the
+number of workers."""
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from lnrecency.model.config import ModelConfig
+from lnrecency.numerics.forward import forward
+from lnrecency.numerics.moments import Moments, moments
+from lnrecency.numerics.samplers import Representation, draw_range, embed, theory_gram
+
+FORWARD_BATCH = 32  # samples per pass through the layers (cache-sized; results do not depend on it)
+
+
+JET_BUDGET_BYTES = 64 * 2**20  # working memory of one batch of control-variate jets
+
+
+def run_chunks(pool, work, starts, chunk: int, samples: int, acc: "Accumulator", bar, *, window: int) -> None:
+    """Submit chunks to ``pool`` (at most ``window`` in flight) and merge them in chunk order: the result
+    does not depend on where or in which order the chunks ran."""
+    pending: deque = deque()
+    try:
+        for s0 in starts:
+            pending.append(pool.submit(work, s0, min(s0 + chunk, samples)))
+            if len(pending) >= window:
+                c = pending.popleft().result()
+                acc.merge(c)
+                bar.update(c.count)
+        while pending:
+            c = pending.popleft().result()
+            acc.merge(c)
+            bar.update(c.count)
+    except BaseException:
+        for f in pending:
+            f.cancel()
+        raise
+
+
+@dataclass
+class ChunkSummary:
+    """Moments of one chunk of samples: computed independently, merged in chunk order."""
+
+    count: int
+    score_mean: np.ndarray  # (layers, n, n)
+    score_m2: np.ndarray
+    osq: tuple[np.ndarray, np.ndarray]  # (mean, M2) of |o|^2, (layers, n)
+    ovar: tuple[np.ndarray, np.ndarray]  # (mean, M2) of |o - mean(o)|^2 / d
+    cross: np.ndarray | None  # (layers, n, n, n): sum_b dev_ij dev_ik within the chunk
+    greater: np.ndarray | None  # (layers, n, n, n): #(S_ij > S_ik) within the chunk
+    recency: tuple[np.ndarray, np.ndarray] | None  # (mean, M2) over draws of the per-draw RP, (layers,)
+
+
+def layer_moments(s: np.ndarray, paired: bool, raw: np.ndarray | None = None):
+    """Mean, M2, row cross-moments, greater-counts and per-draw recency counts of one layer's chunk of
+    scores s (b, n, n).
+
+    ``raw``: the unadjusted scores when ``s`` is control-variate adjusted (the counts of S_ij > S_ik
+    are per-instance events and use the raw scores). The per-draw recency count is the number of
+    triples j < k < i with S_ik > S_ij (keys strictly below the query; :func:`recency_triples`)."""
+    b, n = s.shape[0], s.shape[1]
+    mean = s.mean(axis=0)
+    st = np.ascontiguousarray(s.transpose(1, 2, 0))  # (n, n, b): [i, j, sample]
+    dev = st - mean[:, :, None]
+    if not paired:
+        return mean, np.einsum("ijb,ijb->ij", dev, dev), None, None, None
+    cross = dev @ dev.transpose(0, 2, 1)  # per row i: sum_b dev_ij dev_ik
+    greater = np.zeros((n, n, n), dtype=np.int64)
+    recent = np.zeros(b, dtype=np.int64)
+    buf = np.empty(n * n * b, dtype=bool)
+    rt = st if raw is None else np.ascontiguousarray(raw.transpose(1, 2, 0))
+    for i in range(1, n):  # row 1 has a single key
+        k = i + 1
+        v = rt[i, :k]  # (k, b): S_ij of every sample, j <= i
+        cmp = buf[: k * k * b].reshape(k, k, b)
+        np.greater(v[:, None, :], v[None, :, :], out=cmp)
+        greater[i, :k, :k] = cmp.sum(axis=2, dtype=np.int64)
+        if i >= 2:  # cmp[kk, jj] = S_{i,kk} > S_{i,jj}; triples jj < kk < i (0-based, diagonal excluded)
+            low = np.tril_indices(i, -1)
+            recent += cmp[:i, :i][low].sum(axis=0, dtype=np.int64)
+    return mean, np.einsum("ijj->ij", cross), cross, greater, recent
+
+
+def control_variate_sums(raw: np.ndarray, rep: Representation, config: ModelConfig, layers: int,
+                     taylor_mean: np.ndarray | None) -> np.ndarray:
+    """Y - E Y per draw, shape (layers, b, n, n), from jets of the shared layer definitions.
+
+    "quadratic" (``taylor_mean`` given): Y = F1[E] + F2[E], the second-order Taylor polynomial of the
+    scores in the draw's input-Gram deviation E = W - G0, with E Y known exactly
+    (FiniteWidth.taylor_mean, which uses c). "linear" (``taylor_mean`` None): Y = F1[W - G0] on the
+    uncentred Gram W ~ Wishart(d, G0/d), whose mean is exactly 0 whatever c is (the estimator can
+    validate c)."""
+    from lnrecency.theory.width_jets import taylor_scores
+
+    g0 = np.full((rep.n, rep.n), float(config.alpha))
+    np.fill_diagonal(g0, 1.0)
+    out = np.empty((layers, raw.shape[0], rep.n, rep.n))
+    step = max(FORWARD_BATCH, JET_BUDGET_BYTES // (8 * 40 * layers * rep.n * rep.n))
+    for lo in range(0, raw.shape[0], step):  # jets hold ~40 (batch, n, n) arrays per layer
+        hi = min(lo + step, raw.shape[0])
+        w = theory_gram(raw[lo:hi], config, rep.d, rep.u, centred=taylor_mean is not None)
+        jet = taylor_scores(rep.n, layers, config, w - g0)
+        y = np.nan_to_num(jet.c1) if taylor_mean is None else jet.c1 + jet.c2 - taylor_mean
+        out[:, lo:hi] = y.swapaxes(0, 1)
+    return out
+
+
+def summarise_chunk(rep: Representation, seed: Any, config: ModelConfig, layers: int, paired: bool,
+                     cv: str, taylor_mean: np.ndarray | None, start: int, stop: int) -> ChunkSummary:
+    """Draw samples [start, stop), run the stack, return the chunk's moments.
+
+    The stack runs on sub-batches of FORWARD_BATCH samples (their arrays stay in the CPU cache); the
+    moments are then taken over the whole chunk (the per-row counting loop prefers long rows).
+    With a control variate (``cv`` "linear" or "quadratic") the score moments are those of
+    S - (Y - E Y).
+    """
+    raw = draw_range(rep, seed, start, stop)
+    x = embed(raw, config, rep.d)
+    b, n, u = stop - start, rep.n, rep.u
+    scores = np.empty((layers, b, n, n))
+    osq, oproj = np.empty((b, layers, n)), np.empty((b, layers, n))
+    for lo in range(0, b, FORWARD_BATCH):
+        hi = min(lo + FORWARD_BATCH, b)
+        for layer, (s, o) in enumerate(forward(x[lo:hi], config, layers, u)):
+            scores[layer, lo:hi] = s
+            osq[lo:hi, layer] = np.einsum("bnd,bnd->bn", o, o)
+            oproj[lo:hi, layer] = o @ u
+    if cv == "none":
+        mean, m2, cross, greater, recent = zip(*(layer_moments(s, paired) for s in scores))
+    else:
+        adjusted = scores - control_variate_sums(raw, rep, config, layers, taylor_mean)
+        mean, m2, cross, greater, recent = zip(*(layer_moments(a, paired, s)
+                                                 for a, s in zip(adjusted, scores)))
+    triples = recency_triples(n)
+    rp = moments(np.stack(recent, axis=1) / triples) if paired and triples else None
+    return ChunkSummary(b, np.stack(mean), np.stack(m2), moments(osq),
+                         moments((osq - oproj * oproj) / rep.d),
+                         np.stack(cross) if paired else None, np.stack(greater) if paired else None, rp)
+
+
+class Accumulator:
+    """Chan merge of chunk summaries (numerics.moments); cross moments get the same delta correction."""
+
+    def __init__(self, n: int, layers: int, paired: bool):
+        self.scores = Moments((layers, n, n))
+        self.osq = Moments((layers, n))
+        self.ovar = Moments((layers, n))
+        self.cross = np.zeros((layers, n, n, n)) if paired else None
+        self.greater = np.zeros((layers, n, n, n), dtype=np.int64) if paired else None
+        self.recency = Moments((layers,)) if paired and recency_triples(n) else None
+
+    def merge(self, c: ChunkSummary) -> None:
+        count_before = self.scores.count
+        delta = self.scores.merge(c.count, c.score_mean, c.score_m2)
+        self.osq.merge(c.count, *c.osq)
+        self.ovar.merge(c.count, *c.ovar)
+        if self.recency is not None:
+            self.recency.merge(c.count, *c.recency)
+        if self.cross is not None:
+            # C_i = C_i^(a) + C_i^(b) + delta_i delta_i^T n_a n_b / n  (delta_i: row i of the mean shift)
+            self.cross += c.cross
+            self.cross += (delta[..., :, None] * delta[..., None, :]) * (
+                count_before * c.count / self.scores.count)
+            self.greater += c.greater
+
+
+def recency_triples(n: int) -> int:
+    """Number of triples j < k < i <= n: n (n - 1) (n - 2) / 6."""
+    return n * (n - 1) * (n - 2) // 6

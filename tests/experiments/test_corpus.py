@@ -1,0 +1,97 @@
+"""Seed 002's premise on real text (lnrecency.experiments.decoders.corpus, `lnrecency corpus-stats`, claim S2.0).
+
+* The counts against an independent brute-force count written here (a loop over positions), on a small
+  corpus folder made here, through the tokenizer's own token ids.
+* The decision says no: a corpus built so that the earlier continuation wins is "not reproduced in this
+  setting", one where the later wins is "reproduced".
+* Bad folders are refused with exit 2 and one line.
+"""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+pytest.importorskip("tokenizers")
+
+from lnrecency.cli.app import main  # noqa: E402
+from lnrecency.experiments.decoders.corpus import BINS, events, load_corpus, premise_counts, premise_decision  # noqa: E402
+
+
+def _brute(ids: np.ndarray, file_of: np.ndarray) -> list:
+    """Every event, by a plain loop: (d1, d2, next is C, next is B)."""
+    out = []
+    for f in np.unique(file_of):
+        x = ids[file_of == f].tolist()
+        seen: dict = {}
+        for t, a in enumerate(x):
+            occ = seen.setdefault(a, [])
+            if len(occ) >= 2 and t + 1 < len(x):
+                p1, p2 = occ[-2], occ[-1]
+                b, c = x[p1 + 1], x[p2 + 1]
+                if b != c:
+                    out.append((t - p1, t - p2, x[t + 1] == c, x[t + 1] == b))
+            occ.append(t)
+    return sorted(out)
+
+
+def _write(folder, texts):
+    folder.mkdir(parents=True, exist_ok=True)
+    for q, text in enumerate(texts):
+        (folder / f"f{q:03d}.txt").write_text(text)
+
+
+@pytest.fixture()
+def cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("LNRECENCY_CACHE", str(tmp_path / "cache"))
+    return tmp_path
+
+
+def test_counts_match_a_brute_force_count(cache):
+    rng = np.random.default_rng(0)
+    words = ["alpha", "beta", "gamma", "delta", "eps", "zeta", "eta", "theta", "(", ")", ":", "\n", "def", "x"]
+    texts = [" ".join(rng.choice(words, size=int(rng.integers(50, 400)))) for _ in range(30)]
+    _write(cache / "corpus", texts)
+    c = load_corpus(cache / "corpus", vocab=300)
+    ev = events(c)
+    got = sorted(zip(ev["d1"].tolist(), ev["d2"].tolist(), ev["is_c"].tolist(), ev["is_b"].tolist()))
+    assert got == _brute(c.ids, c.file_of) and len(got) > 100
+    counts = premise_counts(c)
+    total = counts["subsets"]["all"]
+    assert total["events"] == len(got) and total["next_is_c"] == sum(e[2] for e in got)
+    assert sum(b["events"] for b in counts["bins"]) == len(got)
+    assert len(BINS) == 5
+
+
+def _premise_corpus(later_wins: bool) -> list:
+    """Files of "a b ... a c ... a X" with X the later (c) or the earlier (b) continuation."""
+    rng = np.random.default_rng(1)
+    texts = []
+    for _ in range(60):
+        parts = []
+        for _ in range(40):
+            b, c = rng.choice(["red", "blue", "green", "pink", "gold", "gray"], size=2, replace=False)
+            nxt = c if later_wins else b
+            parts.append(f"key {b} one two key {c} three key {nxt} .\n")
+        texts.append("".join(parts))
+    return texts
+
+
+def test_the_premise_decision_can_say_no(cache):
+    for later, want in ((True, "reproduced"), (False, "not reproduced in this setting")):
+        folder = cache / f"c{int(later)}"
+        _write(folder, _premise_corpus(later))
+        verdict, reason = premise_decision(premise_counts(load_corpus(folder, vocab=300)))
+        assert verdict == want, reason
+
+
+def test_command_json_and_refusals(cache, capsys):
+    _write(cache / "small", _premise_corpus(True)[:20])
+    assert main(["corpus-stats", "--corpus", str(cache / "small"), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["verdict"]["id"] == "S2.0" and out["subsets"]["all"]["events"] > 0
+    assert main(["corpus-stats", "--corpus", str(cache / "nowhere")]) == 2
+    assert "--corpus" in capsys.readouterr().err
+    (cache / "empty").mkdir()
+    assert main(["corpus-stats", "--corpus", str(cache / "empty")]) == 2

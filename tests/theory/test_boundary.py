@@ -1,0 +1,146 @@
+"""Boundary search (lnrecency.theory.boundary, `lnrecency boundary`): against a brute-force search that
+recomputes the limit for every sequence length (no prefix argument), the prefix property itself, float64
+against mpmath, and the refusals."""
+from __future__ import annotations
+
+import json
+
+import mpmath
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from lnrecency.cli.app import main
+from lnrecency.theory.boundary import FLOAT_RESOLUTION, boundary, float64_prefix
+from lnrecency.theory.limit import limit_scores
+
+
+def _brute_first_failing_n(layer, n_max, ordering, dps=None, **params):
+    """Smallest n such that the limit *of length n* violates ``ordering`` on some row (written from
+    Definition 1 directly: recency S_ij > S_ik for i >= j > k; earlier S_ij < S_ik for i > j > k)."""
+    for n in range(2, n_max + 1):
+        s = limit_scores(n, layer, dps=dps, **params)[layer - 1]
+        for i in range(1, n + 1):
+            for j in range(1, i + 1):
+                for k in range(1, j):
+                    if ordering == "recency" and not s[i - 1, j - 1] > s[i - 1, k - 1]:
+                        return n
+                    if ordering == "earlier" and j < i and not s[i - 1, j - 1] < s[i - 1, k - 1]:
+                        return n
+    return None
+
+
+@pytest.mark.parametrize("layer, ordering, params, n_max", [
+    (5, "earlier", dict(norm="none", residual=True), 14),             # C2 setting, fails at 10
+    (6, "earlier", dict(norm="none", residual=True), 14),
+    (3, "earlier", dict(norm="none"), 10),                            # holds
+    (3, "recency", dict(norm="layernorm", lam=8.0, alpha=0.5), 10),
+    (2, "recency", dict(norm="rmsnorm", residual=True, gamma=3.0, alpha=0.3), 10),
+])
+def test_matches_brute_force_in_mpmath(layer, ordering, params, n_max):
+    b = boundary(layer, n_max, ordering=ordering, first_layer=layer, **params)[0]
+    assert b.first_failing_n == _brute_first_failing_n(layer, n_max, ordering, dps=30, **params)
+    assert b.first_failing_row == b.first_failing_n
+
+
+@pytest.mark.parametrize("layer, params", [
+    (3, dict(norm="layernorm", residual=True)),                       # first dip at row 27
+    (4, dict(norm="layernorm", residual=True)),
+])
+def test_matches_brute_force_in_float64(layer, params):
+    """Longer searches: the per-length recomputation in float64 (every difference here is far above the
+    float64 resolution, so float64 decides each sign)."""
+    n_max = 40
+    b = boundary(layer, n_max, first_layer=layer, **params)[0]
+    assert b.first_failing_n is not None and b.precision == "float64"
+    assert b.first_failing_n == _brute_first_failing_n(layer, n_max, "recency", **params)
+    assert min(abs(x) for x in b.differences) > 1e3 * FLOAT_RESOLUTION
+
+
+def test_prefix_property():
+    """Rows 1..m of a length-n limit equal the length-m limit (mpmath, 30 digits)."""
+    with mpmath.workdps(30):
+        long = limit_scores(12, 4, norm="layernorm", residual=True, gamma=2.0, alpha=0.4, dps=30)
+        short = limit_scores(7, 4, norm="layernorm", residual=True, gamma=2.0, alpha=0.4, dps=30)
+        low = np.tril(np.ones((7, 7), dtype=bool))
+        gap = max(abs(a - b) for a, b in zip(long[:, :7, :7][:, low].ravel(), short[:, low].ravel()))
+        assert gap < mpmath.mpf(10) ** -25
+
+
+def test_float64_error_far_below_resolution():
+    """The float64 recursion's error at n = 96, 6 layers, relative to max |S| (the scale of the resolution
+    rule), is two orders below FLOAT_RESOLUTION (measured 2e-15)."""
+    params = dict(norm="layernorm", residual=True, gamma=4.0, lam=2.0, alpha=0.3)
+    f = limit_scores(96, 6, **params)
+    h = limit_scores(96, 6, dps=30, **params)
+    low = np.tril(np.ones((96, 96), dtype=bool))
+    err = np.max(np.abs(f[:, low] - h[:, low].astype(float))) / np.max(np.abs(f[:, low]))
+    assert err < 1e-2 * FLOAT_RESOLUTION
+
+
+def test_flat_layer_two_without_normalisation_and_false_claims_rejected():
+    assert boundary(2, 30, ordering="flat", first_layer=2, norm="none")[0].holds   # exactly flat (mpmath)
+    # the same machinery says no: recency without normalisation, earlier with LayerNorm, flat at layer 3
+    assert boundary(3, 30, first_layer=3, norm="none")[0].first_failing_n == 2   # S_22 < S_21
+    assert boundary(2, 30, ordering="earlier", first_layer=2, norm="layernorm")[0].first_failing_n == 3
+    assert not boundary(3, 30, ordering="flat", first_layer=3, norm="none")[0].holds
+
+
+def test_undecided_rows_are_reported_not_guessed(capsys):
+    """Layer 2 without normalisation is exactly flat: every row needs mpmath; beyond MPMATH_MAX_N rows
+    the search stops and says where (the claim holds on the rows before)."""
+    from lnrecency.theory.boundary import MPMATH_MAX_N
+
+    b = boundary(2, MPMATH_MAX_N + 40, ordering="flat", first_layer=2, norm="none")[0]
+    assert b.undecided_from is not None and b.undecided_from > MPMATH_MAX_N // 2
+    assert not b.holds and b.first_failing_n is None and b.holds_up_to == b.undecided_from - 1
+    assert b.to_json()["undecided_from"] == b.undecided_from
+
+
+def test_cli_json(capsys):
+    assert main(["boundary", "--layer", "3", "--n-max", "40", "--residual", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["n_max"] == 40 and out["ordering"] == "recency" and out["config"]["residual"] is True
+    by = {r["layer"]: r for r in out["layers"]}
+    assert set(by) == {1, 2, 3}
+    assert by[2] == {"layer": 2, "first_failing_n": None, "first_failing_row": None, "holds_up_to": None}
+    assert by[3]["first_failing_n"] == by[3]["first_failing_row"] == by[3]["holds_up_to"] + 1
+    assert by[3]["first_failing_n"] == _brute_first_failing_n(3, 40, "recency", norm="layernorm",
+                                                             residual=True)
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["--layer", "0", "--n-max", "10"], ["layers", "0"]),
+    (["--layer", "3", "--n-max", "1"], ["n_max", "1"]),
+    (["--layer", "3", "--n-max", "10", "--from-layer", "4"], ["first_layer", "4"]),
+    (["--layer", "3", "--n-max", "10000000"], ["--n-max 10000000", "above the time limit"]),
+])
+def test_cli_refusals(capsys, argv, words):
+    assert main(["boundary", *argv]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("lnrecency boundary: error:") and err.count("\n") == 1
+    for w in words:
+        assert w in err
+
+
+@settings(max_examples=25, deadline=None)
+@given(layers=st.integers(1, 5), n=st.integers(2, 60), lam=st.sampled_from([0.3, 1.0, 3.0, 8.0]),
+       alpha=st.sampled_from([0.0, 0.25, 0.75]), residual=st.booleans(),
+       norm=st.sampled_from(["layernorm", "none"]), ordering=st.sampled_from(["recency", "earlier", "flat"]))
+def test_vectorised_prefix_equals_the_per_row_rule(layers, n, lam, alpha, residual, norm, ordering):
+    """The one-pass float64 prefix (``float64_prefix``) stops at the first row the per-row rule would stop
+    at: undecided in float64, or failing ``ordering`` (the rule written out here row by row)."""
+    s = limit_scores(n, layers, lam=lam, alpha=alpha, residual=residual, norm=norm)
+    for layer in range(1, layers + 1):
+        expect = n + 1
+        for i in range(2, n + 1):
+            row = s[layer - 1, i - 1, :i]
+            d = np.diff(row)
+            decided = np.all(np.isfinite(row)) and np.all(np.abs(d) > FLOAT_RESOLUTION * np.max(np.abs(row)))
+            holds = {"recency": bool(np.all(d > 0)), "earlier": bool(np.all(d[:-1] < 0)),
+                     "flat": i <= 2}[ordering]
+            if not (decided and holds):
+                expect = i
+                break
+        assert float64_prefix(s[layer - 1], ordering) == expect
