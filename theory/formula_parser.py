@@ -130,10 +130,14 @@ def parse_formula(text: Any) -> sympy.Expr:
         shown = text.strip() if len(text.strip()) <= 60 else text.strip()[:57] + "..."
         raise ValueError(f"formula: cannot parse {shown!r}: {getattr(exc, 'msg', None) or type(exc).__name__}"
                          f"{where}; allowed are {ALLOWED}") from None
-    expr = sympy.sympify(_build(tree.body, 0))
+    undefined = (f"formula: {text.strip()[:80]!r} is undefined (it contains a division by zero, log(0) or 0 times "
+                 f"an infinity); allowed are finite expressions")
+    try:
+        expr = sympy.sympify(_build(tree.body, 0))
+    except TypeError:  # a NaN compared while building (exp(0*log(0)): the bounds on exponents compare it)
+        raise ValueError(undefined) from None
     if expr.has(sympy.zoo, sympy.nan, sympy.oo, -sympy.oo):
-        raise ValueError(f"formula: {text.strip()[:80]!r} is undefined (it contains a division by zero or "
-                         f"log(0)); allowed are finite expressions")
+        raise ValueError(undefined)
     degree = polynomial_degree(expr)
     if degree > MAX_DEGREE:
         raise ValueError(f"formula: its expanded degree can reach {degree:g} (nested powers multiply their "

@@ -22,7 +22,7 @@ import stat
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 __all__ = ["atomic_path", "atomic_write_text", "atomic_write_bytes", "atomic_save", "staged_directory", "output_lock",
            "publish", "check_out", "owned_names", "OutputRefused", "MANIFEST"]
@@ -93,24 +93,46 @@ def _identity(path: Path) -> dict:
     return {"sha256": _sha256(path), "size": os.lstat(path).st_size}
 
 
+#: a manifest larger or deeper than this is not one lnrecency wrote (its own hold a name, a size and a hash a file)
+MAX_MANIFEST_BYTES = 16 * 2**20
+MAX_MANIFEST_DEPTH = 4
+
+
+def plain_name(folder: Path, name: Any) -> bool:
+    """Whether ``name`` names a file directly inside ``folder``: a non-empty string with no path separator, not
+    ``.`` or ``..``, not absolute, no NUL, and still inside ``folder`` once the path is resolved."""
+    if not isinstance(name, str) or name in ("", ".", "..") or "\x00" in name or os.path.isabs(name):
+        return False
+    if any(sep in name for sep in ("/", "\\", os.sep, os.altsep or "/")):
+        return False
+    real = os.path.realpath(folder)
+    return os.path.dirname(os.path.normpath(os.path.join(real, name))) == real
+
+
 def _read_manifest(folder: Path) -> dict[str, dict]:
     """{name: identity} of the files an earlier lnrecency output wrote in ``folder`` ({} if none). A
-    manifest that is not ours (unreadable, not the format) is refused rather than overwritten."""
+    manifest that is not ours (not a regular file, too large or deep, not JSON with finite numbers, not the
+    format) is refused rather than overwritten, and so is one that names anything but a plain file inside the
+    folder (``../x``, ``/etc/x``, ``a/b``): nothing is moved or removed then."""
+    from lnrecency.files.readers import read_json
+
     path = folder / MANIFEST
     if not os.path.lexists(path):
         return {}
+    refusal = (f"--out: {str(path)!r} is not a manifest lnrecency wrote; move it or choose another folder")
     try:
-        if not stat.S_ISREG(os.lstat(path).st_mode):
-            raise ValueError
-        data = json.loads(path.read_text())
+        data = read_json(path, what="manifest", max_bytes=MAX_MANIFEST_BYTES, max_depth=MAX_MANIFEST_DEPTH)
         files = data["files"]
         if data.get("tool") != "lnrecency" or not isinstance(files, dict) or not all(
                 isinstance(k, str) and isinstance(v, dict) for k, v in files.items()):
             raise ValueError
-        return files
-    except (OSError, ValueError, KeyError, TypeError, UnicodeDecodeError):
-        raise OutputRefused(f"--out: {str(path)!r} is not a manifest lnrecency wrote; move it or choose "
-                            f"another folder") from None
+    except (OSError, ValueError, KeyError, TypeError, UnicodeDecodeError, RecursionError):
+        raise OutputRefused(refusal) from None
+    bad = next((k for k in files if not plain_name(folder, k)), None)
+    if bad is not None:
+        raise OutputRefused(f"--out: {str(path)!r} names {bad[:80]!r}, which is not a file inside the folder; "
+                            f"nothing was moved: remove the manifest or choose another folder")
+    return files
 
 
 def _ours(path: Path, recorded: dict) -> bool:

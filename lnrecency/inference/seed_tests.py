@@ -6,6 +6,11 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.integrate import quad
+from scipy.optimize import brentq
+from scipy.stats import chi2 as _chi2
+from scipy.stats import nct as _nct
+from scipy.stats import norm as _normal
 from scipy.stats import t as _t
 
 from lnrecency.inference.estimates import check_level, z_score
@@ -23,6 +28,8 @@ POWER = 0.8
 
 
 RULES = ("directional", "equivalence")
+#: the fewest values per sample (training seeds) a test decides on; fewer, or no spread, decide nothing
+MIN_VALUES = 3
 
 
 @dataclass(frozen=True)
@@ -41,7 +48,8 @@ class SeedTest:
 
     ``p_pair`` = min(1, 2 min(p_confirm, p_refute)) tests the pair of opposite statements at once (a
     Bonferroni pair): the verdict is the side with the smaller p when p_pair survives Holm's procedure. A
-    non-finite value makes every p NaN: it decides nothing."""
+    non-finite value, fewer than :data:`MIN_VALUES` values in a sample, or no spread at all (se = 0) make every
+    p NaN: the test decides nothing."""
 
     values: tuple
     rule: str = "directional"
@@ -94,15 +102,22 @@ class SeedTest:
             return float(len(self.values) + len(self.other) - 2)
         return float((a + b) ** 2 / (a ** 2 / (len(self.values) - 1) + b ** 2 / (len(self.other) - 1)))
 
+    @property
+    def decidable(self) -> bool:
+        """Whether the test can decide anything: finite values, at least :data:`MIN_VALUES` per sample, and a
+        positive standard error (identical values show no spread to test against: no confirmation from zero
+        variance)."""
+        return self.finite and self.n_values >= MIN_VALUES and self.se > 0
+
     def _upper(self, shift: float) -> float:
         """P(T >= (x - shift) / se): small when mu > shift is shown."""
-        if not self.finite:
+        if not self.decidable:
             return math.nan
         return float(_t.sf(z_score(self.mean - shift, self.se), self.df))
 
     def _lower(self, shift: float) -> float:
         """P(T <= (x - shift) / se): small when mu < shift is shown."""
-        if not self.finite:
+        if not self.decidable:
             return math.nan
         return float(_t.cdf(z_score(self.mean - shift, self.se), self.df))
 
@@ -134,15 +149,35 @@ class SeedTest:
         q = float(_t.ppf(0.5 + check_level(level) / 2, self.df)) * self.se
         return (self.mean - q, self.mean + q)
 
+    def power(self, effect: float, alpha: float) -> float:
+        """The probability that this design confirms, at one-sided level alpha / 2 (the pair's share), with the
+        measured standard error taken as the true one. Directional: the true effect is ``effect`` beyond the
+        boundary; P(T > t_crit) with T noncentral t (df, effect / se). Equivalence: the true effect is 0 and the
+        margin is ``effect``; TOST confirms when |x| < margin - t_crit se, averaged exactly over the chi-square
+        law of the estimated se (one sample; Welch's df otherwise)."""
+        if not self.finite or not self.se > 0:
+            return math.nan
+        crit = float(_t.isf(alpha / 2, self.df))
+        if self.rule == "directional":
+            return float(_nct.sf(crit, self.df, effect / self.se))
+        df, lam = self.df, effect / self.se
+
+        def given(v: float) -> float:  # P(|Z| < lam - crit sqrt(v / df)) for V = v
+            return max(0.0, 2.0 * float(_normal.cdf(lam - crit * math.sqrt(v / df))) - 1.0)
+
+        return float(quad(lambda v: given(v) * _chi2.pdf(v, df), 0.0, float(_chi2.isf(1e-12, df)), limit=200)[0])
+
     def detectable(self, alpha: float) -> float:
         """The smallest effect the design detects with probability POWER at one-sided level alpha / 2 (the
-        pair's share): (t_{1 - alpha/2} + t_{POWER}) se, at this design's seeds and measured spread. For an
-        equivalence test, the smallest margin it confirms with that power when the true effect is 0."""
-        if not self.finite:
+        pair's share), by the noncentral t (:meth:`power`), at this design's seeds and measured spread. For an
+        equivalence test, the smallest margin it confirms with that power when the true effect is 0. (The
+        normal-shift shortcut (t_{1-a/2} + t_POWER) se is optimistic: its power at that effect is about 0.67.)"""
+        if not self.finite or not self.se > 0:
             return math.nan
-        k = float(_t.isf(alpha / 2, self.df))
-        pw = float(_t.ppf(POWER if self.rule == "directional" else 0.5 + POWER / 2, self.df))
-        return (k + pw) * self.se
+        hi = self.se
+        while self.power(hi, alpha) < POWER:
+            hi *= 2.0
+        return float(brentq(lambda e: self.power(e, alpha) - POWER, 0.0, hi, xtol=1e-12 * hi, rtol=1e-10))
 
     def to_json(self) -> dict:
         lo, hi = self.interval()

@@ -290,3 +290,26 @@ def test_exact_arithmetic_beyond_its_measured_sizes_is_refused():
     with pytest.raises(ValueError, match="n <= 2 at this depth"):
         limit_scores(3, 3, exact=True)
     assert limit_scores(2, 3, exact=True).shape == (3, 2, 2)
+
+
+@pytest.mark.parametrize("formula", ["exp(0*log(0))", "0*log(0)", "log(0)*i", "exp(1/0)", "i/(j-j)"])
+def test_an_undefined_formula_is_a_refusal_not_a_difference(capsys, formula):
+    """Exit 1 means only "the formulas differ"; an undefined value (NaN, an infinity) is a refusal, exit 2."""
+    assert main(["check-formula", "p_diag", formula]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "Traceback" not in err and "formula" in err
+
+
+def test_a_formula_file_must_be_a_regular_file(tmp_path, capsys):
+    import os
+    import time
+
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    start = time.monotonic()
+    assert main(["check-formula", "p_diag", f"@{fifo}"]) == 2  # refused, never waited on
+    assert time.monotonic() - start < 5 and "not a regular file" in capsys.readouterr().err
+    assert main(["check-formula", "p_diag", f"@{tmp_path}"]) == 2
+    good = tmp_path / "p1.txt"  # the legitimate neighbour: the printed P1 from a file is equal (exit 0)
+    good.write_text("e/(e+(i-1)*exp(alpha))")
+    assert main(["check-formula", "p_diag", f"@{good}", "--norm", "l2", "--residual", "--lam", "1"]) == 0

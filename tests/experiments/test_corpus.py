@@ -95,3 +95,23 @@ def test_command_json_and_refusals(cache, capsys):
     assert "--corpus" in capsys.readouterr().err
     (cache / "empty").mkdir()
     assert main(["corpus-stats", "--corpus", str(cache / "empty")]) == 2
+
+
+def test_a_cache_with_nan_fractions_is_refused_naming_the_file(cache, capsys):
+    """A premise cache is data: read through the validating reader (regular file, size, depth, finite numbers).
+    A NaN fraction once gave "reproduced" with "nan%" in the finding; now it is a one-line refusal naming the file
+    and what to do. The legitimate cache beside it still reads."""
+    _write(cache / "small", _premise_corpus(True)[:20])
+    assert main(["corpus-stats", "--corpus", str(cache / "small"), "--json"]) == 0
+    capsys.readouterr()
+    (path,) = (cache / "cache" / "corpus").glob("premise-*.json")
+    good = path.read_text()
+    path.write_text(good.replace('"frac_c": ', '"frac_c": NaN, "x": ', 1))
+    assert main(["corpus-stats", "--corpus", str(cache / "small")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert str(path.name) in err and "delete" in err and len(err.splitlines()) == 1 and "Traceback" not in err
+    path.write_text("[" * 50_000 + "]" * 50_000)
+    assert main(["corpus-stats", "--corpus", str(cache / "small")]) == 2
+    assert path.name in capsys.readouterr().err
+    path.write_text(good)
+    assert main(["corpus-stats", "--corpus", str(cache / "small"), "--json"]) == 0

@@ -303,3 +303,54 @@ def test_unwritable_output_is_refused_before_the_work():
 
     with pytest.raises(OutputRefused, match="cannot create a folder"):
         check_out("/proc/lnrecency-out")
+
+
+# ---- a forged manifest cannot reach outside the folder (issue: a listed '../victim.txt' was removed) ----------
+def _sha(text: str) -> dict:
+    import hashlib
+
+    return {"sha256": hashlib.sha256(text.encode()).hexdigest(), "size": len(text.encode())}
+
+
+@pytest.mark.parametrize("name", ["../victim.txt", "../../victim.txt", "/tmp/victim.txt", "sub/victim.txt", "..",
+                                  ".", "", "a\x00b"])
+def test_a_manifest_naming_anything_outside_the_folder_is_refused_and_moves_nothing(tmp_path, name):
+    out = tmp_path / "out"
+    out.mkdir()
+    victim = tmp_path / "victim.txt"
+    victim.write_text("the user's file")
+    (out / MANIFEST).write_text(json.dumps({"tool": "lnrecency", "files": {name: _sha("the user's file")}}))
+    before = _tree(out)
+    with pytest.raises(OutputRefused, match="not a file inside the folder|not a manifest"):
+        _write(out, {"a.md": "1"})
+    assert victim.read_text() == "the user's file" and _tree(out) == before
+
+
+def test_the_cli_refuses_a_forged_manifest_with_one_line(tmp_path, capsys):
+    out = tmp_path / "out"
+    out.mkdir()
+    victim = tmp_path / "victim.txt"
+    victim.write_text("the user's file")
+    (out / MANIFEST).write_text(json.dumps({"tool": "lnrecency", "files": {"../victim.txt": _sha("the user's file")}}))
+    assert main(["sweep", "--out", str(out), "--lam", "1", "--alpha", "0", "--residual", "off", "--layers", "2",
+                 "--n-max", "4"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "victim.txt" in err and "Traceback" not in err
+    assert victim.read_text() == "the user's file"
+
+
+@pytest.mark.parametrize("text", ["[" * 100_000 + "]" * 100_000, '{"tool": "lnrecency", "files": {"a": {"size": NaN}}}',
+                                  '{"tool": "lnrecency", "files": ' + "{" * 20 + "}" * 20 + "}"])
+def test_a_hostile_manifest_is_refused_not_a_traceback(tmp_path, text):
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / MANIFEST).write_text(text)
+    with pytest.raises(OutputRefused, match="not a manifest"):
+        _write(out, {"a.md": "1"})
+
+
+def test_the_legitimate_neighbour_still_replaces_its_own_files(tmp_path):
+    out = tmp_path / "out"
+    _write(out, {"a.md": "old", "b.md": "old"})
+    _write(out, {"a.md": "new"})
+    assert _tree(out) | {MANIFEST: ""} == {"a.md": "new", MANIFEST: ""}

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import stat
 import sys
 
 from lnrecency.choices import ALLOWED, MAX_FORMULA_LENGTH, QUANTITIES, QUANTITY_HELP
@@ -32,8 +34,12 @@ def _read_expr(expr: str) -> str:
     if expr == "-":
         return sys.stdin.read(MAX_LENGTH + 1)
     if expr.startswith("@"):
-        try:
-            with open(expr[1:], encoding="utf-8") as fh:
+        try:  # a regular file only: opened without blocking (a FIFO or device is refused, never waited on)
+            fd = os.open(expr[1:], os.O_RDONLY | os.O_NONBLOCK)
+            with open(fd, encoding="utf-8", closefd=True) as fh:
+                if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+                    raise ValueError(f"EXPR file {expr[1:]!r} is not a regular file (a FIFO, device or folder is "
+                                     f"not read); give a file, or the formula itself")
                 return fh.read(MAX_LENGTH + 1)
         except OSError as exc:
             raise ValueError(f"EXPR file {expr[1:]!r} cannot be read: {exc.strerror or type(exc).__name__}") from None

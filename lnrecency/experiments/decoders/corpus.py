@@ -276,6 +276,11 @@ def premise_decision(counts: dict) -> tuple[str, str]:
                      f"(rate {PREMISE_RATE})")
 
 
+#: a premise cache holds a few hundred counts: larger or deeper is not one lnrecency wrote
+MAX_CACHE_BYTES = 4 * 2**20
+MAX_CACHE_DEPTH = 8
+
+
 def cached_counts(root: str | Path | None = None, *, vocab: int = VOCAB, progress: bool | None = False,
                   compute: bool = True) -> dict | None:
     """:func:`premise_counts`, cached by the corpus key; None when not cached and ``compute`` is False."""
@@ -286,13 +291,17 @@ def cached_counts(root: str | Path | None = None, *, vocab: int = VOCAB, progres
         st = f.stat()
         h.update(f"{f.relative_to(root_)}\0{st.st_size}\0{st.st_mtime_ns}".encode())
     path = corpus_cache() / f"premise-{h.hexdigest()[:16]}.json"
-    if path.is_file():
-        try:
-            data = json.loads(path.read_text())
-            if isinstance(data, dict) and isinstance(data.get("subsets"), dict) and isinstance(data.get("bins"), list):
-                return data
-        except (OSError, ValueError):
-            pass
+    if os.path.lexists(path):
+        from lnrecency.files.readers import read_json
+
+        fix = f"; delete {str(path)!r} to count again"
+        try:  # a regular file, bounded in size and depth, finite numbers only (a NaN fraction decides nothing)
+            data = read_json(path, what="premise cache", max_bytes=MAX_CACHE_BYTES, max_depth=MAX_CACHE_DEPTH)
+        except ValueError as exc:
+            raise ValueError(f"{exc}{fix}") from None
+        if not (isinstance(data.get("subsets"), dict) and isinstance(data.get("bins"), list)):
+            raise ValueError(f"premise cache {str(path)!r} does not hold the premise counts (subsets, bins){fix}")
+        return data
     if not compute:
         return None
     data = premise_counts(load_corpus(root, vocab=vocab, progress=progress))
