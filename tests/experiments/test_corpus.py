@@ -115,3 +115,35 @@ def test_a_cache_with_nan_fractions_is_refused_naming_the_file(cache, capsys):
     assert path.name in capsys.readouterr().err
     path.write_text(good)
     assert main(["corpus-stats", "--corpus", str(cache / "small"), "--json"]) == 0
+
+
+@pytest.mark.parametrize("case", ["empty name", "nested 1400 deep", "sparse 1.9 GB", "text header then a hole"])
+def test_hostile_corpus_folders_are_refused_before_reading(cache, capsys, case):
+    """Walked iteratively with depth and count bounds; sizes (a sparse file at its full size) checked before any
+    read; a text header in front of a hole is not text. Each: exit 2, one line, at once."""
+    import time
+
+    root = cache / "c"
+    root.mkdir()
+    if case == "empty name":
+        arg = ""
+    elif case == "nested 1400 deep":
+        cur = root
+        for _ in range(1400):
+            cur = cur / "a"
+            cur.mkdir()
+        (cur / "x.txt").write_text("hello world " * 50)
+        arg = str(root)
+    else:
+        size = 1_900_000_000 if case.startswith("sparse") else 4 * 2**20
+        with open(root / "a.txt", "wb") as fh:
+            fh.write(b"a plain text header\n" * 20)
+            fh.truncate(size)
+        arg = str(root)
+    start = time.monotonic()
+    assert main(["corpus-stats", "--corpus", arg]) == 2
+    err = capsys.readouterr().err.strip()
+    assert time.monotonic() - start < 10 and len(err.splitlines()) == 1 and "Traceback" not in err
+    assert "--corpus" in err
+    if case.startswith("text header"):
+        assert "no text file" in err

@@ -343,3 +343,43 @@ def test_hf_folders_are_data_custom_code_never_runs(tmp_path, capsys, monkeypatc
     assert main(["probe", "--hf", str(other), "--n", "8", "--sequences", "8"]) == 2
     assert "do not match" in capsys.readouterr().err
     shutil.rmtree(path)
+
+
+@pytest.mark.parametrize("case", ["int32 weights", "int8 weights", "bool weights", "sparse generation_config",
+                                  "NaN in generation_config", "deep tokenizer_config"])
+def test_hf_side_files_and_weight_dtypes_are_validated_before_use(tmp_path, capsys, case):
+    """Integer and boolean weights are refused for HF folders as for checkpoints; every JSON file transformers
+    would read is checked (regular file, size before reading, depth, finite numbers). One line, exit 2, the file
+    named. The legitimate neighbour (the same folder untouched) probes."""
+    from safetensors.torch import load_file, save_file
+
+    path = _tiny("llama", tmp_path / "m")
+    folder = tmp_path / "m"
+    if case.endswith("weights"):
+        dtype = {"int32": torch.int32, "int8": torch.int8, "bool": torch.bool}[case.split()[0]]
+        w = load_file(str(folder / "model.safetensors"))
+        name = sorted(w)[0]
+        w[name] = w[name].to(dtype)
+        save_file(w, str(folder / "model.safetensors"), metadata={"format": "pt"})
+        needle = "floating-point"
+    elif case.startswith("sparse"):
+        with open(folder / "generation_config.json", "wb") as fh:
+            fh.write(b'{"a": 1}')
+            fh.truncate(1_500_000_000)
+        needle = "generation_config.json"
+    elif case.startswith("NaN"):
+        (folder / "generation_config.json").write_text('{"temperature": NaN}')
+        needle = "generation_config.json"
+    else:
+        (folder / "tokenizer_config.json").write_text("[" * 5000 + "]" * 5000)
+        needle = "tokenizer_config.json"
+    capsys.readouterr()  # the model's own save messages
+    assert main(["probe", "--hf", path, "--n", "8", "--sequences", "8"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert needle in err and len(err.splitlines()) == 1 and "Traceback" not in err
+
+
+def test_hf_the_legitimate_neighbour_still_probes(tmp_path, capsys):
+    path = _tiny("llama", tmp_path / "m")
+    (tmp_path / "m" / "generation_config.json").write_text('{"temperature": 0.7, "do_sample": false}')
+    assert main(["probe", "--hf", path, "--n", "8", "--sequences", "8", "--json"]) == 0

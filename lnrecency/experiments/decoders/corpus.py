@@ -26,15 +26,22 @@ import os
 import sysconfig
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterator
 
 import numpy as np
 
 __all__ = ["default_corpus", "corpus_files", "Corpus", "load_corpus", "premise_counts", "BINS", "VOCAB",
-           "MAX_BYTES", "DECISIVE", "premise_decision", "cached_counts", "events", "PREMISE_RATE"]
+           "MAX_BYTES", "MAX_FILE_BYTES", "DECISIVE", "premise_decision", "cached_counts", "events", "PREMISE_RATE"]
 
 VOCAB = 2048
-#: a corpus larger than this is refused before it is read (memory: the token ids and their sort)
-MAX_BYTES = 2 * 10**9
+#: a corpus larger than this is refused before it is read (memory: the text, the token ids and their sort stay
+#: within about 1 GiB; the default corpus, the standard library's source, is about 32 MB)
+MAX_BYTES = 256 * 2**20
+#: one file larger than this is refused before anything is read (the largest standard-library file is 0.8 MB)
+MAX_FILE_BYTES = 32 * 2**20
+#: folders deeper than this, or more entries than this, are refused while walking (no recursion)
+MAX_DEPTH = 64
+MAX_FILES = 200_000
 #: the bins of d = t - p (tokens back to an earlier [A]): (low, high) inclusive
 BINS = ((1, 8), (9, 16), (17, 64), (65, 512), (513, None))
 #: the subset that decides the premise's verdict: both earlier [A]s within 16 tokens (seed 002's Figure 1
@@ -49,38 +56,87 @@ def default_corpus() -> Path:
     return Path(sysconfig.get_paths()["stdlib"])
 
 
-def _is_text(path: Path) -> bool:
+def _is_text(path: Path, size: int) -> bool:
+    """No NUL byte in the file's head, middle and tail (a text header in front of a hole is not text)."""
     try:
         with open(path, "rb") as fh:
-            return b"\0" not in fh.read(8192)
+            for at in sorted({0, max(0, size // 2 - 4096), max(0, size - 8192)}):
+                fh.seek(at)
+                if b"\0" in fh.read(8192):
+                    return False
+        return True
     except OSError:
         return False
 
 
+def _walk(root: Path) -> Iterator[tuple[Path, os.stat_result]]:
+    """Regular files under ``root`` with their stat, walked with an explicit stack (no recursion: a folder
+    nested thousands deep is refused, not a RecursionError), links never followed, in sorted order; refused past
+    :data:`MAX_DEPTH` levels or :data:`MAX_FILES` entries."""
+    stack, seen = [(root, 0)], 0
+    while stack:
+        folder, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise ValueError(f"--corpus {str(root)!r} is nested deeper than {MAX_DEPTH} folders; use a shallower "
+                             f"folder")
+        try:
+            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        except OSError:
+            continue
+        subdirs = []
+        for e in entries:
+            seen += 1
+            if seen > MAX_FILES:
+                raise ValueError(f"--corpus {str(root)!r} holds more than {MAX_FILES} entries; use a smaller folder")
+            try:
+                if e.is_symlink():
+                    continue
+                if e.is_dir(follow_symlinks=False):
+                    subdirs.append((Path(e.path), depth + 1))
+                elif e.is_file(follow_symlinks=False):
+                    yield Path(e.path), e.stat(follow_symlinks=False)
+            except OSError:
+                continue
+        stack.extend(reversed(subdirs))
+
+
 def corpus_files(root: str | Path | None = None) -> tuple[Path, list[Path]]:
     """(root, files): the default corpus's ``*.py`` outside site-packages, or every text file under ``root``;
-    refused (ValueError naming the argument) when it is not a folder, holds no text file, or exceeds
-    :data:`MAX_BYTES`."""
+    refused (ValueError naming the argument) when it is empty text, not a folder, nested too deep, holds too many
+    entries or no text file, when one file exceeds :data:`MAX_FILE_BYTES`, or the whole :data:`MAX_BYTES`. Sizes
+    are the files' own (a sparse file counts at its full size), checked before anything is read."""
     default = root is None
+    if not default and (not isinstance(root, (str, os.PathLike)) or not str(root).strip()):
+        raise ValueError(f"--corpus must name a folder of text files; got {root!r}")
     root = default_corpus() if default else Path(root)
     if not root.is_dir():
         raise ValueError(f"--corpus must be a folder of text files; got {str(root)!r} (not a directory)")
-    if default:
-        files = sorted(f for f in root.rglob("*.py") if "site-packages" not in f.parts and f.is_file())
-    else:
-        files = sorted(f for f in root.rglob("*") if f.is_file() and not f.is_symlink() and _is_text(f))
+    found, total = [], 0
+    for f, st in _walk(root):
+        if default and (f.suffix != ".py" or "site-packages" in f.parts):
+            continue
+        if st.st_size > MAX_FILE_BYTES:
+            raise ValueError(f"--corpus {str(root)!r}: {str(f)!r} holds {st.st_size} bytes, above the per-file limit "
+                             f"{MAX_FILE_BYTES}; remove it or use another folder")
+        total += st.st_size
+        if total > MAX_BYTES:
+            raise ValueError(f"--corpus {str(root)!r} holds more than {MAX_BYTES} bytes, the limit (memory); use a "
+                             f"smaller folder")
+        found.append((f, st.st_size))
+    files = sorted(f for f, size in found if default or _is_text(f, size))
     if not files:
         raise ValueError(f"--corpus {str(root)!r} holds no text file")
-    total = sum(f.stat().st_size for f in files)
-    if total > MAX_BYTES:
-        raise ValueError(f"--corpus {str(root)!r} holds {total} bytes, above the limit {MAX_BYTES} (memory); "
-                         f"use a smaller folder")
     return root, files
 
 
 def _read(path: Path) -> str | None:
+    """The file's UTF-8 text, read up to its checked size (None: unreadable, not UTF-8, or a NUL inside)."""
     try:
-        return path.read_bytes().decode("utf-8")
+        with open(path, "rb") as fh:
+            data = fh.read(MAX_FILE_BYTES + 1)
+        if len(data) > MAX_FILE_BYTES or b"\0" in data:
+            return None
+        return data.decode("utf-8")
     except (OSError, UnicodeDecodeError):
         return None
 

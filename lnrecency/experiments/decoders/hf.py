@@ -40,6 +40,11 @@ SIZE_FIELDS = {"vocabulary": (("vocab_size",), 1, 2**20),
                "width": (("hidden_size", "n_embd", "d_model"), 1, 65536)}
 #: the largest model (float32 weights, counted on torch's meta device) the probe loads
 MAX_MODEL_BYTES = 2**30
+#: the other JSON files of a model folder (a tokenizer.json of a 50k vocabulary is a few MB)
+MAX_SIDE_BYTES = 64 * 2**20
+MAX_SIDE_DEPTH = 64
+#: the safetensors dtypes a model's weights may have (integer and boolean tensors are refused)
+FLOAT_DTYPES = ("F64", "F32", "F16", "BF16")
 
 
 def read_config(folder: Path) -> dict:
@@ -75,6 +80,20 @@ def read_config(folder: Path) -> dict:
     return data
 
 
+def _side_files(folder: Path) -> None:
+    """Every other JSON file transformers may read in the folder (generation_config.json, tokenizer files, the
+    weights index) through the validating reader first: a regular file, at most MAX_SIDE_BYTES (a sparse file
+    counts at its full size), nested at most MAX_SIDE_DEPTH, finite numbers only. The refusal names the file."""
+    from lnrecency.files.readers import read_json
+
+    for f in sorted(folder.glob("*.json")):
+        if f.name != "config.json":
+            try:
+                read_json(f, what="model side file", max_bytes=MAX_SIDE_BYTES, max_depth=MAX_SIDE_DEPTH)
+            except ValueError as exc:
+                raise ValueError(f"{exc}; remove or repair it (the folder is data, validated before use)") from None
+
+
 def _weights(folder: Path) -> None:
     """Only safetensors weights are read: a folder with pickle weights and no safetensors is refused by name."""
     from lnrecency.files.readers import safetensors_header
@@ -82,7 +101,11 @@ def _weights(folder: Path) -> None:
     safe = sorted(folder.glob("*.safetensors"))
     if safe:
         for f in safe:  # each header against its file, before transformers reads a weight
-            safetensors_header(f, what="model weights", max_bytes=2 * MAX_MODEL_BYTES)
+            header = safetensors_header(f, what="model weights", max_bytes=2 * MAX_MODEL_BYTES)
+            bad = sorted((name, dtype) for name, (dtype, _) in header.items() if dtype not in FLOAT_DTYPES)
+            if bad:
+                raise ValueError(f"{str(f)!r}: tensor {bad[0][0][:60]!r} is {bad[0][1]} ({len(bad)} such); the probe "
+                                 f"reads floating-point weights only ({', '.join(FLOAT_DTYPES)}), as for checkpoints")
         return
     pickles = sorted(f.name for f in folder.iterdir() if f.suffix in PICKLE_SUFFIXES)
     if pickles:
@@ -103,6 +126,7 @@ def load_hf(path: str | Path):
     if not p.is_dir():
         raise ValueError(f"--hf must be a local Hugging Face model folder; got {str(path)!r}")
     read_config(p)
+    _side_files(p)
     _weights(p)
     transformers.utils.logging.set_verbosity_error()  # one line per outcome: no loading reports or bars
     transformers.utils.logging.disable_progress_bar()
