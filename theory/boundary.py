@@ -32,7 +32,7 @@ from lnrecency.model.config import ModelConfig, make_config
 from lnrecency.runtime.arguments import check_choice, check_int
 
 __all__ = ["ORDERINGS", "LayerBoundary", "boundary", "boundaries", "row_holds", "FLOAT_RESOLUTION", "MPMATH_MAX_N",
-           "estimate_seconds", "check_time"]
+           "estimate_seconds", "check_time", "estimate_bytes", "check_memory"]
 
 from lnrecency.choices import MPMATH_MAX_N, ORDERINGS  # noqa: E402 (defined there for the parser)
 
@@ -68,6 +68,32 @@ def check_time(layers: int, n_max: int, first_layer: int = 1, orderings: int = 1
     if seconds > time_limit(MAX_SECONDS):
         raise refusal(f"the boundary search to --n-max {n_max} at --layer {layers}", seconds,
                       time_limit(MAX_SECONDS), "lower --n-max or --layer")
+
+
+#: the boundary search's working memory, measured (peak RSS less the interpreter's ~160 MiB, n = 2000-3000,
+#: 3-6 layers): about (4.5 layers + 1) float64 n x n arrays
+BOUNDARY_ARRAYS = (4.5, 1.0)
+#: a boundary search is refused above this memory (or above the free memory), before any allocation: the CLI
+#: is an interactive answer; larger searches go through the library
+MAX_BOUNDARY_BYTES = 2**30
+
+
+def estimate_bytes(layers: int, n_max: int) -> int:
+    """Working memory of :func:`boundaries` (float64 rows; an mpmath prefix stays below MPMATH_MAX_N rows)."""
+    per_layer, fixed = BOUNDARY_ARRAYS
+    return int((per_layer * layers + fixed) * 8 * n_max * n_max)
+
+
+def check_memory(layers: int, n_max: int) -> None:
+    """Refuse (MemoryError, before any allocation) a search estimated above :data:`MAX_BOUNDARY_BYTES` or the
+    free memory."""
+    from lnrecency.runtime.memory import available_memory
+
+    need = estimate_bytes(layers, n_max)
+    limit = min(MAX_BOUNDARY_BYTES, available_memory()) if need > 64 * 2**20 else MAX_BOUNDARY_BYTES
+    if need > limit:
+        raise MemoryError(f"the boundary search to --n-max {n_max} at layer {layers} needs about "
+                          f"{need / 2**20:.0f} MiB, above the limit {limit / 2**20:.0f} MiB; lower --n-max or --layer")
 
 
 def row_holds(ordering: str, signs: list[int]) -> bool:

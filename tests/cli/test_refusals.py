@@ -25,8 +25,13 @@ from lnrecency.cli.app import main
     (["simulate", "--samples", "10" + "0" * 30], "samples must be an integer in"),
     (["limit", "--n", "2", "--layers", "1000000"], "would take about"),
     (["finite-width", "--n", "2", "--layers", "100000"], "would take about"),
-    (["boundary", "--layer", "3", "--n-max", "12000"], "would take about"),  # 5000 runs in 15 s: allowed
-    (["sweep", "--layers", "100000", "--out", "/nonexistent/x"], "would take about"),
+    (["boundary", "--layer", "3", "--n-max", "12000"], "above the limit 1024 MiB"),
+    (["boundary", "--layer", "3", "--n-max", "5000"], "needs about"),  # ran to 2.8 GB before its estimate
+    (["sweep", "--layers", "100000", "--out", "/nonexistent/x"], "in [2, 64]"),
+    (["sweep", "--layers", "100000", "--n-max", "10", "--out", "/nonexistent/x"], "in [2, 64]"),
+    (["sweep", "--workers", "1000000", "--layers", "2", "--n-max", "4", "--out", "/nonexistent/x"],
+     "workers must be an integer in [1, "),
+    (["sweep", "--layers", "8", "--n-max", "20000", "--out", "/nonexistent/x"], "would take about"),
     (["finite-width", "--n", "3", "--lam", "1e308"], "overflows float64"),
     (["simulate", "--digits", "-1"], "digits must be an integer"),
     (["sweep", "--scheduler", "ucx://127.0.0.1:1", "--out", "/nonexistent/x"], "not supported"),

@@ -114,7 +114,7 @@ def test_cli_json(capsys):
     (["--layer", "0", "--n-max", "10"], ["layers", "0"]),
     (["--layer", "3", "--n-max", "1"], ["n_max", "1"]),
     (["--layer", "3", "--n-max", "10", "--from-layer", "4"], ["first_layer", "4"]),
-    (["--layer", "3", "--n-max", "10000000"], ["--n-max 10000000", "above the time limit"]),
+    (["--layer", "3", "--n-max", "10000000"], ["--n-max 10000000", "above the limit 1024 MiB"]),
 ])
 def test_cli_refusals(capsys, argv, words):
     assert main(["boundary", *argv]) == 2

@@ -28,9 +28,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: Options) -> int:
-    from lnrecency.theory.boundary import boundary
+    from lnrecency.theory.boundary import boundary, check_memory
 
     cfg = config_from_args(args)
+    check_memory(args.layer, args.n_max)  # before any allocation (the time check follows, in boundary)
     res = boundary(args.layer, args.n_max, ordering=args.ordering, config=cfg, dps=args.dps,
                    first_layer=args.from_layer)
     if args.json:
