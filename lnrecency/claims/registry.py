@@ -50,9 +50,11 @@ CLAIMS: dict[str, Claim] = {c.id: c for c in CATALOG if c.evaluate is not None}
 TRAINED: tuple[str, ...] = tuple(cid for cid, c in CLAIMS.items() if c.training)
 
 
-def _run(cid: str, quick: bool) -> list[ClaimResult]:
-    """Claim ``cid``'s results (its own evaluator: asking for one claim evaluates no other)."""
-    return [r for r in CLAIMS[cid].evaluate(quick=quick, progress=False) if r.id == cid]
+def _run(cid: str, quick: bool, progress: bool | None = False) -> list[ClaimResult]:
+    """Claim ``cid``'s results (its own evaluator: asking for one claim evaluates no other). ``progress`` reaches
+    the claims on trained models only (their training shows progress lines; nothing else does)."""
+    shown = progress if cid in TRAINED else False
+    return [r for r in CLAIMS[cid].evaluate(quick=quick, progress=shown) if r.id == cid]
 
 
 def check_ids(ids: Iterable[str] | None, *, trained: bool = False) -> list[str]:
@@ -161,7 +163,7 @@ def evaluate(ids: Iterable[str] | None = None, *, quick: bool = False,
     try:
         for cid in wanted:
             bar.update(0, cid)
-            results += _run(cid, quick)
+            results += _run(cid, quick, None if show is None else show)
             bar.update(1, cid)
     finally:
         bar.close()

@@ -15,6 +15,7 @@ from typing import Any, Sequence
 
 from lnrecency.cli.options import Options
 from lnrecency.model.config import EMBEDDINGS, NORMS, ModelConfig
+from lnrecency.runtime.signals import Terminated, end_children, stop_signals
 
 # Modules under lnrecency.cli.commands, in the order `lnrecency --help` lists them.
 COMMANDS = ("limit", "finite_width", "boundary", "region", "sweep", "reproduce", "report", "verify", "bias",
@@ -210,17 +211,33 @@ def parse(argv: Sequence[str] | None = None):
 
 def main(argv: Sequence[str] | None = None) -> int:
     module, args = parse(argv)
+    # a stopped run's pool leaves its queue semaphores to multiprocessing's resource tracker, which cleans them up
+    # and would warn about it on stderr after our one line (the tracker inherits these options when it starts)
+    if "ignore:resource_tracker:UserWarning" not in sys.warnoptions:
+        sys.warnoptions.append("ignore:resource_tracker:UserWarning")
+    stopped = f"lnrecency {args.command}: stopped by %s; output folders are as they were before the run"
     try:
         from lnrecency.runtime.timelimit import max_seconds
 
-        with max_seconds(getattr(args, "max_seconds", None)):
+        with stop_signals(), max_seconds(getattr(args, "max_seconds", None)):
             return int(module.run(args) or 0)
     except (ValueError, MemoryError, OverflowError) as exc:  # invalid input or a refused size: one line
         print(f"lnrecency {args.command}: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print(f"lnrecency {args.command}: interrupted", file=sys.stderr)
+        end_children()
+        print(stopped % "SIGINT (Ctrl-C)", file=sys.stderr)
         return 130
+    except Terminated:
+        end_children()
+        print(stopped % "SIGTERM", file=sys.stderr)
+        return Terminated.exit_code
+    except SystemExit as exc:  # SIGTERM while an output folder was staged (lnrecency.files.atomic)
+        if exc.code in (130, 143):
+            end_children()
+            print(stopped % ("SIGTERM" if exc.code == 143 else "SIGINT (Ctrl-C)"), file=sys.stderr)
+            return int(exc.code)
+        raise
     except BrokenPipeError:  # the reader went away (e.g. `| head`): stop quietly, no traceback
         import os
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import textwrap
 
 from lnrecency.choices import CLAIM_IDS, TRAINED_CLAIM_IDS, id_ranges
@@ -74,6 +75,7 @@ def run(args: Options) -> int:
     if args.out is not None:
         return _write_evidence(args)
     ids = check_ids(args.claim, trained=args.trained)
+    _announce_training(ids, args.quick)
     results = evaluate(ids, quick=args.quick)
     if args.json:
         print(json.dumps([strict(r.to_json()) for r in results], indent=1))
@@ -104,6 +106,22 @@ def run(args: Options) -> int:
                                   ("confirmed", "refuted", "inconclusive"))
           + (f"; not run (not counted as verdicts): {counts['not run']}" if "not run" in counts else ""))
     return 0
+
+
+def _announce_training(ids: list, quick: bool) -> None:
+    """Never train silently: before claims on trained models are evaluated, say on stderr which experiment
+    they need, that an uncached one is trained now with progress lines, and the command that does it alone."""
+    from lnrecency.claims.registry import TRAINED
+
+    trained = [cid for cid in ids if cid in TRAINED]
+    if not trained:
+        return
+    mode = " --quick" if quick else ""
+    print(f"verify: {', '.join(trained)} rest on trained models or a corpus: an experiment that is not cached is "
+          f"trained now (minutes to tens of minutes on 2 cores; progress lines follow). To train and cache it "
+          f"alone: lnrecency experiments thesis{mode} (TM1-TM5), lnrecency experiments seed002{mode} (S2.1-S2.7), "
+          f"lnrecency experiments seed003{mode} (S3.1-S3.3), "
+          f"lnrecency corpus-stats (S2.0).", file=sys.stderr)
 
 
 def _write_evidence(args: Options) -> int:
