@@ -28,7 +28,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--scheduler", default="none",
                    help="where the chunks run: 'none' (threads of this process, default), 'local' (a local "
                         "Dask cluster of --workers processes) or a Dask scheduler address; same bytes")
-    p.add_argument("--workers", type=int, default=2, help="worker processes of a local Dask cluster (default 2)")
+    p.add_argument("--workers", type=int, default=2,
+                   help="worker processes of a local Dask cluster (default 2; at most the usable cores)")
     p.add_argument("--digits", type=int, default=5, help="digits printed (default 5)")
     p.add_argument("--json", action="store_true",
                    help="JSON output: {config, n, layers, d, samples, seed, method, mean, stderr, "
@@ -42,6 +43,9 @@ def run(args: Options) -> int:
     from lnrecency.numerics import estimate_memory, simulate_scores
 
     check_int("digits", args.digits, minimum=1, maximum=17)
+    from lnrecency.runtime.distributed import check_workers
+
+    check_workers(args.workers)  # bounded by the usable cores whatever the scheduler (more only queue up)
     cfg = config_from_args(args)
     n = default_n(args)
     rp_on = 3 <= n <= RP_MAX_N  # RP needs the paired accumulators: 16 * layers * n^3 bytes
@@ -50,9 +54,8 @@ def run(args: Options) -> int:
     if args.scheduler == "none":
         r = simulate_scores(n, args.layers, args.d, args.samples, **kw)
     else:
-        from lnrecency.runtime.distributed import check_workers, executor
+        from lnrecency.runtime.distributed import executor
 
-        check_workers(args.workers)
         estimate_memory(n, args.layers, args.d, method=args.method)  # validates before a cluster starts
         with executor(args.scheduler, args.workers) as ex:
             r = simulate_scores(n, args.layers, args.d, args.samples, executor=ex, **kw)
