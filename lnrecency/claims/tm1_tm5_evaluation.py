@@ -65,7 +65,8 @@ def _base(res) -> dict:
     st = res.settings
     return {"scale": f"d={st.d_model}, heads={st.n_heads}, vocab={st.vocab}, n={st.n}, converged or {st.steps} "
                      f"steps, {len(st.seeds)} seeds, induction task, NoPE, pre-norm, residual",
-            "probe": "training distribution (BOS first, BOS key excluded), random tokens beside it",
+            "probe": ("training distribution (BOS first, BOS key excluded), the neutral random control beside it "
+                      "(BOS first, content tokens only); the BOS response apart, never a control"),
             "breaks": "W_Q, W_K, W_V, W_O learned (theory: I); embeddings learned; MLP where arch=mlp2; trained"}
 
 

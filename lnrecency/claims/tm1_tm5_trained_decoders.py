@@ -1,7 +1,8 @@
 """TM1-TM5: the paper's thesis in trained decoders (our formulation), from :mod:`lnrecency.experiments.decoders.thesis`.
 
 Every verdict reads models trained to the convergence rule and probed on their training distribution (BOS
-first, the BOS key out of slopes and RP), with the random-token probe beside it; the statistic is each run's
+first, the BOS key out of slopes and RP), with the neutral random control beside it (BOS first, content tokens only);
+the statistic is each run's
 layer recency slope (the key-weighted least-squares slope of the head-mean attention logit against the key,
 lnrecency.experiments.decoders.probe) or its per-instance RP, one value per training seed (each on its own probe
 sequences). The decision rules (learning gate, stability of the two probe variants, directional and
@@ -29,7 +30,7 @@ def trained_table(data) -> Table:
     """TM1-TM5: per architecture, normalisation, stage and layer, the recency slope over training seeds on the
     training distribution (with its 95% t-interval), the random-token slope beside it, the sink and RP."""
     columns = ["arch", "norm", "stage", "layer", "step", "held-out loss", "slope (training dist.)",
-               "95% interval", "slope (random tokens)", "BOS sink", "RP (training dist.)", "learned / seeds"]
+               "95% interval", "slope (neutral random)", "BOS sink", "RP (training dist.)", "learned / seeds"]
     res = data.thesis()
     if res is None:  # no verdicts either: evaluating them would train (the report never trains)
         return Table("trained_phases", "Trained decoders (TM1-TM5): not run", "The thesis experiment is not in "
@@ -185,7 +186,8 @@ def _trajectory_figure(res, title: str) -> ReportFigure:
                 for tokens, style in (("task", "-"), ("random", ":")):
                     ax.plot(steps, [e[tokens][1]["slope"] for e in r["trajectory"]], style, lw=0.9, alpha=0.8,
                             color=_NORM_COLOURS[norm],
-                            label=(f"{norm}, {'training distribution' if tokens == 'task' else 'random tokens'}"
+                            label=(f"{norm}, "
+                                   f"{'training distribution' if tokens == 'task' else 'neutral random control'}"
                                    if q == 0 and a == st.archs[0] else None))
                 hit = next((e["step"] for e in r["trajectory"] if e["heldout_loss"] <= st.gate()), None)
                 if hit is not None:
@@ -201,7 +203,8 @@ def _trajectory_figure(res, title: str) -> ReportFigure:
     return ReportFigure(TRAINED_STEMS[3], title,
                         f"Every run's layer-2 recency slope at each held-out evaluation (every {st.eval_every} "
                         f"steps, {st.trajectory_sequences} sequences of its own probe seed): solid on the training "
-                        f"distribution (BOS first, BOS key excluded), dotted on random tokens; dots: where the run "
+                        f"distribution (BOS first, BOS key excluded), dotted on the neutral random control; dots: "
+                        f"where the run "
                         f"first reached the learning gate (held-out loss <= {st.gate():.3f}). Runs stop at their "
                         f"own convergence step.", fig)
 

@@ -44,7 +44,7 @@ QUICK = "quick run: not decisive"
 #: verdict over training seeds); the runs that fail are named and left out
 MIN_LEARNED = 3
 NOT_LEARNED = "not decided: not learned"
-UNSTABLE = "unstable: the training-distribution and random-token probes disagree in sign"
+UNSTABLE = "unstable: the training-distribution probe and the neutral random control disagree in sign"
 
 
 def thesis_size(st) -> int:
@@ -174,7 +174,7 @@ def part_text(p: Part) -> str:
         if MIN_LEARNED <= p.learned < p.seeds else ")")
     bits = []
     if p.random is not None:
-        bits.append(f"random tokens {_iv(p.random)}")
+        bits.append(f"neutral random control {_iv(p.random)}")
     d = p.decision
     if p.status:
         bits.insert(0, p.status)

@@ -299,8 +299,12 @@ def test_probe_leaves_the_bos_key_out_of_slopes_and_rp():
     with_bos = run("task")
     assert with_bos.slope == pytest.approx(1.0, abs=1e-12) and with_bos.rp == pytest.approx(1.0, abs=1e-12)
     assert with_bos.sink == pytest.approx(float(weights[0, 0, 1:, 0].mean()), abs=1e-12)
-    plain = run("random")
-    assert plain.slope < 0.5 and plain.rp < 1.0 and plain.sink is None
+    control = run("random")  # the neutral control starts with BOS too: its key is out as well
+    assert control.slope == pytest.approx(1.0, abs=1e-12) and control.sink == pytest.approx(with_bos.sink)
+    # read with the BOS key in (weights over keys 0..i-1), the sink drags the slope down
+    w_in, omega_in = row_slope_weights(n, 0), row_weights(n, 0)
+    slope_in = float((omega_in * (torch.from_numpy(w_in) * logits[0, 0]).sum(-1).numpy()).sum())
+    assert slope_in < 0.5
     w = row_weights(n, 1)
     assert w.sum() == pytest.approx(1.0) and (w[: MIN_KEYS + 1] == 0).all() and w[-1] > w[MIN_KEYS + 1]
 
@@ -383,3 +387,38 @@ def test_hf_the_legitimate_neighbour_still_probes(tmp_path, capsys):
     path = _tiny("llama", tmp_path / "m")
     (tmp_path / "m" / "generation_config.json").write_text('{"temperature": 0.7, "do_sample": false}')
     assert main(["probe", "--hf", path, "--n", "8", "--sequences", "8", "--json"]) == 0
+
+
+def test_the_random_control_is_neutral_and_the_bos_response_is_apart():
+    """The random variant holds no special token after its first BOS; a planted model whose only positional signal
+    is a BOS reaction (each query attends to the latest BOS before it) reads flat on the neutral control (slope
+    exactly 0) and positive on the BOS-response diagnostic, where scattered BOS keys sit closer to later queries."""
+    from lnrecency.experiments.decoders.probe import probe
+    from lnrecency.experiments.decoders.tasks import BOS_RATE, bos_response_tokens, random_tokens
+    from lnrecency.inference.stats import PER_COMPARISON, k_for
+
+    rng = np.random.default_rng(5)
+    toks = random_tokens(64, 400, 64, rng)
+    assert (toks[:, 0] == BOS).all() and not np.isin(toks[:, 1:], (BOS, SEP)).any()
+    scattered = bos_response_tokens(64, 400, 64, rng)
+    assert (scattered[:, 0] == BOS).all() and abs((scattered[:, 2:] == BOS).mean() - BOS_RATE) < 0.005
+    n, B = 64, 1024
+
+    def planted(kind):
+        def traces_of(start, stop):
+            r = np.random.default_rng([7, start])
+            t = (random_tokens if kind == "random" else bos_response_tokens)(n, stop - start, 64, r)
+            is_bos = torch.from_numpy(t == BOS)
+            idx = torch.arange(n).expand(stop - start, n)
+            last = torch.cummax(torch.where(is_bos, idx, torch.zeros_like(idx)), dim=1).values  # latest BOS <= i
+            s = 5.0 * (idx[:, None, :] == last[:, :, None]).to(torch.float64)  # row i: key j is the latest BOS
+            s = s.masked_fill(~torch.ones(n, n, dtype=torch.bool).tril(), float("-inf"))[:, None]
+            w = torch.softmax(s, -1)
+            return [{"logits": s.masked_fill(torch.isinf(s), 0.0), "weights": w}]
+        return probe(traces_of, n_layers=1, n_heads=1, settings=ProbeSettings(n=n, sequences=B, tokens=kind),
+                     model_info={}, assumptions={}).layers[0]
+
+    neutral, response = planted("random"), planted("bos-response")
+    assert neutral.slope == 0.0 and neutral.slope_se == 0.0  # only the BOS key reacts, and it is left out
+    k = k_for(PER_COMPARISON, sided=1)  # a one-sided claim at the suite's per-comparison rate
+    assert response.slope > k * response.slope_se, (response.slope, response.slope_se)

@@ -46,7 +46,9 @@ def test_quick_experiment_and_cache(quick, trained_cache):
         assert [e["step"] for e in r["trajectory"]] == [e["step"] for e in r["log"] if e["heldout_loss"] is not None]
         lay = r["final"]["layers"][1]
         assert lay["sink"] is not None and 0.0 <= lay["sink"] <= 1.0  # BOS first: its share is reported
-        assert r["final"]["random"]["layers"][1]["sink"] is None  # random tokens: no BOS first
+        rnd = r["final"]["random"]["layers"][1]  # the neutral control starts with BOS as well
+        assert rnd["sink"] is not None and 0.0 <= rnd["sink"] <= 1.0
+        assert "slope" in r["final"]["bos-response"]["layers"][1]  # the diagnostic, recorded apart
         m = quick.matched(r)
         if m["reached"]:  # interpolated to the target between its two bracketing evaluations
             assert m["heldout_loss"] == pytest.approx(m["target_loss"]) or m["bracket"][0][0] == m["bracket"][1][0]
@@ -117,8 +119,9 @@ def test_convergence_rule():
 def test_matched_stage_interpolates_between_the_bracketing_evaluations():
     def run(norm, losses, slopes):
         traj = [{"step": 10 * q, "heldout_loss": lo, "task": [{"slope": s, "slope_se": 0.0, "rp": 0.5}],
-                 "random": [{"slope": -s, "slope_se": 0.0, "rp": 0.5}]} for q, (lo, s) in enumerate(zip(losses,
-                                                                                                        slopes))]
+                 "random": [{"slope": -s, "slope_se": 0.0, "rp": 0.5}],
+                 "bos-response": [{"slope": 2 * s, "slope_se": 0.0, "rp": 0.5}]}
+                for q, (lo, s) in enumerate(zip(losses, slopes))]
         return {"arch": "attn2", "norm": norm, "seed": 0, "trajectory": traj,
                 "log": [{"step": e["step"], "heldout_loss": e["heldout_loss"]} for e in traj]}
     a = run("layernorm", [4.0, 3.0, 2.0], [0.0, 1.0, 2.0])
@@ -129,6 +132,7 @@ def test_matched_stage_interpolates_between_the_bracketing_evaluations():
     # target 2.5 between 3.0 (step 10, slope 1) and 2.0 (step 20, slope 2): halfway
     assert got["step"] == pytest.approx(15.0) and got["task"]["layers"][0]["slope"] == pytest.approx(1.5)
     assert got["random"]["layers"][0]["slope"] == pytest.approx(-1.5) and got["heldout_loss"] == pytest.approx(2.5)
+    assert got["bos-response"]["layers"][0]["slope"] == pytest.approx(3.0)
 
 
 # ------------------------------------------------------------------------------------------------------

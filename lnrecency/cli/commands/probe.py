@@ -39,9 +39,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--d", type=int, default=64, help="width of the identity decoder (default 64)")
     p.add_argument("--layers", type=int, default=2, help="layers of the identity decoder (default 2)")
     p.add_argument("--tokens", default=None,
-                   help="task | random: task = the model's training distribution (BOS first, the BOS key out of "
-                        "slopes and RP; default for MODEL_DIR, with the random-token variant reported beside it); "
-                        "random = uniform tokens (the only choice for --identity and --hf)")
+                   help="task | random | bos-response, each BOS first (its key out of slopes and RP, reported as "
+                        "the sink): task = the model's training distribution (default for MODEL_DIR); random = the "
+                        "neutral control, content tokens only (the only choice for --identity and --hf); "
+                        "bos-response = BOS scattered in mid-sequence, a diagnostic of the model's reaction to BOS")
     p.add_argument("--n", type=int, default=32, help="sequence length (default 32)")
     p.add_argument("--sequences", type=int, default=256, help="sequences probed (default 256)")
     p.add_argument("--seed", type=int, default=0, help="seed of the probe's inputs (default 0)")

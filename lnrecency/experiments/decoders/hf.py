@@ -211,9 +211,10 @@ def _qk_of(model) -> list | None:
 
 def probe_hf(path: str | Path, settings: ProbeSettings, *, no_rope: bool = False, progress: bool = False
              ) -> ProbeResult:
-    """:func:`lnrecency.experiments.decoders.probe.probe` on a local Hugging Face causal LM (random tokens over its
-    vocabulary)."""
-    from lnrecency.experiments.decoders.tasks import random_tokens
+    """:func:`lnrecency.experiments.decoders.probe.probe` on a local Hugging Face causal LM: the neutral random
+    control, i.e. the model's BOS first when its config names one (the first key is left out of slopes and RP and
+    reported as the sink, whatever token it is), then tokens uniform over the vocabulary less the special tokens
+    its config names (BOS, EOS, padding)."""
     from lnrecency.experiments.decoders.train import deterministic
 
     if settings.tokens != "random":
@@ -227,9 +228,17 @@ def probe_hf(path: str | Path, settings: ProbeSettings, *, no_rope: bool = False
     n_layers = int(getattr(cfg, "num_hidden_layers", None) or cfg.n_layer)
     n_heads = int(getattr(cfg, "num_attention_heads", None) or cfg.n_head)
 
+    special = {int(v) for v in (getattr(cfg, "bos_token_id", None), getattr(cfg, "eos_token_id", None),
+                                getattr(cfg, "pad_token_id", None)) if isinstance(v, int) and 0 <= v < vocab}
+    content = np.setdiff1d(np.arange(vocab), sorted(special))
+    bos = getattr(cfg, "bos_token_id", None)
+
     def tokens(start: int, stop: int) -> torch.Tensor:
         rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence([settings.seed, start])))
-        return torch.from_numpy(random_tokens(settings.n, stop - start, vocab, rng))
+        toks = content[rng.integers(0, content.size, size=(stop - start, settings.n))]
+        if isinstance(bos, int) and 0 <= bos < vocab:
+            toks[:, 0] = bos
+        return torch.from_numpy(toks)
 
     def traces_of(start: int, stop: int) -> list:
         with torch.no_grad():

@@ -120,9 +120,13 @@ TRACE_NAMES = {"logits": "attention logits", "weights": "attention weights", "va
                "mid": "residual states after attention", "mlp_in": "MLP inputs", "out": "layer outputs"}
 #: rows enter the layer slope when they have at least this many keys (BOS excluded)
 MIN_KEYS = 3
-#: the probe's inputs: "task" = the training distribution (sequences of the model's training task, BOS
-#: first); "random" = tokens uniform over the whole vocabulary (no BOS first; BOS and SEP anywhere)
-TOKENS = ("random", "task")
+#: the probe's inputs, BOS first in each (its key is left out of slopes and RP and reported as the sink):
+#: "random" = the neutral control (content tokens only after BOS: no BOS, SEP or other special token inside);
+#: "task" = the training distribution (sequences of the model's training task); "bos-response" = the
+#: diagnostic of a model's reaction to BOS in mid-sequence (random with BOS scattered; never a control)
+TOKENS = ("random", "task", "bos-response")
+#: the identity decoder's inputs: the theory's Gaussian draws (no tokens, no BOS; set by the probe itself)
+THEORY_INPUTS = "theory"
 
 
 @dataclass(frozen=True)
@@ -136,15 +140,15 @@ class ProbeSettings:
 
     @property
     def bos_first(self) -> bool:
-        """Whether the inputs start with BOS (the training distribution): its key is left out of slopes
-        and RP and reported as the sink."""
-        return self.tokens == "task"
+        """Whether the inputs start with BOS (every token variant does): its key is left out of slopes and RP
+        and reported as the sink."""
+        return self.tokens != THEORY_INPUTS
 
     def __post_init__(self) -> None:
         check_int("n", self.n, minimum=3, maximum=1024)
         check_int("sequences", self.sequences, minimum=8, maximum=10**6)
         check_int("seed", self.seed, minimum=0, maximum=2**63 - 1)
-        check_choice("tokens", self.tokens, TOKENS)
+        check_choice("tokens", self.tokens, TOKENS + (THEORY_INPUTS,))
         check_real("rate", self.rate, low=0.0, high=0.5, low_open=True)
         check_int("chunk", self.chunk, minimum=1, maximum=4096)
 

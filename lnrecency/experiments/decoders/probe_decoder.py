@@ -3,13 +3,14 @@ random tokens), the traces the hooks record, the model's assumptions (norms, cos
 induction score."""
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Callable, Iterable
 
 import numpy as np
 import torch
 
-from lnrecency.experiments.decoders.probe import ProbeResult, ProbeSettings, check_probe_cost, probe
+from lnrecency.experiments.decoders.probe import THEORY_INPUTS, ProbeResult, ProbeSettings, check_probe_cost, probe
 
 
 # ------------------------------------------------------------------------------------------------------
@@ -28,7 +29,7 @@ def _identity_inputs(cfg, settings: ProbeSettings) -> Callable[[int, int], torch
 
 
 def _token_inputs(model, settings: ProbeSettings, task: str | None) -> Callable[[int, int], torch.Tensor]:
-    from lnrecency.experiments.decoders.tasks import batch, random_tokens
+    from lnrecency.experiments.decoders.tasks import batch, bos_response_tokens, random_tokens
 
     cfg = model.cfg
     if settings.n > cfg.context:
@@ -40,6 +41,8 @@ def _token_inputs(model, settings: ProbeSettings, task: str | None) -> Callable[
             if task is None:
                 raise ValueError("--tokens task needs a model trained on a task")
             toks, _ = batch(task, settings.n, stop - start, cfg.vocab, rng)
+        elif settings.tokens == "bos-response":
+            toks = bos_response_tokens(settings.n, stop - start, cfg.vocab, rng)
         else:
             toks = random_tokens(settings.n, stop - start, cfg.vocab, rng)
         return torch.from_numpy(toks)
@@ -105,6 +108,8 @@ def probe_decoder(model, settings: ProbeSettings, *, task: str | None = None, in
     from lnrecency.experiments.decoders.train import deterministic
 
     cfg = model.cfg
+    if cfg.is_identity:  # the theory's Gaussian inputs: no tokens, no BOS (every key enters the slopes)
+        settings = dataclasses.replace(settings, tokens=THEORY_INPUTS)
     make = _identity_inputs(cfg, settings) if cfg.is_identity else _token_inputs(model, settings, task)
 
     def traces_of(start: int, stop: int) -> list:

@@ -28,7 +28,9 @@ import numpy as np
 
 from lnrecency.runtime.arguments import check_choice, check_int
 
-__all__ = ["TASKS", "BOS", "SEP", "batch", "min_length", "task_lengths", "random_tokens", "target_entropy",
+__all__ = ["TASKS", "BOS", "SEP", "batch", "min_length", "task_lengths", "random_tokens", "bos_response_tokens",
+           "uniform_tokens",
+           "BOS_RATE", "target_entropy",
            "constant_answer_accuracy"]
 
 TASKS = ("induction", "repeats", "argmax", "lookup")
@@ -105,8 +107,35 @@ def batch(task: str, n: int, size: int, vocab: int, rng: np.random.Generator) ->
 
 
 def random_tokens(n: int, size: int, vocab: int, rng: np.random.Generator) -> np.ndarray:
-    """``size`` sequences of ``n`` tokens drawn uniformly and independently from the whole vocabulary (the
-    probe's default input: no task structure, like the seeds' 'random sequences')."""
+    """The neutral control: ``size`` sequences of ``n`` tokens, BOS first (as in the training distribution; its key
+    is left out of slopes and RP), then content tokens drawn uniformly and independently from the V - 2 content
+    tokens. No BOS, SEP or other special token inside: a model's reaction to a mid-sequence BOS is measured apart
+    (:func:`bos_response_tokens`), never as a control."""
+    check_int("vocab", vocab, minimum=3)
+    out = rng.integers(2, vocab, size=(check_int("size", size), check_int("n", n, minimum=2)))
+    out[:, 0] = BOS
+    return out
+
+
+#: the BOS-response diagnostic scatters BOS at this rate among the content tokens (about what uniform draws over a
+#: 64-token vocabulary gave the old control)
+BOS_RATE = 1 / 64
+
+
+def bos_response_tokens(n: int, size: int, vocab: int, rng: np.random.Generator,
+                        rate: float = BOS_RATE) -> np.ndarray:
+    """The BOS-response diagnostic (not a control): :func:`random_tokens` with BOS also scattered at positions
+    >= 2 at ``rate``: how a model's logits react to a BOS in mid-sequence, reported on its own."""
+    out = random_tokens(n, size, vocab, rng)
+    scatter = rng.random(out.shape) < rate
+    scatter[:, :2] = False
+    out[scatter] = BOS
+    return out
+
+
+def uniform_tokens(n: int, size: int, vocab: int, rng: np.random.Generator) -> np.ndarray:
+    """Tokens uniform over the whole vocabulary, special tokens included (for a model whose special tokens are
+    not known: a Hugging Face folder's vocabulary)."""
     return rng.integers(0, check_int("vocab", vocab, minimum=1), size=(check_int("size", size), check_int("n", n)))
 
 

@@ -77,8 +77,10 @@ def _stage_record(model, st: ThesisSettings, arch: str, norm: str, seed: int) ->
     """Full probes of both variants: the task variant's record with the random variant's beside it."""
     pr = probe_decoder(model, st.probing(arch, norm, seed, "task"), task="induction")
     rnd = probe_decoder(model, st.probing(arch, norm, seed, "random"), task="induction")
+    bos = probe_decoder(model, st.probing(arch, norm, seed, "bos-response"), task="induction")
     qk = pr.assumptions.get("layers", [])
     return {"layers": _layers(pr, True), "random": {"layers": _layers(rnd, True)},
+            "bos-response": {"layers": _layers(bos, False)},
             "w_qk_distance": float(np.mean([h["distance"] for lay in qk for h in lay["heads"]])) if qk else None,
             "alpha_tokens": pr.assumptions.get("alpha_tokens"), "alpha_inputs": pr.assumptions.get("alpha_inputs")}
 
@@ -115,7 +117,7 @@ def train_run(arch: str, norm: str, seed: int, st: ThesisSettings) -> dict:
 
     def on_eval(step, model, entry) -> None:
         rec = {"step": step, "heldout_loss": entry["heldout_loss"]}
-        for tokens in VARIANTS:
+        for tokens in VARIANTS[:2]:  # the trajectory: task and the neutral control (the BOS response at init and end)
             pr = probe_decoder(model, st.probing(arch, norm, seed, tokens, light=True), task="induction", light=True)
             rec[tokens] = [{"slope": lp.slope, "slope_se": lp.slope_se, "rp": lp.rp, "sink": lp.sink}
                            for lp in pr.layers]

@@ -21,7 +21,7 @@ from lnrecency.runtime.arguments import check_int
 __all__ = ["ThesisSettings", "ThesisResults", "ARCHS", "NORMS", "STAGES", "VARIANTS", "VERSION", "LEVEL",
            "LEARN_MARGIN", "cache_dir", "cache_path", "is_cached", "matched_stage"]
 
-VERSION = "thesis-2"
+VERSION = "thesis-3"  # 3: the random variant is the neutral control; the BOS response beside it
 #: the keys every cached thesis run has
 RUN_KEYS = ("arch", "norm", "seed", "log", "init", "final", "trajectory", "induction_score",
             "stopped")  # bump when the experiment's definition changes (invalidates the cache)
@@ -30,9 +30,10 @@ ARCHS = {"attn2": dict(n_layers=2, mlp=False), "attn4": dict(n_layers=4, mlp=Fal
 NORMS = ("layernorm", "rmsnorm", "none")
 #: stages of a run: initialisation, 1/4 and 1/2 of its training length, the end, and matched held-out loss
 STAGES = ("init", "quarter", "half", "final", "matched")
-#: the probe's two input variants: the training distribution (BOS first, BOS key out of slopes and RP) and
-#: random tokens over the whole vocabulary (the probe's old input), reported beside it
-VARIANTS = ("task", "random")
+#: the probe's input variants, BOS first in each (its key out of slopes and RP): the training distribution, the
+#: neutral random control (content tokens only; the stability check compares these two), and the BOS-response
+#: diagnostic (BOS scattered in mid-sequence: reported on its own, never a control or a stability check)
+VARIANTS = ("task", "random", "bos-response")
 LEVEL = 0.95  # t-intervals over training seeds
 PROBE_SEED = 12345  # the root of the per-run probe seeds
 #: the learning gate: a run has learned when its final held-out loss is at least this many nats below the
@@ -211,7 +212,7 @@ def matched_stage(runs: list, gate: float | None = None) -> dict:
         rec = {"step": (1 - w) * traj[a]["step"] + w * traj[b]["step"], "target_loss": target,
                "heldout_loss": (1 - w) * la + w * lb, "reached": reached,
                "bracket": [[traj[a]["step"], la], [traj[b]["step"], lb]]}
-        for v in VARIANTS:
+        for v in (v for v in VARIANTS if v in traj[a] and v in traj[b]):  # the variants the run recorded
             rec[v] = {"layers": [{key: (1 - w) * x[key] + w * y[key] for key in ("slope", "slope_se", "rp")}
                                  for x, y in zip(traj[a][v], traj[b][v])]}
         out[(r["norm"], r["seed"])] = rec
@@ -237,7 +238,7 @@ class ThesisResults:
     def stage(self, run: dict, stage: str, tokens: str = "task") -> dict:
         """A run's record at ``stage`` for probe variant ``tokens``: {"layers": [{"slope", "slope_se", ...}]}."""
         if stage in ("init", "final"):
-            return run[stage] if tokens == "task" else run[stage]["random"]
+            return run[stage] if tokens == "task" else run[stage][tokens]
         if stage == "matched":
             arch = run["arch"]
             if arch not in self._matched:
