@@ -114,6 +114,10 @@ def test_convergence_rule():
                   {"step": 800, "heldout_loss": 3.49}]
     assert converged(flat, st)  # 3.49 vs 3.5 at step 600 (<= 0.8 * 800): 0.3% better
     assert not converged(flat[:2], st)  # before min_steps
+    stuck = [{"step": s, "heldout_loss": 4.0 - 1e-6 * s} for s in range(0, 900, 100)]  # a plateau at init
+    assert not converged(stuck, st)  # never stopped at its initial loss
+    learned_then_flat = stuck[:3] + [{"step": s, "heldout_loss": 2.0} for s in range(300, 900, 100)]
+    assert converged(learned_then_flat, st)  # the neighbour: a plateau after learning stops
 
 
 def test_matched_stage_interpolates_between_the_bracketing_evaluations():

@@ -90,13 +90,23 @@ def heldout_loss(model: Decoder, data: tuple[np.ndarray, np.ndarray]) -> float:
 CONVERGE_WINDOW = 0.2
 
 
+#: a run whose held-out loss is within this fraction of its first evaluation's has not started learning: the
+#: convergence rule does not stop it (issue: no-norm runs "converged" at step 200 at their initial loss)
+MIN_PROGRESS = 0.05
+
+
 def converged(log: list, st: TrainSettings) -> bool:
-    """The convergence rule at the last evaluation of ``log`` (step t): t >= min_steps and the held-out loss
-    improved by less than ``st.converge`` (relative) since the last evaluation at or before (1 - WINDOW) t."""
+    """The convergence rule at the last evaluation of ``log`` (step t): t >= min_steps, the held-out loss is at
+    least :data:`MIN_PROGRESS` (relative) below the first evaluation's (a run still at its initial loss has not
+    started learning, and is never stopped there), and it improved by less than ``st.converge`` (relative) since
+    the last evaluation at or before (1 - WINDOW) t."""
     if st.converge <= 0 or not log:
         return False
     t, now = log[-1]["step"], log[-1]["heldout_loss"]
     if t < max(st.min_steps, 1) or now is None:
+        return False
+    first = next((e["heldout_loss"] for e in log if e["heldout_loss"] is not None), now)
+    if now > (1.0 - MIN_PROGRESS) * first:  # a plateau at the initial loss is not convergence: it trains on
         return False
     then = [e["heldout_loss"] for e in log if e["step"] <= (1.0 - CONVERGE_WINDOW) * t][-1]
     return (then - now) < st.converge * abs(then)
