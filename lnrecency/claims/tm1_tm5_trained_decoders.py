@@ -30,7 +30,7 @@ def trained_table(data) -> Table:
     """TM1-TM5: per architecture, normalisation, stage and layer, the recency slope over training seeds on the
     training distribution (with its 95% t-interval), the random-token slope beside it, the sink and RP."""
     columns = ["arch", "norm", "stage", "layer", "step", "held-out loss", "slope (training dist.)",
-               "95% interval", "slope (neutral random)", "BOS sink", "RP (training dist.)", "learned / seeds"]
+               "95% interval", "slope (random tokens)", "BOS sink", "RP (training dist.)", "learned / seeds"]
     res = data.thesis()
     if res is None:  # no verdicts either: evaluating them would train (the report never trains)
         return Table("trained_phases", "Trained decoders (TM1-TM5): not run", "The thesis experiment is not in "

@@ -354,3 +354,27 @@ def test_the_legitimate_neighbour_still_replaces_its_own_files(tmp_path):
     _write(out, {"a.md": "old", "b.md": "old"})
     _write(out, {"a.md": "new"})
     assert _tree(out) | {MANIFEST: ""} == {"a.md": "new", MANIFEST: ""}
+
+
+@settings(max_examples=60, deadline=None)
+@given(name=st.text(alphabet=st.sampled_from(list("ab./\\\x00 ")), min_size=0, max_size=8))
+def test_any_manifest_name_is_plain_or_refused_and_nothing_outside_moves(tmp_path_factory, name):
+    """The family of names a forged manifest can hold: a plain name inside the folder is accepted (and the
+    publish goes through); anything else is refused with nothing moved; a file beside the folder never changes."""
+    from lnrecency.files.atomic import plain_name
+
+    base = tmp_path_factory.mktemp("m")
+    out = base / "out"
+    out.mkdir()
+    victim = base / "victim.txt"
+    victim.write_text("the user's file")
+    (out / MANIFEST).write_text(json.dumps({"tool": "lnrecency", "files": {name: _sha("the user's file")}}))
+    if plain_name(out, name):
+        assert not any(c in name for c in ("/", "\\", "\x00")) and name not in ("", ".", "..")
+        _write(out, {"a.md": "1"})
+        assert (out / "a.md").read_text() == "1"
+    else:
+        with pytest.raises(OutputRefused):
+            _write(out, {"a.md": "1"})
+        assert not (out / "a.md").exists()
+    assert victim.read_text() == "the user's file"
