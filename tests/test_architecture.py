@@ -125,7 +125,10 @@ def test_no_import_cycle_and_no_arrow_up():
 
 
 def test_a_planted_arrow_up_is_found():
-    assert floor("lnrecency.model.layers") < floor("lnrecency.report.build")
+    """The same scan flags a layer importing the report (an arrow up), and only that one."""
+    graph = edges(modules()) | {("lnrecency.model.layers", "lnrecency.report.build")}
+    up = sorted((a, b) for a, b in graph if floor(b) > floor(a))
+    assert up == [("lnrecency.model.layers", "lnrecency.report.build")]
     assert floor("lnrecency.runtime.child") == 1 and floor("lnrecency.cli.commands.verify") == 9
 
 

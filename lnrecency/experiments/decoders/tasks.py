@@ -29,7 +29,6 @@ import numpy as np
 from lnrecency.runtime.arguments import check_choice, check_int
 
 __all__ = ["TASKS", "BOS", "SEP", "batch", "min_length", "task_lengths", "random_tokens", "bos_response_tokens",
-           "uniform_tokens",
            "BOS_RATE", "target_entropy",
            "constant_answer_accuracy"]
 
@@ -131,12 +130,6 @@ def bos_response_tokens(n: int, size: int, vocab: int, rng: np.random.Generator,
     scatter[:, :2] = False
     out[scatter] = BOS
     return out
-
-
-def uniform_tokens(n: int, size: int, vocab: int, rng: np.random.Generator) -> np.ndarray:
-    """Tokens uniform over the whole vocabulary, special tokens included (for a model whose special tokens are
-    not known: a Hugging Face folder's vocabulary)."""
-    return rng.integers(0, check_int("vocab", vocab, minimum=1), size=(check_int("size", size), check_int("n", n)))
 
 
 def target_entropy(task: str, n: int, vocab: int) -> float:
