@@ -5,9 +5,11 @@
 
 Each timed run is a fresh subprocess, so its peak resident memory (ru_maxrss, including the Python
 interpreter and numpy, reported separately as the baseline) is that run's own.
-Sections: authors (the authors' setting), flat (gram time per sample vs d), ratio (gram vs direct at
-d = 4096), se (time to SE <= 1e-4 on every layer-2 entry at n = 50), cv (the same at d = 64 with and
-without control variates), slope (rate of E_d S -> limit).
+Sections: authors (the authors' setting: the default call against a full-batch float32 torch stand-in of the
+authors' method, run in the same benchmark, and the other options), breakdown (where the time of one chunk
+goes, per layer), flat (gram time per sample vs d), ratio (gram vs direct at d = 4096), se (time to SE <= 1e-4
+on every layer-2 entry at n = 50), cv (the same at d = 64 with and without control variates), slope (rate of
+E_d S -> limit).
 """
 from __future__ import annotations
 
@@ -38,14 +40,53 @@ def _child(spec: dict) -> dict:
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     lay2 = r.stderr[1] if r.layers > 1 else r.stderr[0]
     off = np.tril(np.ones(lay2.shape, bool), -1)
-    return dict(seconds=secs, cpu_seconds=cpu, peak_rss=peak, baseline_rss=base, chunk=r.chunk,
-                max_se_layer2=float(np.max(lay2[off])), representation=r.representation,
-                max_sd_layer2=float(np.max(lay2[off]) * math.sqrt(r.samples)))
+    out = dict(seconds=secs, cpu_seconds=cpu, peak_rss=peak, baseline_rss=base, chunk=r.chunk,
+               max_se_layer2=float(np.max(lay2[off])), representation=r.representation,
+               max_sd_layer2=float(np.max(lay2[off]) * math.sqrt(r.samples)))
+    if r.paired and r.n >= 3:
+        out["rp"] = [r.recency_probability(layer).mean for layer in range(1, r.layers + 1)]
+    out["mean_l1"] = r.mean[0][off].tolist()
+    return out
 
 
-def run(spec: dict) -> dict:
-    """_child(spec) in a fresh interpreter."""
-    out = subprocess.run([sys.executable, __file__, "--child", json.dumps(spec)], check=True,
+def _torch_child(spec: dict) -> dict:
+    """The authors' method at the same setting, in float32 torch on the whole batch at once (their notebook
+    concept/simulation.ipynb: every instance in one tensor, attn.mean(0) per layer), adapted to the
+    normalised embeddings and the l2 normalisation of this setting. torch's own threads (all cores)."""
+    import torch
+
+    base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    torch.manual_seed(spec["seed"])
+    b, n, d, alpha = spec["samples"], spec["n"], spec["d"], spec["alpha"]
+    t0, c0 = time.perf_counter(), time.process_time()
+    v = torch.randn(b, n, d) + math.sqrt(alpha / (1 - alpha)) * torch.randn(b, 1, d)
+    out = v / v.norm(dim=-1, keepdim=True)
+    del v
+    mask = torch.zeros(n, n).masked_fill(torch.ones(n, n).triu(1).bool(), float("-inf"))
+    means = []
+    for _ in range(spec["layers"]):
+        hidden = out / out.norm(dim=-1, keepdim=True)
+        attn = hidden @ hidden.mT
+        if spec["lam"] != 1:  # the authors' code has no lam and no gamma: no extra pass where they are 1
+            attn *= spec["lam"]
+        attn += mask
+        o = torch.softmax(attn, dim=-1) @ hidden
+        if spec["gamma"] != 1:
+            o *= spec["gamma"]
+        out = o + out
+        means.append(attn.mean(0))
+        del attn, hidden, o
+    secs, cpu = time.perf_counter() - t0, time.process_time() - c0
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    off = torch.ones(n, n).tril(-1).bool()
+    return dict(seconds=secs, cpu_seconds=cpu, peak_rss=peak, baseline_rss=base, threads=torch.get_num_threads(),
+                mean_l1=means[0][off].tolist())
+
+
+def run(spec: dict, *, torch_standin: bool = False) -> dict:
+    """_child(spec) (or the torch stand-in) in a fresh interpreter."""
+    flag = "--torch-child" if torch_standin else "--child"
+    out = subprocess.run([sys.executable, __file__, flag, json.dumps(spec)], check=True,
                          capture_output=True, text=True, cwd=ROOT,
                          env={**os.environ, "PYTHONPATH": ROOT})
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -56,11 +97,29 @@ def mib(x: float) -> str:
 
 
 def authors(quick: bool) -> None:
+    """The issue's call, numerics.simulate_scores(50, 4, 64, 100000, embedding="normalized", norm="l2",
+    residual=True, alpha=0.2), against the torch stand-in, alternating (torch, ours) so that both see the
+    same load; then the other options."""
     samples = 10000 if quick else 100000
     scale = 100000 / samples
     print(f"\n## Authors' setting: n=50, d=64, 4 layers, l2, residual (gamma=1), normalized embeddings, "
           f"samples={samples}" + (f" (quick: times x{scale:g} extrapolated to 100000)" if quick else ""))
-    print("baseline (authors' full-batch implementation, as stated in the issue): about 25 s, 8 GB")
+    from lnrecency.numerics.orderings import active_backend
+
+    default = dict(AUTHORS, alpha=0.2, samples=samples, seed=1)
+    ratios = []
+    for rep in range(1 if quick else 3):
+        ref = run(dict(default, seed=rep), torch_standin=True)
+        ours = run(dict(default, seed=rep))
+        ratios.append(ours["seconds"] / ref["seconds"])
+        gap = max(abs(a - b) for a, b in zip(ours["mean_l1"], ref["mean_l1"]))
+        print(f"pair {rep + 1}: torch full batch (float32, {ref['threads']} threads) {ref['seconds'] * scale:6.1f} s, "
+              f"peak RSS {mib(ref['peak_rss'])}; default simulate_scores (float64, paired, orderings backend "
+              f"{active_backend()!r}) {ours['seconds'] * scale:6.1f} s, peak RSS {mib(ours['peak_rss'])} "
+              f"(interpreter+imports {mib(ours['baseline_rss'])}); ratio {ratios[-1]:.2f}; "
+              f"largest layer-1 mean gap {gap:.1e} (float32 vs float64 and different draws: "
+              f"Monte Carlo noise, SE ~ {ours['max_se_layer2'] * math.sqrt(samples / 100000):.0e})")
+    print(f"time ratio ours / torch: {min(ratios):.2f} to {max(ratios):.2f} over {len(ratios)} alternating pair(s)")
     for alpha in (0.0, 0.2):
         for method, paired, workers in (("direct", True, None), ("direct", False, None),
                                         ("gram", True, None), ("gram", False, None), ("direct", True, 1)):
@@ -74,6 +133,102 @@ def authors(quick: bool) -> None:
                   f"(interpreter+numpy {mib(r['baseline_rss'])}), chunk={r['chunk']}, "
                   f"max layer-2 SE {r['max_se_layer2'] * math.sqrt(samples / 100000):.2e} "
                   f"at 100000 samples{tag}")
+
+
+def breakdown(quick: bool) -> None:
+    """Where one chunk's time goes at the authors' setting, on one thread (BLAS held to one thread, as in a
+    run), per draw: the draw and embedding, then per layer the normalisation, the two products, the softmax,
+    the update, the output norms, the moment pass (mean, deviations, row cross moments) and the ordering
+    counts (each backend); and the merge of a chunk into the totals."""
+    import numpy as np
+
+    from lnrecency.model.arithmetic import Arithmetic, causal_mask
+    from lnrecency.model.config import make_config
+    from lnrecency.numerics.chunks import Accumulator, summarise_chunk
+    from lnrecency.numerics.orderings import BACKENDS, ordering_counts
+    from lnrecency.numerics.samplers import Representation, draw_range, embed
+    from lnrecency.runtime.child import one_blas_thread
+
+    reps = 3 if quick else 10
+    cfg = make_config(None, **{k: v for k, v in AUTHORS.items() if k not in ("n", "layers", "d")}, alpha=0.2)
+    n, d, layers = AUTHORS["n"], AUTHORS["d"], AUTHORS["layers"]
+    rep = Representation(n, d, "direct")
+    b = 160  # the chunk a default run at this setting takes (CHUNK_BUDGET_BYTES)
+    times: dict[str, float] = {}
+
+    def timed(name, fn):
+        t0 = time.perf_counter()
+        for _ in range(reps):
+            out = fn()
+        times[name] = (time.perf_counter() - t0) / reps / b * 1e6
+        return out
+
+    with one_blas_thread():
+        raw = timed("draw (RNG blocks)", lambda: draw_range(rep, 1, 0, b))
+        x = timed("embed", lambda: embed(raw, cfg, d))
+        norm, update, ar, mask, u = cfg.normalisation, cfg.update, Arithmetic(), causal_mask(n), rep.u
+        xs = x[:32]
+        per = {}
+
+        def clock(name, fn):
+            t0 = time.perf_counter()
+            out = fn()
+            per[name] = per.get(name, 0.0) + time.perf_counter() - t0
+            return out
+
+        def scores(nh):
+            s = nh @ nh.swapaxes(1, 2)
+            s *= cfg.lam
+            return s
+
+        def mask_and_norms(s, o):
+            s *= mask
+            return np.einsum("bnd,bnd->bn", o, o), o @ u
+
+        def layer_parts():
+            h = xs
+            for _ in range(layers):
+                nh = clock("normalisation", lambda: norm.vectors(h, u))
+                s = clock("product S = lam N N^T", lambda: scores(nh))
+                w = clock("softmax", lambda: ar.causal_softmax(s, mask))
+                o = clock("product o = P N", lambda: w @ nh)
+                clock("mask and output norms", lambda: mask_and_norms(s, o))
+                h = clock("update", lambda: update.vectors(h, o, float(cfg.gamma)))
+
+        for _ in range(reps * 6):
+            layer_parts()
+        for name, secs in per.items():
+            times[f"layer: {name}"] = secs / (reps * 6) / 32 / layers * 1e6
+        s = np.tril(np.random.default_rng(0).standard_normal((b, n, n)))
+
+        def moment_pass():
+            mean = s.mean(axis=0)
+            dev = s - mean
+            cross = np.zeros((n, n, n))
+            for i in range(n):
+                v = dev[:, i, : i + 1]
+                np.matmul(v.T, v, out=cross[i, : i + 1, : i + 1])
+            return cross
+
+        timed("layer: moments (mean, deviations, row cross moments)", moment_pass)
+        for backend in BACKENDS:
+            try:
+                timed(f"layer: ordering counts, backend {backend}", lambda: ordering_counts(s, backend=backend))
+            except ImportError:
+                times[f"layer: ordering counts, backend {backend}"] = float("nan")
+        summary = summarise_chunk(rep, 1, cfg, layers, True, "none", None, 0, b)
+        acc = Accumulator(n, layers, True)
+        acc.merge(summary)
+        timed("merge of one chunk (main thread)", lambda: acc.merge(summary))
+        timed("whole chunk (summarise_chunk)", lambda: summarise_chunk(rep, 1, cfg, layers, True, "none", None, 0, b))
+    print(f"\n## Breakdown of one chunk of {b} draws at the authors' setting (one thread; us per draw; 'layer:' "
+          f"rows are per layer, x{layers} layers)")
+    for name, us in times.items():
+        print(f"{name:58s} {us:8.2f} us")
+    parts = times["draw (RNG blocks)"] + times["embed"] + layers * sum(
+        v for k, v in times.items() if k.startswith("layer:") and "backend numpy" not in k)
+    print(f"sum of the parts with the default backend: {parts:.1f} us per draw "
+          f"(whole chunk measured: {times['whole chunk (summarise_chunk)']:.1f} us)")
 
 
 def flat(quick: bool) -> None:
@@ -166,8 +321,8 @@ def slope(quick: bool) -> None:
         print(f"{res.config.label()} {res.config.embedding}: {txt} [{time.perf_counter() - t0:.1f} s]")
 
 
-SECTIONS = {"authors": authors, "flat": flat, "ratio": ratio, "se": se_target, "cv": control_variates,
-            "slope": slope}
+SECTIONS = {"authors": authors, "breakdown": breakdown, "flat": flat, "ratio": ratio, "se": se_target,
+            "cv": control_variates, "slope": slope}
 
 
 def main(argv=None) -> int:
@@ -175,9 +330,13 @@ def main(argv=None) -> int:
     p.add_argument("--quick", action="store_true", help="smaller sample counts (extrapolated totals)")
     p.add_argument("--sections", nargs="+", choices=sorted(SECTIONS), default=list(SECTIONS))
     p.add_argument("--child", help=argparse.SUPPRESS)
+    p.add_argument("--torch-child", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.child:
         print(json.dumps(_child(json.loads(args.child))))
+        return 0
+    if args.torch_child:
+        print(json.dumps(_torch_child(json.loads(args.torch_child))))
         return 0
     print(f"# bench_mc.py {'--quick ' if args.quick else ''}on {os.cpu_count()} CPUs, "
           f"load average {os.getloadavg()[0]:.2f} at start")

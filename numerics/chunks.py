@@ -12,6 +12,7 @@ import numpy as np
 from lnrecency.model.config import ModelConfig
 from lnrecency.numerics.forward import forward
 from lnrecency.numerics.moments import Moments, moments
+from lnrecency.numerics.orderings import accumulate, mirror, ordering_counts
 from lnrecency.numerics.samplers import Representation, draw_range, embed, theory_gram
 
 FORWARD_BATCH = 32  # samples per pass through the layers (cache-sized; results do not depend on it)
@@ -50,38 +51,31 @@ class ChunkSummary:
     score_m2: np.ndarray
     osq: tuple[np.ndarray, np.ndarray]  # (mean, M2) of |o|^2, (layers, n)
     ovar: tuple[np.ndarray, np.ndarray]  # (mean, M2) of |o - mean(o)|^2 / d
-    cross: np.ndarray | None  # (layers, n, n, n): sum_b dev_ij dev_ik within the chunk
+    cross: np.ndarray | None  # (layers, n, n, n): sum_b dev_ij dev_ik within the chunk; only j <= k is read
     greater: np.ndarray | None  # (layers, n, n, n): #(S_ij > S_ik) within the chunk
     recency: tuple[np.ndarray, np.ndarray] | None  # (mean, M2) over draws of the per-draw RP, (layers,)
 
 
-def layer_moments(s: np.ndarray, paired: bool, raw: np.ndarray | None = None):
+def layer_moments(s: np.ndarray, paired: bool, raw: np.ndarray | None = None, *,
+                  cross: np.ndarray | None = None, greater: np.ndarray | None = None):
     """Mean, M2, row cross-moments, greater-counts and per-draw recency counts of one layer's chunk of
     scores s (b, n, n).
 
     ``raw``: the unadjusted scores when ``s`` is control-variate adjusted (the counts of S_ij > S_ik
     are per-instance events and use the raw scores). The per-draw recency count is the number of
-    triples j < k < i with S_ik > S_ij (keys strictly below the query; :func:`recency_triples`)."""
-    b, n = s.shape[0], s.shape[1]
+    triples j < k < i with S_ik > S_ij (keys strictly below the query; :func:`recency_triples`).
+    ``cross`` (float64) and ``greater`` (int64), zeros of shape (n, n, n): where the cross moments and the
+    counts are written (a layer's slice of the chunk's arrays: no copy)."""
+    n = s.shape[1]
     mean = s.mean(axis=0)
-    st = np.ascontiguousarray(s.transpose(1, 2, 0))  # (n, n, b): [i, j, sample]
-    dev = st - mean[:, :, None]
+    dev = s - mean
     if not paired:
-        return mean, np.einsum("ijb,ijb->ij", dev, dev), None, None, None
-    cross = dev @ dev.transpose(0, 2, 1)  # per row i: sum_b dev_ij dev_ik
-    greater = np.zeros((n, n, n), dtype=np.int64)
-    recent = np.zeros(b, dtype=np.int64)
-    buf = np.empty(n * n * b, dtype=bool)
-    rt = st if raw is None else np.ascontiguousarray(raw.transpose(1, 2, 0))
-    for i in range(1, n):  # row 1 has a single key
-        k = i + 1
-        v = rt[i, :k]  # (k, b): S_ij of every sample, j <= i
-        cmp = buf[: k * k * b].reshape(k, k, b)
-        np.greater(v[:, None, :], v[None, :, :], out=cmp)
-        greater[i, :k, :k] = cmp.sum(axis=2, dtype=np.int64)
-        if i >= 2:  # cmp[kk, jj] = S_{i,kk} > S_{i,jj}; triples jj < kk < i (0-based, diagonal excluded)
-            low = np.tril_indices(i, -1)
-            recent += cmp[:i, :i][low].sum(axis=0, dtype=np.int64)
+        return mean, np.einsum("bij,bij->ij", dev, dev), None, None, None
+    cross = np.zeros((n, n, n)) if cross is None else cross
+    for i in range(n):  # per row i: sum_b dev_ij dev_ik, j, k <= i (0 elsewhere)
+        v = dev[:, i, : i + 1]
+        np.matmul(v.T, v, out=cross[i, : i + 1, : i + 1])
+    greater, recent = ordering_counts(s if raw is None else raw, greater=greater)
     return mean, np.einsum("ijj->ij", cross), cross, greater, recent
 
 
@@ -121,6 +115,8 @@ def summarise_chunk(rep: Representation, seed: Any, config: ModelConfig, layers:
     raw = draw_range(rep, seed, start, stop)
     x = embed(raw, config, rep.d)
     b, n, u = stop - start, rep.n, rep.u
+    if cv == "none":
+        return _streamed_chunk(x, rep, config, layers, paired)
     scores = np.empty((layers, b, n, n))
     osq, oproj = np.empty((b, layers, n)), np.empty((b, layers, n))
     for lo in range(0, b, FORWARD_BATCH):
@@ -129,21 +125,62 @@ def summarise_chunk(rep: Representation, seed: Any, config: ModelConfig, layers:
             scores[layer, lo:hi] = s
             osq[lo:hi, layer] = np.einsum("bnd,bnd->bn", o, o)
             oproj[lo:hi, layer] = o @ u
-    if cv == "none":
-        mean, m2, cross, greater, recent = zip(*(layer_moments(s, paired) for s in scores))
-    else:
-        adjusted = scores - control_variate_sums(raw, rep, config, layers, taylor_mean)
-        mean, m2, cross, greater, recent = zip(*(layer_moments(a, paired, s)
-                                                 for a, s in zip(adjusted, scores)))
+    cross = np.zeros((layers, n, n, n)) if paired else [None] * layers
+    greater = np.zeros((layers, n, n, n), dtype=np.int64) if paired else [None] * layers
+    adjusted = scores if cv == "none" else scores - control_variate_sums(raw, rep, config, layers, taylor_mean)
+    mean, m2, _, _, recent = zip(*(layer_moments(a, paired, None if cv == "none" else s, cross=c, greater=g)
+                                   for a, s, c, g in zip(adjusted, scores, cross, greater)))
     triples = recency_triples(n)
     rp = moments(np.stack(recent, axis=1) / triples) if paired and triples else None
     return ChunkSummary(b, np.stack(mean), np.stack(m2), moments(osq),
                          moments((osq - oproj * oproj) / rep.d),
-                         np.stack(cross) if paired else None, np.stack(greater) if paired else None, rp)
+                         cross if paired else None, greater if paired else None, rp)
+
+
+def _streamed_chunk(x: np.ndarray, rep: Representation, config: ModelConfig, layers: int,
+                    paired: bool) -> ChunkSummary:
+    """The chunk's moments without holding its scores: each sub-batch's scores are summed as they come out of
+    the layers, while in the cache (no (layers, b, n, n) array, and no second pass over it from memory). The
+    sums are of deviations from a reference, the mean of the first sub-batch (close to the chunk mean, so the
+    centring at the end cancels little): mean = ref + S1 / b, M2 = S2 - S1^2 / b, and the row cross moments
+    the same way (upper halves j <= k: Accumulator.cross_moments mirrors them once)."""
+    b, n, u = x.shape[0], rep.n, rep.u
+    ref = np.empty((layers, n, n))
+    sum1 = np.zeros((layers, n, n))
+    second = np.zeros((layers, n, n, n) if paired else (layers, n, n))
+    greater = np.zeros((layers, n, n, n), dtype=np.int64) if paired else None
+    recent = np.zeros((layers, b), dtype=np.int64) if paired else None
+    osq, oproj = np.empty((b, layers, n)), np.empty((b, layers, n))
+    for lo in range(0, b, FORWARD_BATCH):
+        hi = min(lo + FORWARD_BATCH, b)
+        for layer, (s, o) in enumerate(forward(x[lo:hi], config, layers, u)):
+            if lo == 0:
+                ref[layer] = s.mean(axis=0)
+            if paired:
+                accumulate(s, ref[layer], sum1[layer], second[layer], greater[layer], recent[layer, lo:hi])
+            else:
+                dev = s - ref[layer]
+                sum1[layer] += dev.sum(axis=0)
+                second[layer] += np.einsum("bij,bij->ij", dev, dev)
+            osq[lo:hi, layer] = np.einsum("bnd,bnd->bn", o, o)
+            oproj[lo:hi, layer] = o @ u
+    shift = sum1 / b
+    mean = ref + shift
+    if paired:
+        cross = second
+        cross -= b * shift[..., :, None] * shift[..., None, :]  # row i: centred at the chunk mean
+        m2 = np.einsum("lijj->lij", cross).copy()
+    else:
+        cross, m2 = None, second - b * shift * shift
+    triples = recency_triples(n)
+    rp = moments(recent.T / triples) if paired and triples else None
+    return ChunkSummary(b, mean, m2, moments(osq), moments((osq - oproj * oproj) / rep.d), cross, greater, rp)
 
 
 class Accumulator:
-    """Chan merge of chunk summaries (numerics.moments); cross moments get the same delta correction."""
+    """Chan merge of chunk summaries (numerics.moments); cross moments get the same delta correction. The
+    cross moments are kept in their upper halves j <= k (a chunk's lower half need not be filled):
+    :meth:`cross_moments` mirrors them once."""
 
     def __init__(self, n: int, layers: int, paired: bool):
         self.scores = Moments((layers, n, n))
@@ -163,9 +200,14 @@ class Accumulator:
         if self.cross is not None:
             # C_i = C_i^(a) + C_i^(b) + delta_i delta_i^T n_a n_b / n  (delta_i: row i of the mean shift)
             self.cross += c.cross
-            self.cross += (delta[..., :, None] * delta[..., None, :]) * (
-                count_before * c.count / self.scores.count)
+            factor = count_before * c.count / self.scores.count
+            for cross, d in zip(self.cross, delta):  # a layer at a time: its outer product stays in the cache
+                cross += d[:, :, None] * (d[:, None, :] * factor)
             self.greater += c.greater
+
+    def cross_moments(self) -> np.ndarray | None:
+        """The full symmetric row cross moments (layers, n, n, n), from the upper halves (a new array)."""
+        return None if self.cross is None else mirror(self.cross)
 
 
 def recency_triples(n: int) -> int:

@@ -31,13 +31,17 @@ def forward(x: np.ndarray, config: ModelConfig, layers: int, u: np.ndarray
     mask = causal_mask(x.shape[1])
     lam, gamma = float(config.lam), float(config.gamma)
     norm, update = config.normalisation, config.update
+    # a scaling normalisation gives every token the length gain, so S_ii = lam gain^2 >= S_ij (lam > 0)
+    diagonal_is_max = norm.scales
     h = x
-    for _ in range(layers):
+    for layer in range(layers):
         nh = norm.vectors(h, u)
         s = nh @ nh.swapaxes(1, 2)
-        s *= lam
-        w = _FLOAT.causal_softmax(s, mask)
+        if lam != 1.0:
+            s *= lam
+        w = _FLOAT.causal_softmax(s, mask, diagonal_is_max=diagonal_is_max)
         o = w @ nh
         s *= mask
         yield s, o
-        h = update.vectors(h, o, gamma)
+        if layer + 1 < layers:  # the last layer's state is not read
+            h = update.vectors(h, o, gamma)

@@ -58,9 +58,10 @@ CHUNK_BUDGET_BYTES = 32 * 2**20  # working memory aimed at by the default chunk
 
 def _per_sample_bytes(n: int, dim: int, layers: int) -> int:
     """Working bytes of one sample in a chunk: raw draws and embeddings, the layers' scores and output
-    norms, the moment pass (2 score-sized arrays, a bool comparison row)."""
+    norms, the moment pass (2 score-sized arrays; the numpy ordering counts' bool and float32 comparison
+    rows, 5 bytes per score)."""
     m = n + 1
-    return 8 * (2 * m * dim + layers * n * n + 3 * layers * n + 2 * n * n) + n * n
+    return 8 * (2 * m * dim + layers * n * n + 3 * layers * n + 2 * n * n) + 5 * n * n
 
 
 def _forward_bytes(n: int, dim: int) -> int:
@@ -428,6 +429,6 @@ def _execute(r: _Request, plan: _Plan, *, executor: Any, progress: bool | None) 
         chunk=chunk, representation=plan.rep.name, control_variate=r.control_variate,
         output_sq_norm_mean=acc.osq.mean, output_sq_norm_stderr=acc.osq.stderr(),
         output_var_mean=acc.ovar.mean, output_var_stderr=acc.ovar.stderr(),
-        cross_moments=acc.cross, greater_counts=acc.greater,
+        cross_moments=acc.cross_moments(), greater_counts=acc.greater,
         recency_mean=None if acc.recency is None else acc.recency.mean.copy(),
         recency_stderr=None if acc.recency is None else acc.recency.stderr())

@@ -134,7 +134,9 @@ class Update:
     residual: bool
 
     def vectors(self, h: np.ndarray, o: np.ndarray, gamma: float) -> np.ndarray:
-        return h + gamma * o if self.residual else o
+        if not self.residual:
+            return o
+        return h + o if gamma == 1 else h + gamma * o
 
     def gram(self, g, b, gamma):
         """(O, G') from G and B = P D^(-1/2): O = B G B^T = P Gh P^T and

@@ -85,3 +85,58 @@ def test_namespaced_install_survives_a_users_numerics_folder(tmp_path):
                             "'site-packages' not in str(u.find_spec('theory').origin))"],
                            cwd="/", env=env, capture_output=True, text=True, timeout=60)
     assert probe.returncode == 0 and probe.stdout.strip() == "True", probe.stderr
+
+
+def test_float_causal_softmax_equals_the_masked_definition_even_when_the_unmasked_part_dominates():
+    """The float softmax shifts each row by its full-row maximum; rows whose masked part would underflow under
+    that shift (unmasked entries ~1000 larger) are recomputed with the masked maximum. Both cases against the
+    definition exp(S_ij - max_{k<=i} S_ik) / sum, with a planted wrong mask (j < i) told apart."""
+    import numpy as np
+
+    from lnrecency.model.arithmetic import Arithmetic, causal_mask
+
+    rng = np.random.default_rng(0)
+    n = 6
+    mask = causal_mask(n)
+    s = rng.standard_normal((5, n, n)) * 3
+    s[0] += np.triu(np.full((n, n), 1000.0), 1)  # the unmasked part dominates every row of draw 0
+    w = Arithmetic().causal_softmax(s, mask)
+
+    def definition(m):
+        x = np.where(m, s, -np.inf)
+        e = np.exp(x - x.max(axis=-1, keepdims=True))
+        return e / e.sum(axis=-1, keepdims=True)
+
+    np.testing.assert_allclose(w, definition(mask), rtol=1e-14, atol=1e-300)
+    assert np.all(np.isfinite(w))
+    strict = np.tril(np.ones((n, n), dtype=bool), -1)
+    strict[0, 0] = True
+    assert not np.allclose(w, definition(strict))
+
+
+def test_the_diagonal_shift_equals_the_definition_and_falls_back_when_its_premise_fails():
+    """diagonal_is_max (tokens of equal length): the same softmax as the definition; a batch where the premise
+    is false and exp overflows (S_ij - S_ii ~ 1000) is caught and recomputed with the general shift."""
+    import numpy as np
+
+    from lnrecency.model.arithmetic import Arithmetic, causal_mask
+
+    rng = np.random.default_rng(1)
+    n = 7
+    mask = causal_mask(n)
+    a = rng.standard_normal((4, n, 5))
+    a /= np.linalg.norm(a, axis=-1, keepdims=True)
+    s = 3.0 * a @ a.swapaxes(1, 2)
+
+    def definition(s):
+        x = np.where(mask, s, -np.inf)
+        e = np.exp(x - x.max(axis=-1, keepdims=True))
+        return e / e.sum(axis=-1, keepdims=True)
+
+    np.testing.assert_allclose(Arithmetic().causal_softmax(s, mask, diagonal_is_max=True), definition(s),
+                               rtol=1e-14, atol=1e-300)
+    bad = s.copy()
+    bad[0, 5, 2] = 1000.0  # the premise fails: exp(S_52 - S_55) overflows
+    w = Arithmetic().causal_softmax(bad, mask, diagonal_is_max=True)
+    assert np.all(np.isfinite(w))
+    np.testing.assert_allclose(w, definition(bad), rtol=1e-14, atol=1e-300)

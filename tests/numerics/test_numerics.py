@@ -137,7 +137,7 @@ def test_streaming_moments_match_numpy_on_known_data():
     np.testing.assert_allclose(m.stderr()[0], data.std(0, ddof=1) / math.sqrt(total), rtol=1e-11, atol=1e-15)
     i, j, k = 3, 2, 0
     diff = data[:, i, j] - data[:, i, k]
-    c = acc.cross[0, i]
+    c = acc.cross_moments()[0, i]
     var = (c[j, j] + c[k, k] - 2 * c[j, k]) / (total - 1)
     np.testing.assert_allclose(var, diff.var(ddof=1), rtol=1e-11)
     assert acc.greater[0, i, j, k] == int(np.sum(diff > 0))

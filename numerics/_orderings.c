@@ -1,0 +1,149 @@
+/* The ordering counts of one layer's chunk of scores (lnrecency.numerics.orderings), compiled.
+ *
+ * counts(s, b, n, greater, recent, rows)
+ *   s        float64 (b, n, n), C order: masked scores, row i holds S_ij for j <= i
+ *   greater  int64 (n, n, n), C order, added to: #{draws : S_ij > S_ik}, j, k <= i
+ *   recent   int64 (b,), added to: #{j < k < i : S_ik > S_ij} per draw
+ *   rows     float64 (n * b,) scratch
+ *
+ * Every pair j < k <= i of a row is compared once per draw, for both orders, over the draws held
+ * contiguously (so the compiler vectorises the innermost loop). Exact integer counts of float64
+ * comparisons: the same integers as the numpy fallback. The GIL is released during the loops. Plain C
+ * and the buffer protocol only (no numpy headers).
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+
+/* AVX2 where the CPU has it (4x faster here: the comparison masks and 64-bit sums vectorise), chosen at load
+ * time by the compiler's function multi-versioning; the baseline build elsewhere. */
+#if defined(__x86_64__) && defined(__GNUC__) && defined(__has_attribute)
+#if __has_attribute(target_clones)
+__attribute__((target_clones("avx2", "default")))
+#endif
+#endif
+static void count_chunk(const double *restrict s, Py_ssize_t b, Py_ssize_t n, int64_t *restrict greater,
+                        int64_t *restrict recent, double *restrict rows) {
+    for (Py_ssize_t i = 1; i < n; i++) {
+        for (Py_ssize_t t = 0; t < b; t++) {
+            const double *row = s + (t * n + i) * n;
+            for (Py_ssize_t j = 0; j <= i; j++) rows[j * b + t] = row[j];
+        }
+        for (Py_ssize_t j = 0; j <= i; j++) {
+            const double *restrict x = rows + j * b;
+            for (Py_ssize_t k = j + 1; k <= i; k++) {
+                const double *restrict y = rows + k * b;
+                int64_t gt = 0, lt = 0;
+                if (k < i) { /* j < k < i: S_ik > S_ij is a recency event of draw t */
+                    for (Py_ssize_t t = 0; t < b; t++) {
+                        int64_t a = x[t] > y[t], c = x[t] < y[t];
+                        gt += a;
+                        lt += c;
+                        recent[t] += c;
+                    }
+                } else {
+                    for (Py_ssize_t t = 0; t < b; t++) {
+                        gt += x[t] > y[t];
+                        lt += x[t] < y[t];
+                    }
+                }
+                greater[(i * n + j) * n + k] += gt;
+                greater[(i * n + k) * n + j] += lt;
+            }
+        }
+    }
+}
+
+static PyObject *counts(PyObject *self, PyObject *args) {
+    Py_buffer s, greater, recent, rows;
+    Py_ssize_t b, n;
+    if (!PyArg_ParseTuple(args, "y*nnw*w*w*", &s, &b, &n, &greater, &recent, &rows)) return NULL;
+    PyObject *result = NULL;
+    if (b < 0 || n < 0 || s.len != (Py_ssize_t)sizeof(double) * b * n * n ||
+        greater.len != (Py_ssize_t)sizeof(int64_t) * n * n * n || recent.len != (Py_ssize_t)sizeof(int64_t) * b ||
+        rows.len != (Py_ssize_t)sizeof(double) * n * b) {
+        PyErr_SetString(PyExc_ValueError, "counts: buffer sizes do not match (b, n)");
+    } else {
+        Py_BEGIN_ALLOW_THREADS
+        count_chunk((const double *)s.buf, b, n, (int64_t *)greater.buf, (int64_t *)recent.buf, (double *)rows.buf);
+        Py_END_ALLOW_THREADS
+        result = Py_None;
+        Py_INCREF(result);
+    }
+    PyBuffer_Release(&s);
+    PyBuffer_Release(&greater);
+    PyBuffer_Release(&recent);
+    PyBuffer_Release(&rows);
+    return result;
+}
+
+/* The fused pass of a sub-batch (lnrecency.numerics.orderings.accumulate): the ordering counts above, and the
+ * row moments of the deviations d_ij = S_ij - ref_ij, j <= i, summed over the draws in draw order:
+ *   sum1[i, j] += d_ij,   cross[i, j, k] += d_ij d_ik (j <= k <= i; the caller mirrors the other half).
+ * No fused multiply-add (-ffp-contract=off): every clone rounds alike. */
+#if defined(__x86_64__) && defined(__GNUC__) && defined(__has_attribute)
+#if __has_attribute(target_clones)
+__attribute__((target_clones("avx2", "default")))
+#endif
+#endif
+static void row_moments(const double *restrict s, Py_ssize_t b, Py_ssize_t n, const double *restrict ref,
+                        double *restrict sum1, double *restrict cross, double *restrict d) {
+    for (Py_ssize_t i = 0; i < n; i++) { /* row i's block of cross moments stays in the cache over the draws */
+        const double *r = ref + i * n;
+        double *s1 = sum1 + i * n;
+        for (Py_ssize_t t = 0; t < b; t++) {
+            const double *row = s + (t * n + i) * n;
+            for (Py_ssize_t j = 0; j <= i; j++) {
+                d[j] = row[j] - r[j];
+                s1[j] += d[j];
+            }
+            for (Py_ssize_t j = 0; j <= i; j++) {
+                double dj = d[j];
+                double *restrict c = cross + (i * n + j) * n;
+                for (Py_ssize_t k = j; k <= i; k++) c[k] += dj * d[k];
+            }
+        }
+    }
+}
+
+static PyObject *accumulate(PyObject *self, PyObject *args) {
+    Py_buffer s, ref, sum1, cross, greater, recent, rows;
+    Py_ssize_t b, n;
+    if (!PyArg_ParseTuple(args, "y*nny*w*w*w*w*w*", &s, &b, &n, &ref, &sum1, &cross, &greater, &recent, &rows))
+        return NULL;
+    PyObject *result = NULL;
+    Py_ssize_t nn = n * n;
+    if (b < 0 || n < 0 || s.len != (Py_ssize_t)sizeof(double) * b * nn || ref.len != (Py_ssize_t)sizeof(double) * nn ||
+        sum1.len != (Py_ssize_t)sizeof(double) * nn || cross.len != (Py_ssize_t)sizeof(double) * nn * n ||
+        greater.len != (Py_ssize_t)sizeof(int64_t) * nn * n || recent.len != (Py_ssize_t)sizeof(int64_t) * b ||
+        rows.len != (Py_ssize_t)sizeof(double) * n * b) {
+        PyErr_SetString(PyExc_ValueError, "accumulate: buffer sizes do not match (b, n)");
+    } else {
+        Py_BEGIN_ALLOW_THREADS
+        row_moments((const double *)s.buf, b, n, (const double *)ref.buf, (double *)sum1.buf, (double *)cross.buf,
+                    (double *)rows.buf);
+        count_chunk((const double *)s.buf, b, n, (int64_t *)greater.buf, (int64_t *)recent.buf, (double *)rows.buf);
+        Py_END_ALLOW_THREADS
+        result = Py_None;
+        Py_INCREF(result);
+    }
+    PyBuffer_Release(&s);
+    PyBuffer_Release(&ref);
+    PyBuffer_Release(&sum1);
+    PyBuffer_Release(&cross);
+    PyBuffer_Release(&greater);
+    PyBuffer_Release(&recent);
+    PyBuffer_Release(&rows);
+    return result;
+}
+
+static PyMethodDef methods[] = {
+    {"counts", counts, METH_VARARGS, "counts(s, b, n, greater, recent, rows): see the file's comment."},
+    {"accumulate", accumulate, METH_VARARGS,
+     "accumulate(s, b, n, ref, sum1, cross, greater, recent, rows): row moments and ordering counts."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_orderings", NULL, -1, methods};
+
+PyMODINIT_FUNC PyInit__orderings(void) { return PyModule_Create(&module); }

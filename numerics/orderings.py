@@ -1,0 +1,139 @@
+"""Orderings of one layer's scores in a chunk: the counts behind prob_greater and the recency probability.
+
+For a chunk of masked scores s (b, n, n) (row i holds S_ij, j <= i):
+
+  * ``greater[i, j, k]`` = #{draws : S_ij > S_ik}, j, k <= i (0 on the diagonal and outside j, k <= i);
+  * ``recent[t]`` = #{triples j < k < i : S_ik > S_ij} in draw t (the authors' recency count, keys strictly
+    below the query).
+
+Both are exact integer counts of float64 comparisons, so every backend gives the same integers:
+
+  * ``c`` (numerics/_orderings.c, built by pip at install; AVX2 where the CPU has it): each pair j < k of a
+    row compared once per draw for both orders, over the draws held contiguously; about 6 us per draw and
+    layer at n = 50 on this project's machine (benchmarks/bench_mc.py);
+  * ``numpy`` (where the extension could not be built): the (k, k, b) comparison per row, counted by
+    float32 products (exact: every count stays below 2^24); about 28 us per draw and layer at n = 50.
+
+``active_backend()`` names the one in use; ``LNRECENCY_ORDERINGS=numpy`` in the environment forces numpy.
+"""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+__all__ = ["ordering_counts", "accumulate", "mirror", "active_backend", "BACKENDS"]
+
+BACKENDS = ("c", "numpy")
+_EXACT_F32 = 2 ** 24  # float32 holds every integer below this exactly
+
+
+def _numpy_counts(s: np.ndarray, greater: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    b, n = s.shape[0], s.shape[1]
+    recent = np.zeros(b, dtype=np.int64)
+    if n < 2:
+        return greater, recent
+    st = np.ascontiguousarray(s.transpose(1, 2, 0))  # [i, j, draw]
+    cmp = np.empty(n * n * b, dtype=bool)
+    if b >= _EXACT_F32:  # counts beyond float32's exact integers: boolean sums
+        for i in range(1, n):
+            k = i + 1
+            c = cmp[: k * k * b].reshape(k, k, b)
+            np.greater(st[i, :k, None, :], st[i, None, :k, :], out=c)
+            greater[i, :k, :k] += c.sum(axis=2, dtype=np.int64)
+            if i >= 2:
+                recent += c[:i, :i][np.tril_indices(i, -1)].sum(axis=0, dtype=np.int64)
+        return greater, recent
+    flt = np.empty(n * n * b, dtype=np.float32)
+    ones = np.ones(b, dtype=np.float32)
+    low = np.tri(n, n, -1, dtype=np.float32)  # [kk, jj]: jj < kk
+    for i in range(1, n):
+        k = i + 1
+        c = cmp[: k * k * b].reshape(k, k, b)
+        np.greater(st[i, :k, None, :], st[i, None, :k, :], out=c)  # c[kk, jj] = S_{i,kk} > S_{i,jj}
+        f = flt[: k * k * b].reshape(k * k, b)
+        np.copyto(f, c.reshape(k * k, b))
+        greater[i, :k, :k] += (f @ ones).reshape(k, k).astype(np.int64)
+        if i >= 2:  # triples jj < kk < i: the strict lower triangle of the first i rows and columns
+            w = np.zeros((k, k), dtype=np.float32)
+            w[:i, :i] = low[:i, :i]
+            recent += (w.reshape(-1) @ f).astype(np.int64)  # exact: at most i^2 / 2 < 2^24 per row
+    return greater, recent
+
+
+def _c_counts(s: np.ndarray, greater: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    import lnrecency.numerics._orderings as _orderings
+
+    b, n = s.shape[0], s.shape[1]
+    recent = np.zeros(b, dtype=np.int64)
+    _orderings.counts(np.ascontiguousarray(s, dtype=np.float64), b, n, greater, recent, np.empty(n * b))
+    return greater, recent
+
+
+_CHOSEN: list = []
+
+
+def active_backend() -> str:
+    """The backend ordering_counts uses by default: "c" where the extension was built at install, else
+    "numpy"; ``LNRECENCY_ORDERINGS=numpy`` in the environment forces numpy."""
+    if not _CHOSEN:
+        name = "numpy"
+        if os.environ.get("LNRECENCY_ORDERINGS", "").strip().lower() != "numpy":
+            try:
+                import lnrecency.numerics._orderings  # noqa: F401
+                name = "c"
+            except ImportError:
+                pass
+        _CHOSEN.append(name)
+    return _CHOSEN[0]
+
+
+def ordering_counts(s: np.ndarray, *, greater: np.ndarray | None = None,
+                    backend: str | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(greater (n, n, n) int64, recent (b,) int64) of a chunk of masked scores ``s`` (b, n, n); see the
+    module docstring. ``greater``: a C-contiguous int64 (n, n, n) array the counts are added to (default:
+    new zeros). ``backend``: one of BACKENDS (default: :func:`active_backend`); the counts are the same
+    integers whichever runs. "c" raises ImportError where the extension was not built."""
+    backend = active_backend() if backend is None else backend
+    if backend not in BACKENDS:
+        raise ValueError(f"backend must be one of {BACKENDS}; got {backend!r}")
+    n = s.shape[1]
+    if greater is None:
+        greater = np.zeros((n, n, n), dtype=np.int64)
+    elif greater.shape != (n, n, n) or greater.dtype != np.int64 or not greater.flags.c_contiguous:
+        raise ValueError(f"greater must be a C-contiguous int64 array of shape {(n, n, n)}; got "
+                         f"{greater.dtype} {greater.shape}")
+    return (_c_counts if backend == "c" else _numpy_counts)(s, greater)
+
+
+def accumulate(s: np.ndarray, ref: np.ndarray, sum1: np.ndarray, cross: np.ndarray, greater: np.ndarray,
+               recent: np.ndarray, *, backend: str | None = None) -> None:
+    """The fused pass over a sub-batch of masked scores ``s`` (b, n, n) while it is in the cache: adds the
+    ordering counts to ``greater`` (int64 (n, n, n)) and ``recent`` (int64 (b,)), and the row moments of the
+    deviations d = s - ``ref`` (float64 (n, n)) to ``sum1`` (sum_b d_ij) and ``cross`` (sum_b d_ij d_ik for
+    j <= k <= i only: :func:`mirror` fills the other half once at the end). All arrays C-contiguous. The
+    counts are the same integers with either backend; the sums agree to rounding (the compiled pass adds in
+    draw order without fused multiply-adds, numpy in BLAS order)."""
+    backend = active_backend() if backend is None else backend
+    if backend not in BACKENDS:
+        raise ValueError(f"backend must be one of {BACKENDS}; got {backend!r}")
+    b, n = s.shape[0], s.shape[1]
+    if backend == "c":
+        import lnrecency.numerics._orderings as _orderings
+
+        _orderings.accumulate(np.ascontiguousarray(s, dtype=np.float64), b, n, np.ascontiguousarray(ref), sum1,
+                              cross, greater, recent, np.empty(n * b))
+        return
+    dev = s - ref
+    sum1 += dev.sum(axis=0)
+    for i in range(n):
+        v = dev[:, i, : i + 1]
+        cross[i, : i + 1, : i + 1] += np.triu(v.T @ v)
+    _, rec = _numpy_counts(s, greater)
+    recent += rec
+
+
+def mirror(cross: np.ndarray) -> np.ndarray:
+    """The full symmetric rows of cross moments (..., n, n, n) read from their upper halves j <= k (whatever
+    the lower halves hold): a new array."""
+    return np.triu(cross) + np.swapaxes(np.triu(cross, 1), -1, -2)

@@ -1,0 +1,126 @@
+"""The ordering counts (numerics/orderings.py): both backends against a brute-force count written here from the
+definitions, on continuous draws and on planted ties; a wrong definition is told apart by the same check."""
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from lnrecency.numerics.orderings import BACKENDS, active_backend, ordering_counts
+
+
+def brute_force(s: np.ndarray, strict_recency: bool = True, greater_op=np.greater):
+    """greater[i, j, k] = #{draws: S_ij > S_ik} (j, k <= i) and per draw #{j < k < i: S_ik > S_ij}, by loops."""
+    b, n = s.shape[0], s.shape[1]
+    greater = np.zeros((n, n, n), dtype=np.int64)
+    recent = np.zeros(b, dtype=np.int64)
+    for t, i in itertools.product(range(b), range(n)):
+        for j, k in itertools.product(range(i + 1), repeat=2):
+            if j != k:
+                greater[i, j, k] += bool(greater_op(s[t, i, j], s[t, i, k]))
+        top = i if strict_recency else i + 1
+        for j, k in itertools.combinations(range(top), 2):
+            recent[t] += bool(s[t, i, k] > s[t, i, j])
+    return greater, recent
+
+
+def available():
+    out = ["numpy"]
+    try:
+        from lnrecency.numerics import _orderings  # noqa: F401
+        out.append("c")
+    except ImportError:
+        pass
+    return out
+
+
+def planted(seed: int, b: int = 23, n: int = 7) -> np.ndarray:
+    """Masked scores with exact ties: values on a coarse grid, and one row constant in every draw."""
+    rng = np.random.default_rng(seed)
+    s = np.tril(rng.integers(-2, 3, size=(b, n, n)).astype(float) / 4)
+    s[:, 4, :5] = 0.5
+    return s
+
+
+@pytest.mark.parametrize("backend", available())
+@pytest.mark.parametrize("kind", ["continuous", "ties"])
+def test_counts_equal_the_definition(backend, kind):
+    s = np.tril(np.random.default_rng(3).standard_normal((37, 9, 9))) if kind == "continuous" else planted(4)
+    g, r = ordering_counts(s, backend=backend)
+    want_g, want_r = brute_force(s)
+    np.testing.assert_array_equal(g, want_g)
+    np.testing.assert_array_equal(r, want_r)
+
+
+@pytest.mark.parametrize("backend", available())
+def test_the_check_rejects_a_wrong_definition(backend):
+    """The same comparison tells the counts apart from two plausible mistakes: >= for > (ties counted as
+    greater), and triples that let the key reach the query (k <= i)."""
+    s = planted(5)
+    g, r = ordering_counts(s, backend=backend)
+    wrong_g, _ = brute_force(s, greater_op=np.greater_equal)
+    _, wrong_r = brute_force(s, strict_recency=False)
+    assert not np.array_equal(g, wrong_g)
+    assert not np.array_equal(r, wrong_r)
+
+
+def test_backends_give_the_same_integers_and_add_into_a_given_array():
+    s = np.tril(np.random.default_rng(6).standard_normal((181, 13, 13)))
+    results = [ordering_counts(s, backend=b) for b in available()]
+    for g, r in results[1:]:
+        np.testing.assert_array_equal(g, results[0][0])
+        np.testing.assert_array_equal(r, results[0][1])
+    start = np.full((13, 13, 13), 5, dtype=np.int64)
+    g, _ = ordering_counts(s, greater=start)
+    assert g is start
+    np.testing.assert_array_equal(g, results[0][0] + 5)
+    assert active_backend() in BACKENDS
+
+
+def test_bad_arguments_are_refused():
+    s = np.zeros((2, 3, 3))
+    with pytest.raises(ValueError, match="backend must be one of"):
+        ordering_counts(s, backend="gpu")
+    with pytest.raises(ValueError, match="greater must be a C-contiguous int64"):
+        ordering_counts(s, greater=np.zeros((3, 3, 3)))
+
+
+def test_the_extension_is_built_where_a_compiler_is():
+    """CI installs with gcc and the Python headers: the compiled counts must be there, or every run there
+    would silently take the 5x slower numpy path."""
+    import shutil
+    import sysconfig
+
+    if shutil.which("gcc") is None or not sysconfig.get_paths().get("include"):
+        pytest.skip("no C compiler here: the numpy counts are the designed fallback")
+    assert "c" in available()
+
+
+@pytest.mark.parametrize("backend", available())
+def test_the_fused_pass_equals_its_definition(backend):
+    """accumulate: the counts exactly, and sum_b d_ij, sum_b d_ij d_ik (upper halves) to rounding, against
+    numpy written here from the definition; mirror fills the lower halves from the upper ones only."""
+    from lnrecency.numerics.orderings import accumulate, mirror
+
+    rng = np.random.default_rng(8)
+    b, n = 41, 9
+    s = np.tril(rng.standard_normal((b, n, n)) + 2.0)
+    ref = np.tril(rng.standard_normal((n, n)))
+    sum1, cross = np.zeros((n, n)), np.zeros((n, n, n))
+    greater, recent = np.zeros((n, n, n), dtype=np.int64), np.zeros(b, dtype=np.int64)
+    accumulate(s, ref, sum1, cross, greater, recent, backend=backend)
+    dev = s - ref
+    lower = np.tril(np.ones((n, n), dtype=bool))
+    np.testing.assert_allclose(sum1[lower], dev.sum(0)[lower], rtol=1e-12)
+    want = np.einsum("bij,bik->ijk", dev, dev)
+    for i in range(n):
+        got = mirror(cross)[i, : i + 1, : i + 1]
+        np.testing.assert_allclose(got, want[i, : i + 1, : i + 1], rtol=1e-11, atol=1e-12)
+        assert np.all(np.tril(cross[i], -1) == 0)  # only the upper halves are written
+    want_g, want_r = brute_force(s)
+    np.testing.assert_array_equal(greater, want_g)
+    np.testing.assert_array_equal(recent, want_r)
+    garbage = cross + np.tril(np.full((n, n), 7.0), -1)  # whatever the lower halves hold
+    np.testing.assert_array_equal(mirror(garbage), mirror(cross))
+    assert not np.allclose(garbage + garbage.swapaxes(-1, -2), mirror(cross))  # a naive mirror would not do
