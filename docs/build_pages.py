@@ -38,20 +38,34 @@ def _rows(here: Path) -> tuple[dict, dict]:
     return rows, data
 
 
+def _md(text: str) -> str:
+    """Plain text as Markdown that renders as written: the formulas' '*' (and '<', '>') escaped, so that MyST
+    makes no italics or HTML out of them."""
+    return str(text).replace("\\", "\\\\").replace("*", "\\*").replace("<", "&lt;").replace(">", "&gt;")
+
+
 def _claim_page(claim, rows: list, snap: dict) -> str:
     from lnrecency.claims.tables_and_plots import setting_summary
 
+    from lnrecency.report.headline import source_group
+
     lines = [f"# {claim.id}: {claim.description}", ""]
     if rows:
-        first = rows[0]
-        lines += [f"**Statement.** {first['statement']}", "",
-                  f"**Source.** {first['source']}: {SOURCE_NOTE.get(first['source'], first['source'])}.", ""]
         flags = (" --quick" if snap.get("quick") else "") + (" --trained" if snap.get("trained") else "")
-        lines += [f"**Verdict** (from `lnrecency verify{flags}`, the run the README's headline was generated "
-                  f"from; one row per setting group):", ""]
+        groups: dict[str, list] = {}
         for r in rows:
-            setting = setting_summary(r["setting"], 400)
-            lines += [f"- **{r['verdict']}** ({setting}). {r['finding'] or 'no finding recorded'}", ""]
+            groups.setdefault(" ".join(r["statement"].split()), []).append(r)
+        lines += [f"**Verdicts** (from `lnrecency verify{flags}`, the run the README's headline was generated "
+                  f"from). This claim decides {len(groups)} statement{'s' * (len(groups) > 1)}; each verdict "
+                  f"below decides the statement it is listed under, one row per setting group.", ""]
+        for k, (text, group) in enumerate(groups.items(), 1):
+            first = group[0]
+            lines += [f"## Statement {k}" if len(groups) > 1 else "## Statement", "", _md(text), "",
+                      f"**Source.** {source_group(claim.id, first['source'])} ({first['source']}: "
+                      f"{SOURCE_NOTE.get(first['source'], first['source'])}).", ""]
+            for r in group:
+                setting = setting_summary(r["setting"], 400)
+                lines += [f"- **{r['verdict']}** ({_md(setting)}). {_md(r['finding'] or 'no finding recorded')}", ""]
     else:
         lines += ["**Verdict.** Not in the verdict snapshot (docs/verdicts.json): run "
                   f"`lnrecency verify --claim {claim.id}`.", ""]

@@ -7,8 +7,9 @@ Gap measures of row n at layer 2 (normalised model):
   absolute  Delta(alpha)  = S_{n,n-1} - S_{n,1} = log(P_{n,n-1} / P_{n,1})  (attention-weight ratio);
   relative  Delta / S_{n,1};
   spread    Delta / (S_{n,n} - S_{n,1})  (share of the row's range reached below the diagonal).
-Two statements per measure: "can amplify" (some alpha > 0 has a larger gap than alpha = 0) and
-"amplifies monotonically" (the gap increases on the whole grid). Settings: residual off / on (gamma = 1),
+Two statements per measure: "can amplify" (some alpha > 0 has a larger gap than alpha = 0: the seed's
+words) and "amplifies monotonically" (the gap increases on the whole grid: our stronger formulation, counted
+apart from the seed's statements; the seed never says it). Settings: residual off / on (gamma = 1),
 lam in {1, 8}, n in {8, 64}. Monte Carlo (d = 10^12: implementation consistency, the sign of the limit; independent
 runs, SE in quadrature, one-sided):
 Delta(0.1) > Delta(0) and Delta(0.9) < Delta(0) for lam = 1, no residual, n = 8.
@@ -325,7 +326,7 @@ def evaluate(*, quick: bool = False, progress=None, seed: int = 20260505) -> lis
             mono.append((st, "confirmed" if dec.increasing else "refuted", GrowsEvidence(exact=dec)))
         out += grouped(ID, SOURCE, CAN_AMPLIFY.format(measure=measure),
                        {"norm": "layernorm", "layer": 2, "measure": measure}, can, _interval_finding)
-        out += grouped(ID, SOURCE, GROWS.format(measure=measure),
+        out += grouped(ID, "our formulation", GROWS.format(measure=measure),
                        {"norm": "layernorm", "layer": 2, "measure": measure}, mono, _monotone_finding)
     rp_items = []
     samples = 20000 if quick else 200000

@@ -18,6 +18,9 @@ P9 (App. B): "LayerNorm with sqrt(d) scaling sharpens the softmax and weakens th
        any fixed lam and d). lam = sqrt(d) grows with d, so neither the limit at lam held fixed nor its
        1/d expansion describes that side: both are reported as context only (the limit gaps, and for
        lam = 1 the first-order expectation limit + c/d). A near-tie is inconclusive, not confirmed.
+       The scores scale with lam, so the comparison is made in two units, each with the same k: attention
+       logits (the gap itself, log P_87/P_81) and per unit of lam (Delta / lam, the normalised inner
+       products). A setting whose verdict differs between the units is inconclusive ("split by unit").
 """
 from __future__ import annotations
 
@@ -30,7 +33,7 @@ from lnrecency.claims.declare import claim
 from lnrecency.claims.mc_checks import gap_comparison, grouped, setting, simulate, theory
 from lnrecency.experiments.profiler import bias_profile
 from lnrecency.inference.evidence import Evidence, item, record
-from lnrecency.inference.stats import PER_COMPARISON, OrderingCheck, register
+from lnrecency.inference.stats import PER_COMPARISON, OrderingCheck, ordering_check, register
 from lnrecency.model.config import ModelConfig
 from lnrecency.theory import closed_forms as cf
 from lnrecency.theory.limit import limit_scores
@@ -99,6 +102,20 @@ class GapsAtWidth(Evidence):
 
 
 @record
+class PerLamGaps(Evidence):
+    """The same comparison in the unit of the normalised inner products: each gap divided by its lam
+    (Delta / lam = <N h_8, N h_7> - <N h_8, N h_1>), SEs scaled alike, tested with the same k."""
+
+    gap_lam1_per_lam: float
+    gap_lam_sqrt_d_per_lam: float
+    check: OrderingCheck = item(flatten=True)
+
+
+#: the two units P9c is decided in: the gap itself is a log ratio of attention weights, log(P_87 / P_81)
+UNITS = ("attention logits (Delta = log P_87/P_81)", "per unit of lam (Delta / lam)")
+
+
+@record
 class WeakensEvidence(Evidence):
     claim: str
     mc: GapsAtWidth
@@ -106,6 +123,25 @@ class WeakensEvidence(Evidence):
     context_first_order_lam1: float
     scope: str = ("lam = sqrt(d) grows with d: the fixed-lam limit and its 1/d expansion do not apply to that "
                   "side; the verdict is the Monte Carlo test at d")
+    per_lam: PerLamGaps | None = item(omit_none=True)
+
+    @property
+    def unit_verdicts(self) -> dict[str, str]:
+        """The test's verdict in each unit (only the first where the per-lam comparison was not recorded)."""
+        out = {UNITS[0]: self.mc.check.verdict}
+        if self.per_lam is not None:
+            out[UNITS[1]] = self.per_lam.check.verdict
+        return out
+
+    @property
+    def verdict(self) -> str:
+        """The same in both units, else inconclusive: a verdict that flips with the unit is not a verdict."""
+        words = set(self.unit_verdicts.values())
+        return words.pop() if len(words) == 1 else "inconclusive"
+
+    @property
+    def split_by_unit(self) -> bool:
+        return set(self.unit_verdicts.values()) == {"confirmed", "refuted"}
 
 
 def p8() -> list:
@@ -187,7 +223,7 @@ def p9b() -> list:
 
 def p9c(samples: int, seed: int, progress=None) -> list:
     items = []
-    k = register("P9c weakens: Monte Carlo at the named width", 20, sided=1)
+    k = register("P9c weakens: Monte Carlo at the named width, in two units", 40, sided=1)
     for residual in (False, True):
         for alpha in (0.0, 0.3, 0.5, 0.7, 0.9):
             for d in (64, 1024):
@@ -201,31 +237,50 @@ def p9c(samples: int, seed: int, progress=None) -> list:
                 lam1, lam_d, o = gap_comparison(*cfgs, 8, k=k, samples=samples, seeds=(base, base + 1), d=d,
                                                 progress=progress, control_variate="quadratic")
                 first_order = theory(ModelConfig(residual=residual, alpha=alpha), 8, 2).difference(2, 8, 7, 1)
+                per_lam = ordering_check(lam1.mean - lam_d.mean / lam, math.hypot(lam1.stderr, lam_d.stderr / lam),
+                                         k=k)
                 ev = WeakensEvidence(
-                    claim=f"Delta(lam=1) > Delta(lam=sqrt(d)={lam:g}) at d = {d} (Monte Carlo at d)",
+                    claim=f"Delta(lam=1) > Delta(lam=sqrt(d)={lam:g}) at d = {d} (Monte Carlo at d), in attention "
+                          f"logits and per unit of lam",
                     mc=GapsAtWidth(gap_lam1=lam1.mean, se_lam1=lam1.stderr, gap_lam_sqrt_d=lam_d.mean,
                                    se_lam_sqrt_d=lam_d.stderr, samples=samples, check=o),
                     context_limit_gaps_lam_fixed=limit_gaps,
-                    context_first_order_lam1=first_order[0] + first_order[1] / d)
+                    context_first_order_lam1=first_order[0] + first_order[1] / d,
+                    per_lam=PerLamGaps(gap_lam1_per_lam=lam1.mean, gap_lam_sqrt_d_per_lam=lam_d.mean / lam,
+                                       check=per_lam))
                 items.append((setting(ModelConfig(residual=residual, alpha=alpha), d=d,
-                                      lam=f"1 vs sqrt(d) = {lam:g}"), o.verdict, ev))
-    return grouped("P9", SOURCE, P9C, {"measure": "S_{8,7} - S_{8,1}, layer 2"}, items, finding=_p9c_finding)
+                                      lam=f"1 vs sqrt(d) = {lam:g}"), ev.verdict, ev))
+    return grouped("P9", SOURCE, P9C, {"measure": "S_{8,7} - S_{8,1}, layer 2"}, items, finding=weakens_finding)
 
 
-def _p9c_finding(verdict: str, group: list) -> str:
-    """What the Monte Carlo at the named width shows, per setting: the layer-2 gap S_87 - S_81 with d scaling
-    (lam = 1) against sqrt(d) scaling (lam = sqrt(d)), each +- its SE."""
-    lead = {"confirmed": "Holds: with sqrt(d) scaling the layer-2 recency gap S_87 - S_81 is smaller than with d "
-                         "scaling (significant at the stated k)",
-            "refuted": "Fails: with sqrt(d) scaling the layer-2 recency gap S_87 - S_81 is larger than with d "
-                       "scaling, not weaker (significant at the stated k)",
-            "inconclusive": "Not settled: the two gaps differ by less than the test resolves"}[verdict]
+def weakens_finding(verdict: str, group: list) -> str:
+    """What the Monte Carlo at the named width shows, per setting, in both units: the layer-2 gap S_87 - S_81
+    (a log ratio of attention weights) with d scaling (lam = 1) against sqrt(d) scaling (lam = sqrt(d)), each
+    +- its SE, and the same per unit of lam."""
+    split = [(s, ev) for s, ev in group if ev.split_by_unit]
+    lead = {"confirmed": "Holds in both units: with sqrt(d) scaling the layer-2 recency gap S_87 - S_81 is smaller "
+                         "than with d scaling, in attention logits and per unit of lam (significant at the stated k)",
+            "refuted": "Fails in both units: with sqrt(d) scaling the layer-2 recency gap S_87 - S_81 is larger than "
+                       "with d scaling, in attention logits and per unit of lam (significant at the stated k)",
+            "inconclusive": "Not settled"}[verdict]
     parts = []
     for s, ev in group:
         m = ev.mc
-        parts.append(f"{'residual' if s.get('residual') else 'no residual'}, alpha={s.get('alpha')}, d={s.get('d')}: "
-                     f"{m.gap_lam1:.3g} +- {m.se_lam1:.2g} (lam = 1) vs {m.gap_lam_sqrt_d:.3g} +- "
-                     f"{m.se_lam_sqrt_d:.2g} (lam = sqrt(d))")
+        where = f"{'residual' if s.get('residual') else 'no residual'}, alpha={s.get('alpha')}, d={s.get('d')}"
+        text = (f"{where}: {m.gap_lam1:.3g} +- {m.se_lam1:.2g} (lam = 1) vs {m.gap_lam_sqrt_d:.3g} +- "
+                f"{m.se_lam_sqrt_d:.2g} (lam = sqrt(d))")
+        if ev.per_lam is not None:
+            text += (f", per unit of lam {ev.per_lam.gap_lam1_per_lam:.3g} vs {ev.per_lam.gap_lam_sqrt_d_per_lam:.3g}"
+                     + (" (" + ", ".join(f"{unit.split(' (')[0]}: {v}" for unit, v in ev.unit_verdicts.items()) + ")"
+                        if ev.split_by_unit else ""))
+        parts.append(text)
+    if verdict == "inconclusive":
+        lead = (f"Split by unit in {len(split)} of {len(group)} setting(s): with sqrt(d) scaling the gap is larger "
+                f"in attention logits (the log ratio P_87/P_81: the pattern sharpens) but smaller per unit of lam "
+                f"(the pattern of the normalised scores weakens), so the verdict depends on what 'weakens' "
+                f"measures" if split else "Not settled: the two gaps differ by less than the test resolves")
+        if split and len(split) < len(group):
+            lead += "; in the others the two gaps differ by less than the test resolves"
     return f"{lead}, in {len(group)} setting(s): " + "; ".join(parts[:4]) + ("; ..." if len(parts) > 4 else "") + "."
 
 

@@ -186,7 +186,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.commands = {}
     for name in COMMANDS:
         module = importlib.import_module(f"lnrecency.cli.commands.{name}")
-        p = sub.add_parser(module.NAME, help=module.HELP, description=module.HELP)
+        p = sub.add_parser(module.NAME, help=module.HELP, description=getattr(module, "DESCRIPTION", module.HELP),
+                           epilog=getattr(module, "EPILOG", None))
         seen: list[argparse.Action] = []
         module.add_arguments(_Declared(p, seen))
         if name in TIME_LIMITED:

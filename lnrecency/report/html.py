@@ -15,7 +15,17 @@ import re
 from pathlib import Path
 
 from lnrecency.files.table_record import Table
-from lnrecency.report.headline import MEASURED, Finding, claim_tables, counts_line, findings, short_statement
+from lnrecency.inference.evidence import VERDICTS
+from lnrecency.report.headline import (
+    MEASURED,
+    Finding,
+    answer,
+    claim_tables,
+    counts_by_source,
+    counts_line,
+    findings,
+    not_run_claims,
+)
 
 __all__ = ["render_html"]
 
@@ -102,8 +112,36 @@ def _finding_html(f: Finding, tables: set[str]) -> str:
     stem = f.evidence[:-3] if f.evidence.endswith(".md") else None
     cite = (f'(<a href="#table-{stem}">evidence</a>)' if stem in tables
             else f"(evidence: <code>{html.escape(f.evidence)}</code> in the source tree)")
-    return (f"<li><strong>{html.escape(f.claim)}: {verdict}.</strong> <em>{html.escape(short_statement(f))}</em> "
-            f"{_inline(f.sentence)} {cite}</li>")
+
+    def statement(s) -> str:
+        words = ", ".join(f'<span class="{_verdict_class(w)}">{html.escape(w)}</span>'
+                          + (f" ({n} rows)" if n > 1 else "") for w, n in s.verdicts)
+        return f"<em>{html.escape(s.text)}</em> ({html.escape(s.source)}) <strong>{words}:</strong> {_inline(s.lead)}"
+
+    head, *rest = f.statements
+    more = "<ul>" + "".join(f"<li>{statement(s)}</li>" for s in rest) + "</ul>" if rest else ""
+    return f"<li><strong>{html.escape(f.claim)}: {verdict}.</strong> {statement(head)} {cite}{more}</li>"
+
+
+def _sources_html(results: list) -> str:
+    groups = counts_by_source(results)
+    words = [v for v in VERDICTS if any(c.get(v) for _, _, c in groups)]
+    head = "".join(f"<th>{html.escape(w)}</th>" for w in ["statements from", "claims", *words])
+    body = "".join(f"<tr><td>{html.escape(g)}</td><td>{n}</td>" + "".join(f"<td>{c.get(w, 0)}</td>" for w in words)
+                   + "</tr>" for g, n, c in groups)
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def _not_run_html(results: list) -> str:
+    missing = not_run_claims(results)
+    if not missing:
+        return "<p>Every registered claim was evaluated.</p>"
+    n = sum(len(v) for v in missing.values())
+    items = "; ".join(f"{html.escape(', '.join(ids))} (<code>{html.escape(cmd)}</code>)"
+                      for cmd, ids in missing.items())
+    return (f"<p><strong>Not run here, not counted: {n} claims</strong> on trained models and real text: {items}. "
+            f"Each needs <code>python3 -m pip install -e '.[models]'</code> and minutes of training; the report then "
+            f"reads the cached results.</p>")
 
 
 def render_html(*, title: str, results: list, tables: list[Table], figures: list[tuple], out: Path,
@@ -114,9 +152,12 @@ def render_html(*, title: str, results: list, tables: list[Table], figures: list
     settled = [f for f in items if f.verdicts[0] in ("confirmed", "reproduced")]
     open_ = [f for f in items if f not in settled]
     parts = [f"<h1>{html.escape(title)}</h1>",
-             f'<p class="counts">{_inline(counts_line(results, quick=quick))}</p>',
-             "<p>Each verdict comes with its reason; <code>lnrecency verify --claim ID</code> prints it whole. "
-             "Trained-model verdicts are decided together at family-wise rate 0.05 (Holm).</p>"]
+             f'<p class="answer"><strong>The answer.</strong> {_inline(" ".join(answer(results)))}</p>',
+             f'<p class="counts">{_inline(counts_line(results, quick=quick))} By the source of the statement each '
+             f"verdict decides:</p>", _sources_html(results), _not_run_html(results),
+             "<p>Each verdict comes with its reason; <code>lnrecency verify --claim ID</code> prints it whole "
+             "(<code>verify --list</code>: every claim with its statement and source). Trained-model verdicts are "
+             "decided together at family-wise rate 0.05 (Holm).</p>"]
     if open_:
         parts += ["<h2>What fails, is not reproduced, or is not settled</h2>",
                   "<ul>" + "".join(_finding_html(f, names) for f in open_) + "</ul>"]

@@ -485,3 +485,28 @@ def test_html_report_in_headless_chromium(quick_report, tmp_path):
                    '<script>console.error("boom")</script></body></html>', encoding="utf-8")
     flagged = check_page(bad, tmp_path / "bad.png")
     assert flagged.failed_images == ["broken"] and len(flagged.console_errors) == 1
+
+
+def test_readme_states_what_a_fresh_report_contains(quick_report):
+    """The README's counts come from the module that writes the report's opening: its `--quick` line equals this
+    fresh quick report (claims needing a cached experiment left out, as on a fresh machine), and its default
+    line equals docs/verdicts.json, the run it was generated from."""
+    import re
+
+    from lnrecency.claims.registry import TRAINED
+
+    out, _ = quick_report
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    table = json.loads((out / "verdicts.json").read_text(encoding="utf-8"))
+    cols = table["columns"]
+    rows = [r for r in table["rows"] if r[cols.index("id")] not in TRAINED]
+    m = re.search(r"With `--quick`: \*\*(\d+) verdicts on (\d+) claims\*\* \(quick settings\): ([^.]*)\.", readme)
+    assert m is not None, "the README does not state the quick report's counts"
+    assert (int(m[1]), int(m[2])) == (len(rows), len({r[cols.index("id")] for r in rows}))
+    for part in m[3].split(", "):
+        n, word = part.split(" ", 1)
+        assert int(n) == sum(r[cols.index("verdict")] == word for r in rows), part
+    snap = json.loads((Path(__file__).resolve().parents[2] / "docs" / "verdicts.json").read_text(encoding="utf-8"))
+    fresh = [r for r in snap["verdicts"] if r["id"] not in TRAINED]
+    d = re.search(r"\*\*(\d+) verdicts on (\d+) claims\*\* \(default settings\)", readme)
+    assert (int(d[1]), int(d[2])) == (len(fresh), len({r["id"] for r in fresh}))

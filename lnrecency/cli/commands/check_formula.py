@@ -15,10 +15,18 @@ NAME = "check-formula"
 HELP = "check a formula (in i, j, alpha, lam, gamma) against the derived sympy closed form"
 
 
+DESCRIPTION = (HELP + " of the parameter-free model at d -> infinity (docs/model.md). The quantities, for tokens "
+               "x^(1) after layer 1: " + "; ".join(f"{q} = {h}" for q, h in QUANTITY_HELP.items()) + ".")
+EPILOG = ("Defaults in this command: --norm layernorm (l2 and rmsnorm have the same limit), no --residual; an "
+          "omitted --alpha, --lam or --gamma stays symbolic (the defaults printed above are those of the other "
+          "commands). When your formula differs, the command also tries the other normalisation class, residual "
+          "on and off, and lam = gamma = 1, and names the flags under which it is equal, if any. Exit status: 0 "
+          f"equal, 1 different, 2 a bad formula or argument. Allowed in EXPR: {ALLOWED}.")
+
+
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.description = (HELP + ". alpha, lam and gamma stay symbolic unless given as flags. Quantities: "
-                     + "; ".join(f"{q} = {h}" for q, h in QUANTITY_HELP.items()) + f". Allowed: {ALLOWED}.")
-    p.add_argument("quantity", choices=QUANTITIES, metavar="QUANTITY", help=", ".join(QUANTITIES))
+    p.add_argument("quantity", choices=QUANTITIES, metavar="QUANTITY",
+                   help="; ".join(f"{q}: {h}" for q, h in QUANTITY_HELP.items()))
     p.add_argument("expr", metavar="EXPR", help="e.g. 'alpha + (1-alpha)*exp(lam*alpha)/"
                    "(exp(lam)+(i-1)*exp(lam*alpha))'; '^' means power; '-' reads it from standard "
                    "input, '@FILE' from a file; a formula starting with '-' goes after '--'")
@@ -60,12 +68,12 @@ def run(args: Options) -> int:
     from lnrecency.runtime.child import BudgetExceeded, run_bounded
     from lnrecency.theory.formula import check_formula
 
-    params = {k: getattr(args, k) for k in ("alpha", "lam", "gamma") if getattr(args, k) is not None}
+    given = {k: getattr(args, k) for k in ("alpha", "lam", "gamma") if getattr(args, k) is not None}
     from_file = args.expr == "-" or args.expr.startswith("@")
     try:
         text = _read_expr(args.expr)
         result = run_bounded(check_formula, args.quantity, text, norm=args.norm, residual=args.residual,
-                             seconds=SECONDS, memory_bytes=MEMORY, **params)
+                             seconds=SECONDS, memory_bytes=MEMORY, **given)
     except BudgetExceeded as exc:
         print(f"lnrecency check-formula: cannot decide: the check {exc} (budget {SECONDS:g} s, "
               f"{MEMORY / 2**30:g} GiB); simplify the formula or give fewer digits in --alpha/--lam/--gamma",
@@ -97,4 +105,32 @@ def run(args: Options) -> int:
                      + (f", difference {d.difference}" if d.difference is not None
                         else " (one side is undefined there)"))
         print(f"first difference at i={d.i}, j={d.j} ({params}): {where}")
+    if not result.equal:
+        flags = _equal_elsewhere(args, text, given)
+        print(f"equal under:   {flags}" if flags else "equal under:   none of the other flags tried (the other "
+              "normalisation class, residual on and off, lam = gamma = 1)")
     return 0 if result.equal else 1
+
+
+def _equal_elsewhere(args: Options, text: str, params: dict) -> str | None:
+    """The flags under which the formula equals the derivation, among the other normalisation class (none vs
+    the scaling ones, which share one limit), residual on and off, and lam and gamma set to 1 where they were
+    symbolic; None if no such flags (or the search runs out of its budget)."""
+    from lnrecency.runtime.child import BudgetExceeded, run_bounded
+    from lnrecency.theory.formula import check_formula
+
+    norms = (args.norm, "none" if args.norm != "none" else "l2")  # the user's class first
+    for norm in norms:
+        for residual in (args.residual, not args.residual):
+            for ones in ({}, {k: 1 for k in ("lam", "gamma") if k not in params and (k == "lam" or residual)}):
+                if norm == args.norm and residual == args.residual and not ones:
+                    continue  # the setting already tried
+                try:
+                    r = run_bounded(check_formula, args.quantity, text, norm=norm, residual=residual,
+                                    seconds=SECONDS, memory_bytes=MEMORY, **params, **ones)
+                except (BudgetExceeded, ValueError, RecursionError, OverflowError):
+                    return None
+                if r.equal:
+                    return " ".join([f"--norm {norm}", *(["--residual"] if residual else []),
+                                     *(f"--{k} 1" for k in ones)] + [f"--{k} {v}" for k, v in params.items()])
+    return None

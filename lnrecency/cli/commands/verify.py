@@ -7,6 +7,7 @@ infinities are written as the strings "inf" / "-inf" so the output is strict JSO
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 import textwrap
@@ -67,11 +68,17 @@ def run(args: Options) -> int:
     if args.lines < 0:
         raise ValueError(f"--lines must be an integer >= 0; got {args.lines}")
     if args.list:
-        from lnrecency.claims.registry import CLAIMS, TRAINED
+        return _list()
+    if args.claim and "ceiling" in args.claim:  # a headline finding measured by `lnrecency reproduce`
+        from lnrecency.report.headline import MEASURED
 
-        for cid, c in CLAIMS.items():
-            print(f"{cid:6s} {c.description}" + ("  [trained models: --trained or --claim]" if cid in TRAINED else ""))
-        return 0
+        s = MEASURED.statements[0]
+        print(f"[ceiling] MEASURED  ({s.source}; not a verdict: measured by `lnrecency reproduce --out DIR`, "
+              f"minutes)\n  statement: {s.text}")
+        print(_wrap(f"finding:   {s.lead}", "  ", "             ") + "\n")
+        if all(c == "ceiling" for c in args.claim):
+            return 0
+        args = dataclasses.replace(args, claim=[c for c in args.claim if c != "ceiling"])
     if args.out is not None:
         return _write_evidence(args)
     ids = check_ids(args.claim, trained=args.trained)
@@ -105,6 +112,22 @@ def run(args: Options) -> int:
     print("summary: " + ", ".join(f"{v} {counts.get(v, 0)}" for v in VERDICTS if v in counts or v in
                                   ("confirmed", "refuted", "inconclusive"))
           + (f"; not run (not counted as verdicts): {counts['not run']}" if "not run" in counts else ""))
+    return 0
+
+
+def _list() -> int:
+    """Every claim id with its statements and their sources (lnrecency/data/statements.json, written with the
+    README's headline), and the claims on trained models marked."""
+    from lnrecency.claims.registry import CLAIMS, TRAINED
+    from lnrecency.report.statements import statements
+
+    known = statements()
+    for cid, c in CLAIMS.items():
+        print(f"{cid:6s} {c.description}" + ("  [trained models: --trained or --claim]" if cid in TRAINED else ""))
+        for text, source in known.get(cid, ()):
+            print(_wrap(f"- {text} ({source})", "         ", "           "))
+    print("ceiling  the expansion ceiling at the authors' width (a measurement of `lnrecency reproduce`; "
+          "`verify --claim ceiling` states it)")
     return 0
 
 

@@ -1,0 +1,68 @@
+"""The getting-started page's first commands, run verbatim: each exits 0, check-formula's example says "equal:
+yes", and `verify --list` shows every claim's statements with their sources. check-formula names the flags
+under which a differing formula equals the derivation."""
+from __future__ import annotations
+
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def first_steps() -> list[str]:
+    text = (ROOT / "docs" / "getting-started.md").read_text(encoding="utf-8")
+    block = text.split("## First steps", 1)[1].split("```bash", 1)[1].split("```", 1)[0]
+    return [line.split("  #", 1)[0].strip() for line in block.strip().splitlines() if line.strip()]
+
+
+def run(command: str) -> subprocess.CompletedProcess:
+    args = shlex.split(command)
+    assert args[0] == "lnrecency", command
+    return subprocess.run([sys.executable, "-m", "lnrecency.cli.app", *args[1:]], capture_output=True, text=True,
+                          timeout=300, cwd=ROOT)
+
+
+@pytest.mark.parametrize("command", first_steps())
+def test_each_first_step_runs_as_written(command):
+    proc = run(command)
+    assert proc.returncode == 0, (command, proc.stderr[-2000:])
+    if "check-formula" in command:
+        assert re.search(r"equal:\s+yes", proc.stdout), proc.stdout
+
+
+def test_verify_list_shows_every_claims_statements_and_sources():
+    from lnrecency.claims.registry import CLAIMS
+    from lnrecency.report.headline import SOURCE_GROUPS
+    from lnrecency.report.statements import statements
+
+    known = statements()
+    assert set(CLAIMS) <= set(known), sorted(set(CLAIMS) - set(known))
+    out = run("lnrecency verify --list").stdout
+    for cid, rows in known.items():
+        assert re.search(rf"^{re.escape(cid)}\s", out, re.M), cid
+        for _, source in rows:
+            assert source in SOURCE_GROUPS
+    assert out.count("(the paper's printed derivation (v1))") >= 9
+    assert "ceiling" in out
+
+
+def test_check_formula_names_the_flags_under_which_a_formula_is_equal():
+    p2 = "2*(2*a*e + e^a*(1 + a*(2*i-3))) / (e+(i-1)*e^a)"  # the printed P2, stated for l2 with residual
+    proc = run(f"lnrecency check-formula g '{p2}'")
+    assert proc.returncode == 1 and "equal under:   --norm layernorm --residual --lam 1 --gamma 1" in proc.stdout
+    wrong = run("lnrecency check-formula g '2*(2*a*e + e^a*(1 + a*(2*i-2))) / (e+(i-1)*e^a)'")
+    assert wrong.returncode == 1 and "equal under:   none of the other flags tried" in wrong.stdout
+    helptext = run("lnrecency check-formula --help").stdout
+    for quantity in ("p_diag", "p_off", "g", "h", "h2", "score"):
+        assert f"{quantity}:" in helptext or f"{quantity} =" in helptext
+    assert "stays symbolic" in helptext
+
+
+def test_verify_claim_ceiling_states_the_measured_finding():
+    proc = run("lnrecency verify --claim ceiling")
+    assert proc.returncode == 0 and "[ceiling] MEASURED" in proc.stdout and "lnrecency reproduce" in proc.stdout
