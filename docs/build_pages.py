@@ -46,7 +46,6 @@ def _md(text: str) -> str:
 
 def _claim_page(claim, rows: list, snap: dict) -> str:
     from lnrecency.claims.tables_and_plots import setting_summary
-
     from lnrecency.report.headline import source_group
 
     lines = [f"# {claim.id}: {claim.description}", ""]

@@ -19,8 +19,9 @@ from dataclasses import dataclass
 from lnrecency.inference.evidence import VERDICTS
 from lnrecency.inference.verdicts import ClaimResult
 
-__all__ = ["Finding", "Statement", "MEASURED", "SOURCE_GROUPS", "source_group", "source_of", "counts_by_source", "counts_line",
-           "answer", "not_run_claims", "filled_by", "findings", "finding_lines", "lead_sentence", "headline_markdown"]
+__all__ = ["Finding", "Statement", "MEASURED", "SOURCE_GROUPS", "source_group", "source_of", "counts_by_source",
+           "counts_line", "answer", "not_run_claims", "filled_by", "findings", "finding_lines", "lead_sentence",
+           "headline_markdown"]
 
 #: about the longest lead sentence of a finding, in words (the claim's page and `verify` give it whole)
 LEAD_WORDS = 40
