@@ -150,13 +150,15 @@ def h_figure(data) -> ReportFigure:
     s = data.settings
     fig = Figure(figsize=(12, 4.2))
     axes = fig.subplots(1, 2)
+    keys = []
     for ax, residual in zip(axes, (False, True)):
-        handles = plot_curves(ax, h_curves(data, residual), mc_label=f"MC d={s.ds[-1]} +- SE",
-                               separate_labels=False)
+        keys.append(plot_curves(ax, h_curves(data, residual), mc_label=f"MC d={s.ds[-1]} +- SE (left panel)",
+                                separate_labels=False))
         ax.set_xlabel("key index j")
         ax.set_ylabel("h(j)^2 = |x_j^(1)|^2")
         ax.set_title("residual (gamma = 1)" if residual else "no residual")
-    fig.legend(handles=handles, loc="center right", fontsize=8)
+    handles = max(keys, key=len)  # the panel whose key names every style drawn (the points: left only)
+    fig.legend(handles=handles, loc="center right", fontsize=9)
     title = "h(j)^2 over the key index j for several alpha"
     fig.suptitle(title)
     fig.tight_layout(rect=(0, 0, 0.83, 1))

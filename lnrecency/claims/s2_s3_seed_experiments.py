@@ -135,7 +135,7 @@ def seed002_figures(data) -> list[ReportFigure]:
             _band(ax, pos, [r["figure1"][key] for r in runs], colour, label)
         ax.set_xlabel("position of the second [A] (the last [A] is at 12)")
         ax.set_ylabel(ylabel)
-        ax.legend(fontsize=8)
+        ax.legend(fontsize=9)
         heads = ", ".join(f"L1H{r['head']} (score {r['induction_score']:.2f})" for r in runs)
         out.append(ReportFigure(name, title, f"{st.scale()}. Sequences <BOS> R [A][B] .. [A][C] .. [A] of 13 "
                                 f"tokens, {st.samples} random sequences per position and seed; band: 95% t-interval "
@@ -163,7 +163,7 @@ def seed002_figures(data) -> list[ReportFigure]:
         ax.loglog(x, h["law"], "--", color=c, lw=0.8)
     ax.set_xlabel("number of tokens averaged (position + 1)")
     ax.set_ylabel("E |z_i|^2 (solid: measured; dashed: law)")
-    ax.legend(fontsize=7, ncol=2)
+    ax.legend(fontsize=9, ncol=2)
     out.append(ReportFigure(SEED002_STEMS[3], titles[3], f"Training seed {r0['seed']}, {st.random_sequences} random "
                             f"sequences of {mech['n']} tokens: each layer-0 head's output norm (before W_O) and the "
                             f"law for an average of uncorrelated vectors, sum_k P_ik^2 |v_k|^2, from the measured "
@@ -211,7 +211,7 @@ def seed003_figures(data) -> list[ReportFigure]:
             ax.set_title(task, fontsize=9)
             ax.set_xlabel("test length (grey: training length)")
             ax.set_ylabel(ylabel)
-            ax.legend(fontsize=7)
+            ax.legend(fontsize=9)
         extra = (" Dotted: sum_k P_ik^2 at the last position (the parameter-free identity's shape, scaled to the "
                  "first point)." if key == "variance" else
                  " Dashed: the accuracy of the best constant answer at each length (argmax: always the largest "

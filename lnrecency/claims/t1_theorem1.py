@@ -97,15 +97,15 @@ def heatmap_figure(data, variant_label: str, variant: dict, residual: bool) -> R
             lo, hi = _colour_range(t, off, se)
             ax = axes[r, layer]
             im = ax.imshow(np.hstack([t, gap, m]), cmap="viridis", vmin=lo, vmax=hi, interpolation="nearest")
-            ax.set_xticks([0, n - 1, n + 1, 2 * n], labels=["1", str(n), "1", str(n)], fontsize=7)
-            ax.set_yticks([0, n - 1], labels=["1", str(n)], fontsize=7)
+            ax.set_xticks([0, n - 1, n + 1, 2 * n], labels=["1", str(n), "1", str(n)], fontsize=9)
+            ax.set_yticks([0, n - 1], labels=["1", str(n)], fontsize=9)
             colour_bar(ax, im)
             if r == 0:
                 ax.set_title(f"layer {layer + 1}: limit | MC d={d}", fontsize=9)
             if layer == 0:
                 ax.set_ylabel(f"alpha = {float(c.alpha):g}\nquery i", fontsize=9)
             if r == len(configs) - 1:
-                ax.set_xlabel("key j (limit)      key j (MC)", fontsize=8)
+                ax.set_xlabel("key j (limit)      key j (MC)", fontsize=9)
     res = f"residual (gamma = {float(configs[0].gamma):g})" if residual else "no residual"
     title = f"Expected scores E[S^(l)_ij], {variant_label}, {res}"
     fig.suptitle(title, fontsize=12)

@@ -115,22 +115,26 @@ MEANS_CAPTION = (
     "The Monte Carlo means the verdict cites (lnrecency verify; the same runs as the verdict_means table), entry "
     "(i, j) by entry: the exact d -> infinity limit, the first-order coefficient c, and per width the MC mean, its "
     "SE, the prediction (limit + c/d at the authors' widths d = 16, 64, 256; the limit at d = 10^12, where the "
-    "check is implementation consistency), z = (MC - prediction)/SE and the result of the check |MC - prediction| "
-    "<= k SE + R/d^2.")
+    "check is implementation consistency), z = (MC - prediction)/SE, the tolerance k SE + R/d^2 (k from the "
+    "false-alarm budget, R/d^2 the bound on the expansion's remainder) and the result: pass when |MC - prediction| "
+    "<= tolerance. A tolerance much larger than the SE means the check is loose at that width: read the tolerance, "
+    "not only the word.")
 
 
 def means_table(data, claim_id: str, stem: str, title: str, *, caption: str = "", extra_columns: tuple = (),
                 extra: Callable[[dict, Any], list] | None = None) -> Table:
     """The claim's own Monte Carlo mean checks (MCMeans: the runs its verdict cites), one row per entry: setting,
-    verdict, check, quantity, layer, i, j, limit, c, then ``extra_columns`` (``extra(setting, entry)``), then per
-    width (the authors' 16, 64, 256 and the implementation-consistency 10^12) MC, SE, prediction, z, result.
-    A deterministic entry (SE at float rounding, e.g. the diagonal S_ii = lam) reads "exact (no test)", z n/a."""
+    verdict, quantity, layer, i, j, check, limit, c, then ``extra_columns`` (``extra(setting, entry)``), then per
+    width (the authors' 16, 64, 256 and the implementation-consistency 10^12) MC, SE, prediction, z, tolerance,
+    result. A deterministic entry (SE at float rounding, e.g. the diagonal S_ii = lam) reads "exact (no test)",
+    z n/a."""
     ds = (*PRACTICAL_WIDTHS, D_BIG)
-    columns = ["setting", "verdict", "check", "quantity", "layer", "i", "j", "limit", "c", *extra_columns]
-    groups = [("limit", "c", *extra_columns)]
+    columns = ["setting", "verdict", "quantity", "layer", "i", "j", "check", "limit", "c", *extra_columns]
+    groups = [("check", "limit", "c", *extra_columns)]
     for d in ds:
         w = _width_label(d)
-        groups.append((f"MC d={w}", f"SE d={w}", f"prediction d={w}", f"z d={w}", f"result d={w}"))
+        groups.append((f"MC d={w}", f"SE d={w}", f"prediction d={w}", f"z d={w}", f"tolerance d={w}",
+                       f"result d={w}"))
         columns += groups[-1]
     rows = []
     for r, where, m in records_with_settings(data.results(claim_id), MCMeans):
@@ -138,18 +142,18 @@ def means_table(data, claim_id: str, stem: str, title: str, *, caption: str = ""
         if tuple(x.d for x in runs) != ds:
             raise ValueError(f"{claim_id}: mean checks at widths {[x.d for x in runs]}, the table expects {list(ds)}")
         for q, e in enumerate(m.implementation_consistency.checks):
-            row: list[Any] = [setting_summary(where, None), r.verdict, m.name, m.implementation_consistency.quantity,
-                              m.implementation_consistency.layer, e.i, e.j, e.limit, e.c]
+            row: list[Any] = [setting_summary(where, None), r.verdict, m.implementation_consistency.quantity,
+                              m.implementation_consistency.layer, e.i, e.j, m.name, e.limit, e.c]
             row += extra(where, e) if extra is not None else []
             for x in runs:
                 ch = x.checks[q].check
                 if is_deterministic(ch.estimate, ch.stderr):  # e.g. the diagonal S_ii = lam: no test
-                    row += [ch.estimate, ch.stderr, ch.prediction, None, "exact (no test)"]
+                    row += [ch.estimate, ch.stderr, ch.prediction, None, None, "exact (no test)"]
                 else:
-                    row += [ch.estimate, ch.stderr, ch.prediction, ch.z, "pass" if ch.passed else "FAIL"]
+                    row += [ch.estimate, ch.stderr, ch.prediction, ch.z, ch.tolerance, "pass" if ch.passed else "FAIL"]
             rows.append(row)
     return Table(stem, f"{claim_id}. {title}", " ".join(t for t in (MEANS_CAPTION, caption) if t), columns, rows,
-                 verdict_note(data, claim_id), key=7, md_groups=groups)
+                 verdict_note(data, claim_id), key=6, md_groups=groups)
 
 
 def score_table(data, claim_id: str, title: str) -> Table:
@@ -186,9 +190,10 @@ def plot_curves(ax, curves: list[Curve], *, marker: str = "o", mc_label: str = "
         if cv.mc_x is not None:
             ax.errorbar(cv.mc_x, cv.mc_mean, yerr=cv.mc_se, fmt=marker, ms=3.5, color=col, capsize=2,
                         lw=0.8, label=f"{cv.label} ({mc_label})" if separate_labels else None)
-    if not separate_labels:
-        handles += [Line2D([], [], color="k", lw=1.6, label="line: exact limit"),
-                    Line2D([], [], color="k", marker=marker, ls="none", ms=4, label=f"points: {mc_label}")]
+    if not separate_labels:  # the key to line and marker styles: the points only where points are drawn
+        handles.append(Line2D([], [], color="k", lw=1.6, label="line: exact limit"))
+        if any(cv.mc_x is not None for cv in curves):
+            handles.append(Line2D([], [], color="k", marker=marker, ls="none", ms=4, label=f"points: {mc_label}"))
     return handles
 
 
@@ -196,7 +201,7 @@ def finish(fig, ax, title: str, xlabel: str, ylabel: str, *, title_size: int | N
     """Axis labels, legend, title and layout of a one-panel figure."""
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=9)
     ax.set_title(title) if title_size is None else ax.set_title(title, fontsize=title_size)
     fig.tight_layout()
 

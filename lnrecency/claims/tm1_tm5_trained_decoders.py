@@ -111,8 +111,8 @@ def trained_figures(data) -> list[ReportFigure]:
                            extent=(0.5, k + 0.5, k + 0.5, 0.5))
             colour_bar(ax, im)
             ax.set_title(f"{norm}, layer {c_ + 1}", fontsize=9)
-            ax.set_xlabel("key position", fontsize=8)
-            ax.set_ylabel("query position", fontsize=8)
+            ax.set_xlabel("key position", fontsize=9)
+            ax.set_ylabel("query position", fontsize=9)
     fig.suptitle(f"{titles[0]} ({arch}, seed {st.seeds[0]}, after training)", fontsize=10)
     fig.tight_layout()
     maps = ReportFigure(TRAINED_STEMS[0], titles[0],
@@ -140,7 +140,7 @@ def trained_figures(data) -> list[ReportFigure]:
         ax.set_title(a, fontsize=9)
         ax.set_xlabel("layer")
         ax.set_ylabel("recency slope (logit per key position)")
-    axes[0].legend(fontsize=6, ncol=1)
+    axes[0].legend(fontsize=9, ncol=1)
     fig.suptitle(titles[1], fontsize=10)
     fig.tight_layout()
     phases = ReportFigure(TRAINED_STEMS[1], titles[1],
@@ -162,7 +162,7 @@ def trained_figures(data) -> list[ReportFigure]:
         ax.set_title(f"{st.archs[0]}, {norm}", fontsize=9)
         ax.set_xlabel("position i")
         ax.set_ylabel("E |o_i|^2 (head mean)")
-        ax.legend(fontsize=6.5, ncol=2, loc="upper center", bbox_to_anchor=(0.5, -0.2))  # below: no curve hidden
+        ax.legend(fontsize=9, ncol=2, loc="upper center", bbox_to_anchor=(0.5, -0.2))  # below: no curve hidden
     fig.suptitle(titles[2], fontsize=10)
     fig.tight_layout()
     norms = ReportFigure(TRAINED_STEMS[2], titles[2],
@@ -197,7 +197,7 @@ def _trajectory_figure(res, title: str) -> ReportFigure:
         ax.set_title(f"{a}, layer 2", fontsize=9)
         ax.set_xlabel("training step")
         ax.set_ylabel("recency slope (logit per key position)")
-    axes[0].legend(fontsize=6)
+    axes[0].legend(fontsize=9)
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     return ReportFigure(TRAINED_STEMS[3], title,

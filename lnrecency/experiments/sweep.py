@@ -166,6 +166,10 @@ def phase_table(rows: list, grid: SweepGrid):
                  "searched.", cols, [[getattr(r, c) for c in cols] for r in rows])
 
 
+#: the letters the phase figure writes beside a point, and what they mean
+MARKS = {"E": "earlier-token bias", "M": "mixed", "?": "undecided"}
+
+
 def phase_figure(rows: list, grid: SweepGrid):
     """The longest n with recency on every row against the layer, one line per setting (residual, gamma,
     lam, alpha) in which recency fails somewhere (log scale); the settings where it holds for every n <=
@@ -181,6 +185,7 @@ def phase_figure(rows: list, grid: SweepGrid):
     fig = Figure(figsize=(7.2, 4.4))
     ax = fig.subplots()
     colours = matplotlib.colormaps["viridis"](np.linspace(0.0, 0.85, max(len(failing), 1)))
+    drawn = set()
     for col, ((res, g, lam, a), by_layer) in zip(colours, sorted(failing.items(), key=lambda kv: str(kv[0]))):
         ys = [max(by_layer[L].recency_holds_up_to, 1) for L in layers]
         label = (f"residual gamma={g:g}" if res else "no residual") + f", lam={lam:g}, alpha={a:g}"
@@ -188,11 +193,12 @@ def phase_figure(rows: list, grid: SweepGrid):
         for L, y in zip(layers, ys):
             mark = {"earlier": "E", "mixed": "M", "undecided": "?"}.get(by_layer[L].phase)
             if mark:
-                ax.annotate(mark, (L, y), textcoords="offset points", xytext=(4, 4), fontsize=8, color=col)
+                drawn.add(mark)
+                ax.annotate(mark, (L, y), textcoords="offset points", xytext=(4, 4), fontsize=9, color=col)
     held = len(series) - len(failing)
     ax.axhline(grid.n_max, color="0.4", ls="--", lw=1)
     ax.text(layers[0], grid.n_max * 1.08, f"n_max = {grid.n_max}: recency on every row at every layer in "
-            f"{held} of {len(series)} settings", fontsize=8, color="0.3")
+            f"{held} of {len(series)} settings", fontsize=9, color="0.3")
     ax.set_yscale("log")
     ax.set_ylim(1, grid.n_max * 1.6)
     ax.set_xticks(layers)
@@ -200,13 +206,15 @@ def phase_figure(rows: list, grid: SweepGrid):
     ax.set_ylabel("longest n with recency on every row")
     ax.set_title(f"Where recency stops ({grid.norm}, exact limit, n <= {grid.n_max})", fontsize=10)
     if failing:
-        ax.legend(fontsize=7, loc="lower left")
+        ax.legend(fontsize=9, loc="lower left")
     fig.tight_layout()
     return ReportFigure("phase_diagram", f"Where recency stops, {grid.norm}, layers 2..{grid.layers}",
                         f"Longest sequence length n with recency on every row, per layer, for the settings of the "
                         f"grid (residual and gamma x lam x alpha) in which it stops before n_max = {grid.n_max}; "
-                        f"the others hold for every n <= n_max (dashed line). E / M: earlier-token bias / mixed "
-                        f"rows at that layer. Exact limit, lnrecency sweep; boundaries in alpha: lnrecency region.",
+                        f"the others hold for every n <= n_max (dashed line). "
+                        + (", ".join(f"{m}: {MARKS[m]}" for m in sorted(drawn)) + " rows at that layer. " if drawn
+                           else "No layer shows earlier-token bias or mixed rows where recency stops. ")
+                        + "Exact limit, lnrecency sweep; boundaries in alpha: lnrecency region.",
                         fig, tight=False)
 
 
@@ -295,7 +303,7 @@ def curves_figure(points: list, grid: SweepGrid):
             for e in p["ends"]:
                 ax.plot([e["value"]], [0.0], "x", ms=7, color="k")
                 ax.annotate(f"{e['value']:.4g}", (e["value"], 0.0), textcoords="offset points", xytext=(2, 6),
-                            fontsize=7)
+                            fontsize=9)
         ax.set_xscale("log")
         ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
         ax.set_ylim(0, None)
@@ -303,7 +311,7 @@ def curves_figure(points: list, grid: SweepGrid):
         ax.set_ylabel("alpha")
         title = ("no residual" if not res else f"residual gamma={g:g}") if over == "lam" else "residual, lam = 1"
         ax.set_title(f"{title}: recency fails below", fontsize=9)
-        ax.legend(fontsize=7)
+        ax.legend(fontsize=9)
     fig.tight_layout()
     return ReportFigure("boundary_curves", f"Where recency fails (n <= {grid.n_max}), {grid.norm}",
                         "Per layer, the set of alpha where recency fails at some n <= n_max (shaded, below the "

@@ -93,8 +93,8 @@ def colour_bar(ax, im, label: str | None = None):
                extent=(0.0, 1.0, lo, hi), aspect="auto", interpolation="nearest")
     cax.set_xticks([])
     cax.yaxis.tick_right()
-    cax.tick_params(labelsize=6)
+    cax.tick_params(labelsize=9)
     if label is not None:
         cax.yaxis.set_label_position("right")
-        cax.set_ylabel(label, fontsize=7)
+        cax.set_ylabel(label, fontsize=9)
     return cax

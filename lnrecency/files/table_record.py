@@ -5,7 +5,7 @@ LaTeX, empty in CSV and null in JSON; infinities as "inf"), strings or bools. CS
 and every float at full precision (``repr``); Markdown and LaTeX round to ``digits`` significant digits.
 The Markdown view is for a person: at most :data:`MD_MAX_COLUMNS` columns per table (a wider table is shown
 as several views, each repeating the first ``key`` columns), without the ``md_hide`` columns, and with each
-long entry of an ``md_ids`` column (by default "setting") replaced by its short id (:func:`setting_id`),
+long entry of an ``md_ids`` column (by default "setting") replaced by its label S1, S2, .. (a legend follows),
 spelled out once in a table of settings below.
 JSON schema of one table file::
 
@@ -15,6 +15,7 @@ JSON schema of one table file::
 from __future__ import annotations
 
 import csv
+import functools
 import hashlib
 import io
 import json
@@ -110,6 +111,7 @@ class Table:
     md_hide: tuple[str, ...] = ()  # columns kept in CSV/JSON/LaTeX but not in the Markdown view
     md_ids: tuple[str, ...] = ("setting",)  # columns whose long entries the Markdown view cites by id
     md_groups: tuple[tuple[str, ...], ...] = ()  # explicit Markdown views (each after the key columns)
+    md_once: tuple[str, ...] = ()  # columns whose value, repeated on the next row, reads "(as above)" when shown
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "columns", tuple(self.columns))
@@ -149,32 +151,49 @@ class Table:
         step = MD_MAX_COLUMNS - len(keys)
         return [keys + rest[i:i + step] for i in range(0, max(len(rest), 1), step)]
 
-    def cited_settings(self) -> dict[str, str]:
-        """{id: text} of the long ``md_ids`` entries, in order of first appearance."""
+    @functools.cached_property
+    def _setting_labels(self) -> dict[str, str]:
+        """text -> "S1", "S2", ... for the long ``md_ids`` entries, numbered in order of first appearance."""
         idx = [self.columns.index(c) for c in self.md_ids]
         out: dict[str, str] = {}
         for r in self.rows:
             for k in idx:
                 text = _fmt(r[k], self.digits)
-                if len(text) > ID_OVER:
-                    out.setdefault(setting_id(text), text)
+                if len(text) > ID_OVER and text not in out:
+                    out[text] = f"S{len(out) + 1}"
         return out
+
+    def cited_settings(self) -> dict[str, str]:
+        """{label: text} of the long ``md_ids`` entries ("S1", "S2", ... in order of first appearance: a
+        table's legend reads short names, never hashes)."""
+        return {label: text for text, label in self._setting_labels.items()}
 
     def shown(self, k: int, x: Any) -> str:
         """Cell ``x`` of column ``k`` as a person reads it (Markdown, HTML): rounded, "n/a", a long ``md_ids``
-        entry as its setting id."""
+        entry as its label in the table's legend."""
         text = _fmt(x, self.digits)
         if self.columns[k] in self.md_ids and len(text) > ID_OVER:
-            text = setting_id(text)
+            text = self._setting_labels[text]
         return text
 
-    def _markdown_grid(self, cols: list[int]) -> list[str]:
-        def cell(k: int, x: Any) -> str:
-            return self.shown(k, x).replace("|", "\\|").replace("\n", " ")
+    def shown_rows(self) -> list[list[str]]:
+        """Every row as shown (:meth:`shown`), an ``md_once`` cell equal to the one above it as "(as above)"."""
+        out, previous = [], None
+        for r in self.rows:
+            row = [self.shown(k, x) for k, x in enumerate(r)]
+            if previous is not None:
+                for k, c in enumerate(self.columns):
+                    if c in self.md_once and r[k] == previous[k]:
+                        row[k] = "(as above)"
+            out.append(row)
+            previous = r
+        return out
 
+    def _markdown_grid(self, cols: list[int]) -> list[str]:
         head = "| " + " | ".join(self.columns[k].replace("|", "\\|") for k in cols) + " |"
         rule = "|" + "|".join("---" for _ in cols) + "|"
-        return [head, rule, *("| " + " | ".join(cell(k, r[k]) for k in cols) + " |" for r in self.rows)]
+        return [head, rule, *("| " + " | ".join(r[k].replace("|", "\\|").replace("\n", " ") for k in cols) + " |"
+                              for r in self.shown_rows())]
 
     def to_markdown(self) -> str:
         views = self.markdown_views()
@@ -185,7 +204,7 @@ class Table:
             body += self._markdown_grid(cols) + [""]
         cited = self.cited_settings()
         if cited:
-            body += ["Settings cited above by id:", "", "| id | setting |", "|---|---|",
+            body += ["Settings cited above by label:", "", "| label | setting |", "|---|---|",
                      *("| " + k + " | " + v.replace("|", "\\|") + " |" for k, v in cited.items()), ""]
         notes = [f"- {n}" for n in self.notes]
         return "\n".join([f"### {self.title}", "", self.caption, "", *body, *notes, ""]).rstrip("\n") + "\n"

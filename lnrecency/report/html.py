@@ -2,7 +2,7 @@
 findings that matter), then the verdict table, every table (sortable: click a column head) and every
 figure, embedded as a PNG data URI. Nothing is fetched: no script, style or image comes from outside the
 file. Numbers are formatted by :meth:`lnrecency.files.table_record.Table.shown`, as in the Markdown (same digits, "n/a",
-settings cited by id), so the page and ``index.md`` show the same numbers.
+settings cited by label), so the page and ``index.md`` show the same numbers.
 
 A browser test (tests/test_report_html.py) opens the page in headless Chromium and checks that it loads
 with no console error, that every image decodes, and writes a screenshot.
@@ -84,23 +84,22 @@ def _verdict_class(word: str) -> str:
 
 
 def table_html(table: Table) -> str:
-    """One table, all its columns but ``md_hide`` (a scrolling box), settings cited by id as in Markdown."""
+    """One table, all its columns but ``md_hide`` (a scrolling box), settings cited by label as in Markdown."""
     cols = [k for k, c in enumerate(table.columns) if c not in table.md_hide]
 
-    def cell(k: int, x) -> str:
-        text = table.shown(k, x)
+    def cell(k: int, text: str) -> str:
         cls = f' class="{_verdict_class(text)}"' if table.columns[k] == "verdict" else ""
         return f"<td{cls}>{html.escape(text)}</td>"
 
     head = "".join(f"<th>{html.escape(table.columns[k])}</th>" for k in cols)
-    body = "".join("<tr>" + "".join(cell(k, r[k]) for k in cols) + "</tr>" for r in table.rows)
+    body = "".join("<tr>" + "".join(cell(k, r[k]) for k in cols) + "</tr>" for r in table.shown_rows())
     parts = [f'<h3 id="table-{table.name}">{html.escape(table.title)}</h3>', f"<p>{_inline(table.caption)}</p>",
              f'<div class="wide"><table class="sortable"><thead><tr>{head}</tr></thead><tbody>{body}</tbody>'
              f"</table></div>"]
     cited = table.cited_settings()
     if cited:
         rows = "".join(f"<tr><td>{k}</td><td>{html.escape(v)}</td></tr>" for k, v in cited.items())
-        parts.append(f"<details><summary>settings cited by id ({len(cited)})</summary><table><thead><tr>"
+        parts.append(f"<details open><summary>settings cited by label ({len(cited)})</summary><table><thead><tr>"
                      f"<th>id</th><th>setting</th></tr></thead><tbody>{rows}</tbody></table></details>")
     if table.notes:
         parts.append("<ul>" + "".join(f"<li>{_inline(n)}</li>" for n in table.notes) + "</ul>")

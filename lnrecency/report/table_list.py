@@ -30,7 +30,7 @@ def verdict_table(data: ReportData) -> Table:
                + ": confirmed, refuted or inconclusive under the stated setting; the finding says what holds "
                  "and what fails, with its boundary.")
     return Table("verdicts", "Claims and verdicts", caption.replace("  ", " "),
-                 ["id", "source", "verdict", "statement", "finding", "setting"], rows)
+                 ["id", "source", "verdict", "statement", "finding", "setting"], rows, md_once=("statement",))
 
 
 def _checks_of(data: ReportData, kind: type):
