@@ -31,6 +31,9 @@ settings.load_profile(PROFILE)
 
 
 def pytest_configure(config):
+    # every figure the tests draw is checked for small text and legend entries that its panels do not draw
+    # (lnrecency.files.figure_record.figure_problems); a defect fails the test that drew it
+    os.environ.setdefault("LNRECENCY_STRICT_FIGURES", "1")
     config.addinivalue_line("markers", "thorough: a slower repeat of a check that also runs by default "
                                        "(more settings or values); run with LNRECENCY_HYPOTHESIS=thorough")
 

@@ -6,6 +6,7 @@ report.
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -17,11 +18,47 @@ from lnrecency.files.atomic import atomic_save
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-__all__ = ["ReportFigure", "colour_bar"]
+__all__ = ["ReportFigure", "colour_bar", "figure_problems", "MIN_POINTS"]
 
 # PDF/PNG metadata without dates: the same seed gives the same bytes.
 DPI = 110  # of the PNGs (and of anything rasterized in a PDF)
 _META = {"pdf": {"CreationDate": None, "ModDate": None}, "png": {}}
+
+
+#: the smallest text a figure may hold, in points (ticks, legends, annotations)
+MIN_POINTS = 9
+
+
+def figure_problems(fig: Figure) -> list[str]:
+    """What a reader would trip on: text below :data:`MIN_POINTS`, and a legend entry for points (a marker, no
+    line) that its panels do not draw. A legend of one panel speaks for that panel; a figure-level legend for
+    every panel with data, unless its label names the panel ("left panel")."""
+    from matplotlib.lines import Line2D
+    from matplotlib.text import Text
+
+    problems = []
+    fig.draw_without_rendering()  # ticks and their labels exist once laid out
+    for text in fig.findobj(Text):
+        if text.get_visible() and text.get_text().strip() and text.get_fontsize() < MIN_POINTS - 1e-9:
+            problems.append(f"text {text.get_text()[:40]!r} at {text.get_fontsize():g} pt (at least {MIN_POINTS})")
+    data_axes = [ax for ax in fig.axes if ax.lines or ax.collections]
+    legends = [(ax.get_legend(), [ax]) for ax in fig.axes if ax.get_legend() is not None]
+    legends += [(lg, data_axes) for lg in fig.legends]
+
+    def points(line) -> bool:
+        return (isinstance(line, Line2D) and line.get_marker() not in (None, "None", "", " ")
+                and line.get_linestyle() in ("None", "none", "", " "))
+
+    for legend, scope in legends:
+        for handle, label in zip(legend.legend_handles, legend.get_texts()):
+            if not points(handle):
+                continue
+            drawn = [any(points(line) and line.get_marker() == handle.get_marker() for line in ax.lines)
+                     for ax in scope]
+            if not (any(drawn) if "panel" in label.get_text() else drawn and all(drawn)):
+                problems.append(f"legend entry {label.get_text()!r}: no such points in "
+                                f"{'any panel' if not any(drawn) else 'every panel it speaks for'}")
+    return problems
 
 
 @dataclass
@@ -41,6 +78,10 @@ class ReportFigure:
         by ``savefig.pad_inches``: what ``bbox_inches="tight"`` computes) is measured once and used for every
         format, instead of once per format (that measurement lays out every text: about as long as a draw).
         """
+        if os.environ.get("LNRECENCY_STRICT_FIGURES"):  # the test suite: a figure defect fails the build
+            problems = figure_problems(self.figure)
+            if problems:
+                raise ValueError(f"figure {self.name}: " + "; ".join(problems))
         bbox = self._tight_bbox() if self.tight else None
         paths = []
         for fmt in formats:
