@@ -161,7 +161,7 @@ def h_figure(data) -> ReportFigure:
     fig.legend(handles=handles, loc="center right", fontsize=9)
     title = "h(j)^2 over the key index j for several alpha"
     fig.suptitle(title)
-    fig.tight_layout(rect=(0, 0, 0.83, 1))
+    fig.tight_layout(rect=(0, 0, 0.76, 1))  # the key to the right of both panels, over neither
     caption = (f"Squared length h(j)^2 of the first layer's output (LayerNorm, lam = 1) against j for alpha in "
                f"{list(s.alphas)}; left without, right with residual. Lines: exact limit. Points: Monte Carlo "
                f"mean +- SE of |o_j|^2 at d = {s.ds[-1]} ({s.samples} samples; the report's own illustration runs), "

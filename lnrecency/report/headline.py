@@ -260,15 +260,16 @@ def _mechanism_sentence(results: list[ClaimResult]) -> str | None:
 
 
 def _trained_sentence(results: list[ClaimResult]) -> str:
-    trained = [r for r in results if (r.id.startswith(("TM", "S2", "S3"))) and not r.not_run]
+    trained = [r for r in results if r.id.startswith("TM") and not r.not_run]
     if not trained:
-        return ("Trained decoders and real text are not run in this report: `lnrecency experiments thesis` "
-                "(and `seed002`, `seed003`) fill those sections.")
+        return ("Trained decoders are not run in this report: `lnrecency experiments thesis` (and `seed002`, "
+                "`seed003` for the seeds' trained models) fill those sections.")
     c = counts(trained)
-    return (f"On decoders trained here ({len(dict.fromkeys(r.id for r in trained))} claims, {len(trained)} verdicts: "
-            + ", ".join(f"{n} {v}" for v, n in c.items() if n)
-            + ") the synthetic induction task cannot settle the question: its layer-2 slope is a positional pattern "
-              "anchored on BOS whose sign changes with training, for every normalisation.")
+    n = len(dict.fromkeys(r.id for r in trained))
+    return (f"On decoders trained here ({n} claim{'s' * (n > 1)}, {len(trained)} verdicts: "
+            + ", ".join(f"{k} {v}" for v, k in c.items() if k)
+            + ") the synthetic induction task does not settle the question: its layer-2 slope is a positional "
+              "pattern anchored on BOS whose sign changes with training, for every normalisation.")
 
 
 def answer(results: list[ClaimResult]) -> list[str]:

@@ -186,7 +186,7 @@ def curve_table(figs: list):
                   "relative difference", "simulation gamma", "h / h(1) at simulation gamma"), rows, digits=6)
 
 
-def _authors_heatmap(fig, ax, mat: np.ndarray, text: str, scale: str = "authors") -> None:
+def _authors_heatmap(fig, ax, mat: np.ndarray, text: str, scale: str = "authors") -> str:
     """One panel. ``scale="authors"``: their style (_plot_heatmap): upper colour limit at the second-largest
     distinct value (the largest drawn white). ``scale="off-diagonal"`` (our theory panels): the colour scale
     spans the entries that carry the effect, j < i; the diagonal S_ii (larger) is drawn white above it, and a
@@ -218,8 +218,7 @@ def _authors_heatmap(fig, ax, mat: np.ndarray, text: str, scale: str = "authors"
     ticks = list(range(0, mat.shape[0], 3))
     ax.set_xticks(ticks, [str(t + 1) for t in ticks])
     ax.set_yticks(ticks, [str(t + 1) for t in ticks])
-    # in the empty upper triangle (j > i holds no score): never over data
-    ax.text(0.97, 0.97, text, transform=ax.transAxes, fontsize=9, ha="right", va="top")
+    return text
 
 
 #: an off-diagonal range below this (relative) is drawn flat: float32 imaging cannot show it, and no effect
@@ -234,9 +233,10 @@ def heatmap_figures(f: HeatmapFigure, runs: dict) -> list:
     cols = [(d, layer) for d in f.dims for layer in f.layers]
     out = []
     for kind in ("mc", "theory"):
-        fig = Figure(figsize=(2.9 * len(cols), 2.6 * len(f.rows)))
+        fig = Figure(figsize=(2.9 * len(cols), 3.3 * len(f.rows)))
         axes = fig.subplots(len(f.rows), len(cols), squeeze=False)
-        fig.subplots_adjust(wspace=0.55)  # room for each panel's colour bar and its labels (figure.colour_bar)
+        # room for each panel's colour bar and its labels (figure.colour_bar), and for its annotation above it
+        fig.subplots_adjust(wspace=0.55, hspace=0.75)
         for r, row in enumerate(f.rows):
             for c, (d, layer) in enumerate(cols):
                 run, ax = runs[(row, d)], axes[r, c]
@@ -247,9 +247,9 @@ def heatmap_figures(f: HeatmapFigure, runs: dict) -> list:
                     mat = run.limit[layer - 1]
                     text = f"limit RP={p.rp_limit:.3f}" + (
                         f"\n1st-order RP={p.rp_first_order:.4f}" if run.fw is not None else "")
-                _authors_heatmap(fig, ax, mat, text, "authors" if kind == "mc" else "off-diagonal")
-                if r == 0:
-                    ax.set_title(f"d={d}, Layer {layer}", fontsize=10)
+                text = _authors_heatmap(fig, ax, mat, text, "authors" if kind == "mc" else "off-diagonal")
+                # the annotation above the panel, never over its data
+                ax.set_title((f"d={d}, Layer {layer}\n" if r == 0 else "") + text, fontsize=9)
                 if c == 0:
                     ax.set_ylabel(f"{row.label}\nquery i", fontsize=9)
                 if r == len(f.rows) - 1:
@@ -260,8 +260,7 @@ def heatmap_figures(f: HeatmapFigure, runs: dict) -> list:
                f"authors' code (its top at the second-largest value, the largest white)." if kind == "mc" else
                "Exact, no sampling. The colour scale spans the entries j < i, which carry the recency; the "
                "diagonal S_ii (larger) is drawn white above it; a panel whose entries j < i agree to 1e-7 is "
-               "marked flat, and every other panel states its range (the annotations sit in the empty upper "
-               "triangle).")
+               "marked flat, and every other panel states its range (above the panel, with its RP).")
         out.append(ReportFigure(f"{f.file}" + ("" if kind == "mc" else "_theory"),
                                 f"{f.file} ({what})",
                                 f"Panels of the authors' {f.file}: {what}. {how} Positions 1-indexed.", fig))
