@@ -22,6 +22,10 @@ def test_docs_build_with_warnings_as_errors(tmp_path):
     # the claim page carries the verdict's reason (P7: the sign typo and that the conclusion survives)
     p7 = (html / "claims" / "P7.html").read_text(encoding="utf-8")
     assert "sign typo" in p7 and "still holds" in p7
+    # formulas render as written: no '*' of a formula turned into italics on any claim page
+    for page in sorted((html / "claims").glob("*.html")):
+        assert "<em>" not in page.read_text(encoding="utf-8"), page.name
+    assert "e^(2+a)*(i-1)" in p7.replace("&#8722;", "-") or "e^(2+a)(i-1)" in p7
 
 
 def test_claim_pages_are_current(tmp_path):
