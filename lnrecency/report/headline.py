@@ -98,9 +98,9 @@ def lead_sentence(text: str, limit: int = LEAD_WORDS) -> str:
     text = " ".join(str(text).split())
     m = re.search(r"(?<=\S)\.(?=\s+[A-Z(])", text[20:])
     first = text[:20 + m.start() + 1] if m is not None else text
-    if _words(first) <= limit or first.count("; ") < 2:  # a list has three items or more; else keep it whole
+    items = _top_level_items(first.rstrip("."))
+    if _words(first) <= limit or len(items) < 3:  # a list has three items or more; else keep it whole
         return first
-    items = first.rstrip(".").split("; ")
     kept = [items[0]]
     for item in items[1:]:
         if _words("; ".join(kept + [item])) > limit:
@@ -108,6 +108,21 @@ def lead_sentence(text: str, limit: int = LEAD_WORDS) -> str:
         kept.append(item)
     rest = len(items) - len(kept)
     return "; ".join(kept) + (f"; and {rest} more" if rest else "") + "."
+
+
+def _top_level_items(text: str) -> list[str]:
+    """``text`` split at the '; ' that stand outside parentheses and brackets (a '; ' inside one belongs to a
+    clause, never a list)."""
+    items, depth, start = [], 0, 0
+    for k, ch in enumerate(text):
+        if ch in "([":
+            depth += 1
+        elif ch in ")]":
+            depth -= 1
+        if depth == 0 and text.startswith("; ", k):
+            items.append(text[start:k])
+            start = k + 2
+    return items + [text[start:]]
 
 
 def _statements(rows: list[ClaimResult]) -> tuple[Statement, ...]:

@@ -94,3 +94,12 @@ def test_the_answer_comes_first_and_says_what_was_not_run():
     assert "not run" in sentences[-1]
     text = headline_markdown(results, quick=True)
     assert text.startswith("**The answer.** Yes, in expectation")
+
+
+def test_a_semicolon_inside_parentheses_is_not_a_list_boundary():
+    text = ("attn2 layer 2: slope -0.88 [-1.77, 0.002] (95% over 5 seeds): inconclusive (statement: above 0; one-sided "
+            "p 0.97 for it, 0.025 against it; Holm family of 68 at 0.0382, first threshold 0.00056 on 2 min(p)); "
+            "neutral control -0.88; trajectory quarter 0.04, half -0.06, final -0.88; the sign changes along training.")
+    lead = lead_sentence(text)
+    assert lead.count("(") == lead.count(")") and lead.count("[") == lead.count("]")
+    assert lead.endswith(" more.") and "one-sided p 0.97" in lead  # the parenthesis kept whole

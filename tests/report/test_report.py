@@ -249,7 +249,8 @@ def test_readme_verdict_block(tmp_path):
     text = readme.read_text()
     assert text.startswith("# x\n\n") and text.endswith(f"{END}\n\ntail\n") and "OLDBLOCK" not in text
     assert "**1 verdicts on 1 claims** (quick settings): 0 confirmed, 1 refuted, 0 inconclusive." in text
-    assert "- **C5: refuted.** *gap | grows* holds for n < 9 ([evidence](docs/claims/C5.md))" in text
+    assert ("- **C5: refuted.** *gap | grows* (the paper (v2 text)) **refuted:** holds for n < 9. "
+            "([evidence](docs/claims/C5.md))") in text
     (tmp_path / "plain.md").write_text("no markers\n")
     with pytest.raises(ValueError, match="markers"):
         update_readme(tmp_path / "plain.md", [r], quick=True)
@@ -445,9 +446,9 @@ def test_index_opens_with_the_headline(quick_report):
     counts = index.index(f"**{len(words)} verdicts on ")
     for word in set(words):
         assert f"{words.count(word)} {word}" in index[counts:index.index("\n", counts)]
-    order = [index.index(s) for s in ("verdicts on", "**What holds, and where**", "## Verdicts", "## Tables",
-                                      "## Figures")]
-    assert order == sorted(order) and counts < 200
+    order = [index.index(s) for s in ("**The answer.** ", "verdicts on", "| statements from |", "**Not run here",
+                                      "**What holds, and where**", "## Verdicts", "## Tables", "## Figures")]
+    assert order == sorted(order) and order[0] < 200 and counts < 3000
     if any(w != "confirmed" for w in words):
         assert counts < index.index("**What fails") < index.index("**What holds")
     # one bullet per claim, each with a sentence and a link to its evidence
