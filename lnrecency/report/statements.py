@@ -20,7 +20,7 @@ def statements(path: Path = PATH) -> dict[str, list[tuple[str, str]]]:
 
     if not path.is_file():
         return {}
-    data = read_json(path, what="the claims' statements", max_bytes=2**20, max_depth=4)
+    data = read_json(path, what="the claims' statements", max_bytes=2**20, max_depth=6)
     return {cid: [(s["statement"], s["source"]) for s in rows] for cid, rows in data["claims"].items()}
 
 
