@@ -190,7 +190,7 @@ def breakdown(quick: bool) -> None:
     cfg = make_config(None, **{k: v for k, v in AUTHORS.items() if k not in ("n", "layers", "d")}, alpha=0.2)
     n, d, layers = AUTHORS["n"], AUTHORS["d"], AUTHORS["layers"]
     rep = Representation(n, d, "direct")
-    b = 160  # the chunk a default run at this setting takes (CHUNK_BUDGET_BYTES)
+    b = 340  # the chunk a default run at this setting takes (CHUNK_BUDGET_BYTES)
     times: dict[str, float] = {}
 
     def timed(name, fn):
