@@ -139,10 +139,10 @@ def trained_figures(data) -> list[ReportFigure]:
         ax.set_xticks(layers)
         ax.set_title(a, fontsize=9)
         ax.set_xlabel("layer")
-        ax.set_ylabel("recency slope (logit per key position)")
-    axes[0].legend(fontsize=9, ncol=1)
+        ax.set_ylabel("recency slope\n(logit per key position)")
+    fig.legend(*axes[0].get_legend_handles_labels(), loc="lower center", ncol=3, fontsize=9, frameon=False)
     fig.suptitle(titles[1], fontsize=10)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.2, 1, 1))  # the key below the panels, over none of them
     phases = ReportFigure(TRAINED_STEMS[1], titles[1],
                           "Mean over training seeds of each layer's recency slope with its 95% t-interval, per "
                           "architecture and normalisation, at initialisation (open circles), at matched held-out "
@@ -196,10 +196,10 @@ def _trajectory_figure(res, title: str) -> ReportFigure:
         ax.axhline(0.0, color="grey", lw=0.8)
         ax.set_title(f"{a}, layer 2", fontsize=9)
         ax.set_xlabel("training step")
-        ax.set_ylabel("recency slope (logit per key position)")
-    axes[0].legend(fontsize=9)
+        ax.set_ylabel("recency slope\n(logit per key position)")
+    fig.legend(*axes[0].get_legend_handles_labels(), loc="lower center", ncol=3, fontsize=9, frameon=False)
     fig.suptitle(title, fontsize=10)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.15, 1, 1))  # the key below the panels, over none of their curves
     return ReportFigure(TRAINED_STEMS[3], title,
                         f"Every run's layer-2 recency slope at each held-out evaluation (every {st.eval_every} "
                         f"steps, {st.trajectory_sequences} sequences of its own probe seed): solid on the training "
