@@ -281,10 +281,11 @@ def _trained_sentence(results: list[ClaimResult]) -> str:
                 "`seed003` for the seeds' trained models) fill those sections.")
     c = counts(trained)
     n = len(dict.fromkeys(r.id for r in trained))
+    settled = c.get("confirmed", 0) + c.get("refuted", 0)
     return (f"On decoders trained here ({n} claim{'s' * (n > 1)}, {len(trained)} verdicts: "
-            + ", ".join(f"{k} {v}" for v, k in c.items() if k)
-            + ") the synthetic induction task does not settle the question: its layer-2 slope is a positional "
-              "pattern anchored on BOS whose sign changes with training, for every normalisation.")
+            + ", ".join(f"{k} {v}" for v, k in c.items() if k) + ") "
+            + ("no statement is settled either way; each row below says why." if settled == 0 else
+               "the rows below give each verdict with its interval over training seeds."))
 
 
 def answer(results: list[ClaimResult]) -> list[str]:
