@@ -15,6 +15,13 @@ project's deterministic default) and the same batches; each is timed over ``--st
 warm-up steps, best of ``--repeats``.
 
     python3 benchmarks/bench_train.py [--steps 300] [--repeats 3] [--layers 2] [--width 64] [--mlp]
+    python3 benchmarks/bench_train.py --grouped 8 [--steps 60] [--mlp]
+
+``--grouped K`` (issue 40: train the seeds of one configuration together): the thesis-on-text configuration (a
+language model on the default corpus, BOS + 63 tokens, vocabulary 2049, width 64) trained as K seeds in one
+grouped model (lnrecency.experiments.decoders.grouped: stacked weights, batched products, the output layer's
+loss in row blocks, per-seed clipping) against the same K seeds trained one after another by lnrecency train,
+in the same run, one thread each: tokens/s of both and their ratio (the issue's goal: >= 2).
 """
 from __future__ import annotations
 
@@ -76,14 +83,53 @@ def matmul_peak(size: int = 512, repeats: int = 20) -> float:
     return 2.0 * size ** 3 / best
 
 
+def grouped_section(k: int, steps: int, mlp: bool) -> None:
+    """K seeds grouped against K separate runs of lnrecency train (the thesis-on-text language model)."""
+    from lnrecency.experiments.decoders.grouped import GroupedDecoder, clip_per_seed
+    from lnrecency.experiments.decoders.thesis_text import TextThesisSettings, corpus_data
+
+    tt = TextThesisSettings()
+    data = corpus_data(None)
+    cfg = tt.decoder("mlp2" if mlp else "attn2", "layernorm", data.vocab)
+    st = TrainSettings(task="lm", steps=steps, batch=tt.batch, n=tt.n, lr=tt.lr, warmup=tt.warmup, eval_every=0)
+    tokens = k * steps * st.batch * st.n
+    t0 = time.perf_counter()
+    for seed in range(k):
+        train(cfg, st.__class__(**{**st.__dict__, "seed": seed}), data=data)
+    separate = time.perf_counter() - t0
+    with deterministic(1):
+        model = GroupedDecoder(cfg, tuple(range(k)))
+        opt = torch.optim.AdamW(model.parameters(), lr=st.lr, betas=(0.9, 0.98))
+        rngs = [np.random.Generator(np.random.PCG64(np.random.SeedSequence([s, 1]))) for s in range(k)]
+        t0 = time.perf_counter()
+        for step in range(steps):
+            for g in opt.param_groups:
+                g["lr"] = st.lr * min(1.0, (step + 1) / max(st.warmup, 1))
+            x, y = zip(*(data.train(st.n, st.batch, r) for r in rngs))
+            loss = model.losses(torch.from_numpy(np.stack(x)), torch.from_numpy(np.stack(y))).sum()
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            clip_per_seed(list(model.parameters()))
+            opt.step()
+        grouped = time.perf_counter() - t0
+    print(f"{k} seeds of {cfg.label()} on the default corpus, {steps} steps x {st.batch} x {st.n} tokens, 1 thread:")
+    print(f"  {k} separate runs (lnrecency train): {tokens / separate:10.0f} tokens/s ({separate:.1f} s)")
+    print(f"  one grouped model                : {tokens / grouped:10.0f} tokens/s ({grouped:.1f} s)")
+    print(f"  ratio (grouped / separate): {separate / grouped:.2f}  (goal >= 2)")
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--grouped", type=int, default=0, metavar="K", help="K seeds grouped against K separate runs")
     p.add_argument("--steps", type=int, default=300)
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--layers", type=int, default=2)
     p.add_argument("--width", type=int, default=64)
     p.add_argument("--mlp", action="store_true")
     a = p.parse_args()
+    if a.grouped:
+        grouped_section(a.grouped, a.steps, a.mlp)
+        return
     cfg = DecoderConfig(vocab=64, d_model=a.width, n_layers=a.layers, n_heads=4, context=32, mlp=a.mlp)
     st = TrainSettings(task="induction", steps=a.steps, n=32, batch=32, eval_every=0)
     tokens = a.steps * st.batch * st.n

@@ -33,10 +33,10 @@ DEFAULT_SAMPLES = {"authors-v2": 400_000, "authors-v1": 20_000}
 #: lnrecency.claims.registry.CLAIMS: every claim id, in report order
 CLAIM_IDS = ("T1", "C2", "C3", "C4", "C5", "C6", "C7", "C8", "C9", "P1", "P2", "P3", "P4", "P5", "P6", "P7", "P8", "P9",
              "TM1", "TM2", "TM3", "TM4", "TM5", "S2.0", "S2.1", "S2.2", "S2.3", "S2.4", "S2.5", "S2.6", "S2.7", "S3.1",
-             "S3.2", "S3.3", "R1")
+             "S3.2", "S3.3", "TT1", "TT2", "TT3", "TT4", "R1")
 #: lnrecency.claims.registry.TRAINED: the ids whose verdicts need trained models or a corpus
 TRAINED_CLAIM_IDS = ("TM1", "TM2", "TM3", "TM4", "TM5", "S2.0", "S2.1", "S2.2", "S2.3", "S2.4", "S2.5", "S2.6", "S2.7",
-                     "S3.1", "S3.2", "S3.3", "R1")
+                     "S3.1", "S3.2", "S3.3", "TT1", "TT2", "TT3", "TT4", "R1")
 # claim-ids:end
 
 

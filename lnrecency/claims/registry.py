@@ -3,8 +3,8 @@
 Each claim declares itself in its own module (:func:`lnrecency.claims.declare.claim`): its evaluator, its report
 tables and figures, its notebook cells. This registry imports the claim modules, in :data:`MODULES` order, and
 orders the claims by module, then by declaration. Ids: "T1" (Theorem 1, seed text), "C2".."C9" (docs/model.md,
-claims C2-C9), "P1".."P9" (the authors' printed derivation), "TM1".."TM5" and "S2.1".."S3.3" (trained models),
-"R1" (real pretrained decoders).
+claims C2-C9), "P1".."P9" (the authors' printed derivation), "TM1".."TM5", "S2.1".."S3.3" and "TT1".."TT4"
+(trained models), "R1" (real pretrained decoders).
 An evaluator may return several ClaimResults with its id: one per setting group (confirmed in some settings,
 refuted in others).
 """
@@ -27,7 +27,7 @@ MODULES: tuple[str, ...] = ("t1_theorem1", "c2_no_normalisation", "c3_residual",
                             "c5_amplification", "c6_deeper_layers", "c7_output_norm", "c8_output_variance",
                             "c9_finite_width", "p1_p7_printed_formulas", "p8_p9_printed_numeric",
                             "tm1_tm5_trained_decoders", "s2_0_premise", "s2_s3_seed_experiments",
-                            "r1_pretrained_decoders", "section_boundaries")
+                            "tt1_tt4_thesis_text", "r1_pretrained_decoders", "section_boundaries")
 
 
 def _catalog() -> tuple[Claim, ...]:

@@ -43,7 +43,8 @@ KEEP_ARRAYS = ("tokenizer.ggml.token_type",)
 @dataclass
 class GGUFHeader:
     """What a GGUF header states: ``metadata`` (arrays as their length, except :data:`KEEP_ARRAYS`),
-    ``tensors`` name -> (ggml type name, dims, offset), their float32 size, the data section's start."""
+    ``tensors`` name -> (ggml type name, dims, offset, stored bytes), their float32 size, the data section's
+    start."""
 
     path: str
     version: int

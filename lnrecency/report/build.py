@@ -151,6 +151,13 @@ def _report_ids(quick: bool) -> list[str]:
     for experiment, group in (("seed002", seeds_trained.S2), ("seed003", seeds_trained.S3)):
         if seeds_trained.available(experiment, quick):
             ids += list(group)
+    from lnrecency.claims import r1_pretrained_decoders as pretrained
+    from lnrecency.claims import tt1_tt4_thesis_text as text
+
+    if text.available(quick):
+        ids += list(text.STATEMENTS)
+    if pretrained.available(quick):
+        ids.append("R1")
     return ids
 
 

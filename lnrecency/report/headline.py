@@ -21,7 +21,7 @@ from lnrecency.inference.verdicts import ClaimResult
 
 __all__ = ["Finding", "Statement", "MEASURED", "SOURCE_GROUPS", "source_group", "source_of", "counts_by_source",
            "counts_line", "answer", "not_run_claims", "filled_by", "findings", "finding_lines", "lead_sentence",
-           "headline_markdown"]
+           "headline_markdown", "trained_summary"]
 
 #: about the longest lead sentence of a finding, in words (the claim's page and `verify` give it whole)
 LEAD_WORDS = 40
@@ -187,7 +187,8 @@ def _source_table(results: list[ClaimResult]) -> list[str]:
 
 
 #: what fills the claims a report leaves out (experiments on trained models are never run by the report)
-EXPERIMENT_OF = (("TM", "lnrecency experiments thesis"), ("S2.0", "lnrecency corpus-stats"),
+EXPERIMENT_OF = (("TM", "lnrecency experiments thesis"), ("TT", "lnrecency experiments thesis-text"),
+                 ("R1", "lnrecency experiments pretrained"), ("S2.0", "lnrecency corpus-stats"),
                  ("S2", "lnrecency experiments seed002"), ("S3", "lnrecency experiments seed003"))
 
 
@@ -274,18 +275,37 @@ def _mechanism_sentence(results: list[ClaimResult]) -> str | None:
             + "; a split verdict holds in some settings and fails in others, which the findings below name.")
 
 
-def _trained_sentence(results: list[ClaimResult]) -> str:
-    trained = [r for r in results if r.id.startswith("TM") and not r.not_run]
-    if not trained:
-        return ("Trained decoders are not run in this report: `lnrecency experiments thesis` (and `seed002`, "
-                "`seed003` for the seeds' trained models) fill those sections.")
-    c = counts(trained)
-    n = len(dict.fromkeys(r.id for r in trained))
-    settled = c.get("confirmed", 0) + c.get("refuted", 0)
-    return (f"On decoders trained here ({n} claim{'s' * (n > 1)}, {len(trained)} verdicts: "
-            + ", ".join(f"{k} {v}" for v, k in c.items() if k) + ") "
-            + ("no statement is settled either way; each row below says why." if settled == 0 else
-               "the rows below give each verdict with its interval over training seeds."))
+def trained_summary(results: list[ClaimResult]) -> str:
+    """What the trained and real models say, in plain words (3-5 sentences; each part omitted when its claims
+    were not evaluated): the synthetic task's limits, the thesis on text, the real pretrained decoders."""
+    got = {cid: [r for r in results if r.id == cid and not r.not_run] for cid in ("TM1", "TT1", "TT2", "TT3",
+                                                                                  "TT4", "R1")}
+    out = []
+    if got["TM1"]:
+        lead = got["TM1"][0].finding.split(". ")[0]  # the TM rows open with what the task's slope is made of
+        out.append("On the synthetic induction task the TM1-TM3 and TM5 rows are secondary: its slope cannot test "
+                   "the thesis" + (f". {lead}." if lead.startswith("What the synthetic task") else "."))
+    text = [(cid, got[cid][0]) for cid in ("TT1", "TT2", "TT3", "TT4") if got[cid]]
+    if text:
+        def part(cid, r):
+            d = getattr(r.evidence, "decision", None) or {}
+            iv = d.get("interval")
+            num = f" ({iv[0]:+.4f} to {iv[1]:+.4f} logit per key)" if iv and None not in iv else ""
+            return f"{cid} {r.verdict}{num}"
+        out.append("On text, in NoPE language models trained here under a pre-registered plan (8 seeds per "
+                   "normalisation, 3M tokens): " + "; ".join(part(c, r) for c, r in text) + ".")
+    if got["R1"]:
+        rows = []
+        for r in got["R1"]:
+            st = getattr(r.evidence, "statistic", {}) or {}
+            name = str(getattr(r.evidence, "model", "")).split(" (")[0]
+            rows.append(f"{name} {r.verdict} (mean slope {st.get('mean', float('nan')):+.4f} logit per key)")
+        out.append("In real pretrained decoders with the positional encoding switched off (out of their training "
+                   "distribution): " + "; ".join(rows) + ".")
+    if not out:
+        return ("Trained and real decoders are not run in this report: `lnrecency experiments thesis-text` (the "
+                "thesis on text), `thesis`, `seed002`, `seed003` and `pretrained` fill those sections.")
+    return " ".join(out)
 
 
 def answer(results: list[ClaimResult]) -> list[str]:
@@ -293,7 +313,7 @@ def answer(results: list[ClaimResult]) -> list[str]:
     of T1, P1-P9, C2/C5/C6 and the trained-model claims (each omitted when its claims were not evaluated)."""
     out = [s for s in (_t1_sentence(results), _printed_sentence(results), _mechanism_sentence(results))
            if s is not None]
-    return out + [_trained_sentence(results)]
+    return out + [trained_summary(results)]
 
 
 def _verdicts_text(s: Statement) -> str:

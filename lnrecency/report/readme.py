@@ -28,7 +28,7 @@ def verdict_block(results: list[ClaimResult], *, quick: bool, trained: bool = Fa
     docs/claims/ID.md), the same counts with ``--quick`` (``quick_results``), then the claims on trained models
     measured here (``trained``: from the cache, not part of a fresh report)."""
     from lnrecency.claims.registry import TRAINED
-    from lnrecency.report.headline import counts_line, finding_lines, findings, headline_markdown
+    from lnrecency.report.headline import counts_line, finding_lines, findings, headline_markdown, trained_summary
 
     flags = (" --quick" if quick else "") + (" --trained" if trained else "")
     fresh = [r for r in results if r.id not in TRAINED]
@@ -43,9 +43,10 @@ def verdict_block(results: list[ClaimResult], *, quick: bool, trained: bool = Fa
                                                       quick=True)]
     measured = [r for r in results if r.id in TRAINED and not r.not_run]
     if measured:
-        lines += ["", "**Trained decoders and real text, measured here** (cached results of `lnrecency experiments "
-                  "thesis`, `seed002`, `seed003` and `lnrecency corpus-stats`; a fresh report has none of them): "
-                  + counts_line(measured, quick=quick), ""]
+        lines += ["", "**Trained decoders, real text and real models, measured here** (cached results of "
+                  "`lnrecency experiments thesis-text`, `thesis`, `seed002`, `seed003`, `pretrained` and `lnrecency "
+                  "corpus-stats`; a fresh report has none of them): " + counts_line(measured, quick=quick), "",
+                  trained_summary(measured), ""]
         for f in findings(measured, pages):
             lines += finding_lines(f, lambda path: path, every_statement=False)
     return "\n".join(lines + ["", END])

@@ -152,3 +152,27 @@ def test_hostile_corpus_folders_are_refused_before_reading(cache, capsys, case):
         while cur != root:
             cur.rmdir()
             cur = cur.parent
+
+
+def test_probe_reads_a_train_lm_checkpoint_on_its_corpus_text_and_random_tokens(cache, capsys, tmp_path):
+    """`probe MODEL_DIR` on a `train lm` checkpoint: its held-out corpus (task), a --text file in its own
+    tokenizer, and uniform random tokens; the first key out; a changed corpus is refused."""
+    pytest.importorskip("torch")
+    folder = cache / "lm"
+    _write(folder, _premise_corpus(True)[:30])
+    ck = tmp_path / "ck"
+    assert main(["train", "lm", "--corpus", str(folder), "--steps", "3", "--n", "16", "--batch", "4",
+                 "--eval-every", "0", "--out", str(ck)]) == 0
+    capsys.readouterr()
+    text = tmp_path / "t.txt"
+    text.write_text("key red one two key blue three key blue .\n" * 40)
+    for tokens, extra in (("task", []), ("text", ["--text", str(text)]), ("random", [])):
+        assert main(["probe", str(ck), "--n", "16", "--sequences", "8", "--tokens", tokens, *extra, "--json"]) == 0
+        out = json.loads(capsys.readouterr().out)
+        assert out["settings"]["tokens"] == tokens and out["settings"]["bos_first"]
+        assert all(lay["sink"] is not None for lay in out["layers"])
+    assert main(["probe", str(ck), "--tokens", "bos-response", "--n", "16", "--sequences", "8"]) == 2
+    assert "BOS" in capsys.readouterr().err
+    (folder / "f000.txt").write_text("changed\n")
+    assert main(["probe", str(ck), "--n", "16", "--sequences", "8"]) == 2
+    assert "changed since the model was trained" in capsys.readouterr().err

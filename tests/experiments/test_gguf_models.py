@@ -141,3 +141,26 @@ def test_the_random_control_holds_no_special_token(smol):
     special = set(smol.tok.all_special_ids) | set(smol.tok.added_tokens_decoder)
     assert special and not (set(ids.ravel().tolist()) & special)
     assert "content tokens" in what and ids.shape == (16, 64)
+
+
+def test_gemma_is_joined_from_its_chunk_wheels_and_checked_before_loading():
+    """The optional slow path: Gemma 3 270M, where its five wheels are downloaded (skipped otherwise). Its header
+    is read across the chunk boundary and checked (no load); with LNRECENCY_GEMMA=1 it is also loaded and probed
+    briefly (about 1.5 min)."""
+    from lnrecency.experiments.decoders.gguf import check_header
+    from lnrecency.experiments.decoders.pretrained import find_models
+    from lnrecency.files.gguf_source import open_source
+
+    found = dict(find_models())
+    if "gemma3-270m" not in found:
+        pytest.skip("Gemma 3 270M is not downloaded (docs/pretrained.md)")
+    src = open_source(found["gemma3-270m"])
+    m = check_header(src)
+    assert (m.architecture, m.layers, m.heads, m.vocab, m.add_bos) == ("gemma3", 18, 4, 262144, True)
+    assert len(src.pieces) == 4 and src.sha256 == "a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818"
+    if not os.environ.get("LNRECENCY_GEMMA"):
+        return
+    from lnrecency.experiments.decoders.gguf_probe import probe_gguf
+
+    res = probe_gguf(found["gemma3-270m"], ProbeSettings(n=32, sequences=8, tokens="text"), no_rope=True)
+    assert len(res.layers) == 18 and res.model["perplexity"]["off"] > res.model["perplexity"]["on"]

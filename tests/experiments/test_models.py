@@ -422,3 +422,32 @@ def test_the_random_control_is_neutral_and_the_bos_response_is_apart():
     assert neutral.slope == 0.0 and neutral.slope_se == 0.0  # only the BOS key reacts, and it is left out
     k = k_for(PER_COMPARISON, sided=1)  # a one-sided claim at the suite's per-comparison rate
     assert response.slope > k * response.slope_se, (response.slope, response.slope_se)
+
+
+def test_row_regions_split_the_layer_slope_and_no_bos_keeps_every_key():
+    """Planted head-mean logits whose rows of the first copy fall (slope -1 per key) and of the second rise
+    (+1): the region slopes are exactly -1 and +1 and the layer slope is their key-weighted balance; the
+    training distribution without BOS leaves no key out (bos_first False)."""
+    from lnrecency.experiments.decoders.probe import probe, row_weights
+    from lnrecency.experiments.decoders.probe_decoder import induction_regions
+
+    n, B = 13, 8
+    regions = induction_regions(n)
+    assert regions == {"first copy": list(range(2, 8)), "second copy": list(range(8, 14))}
+    assert induction_regions(12, bos=False) == {"first copy": list(range(1, 7)), "second copy": list(range(7, 13))}
+    j = torch.arange(n, dtype=torch.float64)
+    s = torch.zeros(n, n, dtype=torch.float64)
+    for i in range(n):
+        s[i] = (-1.0 if i + 1 in regions["first copy"] else 1.0) * j
+    s[:, 0] = 0.0
+    logits = s.expand(B, 1, n, n).clone()
+    weights = torch.softmax(logits.masked_fill(~torch.ones(n, n, dtype=torch.bool).tril(), float("-inf")), -1)
+    lay = probe(lambda a, b: [{"logits": logits[: b - a], "weights": weights[: b - a]}], n_layers=1, n_heads=1,
+                settings=ProbeSettings(n=n, sequences=B, tokens="task"), model_info={}, assumptions={},
+                regions=regions).layers[0]
+    assert lay.regions["first copy"][0] == pytest.approx(-1.0, abs=1e-12)
+    assert lay.regions["second copy"][0] == pytest.approx(1.0, abs=1e-12)
+    w = row_weights(n, 1)
+    first = sum(w[r - 1] for r in regions["first copy"])
+    assert lay.slope == pytest.approx(-first + (1 - first), abs=1e-12)
+    assert not ProbeSettings(n=n, tokens="task-no-bos").bos_first and ProbeSettings(n=n, tokens="task").bos_first

@@ -103,3 +103,25 @@ def test_a_semicolon_inside_parentheses_is_not_a_list_boundary():
     lead = lead_sentence(text)
     assert lead.count("(") == lead.count(")") and lead.count("[") == lead.count("]")
     assert lead.endswith(" more.") and "one-sided p 0.97" in lead  # the parenthesis kept whole
+
+
+def test_the_trained_summary_states_only_what_rows_carry():
+    """Not run: it names the commands. With a secondary TM row, its own opening sentence is quoted (no
+    hand-written mechanism); with R1 rows, each model's verdict and mean slope from its evidence."""
+    from lnrecency.claims.r1_pretrained_decoders import PretrainedEvidence
+    from lnrecency.report.headline import trained_summary
+
+    assert "experiments thesis-text" in trained_summary([])
+    tm = row("TM1", "trained models, our formulation", "s", "inconclusive",
+             finding="What the synthetic task's attn2 layer-2 slope is made of (...): layernorm: rows of the first "
+                     "copy -0.5. secondary: ...")
+    ev = PretrainedEvidence(model="Model X (Q4)", sha256="0" * 64, n=256, windows=16,
+                            statistic={"mean": -0.0014, "se": 0.0004}, holm_level=0.05, counts={}, perplexity={},
+                            layers={})
+    r1 = ClaimResult("R1", "trained models, our formulation", "s", {"case": "x"}, "not reproduced in this setting",
+                     ev, finding="f")
+    text = trained_summary([tm, r1])
+    assert "rows of the first copy -0.5" in text and "secondary" in text
+    assert "Model X not reproduced in this setting (mean slope -0.0014 logit per key)" in text
+    plain = row("TM1", "trained models, our formulation", "s", "inconclusive", finding="Something else. More.")
+    assert "Something else" not in trained_summary([plain])

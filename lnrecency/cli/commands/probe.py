@@ -63,7 +63,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "random = the neutral control, content tokens only after BOS (the only choice for "
                         "--identity and --hf; the default for --gguf); bos-response = BOS scattered in mid-sequence, "
                         "a diagnostic of the model's reaction to BOS; text = windows of --text in the model's own "
-                        "tokenizer (--gguf)")
+                        "tokenizer (--gguf, train lm models); task-no-bos = the training distribution without its "
+                        "BOS (every key in; induction models also report the slope over each copy's rows)")
     p.add_argument("--n", type=int, default=32, help="sequence length (default 32)")
     p.add_argument("--sequences", type=int, default=256, help="sequences probed (default 256)")
     p.add_argument("--seed", type=int, default=0, help="seed of the probe's inputs (default 0)")
@@ -106,8 +107,8 @@ def run(args: Options) -> int:
     from lnrecency.experiments.decoders.probe_decoder import probe_decoder
 
     tokens = args.tokens if args.tokens is not None else ("task" if args.model_dir is not None else "random")
-    if tokens == "text" and args.gguf is None:
-        raise ValueError("--tokens text goes with --gguf (a model with its own tokenizer)")
+    if tokens == "text" and args.gguf is None and args.model_dir is None:
+        raise ValueError("--tokens text goes with --gguf or a train lm MODEL_DIR (a model with its own tokenizer)")
     st = ProbeSettings(n=args.n, sequences=args.sequences, seed=args.seed, tokens=tokens)
     show = not args.json and sys.stderr.isatty()
     if args.gguf is not None:
@@ -137,9 +138,19 @@ def run(args: Options) -> int:
         model, meta = load(args.model_dir)
         task = meta.get("training", {}).get("task")
         info = {"path": str(args.model_dir), "training": meta.get("training")}
-        res = probe_decoder(model, st, task=task, progress=show, info=info)
-        other = "random" if st.tokens == "task" else "task"
-        beside = probe_decoder(model, replace(st, tokens=other), task=task, progress=show, info=info)
+        from lnrecency.experiments.decoders.lm_inputs import is_lm, lm_inputs
+
+        def source(s):  # a train lm model reads its own corpus and tokenizer; a task model, its task
+            if not is_lm(meta):
+                if s.tokens == "text":
+                    raise ValueError("--tokens text needs a model with a tokenizer (train lm, --gguf); this model "
+                                     f"was trained on task {task!r}")
+                return None
+            return lm_inputs(meta, model.cfg.vocab, s.n, s.tokens, s.seed, s.sequences, text=args.text)
+        res = probe_decoder(model, st, task=task, progress=show, info=info, inputs=source(st))
+        other = "random" if st.tokens in ("task", "text") else "task"
+        beside = probe_decoder(model, replace(st, tokens=other), task=task, progress=show, info=info,
+                               inputs=source(replace(st, tokens=other)))
     if args.json:
         out = res.to_json()
         if beside is not None:
@@ -168,6 +179,8 @@ def run(args: Options) -> int:
         sink = f", first-key sink {lp.sink:.3f}" if lp.sink is not None else ""
         print(f"layer {lp.layer}: {lp.phase:8s} slope {lp.slope:+.4g} (SE {lp.slope_se:.2g}; interval at the "
               f"test's k = {lp.k:.2f}: [{lo:+.3g}, {hi:+.3g}]), RP {lp.rp:.4f} +- {lp.rp_se:.4f}{sink}")
+        for name, (m, se) in lp.regions.items():  # the induction task's rows, copy by copy
+            print(f"    rows of the {name}: slope {m:+.4g} (SE {se:.2g})")
         if beside is not None:
             b = beside.layers[q]
             flag = "  UNSTABLE: the two inputs disagree in sign" if lp.slope * b.slope < 0 else ""

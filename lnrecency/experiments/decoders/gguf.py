@@ -8,7 +8,7 @@ Order of work, each step refusing before the next costs anything:
    the bounds of :data:`lnrecency.experiments.decoders.hf.SIZE_FIELDS`, float32 weights within the model limit
    (``--max-model-mib``, default :data:`MAX_MODEL_MIB`);
 3. :func:`estimate`: time and peak memory from the header (attention, MLP and output layer; fitted on real
-   models by ``benchmarks/bench_estimates.py --gguf``), refused above the time limit or the free memory;
+   models by ``benchmarks/bench_gguf.py --fit``), refused above the time limit or the free memory;
 4. the model is written once into ``$LNRECENCY_CACHE/gguf/<sha256>/`` and loaded with
    ``local_files_only=True``, the tapped eager attention (:mod:`lnrecency.experiments.decoders.logit_tap`),
    float32; then the missing-key and finite-weight checks of ``--hf``.
@@ -48,14 +48,15 @@ MAX_MODEL_MIB = 1024
 #: torch threads of a probe (fixed, so that every machine computes the same bytes)
 THREADS = 2
 #: the time and memory model of a GGUF probe, fitted on SmolLM2-135M and Gemma 3 270M on this project's
-#: 2-core machine (benchmarks/bench_estimates.py --gguf): seconds = LOAD_FIXED + LOAD_PER_BYTE float32 bytes
+#: 2-core machine (benchmarks/bench_gguf.py --fit): seconds = LOAD_FIXED + LOAD_PER_BYTE float32 bytes
 #: + LOAD_PER_TOKEN vocabulary + FLOP_SECONDS (forward FLOPs of every pass, output layer of the perplexity
 #: included) + CELL_SECONDS (B L H n^2, the probe's sums) + CUBE_SECONDS (B L n^3 / 3, the layer RP);
-#: bytes: BASE_BYTES + LOAD_FACTOR float32 bytes at the load, BASE_BYTES + RUN_FACTOR float32 bytes + the
+#: bytes: BASE_BYTES + LOAD_FACTOR float32 bytes + VOCAB_BYTES per token of the vocabulary at the load (the GGUF
+#: tokenizer's conversion: Gemma 3's 262k tokens took about 1.4 GiB), BASE_BYTES + RUN_FACTOR float32 bytes + the
 #: probe's own arrays and activations (or the perplexity's output-layer rows) while probing
 GGUF_COST = {"LOAD_FIXED": 5.0, "LOAD_PER_BYTE": 1.12e-8, "LOAD_PER_TOKEN": 1.26e-4, "FLOP_SECONDS": 8.9e-12,
              "CELL_SECONDS": 0.0, "CUBE_SECONDS": 2.1e-9, "BASE_BYTES": 600 * 2**20, "LOAD_FACTOR": 1.25,
-             "RUN_FACTOR": 1.0}
+             "VOCAB_BYTES": 5800, "RUN_FACTOR": 1.0}
 #: output-layer rows per step of the perplexity (64 x vocabulary float32: 64 MiB at a 262k vocabulary)
 PPL_ROWS = 64
 
@@ -127,7 +128,7 @@ def estimate_load(m: GGUFModel) -> tuple[float, int]:
     """(seconds, peak bytes) of loading the model (:data:`GGUF_COST`)."""
     c = GGUF_COST
     return (c["LOAD_FIXED"] + c["LOAD_PER_BYTE"] * m.float32_bytes + c["LOAD_PER_TOKEN"] * m.vocab,
-            int(c["BASE_BYTES"] + c["LOAD_FACTOR"] * m.float32_bytes))
+            int(c["BASE_BYTES"] + c["LOAD_FACTOR"] * m.float32_bytes + c["VOCAB_BYTES"] * m.vocab))
 
 
 def estimate_probe(m: GGUFModel, settings: ProbeSettings, extra_passes: int, ppl_windows: int) -> tuple[float, int]:

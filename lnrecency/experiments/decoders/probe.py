@@ -73,7 +73,8 @@ MIN_KEYS = 3
 #: diagnostic of a model's reaction to BOS in mid-sequence (random with BOS scattered; never a control);
 #: "text" = windows of real text in the model's own tokenizer (lnrecency.experiments.decoders.text_windows;
 #: the window's first key is left out whether or not the model takes a BOS)
-TOKENS = ("random", "task", "bos-response", "text")
+#: "task-no-bos" = the training distribution with its BOS removed (every key enters: there is no BOS to leave out)
+TOKENS = ("random", "task", "bos-response", "text", "task-no-bos")
 #: the identity decoder's inputs: the theory's Gaussian draws (no tokens, no BOS; set by the probe itself)
 THEORY_INPUTS = "theory"
 
@@ -91,7 +92,7 @@ class ProbeSettings:
     def bos_first(self) -> bool:
         """Whether the inputs start with BOS (every token variant does): its key is left out of slopes and RP
         and reported as the sink."""
-        return self.tokens != THEORY_INPUTS
+        return self.tokens not in (THEORY_INPUTS, "task-no-bos")
 
     def __post_init__(self) -> None:
         check_int("n", self.n, minimum=3, maximum=1024)
@@ -205,6 +206,7 @@ class LayerProbe:
     sink: float | None = None  # the BOS key's share of attention (mean P_i1), with its SE
     sink_se: float | None = None
     slope_values: np.ndarray | None = None  # the layer slope of each sequence, in input order
+    regions: dict = field(default_factory=dict)  # {name: (mean, se)}: the layer slope over a region's rows
 
     @property
     def slope_interval(self) -> tuple[float, float]:
@@ -217,6 +219,7 @@ class LayerProbe:
                 "recency_slope_se": self.slope_se, "k": self.k, "row_k": self.row_k,
                 "rows_recency": self.rows_recency, "rows_earlier": self.rows_earlier, "rp": self.rp,
                 "rp_se": self.rp_se, "sink": self.sink, "sink_se": self.sink_se,
+                "regions": {k: {"recency_slope": v[0], "recency_slope_se": v[1]} for k, v in self.regions.items()},
                 "mean_logit": _tri(self.mean_logit),
                 "diag_normalised": _tri(self.diag_normalised), "heads": [h.to_json() for h in self.heads],
                 "grams": {k: _tri(v, full=True) for k, v in self.grams.items()}}
@@ -280,7 +283,8 @@ def _z(mean, se):
 
 def probe(traces_of: Callable, *, n_layers: int, n_heads: int, settings: ProbeSettings,
           model_info: dict, assumptions: dict, logits_note: str | None = None, progress: bool = False,
-          light: bool = False, width: int = 0, stream: bool = False, maps: bool = True) -> ProbeResult:
+          light: bool = False, width: int = 0, stream: bool = False, maps: bool = True,
+          regions: dict | None = None) -> ProbeResult:
     """The generic probe: ``traces_of(start, stop)`` returns, for sequences [start, stop) of the input stream,
     one record per layer with tensors ``logits`` and ``weights`` (B, H, n, n) and optionally ``values``,
     ``head_out`` (B, H, n, d_head) and Gram inputs (``normed``, ``attn_out``, ``mid``, ``mlp_in``, ``out``).
@@ -288,8 +292,11 @@ def probe(traces_of: Callable, *, n_layers: int, n_heads: int, settings: ProbeSe
     made (only one layer's traces are alive at a time: the probe keeps running sums).
     ``light``: the layers' slopes, RP, phases and sink only (per-head RP, norm profiles and Gram panels are
     left out, NaN / empty): the per-evaluation trajectory of a training run. ``maps``: False keeps no per-head
-    mean-logit map (the heads' ``mean_logit`` is None; the layer's head-mean map stays). ``width``: the model's
-    d, for the memory bound: sequences are taken :func:`probe_chunk` at a time (at most ``settings.chunk``)."""
+    mean-logit map (the heads' ``mean_logit`` is None; the layer's head-mean map stays). ``regions``: {name: 1-based
+    rows}: the layer slope over those rows only (each row weighted by its keys, as in the layer slope), per
+    sequence, reported as ``LayerProbe.regions`` {name: (mean, se)} (the induction task's two copies).
+    ``width``: the model's d, for the memory bound: sequences are taken :func:`probe_chunk` at a time (at most
+    ``settings.chunk``)."""
     from tqdm import tqdm
 
     st = settings
@@ -306,6 +313,12 @@ def probe(traces_of: Callable, *, n_layers: int, n_heads: int, settings: ProbeSe
     omega_rows = torch.from_numpy(omega[rows])
     mom = [{name: _Moments() for name in ("S", "Smean", "seq_slope", "rp", "osq", "psq", "vsq", "vcross",
                                           "layer_rows", "layer_slope", "layer_rp", "sink")} for _ in range(n_layers)]
+    region_w = {}
+    for name, wanted in (regions or {}).items():  # the layer-slope weights restricted to the region's rows
+        keep = np.isin(rows + 1, np.asarray(list(wanted), dtype=int))
+        if keep.any():
+            region_w[name] = torch.from_numpy(np.where(keep, omega[rows], 0.0) / omega[rows][keep].sum())
+    region_mom = [{name: _Moments() for name in region_w} for _ in range(n_layers)]
     grams = [dict() for _ in range(n_layers)]
     values: list[list] = [[] for _ in range(n_layers)]  # per sequence, the layer slope (B floats a step)
     triples = _triples(n, skip)
@@ -330,6 +343,8 @@ def probe(traces_of: Callable, *, n_layers: int, n_heads: int, settings: ProbeSe
         m["layer_rows"].add(lr)
         m["layer_slope"].add((lr @ omega_rows)[:, None])
         values[l0].append((lr @ omega_rows).numpy())
+        for name, rw in region_w.items():
+            region_mom[l0][name].add((lr @ rw)[:, None])
         m["layer_rp"].add((recency_counts(sm, skip) / triples)[:, None])
         p = tr["weights"].to(torch.float64)
         m["sink"].add(p[:, :, 1:, 0].mean((1, 2))[:, None])  # P_i1 over heads and rows i >= 2
@@ -402,7 +417,8 @@ def probe(traces_of: Callable, *, n_layers: int, n_heads: int, settings: ProbeSe
                                  heads, {name: (g / st.sequences).numpy() for name, g in grams[l0].items()},
                                  sink=float(m["sink"].mean[0]) if skip else None,
                                  sink_se=float(m["sink"].se[0]) if skip else None,
-                                 slope_values=np.concatenate(values[l0])))
+                                 slope_values=np.concatenate(values[l0]),
+                                 regions={k: (float(v.mean[0]), float(v.se[0])) for k, v in region_mom[l0].items()}))
     return ProbeResult(model_info, st, layers, assumptions, logits_note or ProbeResult.logits_note)
 
 

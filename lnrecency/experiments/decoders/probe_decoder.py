@@ -37,10 +37,13 @@ def _token_inputs(model, settings: ProbeSettings, task: str | None) -> Callable[
 
     def inputs(start: int, stop: int) -> torch.Tensor:
         rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence([settings.seed, start])))
-        if settings.tokens == "task":
+        if settings.tokens in ("task", "task-no-bos"):
             if task is None:
-                raise ValueError("--tokens task needs a model trained on a task")
-            toks, _ = batch(task, settings.n, stop - start, cfg.vocab, rng)
+                raise ValueError(f"--tokens {settings.tokens} needs a model trained on a task")
+            if settings.tokens == "task":
+                toks, _ = batch(task, settings.n, stop - start, cfg.vocab, rng)
+            else:  # the same task without its BOS: one token longer, BOS dropped
+                toks = batch(task, settings.n + 1, stop - start, cfg.vocab, rng)[0][:, 1:]
         elif settings.tokens == "bos-response":
             toks = bos_response_tokens(settings.n, stop - start, cfg.vocab, rng)
         else:
@@ -102,15 +105,29 @@ def mean_cosine(x: torch.Tensor) -> float:
     return float(((g.sum((-1, -2)) - torch.diagonal(g, dim1=-2, dim2=-1).sum(-1)) / (n * (n - 1))).mean())
 
 
+def induction_regions(n: int, bos: bool = True) -> dict:
+    """The induction task's row regions (1-based rows): the first copy of r and the second (with its BOS first,
+    [BOS, r, r, ...]; without it, [r, r, ...])."""
+    m = (n - 1) // 2 if bos else n // 2
+    first = 2 if bos else 1
+    return {"first copy": list(range(first, first + m)), "second copy": list(range(first + m, n + 1))}
+
+
 def probe_decoder(model, settings: ProbeSettings, *, task: str | None = None, info: dict | None = None,
-                  progress: bool = False, light: bool = False) -> ProbeResult:
-    """:func:`probe` on a decoder of :mod:`lnrecency.experiments.decoders` (trained or identity)."""
+                  progress: bool = False, light: bool = False,
+                  inputs: Callable[[int, int], torch.Tensor] | None = None) -> ProbeResult:
+    """:func:`probe` on a decoder of :mod:`lnrecency.experiments.decoders` (trained or identity); ``inputs``:
+    the token sequences (start, stop) -> (stop - start, n), where the model's inputs are not a generated task's
+    (a ``train lm`` model: :func:`lnrecency.experiments.decoders.lm_inputs.lm_inputs`)."""
     from lnrecency.experiments.decoders.train import deterministic
 
     cfg = model.cfg
     if cfg.is_identity:  # the theory's Gaussian inputs: no tokens, no BOS (every key enters the slopes)
         settings = dataclasses.replace(settings, tokens=THEORY_INPUTS)
-    make = _identity_inputs(cfg, settings) if cfg.is_identity else _token_inputs(model, settings, task)
+    if inputs is not None and settings.n > cfg.context:
+        raise ValueError(f"n must be <= the model's context {cfg.context}; got n={settings.n}")
+    make = (_identity_inputs(cfg, settings) if cfg.is_identity else inputs if inputs is not None
+            else _token_inputs(model, settings, task))
 
     def traces_of(start: int, stop: int) -> list:
         x = make(start, stop)
@@ -119,6 +136,9 @@ def probe_decoder(model, settings: ProbeSettings, *, task: str | None = None, in
         return _trace_dicts(tr)
 
     check_probe_cost(cfg.n_layers, cfg.n_heads, settings.n, cfg.d_model, settings, light)  # before any input
+    regions = None
+    if task == "induction" and settings.tokens in ("task", "task-no-bos") and inputs is None:
+        regions = induction_regions(settings.n, bos=settings.tokens == "task")
     with deterministic(1):
         first = make(0, min(settings.chunk, settings.sequences))
         with torch.no_grad():
@@ -127,7 +147,7 @@ def probe_decoder(model, settings: ProbeSettings, *, task: str | None = None, in
         info = {"kind": "identity" if cfg.is_identity else "lnrecency-decoder", "config": cfg.as_dict(),
                 **(info or {})}
         return probe(traces_of, n_layers=cfg.n_layers, n_heads=cfg.n_heads, settings=settings, model_info=info,
-                     assumptions=assumptions, progress=progress, light=light, width=cfg.d_model,
+                     assumptions=assumptions, progress=progress, light=light, width=cfg.d_model, regions=regions,
                      logits_note=("identity: S_ij = lam <N(h_i), N(h_j)> (the theory's score)" if cfg.is_identity
                                   else "attention logits S = (W_Q y_i).(W_K y_j) / sqrt(d_head) (exact)"))
 

@@ -11,7 +11,10 @@ Probes (:mod:`lnrecency.experiments.decoders.probe`), per run on its own probe s
 over
 training seeds carry probe noise), in two variants: ``task`` (the training distribution: induction
 sequences, BOS first, the BOS key left out of slopes and RP, its attention share reported as the sink) and
-``random`` (tokens uniform over the vocabulary, no BOS first). Full probes at initialisation and at the end;
+``random`` (the neutral control: BOS first, then content tokens uniform over the vocabulary). At the
+start and the end, beside them: the BOS response (a diagnostic), the training distribution without its BOS
+(``task-no-bos``, every key in) and the layer slope over each copy's rows (``regions``: the induction task's
+first and second copy). Full probes at initialisation and at the end;
 a light probe (slopes and sink) at every held-out evaluation: the trajectory, from which the 1/4 and 1/2
 stages and the matched-loss stage (interpolated between the two evaluations that bracket the target loss)
 are read.
@@ -60,7 +63,7 @@ def _layers(pr, full: bool) -> list:
     out = []
     for lp in pr.layers:
         rec = {"layer": lp.layer, "phase": lp.phase, "slope": lp.slope, "slope_se": lp.slope_se, "rp": lp.rp,
-               "rp_se": lp.rp_se, "sink": lp.sink}
+               "rp_se": lp.rp_se, "sink": lp.sink, "regions": {k: v[0] for k, v in lp.regions.items()}}
         if full:
             law = [h.norm_law for h in lp.heads if h.norm_law is not None]
             prof = [h.norm_profile for h in lp.heads if h.norm_profile is not None]
@@ -78,9 +81,10 @@ def _stage_record(model, st: ThesisSettings, arch: str, norm: str, seed: int) ->
     pr = probe_decoder(model, st.probing(arch, norm, seed, "task"), task="induction")
     rnd = probe_decoder(model, st.probing(arch, norm, seed, "random"), task="induction")
     bos = probe_decoder(model, st.probing(arch, norm, seed, "bos-response"), task="induction")
+    nobos = probe_decoder(model, st.probing(arch, norm, seed, "task-no-bos"), task="induction")
     qk = pr.assumptions.get("layers", [])
     return {"layers": _layers(pr, True), "random": {"layers": _layers(rnd, True)},
-            "bos-response": {"layers": _layers(bos, False)},
+            "bos-response": {"layers": _layers(bos, False)}, "task-no-bos": {"layers": _layers(nobos, False)},
             "w_qk_distance": float(np.mean([h["distance"] for lay in qk for h in lay["heads"]])) if qk else None,
             "alpha_tokens": pr.assumptions.get("alpha_tokens"), "alpha_inputs": pr.assumptions.get("alpha_inputs")}
 

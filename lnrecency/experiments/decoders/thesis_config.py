@@ -21,7 +21,8 @@ from lnrecency.runtime.arguments import check_int
 __all__ = ["ThesisSettings", "ThesisResults", "ARCHS", "NORMS", "STAGES", "VARIANTS", "VERSION", "LEVEL",
            "LEARN_MARGIN", "cache_dir", "cache_path", "is_cached", "matched_stage"]
 
-VERSION = "thesis-3"  # 3: the random variant is the neutral control; the BOS response beside it
+VERSION = "thesis-4"  # 3: the random variant is the neutral control; the BOS response beside it; 4: slopes by
+#                        row region (the two copies) and without BOS
 #: the keys every cached thesis run has
 RUN_KEYS = ("arch", "norm", "seed", "log", "init", "final", "trajectory", "induction_score",
             "stopped")  # bump when the experiment's definition changes (invalidates the cache)

@@ -287,8 +287,8 @@ def read_checkpoint_config(path: Path) -> tuple[dict, DecoderConfig]:
     if "decoder" not in meta:
         raise ValueError(f"{where} lacks 'decoder' (the model's configuration)")
     training = meta.get("training")
-    if not isinstance(training, dict) or training.get("task") not in TASKS:
-        raise ValueError(f"{where}: 'training' must be an object whose 'task' is one of {', '.join(TASKS)}; got "
+    if not isinstance(training, dict) or training.get("task") not in TASKS + ("lm",):
+        raise ValueError(f"{where}: 'training' must be an object whose 'task' is one of {', '.join(TASKS)}, lm; got "
                          f"{training!r:.100}")
     try:
         cfg = DecoderConfig.from_dict(meta["decoder"])
