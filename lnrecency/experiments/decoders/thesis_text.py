@@ -11,8 +11,9 @@ end. :func:`decide` runs the plan's four tests with Holm's procedure over them o
 Each run is one job (:func:`train_text_run`), trained by :func:`lnrecency.experiments.decoders.train.train`
 (deterministic on one thread), run ``--workers`` at a time, and cached as JSON under
 ``$LNRECENCY_CACHE/thesis-text/``. Seeds of one configuration are not grouped into one batched model: at width
-64 the output layer's products dominate and are already compute-bound on a CPU core, so a grouped model
-measured 0.9-1.2x the throughput of separate runs (benchmarks/bench_train.py --grouped).
+64 the output layer's products dominate and are already compute-bound on a CPU core, so a grouped model of 8
+seeds measured 0.91x the throughput of 8 separate runs (29 967 against 33 101 tokens/s on one thread;
+benchmarks/bench_train.py --grouped 8 --steps 150, 2026-11-26).
 """
 from __future__ import annotations
 
@@ -28,10 +29,12 @@ import numpy as np
 from lnrecency.experiments.decoders.corpus import CorpusData
 
 __all__ = ["TextThesisSettings", "plan_path", "plan_sha256", "run_thesis_text", "cached_runs", "decide",
-           "BosCorpusData", "unigram_entropy", "MARGIN", "ARCHS", "corpus_data", "learned", "matched"]
+           "BosCorpusData", "unigram_entropy", "MARGIN", "PLANNED", "ARCHS", "corpus_data", "learned", "matched"]
 
 #: H4's equivalence margin (logit per key), fixed in the plan
 MARGIN = 0.0025
+#: the effect each primary test was powered for in the plan (logit per key; H4: the margin, true difference 0)
+PLANNED = {"H1": 0.005, "H2": 0.0033, "H3": 0.0033, "H4": MARGIN}
 #: the two architectures: attn2 (primary) and mlp2 (secondary)
 ARCHS = {"attn2": {"n_layers": 2, "mlp": False}, "mlp2": {"n_layers": 2, "mlp": True}}
 NORMS = ("layernorm", "rmsnorm", "none")
