@@ -9,7 +9,7 @@ import dataclasses
 import numpy as np
 
 from lnrecency.claims.declare import REGISTERED
-from lnrecency.claims.trained_rules import Part, claim_rows, decide_parts, experiment_alpha, keep_learned
+from lnrecency.claims.trained_rules import QUICK, Part, claim_rows, decide_parts, experiment_alpha, keep_learned
 from lnrecency.inference.evidence import NotRun
 from lnrecency.inference.stats import SeedTest, t_interval
 
@@ -219,7 +219,15 @@ def anchoring(res, arch: str = "attn2", layer: int = 2) -> str:
 def _rows(cid: str, res) -> list:
     rows = claim_rows(cid, SOURCE, STATEMENTS[cid], _base(res), decided_parts(res)[cid], quick=res.settings.quick)
     lead = anchoring(res) if cid in SECONDARY_IDS else ""
-    return [dataclasses.replace(r, finding=f"{lead} {r.finding}".strip()) for r in rows] if lead else rows
+    if not lead:
+        return rows
+    quick = QUICK + ". "  # a quick run's rows keep their label first
+
+    def with_lead(text: str) -> str:
+        if text.startswith(quick):
+            return f"{quick}{lead} {text[len(quick):]}"
+        return f"{lead} {text}"
+    return [dataclasses.replace(r, finding=with_lead(r.finding)) for r in rows]
 
 
 def evaluate(*, quick: bool = False, progress=None) -> list:

@@ -282,7 +282,8 @@ def trained_summary(results: list[ClaimResult]) -> str:
                                                                                   "TT4", "R1")}
     out = []
     if got["TM1"]:
-        lead = got["TM1"][0].finding.split(". ")[0]  # the TM rows open with what the task's slope is made of
+        lead = next((part for part in got["TM1"][0].finding.split(". ") if part.startswith("What the synthetic")),
+                    "")  # the TM rows open with what the task's slope is made of
         out.append("On the synthetic induction task the TM1-TM3 and TM5 rows are secondary: its slope cannot test "
                    "the thesis" + (f". {lead}." if lead.startswith("What the synthetic task") else "."))
     text = [(cid, got[cid][0]) for cid in ("TT1", "TT2", "TT3", "TT4") if got[cid]]

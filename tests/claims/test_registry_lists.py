@@ -18,8 +18,9 @@ def test_the_id_block_is_what_regenerate_writes():
 
 
 def test_a_stale_list_is_detected(monkeypatch):
-    stale = regenerate.CHOICES.read_text(encoding="utf-8").replace('"S3.3")', '"S3.3", "X9")', 1)
-    assert regenerate.choices_text(stale) != stale
+    text = regenerate.CHOICES.read_text(encoding="utf-8")
+    stale = text.replace('("T1", ', '("T1", "X9", ', 1)  # an id the registry does not hold
+    assert stale != text and regenerate.choices_text(stale) != stale
 
 
 def test_id_ranges_round_trip():
