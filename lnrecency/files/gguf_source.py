@@ -51,10 +51,19 @@ class GGUFSource:
         return sum(p[2] for p in self.pieces)
 
     def open_piece(self, q: int):
+        """Piece ``q`` as a binary stream; closing it closes the archive too."""
         archive, member, _ = self.pieces[q]
         if archive is None:
             return open(member, "rb")
-        return zipfile.ZipFile(archive).open(member)
+        z = zipfile.ZipFile(archive)
+        stream = z.open(member)
+        close = stream.close
+
+        def close_both() -> None:
+            close()
+            z.close()
+        stream.close = close_both
+        return stream
 
     def open_stream(self) -> "_Joined":
         """The pieces read as one stream, in order (a header may cross a chunk's end)."""
