@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
 __all__ = ["atomic_path", "atomic_write_text", "atomic_write_bytes", "atomic_save", "staged_directory", "output_lock",
-           "publish", "check_out", "owned_names", "OutputRefused", "MANIFEST"]
+           "publish", "check_out", "owned_names", "OutputRefused", "MANIFEST", "file_sha256"]
 
 
 @contextmanager
@@ -79,7 +79,8 @@ class OutputRefused(ValueError):
     """The output folder cannot be written without touching a file lnrecency did not write (one line)."""
 
 
-def _sha256(path: Path) -> str:
+def file_sha256(path: Path) -> str:
+    """The SHA-256 (hex) of a file, read in 1 MiB blocks."""
     h = hashlib.sha256()
     with open(path, "rb") as fh:
         for block in iter(lambda: fh.read(1 << 20), b""):
@@ -90,7 +91,7 @@ def _sha256(path: Path) -> str:
 def _identity(path: Path) -> dict:
     """What the manifest records of a file it wrote: content hash and size (an edit gives another). Not
     inode or time: two runs with the same seed must give the same bytes, manifest included."""
-    return {"sha256": _sha256(path), "size": os.lstat(path).st_size}
+    return {"sha256": file_sha256(path), "size": os.lstat(path).st_size}
 
 
 #: a manifest larger or deeper than this is not one lnrecency wrote (its own hold a name, a size and a hash a file)
@@ -142,7 +143,7 @@ def _ours(path: Path, recorded: dict) -> bool:
         st = os.lstat(path)
         if not stat.S_ISREG(st.st_mode) or st.st_size != recorded.get("size"):
             return False
-        return _sha256(path) == recorded.get("sha256")
+        return file_sha256(path) == recorded.get("sha256")
     except OSError:
         return False
 

@@ -22,6 +22,7 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from lnrecency.files.atomic import file_sha256
 from lnrecency.files.gguf_header import GGUFHeader, gguf_header
 from lnrecency.files.readers import check_regular
 
@@ -202,14 +203,6 @@ def open_source(path: str | os.PathLike) -> GGUFSource:
     return src
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def stage(src: GGUFSource, folder: str | os.PathLike) -> Path:
     """The model as one ``model.gguf`` in a private folder under ``folder`` (see the module docstring)."""
     base = Path(folder)
@@ -223,7 +216,7 @@ def stage(src: GGUFSource, folder: str | os.PathLike) -> Path:
         return link
     target = base / src.sha256 / "model.gguf"
     if target.is_file() and not target.is_symlink():
-        if _sha256(target) == src.sha256:
+        if file_sha256(target) == src.sha256:
             return target
         target.unlink()
     target.parent.mkdir(parents=True, exist_ok=True)
