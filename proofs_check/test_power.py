@@ -20,8 +20,8 @@ import numpy as np
 import pytest
 import sympy
 
-from lnrecency.claims import c7_output_norm as output_norm
 from lnrecency.claims.mc_checks import adjacent_triples, mc_means, mc_orderings, simulate
+from lnrecency.claims.parameter_free import c7_output_norm as output_norm
 from lnrecency.inference.stats import BUDGET, EXACT_RATE, clopper_pearson_interval, register
 from lnrecency.model.config import ModelConfig
 from lnrecency.theory import closed_forms as cf
@@ -102,7 +102,7 @@ def test_mc_ordering_rejects_false_orderings():
 
 
 def test_mc_gap_comparison_rejects_reversed():
-    from lnrecency.claims.c5_amplification import mc_gap_compare
+    from lnrecency.claims.parameter_free.c5_amplification import mc_gap_compare
 
     assert mc_gap_compare(CFG, 0.1, 0.0, samples=2000, seed=76).verdict == "confirmed"
     assert mc_gap_compare(CFG, 0.9, 0.0, samples=2000, seed=77).verdict == "refuted"
@@ -121,8 +121,8 @@ def test_frequency_rejects_false_claims():
 def test_rate_decision_rejects_a_wrong_first_order_term(monkeypatch, factor):
     """C9's rate decision (E_d S - S_lim = c/d within k SE + R/d^2, R re-measured with the planted c)
     says no to a planted 1/d coefficient: none at all (c = 0), halved, doubled."""
-    import lnrecency.claims.c9_finite_width as finite_width
-    from lnrecency.claims.c9_finite_width import rate_item
+    import lnrecency.claims.parameter_free.c9_finite_width as finite_width
+    from lnrecency.claims.parameter_free.c9_finite_width import rate_item
 
     real_checks = finite_width.theory_mean_checks
 
@@ -135,7 +135,7 @@ def test_rate_decision_rejects_a_wrong_first_order_term(monkeypatch, factor):
 
 
 def test_rate_decision_confirms_the_true_term():
-    from lnrecency.claims.c9_finite_width import rate_item
+    from lnrecency.claims.parameter_free.c9_finite_width import rate_item
 
     assert rate_item(CFG, 6, 2, 10000, 79)[1] == "confirmed"
 
@@ -143,7 +143,7 @@ def test_rate_decision_confirms_the_true_term():
 def test_rate_exponent_test_rejects_a_wrong_rate():
     """C9's c-free exponent test on planted biases: c/d + e/d^2 with |e| <= R passes; C/sqrt(d) (the wrong rate)
     and C/d^2 with a large C are rejected with the same allowance."""
-    from lnrecency.claims.c9_finite_width import scaled_bias_test
+    from lnrecency.claims.parameter_free.c9_finite_width import scaled_bias_test
 
     ds = (16, 32, 64, 128, 256)
     d = np.array(ds, dtype=float)[:, None, None]
@@ -159,7 +159,7 @@ def test_rate_exponent_test_rejects_a_wrong_rate():
 
 
 def test_smallest_d_verdict_rejects_a_wrong_d_star():
-    from lnrecency.claims.c9_finite_width import WidthOrdering, decide_smallest_d
+    from lnrecency.claims.parameter_free.c9_finite_width import WidthOrdering, decide_smallest_d
 
     def per(zs):
         return tuple(WidthOrdering(d=d, mean=z * 1e-3, stderr=1e-3, z=z, holds=z > 4.75, prob_greater=0.5)

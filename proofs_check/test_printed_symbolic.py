@@ -1,4 +1,5 @@
-"""P1-P7 (lnrecency.claims.p1_p7_printed_formulas): each verdict against an INDEPENDENT computation in this file.
+"""P1-P7 (lnrecency.claims.parameter_free.p1_p7_printed_formulas): each verdict against an INDEPENDENT computation
+in this file.
 
 The reference is the limit recursion in mpmath at 50 digits (theory.limit, which knows nothing of the
 closed forms or the formula checker), and the printed formulas are re-typed here as plain mpmath
@@ -154,7 +155,7 @@ def test_p4(results):
 # coarse error, repeated in the thorough profile)
 @pytest.mark.parametrize("wrong", ["0.152", pytest.param("0.105", marks=pytest.mark.thorough)])
 def test_p4_rejects_a_wrong_printed_number(wrong):
-    from lnrecency.claims.p1_p7_printed_formulas import p4
+    from lnrecency.claims.parameter_free.p1_p7_printed_formulas import p4
 
     assert p4({(2, 1): "0.154", (3, 1): "0.132", (3, 2): wrong}).verdict == "refuted"
 

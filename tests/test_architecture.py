@@ -248,3 +248,69 @@ def test_the_naming_rule_can_say_no():
     assert covers("s2_0_premise", "S2.0") and not covers("s2_0_premise", "S2.1")
     assert covers("s2_s3_seed_experiments", "S3.2") and not covers("s2_s3_seed_experiments", "TM1")
     assert not covers("deeper", "C6") and covers("c6_deeper_layers", "C6") and not covers("c6_deeper_layers", "C7")
+
+
+# ---- rules of the house that the import scan alone does not show ---------------------------------------------
+#: the most modules (``.py`` files, ``__init__.py`` included) one folder of the package holds
+MAX_MODULES_PER_FOLDER = 15
+COMMANDS = "lnrecency.cli.commands"
+
+
+def _is_command(m: str) -> bool:
+    return m.startswith(COMMANDS + ".") and not (ROOT / (m.replace(".", "/") + "/__init__.py")).exists()
+
+
+def command_imports(graph: set[tuple[str, str]]) -> list[tuple[str, str]]:
+    """(command, command) edges: a subcommand's module importing another's (layout.md: never)."""
+    return sorted((a, b) for a, b in graph if _is_command(a) and _is_command(b))
+
+
+def test_no_command_imports_another():
+    assert command_imports(edges(modules())) == []
+
+
+def test_a_planted_command_import_is_found():
+    graph = edges(modules()) | {("lnrecency.cli.commands.decoders.train", "lnrecency.cli.commands.verify")}
+    assert command_imports(graph) == [("lnrecency.cli.commands.decoders.train", "lnrecency.cli.commands.verify")]
+
+
+def crowded(root: Path = ROOT) -> dict[str, int]:
+    """Folders of the package holding more than :data:`MAX_MODULES_PER_FOLDER` modules."""
+    out = {}
+    for top in ("lnrecency", "theory", "numerics"):
+        for folder in [root / top, *(p for p in (root / top).rglob("*") if p.is_dir())]:
+            n = len(list(folder.glob("*.py")))
+            if n > MAX_MODULES_PER_FOLDER:
+                out[str(folder.relative_to(root))] = n
+    return out
+
+
+def test_no_folder_is_crowded(tmp_path):
+    assert crowded() == {}
+    planted = tmp_path / "lnrecency" / "room"
+    planted.mkdir(parents=True)
+    for k in range(MAX_MODULES_PER_FOLDER + 1):
+        (planted / f"m{k}.py").write_text("")
+    (tmp_path / "theory").mkdir()
+    (tmp_path / "numerics").mkdir()
+    assert crowded(tmp_path) == {"lnrecency/room": MAX_MODULES_PER_FOLDER + 1}
+
+
+def definitions(name: str) -> list[str]:
+    """Where a top-level function ``name`` is defined in the package (module paths)."""
+    out = []
+    for top in ("lnrecency", "theory", "numerics"):
+        for path in (ROOT / top).rglob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.FunctionDef) and node.name == name:
+                    out.append(str(path.relative_to(ROOT)))
+    return sorted(out)
+
+
+def test_defined_once():
+    """Holm's procedure, the run cache's reader and writer, the cache root: one definition each."""
+    assert definitions("holm") == ["lnrecency/inference/seed_tests.py"]
+    assert definitions("cache_root") == ["lnrecency/experiments/run_cache.py"]
+    assert definitions("cached_jobs") == ["lnrecency/experiments/run_cache.py"]
+    # the scan finds a second definition when there is one (both `run` of two commands)
+    assert len(definitions("run")) >= 2

@@ -1,7 +1,7 @@
 """Decisions in alpha that a grid cannot make: the sign of the layer-2 gap's derivative at alpha = 0, the
 maximiser of the gap, and the set of alpha where anisotropy amplifies the gap (Delta(alpha) > Delta(0)).
 
-The gap of row n at layer 2 (C5's measures, lnrecency/claims/c5_amplification.py):
+The gap of row n at layer 2 (C5's measures, lnrecency/claims/parameter_free/c5_amplification.py):
   absolute Delta = S_{n,n-1} - S_{n,1};  relative Delta / |S_{n,1}|;  spread Delta / (S_{n,n} - S_{n,1}).
 alpha enters only through G0(alpha) = (1 - alpha) I + alpha 1 1^T, linear in alpha, so
 d/dalpha S(G0(alpha)) is the directional derivative of the score map along V = 1 1^T - I: the first

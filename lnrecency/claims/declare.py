@@ -1,9 +1,10 @@
-"""How a claim declares itself: the :func:`claim` decorator on its evaluator, in the claim's own module.
+"""How a claim's module attaches its evaluator: the :func:`claim` decorator, in the claim's own module.
 
-A claim is one registration: its id, a one-line description, the evaluator ``fn(*, quick) -> [ClaimResult]``,
-and what it owns in the report and the notebooks: tables (:class:`TableOutput`), figures
-(:class:`FigureOutput`) and notebook cells (Markdown text, or a function whose body is the code cell; see
-:func:`cell_source`). Builders and cells are the functions themselves, never names.
+What is known about a claim before it is evaluated (its title, statements and their sources, the command that fills
+it, its family) is declared once in :mod:`lnrecency.claims.catalog`. The module attaches to that declaration the
+evaluator ``fn(*, quick) -> [ClaimResult]`` and what it owns in the report and the notebooks: tables
+(:class:`TableOutput`), figures (:class:`FigureOutput`) and notebook cells (Markdown text, or a function whose
+body is the code cell; see :func:`cell_source`). Builders and cells are the functions themselves, never names.
 :mod:`lnrecency.claims.registry` imports the claim modules, in its order, and reads :data:`REGISTERED`;
 the report's table and figure lists and the notebooks derive from it.
 
@@ -56,8 +57,9 @@ Cell = str | Callable | TableOutput | FigureOutput  # Markdown; a function whose
 @dataclass(frozen=True)
 class Claim:
     """One registered claim: ``id`` ("T1", "C2", ..., "P1", "TM1", "S2.1", ...; a section without verdicts
-    has ``evaluate`` None), its ``module`` (where it was declared), a one-line ``description``, what it owns
-    (report tables and figures, notebook cells in ``notebook``) and whether it needs trained models."""
+    has ``evaluate`` None), its ``module`` (where it was declared), a one-line ``description`` (the catalogue's
+    title), what it owns (report tables and figures, notebook cells in ``notebook``) and whether it needs trained
+    models (the catalogue's ``training``)."""
 
     id: str
     module: str
@@ -68,6 +70,7 @@ class Claim:
     notebook: str | None = None
     cells: tuple = ()
     training: bool = False
+    available: Callable[[bool], bool] | None = None  # training: whether its experiment is cached, per quick
 
 
 #: id -> Claim, in registration order (the registry imports the claim modules in its own order)
@@ -89,20 +92,30 @@ def _check_cells(cells: tuple) -> tuple:
     return tuple(cells)
 
 
-def claim(claim_id: str, description: str, *, tables: tuple = (), figures: tuple = (), notebook: str | None = None,
-          cells: tuple = (), training: bool = False, module: str | None = None) -> Callable:
+def claim(claim_id: str, *, tables: tuple = (), figures: tuple = (), notebook: str | None = None,
+          cells: tuple = (), module: str | None = None, available: Callable[[bool], bool] | None = None) -> Callable:
     """Decorator: register the decorated ``evaluate(*, quick, progress) -> [ClaimResult]`` as the evaluator of
-    ``claim_id``, with the report tables, figures and notebook cells it owns. A cell that is the builder of one of
-    the claim's own tables or figures shows that output. ``module``: the claim module that declares it (``__name__``;
-    default: the evaluator's own module, which differs when the evaluator is made by a helper). Returns the
-    function unchanged."""
+    ``claim_id`` (declared in :mod:`lnrecency.claims.catalog`, by the module that registers it), with the report
+    tables, figures and notebook cells it owns. A cell that is the builder of one of the claim's own tables or
+    figures shows that output. ``module``: the claim module that registers it (``__name__``; default: the
+    evaluator's own module, which differs when the evaluator is made by a helper). ``available(quick)``: for a claim
+    on trained or real models, whether its experiment is cached (the report evaluates it only then; it never
+    trains). Returns the function unchanged."""
+    from lnrecency.claims.catalog import declared
+
     own = {id(o.build): o for o in (*tables, *figures)}
     cells = _check_cells(tuple(own.get(id(c), c) for c in cells))
+    decl = declared(claim_id)
+    if decl.training and available is None:
+        raise ValueError(f"claim {claim_id} needs an experiment: register it with available=fn(quick) -> bool")
 
     def register(fn: Callable) -> Callable:
-        _register(Claim(claim_id, module or fn.__module__, description, fn, tuple(tables), tuple(figures), notebook,
-                        cells,
-                        training))
+        where = module or fn.__module__
+        if where != f"lnrecency.claims.{decl.module}":
+            raise ValueError(f"claim {claim_id} is declared in the catalogue with module {decl.module!r}; "
+                             f"{where} registers it")
+        _register(Claim(claim_id, where, decl.title, fn, tuple(tables), tuple(figures), notebook, cells,
+                        decl.training, available))
         return fn
     return register
 

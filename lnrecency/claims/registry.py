@@ -16,18 +16,18 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import Iterable
 
+from lnrecency.claims import catalog
 from lnrecency.claims.declare import REGISTERED, Claim
+from lnrecency.experiments.run_cache import DamagedCache
 from lnrecency.inference.stats import BUDGET
 from lnrecency.inference.verdicts import ClaimResult
 from lnrecency.runtime.arguments import check_int
 from lnrecency.runtime.child import worker_init
 
-#: the claim modules under lnrecency.claims, in report order (each registers its claims when imported)
-MODULES: tuple[str, ...] = ("t1_theorem1", "c2_no_normalisation", "c3_residual", "c4_anisotropy",
-                            "c5_amplification", "c6_deeper_layers", "c7_output_norm", "c8_output_variance",
-                            "c9_finite_width", "p1_p7_printed_formulas", "p8_p9_printed_numeric",
-                            "tm1_tm5_trained_decoders", "s2_0_premise", "s2_s3_seed_experiments",
-                            "tt1_tt4_thesis_text", "r1_pretrained_decoders", "section_boundaries")
+#: the claim modules under lnrecency.claims, in report order (each registers its claims when imported): the
+#: catalogue's, then the sections that hold no verdict
+SECTIONS: tuple[str, ...] = ("section_boundaries",)
+MODULES: tuple[str, ...] = catalog.modules() + SECTIONS
 
 
 def _catalog() -> tuple[Claim, ...]:
@@ -37,8 +37,11 @@ def _catalog() -> tuple[Claim, ...]:
     strays = sorted({c.module for c in REGISTERED.values()} - set(rank))
     if strays:
         raise RuntimeError(f"claims declared outside lnrecency.claims.registry.MODULES: {strays}")
-    order = {cid: q for q, cid in enumerate(REGISTERED)}
-    return tuple(sorted(REGISTERED.values(), key=lambda c: (rank[c.module], order[c.id])))
+    missing = [cid for cid in catalog.DECLARED if cid not in REGISTERED]
+    if missing:
+        raise RuntimeError(f"claims declared in lnrecency.claims.catalog with no registered evaluator: {missing}")
+    order = {cid: q for q, cid in enumerate(catalog.DECLARED)}
+    return tuple(sorted(REGISTERED.values(), key=lambda c: (order.get(c.id, len(order)), rank[c.module])))
 
 
 #: every registered claim and section, in report order: the report's tables and figures and the notebooks
@@ -55,7 +58,37 @@ def _run(cid: str, quick: bool, progress: bool | None = False) -> list[ClaimResu
     """Claim ``cid``'s results (its own evaluator: asking for one claim evaluates no other). ``progress`` reaches
     the claims on trained models only (their training shows progress lines; nothing else does)."""
     shown = progress if cid in TRAINED else False
-    return [r for r in CLAIMS[cid].evaluate(quick=quick, progress=shown) if r.id == cid]
+    try:
+        out = [r for r in CLAIMS[cid].evaluate(quick=quick, progress=shown) if r.id == cid]
+    except DamagedCache as exc:  # reported as damaged, with the file and the fix: never "not run", never a verdict
+        return damaged(cid, str(exc))
+    for r in out:  # every verdict decides a statement its claim declares, word for word
+        catalog.statement_source(cid, r.statement)
+    return out
+
+
+def damaged(cid: str, reason: str) -> list[ClaimResult]:
+    """One row per declared statement of ``cid``, its evidence :class:`~lnrecency.inference.evidence.Damaged`."""
+    from lnrecency.inference.evidence import Damaged
+
+    source = "trained models, our formulation" if cid in TRAINED else "our formulation"
+    return [ClaimResult(cid, source, s.text, {}, "inconclusive", Damaged(reason=reason),
+                        f"Not evaluated: the cached results are damaged: {reason}")
+            for s in catalog.declared(cid).statements]
+
+
+def available(cid: str, quick: bool) -> bool:
+    """Whether the report evaluates ``cid``: a parameter-free claim always; one on trained or real models when its
+    experiment is cached, or its cache is damaged (so that the report names the file)."""
+    c = CLAIMS[cid]
+    if not c.training:
+        return True
+    try:
+        return bool(c.available(quick))
+    except ImportError:
+        return False
+    except DamagedCache:
+        return True
 
 
 def check_ids(ids: Iterable[str] | None, *, trained: bool = False) -> list[str]:

@@ -50,7 +50,7 @@ UNSTABLE = "unstable: the training-distribution probe and the neutral random con
 def thesis_size(st) -> int:
     """Tests of the thesis design: TM1, TM2, TM3, TM5 one per layer >= 2 per architecture; TM4 two (slope and
     second moment) per layer per architecture and normalisation."""
-    from lnrecency.experiments.decoders.thesis_config import ARCHS
+    from lnrecency.experiments.studies.thesis_config import ARCHS
 
     upper = sum(ARCHS[a]["n_layers"] - 1 for a in st.archs)
     return 4 * upper + 2 * len(st.norms) * sum(ARCHS[a]["n_layers"] for a in st.archs)
@@ -67,8 +67,8 @@ DESIGN_SIZES = {"thesis": thesis_size, "seed002": lambda st: 7, "seed003": seed0
 
 def experiment_alpha(experiment: str, quick: bool, fwer: float = TRAINED_FWER) -> float:
     """The experiment's share of the family-wise rate: fwer * its tests / all trained tests (of the same mode)."""
-    from lnrecency.experiments.decoders.seeds_config import EXPERIMENTS
-    from lnrecency.experiments.decoders.thesis_config import ThesisSettings
+    from lnrecency.experiments.studies.seeds_config import EXPERIMENTS
+    from lnrecency.experiments.studies.thesis_config import ThesisSettings
 
     presets = {"thesis": ThesisSettings.preset(quick), **{k: v.preset(quick) for k, v in EXPERIMENTS.items()}}
     sizes = {k: DESIGN_SIZES[k](presets[k]) for k in DESIGN_SIZES}
@@ -223,6 +223,8 @@ class RowEvidence(Evidence):
     rule: dict | None = item(default=None)
     probe: dict | None = item(default=None)
     trajectory: dict | None = item(default=None)
+    # the secondary rows of the synthetic task: what its layer slope is made of, per normalisation (a sentence)
+    anchoring: str | None = item(omit_none=True)
 
     def top_level(self) -> dict:
         """The fields every trained verdict row carries at the top of its JSON."""

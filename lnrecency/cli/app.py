@@ -17,13 +17,15 @@ from lnrecency.cli.options import Options
 from lnrecency.model.config import EMBEDDINGS, NORMS, ModelConfig
 from lnrecency.runtime.signals import Terminated, end_children, stop_signals
 
-# Modules under lnrecency.cli.commands, in the order `lnrecency --help` lists them.
+# Modules under lnrecency.cli.commands (those on decoders in its sub-package decoders), in the order `lnrecency
+# --help` lists them.
 COMMANDS = ("limit", "finite_width", "boundary", "region", "sweep", "reproduce", "report", "verify", "bias",
             "simulate", "check_formula",
-            "train", "probe", "experiments", "corpus_stats")
+            "decoders.train", "decoders.probe", "decoders.experiments", "decoders.corpus_stats")
 
 
-#: commands whose work is estimated and refused above a time limit; they take --max-seconds
+#: commands whose work is estimated and refused above a time limit; they take --max-seconds (module names, without
+#: their sub-package)
 TIME_LIMITED = ("limit", "finite_width", "boundary", "region", "sweep", "bias", "simulate", "probe", "train")
 
 
@@ -190,7 +192,7 @@ def build_parser() -> argparse.ArgumentParser:
                            epilog=getattr(module, "EPILOG", None))
         seen: list[argparse.Action] = []
         module.add_arguments(_Declared(p, seen))
-        if name in TIME_LIMITED:
+        if name.rpartition(".")[2] in TIME_LIMITED:
             seen.append(p.add_argument(
                 "--max-seconds", type=float, default=None, metavar="S",
                 help="raise (or lower) the time limit above which a computation is refused before it starts "

@@ -15,3 +15,12 @@ class Options:
 
     #: the subcommand's name as typed (``verify``, ``check-formula``, ...)
     command: str
+
+
+def require_extra(extra: str = "models") -> None:
+    """A clear refusal when the optional torch extra (``models``, or ``hf`` which includes it) is missing."""
+    try:
+        import safetensors  # noqa: F401
+        import torch  # noqa: F401
+    except ImportError:
+        raise ValueError(f"this command needs the '{extra}' extra: python3 -m pip install -e '.[{extra}]'") from None

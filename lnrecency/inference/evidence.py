@@ -97,6 +97,12 @@ class NotRun(Evidence):
     reason: str
 
 
+@record
+class Damaged(NotRun):
+    """The evidence of a verdict whose experiment's cached results are damaged: the file, what is wrong and the fix
+    (``reason``). Not a verdict, and never reported as "not run": the report names the file."""
+
+
 # ---- grouping: one ClaimResult per verdict over settings --------------------------------------------
 
 

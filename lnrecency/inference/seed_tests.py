@@ -187,18 +187,32 @@ class SeedTest:
                 "p_confirm": self.p_confirm, "p_refute": self.p_refute}
 
 
-def holm(pvalues, alpha: float = TRAINED_FWER) -> list[bool]:
-    """Holm's step-down procedure: which hypotheses are rejected at family-wise error rate ``alpha`` (NaN
-    p-values are never rejected and count in the family)."""
-    check_real("alpha", alpha, low=0.0, high=1.0, low_open=True, high_open=True)
+def _holm_order(pvalues) -> tuple[list[int], list[float]]:
     p = [1.0 if (x is None or math.isnan(x)) else float(x) for x in pvalues]
-    m = len(p)
-    out = [False] * m
-    for rank, i in enumerate(sorted(range(m), key=lambda q: p[q])):
-        if p[i] > alpha / (m - rank):
+    return sorted(range(len(p)), key=lambda q: p[q]), p
+
+
+def holm(pvalues, alpha: float = TRAINED_FWER) -> list[bool]:
+    """Holm's step-down procedure, the project's one definition: which hypotheses are rejected at family-wise error
+    rate ``alpha`` (NaN p-values are never rejected and count in the family)."""
+    order, p = _holm_order(pvalues)
+    levels = holm_levels(pvalues, alpha)
+    out = [False] * len(p)
+    for i in order:
+        if p[i] > levels[i]:
             break
         out[i] = True
     return out
+
+
+def holm_levels(pvalues, alpha: float = TRAINED_FWER) -> list[float]:
+    """The level each p-value is compared with in :func:`holm`'s step-down order: alpha / (m - rank)."""
+    check_real("alpha", alpha, low=0.0, high=1.0, low_open=True, high_open=True)
+    order, p = _holm_order(pvalues)
+    levels = [0.0] * len(p)
+    for rank, i in enumerate(order):
+        levels[i] = alpha / (len(p) - rank)
+    return levels
 
 
 @dataclass(frozen=True)

@@ -71,7 +71,16 @@ from lnrecency.inference.estimates import (
 )
 
 # decisions over training seeds
-from lnrecency.inference.seed_tests import POWER, RULES, TRAINED_FWER, SeedDecision, SeedTest, decide_family, holm
+from lnrecency.inference.seed_tests import (
+    POWER,
+    RULES,
+    TRAINED_FWER,
+    SeedDecision,
+    SeedTest,
+    decide_family,
+    holm,
+    holm_levels,
+)
 
 __all__ = [
     "Estimate", "Proportion", "z_score", "t_interval", "check_level", "DETERMINISTIC_SE", "is_deterministic",
@@ -79,5 +88,5 @@ __all__ = [
     "family_k", "bernstein_halfwidth", "clopper_pearson_interval", "wilson_interval",
     "edgeworth_tail_ratio", "edgeworth_two_sided_ratio", "edgeworth_prob_positive", "k_statistics",
     "MeanCheck", "OrderingCheck", "mean_check", "ordering_check",
-    "TRAINED_FWER", "POWER", "RULES", "SeedTest", "SeedDecision", "holm", "decide_family",
+    "TRAINED_FWER", "POWER", "RULES", "SeedTest", "SeedDecision", "holm", "holm_levels", "decide_family",
 ]

@@ -23,9 +23,7 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Iterable
 
-from lnrecency.claims import s2_s3_evaluation as seeds_trained
-from lnrecency.claims import tm1_tm5_evaluation as trained
-from lnrecency.claims.registry import CLAIMS, TRAINED, evaluate, start
+from lnrecency.claims.registry import CLAIMS, available, evaluate, start
 from lnrecency.files.atomic import atomic_write_text, publish, staged_directory
 from lnrecency.files.store import StoreError, dumps, loads
 from lnrecency.files.table_record import REPORT_FORMATS, Table, parse_formats
@@ -140,25 +138,9 @@ def _start_figure_helper(data: ReportData, out: Path, units: list):
 
 
 def _report_ids(quick: bool) -> list[str]:
-    """Every claim; those on trained decoders (TM, S2, S3) when their experiment is cached (no training here)."""
-    ids = [cid for cid in CLAIMS if cid not in TRAINED]
-    if trained.available(quick):
-        ids += list(trained.STATEMENTS)
-    from lnrecency.claims import s2_0_premise as premise
-
-    if premise.available():
-        ids.append("S2.0")
-    for experiment, group in (("seed002", seeds_trained.S2), ("seed003", seeds_trained.S3)):
-        if seeds_trained.available(experiment, quick):
-            ids += list(group)
-    from lnrecency.claims import r1_pretrained_decoders as pretrained
-    from lnrecency.claims import tt1_tt4_thesis_text as text
-
-    if text.available(quick):
-        ids += list(text.STATEMENTS)
-    if pretrained.available(quick):
-        ids.append("R1")
-    return ids
+    """Every claim; those on trained or real models when their experiment is cached (no training here) or its
+    cache is damaged (the report names the file): lnrecency.claims.registry.available."""
+    return [cid for cid in CLAIMS if available(cid, quick)]
 
 
 def _start_verdicts(settings: ReportSettings, jobs: int):

@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 
 from lnrecency.claims.registry import evaluate as evaluate_claims
-from lnrecency.claims.s2_s3_evaluation import available
-from lnrecency.claims.tm1_tm5_evaluation import cached_results
+from lnrecency.claims.trained.s2_s3_evaluation import available
+from lnrecency.claims.trained.tm1_tm5_evaluation import cached_results
 from lnrecency.experiments.authors.panels import run_panels
 from lnrecency.experiments.profiler import bias_profile
 from lnrecency.experiments.sweep import REPORT_GRID, sweep
@@ -228,15 +228,15 @@ class ReportData:
                 return None  # not part of the stored evidence: the section says "not run"
             value = None
             if available(experiment, self.settings.quick):
-                from lnrecency.experiments.decoders.seeds import run_experiment
-                from lnrecency.experiments.decoders.seeds_config import EXPERIMENTS
+                from lnrecency.experiments.studies.seeds import run_experiment
+                from lnrecency.experiments.studies.seeds_config import EXPERIMENTS
                 st = EXPERIMENTS[experiment].preset(self.settings.quick)
                 value = (st, run_experiment(experiment, st))
             self._sims[experiment] = value
         return self._sims[experiment]
 
     def thesis(self):
-        """The trained-decoder experiment (lnrecency.experiments.decoders.thesis) of this report's mode from the cache,
+        """The trained-decoder experiment (lnrecency.experiments.studies.thesis) of this report's mode from the cache,
         or
         None when it has not been run (the report never trains: `lnrecency experiments thesis` does)."""
         if "thesis" not in self._sims:

@@ -16,41 +16,30 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from lnrecency.claims import catalog
 from lnrecency.inference.evidence import VERDICTS
 from lnrecency.inference.verdicts import ClaimResult
 
 __all__ = ["Finding", "Statement", "MEASURED", "SOURCE_GROUPS", "source_group", "source_of", "counts_by_source",
-           "counts_line", "answer", "not_run_claims", "filled_by", "findings", "finding_lines", "lead_sentence",
-           "headline_markdown", "trained_summary"]
+           "counts_line", "answer", "not_run_claims", "damaged_claims", "filled_by", "findings", "finding_lines",
+           "lead_sentence", "headline_markdown", "trained_summary"]
 
 #: about the longest lead sentence of a finding, in words (the claim's page and `verify` give it whole)
 LEAD_WORDS = 40
 #: verdict order of the headline: what fails first
 ORDER = ("refuted", "not reproduced in this setting", "inconclusive", "reproduced", "confirmed")
-#: where a statement comes from, as the headline counts them
-SOURCE_GROUPS = ("the paper (v2 text)", "the paper's printed derivation (v1)", "seed 002 (Farrell's essay)",
-                 "seed 003 (Li et al.)", "the project's own formulations")
+#: where a statement comes from, as the headline counts them (declared per statement in the claim catalogue)
+SOURCE_GROUPS = tuple(catalog.SOURCES.values())
 
 
-def source_group(cid: str, source: str) -> str:
-    """The :data:`SOURCE_GROUPS` entry of a verdict row of claim ``cid`` with ``source``: printed derivation ->
-    v1; S2.x -> seed 002 (their tests on our models are our formulation of seed 002's statements); S3.x and the
-    seed-text rows of C7 and C8 (output variance) -> seed 003; other seed-text rows -> the paper; the rest is
-    the project's own."""
-    if source == "printed derivation":
-        return SOURCE_GROUPS[1]
-    if cid.startswith("S2"):
-        return SOURCE_GROUPS[2]
-    if cid.startswith("S3") or (source == "seed text" and cid in ("C7", "C8")):
-        return SOURCE_GROUPS[3]
-    if source == "seed text":
-        return SOURCE_GROUPS[0]
-    return SOURCE_GROUPS[4]
+def source_group(cid: str, statement: str) -> str:
+    """The :data:`SOURCE_GROUPS` entry of claim ``cid``'s statement ``statement``, as the catalogue declares it."""
+    return catalog.statement_source(cid, statement)
 
 
 def source_of(r: ClaimResult) -> str:
     """:func:`source_group` of a verdict row."""
-    return source_group(r.id, r.source)
+    return source_group(r.id, r.statement)
 
 
 @dataclass(frozen=True)
@@ -186,38 +175,46 @@ def _source_table(results: list[ClaimResult]) -> list[str]:
     return lines
 
 
-#: what fills the claims a report leaves out (experiments on trained models are never run by the report)
-EXPERIMENT_OF = (("TM", "lnrecency experiments thesis"), ("TT", "lnrecency experiments thesis-text"),
-                 ("R1", "lnrecency experiments pretrained"), ("S2.0", "lnrecency corpus-stats"),
-                 ("S2", "lnrecency experiments seed002"), ("S3", "lnrecency experiments seed003"))
-
-
 def filled_by(cid: str) -> str:
-    """The command that evaluates claim ``cid`` outside the report (each needs the models extra)."""
-    return next((cmd for prefix, cmd in EXPERIMENT_OF if cid.startswith(prefix)), f"lnrecency verify --claim {cid}")
+    """The command that evaluates claim ``cid`` outside the report (declared in the claim catalogue)."""
+    return catalog.declared(cid).fills
 
 
 def not_run_claims(results: list[ClaimResult]) -> dict[str, list[str]]:
     """Command -> the registered claims with no evaluated row in ``results``, in registry order."""
-    from lnrecency.claims.registry import CLAIMS
-
     done = {r.id for r in results if not r.not_run}
     out: dict[str, list[str]] = {}
-    for cid in CLAIMS:
+    for cid in catalog.ids():
         if cid not in done:
             out.setdefault(filled_by(cid), []).append(cid)
     return out
 
 
+def damaged_claims(results: list[ClaimResult]) -> dict[str, str]:
+    """Claim id -> why, for the claims whose experiment's cached results are damaged (the file and the fix)."""
+    from lnrecency.inference.evidence import Damaged
+
+    return {r.id: r.evidence.reason for r in results if isinstance(r.evidence, Damaged)}
+
+
 def _not_run_line(results: list[ClaimResult]) -> str:
-    missing = not_run_claims(results)
+    broken = damaged_claims(results)
+    missing = {cmd: [c for c in ids if c not in broken] for cmd, ids in not_run_claims(results).items()}
+    missing = {cmd: ids for cmd, ids in missing.items() if ids}
+    damaged = ""
+    if broken:
+        by_reason: dict[str, list[str]] = {}
+        for cid, why in broken.items():
+            by_reason.setdefault(why, []).append(cid)
+        damaged = (" **Damaged caches, not counted:** " + "; ".join(f"{', '.join(ids)}: {why}"
+                                                                    for why, ids in by_reason.items()) + ".")
     if not missing:
-        return "Every registered claim was evaluated."
+        return ("Every registered claim was evaluated." if not broken else "") + damaged
     parts = [f"{', '.join(ids)} (`{cmd}`)" for cmd, ids in missing.items()]
     n = sum(len(ids) for ids in missing.values())
     return (f"**Not run here, not counted: {n} claims** on trained models and real text: " + "; ".join(parts)
             + ". Each needs `python3 -m pip install -e '.[models]'` and minutes of training; the report then reads "
-              "the cached results.")
+              "the cached results." + damaged)
 
 
 def _words_of(results: list[ClaimResult], cid: str, source: str | None = None) -> list[str]:
@@ -282,10 +279,9 @@ def trained_summary(results: list[ClaimResult]) -> str:
                                                                                   "TT4", "R1")}
     out = []
     if got["TM1"]:
-        lead = next((part for part in got["TM1"][0].finding.split(". ") if part.startswith("What the synthetic")),
-                    "")  # the TM rows open with what the task's slope is made of
+        lead = getattr(got["TM1"][0].evidence, "anchoring", None) or ""  # what the task's slope is made of
         out.append("On the synthetic induction task the TM1-TM3 and TM5 rows are secondary: its slope cannot test "
-                   "the thesis" + (f". {lead}." if lead.startswith("What the synthetic task") else "."))
+                   "the thesis" + (f". {lead}" if lead else "."))
     text = [(cid, got[cid][0]) for cid in ("TT1", "TT2", "TT3", "TT4") if got[cid]]
     if text:
         def part(cid, r):
@@ -293,8 +289,11 @@ def trained_summary(results: list[ClaimResult]) -> str:
             iv = d.get("interval")
             num = f" ({iv[0]:+.4f} to {iv[1]:+.4f} logit per key)" if iv and None not in iv else ""
             return f"{cid} {r.verdict}{num}"
-        out.append("On text, in NoPE language models trained here under a pre-registered plan (8 seeds per "
-                   "normalisation, 3M tokens): " + "; ".join(part(c, r) for c, r in text) + ".")
+        ev = text[0][1].evidence
+        scale = (f" ({ev.seeds} seeds per normalisation, {ev.tokens / 1e6:.3g}M tokens)"
+                 if hasattr(ev, "seeds") and hasattr(ev, "tokens") else "")
+        out.append(f"On text, in NoPE language models trained here under a pre-registered plan{scale}: "
+                   + "; ".join(part(c, r) for c, r in text) + ".")
     if got["R1"]:
         rows = []
         for r in got["R1"]:

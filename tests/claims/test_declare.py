@@ -65,17 +65,28 @@ def test_a_cell_reading_an_undefined_name_is_refused():
         cell_source(_cell_reading_nothing_defined)
 
 
+def _declare_x(monkeypatch, cid: str) -> None:
+    """One catalogue line for a test claim whose module is this test file."""
+    from lnrecency.claims import catalog
+
+    line = catalog.declare(cid, __name__.removeprefix("lnrecency.claims."), "a test claim",
+                           catalog.S("s", "ours", "A test statement."))
+    monkeypatch.setitem(catalog.DECLARED, cid, line)
+
+
 def test_the_decorator_registers_and_returns_the_evaluator(monkeypatch):
     monkeypatch.setattr(declare, "REGISTERED", dict(REGISTERED))
+    _declare_x(monkeypatch, "X1")
 
-    @claim("X1", "a test claim", tables=(TableOutput("x1", "line", _table),), notebook="nb",
-           cells=("md", _cell, _table))
+    @claim("X1", tables=(TableOutput("x1", "line", _table),), notebook="nb", cells=("md", _cell, _table),
+           module=f"lnrecency.claims.{__name__}")
     def evaluate(*, quick=False, progress=None):
         return []
 
     entry = declare.REGISTERED["X1"]
     assert evaluate.__name__ == "evaluate" and entry.evaluate is evaluate
-    assert entry.module == __name__ and entry.tables[0].build is _table
+    assert entry.module == f"lnrecency.claims.{__name__}" and entry.tables[0].build is _table
+    assert entry.description == "a test claim"  # the catalogue's title
     # a cell that is one of the claim's own builders shows that output
     assert entry.cells == ("md", _cell, entry.tables[0])
     assert cell_source(entry.cells[2]).splitlines() == [f"from {__name__} import _table", "display(_table(data))"]
@@ -89,10 +100,14 @@ def test_the_decorator_registers_and_returns_the_evaluator(monkeypatch):
 
 def test_an_id_declared_in_two_modules_and_a_cell_that_is_no_function_are_refused(monkeypatch):
     monkeypatch.setattr(declare, "REGISTERED", dict(REGISTERED))
-    with pytest.raises(ValueError, match="T1.*declared twice"):
-        claim("T1", "again")(lambda *, quick=False, progress=None: [])
+    with pytest.raises(ValueError, match="T1 is declared in the catalogue with module"):  # a second module
+        claim("T1", module="lnrecency.claims.parameter_free.c3_residual")(lambda *, quick=False, progress=None: [])
+    with pytest.raises(ValueError, match="X9.*declared twice"):  # a section over a registered id
+        section("X9", "outputs", module="m1")
+        section("X9", "outputs", module="m2")
+    _declare_x(monkeypatch, "X2")
     with pytest.raises(TypeError, match="Markdown text, a function or a report output"):
-        claim("X2", "bad cell", cells=(42,))
+        claim("X2", cells=(42,))
 
 
 def test_figure_output_splits_its_drawing_into_parts():

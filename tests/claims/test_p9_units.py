@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from lnrecency.claims.p8_p9_printed_numeric import UNITS, GapsAtWidth, PerLamGaps, WeakensEvidence, weakens_finding
+from lnrecency.claims.parameter_free.p8_p9_printed_numeric import (
+    UNITS,
+    GapsAtWidth,
+    PerLamGaps,
+    WeakensEvidence,
+    weakens_finding,
+)
 from lnrecency.inference.stats import ordering_check
 
 

@@ -1,26 +1,51 @@
-"""Claim id lists are derived from the registry: the parser's copy (lnrecency.choices, which must not import the
-claims) is written by ``python3 -m lnrecency.report.regenerate`` and equals the registry; the help texts read it."""
+"""Claim id lists are derived from the catalogue (lnrecency.claims.catalog, importable without numpy): the parser,
+``verify --list`` and the registry read it; nothing is copied."""
 from __future__ import annotations
 
+import subprocess
+import sys
+
 from lnrecency import choices
+from lnrecency.claims import catalog
 from lnrecency.claims.registry import CLAIMS, TRAINED
-from lnrecency.report import regenerate
 
 
-def test_the_parser_lists_equal_the_registry():
-    assert choices.CLAIM_IDS == tuple(CLAIMS)
-    assert choices.TRAINED_CLAIM_IDS == tuple(TRAINED)
+def test_the_registry_is_the_catalogue():
+    assert tuple(CLAIMS) == catalog.ids()
+    assert TRAINED == catalog.trained_ids()
+    for cid, c in CLAIMS.items():
+        assert c.description == catalog.declared(cid).title and c.module.endswith(catalog.declared(cid).module)
 
 
-def test_the_id_block_is_what_regenerate_writes():
-    text = regenerate.CHOICES.read_text(encoding="utf-8")
-    assert regenerate.choices_text(text) == text, "run: python3 -m lnrecency.report.regenerate"
+def test_the_catalogue_imports_nothing_heavy():
+    code = ("import sys; import lnrecency.claims.catalog, lnrecency.cli.commands.verify; "
+            "heavy = [m for m in ('numpy', 'sympy', 'scipy', 'torch', 'matplotlib') if m in sys.modules]; "
+            "print(heavy)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]", out
 
 
-def test_a_stale_list_is_detected(monkeypatch):
-    text = regenerate.CHOICES.read_text(encoding="utf-8")
-    stale = text.replace('("T1", ', '("T1", "X9", ', 1)  # an id the registry does not hold
-    assert stale != text and regenerate.choices_text(stale) != stale
+def test_an_undeclared_statement_is_refused():
+    """A verdict must decide a statement its claim declares, word for word: the same lookup says no to another."""
+    import pytest
+
+    c3 = catalog.declared("C3")
+    assert catalog.statement_source("C3", c3.text("keeps")) == catalog.SOURCES["ours"]
+    with pytest.raises(ValueError, match="does not declare"):
+        catalog.statement_source("C3", c3.text("keeps") + " (reworded)")
+    with pytest.raises(KeyError, match="must be one of"):
+        catalog.declared("C99")
+
+
+def test_a_declaration_is_checked():
+    import pytest
+
+    with pytest.raises(ValueError, match="source must be one of"):
+        catalog.S("x", "the paper", "text")
+    with pytest.raises(ValueError, match="no statement"):
+        catalog.declare("X1", "parameter_free.x", "title")
+    with pytest.raises(ValueError, match="twice"):
+        catalog.declare("X1", "parameter_free.x", "t", catalog.S("a", "ours", "one"), catalog.S("a", "ours", "two"))
 
 
 def test_id_ranges_round_trip():
@@ -35,4 +60,4 @@ def test_verify_help_names_every_claim(capsys):
     with pytest.raises(SystemExit):
         main(["verify", "--help"])
     out = " ".join(capsys.readouterr().out.split())
-    assert choices.id_ranges(choices.CLAIM_IDS) in out and "S2.0" in out
+    assert choices.id_ranges(catalog.ids()) in out and "S2.0" in out

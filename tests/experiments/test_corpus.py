@@ -1,4 +1,4 @@
-"""Seed 002's premise on real text (lnrecency.experiments.decoders.corpus, `lnrecency corpus-stats`, claim S2.0).
+"""Seed 002's premise on real text (lnrecency.experiments.text.corpus, `lnrecency corpus-stats`, claim S2.0).
 
 * The counts against an independent brute-force count written here (a loop over positions), on a small
   corpus folder made here, through the tokenizer's own token ids.
@@ -16,7 +16,7 @@ import pytest
 pytest.importorskip("tokenizers")
 
 from lnrecency.cli.app import main  # noqa: E402
-from lnrecency.experiments.decoders.corpus import BINS, events, load_corpus, premise_counts, premise_decision  # noqa: E402
+from lnrecency.experiments.text.corpus import BINS, events, load_corpus, premise_counts, premise_decision  # noqa: E402
 
 
 def _brute(ids: np.ndarray, file_of: np.ndarray) -> list:

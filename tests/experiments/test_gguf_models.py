@@ -20,7 +20,7 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 pytest.importorskip("gguf")
 
-from lnrecency.experiments.decoders.probe import ProbeSettings  # noqa: E402
+from lnrecency.experiments.probes.probe import ProbeSettings  # noqa: E402
 
 #: float32 relative rounding of one dot product of 64 terms and a softmax (eps 1.2e-7 times 64 terms, with a
 #: factor 4 for the summation order BLAS picks): the bound used wherever two float32 paths compute the same value
@@ -28,7 +28,7 @@ F32_REL = 4 * 64 * 1.2e-7
 
 
 def _wheel():
-    from lnrecency.experiments.decoders.pretrained import find_models
+    from lnrecency.experiments.studies.pretrained import find_models
 
     found = dict(find_models())
     if "smollm2-135m" not in found:
@@ -42,7 +42,7 @@ def _wheel():
 @pytest.fixture(scope="module")
 def smol(tmp_path_factory):
     """SmolLM2 loaded once; its GGUF staged in a temporary cache (the user's cache is not touched)."""
-    from lnrecency.experiments.decoders.gguf_probe import open_model
+    from lnrecency.experiments.probes.gguf_probe import open_model
 
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("LNRECENCY_CACHE", str(tmp_path_factory.mktemp("cache")))
@@ -50,7 +50,7 @@ def smol(tmp_path_factory):
 
 
 def _tapped(loaded, ids, no_rope):
-    from lnrecency.experiments.decoders.logit_tap import tapping
+    from lnrecency.experiments.probes.logit_tap import tapping
 
     got = {}
     b, n = ids.shape
@@ -62,7 +62,7 @@ def _tapped(loaded, ids, no_rope):
 
 
 def _text_ids(loaded, n=32, count=2):
-    from lnrecency.experiments.decoders.gguf_probe import inputs
+    from lnrecency.experiments.probes.gguf_probe import inputs
 
     return torch.from_numpy(inputs(loaded, ProbeSettings(n=n, sequences=8, tokens="text"))[0][:count])
 
@@ -96,7 +96,7 @@ def test_the_tapped_attention_is_the_models_own(smol):
 def test_the_streamed_slope_matches_a_direct_fit(smol):
     """Layer 1's slope from the probe's streamed sums against a least-squares fit per row (numpy), rows
     weighted by their keys, the first key out, on the same windows."""
-    from lnrecency.experiments.decoders.gguf_probe import probe_loaded
+    from lnrecency.experiments.probes.gguf_probe import probe_loaded
 
     st = ProbeSettings(n=32, sequences=8, tokens="text")
     res = probe_loaded(smol, st)
@@ -119,7 +119,7 @@ def test_the_streamed_slope_matches_a_direct_fit(smol):
 
 
 def test_the_perplexity_is_the_models_own_loss(smol):
-    from lnrecency.experiments.decoders.gguf_probe import perplexity
+    from lnrecency.experiments.probes.gguf_probe import perplexity
 
     ids = _text_ids(smol, count=2)
     with torch.no_grad():
@@ -140,7 +140,7 @@ def test_without_positions_a_tokens_logits_do_not_depend_on_where_it_is(smol):
 
 
 def test_the_random_control_holds_no_special_token(smol):
-    from lnrecency.experiments.decoders.gguf_probe import inputs
+    from lnrecency.experiments.probes.gguf_probe import inputs
 
     ids, what = inputs(smol, ProbeSettings(n=64, sequences=16, tokens="random"))
     special = set(smol.tok.all_special_ids) | set(smol.tok.added_tokens_decoder)
@@ -152,8 +152,8 @@ def test_gemma_is_joined_from_its_chunk_wheels_and_checked_before_loading():
     """The optional slow path: Gemma 3 270M, where its five wheels are downloaded (skipped otherwise). Its header
     is read across the chunk boundary and checked (no load); with LNRECENCY_GEMMA=1 it is also loaded and probed
     briefly (about 1.5 min)."""
-    from lnrecency.experiments.decoders.gguf import check_header
-    from lnrecency.experiments.decoders.pretrained import find_models
+    from lnrecency.experiments.probes.gguf import check_header
+    from lnrecency.experiments.studies.pretrained import find_models
     from lnrecency.files.gguf_source import open_source
 
     found = dict(find_models())
@@ -165,7 +165,7 @@ def test_gemma_is_joined_from_its_chunk_wheels_and_checked_before_loading():
     assert len(src.pieces) == 4 and src.sha256 == "a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818"
     if not os.environ.get("LNRECENCY_GEMMA"):
         return
-    from lnrecency.experiments.decoders.gguf_probe import probe_gguf
+    from lnrecency.experiments.probes.gguf_probe import probe_gguf
 
     res = probe_gguf(found["gemma3-270m"], ProbeSettings(n=32, sequences=8, tokens="text"), no_rope=True)
     assert len(res.layers) == 18 and res.model["perplexity"]["off"] > res.model["perplexity"]["on"]

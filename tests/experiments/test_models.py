@@ -15,10 +15,10 @@ torch = pytest.importorskip("torch")
 from lnrecency.cli.app import main  # noqa: E402
 from lnrecency.experiments.decoders.decoder import build, rotary_embedding  # noqa: E402
 from lnrecency.experiments.decoders.decoder_config import DecoderConfig  # noqa: E402
-from lnrecency.experiments.decoders.probe import ProbeSettings, diag_normalise, recency_counts, row_slope_weights
-from lnrecency.experiments.decoders.probe_decoder import probe_decoder
 from lnrecency.experiments.decoders.tasks import BOS, SEP, batch  # noqa: E402
 from lnrecency.experiments.decoders.train import TrainSettings, load, save, train  # noqa: E402
+from lnrecency.experiments.probes.probe import ProbeSettings, diag_normalise, recency_counts, row_slope_weights
+from lnrecency.experiments.probes.probe_decoder import probe_decoder
 from lnrecency.files.atomic import MANIFEST  # noqa: E402
 from lnrecency.model.config import ModelConfig  # noqa: E402
 
@@ -235,8 +235,8 @@ def test_hf_probe_runs_on_tiny_models(kind, tmp_path, capsys):
 def test_hf_log_weights_are_the_logits_up_to_a_row_constant(tmp_path):
     """The probe's HF logits (log P) against the true layer-1 logits computed by hand from q_proj / k_proj of
     the tiny LLaMA with rotary embeddings off: they differ by a constant per row, so row slopes agree."""
-    from lnrecency.experiments.decoders.hf import load_hf, rope_off
-    from lnrecency.experiments.decoders.probe import row_slope_weights
+    from lnrecency.experiments.probes.hf import load_hf, rope_off
+    from lnrecency.experiments.probes.probe import row_slope_weights
 
     path = _tiny("llama", tmp_path / "llama")
     model = load_hf(path)
@@ -280,7 +280,7 @@ def test_probe_leaves_the_bos_key_out_of_slopes_and_rp():
     """Logits S_ij = j for keys j >= 1 and a huge S_i0 (a BOS sink): on BOS-first inputs the slope is exactly
     1 and RP exactly 1 (the BOS key is out); read with the BOS key in, the sink drags both down. Rows enter
     the slope weighted by their number of keys (MIN_KEYS at least)."""
-    from lnrecency.experiments.decoders.probe import MIN_KEYS, probe, row_weights
+    from lnrecency.experiments.probes.probe import MIN_KEYS, probe, row_weights
 
     n, B = 12, 8
     s = torch.arange(n, dtype=torch.float64)[None, :].expand(n, n).clone()
@@ -393,8 +393,8 @@ def test_the_random_control_is_neutral_and_the_bos_response_is_apart():
     """The random variant holds no special token after its first BOS; a planted model whose only positional signal
     is a BOS reaction (each query attends to the latest BOS before it) reads flat on the neutral control (slope
     exactly 0) and positive on the BOS-response diagnostic, where scattered BOS keys sit closer to later queries."""
-    from lnrecency.experiments.decoders.probe import probe
     from lnrecency.experiments.decoders.tasks import BOS_RATE, bos_response_tokens, random_tokens
+    from lnrecency.experiments.probes.probe import probe
     from lnrecency.inference.stats import PER_COMPARISON, k_for
 
     rng = np.random.default_rng(5)
@@ -428,8 +428,8 @@ def test_row_regions_split_the_layer_slope_and_no_bos_keeps_every_key():
     """Planted head-mean logits whose rows of the first copy fall (slope -1 per key) and of the second rise
     (+1): the region slopes are exactly -1 and +1 and the layer slope is their key-weighted balance; the
     training distribution without BOS leaves no key out (bos_first False)."""
-    from lnrecency.experiments.decoders.probe import probe, row_weights
-    from lnrecency.experiments.decoders.probe_decoder import induction_regions
+    from lnrecency.experiments.probes.probe import probe, row_weights
+    from lnrecency.experiments.probes.probe_decoder import induction_regions
 
     n, B = 13, 8
     regions = induction_regions(n)

@@ -5,7 +5,7 @@ parameter-free
    stack (lnrecency.numerics, the d-independent Gram sampler, another seed): every expected score agrees
    within k standard errors of the difference (normal basis, k from the suite's budget); a decoder with a
    wrong inverse temperature is rejected by the same test.
-2. The random-W theory at initialisation (lnrecency.experiments.decoders.thesis): E_W S_ij^2 = s^4 |y_i|^2 |y_j|^2,
+2. The random-W theory at initialisation (lnrecency.experiments.studies.thesis): E_W S_ij^2 = s^4 |y_i|^2 |y_j|^2,
 checked by
    the mean over independent (seed, head) units of R = sum S^2 / (s^4 sum |y_i|^2 |y_j|^2) within k SE of 1; the
    same check with a wrong s is rejected.
@@ -22,8 +22,8 @@ torch = pytest.importorskip("torch")
 
 from lnrecency.experiments.decoders.decoder import build  # noqa: E402
 from lnrecency.experiments.decoders.decoder_config import DecoderConfig  # noqa: E402
-from lnrecency.experiments.decoders.probe import ProbeSettings
-from lnrecency.experiments.decoders.probe_decoder import probe_decoder  # noqa: E402
+from lnrecency.experiments.probes.probe import ProbeSettings
+from lnrecency.experiments.probes.probe_decoder import probe_decoder  # noqa: E402
 from lnrecency.inference.stats import BUDGET, clopper_pearson_interval, register  # noqa: E402
 from lnrecency.model.config import ModelConfig  # noqa: E402
 from lnrecency.numerics import simulate_scores  # noqa: E402
@@ -63,7 +63,7 @@ def test_a_wrong_identity_decoder_is_rejected():
 
 def _ratios(norm: str, sigma_claimed: float, seeds=range(8)) -> np.ndarray:
     """(layer, unit) values of R for 2-layer attention-only decoders at initialisation (unit = seed x head)."""
-    from lnrecency.experiments.decoders.thesis import ThesisSettings, init_second_moment
+    from lnrecency.experiments.studies.thesis import ThesisSettings, init_second_moment
 
     st = ThesisSettings(archs=("attn2",), norms=(norm,), probe_sequences=128)
     out = []

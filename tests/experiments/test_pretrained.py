@@ -1,5 +1,5 @@
 """Real pretrained decoders without the models: the first-key rule on planted sink logits through the streamed
-probe, the text windows, and R1's decision rule on planted results (lnrecency.experiments.decoders.pretrained)."""
+probe, the text windows, and R1's decision rule on planted results (lnrecency.experiments.studies.pretrained)."""
 from __future__ import annotations
 
 import ast
@@ -10,7 +10,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from lnrecency.experiments.decoders.probe import ProbeSettings, probe  # noqa: E402
+from lnrecency.experiments.probes.probe import ProbeSettings, probe  # noqa: E402
 
 
 def _streamed(logits, weights, tokens="text"):
@@ -29,7 +29,7 @@ def test_the_first_key_is_out_of_the_slope_and_its_share_is_the_sink():
     """Planted logits S_ij = 0.5 j for keys j >= 1 and a huge S_i0 (a sink, as real models have): streamed in
     steps of 3 sequences, the slope is exactly 0.5 per key and the sink is the planted share; read with the
     first key in, the slope would be far below 0 (the real models' "earlier" phases came from that)."""
-    from lnrecency.experiments.decoders.probe import row_slope_weights, row_weights
+    from lnrecency.experiments.probes.probe import row_slope_weights, row_weights
 
     n, B, H = 16, 8, 2
     s = 0.5 * torch.arange(n, dtype=torch.float64)[None, :].expand(n, n).clone()
@@ -63,7 +63,7 @@ def test_the_streamed_probe_equals_the_list_probe():
 
 
 def test_the_default_text_is_read_as_data_and_cut_into_windows():
-    from lnrecency.experiments.decoders.text_windows import default_text_path, read_text, text_windows
+    from lnrecency.experiments.text.text_windows import default_text_path, read_text, text_windows
 
     docs, what = read_text()
     assert len(docs) > 50 and sum(map(len, docs)) > 100_000 and "Python" in what
@@ -89,7 +89,8 @@ def _run(values: np.ndarray) -> dict:
 
 
 def test_r1_decides_by_the_sign_of_the_mean_over_layers_with_holm():
-    from lnrecency.experiments.decoders.pretrained import RATE, decide, layer_counts
+    from lnrecency.claims.trained.r1_pretrained_decoders import decide
+    from lnrecency.experiments.studies.pretrained import RATE, layer_counts
 
     rng = np.random.default_rng(0)
     up = 0.01 + 0.001 * rng.standard_normal((16, 5))
@@ -105,7 +106,7 @@ def test_r1_decides_by_the_sign_of_the_mean_over_layers_with_holm():
 
 
 def test_r1_decides_nothing_from_no_spread_or_too_few_windows():
-    from lnrecency.experiments.decoders.pretrained import decide
+    from lnrecency.claims.trained.r1_pretrained_decoders import decide
 
     flat = np.full((16, 3), 0.02)
     few = np.array([[0.1, 0.2], [0.11, 0.21]])

@@ -1,4 +1,4 @@
-"""Seeds 002 and 003 at small scale (lnrecency.experiments.decoders.seed002 / seed003, verdicts S2.1-S2.7 and
+"""Seeds 002 and 003 at small scale (lnrecency.experiments.studies.seed002 / seed003, verdicts S2.1-S2.7 and
 S3.1-S3.3).
 
 * The pieces: seed 002's sequence layout, the recency slope, the log-log slope, the law for an average of
@@ -21,18 +21,18 @@ pytest.importorskip("torch")
 
 import torch  # noqa: E402
 
-from lnrecency.claims.s2_s3_evaluation import LABELS, S2, S3  #noqa: E402
+from lnrecency.claims.trained.s2_s3_evaluation import LABELS, S2, S3  #noqa: E402
 from lnrecency.cli.app import main  # noqa: E402
 from lnrecency.experiments.decoders.decoder import build  # noqa: E402
 from lnrecency.experiments.decoders.decoder_config import DecoderConfig  # noqa: E402
-from lnrecency.experiments.decoders.seed002 import (  # noqa: E402
+from lnrecency.experiments.studies.seed002 import (  # noqa: E402
     POSITIONS,
     attention_slope,
     figure1_sequences,
     log_slope,
     uncorrelated_law,
 )
-from lnrecency.experiments.decoders.seeds_config import Seed002Settings, Seed003Settings  # noqa: E402
+from lnrecency.experiments.studies.seeds_config import Seed002Settings, Seed003Settings  # noqa: E402
 
 
 @pytest.mark.parametrize("pos2", POSITIONS)

@@ -1,5 +1,5 @@
-"""The thesis experiment (lnrecency.experiments.decoders.thesis) and its verdicts TM1-TM5
-(lnrecency.claims.tm1_tm5_trained_decoders).
+"""The thesis experiment (lnrecency.experiments.studies.thesis) and its verdicts TM1-TM5
+(lnrecency.claims.trained.tm1_tm5_trained_decoders).
 
 * The quick experiment end to end, in a temporary cache: every run probed on both variants along training,
   the cache makes a second run train nothing, every verdict row carries its fields (training_seeds, learned,
@@ -18,12 +18,12 @@ import pytest
 
 pytest.importorskip("torch")
 
-from lnrecency.claims import tm1_tm5_evaluation as trained  # noqa: E402
 from lnrecency.claims.registry import CLAIMS  # noqa: E402
+from lnrecency.claims.trained import tm1_tm5_evaluation as trained  # noqa: E402
 from lnrecency.cli.app import main  # noqa: E402
-from lnrecency.experiments.decoders.thesis import ThesisResults, ThesisSettings, is_cached, run_thesis  # noqa: E402
-from lnrecency.experiments.decoders.thesis_config import matched_stage  # noqa: E402
 from lnrecency.experiments.decoders.train import converged  # noqa: E402
+from lnrecency.experiments.studies.thesis import ThesisResults, ThesisSettings, is_cached, run_thesis  # noqa: E402
+from lnrecency.experiments.studies.thesis_config import matched_stage  # noqa: E402
 
 FIELDS = {"training_seeds", "learned", "interval", "rule", "probe", "trajectory"}
 
@@ -73,7 +73,7 @@ def test_parallel_workers_give_the_same_bytes(trained_cache):
 def test_cache_key_reads_the_probe_settings():
     from dataclasses import asdict
 
-    from lnrecency.experiments.decoders.thesis_config import probe_fields
+    from lnrecency.experiments.studies.thesis_config import probe_fields
 
     for quick_mode in (True, False):
         st = ThesisSettings.preset(quick_mode)
@@ -241,7 +241,7 @@ def test_tm5_refuted_when_the_difference_reverses_at_matched_loss(monkeypatch):
 def test_a_damaged_cached_run_is_refused_naming_its_file(quick, trained_cache, capsys):
     """A cached run is data: a NaN in it, another JSON type, deep nesting or a missing key gives exit 2 and one
     line naming the file (nothing is decided from it), and the valid file reads again once restored."""
-    from lnrecency.experiments.decoders.thesis_config import cache_path
+    from lnrecency.experiments.studies.thesis_config import cache_path
 
     st = quick.settings
     path = cache_path(st, "attn2", "none", st.seeds[0])

@@ -1,4 +1,4 @@
-"""The thesis on text (lnrecency.experiments.decoders.thesis_text, claims TT1-TT4): BOS-first windows, the
+"""The thesis on text (lnrecency.experiments.studies.thesis_text, claims TT1-TT4): BOS-first windows, the
 pre-registered plan's hash in the key, the four primary tests decided by Holm over themselves only (and able
 to say no), the matched-loss points, the learning gate, and a tiny end-to-end run on a small corpus."""
 from __future__ import annotations
@@ -11,7 +11,8 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("tokenizers")
 
-from lnrecency.experiments.decoders import thesis_text as tt  # noqa: E402
+from lnrecency.claims.trained.tt1_tt4_thesis_text import decide  # noqa: E402
+from lnrecency.experiments.studies import thesis_text as tt  # noqa: E402
 
 
 def _corpus(folder, files=30):
@@ -29,7 +30,7 @@ def cache(tmp_path, monkeypatch):
 
 
 def test_windows_put_bos_first_and_shift_the_targets(cache):
-    from lnrecency.experiments.decoders.corpus import load_corpus
+    from lnrecency.experiments.text.corpus import load_corpus
 
     _corpus(cache / "c")
     data = tt.BosCorpusData(load_corpus(cache / "c"))
@@ -79,14 +80,14 @@ def test_the_primary_tests_reproduce_on_a_planted_effect_and_say_no_on_its_rever
     ln = 0.005 + 0.0006 * rng.standard_normal(8)
     none = 0.0005 * rng.standard_normal(8)
     rms = ln + 0.0003 * rng.standard_normal(8)
-    got = tt.decide(_arms(ln, rms, none, ln_traj=_traj), st)
+    got = decide(_arms(ln, rms, none, ln_traj=_traj), st)
     assert {k: d.verdict for k, (d, _) in got.items()} == {"H1": "confirmed", "H2": "confirmed", "H3": "confirmed",
                                                              "H4": "confirmed"}
     assert all(d.family == 4 and d.fwer == 0.05 for d, _ in got.values())
     m = tt.matched(_arms(ln, rms, none, ln_traj=_traj), st)
     assert m["target"] == 5.0 and {p["tokens"] for p in m["layernorm"]} == {1_000_000}
     # the reverse: LayerNorm below 0 and below none, RMSNorm far from LayerNorm
-    rev = tt.decide(_arms(-ln, -ln + 0.01, none, ln_traj=_traj), st)
+    rev = decide(_arms(-ln, -ln + 0.01, none, ln_traj=_traj), st)
     assert {k: d.verdict for k, (d, _) in rev.items()} == {"H1": "refuted", "H2": "refuted", "H3": "refuted",
                                                              "H4": "refuted"}
 
@@ -95,12 +96,16 @@ def test_runs_below_the_gate_and_unreached_matched_losses_decide_nothing():
     st = tt.TextThesisSettings()
     ln = [0.004, 0.005, 0.006]
     runs = _arms(ln, ln, [0.0, 0.001, -0.001], none_loss=6.0)  # none at 6.0 > 6.2 - 0.5: not learned
-    got = tt.decide(runs, st)
+    got = decide(runs, st)
     assert got["H2"][0] is None and "fewer than 3 learned" in got["H2"][1]
     assert got["H1"][0] is not None  # LayerNorm's own test still runs
     runs = _arms(ln, ln, [0.0, 0.001, -0.001], none_loss=3.0)  # none ends below every LayerNorm evaluation
-    got = tt.decide(runs, st)
+    got = decide(runs, st)
     assert got["H3"][0] is None and "reached" in got["H3"][1]
+    # the plan: fewer than 3 learned runs decide nothing, even 2 with a large effect (its neighbour, 3, decides)
+    got = decide(_arms([0.2, 0.21], [0.2, 0.21], [0.0, 0.001]), st)
+    assert all(d is None for d, _ in got.values()), got
+    assert all("fewer than 3" in got[h][1] for h in ("H1", "H2", "H4")), got
 
 
 def test_a_tiny_run_end_to_end_is_cached_and_read_back(cache):

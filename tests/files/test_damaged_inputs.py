@@ -234,7 +234,7 @@ def test_store_special_values_are_refused(store, tmp_path):
 @FAST
 @given(value=JSON_VALUES, deep=st.integers(0, 100_000))
 def test_cache_files_are_read_or_refused(tmp_path, value, deep):
-    from lnrecency.experiments.decoders.thesis_config import read_cached_run
+    from lnrecency.experiments.run_cache import read as read_cached_run
 
     f = tmp_path / "run.json"
     f.write_text("[" * deep + json.dumps(value) + "]" * deep)

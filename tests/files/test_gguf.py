@@ -81,7 +81,7 @@ def test_the_model_limit_refuses_a_large_declared_model(tmp_path):
     """A header whose tensors fit the file but whose float32 size is above --max-model-mib: refused by the
     model check before any load (the same machinery that admits SmolLM2 under the default limit)."""
     pytest.importorskip("transformers")
-    from lnrecency.experiments.decoders.gguf import check_header
+    from lnrecency.experiments.probes.gguf import check_header
 
     path = tmp_path / "tiny.gguf"
     path.write_bytes(tiny_llama())

@@ -2,7 +2,8 @@
 
 The fixture ``data/evidence_before_move/`` was written by ``lnrecency verify --quick --out`` at commit 82587e9,
 before the move; ``data/evidence_before_move.render.json`` holds the SHA-256 of every table and text file that
-version's ``lnrecency report --from`` wrote from it. Today the old folder is rendered beside the same evidence
+version's ``lnrecency report --from`` wrote from it. ``data/evidence_before_round4/`` (and its ``.render.json``) was
+written the same way at commit d420cf3, before round 4 moved the claim modules and split the trained-model room. Today the old folder is rendered beside the same evidence
 stored under today's record names, and the two must agree byte for byte (the renderer has changed since, on
 purpose). Figures are left out of the comparison: their bytes depend on the matplotlib version installed.
 """
@@ -22,6 +23,7 @@ from lnrecency.files.store import FORMAT, StoreError, loads
 
 DATA = Path(__file__).resolve().parent / "data"
 OLD = DATA / "evidence_before_move"
+ROUND4 = DATA / "evidence_before_round4"
 
 
 def test_the_fixture_names_records_by_their_old_modules():
@@ -70,8 +72,15 @@ def test_an_old_name_decodes_to_todays_record(tmp_path):
     assert loads(tmp_path) == ModelConfig(norm="layernorm")
 
 
+def test_the_round4_fixture_names_records_by_their_modules_before_round4():
+    names = set(re.findall(r'"__record__":"([^"]+)"', (ROUND4 / "evidence.json").read_text(encoding="utf-8")))
+    moved = {n for n in names if n.startswith(("lnrecency.claims.c", "lnrecency.claims.t1", "lnrecency.claims.p"))}
+    assert len(moved) >= 20 and moved <= set(RENAMED), sorted(moved - set(RENAMED))[:5]
+
+
 @pytest.mark.slow
-def test_an_evidence_folder_written_before_the_move_renders_identically(tmp_path):
+@pytest.mark.parametrize("fixture", [OLD, ROUND4], ids=["floors", "round4"])
+def test_an_evidence_folder_written_before_the_move_renders_identically(tmp_path, fixture):
     """The old folder and the same evidence stored under today's record names render byte-identical reports
     (tables and text; figures depend on the matplotlib installed): the renames lose nothing. The renderer
     itself may change; data/evidence_before_move.render.json keeps the hashes the old code wrote, for the
@@ -80,9 +89,9 @@ def test_an_evidence_folder_written_before_the_move_renders_identically(tmp_path
     from lnrecency.files.store import dumps
 
     src = tmp_path / "evidence"
-    shutil.copytree(OLD, src)
+    shutil.copytree(fixture, src)
     text, arrays = dumps(loads(src))
-    assert "lnrecency.config:ModelConfig" not in text  # today's names only
+    assert "lnrecency.config:ModelConfig" not in text and '"lnrecency.claims.c3_residual:' not in text  # today's
     today = tmp_path / "today"
     today.mkdir()
     (today / "evidence.json").write_text(text, encoding="utf-8")
@@ -93,7 +102,7 @@ def test_an_evidence_folder_written_before_the_move_renders_identically(tmp_path
         out = tmp_path / f"report-{folder.name}"
         assert main(["report", "--from", str(folder), "--out", str(out)]) == 0
         outs.append(out)
-    names = json.loads((DATA / "evidence_before_move.render.json").read_text(encoding="utf-8"))["sha256"]
+    names = json.loads((DATA / f"{fixture.name}.render.json").read_text(encoding="utf-8"))["sha256"]
     assert len(names) > 100
 
     def digest(out: Path, name: str) -> str:
@@ -101,3 +110,6 @@ def test_an_evidence_folder_written_before_the_move_renders_identically(tmp_path
 
     differ = sorted(n for n in names if digest(outs[0], n) != digest(outs[1], n))
     assert differ == [], differ
+    if fixture == ROUND4:  # no renderer change since: today's report is the one written before round 4, byte for byte
+        changed = sorted(n for n, h in names.items() if digest(outs[0], n) != h)
+        assert changed == [], changed

@@ -73,7 +73,7 @@ def test_jsonable_plain_values():
 
 
 def test_boundary_search_verdict_says_where_it_fails():
-    from lnrecency.claims.c2_no_normalisation import FailingRow
+    from lnrecency.claims.parameter_free.c2_no_normalisation import FailingRow
     from lnrecency.inference.records import BoundarySearch
     from lnrecency.theory.boundary import LayerBoundary
 

@@ -43,7 +43,7 @@ def test_registry_report_and_notebooks_derive_from_the_claims_declarations():
 def test_registry_refuses_unknown_id():
     from lnrecency.claims.registry import CLAIMS, check_ids
 
-    assert CLAIMS["C6"].module == "lnrecency.claims.c6_deeper_layers"
+    assert CLAIMS["C6"].module == "lnrecency.claims.parameter_free.c6_deeper_layers"
     with pytest.raises(ValueError, match="C42"):
         check_ids(["C42"])
 

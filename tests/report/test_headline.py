@@ -3,6 +3,7 @@ counted by the source of the statement they decide; each statement of a claim wi
 not run named with their command. Each rule is also shown rejecting its planted violation."""
 from __future__ import annotations
 
+from lnrecency.claims.catalog import declared
 from lnrecency.inference.evidence import SettingGroup
 from lnrecency.inference.verdicts import ClaimResult
 from lnrecency.report.headline import (
@@ -17,9 +18,14 @@ from lnrecency.report.headline import (
 )
 
 
-def row(cid, source, statement, verdict, finding="a finding.") -> ClaimResult:
+def said(cid: str, k: int = 0) -> str:
+    """The k-th statement claim ``cid`` declares (lnrecency.claims.catalog): rows decide declared statements."""
+    return declared(cid).statements[k].text
+
+
+def row(cid, source, statement, verdict, finding="a finding.", evidence=None) -> ClaimResult:
     return ClaimResult(cid, source, statement, {"settings": [{"lam": 1.0}]}, verdict,
-                       SettingGroup(per_setting=(), settings_total=1, settings_here=1), finding=finding)
+                       evidence or SettingGroup(per_setting=(), settings_total=1, settings_here=1), finding=finding)
 
 
 def test_a_short_first_sentence_is_kept_whole_and_alone():
@@ -48,12 +54,12 @@ def test_a_long_sentence_that_is_not_a_list_is_never_cut():
 
 
 def test_verdicts_are_counted_by_the_source_of_their_statement():
-    results = [row("T1", "seed text", "Theorem 1.", "confirmed"),
-               row("C5", "seed text", "can amplify", "confirmed"),
-               row("C5", "our formulation", "grows on all of [0, 1)", "refuted"),
-               row("P7", "printed derivation", "P7 formula", "refuted"),
-               row("C7", "seed text", "output shrinks", "confirmed"),
-               row("S2.4", "trained models, our formulation", "recency on random", "not reproduced in this setting")]
+    results = [row("T1", "seed text", said("T1"), "confirmed"),
+               row("C5", "seed text", said("C5", 0), "confirmed"),  # the paper's 'can amplify'
+               row("C5", "our formulation", said("C5", 1), "refuted"),  # ours: 'grows on all of [0, 1)'
+               row("P7", "printed derivation", said("P7"), "refuted"),
+               row("C7", "seed text", said("C7", 0), "confirmed"),  # seed 003's
+               row("S2.4", "trained models, our formulation", said("S2.4"), "not reproduced in this setting")]
     got = {g: (n, c) for g, n, c in counts_by_source(results)}
     assert got[SOURCE_GROUPS[0]] == (2, {"confirmed": 2, "refuted": 0, "inconclusive": 0})
     assert got[SOURCE_GROUPS[1]][1]["refuted"] == 1
@@ -64,29 +70,29 @@ def test_verdicts_are_counted_by_the_source_of_their_statement():
 
 def test_each_statement_shows_its_own_verdict():
     """C5's 'can amplify' (confirmed) never reads 'refuted' though the claim has a refuted statement."""
-    results = [row("C5", "seed text", "Anisotropy can amplify the bias.", "confirmed", "amplified for alpha < 0.2."),
-               row("C5", "our formulation", "The bias grows on all of [0, 1).", "refuted", "decreases after 0.09.")]
+    results = [row("C5", "seed text", said("C5", 0), "confirmed", "amplified for alpha < 0.2."),
+               row("C5", "our formulation", said("C5", 1), "refuted", "decreases after 0.09.")]
     text = headline_markdown(results, quick=True)
     lines = [line for line in text.splitlines() if line.startswith(("- **C5", "  - "))]
-    grows = next(line for line in lines if "grows on all" in line)
+    grows = next(line for line in lines if "grows with alpha on all" in line)
     amplify = next(line for line in lines if "can amplify" in line)
     assert "**refuted:**" in grows and "refuted" not in amplify.replace("the paper", "")
     assert "(the project's own formulations)" in grows and "(the paper (v2 text))" in amplify
 
 
 def test_the_claims_not_run_are_named_with_their_command():
-    missing = not_run_claims([row("T1", "seed text", "Theorem 1.", "confirmed")])
+    missing = not_run_claims([row("T1", "seed text", said("T1"), "confirmed")])
     assert missing["lnrecency experiments thesis"][:2] == ["TM1", "TM2"]
     assert missing["lnrecency corpus-stats"] == ["S2.0"]
     assert "S3.1" in missing["lnrecency experiments seed003"]
     assert filled_by("C2") == "lnrecency verify --claim C2"
-    text = headline_markdown([row("T1", "seed text", "Theorem 1.", "confirmed")], quick=True)
+    text = headline_markdown([row("T1", "seed text", said("T1"), "confirmed")], quick=True)
     assert "**Not run here, not counted:" in text and "`lnrecency experiments thesis`" in text
 
 
 def test_the_answer_comes_first_and_says_what_was_not_run():
-    results = [row("T1", "seed text", "Theorem 1.", "confirmed"), row("P7", "printed derivation", "P7", "refuted"),
-               row("P1", "printed derivation", "P1", "confirmed")]
+    results = [row("T1", "seed text", said("T1"), "confirmed"), row("P7", "printed derivation", said("P7"), "refuted"),
+               row("P1", "printed derivation", said("P1"), "confirmed")]
     sentences = answer(results)
     assert 2 <= len(sentences) <= 6
     assert sentences[0].startswith("Yes, in expectation")
@@ -106,22 +112,27 @@ def test_a_semicolon_inside_parentheses_is_not_a_list_boundary():
 
 
 def test_the_trained_summary_states_only_what_rows_carry():
-    """Not run: it names the commands. With a secondary TM row, its own opening sentence is quoted (no
-    hand-written mechanism); with R1 rows, each model's verdict and mean slope from its evidence."""
-    from lnrecency.claims.r1_pretrained_decoders import PretrainedEvidence
+    """Not run: it names the commands. With a secondary TM row, its own anchoring sentence is quoted from its
+    typed evidence (no hand-written mechanism, no prose parsed); with R1 rows, each model's verdict and mean slope
+    from its evidence."""
+    from lnrecency.claims.trained.r1_pretrained_decoders import PretrainedEvidence
     from lnrecency.report.headline import trained_summary
 
     assert "experiments thesis-text" in trained_summary([])
-    tm = row("TM1", "trained models, our formulation", "s", "inconclusive",
-             finding="What the synthetic task's attn2 layer-2 slope is made of (...): layernorm: rows of the first "
-                     "copy -0.5. secondary: ...")
+    from lnrecency.claims.trained_rules import RowEvidence
+
+    sentence = ("What the synthetic task's attn2 layer-2 slope is made of (...): layernorm: rows of the first copy "
+                "-0.5.")
+    tm = row("TM1", "trained models, our formulation", said("TM1"), "inconclusive", finding=f"{sentence} secondary",
+             evidence=RowEvidence(parts=(), training_seeds=5, learned=5, anchoring=sentence))
     ev = PretrainedEvidence(model="Model X (Q4)", sha256="0" * 64, n=256, windows=16,
                             statistic={"mean": -0.0014, "se": 0.0004}, holm_level=0.05, counts={}, perplexity={},
                             layers={})
-    r1 = ClaimResult("R1", "trained models, our formulation", "s", {"case": "x"}, "not reproduced in this setting",
-                     ev, finding="f")
+    r1 = ClaimResult("R1", "trained models, our formulation", said("R1"), {"case": "x"},
+                     "not reproduced in this setting", ev, finding="f")
     text = trained_summary([tm, r1])
     assert "rows of the first copy -0.5" in text and "secondary" in text
     assert "Model X not reproduced in this setting (mean slope -0.0014 logit per key)" in text
-    plain = row("TM1", "trained models, our formulation", "s", "inconclusive", finding="Something else. More.")
-    assert "Something else" not in trained_summary([plain])
+    plain = row("TM1", "trained models, our formulation", said("TM1"), "inconclusive",
+                finding=f"{sentence} More.")  # the sentence in the prose only: not quoted
+    assert "rows of the first copy" not in trained_summary([plain])

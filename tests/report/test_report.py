@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from lnrecency.claims.c5_amplification import gap_figure
 from lnrecency.claims.declare import FigureOutput, TableOutput
+from lnrecency.claims.parameter_free.c5_amplification import gap_figure
 from lnrecency.claims.tables_and_plots import LN
 from lnrecency.cli.app import main
 from lnrecency.files.atomic import atomic_save, atomic_write_text
@@ -87,7 +87,7 @@ def test_table_numbers_equal_library_values(quick_report):
     header, rows = _csv(out / "t1_scores.csv")
     col = {c: k for k, c in enumerate(header)}
     first = [r for r in rows if "norm=layernorm" in r[col["setting"]] and "lam=1;" in r[col["setting"]]]
-    n = 8  # T1's Monte Carlo row (lnrecency.claims.t1_theorem1.N_MC)
+    n = 8  # T1's Monte Carlo row (lnrecency.claims.parameter_free.t1_theorem1.N_MC)
     assert [int(r[col["j"]]) for r in first] == list(range(1, n + 1))
     cfg = ModelConfig(norm="layernorm")
     lim = limit_scores(n, 2, config=cfg)[1, n - 1]
@@ -238,18 +238,20 @@ def test_out_must_be_a_directory(tmp_path):
 
 
 def test_readme_verdict_block(tmp_path):
+    from lnrecency.claims.catalog import declared
     from lnrecency.inference.evidence import SettingGroup
     from lnrecency.inference.verdicts import ClaimResult
     from lnrecency.report.readme import BEGIN, END, update_readme
     readme = tmp_path / "README.md"
     readme.write_text(f"# x\n\n{BEGIN}\nOLDBLOCK\n{END}\n\ntail\n")
-    r = ClaimResult("C5", "seed text", "gap | grows", {"settings": [{"lam": 1.0}, {"lam": 8.0}]}, "refuted",
+    said = declared("C5").statements[0].text  # the paper's 'can amplify' (absolute gap)
+    r = ClaimResult("C5", "seed text", said, {"settings": [{"lam": 1.0}, {"lam": 8.0}]}, "refuted",
                     SettingGroup(per_setting=(), settings_total=2, settings_here=2), finding="holds for n < 9")
     update_readme(readme, [r], quick=True)
     text = readme.read_text()
     assert text.startswith("# x\n\n") and text.endswith(f"{END}\n\ntail\n") and "OLDBLOCK" not in text
     assert "**1 verdicts on 1 claims** (quick settings): 0 confirmed, 1 refuted, 0 inconclusive." in text
-    assert ("- **C5: refuted.** *gap | grows* (the paper (v2 text)) **refuted:** holds for n < 9 "
+    assert (f"- **C5: refuted.** *{said}* (the paper (v2 text)) **refuted:** holds for n < 9 "
             "([evidence](docs/claims/C5.md))") in text
     (tmp_path / "plain.md").write_text("no markers\n")
     with pytest.raises(ValueError, match="markers"):
@@ -304,8 +306,8 @@ def test_width_and_consistency_tables_are_the_verdicts_evidence():
     (lnrecency.inference.evidence.records_of), and a failing check shows as FAIL."""
     from dataclasses import replace
 
+    from lnrecency.claims.parameter_free.t1_theorem1 import t1_scores
     from lnrecency.claims.registry import evaluate
-    from lnrecency.claims.t1_theorem1 import t1_scores
     from lnrecency.inference.evidence import records_of
     from lnrecency.inference.records import MCMeans, OrderingTests
     from lnrecency.report import table_list as ct
@@ -358,10 +360,10 @@ def test_width_and_consistency_tables_are_the_verdicts_evidence():
 def test_claim_tables_render_the_verdicts_own_runs():
     """The C5, C7, C8 and C9 tables show the numbers of the verdicts' evidence (no run of the report's own), and
     the limit identity of seed 002 holds between two independent limit computations."""
-    from lnrecency.claims import c5_amplification as amplification
-    from lnrecency.claims import c7_output_norm as output_norm
-    from lnrecency.claims import c8_output_variance as variance
-    from lnrecency.claims import c9_finite_width as finite_width
+    from lnrecency.claims.parameter_free import c5_amplification as amplification
+    from lnrecency.claims.parameter_free import c7_output_norm as output_norm
+    from lnrecency.claims.parameter_free import c8_output_variance as variance
+    from lnrecency.claims.parameter_free import c9_finite_width as finite_width
     from lnrecency.claims.registry import evaluate
     from lnrecency.inference.evidence import records_of
     from lnrecency.inference.records import MCMeans

@@ -12,9 +12,9 @@ import json
 import sys
 import textwrap
 
-from lnrecency.choices import CLAIM_IDS, TRAINED_CLAIM_IDS, id_ranges
+from lnrecency.choices import id_ranges
+from lnrecency.claims import catalog
 from lnrecency.cli.options import Options
-from lnrecency.inference.evidence import strict_json as strict
 
 NAME = "verify"
 HELP = "evaluate the claims and print confirmed / refuted / inconclusive with evidence"
@@ -22,7 +22,7 @@ HELP = "evaluate the claims and print confirmed / refuted / inconclusive with ev
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--claim", action="append", metavar="ID",
-                   help=f"claim id ({id_ranges(CLAIM_IDS)}); repeatable; default: all but those on trained models "
+                   help=f"claim id ({id_ranges(catalog.ids())}); repeatable; default: all but those on trained models "
                    "(see --trained)")
     p.add_argument("--json", action="store_true", help="JSON list of results")
     p.add_argument("--list", action="store_true", help="print every claim id with its one-line statement and exit")
@@ -33,7 +33,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "read, into DIR (evidence.json, arrays.npz, verdicts.json); `lnrecency report --from DIR` "
                         "renders the report from it without computing")
     p.add_argument("--trained", action="store_true",
-                   help=f"also the claims on trained decoders and real text ({id_ranges(TRAINED_CLAIM_IDS)}; needs "
+                   help=f"also the claims on trained decoders and real text ({id_ranges(catalog.trained_ids())}; needs "
                         "the models extra; trains the experiments' models, or reads them from the cache)")
 
 
@@ -62,13 +62,22 @@ def _wrap(text: str, first: str, rest: str) -> str:
                          break_long_words=True, break_on_hyphens=False)
 
 
-def run(args: Options) -> int:
-    from lnrecency.claims.registry import check_ids, evaluate
+def _check_claims(claims: list[str] | None) -> None:
+    """A claim id not in the catalogue is refused at once, before any claim module is imported."""
+    known = set(catalog.ids()) | {"CEILING"}
+    for cid in claims or ():
+        if str(cid).upper() not in known:
+            raise ValueError(f"--claim must be one of {', '.join(catalog.ids())} or ceiling; got {cid!r}")
 
+
+def run(args: Options) -> int:
     if args.lines < 0:
         raise ValueError(f"--lines must be an integer >= 0; got {args.lines}")
     if args.list:
         return _list()
+    _check_claims(args.claim)
+    from lnrecency.claims.registry import check_ids, evaluate
+
     if args.claim and "ceiling" in args.claim:  # a headline finding measured by `lnrecency reproduce`
         from lnrecency.report.headline import MEASURED
 
@@ -84,6 +93,8 @@ def run(args: Options) -> int:
     ids = check_ids(args.claim, trained=args.trained)
     _announce_training(ids, args.quick)
     results = evaluate(ids, quick=args.quick)
+    from lnrecency.inference.evidence import strict_json as strict
+
     if args.json:
         print(json.dumps([strict(r.to_json()) for r in results], indent=1))
         return 0
@@ -116,16 +127,13 @@ def run(args: Options) -> int:
 
 
 def _list() -> int:
-    """Every claim id with its statements and their sources (lnrecency/data/statements.json, written with the
-    README's headline), and the claims on trained models marked."""
-    from lnrecency.claims.registry import CLAIMS, TRAINED
-    from lnrecency.report.statements import statements
-
-    known = statements()
-    for cid, c in CLAIMS.items():
-        print(f"{cid:6s} {c.description}" + ("  [trained models: --trained or --claim]" if cid in TRAINED else ""))
-        for text, source in known.get(cid, ()):
-            print(_wrap(f"- {text} ({source})", "         ", "           "))
+    """Every claim id with its title, statements and their sources (lnrecency.claims.catalog: nothing is imported
+    or evaluated beyond it), and the claims on trained models marked with the command that fills them."""
+    for c in catalog.CATALOG:
+        print(f"{c.id:6s} {c.title}" + (f"  [trained or real models: `{c.fills}`, then --claim {c.id}]"
+                                         if c.training else ""))
+        for s in c.statements:
+            print(_wrap(f"- {s.text} ({s.group})", "         ", "           "))
     print("ceiling  the expansion ceiling at the authors' width (a measurement of `lnrecency reproduce`; "
           "`verify --claim ceiling` states it)")
     return 0

@@ -14,16 +14,14 @@ Sizes are bounded (``LIMITS``) so that a configuration implies a bounded amount 
 """
 from __future__ import annotations
 
-import hashlib
-import json
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from lnrecency.experiments.decoders.tasks import TASKS, min_length
 from lnrecency.model.config import ModelConfig
 from lnrecency.runtime.arguments import check_choice, check_int, check_real
 
-__all__ = ["DecoderConfig", "TrainSettings", "DECODER_NORMS", "PLACEMENTS", "POSITIONS", "LIMITS", "config_hash",
+__all__ = ["DecoderConfig", "TrainSettings", "DECODER_NORMS", "PLACEMENTS", "POSITIONS", "LIMITS", 
            "HELDOUT_SEED", "MAX_TOKENS"]
 
 #: normalisations of a trained decoder (the identity decoder takes the theory's, ModelConfig.norm)
@@ -183,11 +181,3 @@ class TrainSettings:
         if self.steps * self.batch * self.n > MAX_TOKENS:
             raise ValueError(f"steps * batch * n = {self.steps * self.batch * self.n} tokens exceeds the CPU "
                              f"budget {MAX_TOKENS}; lower --steps, --batch or --n")
-
-
-def config_hash(*parts: Any) -> str:
-    """A stable short hash of JSON-able parts (a configuration and the settings of a run): cache keys."""
-    text = json.dumps([asdict(p) if hasattr(p, "__dataclass_fields__") and not hasattr(p, "as_dict")
-                       else (p.as_dict() if hasattr(p, "as_dict") else p) for p in parts],
-                      sort_keys=True, default=str)
-    return hashlib.sha256(text.encode()).hexdigest()[:16]

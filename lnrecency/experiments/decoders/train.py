@@ -171,7 +171,7 @@ def train(cfg: DecoderConfig, st: TrainSettings, *, progress: bool | None = Fals
     held-out evaluation; ``on_eval(step, model, entry)``: called at every held-out evaluation (the model in
     eval mode; it must not change the model). With ``st.converge`` > 0 training stops at the first
     evaluation where :func:`converged` holds (``result.stopped`` = "converged"), else at ``st.steps``
-    ("cap"). ``data``: the batches of task "lm" (lnrecency.experiments.decoders.corpus.CorpusData: ``train(n, size,
+    ("cap"). ``data``: the batches of task "lm" (lnrecency.experiments.text.corpus.CorpusData: ``train(n, size,
     rng)``
     and ``heldout(n, size, rng)``). ``device``: "cpu" (deterministic, byte-identical) or "cuda" (for the scale
     where induction heads form on text; CUDA kernels are not bit-reproducible, so a GPU run is not)."""

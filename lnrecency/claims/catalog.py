@@ -1,0 +1,391 @@
+"""The claim catalogue: every claim declared once, with everything known before it is evaluated.
+
+One :func:`declare` line per claim (in report order): its ID, the module under :mod:`lnrecency.claims` whose
+``@claim`` evaluator decides it, a one-line title, each statement it decides with where that statement comes from
+(:data:`SOURCES`), the command that fills it when the report does not (an experiment on trained or real models;
+None: ``lnrecency verify`` and the report evaluate it), its family (the decisions its false-alarm rate is shared
+with) and whether it is primary (a secondary claim's rows are intervals, never verdicts of their own).
+
+This module imports nothing but the standard library: the command line's help and ID checks, ``verify --list``,
+the report's headline, the documentation pages and the notebooks read it without importing numpy, sympy or
+torch, and without evaluating anything. An evaluator's result must decide one of its claim's declared statements,
+word for word (:func:`statement_source` refuses any other). Adding a claim: its module, one :func:`declare` line
+here, then ``python3 -m lnrecency.report.regenerate`` (docs/layout.md).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["SOURCES", "FAMILIES", "Statement", "Declared", "S", "declare", "CATALOG", "DECLARED", "ids",
+           "trained_ids", "declared", "statement_source", "modules"]
+
+#: where a statement comes from (key -> the words the report counts it under), the paper's own first
+SOURCES: dict[str, str] = {
+    "paper": "the paper (v2 text)",
+    "v1": "the paper's printed derivation (v1)",
+    "seed002": "seed 002 (Farrell's essay)",
+    "seed003": "seed 003 (Li et al.)",
+    "ours": "the project's own formulations",
+}
+#: the families a claim's decisions belong to (each with its own family-wise rate, docs/trained.md)
+FAMILIES = ("parameter-free", "trained", "corpus", "thesis-text plan", "pretrained")
+
+
+@dataclass(frozen=True)
+class Statement:
+    """One statement a claim decides: a short ``key`` (how its module names it), the ``source`` (a key of
+    :data:`SOURCES`) and the ``text``, word for word as its verdict rows carry it."""
+
+    key: str
+    source: str
+    text: str
+
+    def __post_init__(self) -> None:
+        if self.source not in SOURCES:
+            raise ValueError(f"source must be one of {', '.join(SOURCES)}; got {self.source!r}")
+        object.__setattr__(self, "text", " ".join(self.text.split()))
+
+    @property
+    def group(self) -> str:
+        """The words the report counts this statement under (:data:`SOURCES`)."""
+        return SOURCES[self.source]
+
+
+@dataclass(frozen=True)
+class Declared:
+    """A declared claim (:func:`declare`)."""
+
+    id: str
+    module: str  # under lnrecency.claims, e.g. "parameter_free.c3_residual"
+    title: str
+    statements: tuple[Statement, ...]
+    command: str | None = None  # `lnrecency <command>` fills it (trained or real models); None: verify / report
+    family: str = "parameter-free"
+    primary: bool = True
+
+    @property
+    def training(self) -> bool:
+        """Whether its verdicts need an experiment the report does not run (trained models, a corpus)."""
+        return self.command is not None
+
+    @property
+    def fills(self) -> str:
+        """The command that evaluates it outside the report."""
+        return f"lnrecency {self.command}" if self.command else f"lnrecency verify --claim {self.id}"
+
+    def text(self, key: str) -> str:
+        """The text of the statement ``key``."""
+        for s in self.statements:
+            if s.key == key:
+                return s.text
+        raise KeyError(f"claim {self.id} declares no statement {key!r}; it declares "
+                       f"{', '.join(s.key for s in self.statements)}")
+
+
+S = Statement
+
+
+def declare(claim_id: str, module: str, title: str, *statements: Statement, command: str | None = None,
+            family: str = "parameter-free", primary: bool = True) -> Declared:
+    """One catalogue line: see the module docstring."""
+    if not statements:
+        raise ValueError(f"claim {claim_id} declares no statement")
+    if family not in FAMILIES:
+        raise ValueError(f"family must be one of {', '.join(FAMILIES)}; got {family!r}")
+    keys = [s.key for s in statements]
+    if len(set(keys)) != len(keys):
+        raise ValueError(f"claim {claim_id} declares a statement key twice: {keys}")
+    return Declared(claim_id, module, title, tuple(statements), command, family, primary)
+
+
+CATALOG: tuple[Declared, ...] = (
+    declare("T1", "parameter_free.t1_theorem1", "Theorem 1: layer-2 recency with normalisation, isotropic embeddings",
+            S("statement", "paper",
+              "Theorem 1: with isotropic N(0, I_d/d) embeddings and stacked normalisation + causal self-attention, "
+              "for d >> 1 the layer-2 scores S^(2) have recency bias (every row i >= 2).")),
+    declare("C2", "parameter_free.c2_no_normalisation",
+            "no normalisation: layer 2 flat, layers >= 3 earlier-token bias",
+            S("flat", "ours",
+              "Without normalisation (prior work's setting), the layer-2 scores are flat in the key j < i."),
+            S("earlier", "ours",
+              "Without normalisation (prior work's setting), layers >= 3 have earlier-token bias (E S_ij < E S_ik "
+              "for i > j > k) on every row i >= 3.")),
+    declare("C3", "parameter_free.c3_residual", "residual connections weaken the bias but do not remove it",
+            S("keeps", "ours",
+              "With a residual connection (any gamma > 0) layer 2 still has recency bias on every row i >= 2."),
+            S("weakens", "ours",
+              "A residual connection weakens the layer-2 recency bias: the gaps S_{i,i-1} - S_{i,1} and (S_{i,i-1} - "
+              "S_{i,1}) / S_{i,1} are smaller than without residual on every row i >= 3.")),
+    declare("C4", "parameter_free.c4_anisotropy", "h(j) depends on alpha; recency for every alpha in [0, 1)",
+            S("h_depends", "ours",
+              "The layer-1 output norm h(j) = |x_j^(1)| depends on the anisotropy alpha and strictly decreases in j "
+              "for every alpha in [0, 1)."),
+            S("recency", "ours",
+              "Layer-2 recency bias holds for every alpha in [0, 1) (every row i >= 2)."),
+            S("figure_setting", "ours",
+              "The paper's h(j) curves (its Figures 2 and 5, concept/alpha.ipynb) are the d -> infinity limit of the "
+              "setting its simulations use (concept/simulation.ipynb, authors-v2 convention).")),
+    declare("C5", "parameter_free.c5_amplification", "anisotropy can amplify the bias: in which sense",
+            S("s1", "paper",
+              "Anisotropy can amplify the layer-2 recency bias (absolute gap: some alpha > 0 gives a larger gap than "
+              "alpha = 0)."),
+            S("s2", "ours",
+              "The layer-2 recency bias grows with alpha on all of [0, 1) (absolute gap increasing in alpha)."),
+            S("s3", "paper",
+              "Anisotropy can amplify the layer-2 recency bias (relative gap: some alpha > 0 gives a larger gap than "
+              "alpha = 0)."),
+            S("s4", "ours",
+              "The layer-2 recency bias grows with alpha on all of [0, 1) (relative gap increasing in alpha)."),
+            S("s5", "paper",
+              "Anisotropy can amplify the layer-2 recency bias (spread gap: some alpha > 0 gives a larger gap than "
+              "alpha = 0)."),
+            S("s6", "ours",
+              "The layer-2 recency bias grows with alpha on all of [0, 1) (spread gap increasing in alpha)."),
+            S("rp_amplifies", "ours",
+              "In the authors' per-instance measure (layer-2 recency probability RP, their convention and widths), "
+              "anisotropy amplifies recency: RP increases with alpha from 0 to 0.8.")),
+    declare("C6", "parameter_free.c6_deeper_layers", "layers 3..L with normalisation",
+            S("statement", "ours",
+              "With normalisation, the recency bias persists at deeper layers: every layer 3..L has recency bias on "
+              "every row i >= 2.")),
+    declare("C7", "parameter_free.c7_output_norm", "seed 002: the attention output shrinks with position",
+            S("statement", "seed003",
+              "Layer 1, alpha = 0: |o_i|^2 = sum_k P_ik^2 in the limit; the attention output shrinks with position, "
+              "|o_i|^2 ~ 1/i (i |o_i|^2 -> 1) for long sequences or near-uniform attention."),
+            S("shrink_to_zero", "seed003",
+              "In the seed's scope (weakly correlated vectors, alpha = 0): the layer-1 attention output norm |o_i| "
+              "tends to 0 with position i."),
+            S("extension", "ours",
+              "Beyond the seed's scope (our extension): with correlated tokens, alpha > 0, the layer-1 attention "
+              "output norm |o_i| still tends to 0 with position i.")),
+    declare("C8", "parameter_free.c8_output_variance",
+            "seed 003: output variance decays; post-attention normalisation fixes it",
+            S("decays", "seed003",
+              "The per-coordinate variance of the layer-1 attention output strictly decreases with position i."),
+            S("vanishes", "seed003",
+              "In the seed's scope (weakly correlated vectors, alpha = 0): the per-coordinate variance of the "
+              "attention output vanishes as the sequence grows (i -> oo)."),
+            S("extension", "ours",
+              "Beyond the seed's scope (our extension): with correlated tokens, alpha > 0, the per-coordinate "
+              "variance of the attention output still vanishes as i -> oo."),
+            S("fixed", "seed003",
+              "A normalisation right after attention keeps the per-coordinate variance fixed (= 1/d) at every "
+              "position, removing the shift; without it the variance (layer-2 diagonal score) decays.")),
+    declare("C9", "parameter_free.c9_finite_width", "per-instance behaviour and the rate in d",
+            S("rate", "ours",
+              "The finite-width expected score approaches the limit at rate 1/d, with the coefficient the "
+              "finite-width theory predicts: E_d S - S_lim = c/d + O(1/d^2)."),
+            S("finite", "ours",
+              "The layer-2 ordering holds in expectation from a small finite width d* on: it is confirmed at d* and "
+              "at every larger width tested, and at no smaller one (d* reported)."),
+            S("instance_low", "ours",
+              "In a single random draw at practical width (d = 64) the adjacent-key ordering S_{8,7} > S_{8,6} is "
+              "unreliable: it holds with probability < 0.9."),
+            S("instance_high", "ours",
+              "In a single random draw at d = 10^4 the ordering S_{8,7} > S_{8,6} holds with probability > 0.99.")),
+    declare("P1", "parameter_free.p1_p7_printed_formulas", "printed derivation line (symbolic)",
+            S("s1", "v1",
+              "P1: layer-1 weights P_ij = f(i,j)/(e+(i-1)e^a), f = e on the diagonal, e^a below it.")),
+    declare("P2", "parameter_free.p1_p7_printed_formulas", "printed derivation line (symbolic)",
+            S("s1", "v1",
+              "P2: g(i) = 2(2ae + e^a(1 + a(2i-3))) / (e+(i-1)e^a).")),
+    declare("P3", "parameter_free.p1_p7_printed_formulas", "printed derivation line (symbolic)",
+            S("s1", "v1",
+              "P3: h(i)^2 = [(2e+(i-1)e^a)^2 + 2(2e+(i-1)e^a) e^a a (i-1) + e^(2a) (i-1)(1+(i-2)a)] / "
+              "(e+(i-1)e^a)^2.")),
+    declare("P4", "parameter_free.p1_p7_printed_formulas", "printed derivation line (symbolic)",
+            S("s1", "v1",
+              "P4: S^(2)_ij = g(i)/(h(i)h(j)); Figure 1 prints, for n = 3, a = 0: S_21 = 0.154, S_31 = 0.132, S_32 = "
+              "0.150.")),
+    declare("P5", "parameter_free.p1_p7_printed_formulas", "printed derivation line (symbolic)",
+            S("s1", "v1",
+              "P5: the numerator of h(j+1)^2 - h(j)^2 is quadratic in j and its three coefficients are negative for "
+              "0 <= a < 1, so h strictly decreases.")),
+    declare("P6", "parameter_free.p1_p7_printed_formulas", "printed derivation line (symbolic)",
+            S("s1", "v1",
+              "P6 (no residual): g'(i) = (ea + e^a(1 + a(i-2))) / (e+(i-1)e^a), h'(i)^2 = (e^2 + 2e^(1+a) a (i-1) + "
+              "e^(2a)(i-1)(1 + a(i-2))) / (e+(i-1)e^a)^2.")),
+    declare("P7", "parameter_free.p1_p7_printed_formulas", "printed derivation line (symbolic)",
+            S("s1", "v1",
+              "P7 (no residual): h'(i+1)^2 - h'(i)^2 = (a-1) e^a (2e^3 - 2e^(2+a)(i-1) + e^(3a) i(i-1)) / ((e+i "
+              "e^a)^2 (e+(i-1)e^a)^2) < 0.")),
+    declare("P8", "parameter_free.p8_p9_printed_numeric", "printed: saturation of g(i)/h(i) for a != 0",
+            S("p8", "v1",
+              "P8: for a != 0 the layer-2 pattern becomes nearly independent of i (g(i)/h(i) saturates).")),
+    declare("P9", "parameter_free.p8_p9_printed_numeric", "printed: LayerNorm with sqrt(d) vs d scaling",
+            S("p9a", "v1",
+              "P9: LayerNorm with d scaling (lam = 1) behaves like l2."),
+            S("p9b", "v1",
+              "P9: LayerNorm with sqrt(d) scaling (lam = sqrt(d)) sharpens the layer-1 softmax."),
+            S("p9c", "v1",
+              "P9: LayerNorm with sqrt(d) scaling weakens the layer-2 recency pattern (vs d scaling).")),
+    declare("TM1", "trained.tm1_tm5_trained_decoders", "trained decoders: LayerNorm gives recency at layers >= 2",
+            S("s1", "ours",
+              "Trained NoPE decoders with LayerNorm (pre-LN, residual) show recency at every layer >= 2: the "
+              "head-mean attention logit increases with the key position (the recency slope over training seeds is "
+              "significantly above 0 at every layer >= 2, on the training distribution)."),
+          command="experiments thesis", family="trained", primary=False),
+    declare("TM2", "trained.tm1_tm5_trained_decoders", "trained decoders: no normalisation gives earlier-token bias",
+            S("s1", "ours",
+              "Trained NoPE decoders without normalisation show earlier-token bias at every layer >= 2 (the recency "
+              "slope over training seeds is significantly below 0 at every layer >= 2, on the training "
+              "distribution)."),
+          command="experiments thesis", family="trained", primary=False),
+    declare("TM3", "trained.tm1_tm5_trained_decoders", "trained decoders: RMSNorm behaves like LayerNorm",
+            S("s1", "ours",
+              "RMSNorm behaves like LayerNorm: at every layer >= 2 the per-instance RP of the two normalisations "
+              "differs by less than 0.05 (equivalence by two one-sided tests over training seeds)."),
+          command="experiments thesis", family="trained", primary=False),
+    declare("TM4", "trained.tm1_tm5_trained_decoders", "trained decoders at initialisation: the random-W theory",
+            S("s1", "ours",
+              "At initialisation (independent N(0, s^2) weights) the expected logits carry no position: at every "
+              "layer the recency slope is within +-0.5 / (n - 2) of 0 (less than 0.5 nat across a row), and E S_ij^2 "
+              "= s^4 |y_i|^2 |y_j|^2 (their ratio within +-0.1 of 1); equivalence by two one-sided tests."),
+          command="experiments thesis", family="trained"),
+    declare("TM5", "trained.tm1_tm5_trained_decoders", "trained decoders: LayerNorm vs none at matched held-out loss",
+            S("s1", "ours",
+              "The recency slope of LayerNorm exceeds that of no normalisation at matched held-out loss (Welch's "
+              "one-sided test over training seeds, at the loss every run of the architecture reached, interpolated "
+              "between evaluations), at every layer >= 2."),
+          command="experiments thesis", family="trained", primary=False),
+    declare("S2.0", "trained.s2_0_premise",
+            "seed 002's premise: the later continuation is the more frequent one in real text",
+            S("statement", "seed002",
+              "Seed 002's premise (our formulation): in real text, after .. [A][B] .. [A][C] .. [A] the next token "
+              "is the later continuation [C] more often than the earlier [B] (both earlier [A]s within 16 tokens of "
+              "the last; counted within files of a local corpus, default the running Python's standard library "
+              "source, byte-level BPE with vocabulary 2048 trained on it)."),
+          command="corpus-stats", family="corpus"),
+    declare("S2.1", "trained.s2_s3_seed_experiments", "seed 002: an induction head forms (prerequisite)",
+            S("s1", "seed002",
+              "Seed 002 (prerequisite): training forms an induction head in layer 1 in every training seed (the "
+              "largest induction score among layer-1 heads reaches the stated threshold in each seed; not reproduced "
+              "when some seed's does not: the scores are read seed by seed)."),
+          command="experiments seed002", family="trained"),
+    declare("S2.2", "trained.s2_s3_seed_experiments",
+            "seed 002, Figure 1: [C] beats [B] when the second [A] is near the end",
+            S("s1", "seed002",
+              "Seed 002, Figure 1: after <BOS> R [A][B] .. [A][C] .. [A], [C] is more probable than [B] when the "
+              "second [A] is within 4 tokens of the end (positions 8-10; statistic: the mean of P(C) - P(B) over "
+              "those positions)."),
+          command="experiments seed002", family="trained"),
+    declare("S2.3", "trained.s2_s3_seed_experiments",
+            "seed 002, Figure 3: attention to [C] grows as the second [A] nears the end",
+            S("s1", "seed002",
+              "Seed 002, Figure 3: the induction head attends more to [C] relative to [B] the closer the second [A] "
+              "is to the end (slope of attention(C) - attention(B) against the position of the second [A])."),
+          command="experiments seed002", family="trained"),
+    declare("S2.4", "trained.s2_s3_seed_experiments",
+            "seed 002, Figures 4-5: the induction head's recency on random sequences",
+            S("s1", "seed002",
+              "Seed 002, Figures 4-5: on random sequences the induction head pays more attention to recent tokens "
+              "(recency slope of its average attention over keys 1..i-1, mean over rows i >= 3, above 0)."),
+          command="experiments seed002", family="trained"),
+    declare("S2.5", "trained.s2_s3_seed_experiments",
+            "seed 002, Figure 6: recency without positions, 7 of 8 layer-0 heads ablated",
+            S("s1", "seed002",
+              "Seed 002, Figure 6: the recency remains with position embeddings removed and all layer-0 heads but "
+              "one ablated (the recency slope, averaged over the choices of the kept head, above 0)."),
+          command="experiments seed002", family="trained"),
+    declare("S2.6", "trained.s2_s3_seed_experiments", "seed 002, mechanism: layer-0 head outputs shrink with position",
+            S("s1", "seed002",
+              "Seed 002, mechanism: the output norm of layer-0 heads that do not attend strongly to themselves (mean "
+              "P_ii < 0.5) shrinks with position (log-log slope of E|z_i|^2 against i + 1 below 0)."),
+          command="experiments seed002", family="trained"),
+    declare("S2.7", "trained.s2_s3_seed_experiments",
+            "seed 002, mechanism: the law for an average of uncorrelated vectors",
+            S("s1", "seed002",
+              "Seed 002, mechanism: the law for an average of uncorrelated vectors, E sum_k P_ik^2 |v_k|^2 from the "
+              "measured weights and values, explains the shrinkage (its log-log slope agrees with the measured one "
+              "within 0.1: equivalence by two one-sided tests)."),
+          command="experiments seed002", family="trained"),
+    declare("S3.1", "trained.s2_s3_seed_experiments", "seed 003: attention-output variance decays with length",
+            S("s1", "seed003",
+              "Seed 003: the variance of the attention output (per coordinate) decays with sequence length in "
+              "trained decoders (log-log slope against the test length below 0)."),
+          command="experiments seed003", family="trained"),
+    declare("S3.2", "trained.s2_s3_seed_experiments", "seed 003: post-attention LN reduces the hidden-state shift",
+            S("s1", "seed003",
+              "Seed 003: a LayerNorm right after attention reduces the shift of the hidden-state distribution at "
+              "lengths beyond training (the next layer's input variance moves less from its training-length value "
+              "with post-LN, or with both, than with pre-LN only)."),
+          command="experiments seed003", family="trained"),
+    declare("S3.3", "trained.s2_s3_seed_experiments", "seed 003: post-attention LN improves length extrapolation",
+            S("s1", "seed003",
+              "Seed 003: a LayerNorm right after attention improves length extrapolation (accuracy above the "
+              "constant-answer baseline at 8x the training length, post-LN (or both) minus pre-LN, above 0; decided "
+              "on the models that learned the task at the training length, accuracy >= 0.5, when at least 3 per "
+              "placement did)."),
+          command="experiments seed003", family="trained"),
+    declare("TT1", "trained.tt1_tt4_thesis_text",
+            "the thesis on text: LayerNorm language models show recency (plan H1)",
+            S("s1", "ours",
+              "The thesis on text (plan H1): in a NoPE language model with LayerNorm (2 attention-only layers, width "
+              "64, trained on 3M tokens of the default corpus), layer 2's recency slope on held-out text is "
+              "positive."),
+          command="experiments thesis-text", family="thesis-text plan"),
+    declare("TT2", "trained.tt1_tt4_thesis_text", "the thesis on text: LayerNorm above none at equal tokens (plan H2)",
+            S("s1", "ours",
+              "The thesis on text (plan H2): at equal tokens (3M), layer 2's recency slope on held-out text is "
+              "larger with LayerNorm than with no normalisation."),
+          command="experiments thesis-text", family="thesis-text plan"),
+    declare("TT3", "trained.tt1_tt4_thesis_text", "the thesis on text: LayerNorm above none at matched loss (plan H3)",
+            S("s1", "ours",
+              "The thesis on text (plan H3): at matched held-out loss, layer 2's recency slope on held-out text is "
+              "larger with LayerNorm than with no normalisation."),
+          command="experiments thesis-text", family="thesis-text plan"),
+    declare("TT4", "trained.tt1_tt4_thesis_text", "the thesis on text: RMSNorm equivalent to LayerNorm (plan H4)",
+            S("s1", "ours",
+              "The thesis on text (plan H4): RMSNorm gives the same layer-2 recency slope on held-out text as "
+              "LayerNorm, within 0.0025 logit per key, at equal tokens."),
+          command="experiments thesis-text", family="thesis-text plan"),
+    declare("R1", "trained.r1_pretrained_decoders",
+            "real pretrained decoders: recency remains with positions switched off",
+            S("statement", "ours",
+              "Real pretrained decoders (our formulation): recency in the attention logits remains with the "
+              "positional encoding switched off: on English text with every position id 0, the mean over layers of "
+              "each layer's recency slope (exact pre-softmax logits, logit per key, the first key left out) is "
+              "positive."),
+          command="experiments pretrained", family="pretrained"),
+)
+
+#: id -> its declaration, in report order
+DECLARED: dict[str, Declared] = {}
+for _c in CATALOG:
+    if _c.id in DECLARED:
+        raise ValueError(f"claim id {_c.id!r} is declared twice in the catalogue")
+    DECLARED[_c.id] = _c
+
+
+def ids() -> tuple[str, ...]:
+    """Every claim ID, in report order."""
+    return tuple(DECLARED)
+
+
+def trained_ids() -> tuple[str, ...]:
+    """The IDs whose verdicts need an experiment the report does not run (trained models, a corpus)."""
+    return tuple(cid for cid, c in DECLARED.items() if c.training)
+
+
+def declared(claim_id: str) -> Declared:
+    """The declaration of ``claim_id`` (KeyError naming the IDs there are)."""
+    try:
+        return DECLARED[claim_id]
+    except KeyError:
+        raise KeyError(f"claim id must be one of {', '.join(DECLARED)}; got {claim_id!r}") from None
+
+
+def statement_source(claim_id: str, text: str) -> str:
+    """The :data:`SOURCES` words of ``claim_id``'s declared statement ``text`` (ValueError when the claim does not
+    declare that statement: every verdict decides a declared statement)."""
+    text = " ".join(str(text).split())
+    for s in declared(claim_id).statements:
+        if s.text == text:
+            return s.group
+    raise ValueError(f"claim {claim_id} does not declare the statement {text[:80]!r}... (lnrecency/claims/"
+                     f"catalog.py lists its statements)")
+
+
+def modules() -> tuple[str, ...]:
+    """The claim modules, each once, in report order."""
+    return tuple(dict.fromkeys(c.module for c in CATALOG))

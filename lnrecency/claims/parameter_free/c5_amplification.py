@@ -1,0 +1,343 @@
+"""C5 (seed text: "embedding anisotropy can amplify it"): in which sense does alpha amplify the layer-2
+recency bias? Established, not assumed, by signs and roots of the exact limit (theory/anisotropy.py):
+the sign of Delta'(0), the maximisers of Delta (roots of Delta'), and the set of alpha where
+Delta(alpha) > Delta(0) (ends by root finding). A grid alpha = 0, 0.01, ..., 0.99 is kept as context only.
+
+Gap measures of row n at layer 2 (normalised model):
+  absolute  Delta(alpha)  = S_{n,n-1} - S_{n,1} = log(P_{n,n-1} / P_{n,1})  (attention-weight ratio);
+  relative  Delta / S_{n,1};
+  spread    Delta / (S_{n,n} - S_{n,1})  (share of the row's range reached below the diagonal).
+Two statements per measure: "can amplify" (some alpha > 0 has a larger gap than alpha = 0: the seed's
+words) and "amplifies monotonically" (the gap increases on the whole grid: our stronger formulation, counted
+apart from the seed's statements; the seed never says it). Settings: residual off / on (gamma = 1),
+lam in {1, 8}, n in {8, 64}. Monte Carlo (d = 10^12: implementation consistency, the sign of the limit; independent
+runs, SE in quadrature, one-sided):
+Delta(0.1) > Delta(0) and Delta(0.9) < Delta(0) for lam = 1, no residual, n = 8.
+
+In the authors' own per-instance measure: RP (recency probability of layer 2, lnrecency.experiments.authors.reproduce)
+in the
+authors-v2 convention at the widths they simulate (d = 16, 64), alpha = 0, 0.2, .., 0.8, LayerNorm with
+and without residual; adjacent alphas compared one-sided with the empirical Bernstein bound (per-draw RP
+lies in [0, 1]; non-asymptotic, rate EXACT_RATE each; the two estimates are independent, so the
+difference exceeds the sum of their one-sided half-widths at rate / 2 each).
+"""
+from __future__ import annotations
+
+from itertools import product
+from typing import TYPE_CHECKING
+
+import numpy as np
+from matplotlib.figure import Figure
+
+from lnrecency.claims.catalog import declared
+from lnrecency.claims.declare import FigureOutput, TableOutput, claim
+from lnrecency.claims.mc_checks import gap_comparison, grouped, setting
+from lnrecency.claims.tables_and_plots import (
+    Curve,
+    finish,
+    model_config,
+    plot_curves,
+    records_with_settings,
+    verdict_note,
+)
+from lnrecency.files.figure_record import ReportFigure
+from lnrecency.files.table_record import Table
+from lnrecency.inference.evidence import Evidence, item, record
+from lnrecency.inference.records import GapComparison
+from lnrecency.inference.stats import EXACT_RATE, bernstein_halfwidth, register
+from lnrecency.inference.verdicts import combine
+from lnrecency.model.authors_presets import preset
+from lnrecency.model.config import ModelConfig
+from lnrecency.numerics import simulate_scores
+from lnrecency.theory.anisotropy import decide_alpha
+from lnrecency.theory.limit import limit_scores
+
+if TYPE_CHECKING:  # annotation only (the theory is imported where it is used)
+    from lnrecency.theory.anisotropy import AlphaDecision
+
+ID = "C5"
+SOURCE = "seed text"
+MEASURES = ("absolute", "relative", "spread")
+CAN_AMPLIFY = ("Anisotropy can amplify the layer-2 recency bias ({measure} gap: some alpha > 0 gives a larger gap "
+               "than alpha = 0).")
+GROWS = "The layer-2 recency bias grows with alpha on all of [0, 1) ({measure} gap increasing in alpha)."
+RP_AMPLIFIES = declared(ID).text("rp_amplifies")
+GRID = tuple(round(0.01 * q, 2) for q in range(100))
+
+
+@record
+class GridProfile(Evidence):
+    """The gap on a grid of alpha: context only (the decisions are by signs and roots)."""
+
+    gap_alpha0: float
+    argmax_alpha: float
+    max_gap: float
+    max_ratio: float
+    alphas_amplified: list  # [min, max] of the grid points above alpha = 0, or []
+    amplified_fraction_of_grid: float
+    monotone_increasing: bool
+    gap_alpha_0_99: float = item(key="gap_alpha_0.99")
+    samples: dict  # {alpha: gap} at alpha = 0, 0.1, .., 0.9
+
+
+@record
+class CanAmplifyEvidence(Evidence):
+    exact: AlphaDecision
+    grid_context: GridProfile
+    mc_up: GapComparison | None = item(omit_none=True)
+    mc_down: GapComparison | None = item(omit_none=True)
+
+
+@record
+class GrowsEvidence(Evidence):
+    exact: AlphaDecision
+
+
+@record
+class RPStep(Evidence):
+    """Adjacent alphas: RP(alpha_hi) - RP(alpha_lo) against the sum of one-sided Bernstein half-widths."""
+
+    JSON_PROPERTIES = ("verdict",)
+
+    alpha_lo: float
+    alpha_hi: float
+    difference: float
+    bernstein_threshold: float
+
+    @property
+    def verdict(self) -> str:
+        t = self.bernstein_threshold
+        return "confirmed" if self.difference > t else "refuted" if self.difference < -t else "inconclusive"
+
+
+@record
+class RPByAlpha(Evidence):
+    JSON_PROPERTIES = ("verdict",)
+
+    d: int
+    residual: bool
+    samples: int
+    alphas: list
+    rp: list
+    rp_stderr: list
+    steps: tuple[RPStep, ...]
+
+    @property
+    def verdict(self) -> str:
+        return combine([st.verdict for st in self.steps])
+
+
+def gap(n: int, cfg: ModelConfig, measure: str) -> float:
+    s = limit_scores(n, 2, config=cfg)[1, n - 1]
+    delta = s[n - 2] - s[0]
+    if measure == "absolute":
+        return float(delta)
+    if measure == "relative":
+        return float(delta / abs(s[0]))
+    return float(delta / (s[n - 1] - s[0]))
+
+
+def profile(n: int, cfg: ModelConfig, measure: str, grid=GRID) -> GridProfile:
+    vals = np.array([gap(n, cfg.replace(alpha=a), measure) for a in grid])
+    base = vals[0]
+    above = [a for a, v in zip(grid, vals) if v > base and a > 0]
+    best = int(np.argmax(vals))
+    return GridProfile(gap_alpha0=float(base), argmax_alpha=grid[best], max_gap=float(vals[best]),
+                       max_ratio=float(vals[best] / base), alphas_amplified=[min(above), max(above)] if above else [],
+                       amplified_fraction_of_grid=len(above) / (len(grid) - 1),
+                       monotone_increasing=bool(np.all(np.diff(vals) > 0)), gap_alpha_0_99=float(vals[-1]),
+                       samples={str(a): float(v) for a, v in zip(grid, vals) if round(a * 10) == a * 10})
+
+
+def mc_gap_compare(cfg: ModelConfig, a_hi: float, a_lo: float, n: int = 8, *, samples: int, seed: int,
+                   d: int = 10 ** 12, progress=None) -> GapComparison:
+    """One-sided MC test of Delta(a_hi) > Delta(a_lo) (absolute gap, row n), independent runs."""
+    k = register(f"C5[{cfg.label()}]: Delta({a_hi}) > Delta({a_lo}) at d={d}", 1, sided=1)
+    hi, lo, o = gap_comparison(cfg.replace(alpha=a_hi), cfg.replace(alpha=a_lo), n, k=k, samples=samples,
+                               seeds=(seed, seed + 1), d=d, progress=progress)
+    return GapComparison(claim=f"Delta(alpha={a_hi}) > Delta(alpha={a_lo})", d=d, samples=samples, seed=seed,
+                         gaps={f"gap_{a_hi}": hi.mean, f"gap_{a_lo}": lo.mean}, check=o)
+
+
+def rp_by_alpha(residual: bool, d: int, *, samples: int, seed: int, progress=None,
+                alphas=(0.0, 0.2, 0.4, 0.6, 0.8)) -> RPByAlpha:
+    """Layer-2 RP at each alpha (authors-v2 convention at width d) and the one-sided empirical Bernstein
+    comparisons of adjacent alphas."""
+
+    register(f"C5 RP[{'res' if residual else 'nores'} d={d}]: adjacent alphas", len(alphas) - 1, basis="exact")
+    est = []
+    for m, a in enumerate(alphas):
+        cfg = preset("authors-v2", norm="layernorm", residual=residual, alpha=a, d=d)
+        sim = simulate_scores(10, 2, d, samples, seed=(seed, m, d, int(residual)), method="gram", config=cfg,
+                              progress=progress)
+        est.append(sim.recency_probability(2))
+    steps = []
+    for (a0, e0), (a1, e1) in zip(zip(alphas, est), zip(alphas[1:], est[1:])):
+        half = sum(bernstein_halfwidth(e.stderr, e.samples, 1.0, rate=EXACT_RATE / 2, sided=1) for e in (e0, e1))
+        steps.append(RPStep(alpha_lo=a0, alpha_hi=a1, difference=e1.mean - e0.mean, bernstein_threshold=half))
+    return RPByAlpha(d=d, residual=residual, samples=samples, alphas=list(alphas), rp=[e.mean for e in est],
+                     rp_stderr=[e.stderr for e in est], steps=tuple(steps))
+
+
+def _interval_finding(verdict: str, group) -> str:
+    parts = []
+    for st, ev in group:
+        dec = ev.exact
+        where = f"n={st['n']}, lam={st['lam']:g}, {'residual' if st['residual'] else 'no residual'}"
+        if dec.amplified:
+            spans = " and ".join(f"({a:.4g}, {b:.4g}" + ("], the end of the searched range" if b >= 0.999 else ")")
+                                 for a, b in dec.amplified)
+            best = (f"; maximiser alpha* = {dec.maximisers[0]:.4g}" if dec.maximisers else "")
+            parts.append(f"{where}: amplified for alpha in {spans}{best}; Delta'(0) = {dec.slope_at_zero:.4g}")
+        else:
+            parts.append(f"{where}: Delta'(0) = {dec.slope_at_zero:.4g} < 0, Delta(alpha) < Delta(0) "
+                         f"on all of (0, 0.999]")
+    return "; ".join(parts) + "."
+
+
+def _monotone_finding(verdict: str, group) -> str:
+    parts = []
+    for st, ev in group:
+        dec = ev.exact
+        where = f"n={st['n']}, lam={st['lam']:g}, {'residual' if st['residual'] else 'no residual'}"
+        if verdict == "confirmed":
+            parts.append(f"{where}: Delta' > 0 on [0, 0.999] (no root)")
+        elif dec.maximisers:
+            parts.append(f"{where}: increases up to alpha* = {dec.maximisers[0]:.4g}, then decreases")
+        else:
+            parts.append(f"{where}: Delta'(0) = {dec.slope_at_zero:.4g} <= 0")
+    return "; ".join(parts) + "."
+
+
+# ---- the claim's report tables, figures and notebook cells ----------------------------------------
+
+GAP_GRID = np.round(np.arange(0.0, 0.951, 0.05), 10)
+
+
+def gap_curves(data) -> list[Curve]:
+    """Layer-2 gap S_{n,n-1} - S_{n,1} against alpha (LayerNorm, lam = 1), without and with residual.
+
+    Theory on a fine alpha grid; Monte Carlo paired differences at d = ds[-1] for ``settings.alphas``.
+    """
+    s = data.settings
+    n, d = s.n, s.ds[-1]
+    curves = []
+    for residual in (False, True):
+        y = []
+        for a in GAP_GRID:
+            sc = data.limit(model_config(norm="layernorm", residual=residual, alpha=float(a)), layers=2).scores
+            y.append(sc[1, n - 1, n - 2] - sc[1, n - 1, 0])
+        ests = [data.sim(model_config(norm="layernorm", residual=residual, alpha=a), d).paired_difference(
+            2, n, n - 1, 1) for a in s.alphas]
+        curves.append(Curve("residual" if residual else "no residual", GAP_GRID, np.array(y),
+                            np.array(s.alphas), np.array([e.mean for e in ests]),
+                            np.array([e.stderr for e in ests])))
+    return curves
+
+
+def gap_table(data) -> Table:
+    """C5: the exact gap S^(2)_{n,n-1} - S^(2)_{n,1} (absolute and relative to S_{n,1}) against alpha."""
+    s = data.settings
+    n = s.n
+    rows = []
+    for residual in (False, True):
+        for a in s.alphas:
+            lim = data.limit_scores(model_config(norm="layernorm", residual=residual, alpha=a))[1, n - 1]
+            gap = lim[n - 2] - lim[0]
+            rows.append(["yes" if residual else "no", a, lim[0], lim[n - 2], gap, gap / lim[0]])
+    columns = ["residual", "alpha", "S_(n,1) limit", "S_(n,n-1) limit", "gap limit", "gap / S_(n,1)"]
+    caption = (f"Layer-2 recency gap S_(n,n-1) - S_(n,1) at n = {n} (LayerNorm, lam = 1, gamma = 1) against "
+               f"alpha, in the exact limit: absolute and relative to S_(n,1). 'Amplify' can mean a larger absolute "
+               f"or a larger relative gap; the table shows both. The verdict decides each sense over all alpha in "
+               f"[0, 0.999] by signs and roots (lnrecency.theory.anisotropy.decide_alpha), not on this grid; its "
+               f"Monte Carlo (the authors' RP against alpha) is the c5_rp_by_alpha table.")
+    return Table("c5_gap_vs_alpha", "C5. Does anisotropy amplify the recency gap?", caption, columns, rows,
+                 verdict_note(data, ID))
+
+
+def rp_table(data) -> Table:
+    """C5: the verdict's recency probability RP (the authors' measure and convention) against alpha, with the
+    one-sided empirical Bernstein comparison of each pair of adjacent alphas."""
+    columns = ["d", "residual", "samples", "alpha", "RP", "SE", "step", "RP step", "Bernstein threshold",
+               "step verdict"]
+    rows = []
+    for r, where, ev in records_with_settings(data.results(ID), RPByAlpha):
+        steps = {st.alpha_hi: st for st in ev.steps}
+        for a, rp, se in zip(ev.alphas, ev.rp, ev.rp_stderr):
+            st = steps.get(a)
+            rows.append([ev.d, "yes" if ev.residual else "no", ev.samples, a, rp, se,
+                         None if st is None else f"{st.alpha_lo:g} -> {st.alpha_hi:g}",
+                         None if st is None else st.difference, None if st is None else st.bernstein_threshold,
+                         None if st is None else st.verdict])
+    caption = ("The verdict's own Monte Carlo (lnrecency verify): the layer-2 recency probability RP of the authors' "
+               "convention (authors-v2, LayerNorm) at width d against alpha, with its SE; each step to the next "
+               "alpha is confirmed when it exceeds the sum of the two one-sided empirical Bernstein half-widths "
+               "(a non-asymptotic bound), refuted below minus it.")
+    return Table("c5_rp_by_alpha", "C5. The authors' RP against alpha", caption, columns, rows,
+                 verdict_note(data, ID))
+
+
+def gap_figure(data) -> ReportFigure:
+    s = data.settings
+    fig = Figure(figsize=(6.4, 4.2))
+    ax = fig.subplots()
+    plot_curves(ax, gap_curves(data), mc_label=f"MC d={s.ds[-1]}")
+    ax.axhline(0.0, color="grey", lw=0.6)
+    title = "Layer-2 recency gap against alpha"
+    finish(fig, ax, title, "anisotropy alpha", f"S_(n,n-1) - S_(n,1), layer 2, n = {s.n}", title_size=None)
+    caption = (f"Gap S^(2)_(n,n-1) - S^(2)_(n,1) at n = {s.n} (LayerNorm, lam = 1, gamma = 1) against alpha, "
+               f"without and with residual. Lines: exact limit on a grid; points: paired Monte Carlo "
+               f"difference +- SE at d = {s.ds[-1]} ({s.samples} samples; the report's own illustration runs). A "
+               f"positive gap is recency.")
+    return ReportFigure("gap_vs_alpha", title, caption, fig)
+
+
+def gap_figures(data) -> list[ReportFigure]:
+    return [gap_figure(data)]
+
+
+@claim(ID,
+       tables=(TableOutput("c5_gap_vs_alpha", "recency gap S_(n,n-1) - S_(n,1) against alpha, absolute and relative",
+                           gap_table),
+               TableOutput("c5_rp_by_alpha", "the verdict's recency probability RP against alpha, adjacent alphas "
+                                             "compared", rp_table)),
+       figures=(FigureOutput("recency gap S_(n,n-1) - S_(n,1) against alpha", gap_figures, ("gap_vs_alpha",)),),
+       notebook="03_residual_and_anisotropy",
+       cells=("Whether anisotropy amplifies the bias depends on what is measured: compare the absolute gap with the "
+              "relative one, with and without residual.", gap_table, gap_figures))
+def evaluate(*, quick: bool = False, progress=None, seed: int = 20260505) -> list:
+    grid = GRID[::5] + (0.99,) if quick else GRID
+    out = []
+    for measure in MEASURES:
+        can, mono = [], []
+        for residual, lam, n in product((False, True), (1.0, 8.0), (8, 64)):
+            cfg = ModelConfig(residual=residual, lam=lam)
+            dec = decide_alpha(n, cfg, measure)
+            st = setting(cfg, n=n, alpha="[0, 0.999]", measure=measure)
+            up = down = None
+            if measure == "absolute" and (residual, lam, n) == (False, 1.0, 8):
+                up = mc_gap_compare(cfg, 0.1, 0.0, samples=20000, seed=seed, progress=progress)
+                down = mc_gap_compare(cfg, 0.0, 0.9, samples=20000, seed=seed + 10, progress=progress)
+            v_can = "confirmed" if dec.amplified else "refuted"
+            if up is not None and up.verdict != "confirmed" and v_can == "confirmed":
+                v_can = "inconclusive"
+            can.append((st, v_can, CanAmplifyEvidence(exact=dec, grid_context=profile(n, cfg, measure, grid),
+                                                      mc_up=up, mc_down=down)))
+            mono.append((st, "confirmed" if dec.increasing else "refuted", GrowsEvidence(exact=dec)))
+        out += grouped(ID, SOURCE, CAN_AMPLIFY.format(measure=measure),
+                       {"norm": "layernorm", "layer": 2, "measure": measure}, can, _interval_finding)
+        out += grouped(ID, "our formulation", GROWS.format(measure=measure),
+                       {"norm": "layernorm", "layer": 2, "measure": measure}, mono, _monotone_finding)
+    rp_items = []
+    samples = 20000 if quick else 200000
+    for residual, d in product((False, True), (16,) if quick else (16, 64)):  # quick: the width that decides
+        ev = rp_by_alpha(residual, d, samples=samples, seed=seed + 500, progress=progress)
+        rp_items.append(({"convention": "authors-v2", "norm": "layernorm", "residual": residual, "d": d,
+                          "alphas": "0, 0.2, .., 0.8"}, ev.verdict, ev))
+
+    def rp_finding(verdict, group):
+        return "; ".join(f"d={s['d']}, {'residual' if s['residual'] else 'no residual'}: RP = "
+                         + ", ".join(f"{r:.4f}" for r in e.rp) for s, e in group) + " (alpha = 0..0.8)."
+
+    out += grouped(ID, "our formulation", RP_AMPLIFIES, {"layer": 2, "measure": "RP"}, rp_items, rp_finding)
+    return out

@@ -1,0 +1,178 @@
+"""C6 (our formulation): what happens to the bias at layers 3..L with normalisation.
+
+Statement tested per setting: "with normalisation, every layer l = 3..L keeps recency bias on every row
+i >= 2". Evidence: the boundary search (theory/boundary.py) on the exact limit, per layer 3..L, up to
+N_MAX (L = 4, N_MAX = 200 quick; L = 6, N_MAX = 400 full): the first sequence length (= first row) at
+which recency fails, so the verdict says "holds for n < N*" rather than a point verdict; the non-increasing
+steps of that row; the row-n gap S_{n,n-1} - S_{n,1} by layer at n = 32 / 48; where a layer fails at
+alpha = 0, the set of alpha where it fails (lnrecency.theory.region, certified ends): a grid of alpha cannot
+say "only at alpha = 0". Settings: residual off / on (gamma in {1, 8}), lam in {0.3, 1, 8},
+alpha in {0, 0.5}. Monte Carlo (d = 10^12, implementation consistency, one-sided paired): the non-monotone
+step the limit predicts with residual, lam = 1, alpha = 0 at layer 3, row 27 (S_{27,26} < S_{27,25}), and the
+adjacent orderings of row 8 at layer 3 without residual; their entries at d = 16, 64, 256 against limit + c/d
+(support at the authors' widths; row 27's in the full run only).
+"""
+from __future__ import annotations
+
+from itertools import product
+
+from lnrecency.claims.catalog import declared
+from lnrecency.claims.declare import FigureOutput, TableOutput, claim
+from lnrecency.claims.mc_checks import adjacent_triples, boundary_finding, grouped, mc_means, mc_orderings, setting
+from lnrecency.claims.tables_and_plots import LN, model_config, score_table, verdict_note
+from lnrecency.experiments.profiler import LABELS
+from lnrecency.experiments.sweep import phase_figure, phase_table
+from lnrecency.files.figure_record import ReportFigure
+from lnrecency.files.table_record import Table
+from lnrecency.inference.evidence import Evidence, item, record
+from lnrecency.inference.records import BoundarySearch, MCMeans, OrderingTests, RegionRecord
+from lnrecency.model.config import ModelConfig
+from lnrecency.theory.boundary import boundary
+from lnrecency.theory.limit import limit_scores
+from lnrecency.theory.region import region
+
+ID = "C6"
+SOURCE = "our formulation"
+STATEMENT = declared(ID).text("statement")
+
+
+@record
+class DeeperEvidence(Evidence):
+    search: BoundarySearch = item(flatten=True)  # {str(layer): LayerBoundary}
+    gap_row_n: dict  # {"n": n, str(layer): S_{n,n-1} - S_{n,1}}
+    mc_counterexample: OrderingTests | None = item(omit_none=True)
+    mc_layer3: OrderingTests | None = item(omit_none=True)
+    # the entries of those orderings at d = 16, 64, 256 against limit + c/d (support at the authors' widths;
+    # the counterexample's only in the full run: n = 27 costs 4 s)
+    mc_counterexample_widths: MCMeans | None = item(omit_none=True)
+    mc_layer3_widths: MCMeans | None = item(omit_none=True)
+    # where a layer fails at alpha = 0: the alpha set of that layer (lnrecency.theory.region), {str(layer): ...}
+    alpha_regions: dict | None = item(omit_none=True)
+
+
+def _finding(verdict: str, group) -> str:
+    text = boundary_finding(group, lambda st: (
+        f"{'residual gamma=' + format(st['gamma'], 'g') if st['residual'] else 'no residual'}, "
+        f"lam={st['lam']:g}, alpha={st['alpha']:g}"))
+    regions = [f"{'residual gamma=' + format(st['gamma'], 'g') if st['residual'] else 'no residual'}, "
+               f"lam={st['lam']:g}: {r.describe()}" for st, ev in group for r in (ev.alpha_regions or {}).values()]
+    if regions:
+        text += (" Not only at alpha = 0: " + "; ".join(regions)
+                 + " (lnrecency region: ends certified by exact decisions on both sides).")
+    return text
+
+
+# ---- the claim's report tables, figures and notebook cells ----------------------------------------
+
+PROFILE_CONFIGS = [
+    ("none, no residual", model_config(norm="none")), ("none, residual", model_config(norm="none", residual=True)),
+    ("LayerNorm, no residual", LN), ("LayerNorm, residual", model_config(norm="layernorm", residual=True)),
+    ("LayerNorm, residual, alpha=0.5", model_config(norm="layernorm", residual=True, alpha=0.5)),
+    ("LayerNorm, lam=8, no residual", model_config(norm="layernorm", lam=8.0)),
+]
+
+
+PROFILE_N = 32
+
+
+def _ranges(values: list[int]) -> str:
+    """[3, 4, 5, 9] -> '3-5, 9'."""
+    out: list[str] = []
+    for v in values:
+        if out and int(out[-1].split("-")[-1]) == v - 1:
+            out[-1] = f"{out[-1].split('-')[0]}-{v}"
+        else:
+            out.append(str(v))
+    return ", ".join(out)
+
+
+def profile_table(data) -> Table:
+    """Definition 1, row by row, for layers 1-L and several settings
+    (:func:`lnrecency.experiments.profiler.bias_profile`)."""
+    rows = []
+    for label, c in PROFILE_CONFIGS:
+        for layer in range(1, data.settings.layers + 1):
+            prof = data.bias_profile(layer, PROFILE_N, c)
+            counts = prof.summary()
+            other = [r.i for r in prof.rows if r.bias not in ("recency", "trivial")]
+            rows.append([label, layer, PROFILE_N, *[counts.get(k, 0) for k in LABELS[:5]], _ranges(other)])
+    caption = (f"Definition 1 applied to every row i = 1..{PROFILE_N} of each layer in the exact limit "
+               f"(lnrecency bias --method limit): the number of rows with recency, earlier-token bias, flat "
+               f"scores, a mixed pattern, or too few keys to tell (trivial), and the rows that are not "
+               f"recency. lam = 1 and gamma = 1 unless stated.")
+    return Table("bias_profiles", "Bias profile by layer (Definition 1, exact limit)", caption,
+                 ["setting", "layer", "n", *LABELS[:5], "rows not recency"], rows,
+                 verdict_note(data, "C2", "C6"))
+
+
+def phase_table_of(data) -> Table:
+    """The phase diagram's table (lnrecency.experiments.sweep)."""
+    return phase_table(*data.phase())
+
+
+def phase_figures(data) -> list[ReportFigure]:
+    """The phase diagram (lnrecency.experiments.sweep)."""
+    return [phase_figure(*data.phase())]
+
+
+def c6_scores(data) -> Table:
+    """The verdict's Monte Carlo means (layer 3, LayerNorm) against limit + c/d at each width."""
+    return score_table(data, ID, "Deeper layers with LayerNorm (the verdict's Monte Carlo, layer 3)")
+
+
+@claim(ID,
+       tables=(TableOutput("c6_scores", "deeper layers with LayerNorm: the verdict's Monte Carlo means (layer 3) "
+                                        "against limit + c/d at each width", c6_scores),
+               TableOutput("bias_profiles", "Definition 1 row by row, layers 1-4, n = 32, several settings (exact "
+                                            "limit)", profile_table),
+               TableOutput("phase_diagram", "where recency / earlier / mixed hold per layer 2-8 and sequence length "
+                                            "(exact)", phase_table_of)),
+       figures=(FigureOutput("phase diagram: where recency / earlier-token bias / mixed rows hold, layers 2-8",
+                             phase_figures, ("phase_diagram",)),),
+       notebook="04_deeper_layers_and_finite_width",
+       cells=(c6_scores,
+              "Definition 1 row by row (exact limit, n = 32): which rows of which layers have recency, earlier-token "
+              "bias, flat or mixed scores.", profile_table))
+def evaluate(*, quick: bool = False, progress=None, seed: int = 20260606) -> list:
+    n, depth, n_max = (32, 4, 200) if quick else (48, 6, 400)
+    items = []
+    for residual, gamma, lam, alpha in [(False, 1.0, lam, a) for lam, a in product((0.3, 1.0, 8.0), (0.0, 0.5))] + \
+            [(True, g, lam, a) for g, lam, a in product((1.0, 8.0), (0.3, 1.0, 8.0), (0.0, 0.5))]:
+        cfg = ModelConfig(norm="layernorm", residual=residual, gamma=gamma, lam=lam, alpha=alpha)
+        s = limit_scores(n, depth, config=cfg)
+        search = BoundarySearch(n_max=n_max, boundary={str(b.layer): b for b in boundary(depth, n_max, config=cfg,
+                                                                                         first_layer=3)})
+        v = search.verdict
+        dip = keep = dip_w = keep_w = None
+        if (residual, gamma, lam, alpha) == (True, 1.0, 1.0, 0.0):
+            # the limit predicts S_{27,26} < S_{27,25} at layer 3: claimed ordering 25 over 26
+            dip = mc_orderings(f"C6 dip[{cfg.label()}]", cfg, 27, 3, [(27, 25, 26)], samples=2000 if quick else 4000,
+                               seed=seed, progress=progress)
+            if not quick:
+                dip_w = mc_means(f"C6 dip[{cfg.label()}]", cfg, 27, 3, [(27, 25), (27, 26)], samples=4000,
+                                 seed=seed + 10, progress=progress)
+            if (dip.verdict != "confirmed" or (dip_w is not None and not dip_w.passed)) and v == "refuted":
+                v = "inconclusive"
+        if (residual, lam, alpha) == (False, 1.0, 0.0):
+            keep = mc_orderings(f"C6 keep[{cfg.label()}]", cfg, 8, 3, adjacent_triples(8), samples=20000,
+                                seed=seed + 1, progress=progress)
+            keep_w = mc_means(f"C6 keep[{cfg.label()}]", cfg, 8, 3, [(8, j) for j in range(1, 9)], samples=4000,
+                              seed=seed + 20, progress=progress)
+            if v == "confirmed" and (keep.verdict != "confirmed" or not keep_w.passed):
+                v = "inconclusive"
+        regions = None
+        if v == "refuted" and alpha == 0.0:
+            # the first failing layer, n <= 60 (quick) or 120 (full), when it fails within that n; the finding
+            # states the n it covers
+            cap = 60 if quick else 120
+            first = min((int(L) for L, b in search.boundary.items() if b.first_failing_n is not None))
+            if search.boundary[str(first)].first_failing_n <= cap:
+                regions = {str(first): RegionRecord.of(region(first, cap, "alpha", config=cfg,
+                                                              hi=0.2 if quick else 0.999, scan=41 if quick else 121,
+                                                              tol=1e-6 if quick else 1e-7))}
+        gaps = {"n": n, **{str(L): float(s[L - 1, n - 1, n - 2] - s[L - 1, n - 1, 0]) for L in range(3, depth + 1)}}
+        items.append((setting(cfg, n_max=n_max, layers=f"3..{depth}"), v,
+                      DeeperEvidence(search=search, gap_row_n=gaps, mc_counterexample=dip, mc_layer3=keep,
+                                     mc_counterexample_widths=dip_w, mc_layer3_widths=keep_w,
+                                     alpha_regions=regions)))
+    return grouped(ID, SOURCE, STATEMENT, {"norm": "layernorm (l2 / rmsnorm: same limit)"}, items, _finding)

