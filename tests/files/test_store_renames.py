@@ -3,7 +3,8 @@
 The fixture ``data/evidence_before_move/`` was written by ``lnrecency verify --quick --out`` at commit 82587e9,
 before the move; ``data/evidence_before_move.render.json`` holds the SHA-256 of every table and text file that
 version's ``lnrecency report --from`` wrote from it. ``data/evidence_before_round4/`` (and its ``.render.json``) was
-written the same way at commit d420cf3, before round 4 moved the claim modules and split the trained-model room. Today the old folder is rendered beside the same evidence
+written the same way at commit d420cf3, before round 4 moved the claim modules and split the trained-model room.
+Today the old folder is rendered beside the same evidence
 stored under today's record names, and the two must agree byte for byte (the renderer has changed since, on
 purpose). Figures are left out of the comparison: their bytes depend on the matplotlib version installed.
 """

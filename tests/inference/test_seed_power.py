@@ -75,3 +75,45 @@ def test_no_confirmation_from_zero_variance_or_fewer_than_three_values(values, o
 def test_the_neighbour_with_spread_and_three_values_decides():
     t = SeedTest((1.0, 1.1, 0.9))
     assert t.decidable and t.p_confirm < 0.01 and t.p_refute > 0.99
+
+
+# -- the equivalence power's integral (lnrecency.inference.seed_tests.equivalence_power) ----------------------
+def _reference(lam: float, crit: float, df: float) -> float:
+    """Adaptive quadrature of the same expectation, on the integrand's own support [0, top] only (written here)."""
+    from scipy.integrate import quad
+    from scipy.stats import chi2, norm
+
+    top = min(df * (lam / crit) ** 2, chi2.isf(1e-12, df))
+    f = lambda v: max(0.0, 2 * norm.cdf(lam - crit * math.sqrt(v / df)) - 1) * chi2.pdf(v, df)  # noqa: E731
+    return quad(f, 0.0, top, limit=1000, epsabs=1e-15, epsrel=1e-13)[0]
+
+
+#: agreement bound: the 256-point rule against adaptive quadrature, measured at 1.3e-14 over this grid; 1e-11 leaves
+#: room for scipy's own tolerance (epsrel 1e-13) and platform rounding, and is 10^4 below any power we report
+AGREE = 1e-11
+GRID = [(lam, crit, df) for lam in (0.5, 1, 3, 8, 30) for crit in (1.5, 4.0, 12) for df in (1.05, 1.3, 2, 5, 30, 100)]
+
+
+def test_the_equivalence_power_integral_agrees_with_adaptive_quadrature():
+    from lnrecency.inference.seed_tests import equivalence_power
+
+    worst = max(abs(equivalence_power(*c) - _reference(*c)) for c in GRID)
+    assert worst <= AGREE, worst
+    # the narrow-support case that whole-range quadrature (the former code) returned as 0: positive, and right
+    assert equivalence_power(0.5, 2.4, 2.0) == pytest.approx(_reference(0.5, 2.4, 2.0), abs=AGREE) and \
+        equivalence_power(0.5, 2.4, 2.0) > 1e-3
+    # the same comparison says no to a wrong integrand (V / df read as V)
+    wrong = [abs(equivalence_power(lam, crit * math.sqrt(df), df) - _reference(lam, crit, df)) for lam, crit, df in
+             GRID if df != 1]
+    assert max(wrong) > 1e3 * AGREE
+    assert equivalence_power(0.0, 2.0, 4.0) == 0.0 and math.isnan(equivalence_power(math.nan, 2.0, 4.0))
+
+
+def test_the_detectable_effect_is_computed_once_per_test_and_level():
+    from lnrecency.inference import seed_tests
+
+    test = SeedTest(_standard(7), rule="equivalence", side="within", margin=0.1)
+    seed_tests.detectable_effect.cache_clear()
+    first = test.detectable(ALPHA)
+    assert test.detectable(ALPHA) == first and seed_tests.detectable_effect.cache_info().hits == 1
+    assert test.power(first, ALPHA) == pytest.approx(POWER, abs=1e-9)
