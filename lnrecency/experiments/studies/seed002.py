@@ -23,7 +23,8 @@ Per training seed (settings: :class:`lnrecency.experiments.studies.seeds_config.
 """
 from __future__ import annotations
 
-from dataclasses import asdict
+from dataclasses import asdict, dataclass, fields
+from typing import Any, ClassVar
 
 import numpy as np
 import torch
@@ -131,7 +132,32 @@ def uncorrelated_law(weights: torch.Tensor, values: torch.Tensor) -> torch.Tenso
     return torch.einsum("...ik,...k->...i", weights ** 2, (values ** 2).sum(-1))
 
 
-def measure(model: Decoder, st: Seed002Settings, seed: int) -> dict:
+@dataclass(frozen=True)
+class Seed002Measurement:
+    """Every statistic of S2.1-S2.7 on one model (:func:`measure`), in the order its cache record holds them."""
+
+    induction_score: float
+    induction_scores: Any  # per layer, per head
+    head: int  # the induction head: the layer-1 head of largest induction score on periods within training
+    figure1: dict
+    attention_short: list
+    attention_long: list
+    slope_short: float
+    slope_long: float
+    ablated_slopes: list
+    ablated_map: list
+    ablated_kept: int
+    mechanism: dict
+
+    #: the large arrays of a measurement, kept at the end of training only (the figures)
+    MAPS: ClassVar[tuple[str, ...]] = ("attention_short", "attention_long", "ablated_map", "induction_scores")
+
+    def record(self, *, maps: bool = True) -> dict:
+        """The fields as the cache record's entries (without :data:`MAPS` unless ``maps``)."""
+        return {f.name: getattr(self, f.name) for f in fields(self) if maps or f.name not in self.MAPS}
+
+
+def measure(model: Decoder, st: Seed002Settings, seed: int) -> Seed002Measurement:
     """Every statistic of S2.1-S2.7 on ``model`` (its induction head: the layer-1 head of largest induction
     score on periods within training)."""
     with deterministic(st.threads), torch.no_grad():
@@ -144,17 +170,11 @@ def measure(model: Decoder, st: Seed002Settings, seed: int) -> dict:
                    for k in range(st.n_heads)]
         kept = int(np.argmin(np.abs(np.asarray(ablated) - np.median(ablated))))  # the median kept head (shown)
         ablated_map = _mean_attention(model, long_toks, head, positions=False, keep_heads={0: [kept]})
-        return {"induction_score": float(per[1][head]), "induction_scores": per, "head": head,
-                "figure1": _figure1(model, st, head, seed),
-                "attention_short": short.tolist(), "attention_long": long.tolist(),
-                "slope_short": attention_slope(short), "slope_long": attention_slope(long),
-                "ablated_slopes": ablated, "ablated_map": ablated_map.tolist(),
-                "ablated_kept": kept,
-                "mechanism": _mechanism(model, st, seed)}
-
-
-#: the large arrays of a measurement, kept at the end of training only (the figures)
-_MAPS = ("attention_short", "attention_long", "ablated_map", "induction_scores")
+        return Seed002Measurement(
+            induction_score=float(per[1][head]), induction_scores=per, head=head,
+            figure1=_figure1(model, st, head, seed), attention_short=short.tolist(), attention_long=long.tolist(),
+            slope_short=attention_slope(short), slope_long=attention_slope(long), ablated_slopes=ablated,
+            ablated_map=ablated_map.tolist(), ablated_kept=kept, mechanism=_mechanism(model, st, seed))
 
 
 def stage_steps(st: Seed002Settings | object, last: int) -> dict:
@@ -167,15 +187,14 @@ def run_one(st: Seed002Settings, seed: int) -> dict:
     """Train one seed's model and measure it at the end and at 1/4 and 1/2 of training (a worker's job)."""
     res = train(st.decoder(), st.training(seed), snapshots=True)
     rec = {"seed": seed, "settings": asdict(st), "log": res.log, "seconds": res.seconds,
-           **measure(res.model, st, seed)}
+           **measure(res.model, st, seed).record()}
     states = {step: state for step, _, state in res.snapshots}
     rec["stages"] = {}
     for name, step in stage_steps(st, res.log[-1]["step"]).items():
         model = build(st.decoder(), seed)
         model.load_state_dict(states[step])
         model.eval()
-        m = measure(model, st, seed)
-        rec["stages"][name] = {"step": step, **{k: v for k, v in m.items() if k not in _MAPS}}
+        rec["stages"][name] = {"step": step, **measure(model, st, seed).record(maps=False)}
     return rec
 
 
