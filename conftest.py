@@ -79,9 +79,8 @@ def pytest_sessionfinish(session, exitstatus):
 @pytest.fixture(scope="session")
 def trained_cache(tmp_path_factory):
     """One fresh $LNRECENCY_CACHE for the whole session, shared by the trained-model tests: the experiments
-    key each run by the hash of its configuration (lnrecency.experiments.decoders.decoder_config.config_hash), so a
-    configuration is trained
-    once per session and every later test (any module) reads it. Fresh per session: what this machine
+    key each run by the hash of its configuration (lnrecency.experiments.run_cache.key), so a configuration is
+    trained once per session and every later test (any module) reads it. Fresh per session: what this machine
     trained before is never part of a test."""
     path = tmp_path_factory.mktemp("cache")
     old = os.environ.get("LNRECENCY_CACHE")
@@ -91,3 +90,23 @@ def trained_cache(tmp_path_factory):
         del os.environ["LNRECENCY_CACHE"]
     else:
         os.environ["LNRECENCY_CACHE"] = old
+
+
+@pytest.fixture(scope="session")
+def quick_report_session(tmp_path_factory):
+    """The quick report (``lnrecency report --quick``: seed 0, every format), built once per session with an empty
+    experiment cache, so that what this machine has trained or counted is never part of it: (folder, result).
+    Read by tests/report/test_report.py and tests/files/test_store.py; no test writes into it."""
+    from lnrecency.report.build import build_report
+
+    out = tmp_path_factory.mktemp("quick-report") / "report"
+    old = os.environ.get("LNRECENCY_CACHE")
+    os.environ["LNRECENCY_CACHE"] = str(tmp_path_factory.mktemp("quick-report-empty-cache"))
+    try:
+        result = build_report(out, quick=True, seed=0, progress=False)
+    finally:
+        if old is None:
+            del os.environ["LNRECENCY_CACHE"]
+        else:
+            os.environ["LNRECENCY_CACHE"] = old
+    return out, result

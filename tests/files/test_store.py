@@ -93,11 +93,12 @@ def evidence(tmp_path_factory):
 
 
 @pytest.mark.slow
-def test_report_from_evidence_equals_the_direct_report(evidence, tmp_path, monkeypatch):
+def test_report_from_evidence_equals_the_direct_report(evidence, quick_report_session, tmp_path, monkeypatch):
     """Rendered from the store with every computing entry point disabled: the same files, byte for byte,
-    as the quick report built directly (same seed). Trained-model experiments and corpus counts are not part
-    of the stored evidence (their sections say "not run" from a store), so both reports are built with an
-    empty experiment cache, whatever this machine has cached."""
+    as the quick report built directly (same seed: the session's, conftest.py, which is what `lnrecency report
+    --quick` builds). Trained-model experiments and corpus counts are not part of the stored evidence (their
+    sections say "not run" from a store), so both are built with an empty experiment cache, whatever this machine
+    has cached."""
     monkeypatch.setenv("LNRECENCY_CACHE", str(tmp_path / "empty-cache"))
     import lnrecency.claims.registry as registry
     import lnrecency.numerics as numerics
@@ -105,8 +106,7 @@ def test_report_from_evidence_equals_the_direct_report(evidence, tmp_path, monke
     import lnrecency.theory.limit as limit
     from lnrecency.claims.tables_and_plots import LN
 
-    direct = tmp_path / "direct"
-    assert main(["report", "--quick", "--out", str(direct)]) == 0
+    direct, _ = quick_report_session
 
     def forbidden(*a, **k):
         raise AssertionError("report --from computed something")

@@ -24,11 +24,10 @@ from lnrecency.report.data import ReportData
 from lnrecency.report.settings import ReportSettings
 
 
-@pytest.fixture(scope="module")
-def quick_report(tmp_path_factory):
-    out = tmp_path_factory.mktemp("report")
-    result = build_report(out, quick=True, seed=0, progress=False)
-    return out, result
+@pytest.fixture
+def quick_report(quick_report_session):
+    """The session's quick report (conftest.py: built once, with an empty experiment cache)."""
+    return quick_report_session
 
 
 def _csv(path: Path) -> tuple[list[str], list[list[str]]]:
