@@ -1,10 +1,12 @@
 """Registry of every claim check: id -> evaluator; ``evaluate(ids)`` runs them and returns ClaimResults.
 
-Each claim declares itself in its own module (:func:`lnrecency.claims.declare.claim`): its evaluator, its report
-tables and figures, its notebook cells. This registry imports the claim modules, in :data:`MODULES` order, and
-orders the claims by module, then by declaration. Ids: "T1" (Theorem 1, seed text), "C2".."C9" (docs/model.md,
-claims C2-C9), "P1".."P9" (the authors' printed derivation), "TM1".."TM5", "S2.1".."S3.3" and "TT1".."TT4"
-(trained models), "R1" (real pretrained decoders).
+Each claim is declared in :mod:`lnrecency.claims.catalog`; its module attaches its evaluator, report tables and
+figures and notebook cells (:func:`lnrecency.claims.declare.claim`). This registry imports the claim modules, in
+:data:`MODULES` order (the catalogue's, then the sections), and orders the claims as the catalogue does; a claim
+declared there with no evaluator is an error, and so is a verdict on a statement its claim does not declare. A
+claim whose experiment's cache is damaged gives rows that say so (:func:`damaged`), never an exception. Ids: "T1"
+(Theorem 1, seed text), "C2".."C9" (docs/model.md, claims C2-C9), "P1".."P9" (the authors' printed derivation),
+"TM1".."TM5", "S2.1".."S3.3" and "TT1".."TT4" (trained models), "R1" (real pretrained decoders).
 An evaluator may return several ClaimResults with its id: one per setting group (confirmed in some settings,
 refuted in others).
 """
