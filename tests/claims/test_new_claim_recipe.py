@@ -16,16 +16,17 @@ from lnrecency.claims import parameter_free as package
 from lnrecency.claims.declare import REGISTERED
 from lnrecency.claims.parameter_free import c3_residual
 
-NEW = "C10"
-MODULE = "parameter_free.c10_residual_copy"
+#: an ID and module no real claim will take (a real next claim, say C10, must not meet this test's copy)
+NEW = "X99"
+MODULE = "parameter_free.x99_residual_copy"
 
 
 @pytest.fixture
 def copied(tmp_path, monkeypatch):
-    """Step 1: the module (C3's, ``ID = "C10"``), in a folder on the package's path; step 2: one catalogue line."""
+    """Step 1: the module (C3's, ``ID = "X99"``), in a folder on the package's path; step 2: one catalogue line."""
     source = Path(c3_residual.__file__).read_text(encoding="utf-8")
     assert source.count('ID = "C3"') == 1
-    (tmp_path / "c10_residual_copy.py").write_text(source.replace('ID = "C3"', f'ID = "{NEW}"'), encoding="utf-8")
+    (tmp_path / "x99_residual_copy.py").write_text(source.replace('ID = "C3"', f'ID = "{NEW}"'), encoding="utf-8")
     monkeypatch.setattr(package, "__path__", [*package.__path__, str(tmp_path)])
     line = replace(catalog.declared("C3"), id=NEW, module=MODULE, title="a copy of C3 (the recipe's walk-through)")
     monkeypatch.setattr(catalog, "CATALOG", catalog.CATALOG + (line,))
@@ -46,11 +47,11 @@ def test_a_copied_claim_is_declared_registered_and_listed(copied, capsys):
 
     entry = REGISTERED[NEW]
     assert entry.module == f"lnrecency.claims.{MODULE}" and entry.description.startswith("a copy of C3")
-    assert [t.stem for t in entry.tables] == ["c10_scores"]  # its own table, beside C3's
+    assert [t.stem for t in entry.tables] == ["x99_scores"]  # its own table, beside C3's
     assert NEW in catalog.ids() and NEW not in catalog.trained_ids()
     assert main(["verify", "--list"]) == 0
     out = capsys.readouterr().out
-    assert "C10    a copy of C3" in out
+    assert f"{NEW}    a copy of C3" in out
     assert copied.KEEPS == catalog.declared("C3").text("keeps")  # read from the catalogue, not copied
 
 
