@@ -461,7 +461,8 @@ def test_index_opens_with_the_headline(quick_report):
     for cid in claims:
         assert f"- **{cid}: " in index, cid
     # a caption shared by several figures is written once
-    captions = [line for line in index.splitlines() if line and not line.startswith(("#", "!", "-", "|", "*"))]
+    captions = [line for line in index.splitlines()
+                if line and not line.lstrip().startswith(("#", "!", "-", "|", "*"))]  # not a (sub-)bullet
     long_ = [c for c in captions if len(c) > 200]
     assert len(long_) == len(set(long_))
 
