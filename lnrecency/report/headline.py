@@ -209,7 +209,7 @@ def _not_run_line(results: list[ClaimResult]) -> str:
         damaged = (" **Damaged caches, not counted:** " + "; ".join(f"{', '.join(ids)}: {why}"
                                                                     for why, ids in by_reason.items()) + ".")
     if not missing:
-        return ("Every registered claim was evaluated." if not broken else "") + damaged
+        return (("Every registered claim was evaluated." if not broken else "") + damaged).strip()
     parts = [f"{', '.join(ids)} (`{cmd}`)" for cmd, ids in missing.items()]
     n = sum(len(ids) for ids in missing.values())
     return (f"**Not run here, not counted: {n} claims** on trained models and real text: " + "; ".join(parts)
