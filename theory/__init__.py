@@ -6,10 +6,14 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["LimitLayer", "LimitTrajectory", "iterate_limit", "limit_scores", "limit_trajectory"]
+__all__ = ["LimitLayer", "LimitTrajectory", "iterate_limit", "limit_scores", "limit_trajectory", "limit_rollout"]
 
 
 def __getattr__(name: str) -> Any:
+    if name == "limit_rollout":
+        from lnrecency.theory import rollout
+
+        return rollout.limit_rollout
     if name in __all__:
         from lnrecency.theory import limit
 

@@ -26,6 +26,7 @@ SOURCES: dict[str, str] = {
     "seed002": "seed 002 (Farrell's essay)",
     "seed003": "seed 003 (Li et al.)",
     "ours": "the project's own formulations",
+    "wu2025": "prior work (Wu et al., ICML 2025)",
 }
 #: the families a claim's decisions belong to (each with its own family-wise rate, docs/trained.md)
 FAMILIES = ("parameter-free", "trained", "corpus", "thesis-text plan", "pretrained")
@@ -106,10 +107,22 @@ CATALOG: tuple[Declared, ...] = (
     declare("C2", "parameter_free.c2_no_normalisation",
             "no normalisation: layer 2 flat, layers >= 3 earlier-token bias",
             S("flat", "ours",
-              "Without normalisation (prior work's setting), the layer-2 scores are flat in the key j < i."),
+              "Without normalisation (prior work's setting), the expected layer-2 scores are flat in the key j < i "
+              "(a per-layer score, not Wu et al.'s rollout: see W1)."),
             S("earlier", "ours",
-              "Without normalisation (prior work's setting), layers >= 3 have earlier-token bias (E S_ij < E S_ik "
-              "for i > j > k) on every row i >= 3.")),
+              "Without normalisation (prior work's setting), the expected scores of layers >= 3 have earlier-token "
+              "bias (E S_ij < E S_ik for i > j > k) on every row i >= 3 (a score-level counterpart of Wu et al.'s "
+              "rollout theorem, not the rollout itself: see W1).")),
+    declare("W1", "parameter_free.w1_rollout",
+            "the paper's foil, in its own quantity: the attention rollout beside the scores",
+            S("theorem41", "wu2025",
+              "Wu et al. (ICML 2025), Theorem 4.1: under a causal mask the attention rollout R^(l) = P^(l) ... P^(1) "
+              "concentrates on the first token with depth: R^(l)_i1 rises with l and the mass on the other tokens, "
+              "1 - R^(l)_i1, shrinks by a factor rho < 1 per layer."),
+            S("side_by_side", "ours",
+              "Scores and rollout at once: with normalisation, the layer-2 scores of the last row rise with the key "
+              "(the paper's recency) while the layer-2 attention rollout of the same row falls with the key (Wu et "
+              "al.'s primacy); the paper reverses a per-layer quantity, not the rollout.")),
     declare("C3", "parameter_free.c3_residual", "residual connections weaken the bias but do not remove it",
             S("keeps", "ours",
               "With a residual connection (any gamma > 0) layer 2 still has recency bias on every row i >= 2."),
@@ -384,6 +397,32 @@ def statement_source(claim_id: str, text: str) -> str:
             return s.group
     raise ValueError(f"claim {claim_id} does not declare the statement {text[:80]!r}... (lnrecency/claims/"
                      f"catalog.py lists its statements)")
+
+
+def cost(command: str) -> dict | None:
+    """The measured wall time of ``lnrecency <command>`` (lnrecency/data/costs.json: seconds, date, what), or None."""
+    import json
+    from importlib.resources import files
+
+    return json.loads(files("lnrecency").joinpath("data/costs.json").read_text())["commands"].get(command)
+
+
+def duration(seconds: float) -> str:
+    """``seconds`` in words: '45 s', '16 min 26 s'."""
+    seconds = int(round(seconds))
+    return f"{seconds} s" if seconds < 60 else f"{seconds // 60} min {seconds % 60} s"
+
+
+def cost_words(command: str) -> str:
+    """'about 16.5 min (16 min 26 s measured on 2026-11-26, 2 cores)', or 'minutes' when not measured."""
+    c = cost(command)
+    if c is None:
+        return "minutes"
+    about = f"about {c['seconds'] / 60:.1f} min".replace(".0 min", " min") if c["seconds"] >= 60 else \
+        f"about {c['seconds']} s"
+    if c["date"] is None:
+        return f"{about} (an earlier, rounded measurement, 2 cores)"
+    return f"{about} ({duration(c['seconds'])} measured on {c['date']}, 2 cores)"
 
 
 def modules() -> tuple[str, ...]:

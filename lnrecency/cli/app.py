@@ -171,9 +171,17 @@ def arguments_type(command: str, actions: list[argparse.Action]) -> type:
         frozen=True, kw_only=True, namespace={"__module__": __name__})
 
 
+class _OneLineParser(argparse.ArgumentParser):
+    """argparse with its errors on one line (the flag, the value, what is allowed, and where the usage is), exit 2,
+    instead of a multi-line usage block above the message."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``lnrecency`` parser; ``parser.commands[name]`` is (module, subparser, arguments type)."""
-    parser = argparse.ArgumentParser(
+    parser = _OneLineParser(
         prog="lnrecency",
         description="Verify 'LayerNorm Induces Recency Bias in Transformer Decoders' (Kim et al.).",
     )
@@ -220,9 +228,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.warnoptions.append("ignore:resource_tracker:UserWarning")
     stopped = f"lnrecency {args.command}: stopped by %s; output folders are as they were before the run"
     try:
+        from lnrecency.files.atomic import holding_output
         from lnrecency.runtime.timelimit import max_seconds
 
-        with stop_signals(), max_seconds(getattr(args, "max_seconds", None)):
+        # an output folder is locked for the whole run: a second run on the same --out is refused at once
+        out = getattr(args, "out", None)
+        with stop_signals(), max_seconds(getattr(args, "max_seconds", None)), holding_output(out):
             return int(module.run(args) or 0)
     except (ValueError, MemoryError, OverflowError) as exc:  # invalid input or a refused size: one line
         print(f"lnrecency {args.command}: error: {exc}", file=sys.stderr)

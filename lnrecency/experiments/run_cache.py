@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 __all__ = ["KINDS", "MAX_BYTES", "MAX_DEPTH", "DamagedCache", "cache_root", "folder", "entry", "key", "read", "write",
-           "cached_jobs"]
+           "make_folder", "cached_jobs"]
 
 #: the folders of the cache, one per kind of entry
 KINDS = ("runs", "thesis-text", "seeds", "pretrained", "corpus", "gguf")
@@ -49,6 +49,20 @@ def entry(kind: str, name: str) -> Path:
     return folder(kind) / name
 
 
+def make_folder(path: str | os.PathLike) -> Path:
+    """``path``, a folder inside the cache root, made (with the folders between) without following a symlink
+    (:func:`lnrecency.files.atomic.plain_folder`): a part that is a link or not a folder raises
+    :class:`DamagedCache` naming it and the fix. So no cache write ever lands outside the cache root."""
+    from lnrecency.files.atomic import plain_folder
+
+    root = cache_root()
+    root.mkdir(parents=True, exist_ok=True)
+    try:
+        return plain_folder(root, path, "cache entry")
+    except FileExistsError as exc:
+        raise DamagedCache(str(exc)) from None
+
+
 def key(*parts: Any) -> str:
     """A stable short hash of JSON-able parts (a configuration and the settings of a run): the cache keys."""
     text = json.dumps([asdict(p) if hasattr(p, "__dataclass_fields__") and not hasattr(p, "as_dict")
@@ -57,11 +71,14 @@ def key(*parts: Any) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def read(path: Path, required: tuple = (), *, max_bytes: int = MAX_BYTES, max_depth: int = MAX_DEPTH) -> dict | None:
+def read(path: Path, required: tuple = (), *, max_bytes: int = MAX_BYTES, max_depth: int = MAX_DEPTH,
+         shape: Any = None, check: Callable[[dict], None] | None = None) -> dict | None:
     """A cached entry as data: None when the file does not exist; the record when it is a regular file of at most
-    ``max_bytes`` holding a JSON object nested at most ``max_depth`` deep, with only finite numbers and the
-    ``required`` keys; otherwise :class:`DamagedCache` naming the file and what is wrong (a verdict read from a
-    damaged or NaN-carrying run would be wrong)."""
+    ``max_bytes`` holding a JSON object nested at most ``max_depth`` deep, with only finite numbers, the
+    ``required`` keys, fields of the types ``shape`` gives (:func:`lnrecency.files.shapes.check_shape`) and passing
+    ``check(record)`` (the record's own settings against its key, a plan's hash: a ValueError saying what
+    disagrees); otherwise :class:`DamagedCache` naming the file and what is wrong (a verdict read from a damaged,
+    mistyped, misfiled or NaN-carrying run would be wrong)."""
     path = Path(path)
     if not path.exists() and not path.is_symlink():
         return None
@@ -78,6 +95,15 @@ def read(path: Path, required: tuple = (), *, max_bytes: int = MAX_BYTES, max_de
     missing = [k for k in required if k not in data]
     if missing:
         raise DamagedCache(f"{where} lacks {missing}; {fix}")
+    try:
+        if shape is not None:
+            from lnrecency.files.shapes import check_shape
+
+            check_shape(data, shape, "record")
+        if check is not None:
+            check(data)
+    except ValueError as exc:
+        raise DamagedCache(f"{where}: {exc}; {fix}") from None
     return data
 
 
@@ -86,21 +112,24 @@ def write(path: Path, record: dict) -> Path:
     from lnrecency.files.atomic import atomic_write_text
 
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    make_folder(path.parent)
+    if path.is_symlink() or (path.exists() and not path.is_file()):
+        raise DamagedCache(f"cache file {str(path)!r} is not a plain file lnrecency wrote; remove it and run again")
     return atomic_write_text(path, json.dumps(record, allow_nan=False) + "\n")
 
 
 def cached_jobs(fn: Callable, jobs: list, path_of: Callable, *, args_of: Callable, use_cache: bool = True,
                 required: tuple = (), what: str = "runs", progress: bool | None = False,
-                workers: int | None = None) -> list:
+                workers: int | None = None, shape: Any = None, check_of: Callable | None = None) -> list:
     """The records of ``jobs`` in job order: each read from its entry ``path_of(job)`` when there (``use_cache``),
     else ``fn(*args_of(job))`` run ``workers`` at a time in worker processes (the same bytes as serially;
     lnrecency.experiments.decoders.parallel) and written to its entry as it finishes, with a progress bar over
-    what is trained."""
+    what is trained. ``shape`` and ``check_of(job)`` validate a cached record (:func:`read`)."""
     from lnrecency.experiments.decoders.parallel import run_jobs
     from lnrecency.runtime.progress import Progress
 
-    done = {job: read(path_of(job), required) if use_cache else None for job in jobs}
+    done = {job: read(path_of(job), required, shape=shape, check=check_of(job) if check_of else None)
+            if use_cache else None for job in jobs}
     todo = [job for job in jobs if done[job] is None]
     bar = Progress(len(todo), what, "models", enabled=progress)
 

@@ -25,7 +25,8 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
 __all__ = ["atomic_path", "atomic_write_text", "atomic_write_bytes", "atomic_save", "staged_directory", "output_lock",
-           "publish", "check_out", "owned_names", "OutputRefused", "MANIFEST", "file_sha256"]
+           "publish", "check_out", "owned_names", "OutputRefused", "MANIFEST", "file_sha256", "plain_folder",
+           "pid_alive", "holding_output"]
 
 
 @contextmanager
@@ -43,6 +44,32 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     except BaseException:
         tmp_path.unlink(missing_ok=True)
         raise
+
+
+def plain_folder(root: str | os.PathLike, path: str | os.PathLike, what: str = "folder") -> Path:
+    """Make ``path`` (inside the existing folder ``root``) and the folders between, following no symlink: a part
+    that is a link, or there and not a folder, raises FileExistsError naming it and the fix (a write below a
+    planted link would land outside ``root``); ValueError when ``path`` is not inside ``root``."""
+    root, path = Path(root), Path(path)
+    try:
+        parts = path.relative_to(root).parts
+    except ValueError:
+        raise ValueError(f"{str(path)!r} is not inside {str(root)!r}") from None
+    if any(p in ("", ".", "..") for p in parts):
+        raise ValueError(f"{str(path)!r}: a {what} is named by plain names (no '..')")
+    here = root
+    for part in parts:
+        here = here / part
+        if here.is_symlink():
+            raise FileExistsError(f"{what} {str(here)!r} is a symbolic link, not a folder lnrecency made: refused "
+                                  f"(a write there would land outside {str(root)!r}); remove the link and run again")
+        try:
+            here.mkdir()
+        except FileExistsError:
+            if here.is_symlink() or not here.is_dir():
+                raise FileExistsError(f"{what} {str(here)!r} is not a folder lnrecency made; remove it and run "
+                                      f"again") from None
+    return path
 
 
 def current_umask() -> int:
@@ -166,7 +193,7 @@ def _refuse_clashes(folder: Path, names) -> None:
                             f"since); it is kept: move it or choose another folder")
 
 
-def _pid_alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -187,7 +214,7 @@ def _remove_stale_stages(folder: Path) -> None:
             pid = int(entry.name[len(_STAGE):].split("-")[0])
         except ValueError:
             continue
-        if pid != os.getpid() and not _pid_alive(pid) and entry.is_dir() and not entry.is_symlink():
+        if pid != os.getpid() and not pid_alive(pid) and entry.is_dir() and not entry.is_symlink():
             shutil.rmtree(entry, ignore_errors=True)
 
 
@@ -284,6 +311,14 @@ def output_lock(target: Path, shown: str | os.PathLike | None = None) -> Iterato
 
     key = hashlib.sha1(os.fsencode(target.name)).hexdigest()[:16]  # any name length fits the file system
     path = target.parent / f".{key}{LOCK_SUFFIX}"
+    held = os.fspath(path.absolute())
+    if _HELD.get(held):  # this process holds it already (a command locks its --out for the whole run)
+        _HELD[held] += 1
+        try:
+            yield
+        finally:
+            _HELD[held] -= 1
+        return
     for _ in range(5):
         fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
         if os.fstat(fd).st_size:  # ours are empty: a file with content there is the user's, never removed
@@ -305,14 +340,61 @@ def output_lock(target: Path, shown: str | os.PathLike | None = None) -> Iterato
         os.close(fd)  # the holder removed it between our open and our lock: take the new file
     else:  # pragma: no cover - five lost races in a row
         raise OutputRefused(f"--out: could not lock {str(path)!r}; try again")
+    _HELD[held] = 1
     try:
         yield
     finally:
+        del _HELD[held]
         try:
             os.unlink(path)
         except OSError:
             pass
         os.close(fd)
+
+
+#: the output locks this process holds (lock path -> depth)
+_HELD: dict[str, int] = {}
+
+
+@contextmanager
+def holding_output(out: str | os.PathLike | None) -> Iterator[None]:
+    """Hold ``out``'s lock (:func:`output_lock`) for a whole run, from before its work to after its output is
+    published, so that a second run on the same folder is refused at once rather than replacing the first one's
+    output when it ends. Folders made on the way for the lock are removed again when no output was published. A
+    path that cannot be an output folder is left to the command's own check (:func:`check_out`)."""
+    try:
+        text = os.fsdecode(os.fspath(out)) if out is not None else ""
+        target = Path(text).resolve() if text.strip() and Path(text).name not in ("", ".", "..") else None
+    except (RuntimeError, OSError, ValueError, TypeError):
+        target = None
+    if target is None or target.parent == target:
+        yield
+        return
+    created, probe = [], target.parent
+    while not probe.exists() and not probe.is_symlink() and probe.parent != probe:
+        created.append(probe)
+        probe = probe.parent
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        yield  # the command's own check names the problem
+        return
+    from contextlib import ExitStack
+
+    try:
+        with ExitStack() as stack:
+            try:
+                stack.enter_context(output_lock(target, out))
+            except OSError:  # no lock file can be made there: the command's own check names the problem
+                pass
+            yield
+    finally:
+        if not target.exists():
+            for folder in created:
+                try:
+                    folder.rmdir()
+                except OSError:
+                    break
 
 
 @contextmanager

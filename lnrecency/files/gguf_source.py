@@ -22,7 +22,7 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from lnrecency.files.atomic import file_sha256
+from lnrecency.files.atomic import file_sha256, pid_alive, plain_folder
 from lnrecency.files.gguf_header import GGUFHeader, gguf_header
 from lnrecency.files.readers import check_regular
 
@@ -203,23 +203,36 @@ def open_source(path: str | os.PathLike) -> GGUFSource:
     return src
 
 
+def _remove_stale_parts(folder: Path) -> None:
+    """Remove the part files of staging runs that are no longer alive (a SIGKILLed copy leaves its part)."""
+    for part in folder.glob(".model.gguf.*.part"):
+        pid = part.name.split(".")[-2]
+        if pid.isdigit() and int(pid) != os.getpid() and not part.is_symlink() and not pid_alive(int(pid)):
+            part.unlink(missing_ok=True)
+
+
 def stage(src: GGUFSource, folder: str | os.PathLike) -> Path:
     """The model as one ``model.gguf`` in a private folder under ``folder`` (see the module docstring)."""
     base = Path(folder)
+    base.mkdir(parents=True, exist_ok=True)
     if src.sha256 is None:  # a plain file: linked into its own folder, read in place
-        target = base / ("file-" + hashlib.sha256(os.path.realpath(src.name).encode()).hexdigest()[:24])
-        target.mkdir(parents=True, exist_ok=True)
+        target = plain_folder(base, base / ("file-" + hashlib.sha256(os.path.realpath(src.name).encode())
+                                            .hexdigest()[:24]), "staging folder")
         link = target / "model.gguf"
-        if link.is_symlink() or link.exists():
+        if link.is_symlink():
             link.unlink()
+        elif link.exists():
+            raise FileExistsError(f"staging file {str(link)!r} is not a link lnrecency made; remove it and run again")
         link.symlink_to(os.path.realpath(src.name))
         return link
-    target = base / src.sha256 / "model.gguf"
-    if target.is_file() and not target.is_symlink():
+    target = plain_folder(base, base / src.sha256, "staging folder") / "model.gguf"
+    _remove_stale_parts(target.parent)
+    if target.is_symlink() or (target.exists() and not target.is_file()):
+        raise FileExistsError(f"staging file {str(target)!r} is not a file lnrecency made; remove it and run again")
+    if target.is_file():
         if file_sha256(target) == src.sha256:
             return target
         target.unlink()
-    target.parent.mkdir(parents=True, exist_ok=True)
     partial = target.with_name(f".model.gguf.{os.getpid()}.part")
     h = hashlib.sha256()
     try:

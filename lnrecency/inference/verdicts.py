@@ -16,7 +16,8 @@ from typing import Any
 
 from lnrecency.inference.evidence import VERDICTS, Evidence, NotRun, Setting, combine, decide, jsonable  # noqa: F401 (re-exported)
 
-SOURCES = ("seed text", "printed derivation", "our formulation", "trained models, our formulation")
+SOURCES = ("seed text", "printed derivation", "our formulation", "trained models, our formulation",
+           "prior work (Wu et al. 2025)")
 
 
 @dataclass(frozen=True)

@@ -241,7 +241,8 @@ def _t1_sentence(results: list[ClaimResult]) -> str | None:
         ds = sorted(set(a) & set(b))
         text += (" A single draw shows little of it at the authors' widths: the chance that it orders key triples "
                  "by recency is " + ", ".join(f"{a[d]:.2f} at d = {d}" for d in ds) + " with lam = 1, and "
-                 + ", ".join(f"{b[d]:.2f}" for d in ds) + " with their sqrt(d) scaling (0.5 = no order).")
+                 + ", ".join(f"{b[d]:.2f}" for d in ds) + " with lam = 8 (the sqrt(d) scaling of d = 64; 0.5 = no "
+                 "order).")
     return text
 
 
@@ -270,6 +271,32 @@ def _mechanism_sentence(results: list[ClaimResult]) -> str | None:
         return None
     return ("Residual connections, depth and anisotropy change where it holds: " + "; ".join(parts)
             + "; a split verdict holds in some settings and fails in others, which the findings below name.")
+
+
+def _rollout_sentence(results: list[ClaimResult]) -> str | None:
+    """How the paper's result and Wu et al.'s relate (W1), with the numbers of the LayerNorm lam = 1 setting."""
+    side = [r for r in results if r.id == "W1" and not r.not_run and r.source == "our formulation"]
+    depth = [r for r in results if r.id == "W1" and not r.not_run and r.source != "our formulation"]
+    if not side:
+        return None
+    pick = None
+    for r in side:
+        for ps in getattr(r.evidence, "per_setting", ()):
+            st = ps.setting.to_json()
+            if (st.get("norm"), st.get("residual"), st.get("lam"), st.get("alpha")) == ("layernorm", False, 1.0, 0.0):
+                pick = ps.evidence
+    text = ("This does not contradict prior work: Wu et al. (ICML 2025) prove that stacked causal attention favours "
+            "early tokens in the attention rollout (the attention weights multiplied across layers), not in the "
+            "scores of one layer, and in the same limit both hold at once")
+    if pick is not None:
+        text += (f" (LayerNorm, lam = 1, row {pick.n}: the layer-2 scores rise from {pick.scores_row_n[0]:.2f} to "
+                 f"{pick.scores_row_n[-1]:.2f} over the keys while the layer-2 rollout falls from "
+                 f"{pick.rollout_row_n[0]:.3f} to {pick.rollout_row_n[-1]:.3f})")
+    words = " / ".join(dict.fromkeys(r.verdict for r in side))
+    text += f" (W1: {words}"
+    if depth:
+        text += "; Wu et al.'s Theorem 4.1 in this limit: " + " / ".join(dict.fromkeys(r.verdict for r in depth))
+    return text + ")."
 
 
 def trained_summary(results: list[ClaimResult]) -> str:
@@ -311,8 +338,8 @@ def trained_summary(results: list[ClaimResult]) -> str:
 def answer(results: list[ClaimResult]) -> list[str]:
     """The plain answer to "does LayerNorm induce recency bias, and where?": 4-6 sentences from the verdicts
     of T1, P1-P9, C2/C5/C6 and the trained-model claims (each omitted when its claims were not evaluated)."""
-    out = [s for s in (_t1_sentence(results), _printed_sentence(results), _mechanism_sentence(results))
-           if s is not None]
+    out = [s for s in (_t1_sentence(results), _printed_sentence(results), _mechanism_sentence(results),
+                       _rollout_sentence(results)) if s is not None]
     return out + [trained_summary(results)]
 
 

@@ -126,12 +126,17 @@ def test_limit_prints_the_requested_precision(capsys):
     assert len(last[1].replace(".", "").lstrip("0")) >= 29  # 30 significant digits, not 6
 
 
-def test_unknown_flag_shows_the_subcommands_usage(capsys):
+@pytest.mark.parametrize("argv, needle", [(["limit", "--n", "3", "--bogus"], "unrecognized arguments: --bogus"),
+                                          (["limit", "--n", "three"], "argument --n: invalid int value: 'three'")])
+def test_parser_errors_are_one_line_naming_the_subcommands_help(capsys, argv, needle):
+    """argparse's refusals (an unknown flag, a non-numeric value) are one line naming the flag and the value, and
+    where the subcommand's usage is; exit 2."""
     with pytest.raises(SystemExit) as exc:
-        main(["limit", "--n", "3", "--bogus"])
+        main(argv)
     assert exc.value.code == 2
     err = capsys.readouterr().err
-    assert "usage: lnrecency limit" in err and "unrecognized arguments: --bogus" in err
+    assert len(err.strip().splitlines()) == 1, err
+    assert needle in err and "(see lnrecency limit --help)" in err, err
 
 
 def test_run_bounded_returns_raises_and_stops():
@@ -329,3 +334,18 @@ def test_a_formula_file_must_be_a_regular_file(tmp_path, capsys):
     good = tmp_path / "p1.txt"  # the legitimate neighbour: the printed P1 from a file is equal (exit 0)
     good.write_text("e/(e+(i-1)*exp(alpha))")
     assert main(["check-formula", "p_diag", f"@{good}", "--norm", "l2", "--residual", "--lam", "1"]) == 0
+
+
+def test_verify_on_an_uncached_trained_claim_says_what_it_would_train_and_trains_nothing(tmp_path, monkeypatch,
+                                                                                         capsys):
+    """`verify --claim TM1` without a cached experiment: a NOT RUN line with the experiment, its measured time
+    (lnrecency/data/costs.json) and its command; nothing trained, nothing cached; --train is what trains."""
+    pytest.importorskip("torch")
+    from lnrecency.claims import catalog
+
+    monkeypatch.setenv("LNRECENCY_CACHE", str(tmp_path / "cache"))
+    assert main(["verify", "--claim", "TM1", "--claim", "S2.1"]) == 0
+    out = capsys.readouterr().out
+    assert "[TM1] NOT RUN: not cached" in out and "`lnrecency experiments thesis`" in out and "--train" in out
+    assert catalog.cost_words("experiments thesis") in out and "`lnrecency experiments seed002`" in out
+    assert not (tmp_path / "cache").exists() or not any((tmp_path / "cache").rglob("*.json"))

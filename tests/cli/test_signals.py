@@ -62,7 +62,7 @@ def test_a_signalled_group_stops_cleanly(tmp_path, command, sig, code):
     env = {**os.environ, "LNRECENCY_CACHE": str(tmp_path / "cache"), "PYTHONWARNINGS": ""}
     out = tmp_path / "rep"
     argv = {"report": ["report", "--quick", "--out", str(out)],
-            "verify": ["verify", "--claim", "TM1", "--quick"],
+            "verify": ["verify", "--claim", "TM1", "--quick", "--train"],
             "experiments": ["experiments", "thesis", "--quick"]}[command]
     workers = {"report": 2, "verify": 1, "experiments": 1}[command]
     rc, err = _run_and_signal(argv, sig, env, workers)

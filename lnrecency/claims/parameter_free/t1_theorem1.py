@@ -212,7 +212,9 @@ def evaluate(*, quick: bool = False, progress=None, seed: int = 20260101) -> lis
             rp.append((d, float(est.mean), float(est.stderr)))
         verdict = combine(verdicts)
         smallest = min(t.check.z for t in order.tests)
-        scaling = "sqrt(d) scaling, lam = 8" if lam != 1 else "lam = 1"
+        others = [d for d in RP_WIDTHS if d != lam * lam]
+        scaling = ("lam = 1" if lam == 1 else f"lam = {lam:g}: the sqrt(d) scaling of d = {lam * lam:g} only"
+                   + "".join(f", not of d = {d} (sqrt = {np.sqrt(d):g})" for d in others))
         finding = (f"{'Holds' if verdict == 'confirmed' else 'Not shown'} in expectation only ({scaling}): a single "
                    f"draw orders key triples by recency with probability RP = "
                    + ", ".join(f"{m:.4f} +- {se:.4f} at d = {d}" for d, m, se in rp)

@@ -18,6 +18,7 @@ from lnrecency.claims.trained_rules import (
     decide_parts,
     experiment_alpha,
     keep_learned,
+    secondary_row,
 )
 from lnrecency.inference.evidence import NotRun
 from lnrecency.inference.stats import SeedTest, t_interval
@@ -176,8 +177,9 @@ def thesis_parts(res) -> dict:
     return out
 
 
-#: the thesis comparisons on the synthetic task (TM1-TM3, TM5) are secondary (issue 40): intervals, no verdict
-SECONDARY_IDS = ("TM1", "TM2", "TM3", "TM5")
+#: the thesis comparisons on the synthetic task (TM1-TM3, TM5) are secondary (issue 40): intervals, no verdict (the
+#: catalogue's primary flag)
+SECONDARY_IDS = tuple(cid for cid in STATEMENTS if not declared(cid).primary)
 SECONDARY = ("secondary: the synthetic induction task cannot test the thesis (its layer-2 slope is a learned "
              "pattern anchored on BOS, of the same shape with and without LayerNorm); the thesis is tested on text "
              "(TT1-TT4)")
@@ -220,6 +222,11 @@ def anchoring(res, arch: str = "attn2", layer: int = 2) -> str:
 
 
 def _rows(cid: str, res) -> list:
+    rows = _plain_rows(cid, res)
+    return [secondary_row(r) for r in rows] if cid in SECONDARY_IDS else rows
+
+
+def _plain_rows(cid: str, res) -> list:
     rows = claim_rows(cid, SOURCE, STATEMENTS[cid], _base(res), decided_parts(res)[cid], quick=res.settings.quick)
     lead = anchoring(res) if cid in SECONDARY_IDS else ""
     if not lead:

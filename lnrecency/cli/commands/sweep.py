@@ -37,7 +37,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--scheduler", default="local",
                    help="'local' (start a local Dask cluster, default), a scheduler address "
                         "(tcp://host:8786), or 'none' (this process)")
-    p.add_argument("--workers", type=int, default=2, help="worker processes of a local cluster (default 2)")
+    p.add_argument("--workers", type=int, default=None,
+                   help="worker processes of a local cluster (default 2); with a scheduler address, the workers it "
+                        "has (for the time estimate); not with --scheduler none")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--curves", default=None, metavar="LAYERS",
                    help="also draw where recency fails as curves alpha*(lam) and alpha*(gamma) at these layers "
@@ -52,11 +54,15 @@ def run(args: Options) -> int:
     check_choice("norm", args.norm, NORMS)
     check_int("layers", args.layers, minimum=2, maximum=MAX_LAYERS)
     check_int("n_max", args.n_max, minimum=3)
+    if args.scheduler == "none" and args.workers is not None:
+        raise ValueError(f"--workers {args.workers}: --scheduler none runs the sweep in this process; --workers "
+                         f"goes with --scheduler local or a scheduler address")
+    workers = 2 if args.workers is None else args.workers
     if args.scheduler == "local":
         from lnrecency.runtime.distributed import check_workers
 
-        check_workers(args.workers)
-    check_int("workers", args.workers, minimum=1)
+        check_workers(workers)
+    check_int("workers", workers, minimum=1, maximum=4096)
     for name, values in (("gamma", args.gamma), ("lam", args.lam), ("alpha", args.alpha)):
         if not values:
             raise ValueError(f"--{name} needs at least one value")
@@ -75,12 +81,12 @@ def run(args: Options) -> int:
         for layer in curves:
             check_int("--curves layer", layer, minimum=2, maximum=args.layers)
         check_int("--curve-points", args.curve_points, minimum=2, maximum=200)
-    check_time(grid, scheduler=args.scheduler, workers=args.workers, curves=curves,
+    check_time(grid, scheduler=args.scheduler, workers=workers, curves=curves,
                curve_points=args.curve_points)  # the whole sweep, refused before any work
     from lnrecency.theory.boundary import check_memory
 
     check_memory(args.layers, args.n_max)
-    files = write_sweep(args.out, grid, scheduler=args.scheduler, workers=args.workers,
+    files = write_sweep(args.out, grid, scheduler=args.scheduler, workers=workers,
                         progress=False if args.no_progress else None, curves=curves, curve_points=args.curve_points)
     print(f"wrote {len(files)} files ({grid.size()} settings x layers 2..{grid.layers}) to {args.out}")
     return 0

@@ -34,7 +34,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "renders the report from it without computing")
     p.add_argument("--trained", action="store_true",
                    help=f"also the claims on trained decoders and real text ({id_ranges(catalog.trained_ids())}; needs "
-                        "the models extra; trains the experiments' models, or reads them from the cache)")
+                        "the models extra; reads the experiments' models from the cache)")
+    p.add_argument("--train", action="store_true",
+                   help="train the experiment of a claim on trained models that is not cached (minutes to tens of "
+                        "minutes); without it such a claim is listed with what it would train, its time and its "
+                        "command, and nothing is trained")
 
 
 def digest(evidence, prefix: str = ""):
@@ -91,8 +95,14 @@ def run(args: Options) -> int:
     if args.out is not None:
         return _write_evidence(args)
     ids = check_ids(args.claim, trained=args.trained)
+    waiting = [] if args.train else _uncached(ids, args.quick)
+    ids = [cid for cid in ids if cid not in waiting]
+    if waiting:
+        _would_train(waiting, args.quick)
     _announce_training(ids, args.quick)
-    results = evaluate(ids, quick=args.quick)
+    results = evaluate(ids, quick=args.quick) if ids else []
+    if not results and waiting:
+        return 0
     from lnrecency.inference.evidence import strict_json as strict
 
     if args.json:
@@ -137,6 +147,28 @@ def _list() -> int:
     print("ceiling  the expansion ceiling at the authors' width (a measurement of `lnrecency reproduce`; "
           "`verify --claim ceiling` states it)")
     return 0
+
+
+def _uncached(ids: list, quick: bool) -> list:
+    """The claims of ``ids`` on trained models whose experiment is not cached (evaluating them would train)."""
+    from lnrecency.claims.registry import TRAINED, available
+
+    return [cid for cid in ids if cid in TRAINED and not available(cid, quick)]
+
+
+def _would_train(ids: list, quick: bool) -> None:
+    """What evaluating ``ids`` would train, its measured time and the command; nothing is trained."""
+    mode = " --quick" if quick else ""
+    by_command: dict[str, list] = {}
+    for cid in ids:
+        by_command.setdefault(catalog.declared(cid).command, []).append(cid)
+    for command, cids in by_command.items():
+        c = catalog.cost(command)
+        what = f": {c['what']}" if c and not quick else " (its small version)" if quick else ""
+        time = "1-2 min" if quick else catalog.cost_words(command)
+        print(f"[{', '.join(cids)}] NOT RUN: not cached. It needs `lnrecency {command}{mode}`{what}; "
+              f"{time}. Run that command (then `lnrecency verify --claim {cids[0]}{mode}` reads the cache), or add "
+              f"--train to train it now.\n")
 
 
 def _announce_training(ids: list, quick: bool) -> None:

@@ -26,9 +26,16 @@ def check_workers(workers) -> int:
     return check_int("workers", workers, minimum=1, maximum=max(2, os.cpu_count() or 1))
 
 
-def _worker_init() -> None:
+def _worker_init(parent: int) -> None:
+    """A worker dies with its parent whatever ends it, SIGKILL included (PR_SET_PDEATHSIG; a parent already gone
+    before that was set is seen by the parent id), and leaves Ctrl-C to the parent."""
     import signal
 
+    from lnrecency.runtime.child import die_with_parent
+
+    die_with_parent()
+    if os.getppid() != parent:
+        os._exit(1)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
@@ -53,7 +60,7 @@ def run_jobs(fn: Callable, jobs: list, *, workers: int | None = None, done: Call
     from multiprocessing import get_context
 
     pool = ProcessPoolExecutor(max_workers=min(workers, len(jobs)), mp_context=get_context("spawn"),
-                               initializer=_worker_init)
+                               initializer=_worker_init, initargs=(os.getpid(),))
     try:
         futures = {pool.submit(_call, (fn, args)): q for q, args in enumerate(jobs)}
         for fut in as_completed(futures):

@@ -111,9 +111,28 @@ def check_header(src, max_model_mib: float = MAX_MODEL_MIB) -> GGUFModel:
     layer_params = sum(h.elements(t) for t in h.tensors if t.startswith("blk."))
     embed = h.elements("token_embd.weight")
     heads = sizes["attention heads"]
-    kv = h.arch_int("attention.head_count_kv") or heads
-    head_dim = h.arch_int("attention.key_length") or sizes["width"] // heads
+
+    def optional(key: str, low: int, high: int, default: int) -> int:
+        """An optional size of the header, checked for sign and range before any estimate reads it."""
+        raw = h.metadata.get(f"{arch}.{key}")
+        if raw is None:
+            return default
+        if type(raw) is not int or not low <= raw <= high:
+            raise ValueError(f"--gguf {src.name!r}: the header's {arch}.{key} must be an integer in [{low}, {high}]; "
+                             f"got {raw!r:.40}")
+        return raw
+
+    kv = optional("attention.head_count_kv", 1, heads, heads)
+    if heads % kv:
+        raise ValueError(f"--gguf {src.name!r}: {heads} attention heads are not a multiple of the header's "
+                         f"{kv} key-value heads")
+    head_dim = optional("attention.key_length", 1, 4096, sizes["width"] // heads)
+    if head_dim < 1:
+        raise ValueError(f"--gguf {src.name!r}: width {sizes['width']} over {heads} heads leaves no head dimension")
     bos = h.metadata.get("tokenizer.ggml.bos_token_id")
+    if bos is not None and (type(bos) is not int or not 0 <= bos < vocab):
+        raise ValueError(f"--gguf {src.name!r}: the header's tokenizer.ggml.bos_token_id must be a token id in "
+                         f"[0, {vocab - 1}]; got {bos!r:.40}")
     return GGUFModel(arch, sizes["layers"], sizes["width"], heads, kv, head_dim, vocab, layer_params, embed,
                      h.elements("output.weight") if "output.weight" in h.tensors else embed, h.float32_bytes,
                      h.metadata.get("tokenizer.ggml.add_bos_token") is True, bos if type(bos) is int else None)

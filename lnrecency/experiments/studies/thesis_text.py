@@ -29,7 +29,8 @@ import numpy as np
 from lnrecency.experiments.text.corpus import CorpusData
 
 __all__ = ["TextThesisSettings", "plan_path", "plan_sha256", "run_thesis_text", "cached_runs", "layer_slope",
-           "BosCorpusData", "unigram_entropy", "MARGIN", "PLANNED", "ARCHS", "corpus_data", "learned", "matched"]
+           "BosCorpusData", "unigram_entropy", "run_check",
+           "RUN_SHAPE", "MARGIN", "PLANNED", "ARCHS", "corpus_data", "learned", "matched"]
 
 #: H4's equivalence margin (logit per key), fixed in the plan
 MARGIN = 0.0025
@@ -186,15 +187,37 @@ def _path(st: TextThesisSettings, arch: str, norm: str, seed: int) -> Path:
     return entry("thesis-text", f"{st.key()}-{arch}-{norm}-{seed}.json")
 
 
-def _read(path: Path) -> dict | None:
+#: a probed layer, a training log entry, and a whole run as the cache holds them (lnrecency.files.shapes)
+LAYER_SHAPE = {"layer": int, "slope": float, "slope_se": float, "rp": (float, None), "sink": (float, None)}
+RUN_SHAPE = {"arch": str, "norm": str, "seed": int, "unigram": float, "plan_sha256": str,
+             "log": [{"step": int, "heldout_loss": (float, None)}],
+             "trajectory": [{"step": int, "tokens": int, "heldout_loss": float, "text": [LAYER_SHAPE]}],
+             "final": {"text": [LAYER_SHAPE], "random": [LAYER_SHAPE]}}
+
+
+def run_check(arch: str, norm: str, seed: int):
+    """The check of a cached run filed under (arch, norm, seed): the record says the same, and names this
+    version's plan (records of another plan never decide this plan's claims)."""
+    def check(rec: dict) -> None:
+        said = (rec["arch"], rec["norm"], rec["seed"])
+        if said != (arch, norm, seed):
+            raise ValueError(f"it is filed as arch {arch}, norm {norm}, seed {seed} but holds {said[0]!r:.20}, "
+                             f"{said[1]!r:.20}, seed {said[2]!r:.20}")
+        if rec["plan_sha256"] != plan_sha256():
+            raise ValueError(f"it was trained under the plan with SHA-256 {rec['plan_sha256'][:16]:.16}..., not this "
+                             f"version's plan ({plan_sha256()[:16]}...)")
+    return check
+
+
+def _read(path: Path, job: tuple) -> dict | None:
     from lnrecency.experiments.run_cache import read
 
-    return read(path, RUN_KEYS)
+    return read(path, RUN_KEYS, shape=RUN_SHAPE, check=run_check(*job))
 
 
 def cached_runs(st: TextThesisSettings) -> list | None:
     """Every run of ``st`` from the cache, in job order; None when one is missing."""
-    runs = [_read(_path(st, *job)) for job in st.jobs()]
+    runs = [_read(_path(st, *job), job) for job in st.jobs()]
     return None if any(r is None for r in runs) else runs
 
 
@@ -206,7 +229,7 @@ def run_thesis_text(st: TextThesisSettings, *, use_cache: bool = True, progress:
     corpus_data(st.corpus)  # the tokenizer and the token ids cached once, before the workers start
     return cached_jobs(train_text_run, st.jobs(), lambda job: _path(st, *job), args_of=lambda job: (*job, st),
                        use_cache=use_cache, required=RUN_KEYS, what="thesis-text runs", progress=progress,
-                       workers=workers)
+                       workers=workers, shape=RUN_SHAPE, check_of=lambda job: run_check(*job))
 
 
 def learned(run: dict, st: TextThesisSettings) -> bool:

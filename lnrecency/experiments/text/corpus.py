@@ -29,6 +29,8 @@ from typing import Iterator
 
 import numpy as np
 
+from lnrecency.experiments.text.text_windows import PIECE_CHARS, token_stream
+
 __all__ = ["default_corpus", "corpus_files", "Corpus", "load_corpus", "premise_counts", "BINS", "VOCAB",
            "MAX_BYTES", "MAX_FILE_BYTES", "DECISIVE", "premise_decision", "cached_counts", "events", "PREMISE_RATE"]
 
@@ -163,6 +165,30 @@ def corpus_cache() -> Path:
     return folder("corpus")
 
 
+def _save_npz(path: Path, **arrays) -> None:
+    with open(path, "wb") as f:  # a file object: numpy adds no ".npz" to the temporary name
+        np.savez(f, **arrays)
+
+
+def _plain_npz(path: Path, most: int) -> bool:
+    """Whether the cached ``ids.npz`` may be read: a regular file (not a link) whose members are stored
+    uncompressed (as :func:`numpy.savez` writes them) and together declare at most ``most`` bytes (a token needs at
+    most 4 bytes of the id and 4 of its file's number per character of text): a forged size or a zip bomb is
+    rebuilt, never read."""
+    import zipfile
+
+    if path.is_symlink() or not path.is_file():
+        return False
+    try:
+        with zipfile.ZipFile(path) as z:
+            infos = z.infolist()
+    except (OSError, zipfile.BadZipFile, ValueError):
+        return False
+    return (sorted(i.filename for i in infos) == ["file_of.npy", "ids.npy"]
+            and all(i.compress_type == zipfile.ZIP_STORED for i in infos)
+            and sum(i.file_size for i in infos) <= most)
+
+
 def load_corpus(root: str | Path | None = None, *, vocab: int = VOCAB, progress: bool | None = False) -> Corpus:
     """Read, tokenise (training the byte-level BPE on the corpus, or reading it from the cache) and return the
     corpus. Files that do not decode as UTF-8 are skipped."""
@@ -183,12 +209,14 @@ def load_corpus(root: str | Path | None = None, *, vocab: int = VOCAB, progress:
     if not texts:
         raise ValueError(f"--corpus {str(root)!r} holds no UTF-8 text file")
     key = h.hexdigest()[:16]
-    folder = corpus_cache() / key
+    from lnrecency.experiments.run_cache import make_folder
+
+    folder = make_folder(corpus_cache() / key)
     tok_path = folder / "tokenizer.json"
     from tokenizers import Tokenizer
 
     tok = None
-    if tok_path.is_file():
+    if tok_path.is_file() and not tok_path.is_symlink():
         try:
             tok = Tokenizer.from_file(str(tok_path))
         except Exception:  # a damaged cache entry is rebuilt, never trusted
@@ -205,7 +233,7 @@ def load_corpus(root: str | Path | None = None, *, vocab: int = VOCAB, progress:
         atomic_write_text(tok_path, tok.to_str())
     ids_path = folder / "ids.npz"
     ids = file_of = None
-    if ids_path.is_file():
+    if ids_path.is_file() and _plain_npz(ids_path, 8 * (sum(len(t) for t in texts) + 1) + 2**16):
         try:
             with np.load(ids_path, allow_pickle=False) as z:
                 ids, file_of = z["ids"], z["file_of"]
@@ -219,16 +247,23 @@ def load_corpus(root: str | Path | None = None, *, vocab: int = VOCAB, progress:
         parts, owners = [], []
         step = 256
         for start in range(0, len(texts), step):
-            for q, enc in enumerate(tok.encode_batch(texts[start:start + step])):
-                parts.append(np.asarray(enc.ids, dtype=np.int32))
-                owners.append(np.full(len(enc.ids), start + q, dtype=np.int32))
-            bar.update(min(step, len(texts) - start))
+            batch = texts[start:start + step]
+            # a long file piece by piece (bounded memory, the same ids), the others in one batch; in file order
+            small = [q for q, t in enumerate(batch) if len(t) <= PIECE_CHARS]
+            got = dict(zip(small, (np.asarray(e.ids, dtype=np.int32)
+                                   for e in tok.encode_batch([batch[q] for q in small]))))
+            for q, text in enumerate(batch):
+                ids_q = got.pop(q) if q in got else token_stream(lambda piece: tok.encode(piece).ids, [text])
+                parts.append(ids_q)
+                owners.append(np.full(ids_q.size, start + q, dtype=np.int32))
+            bar.update(len(batch))
         bar.close()
         ids, file_of = np.concatenate(parts), np.concatenate(owners)
-        folder.mkdir(parents=True, exist_ok=True)
-        tmp = folder / f".ids-{os.getpid()}.npz"
-        np.savez(tmp, ids=ids, file_of=file_of)
-        os.replace(tmp, ids_path)
+        from lnrecency.files.atomic import atomic_save
+
+        if ids_path.is_symlink():
+            ids_path.unlink()
+        atomic_save(ids_path, lambda tmp: _save_npz(tmp, ids=ids, file_of=file_of))
     return Corpus(root, kept, ids, file_of, tok.get_vocab_size(), key, tok.to_str())
 
 

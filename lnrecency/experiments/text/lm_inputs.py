@@ -51,10 +51,11 @@ def lm_inputs(meta: dict, vocab: int, n: int, tokens: str, seed: int, sequences:
     else:
         from tokenizers import Tokenizer
 
-        from lnrecency.experiments.text.text_windows import read_text, text_windows
+        from lnrecency.experiments.text.text_windows import read_text, text_windows, token_stream
 
         docs, _ = read_text(text)
-        ids = Tokenizer.from_str(corpus.tokenizer_json).encode("\n\n".join(docs)).ids
+        tok = Tokenizer.from_str(corpus.tokenizer_json)
+        ids = token_stream(lambda piece: tok.encode(piece).ids, docs)
         windows = text_windows(ids, n, sequences, seed, None)
     windows = np.ascontiguousarray(windows, dtype=np.int64)
 

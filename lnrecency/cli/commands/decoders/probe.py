@@ -63,9 +63,17 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _strict(x):
-    from lnrecency.inference.evidence import strict_json as strict
+    """The probe's JSON with every value that was not measured (a non-finite float: e.g. a head's RP, which a
+    streamed probe of a real model does not compute) written as null: no "nan" in any output."""
+    import math
 
-    return strict(x)
+    if isinstance(x, dict):
+        return {k: _strict(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_strict(v) for v in x]
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    return x
 
 
 def run(args: Options) -> int:

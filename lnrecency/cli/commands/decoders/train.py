@@ -21,7 +21,8 @@ def add_architecture_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--layers", type=int, default=2, help="number of blocks (default 2)")
     g.add_argument("--heads", type=int, default=4, help="attention heads per block (default 4)")
     g.add_argument("--width", type=int, default=64, help="model width d (default 64)")
-    g.add_argument("--vocab", type=int, default=64, help="vocabulary size (default 64)")
+    g.add_argument("--vocab", type=int, default=None,
+                   help="vocabulary size (default 64; not with task lm, whose corpus tokenizer fixes it)")
     g.add_argument("--context", type=int, default=None, help="context length (default: the training length --n)")
     g.add_argument("--mlp", action="store_true", help="add an MLP to every block (default attention-only)")
     g.add_argument("--norm", default="layernorm", help="none | layernorm | rmsnorm (default layernorm)")
@@ -33,7 +34,8 @@ def add_architecture_arguments(p: argparse.ArgumentParser) -> None:
 def decoder_from_args(args: Options, n: int):
     from lnrecency.experiments.decoders.decoder_config import DecoderConfig
 
-    return DecoderConfig(vocab=args.vocab, d_model=args.width, n_layers=args.layers, n_heads=args.heads,
+    return DecoderConfig(vocab=64 if args.vocab is None else args.vocab, d_model=args.width, n_layers=args.layers,
+                         n_heads=args.heads,
                          context=n if args.context is None else args.context, mlp=args.mlp, norm=args.norm,
                          placement=args.placement, positions=args.positions, residual=not args.no_residual)
 
@@ -72,6 +74,9 @@ def run(args: Options) -> int:
     check_choice("--device", args.device, ("cpu", "cuda"))
     if args.corpus is not None and args.task != "lm":
         raise ValueError(f"--corpus goes with task lm; got task {args.task!r}")
+    if args.vocab is not None and args.task == "lm":
+        raise ValueError(f"--vocab {args.vocab}: task lm takes its vocabulary from the corpus tokenizer; leave "
+                         f"--vocab out")
     st = TrainSettings(task=args.task, steps=args.steps, seed=args.seed, batch=args.batch, n=args.n, lr=args.lr,
                        eval_every=args.eval_every, threads=args.threads)
     data = None

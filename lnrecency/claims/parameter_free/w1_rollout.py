@@ -1,0 +1,123 @@
+"""W1: the paper's foil measured in its own quantity. Wu et al. (ICML 2025, "On the Emergence of Position Bias in
+Transformers") prove their primacy result, Theorem 4.1, about the attention rollout R^(l) = P^(l) ... P^(1) (the
+cumulative probability over the input tokens, Abnar & Zuidema 2020), not about per-layer scores; the paper (T1)
+and C2 / C6 speak of the scores E S^(l)_ij. Both are computed here in the same exact d -> infinity limit
+(:func:`lnrecency.theory.rollout.limit_rollout`, :func:`lnrecency.theory.limit.limit_scores`).
+
+* Theorem 4.1 (Wu et al.'s statement, counted as theirs): per setting (norm in none / layernorm, residual off / on
+  with the residual-aware mix (I + gamma P) / (1 + gamma), lam in {1, 8}, alpha in {0, 0.3}; n = 16, layers 1..L
+  with L = 8, or 6 quick), on the last row: confirmed when R^(l)_n1 rises strictly at every layer and the other
+  tokens' mass 1 - R^(l)_n1 shrinks by at most rho = max_l (1 - R^(l+1)_n1) / (1 - R^(l)_n1) <= 1 - 1e-9 per layer
+  (the limit is exact: a deterministic decision, its margin reported); refuted when R^(l)_n1 falls at some layer;
+  inconclusive when it neither falls nor shrinks measurably within L layers (a rate of 1 - 1e-9 or slower is not
+  a rate L layers can show: Theorem 4.1's bound needs every earlier token's weight bounded below by eps > 0, and
+  at lam = 8 without normalisation the weights leave almost all mass on the diagonal).
+* Scores and rollout at once (ours): per setting (norm in layernorm / rmsnorm / l2, residual off / on, lam in {1,
+  8}, alpha in {0, 0.3}; n = 16), confirmed when the layer-2 scores of row n rise strictly over the keys j < n and
+  the layer-2 rollout of row n falls strictly over the same keys; refuted (naming which fails) otherwise. The
+  smallest step of each is the margin.
+"""
+from __future__ import annotations
+
+from itertools import product
+
+import numpy as np
+
+from lnrecency.claims.catalog import declared
+from lnrecency.claims.declare import claim
+from lnrecency.claims.mc_checks import grouped, setting
+from lnrecency.inference.evidence import Evidence, record
+from lnrecency.model.config import ModelConfig
+from lnrecency.theory.limit import limit_scores
+from lnrecency.theory.rollout import limit_rollout
+
+ID = "W1"
+THEOREM = declared(ID).text("theorem41")
+SIDE = declared(ID).text("side_by_side")
+N = 16
+#: a per-layer shrink factor of the other tokens' mass this close to 1 is not one L layers can show
+RATE_RESOLUTION = 1e-9
+
+
+@record
+class RolloutDepthEvidence(Evidence):
+    n: int
+    layers: int
+    first_token_mass: list  # R^(l)_n1, l = 1..layers
+    rate: float  # rho = max_l (1 - R^(l+1)_n1) / (1 - R^(l)_n1)
+    smallest_rise: float  # min_l R^(l+1)_n1 - R^(l)_n1 (the margin of "rises")
+
+
+@record
+class SideBySideEvidence(Evidence):
+    n: int
+    scores_row_n: list  # layer-2 E S_nj, j = 1..n-1
+    rollout_row_n: list  # layer-2 R_nj, j = 1..n-1
+    smallest_score_rise: float  # min_j S_n,j+1 - S_nj (> 0: recency)
+    smallest_rollout_fall: float  # min_j R_nj - R_n,j+1 (> 0: primacy)
+
+
+def depth_decision(r: np.ndarray) -> tuple[str, float, float]:
+    """(verdict, rho, smallest rise) of Theorem 4.1 on a row's first-token masses over the layers (docstring)."""
+    rise = np.diff(r)
+    rest = 1.0 - r
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratios = rest[1:] / rest[:-1]
+    rho = float(np.max(np.where(rest[:-1] > 0, ratios, 0.0)))
+    if np.any(rise < 0):
+        return "refuted", rho, float(rise.min())
+    if np.all(rise > 0) and rho <= 1 - RATE_RESOLUTION:
+        return "confirmed", rho, float(rise.min())
+    return "inconclusive", rho, float(rise.min())
+
+
+def side_decision(scores: np.ndarray, rollout: np.ndarray) -> str:
+    """"confirmed" when ``scores`` rise and ``rollout`` falls strictly over the keys, else "refuted"."""
+    return "confirmed" if np.all(np.diff(scores) > 0) and np.all(np.diff(rollout) < 0) else "refuted"
+
+
+def _depth_finding(verdict: str, group: list) -> str:
+    rates = [e.rate for _, e in group]
+    where = "; ".join(f"{s['norm']}, {'residual' if s['residual'] else 'no residual'}, lam {s['lam']:g}, alpha "
+                      f"{s['alpha']:g}: rho = {e.rate:.4g}, R^(L)_n1 = {e.first_token_mass[-1]:.3g}"
+                      for s, e in group[:4]) + ("; ..." if len(group) > 4 else "")
+    lead = {"confirmed": "Holds in the limit: the rollout's mass on token 1 rises at every layer and the rest shrinks "
+                         f"geometrically (per-layer factor rho from {min(rates):.3g} to {max(rates):.6g})",
+            "refuted": "Fails in the limit: the rollout's mass on token 1 falls at some layer",
+            "inconclusive": "Not shown within the layers computed: the mass on token 1 neither falls nor shrinks at a "
+                            f"rate the layers resolve (rho within {RATE_RESOLUTION:g} of 1: the weights keep almost "
+                            "all mass on the diagonal, so Theorem 4.1's eps is near 0)"}[verdict]
+    return f"{lead}, in {len(group)} setting(s): {where}."
+
+
+def _side_finding(verdict: str, group: list) -> str:
+    margin = min(min(e.smallest_score_rise, e.smallest_rollout_fall) for _, e in group)
+    where = "; ".join(f"{s['norm']}, {'residual' if s['residual'] else 'no residual'}, lam {s['lam']:g}, alpha "
+                      f"{s['alpha']:g}: scores {e.scores_row_n[0]:.3g} -> {e.scores_row_n[-1]:.3g}, rollout "
+                      f"{e.rollout_row_n[0]:.3g} -> {e.rollout_row_n[-1]:.3g}" for s, e in group[:3])
+    if verdict == "confirmed":
+        return (f"Holds in the limit in {len(group)} setting(s): the layer-2 scores of row {N} rise with the key while "
+                f"the layer-2 rollout of the same row falls (smallest step of either {margin:.3g}); {where}; ....")
+    return f"Fails in {len(group)} setting(s) (scores not rising or rollout not falling over the keys): {where}."
+
+
+@claim(ID)
+def evaluate(*, quick: bool = False, progress=None) -> list:
+    layers = 6 if quick else 8
+    depth_items, side_items = [], []
+    for norm, residual, lam, alpha in product(("none", "layernorm"), (False, True), (1.0, 8.0), (0.0, 0.3)):
+        cfg = ModelConfig(norm=norm, residual=residual, lam=lam, alpha=alpha)
+        r = limit_rollout(N, layers, config=cfg)[:, N - 1, 0]
+        verdict, rho, rise = depth_decision(r)
+        depth_items.append((setting(cfg, n=N, layers=layers), verdict, RolloutDepthEvidence(
+            n=N, layers=layers, first_token_mass=[float(x) for x in r], rate=rho, smallest_rise=rise)))
+    for norm, residual, lam, alpha in product(("layernorm", "rmsnorm", "l2"), (False, True), (1.0, 8.0), (0.0, 0.3)):
+        cfg = ModelConfig(norm=norm, residual=residual, lam=lam, alpha=alpha)
+        s = limit_scores(N, 2, config=cfg)[1, N - 1, : N - 1]
+        r = limit_rollout(N, 2, config=cfg)[1, N - 1, : N - 1]
+        side_items.append((setting(cfg, n=N, layer=2), side_decision(s, r), SideBySideEvidence(
+            n=N, scores_row_n=[float(x) for x in s], rollout_row_n=[float(x) for x in r],
+            smallest_score_rise=float(np.diff(s).min()), smallest_rollout_fall=float(-np.diff(r).max()))))
+    base = {"quantity": "attention rollout R^(l) (Abnar & Zuidema) in the d -> infinity limit", "n": N}
+    return (grouped(ID, "prior work (Wu et al. 2025)", THEOREM, base, depth_items, _depth_finding)
+            + grouped(ID, "our formulation", SIDE, {**base, "layer": 2}, side_items, _side_finding))

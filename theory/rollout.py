@@ -1,0 +1,75 @@
+"""Attention rollout in the exact d -> infinity limit: the quantity Wu et al. (ICML 2025, "On the Emergence of
+Position Bias in Transformers", Theorem 4.1) prove their primacy result about, beside the per-layer scores the
+paper (and claims T1, C2, C6) speak of.
+
+Definitions (Abnar & Zuidema 2020; ours where stated):
+
+* the **attention rollout** of layers 1..l is the product R^(l) = P^(l) P^(l-1) ... P^(1) of the causal attention
+  weights (rows are probability vectors: R^(l)_ij is the cumulative probability that token i's layer-l
+  representation traces back to input token j, "P^(t)(z_i = j)" in Wu et al.). Under a causal mask R^(l)_i1
+  grows with l: the rollout concentrates on token 1 (primacy), Wu et al.'s Theorem 4.1.
+* the **residual-aware rollout** (our definition, for models with the residual h' = h + gamma o): each layer mixes
+  with A^(l) = (I + gamma P^(l)) / (1 + gamma), the identity path weighed against the attention path by their
+  coefficients in the update, normalised so that rows stay probability vectors; with gamma = 1 it is Abnar &
+  Zuidema's 0.5 I + 0.5 A. It ignores the normalisation's per-token gains 1 / |h_k| (a rollout counts paths of
+  attention weight, not of vector length).
+
+In the limit every P^(l) is deterministic (the limit recursion, :mod:`lnrecency.theory.limit`), so the rollout is
+exact: no expectation of a product is taken. At finite d the Monte Carlo rollout
+(:func:`lnrecency.numerics.rollout.simulate_rollout`) averages the product of each draw's weights; it tends to this
+limit as d grows.
+
+>>> from lnrecency.theory.rollout import limit_rollout
+>>> r = limit_rollout(4, 2, norm="layernorm")
+>>> r.shape, bool(abs(r[1].sum(axis=1) - 1).max() < 1e-12)
+((2, 4, 4), True)
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from lnrecency.model.config import ModelConfig, make_config
+from lnrecency.runtime.arguments import check_choice, check_int
+
+__all__ = ["limit_rollout", "rollout_of", "MIXES"]
+
+#: how a layer mixes in the rollout: "auto" (the residual-aware mix when the model has the residual, else the
+#: attention weights), "attention" (P^(l) always), "residual" ((I + gamma P^(l)) / (1 + gamma) always)
+MIXES = ("auto", "attention", "residual")
+
+
+def rollout_of(weights: np.ndarray, *, gamma: float | None = None) -> np.ndarray:
+    """The rollout of a stack of causal weights ``weights`` (..., layers, n, n): R^(l) = A^(l) ... A^(1) with
+    A^(l) = P^(l) (``gamma`` None) or (I + gamma P^(l)) / (1 + gamma); the same shape, R^(l) at ``[..., l-1, :, :]``."""
+    w = np.asarray(weights, dtype=float)
+    n = w.shape[-1]
+    if gamma is not None:
+        w = (np.eye(n) + gamma * w) / (1.0 + gamma)
+    out = np.empty_like(w)
+    r = np.broadcast_to(np.eye(n), w.shape[:-3] + (n, n))
+    for layer in range(w.shape[-3]):
+        r = w[..., layer, :, :] @ r
+        out[..., layer, :, :] = r
+    return out
+
+
+def limit_rollout(n: int, layers: int, *, config: ModelConfig | None = None, mix: str = "auto",
+                  **params: Any) -> np.ndarray:
+    """The exact d -> infinity attention rollout, a float64 array (layers, n, n): ``[l-1, i-1, j-1]`` is R^(l)_ij,
+    the cumulative probability over the input tokens j of token i after layers 1..l (module docstring); zero above
+    the diagonal, rows summing to 1.
+
+    The model comes from ``config`` or from keywords (norm, residual, gamma, lam, alpha), as in
+    :func:`lnrecency.theory.limit.limit_scores`; ``mix`` one of :data:`MIXES`.
+    """
+    from lnrecency.theory.limit import limit_trajectory
+
+    n = check_int("n", n, minimum=1)
+    layers = check_int("layers", layers, minimum=1)
+    check_choice("mix", mix, MIXES)
+    cfg = make_config(config, **params)
+    weights = limit_trajectory(n, layers, config=cfg).weights.astype(float)
+    residual = cfg.residual if mix == "auto" else mix == "residual"
+    return rollout_of(weights, gamma=float(cfg.gamma) if residual else None)
