@@ -9,7 +9,8 @@
   itself in lnrecency.inference.stats.BUDGET;
   the terminal summary prints, in two parts (non-asymptotic "exact" bounds; "normal"-tail checks at a
   moderate rate), the union bound on the probability that a correct claim fails by chance in this run,
-  and the run fails when a part exceeds its limit in lnrecency.inference.stats.SUITE_LIMITS.
+  and the run fails when a part exceeds its limit in lnrecency.inference.stats.SUITE_LIMITS. Running it split
+  over pytest-xdist workers is refused (the union bound is over one process's comparisons).
 """
 from __future__ import annotations
 
@@ -31,6 +32,12 @@ settings.load_profile(PROFILE)
 
 
 def pytest_configure(config):
+    # the false-alarm budget is one ledger in this process: split over pytest-xdist workers, each would check its
+    # own share against the whole limit and the union bound would not hold. Refused, with the reason.
+    if getattr(config.option, "numprocesses", None) or os.environ.get("PYTEST_XDIST_WORKER"):
+        raise pytest.UsageError("lnrecency's suite runs in one process: its false-alarm budget is a union bound over "
+                                "every comparison of the run, which pytest-xdist would split across workers; run "
+                                "without -n (pytest -m 'not slow' is the quick loop)")
     # every figure the tests draw is checked for small text and legend entries that its panels do not draw
     # (lnrecency.files.figure_record.figure_problems); a defect fails the test that drew it
     os.environ.setdefault("LNRECENCY_STRICT_FIGURES", "1")

@@ -15,7 +15,7 @@ FLOORS: dict[str, int] = {
     "lnrecency.runtime": 1,      # argument checks, children under limits, time and memory, progress, workers
     "lnrecency.files": 2,        # atomic output folders, the evidence store, validated readers, table/figure records
     "lnrecency.model": 3,        # ModelConfig, the layers and their arithmetic, the authors' presets
-    "lnrecency": 3,              # the package face: re-exports ModelConfig
+    "lnrecency": 10,             # the package face: re-exports ModelConfig and (on first use) probe_model
     "lnrecency.inference": 4,    # estimates and checks, the false-alarm budget, seed tests, evidence, verdicts
     "lnrecency.theory": 5,       # the exact limit, the finite-width theory, closed forms, proofs
     "lnrecency.numerics": 5,     # finite-width Monte Carlo

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["SOURCES", "FAMILIES", "Statement", "Declared", "S", "declare", "CATALOG", "DECLARED", "ids",
+__all__ = ["SOURCES", "SOURCE_SHORT", "FAMILIES", "Statement", "Declared", "S", "declare", "CATALOG", "DECLARED", "ids",
            "trained_ids", "declared", "statement_source", "modules"]
 
 #: where a statement comes from (key -> the words the report counts it under), the paper's own first
@@ -28,6 +28,9 @@ SOURCES: dict[str, str] = {
     "ours": "the project's own formulations",
     "wu2025": "prior work (Wu et al., ICML 2025)",
 }
+#: the same sources in a word or two (the README's per-claim table)
+SOURCE_SHORT: dict[str, str] = {"paper": "paper", "v1": "paper v1", "seed002": "seed 002", "seed003": "seed 003",
+                                "ours": "ours", "wu2025": "Wu et al."}
 #: the families a claim's decisions belong to (each with its own family-wise rate, docs/trained.md)
 FAMILIES = ("parameter-free", "trained", "corpus", "thesis-text plan", "pretrained")
 
@@ -413,11 +416,16 @@ def duration(seconds: float) -> str:
     return f"{seconds} s" if seconds < 60 else f"{seconds // 60} min {seconds % 60} s"
 
 
-def cost_words(command: str) -> str:
-    """'about 16.5 min (16 min 26 s measured on 2026-11-26, 2 cores)', or 'minutes' when not measured."""
+def cost_words(command: str, short: bool = False) -> str:
+    """'about 16.5 min (16 min 26 s measured on 2026-11-26, 2 cores)', or 'minutes' when not measured; ``short``:
+    '16 min 26 s (2026-11-26)' or 'about 8 min'."""
     c = cost(command)
     if c is None:
         return "minutes"
+    if short:
+        if c["date"] is None:
+            return f"about {c['seconds'] / 60:.1f} min".replace(".0 min", " min")
+        return f"{duration(c['seconds'])} ({c['date']})"
     about = f"about {c['seconds'] / 60:.1f} min".replace(".0 min", " min") if c["seconds"] >= 60 else \
         f"about {c['seconds']} s"
     if c["date"] is None:

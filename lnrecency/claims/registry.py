@@ -20,7 +20,7 @@ from typing import Iterable
 
 from lnrecency.claims import catalog
 from lnrecency.claims.declare import REGISTERED, Claim
-from lnrecency.experiments.run_cache import DamagedCache
+from lnrecency.experiments.run_cache import DamagedCache, note_reads
 from lnrecency.inference.stats import BUDGET
 from lnrecency.inference.verdicts import ClaimResult
 from lnrecency.runtime.arguments import check_int
@@ -110,10 +110,14 @@ def check_ids(ids: Iterable[str] | None, *, trained: bool = False) -> list[str]:
     return out
 
 
-def _run_in_worker(cid: str, quick: bool) -> tuple[list[ClaimResult], tuple]:
-    """:func:`_run` in a worker process, with the false-alarm budget registrations it made there."""
+def _run_in_worker(cid: str, quick: bool) -> tuple[list[ClaimResult], tuple, list]:
+    """:func:`_run` in a worker process, with the false-alarm budget registrations it made there and the cache
+    entries it read (lnrecency.experiments.run_cache.reads)."""
+    from lnrecency.experiments import run_cache
+
     BUDGET.clear()
-    return _run(cid, quick), BUDGET.snapshot()
+    run_cache.clear_reads()
+    return _run(cid, quick), BUDGET.snapshot(), run_cache.reads()
 
 
 def _collect(futures: list, show: bool | None = False) -> list[ClaimResult]:
@@ -124,9 +128,10 @@ def _collect(futures: list, show: bool | None = False) -> list[ClaimResult]:
     bar = Progress(len(futures), "claims", "claims", enabled=None if show is None else bool(show))
     try:
         for fut in futures:
-            part, registered = fut.result()
+            part, registered, used = fut.result()
             results += part
             BUDGET.merge(registered)
+            note_reads(used)
             bar.update(1, part[0].id if part else "")
     finally:
         bar.close()

@@ -12,18 +12,61 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from contextlib import contextmanager
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 __all__ = ["KINDS", "MAX_BYTES", "MAX_DEPTH", "DamagedCache", "cache_root", "folder", "entry", "key", "read", "write",
-           "make_folder", "cached_jobs"]
+           "make_folder", "cached_jobs", "READS", "reads", "clear_reads", "note_reads", "using_root"]
 
 #: the folders of the cache, one per kind of entry
 KINDS = ("runs", "thesis-text", "seeds", "pretrained", "corpus", "gguf")
 #: the largest entry read back and its deepest nesting (a run's record is about 100 kB, nested about 6 deep)
 MAX_BYTES = 64 * 2**20
 MAX_DEPTH = 32
+
+
+#: the cache entries this process read (and the reads its workers reported, :func:`note_reads`): what a report
+#: states it used (its provenance)
+READS: list[dict] = []
+
+
+def clear_reads() -> None:
+    READS.clear()
+
+
+def note_reads(entries: list[dict]) -> None:
+    """Add the reads a worker process reported."""
+    READS.extend(entries)
+
+
+def reads() -> list[dict]:
+    """Every cache entry read since :func:`clear_reads`, once each, in the order first read: {"kind", "entry",
+    "path", "bytes", "modified" (UTC), "sha256", "plan_sha256" (a record's plan, when it names one)}."""
+    seen: dict[str, dict] = {}
+    for e in READS:
+        seen.setdefault(e["path"], e)
+    return list(seen.values())
+
+
+def _note(path: Path, data: dict) -> None:
+    import datetime
+
+    try:
+        st = path.stat()
+        digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return
+    try:
+        kind = path.parent.relative_to(cache_root()).parts[0]
+    except (ValueError, IndexError):
+        kind = path.parent.name
+    plan = data.get("plan_sha256")
+    READS.append({"kind": kind, "entry": path.name, "path": str(path), "bytes": st.st_size,
+                  "modified": datetime.datetime.fromtimestamp(st.st_mtime, datetime.timezone.utc)
+                  .strftime("%Y-%m-%d %H:%M UTC"), "sha256": digest,
+                  "plan_sha256": plan if isinstance(plan, str) else None})
 
 
 class DamagedCache(ValueError):
@@ -33,6 +76,23 @@ class DamagedCache(ValueError):
 def cache_root() -> Path:
     """``$LNRECENCY_CACHE``, else ``~/.cache/lnrecency``."""
     return Path(os.environ.get("LNRECENCY_CACHE") or Path.home() / ".cache" / "lnrecency")
+
+
+@contextmanager
+def using_root(root: str | os.PathLike | None) -> Iterator[Path]:
+    """Within the block the cache root is ``root`` (None: unchanged): ``$LNRECENCY_CACHE`` set, restored after
+    (worker processes forked inside inherit it). A hermetic run points it at an empty folder."""
+    before = os.environ.get("LNRECENCY_CACHE")
+    if root is not None:
+        os.environ["LNRECENCY_CACHE"] = str(Path(root).resolve())
+    try:
+        yield cache_root()
+    finally:
+        if root is not None:
+            if before is None:
+                os.environ.pop("LNRECENCY_CACHE", None)
+            else:
+                os.environ["LNRECENCY_CACHE"] = before
 
 
 def folder(kind: str) -> Path:
@@ -104,6 +164,7 @@ def read(path: Path, required: tuple = (), *, max_bytes: int = MAX_BYTES, max_de
             check(data)
     except ValueError as exc:
         raise DamagedCache(f"{where}: {exc}; {fix}") from None
+    _note(path, data)
     return data
 
 

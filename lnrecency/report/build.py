@@ -76,7 +76,32 @@ def _settings_line(s: ReportSettings) -> str:
             f"from `lnrecency verify" + (" --quick" if s.quick else "") + "`.")
 
 
-def _index(s: ReportSettings, tables: list, figs: list, results: list) -> str:
+def provenance_lines(used: list[dict] | None, frozen: bool = False) -> list[str]:
+    """What the report read from the cache (lnrecency.experiments.run_cache.reads): the cache root, then one row
+    per cached result it used (experiment, entry, plan, date, hash, where); every trained row of the report comes
+    from one of these, and nothing else was read."""
+    from lnrecency.experiments.run_cache import cache_root
+
+    if frozen:
+        return ["Rendered from stored evidence (`lnrecency verify --out`): the results it holds were read when it "
+                "was written; this rendering read no cache."]
+    lines = [f"Cache root: `{cache_root()}` (`$LNRECENCY_CACHE`; `lnrecency report --no-cache` reads none, "
+             f"`--cache DIR` another)."]
+    if not used:
+        return lines + ["", "No cached result was read: every verdict here was computed by this run, and the claims "
+                        "on trained and real models are not run."]
+    lines += ["", f"{len(used)} cached result{'s' if len(used) != 1 else ''} read, each validated before use "
+              "(the claims on trained and real models rest on these and on nothing else):", "",
+              "| experiment | entry | plan (SHA-256) | written | SHA-256 | bytes |", "|---|---|---|---|---|---:|"]
+    for e in used:
+        plan = e["plan_sha256"][:12] + "..." if e.get("plan_sha256") else "-"
+        lines.append(f"| {e['kind']} | `{e['entry']}` | {plan} | {e['modified']} | {e['sha256'][:12]}... | "
+                     f"{e['bytes']} |")
+    return lines
+
+
+def _index(s: ReportSettings, tables: list, figs: list, results: list, used: list[dict] | None = None,
+           frozen: bool = False) -> str:
     from lnrecency.report.headline import headline_markdown
 
     verdicts = next((t for t, _, _ in tables if t.name == "verdicts"), None)
@@ -84,6 +109,7 @@ def _index(s: ReportSettings, tables: list, figs: list, results: list) -> str:
              "figures embedded and sortable tables.)", "",
              headline_markdown(results, quick=s.quick), "## Verdicts", "",
              verdicts.to_markdown().split("\n", 2)[2] if verdicts is not None else "(verdicts not written)", "",
+             "## What this report read", "", *provenance_lines(used, frozen), "",
              "## Settings of this report", "", _settings_line(s), "", HOW_TO_READ, "", "## Tables", ""]
     for table, paths, line in tables:
         links = ", ".join(f"[{p.name}]({p.name})" for p in paths)
@@ -242,6 +268,9 @@ def _build_into(out: Path, final: Path, settings: ReportSettings, fmts, jobs: in
     others = set(mp.active_children())  # processes this build did not start (left alone on interrupt)
     pools: list = []
     helper = pending = blas = None
+    from lnrecency.experiments import run_cache
+
+    run_cache.clear_reads()  # the report's provenance: what it reads from here on
     try:
         pool, pending = (None, None) if data.frozen else _start_verdicts(settings, jobs)
         pools += [pool] if pool is not None else []
@@ -303,21 +332,23 @@ def _build_into(out: Path, final: Path, settings: ReportSettings, fmts, jobs: in
     result.tables = [t for t, _, _ in tables]
     result.figures = [(f.name, f.title, f.caption) for f, _ in figs]
     result.files = [p for _, paths, _ in tables for p in paths] + [p for _, paths in figs for p in paths]
-    meta = {"settings": asdict(settings), "formats": list(fmts),
+    used = None if data.frozen else run_cache.reads()
+    meta = {"settings": asdict(settings), "formats": list(fmts), "provenance": used,
             "tables": [t.name for t in result.tables],
             "figures": [{"name": n, "title": t, "caption": c} for n, t, c in result.figures],
             "files": sorted([p.name for p in result.files] + ["index.md", "report.json"]
                             + (["index.html"] if "html" in fmts else []))}
     atomic_write_text(out / "report.json", json.dumps(meta, indent=1) + "\n")
     results = [r for rs in data.verdicts().values() for r in rs]
-    atomic_write_text(out / "index.md", _index(settings, tables, figs, results))
+    atomic_write_text(out / "index.md", _index(settings, tables, figs, results, used, data.frozen))
     if "html" in fmts and not collect:
         from lnrecency.report.html import render_html
 
         pngs = [(f.title, f.caption, p.name) for f, paths in figs for p in paths if p.suffix == ".png"]
         atomic_write_text(out / "index.html", render_html(
             title=TITLE, results=results, tables=result.tables, figures=pngs, out=out,
-            settings_line=_settings_line(settings), how_to_read=HOW_TO_READ, quick=settings.quick))
+            settings_line=_settings_line(settings), how_to_read=HOW_TO_READ, quick=settings.quick,
+            provenance="\n".join(provenance_lines(used, data.frozen))))
     if collect:  # collect_evidence: the data was the point
         return result
     publish(out, final)

@@ -222,11 +222,21 @@ def _words_of(results: list[ClaimResult], cid: str, source: str | None = None) -
     return sorted(dict.fromkeys(r.verdict for r in rows), key=ORDER.index)
 
 
+def label_of(results: list[ClaimResult], cid: str, source: str | None = None) -> str:
+    """One verdict label for a claim's rows: the verdict when they agree, else "split (N confirmed, M refuted)"
+    (never "refuted / confirmed", which reads as one undecided label)."""
+    rows = [r for r in results if r.id == cid and not r.not_run and source in (None, r.source)]
+    words = sorted(dict.fromkeys(r.verdict for r in rows), key=ORDER.index)
+    if len(words) == 1:
+        return words[0]
+    return "split (" + ", ".join(f"{sum(r.verdict == w for r in rows)} {w}" for w in words) + ")"
+
+
 def _t1_sentence(results: list[ClaimResult]) -> str | None:
     rows = [r for r in results if r.id == "T1" and not r.not_run]
     if not rows:
         return None
-    verdict = "confirmed" if all(r.verdict == "confirmed" for r in rows) else "/".join(_words_of(results, "T1"))
+    verdict = label_of(results, "T1")
     rp = {}
     for r in rows:
         lam = r.setting.to_json().get("lam")
@@ -254,7 +264,7 @@ def _printed_sentence(results: list[ClaimResult]) -> str | None:
     if not bad:
         return f"The first version's printed derivation checks out: all {len(ids)} statements are confirmed."
     return (f"The first version's printed derivation checks out in {len(ids) - len(bad)} of {len(ids)} statements; "
-            + ", ".join(f"{cid} is {' / '.join(words)}" for cid, words in bad)
+            + ", ".join(f"{cid} is {label_of(results, cid)}" for cid, _ in bad)
             + " (below: which formula or number, and where a verdict depends on the unit).")
 
 
@@ -266,7 +276,7 @@ def _mechanism_sentence(results: list[ClaimResult]) -> str | None:
             ("C5", "anisotropy can amplify it (the paper's words)", "seed text")):
         words = _words_of(results, cid, source)
         if words:
-            parts.append(f"{what} ({cid}: {' / '.join(words)})")
+            parts.append(f"{what} ({cid}: {label_of(results, cid, source)})")
     if not parts:
         return None
     return ("Residual connections, depth and anisotropy change where it holds: " + "; ".join(parts)
@@ -285,17 +295,16 @@ def _rollout_sentence(results: list[ClaimResult]) -> str | None:
             st = ps.setting.to_json()
             if (st.get("norm"), st.get("residual"), st.get("lam"), st.get("alpha")) == ("layernorm", False, 1.0, 0.0):
                 pick = ps.evidence
-    text = ("This does not contradict prior work: Wu et al. (ICML 2025) prove that stacked causal attention favours "
-            "early tokens in the attention rollout (the attention weights multiplied across layers), not in the "
-            "scores of one layer, and in the same limit both hold at once")
+    text = ("Prior work is not contradicted: Wu et al. (ICML 2025) prove that causal attention favours early tokens "
+            "in the attention rollout (weights multiplied across layers), not in one layer's scores, and in the same "
+            "limit both hold")
     if pick is not None:
-        text += (f" (LayerNorm, lam = 1, row {pick.n}: the layer-2 scores rise from {pick.scores_row_n[0]:.2f} to "
-                 f"{pick.scores_row_n[-1]:.2f} over the keys while the layer-2 rollout falls from "
-                 f"{pick.rollout_row_n[0]:.3f} to {pick.rollout_row_n[-1]:.3f})")
-    words = " / ".join(dict.fromkeys(r.verdict for r in side))
-    text += f" (W1: {words}"
+        text += (f" (LayerNorm, lam = 1, row {pick.n}: layer-2 scores {pick.scores_row_n[0]:.2f} -> "
+                 f"{pick.scores_row_n[-1]:.2f} over the keys, rollout {pick.rollout_row_n[0]:.3f} -> "
+                 f"{pick.rollout_row_n[-1]:.3f})")
+    text += f" (W1: {label_of(side, 'W1')}"
     if depth:
-        text += "; Wu et al.'s Theorem 4.1 in this limit: " + " / ".join(dict.fromkeys(r.verdict for r in depth))
+        text += "; their Theorem 4.1 here: " + label_of(depth, "W1")
     return text + ")."
 
 
@@ -305,10 +314,9 @@ def trained_summary(results: list[ClaimResult]) -> str:
     got = {cid: [r for r in results if r.id == cid and not r.not_run] for cid in ("TM1", "TT1", "TT2", "TT3",
                                                                                   "TT4", "R1")}
     out = []
-    if got["TM1"]:
-        lead = getattr(got["TM1"][0].evidence, "anchoring", None) or ""  # what the task's slope is made of
+    if got["TM1"]:  # what the task's slope is made of is on TM1's page (its evidence's anchoring sentence)
         out.append("On the synthetic induction task the TM1-TM3 and TM5 rows are secondary: its slope cannot test "
-                   "the thesis" + (f". {lead}" if lead else "."))
+                   "the thesis.")
     text = [(cid, got[cid][0]) for cid in ("TT1", "TT2", "TT3", "TT4") if got[cid]]
     if text:
         def part(cid, r):
@@ -335,12 +343,14 @@ def trained_summary(results: list[ClaimResult]) -> str:
     return " ".join(out)
 
 
-def answer(results: list[ClaimResult]) -> list[str]:
+def answer(results: list[ClaimResult], *, brief: bool = False) -> list[str]:
     """The plain answer to "does LayerNorm induce recency bias, and where?": 4-6 sentences from the verdicts
-    of T1, P1-P9, C2/C5/C6 and the trained-model claims (each omitted when its claims were not evaluated)."""
-    out = [s for s in (_t1_sentence(results), _printed_sentence(results), _mechanism_sentence(results),
-                       _rollout_sentence(results)) if s is not None]
-    return out + [trained_summary(results)]
+    of T1, P1-P9, C2/C5/C6, W1 and the trained-model claims (each omitted when its claims were not evaluated).
+    ``brief`` (the README, whose table names C2-C6 and whose trained sentence comes from its snapshot): without
+    the mechanism sentence and the trained-model summary."""
+    out = [s for s in (_t1_sentence(results), _printed_sentence(results),
+                       None if brief else _mechanism_sentence(results), _rollout_sentence(results)) if s is not None]
+    return out if brief else out + [trained_summary(results)]
 
 
 def _verdicts_text(s: Statement) -> str:
@@ -356,7 +366,8 @@ def finding_lines(f: Finding, link, *, every_statement: bool = True) -> list[str
     cite = f"([evidence]({where}))" if where is not None else f"(evidence: `{f.evidence}` in the source tree)"
     head, *rest = f.statements
     more = "" if every_statement or not rest else f" (+{len(rest)} more statement{'s' * (len(rest) > 1)})"
-    lines = [f"- **{f.claim}: {' / '.join(f.verdicts)}.** *{head.text}* ({head.source}) **{_verdicts_text(head)}:** "
+    said = f.verdicts[0] if len(f.verdicts) == 1 else "split: " + ", ".join(f.verdicts)
+    lines = [f"- **{f.claim}: {said}.** *{head.text}* ({head.source}) **{_verdicts_text(head)}:** "
              f"{head.lead} {cite}{more}"]
     if every_statement:
         lines += [f"  - *{s.text}* ({s.source}) **{_verdicts_text(s)}:** {s.lead}" for s in rest]

@@ -42,10 +42,20 @@ th.sorted-desc::after{content:" \\25BC"}
 .wide{overflow-x:auto}figure{margin:1rem 0}figure img{max-width:100%;height:auto;border:1px solid #eee}
 figcaption{font-size:.85rem;color:#333}code{background:#f4f4f4;padding:0 .2rem}
 li{margin:.3rem 0}.counts{font-size:1.1rem}
+details{margin:.4rem 0}summary{cursor:pointer}summary h2{display:inline-block;margin:1rem 0 .3rem;border:0}
+nav.toc{background:#f7f7f7;border:1px solid #ddd;padding:.4rem .8rem;margin:1rem 0}nav.toc ul{margin:.2rem 0}
+figure img{max-height:36rem;width:auto}
 """
 
-# Sort a table by the clicked column: numbers numerically (n/a last), text alphabetically.
+# Sort a table by the clicked column: numbers numerically (n/a last), text alphabetically. A link to a folded
+# section (the contents, or a URL's #fragment) opens it.
 SCRIPT = """
+function openTarget() {
+  var el = location.hash ? document.getElementById(location.hash.slice(1)) : null;
+  if (el && el.tagName === 'DETAILS') { el.open = true; }
+}
+window.addEventListener('hashchange', openTarget);
+openTarget();
 document.querySelectorAll('table.sortable').forEach(function (table) {
   table.querySelectorAll('th').forEach(function (th, col) {
     th.addEventListener('click', function () {
@@ -107,7 +117,8 @@ def table_html(table: Table) -> str:
 
 
 def _finding_html(f: Finding, tables: set[str]) -> str:
-    verdict = " / ".join(f'<span class="{_verdict_class(v)}">{html.escape(v)}</span>' for v in f.verdicts)
+    verdict = ("split: " if len(f.verdicts) > 1 else "") + ", ".join(
+        f'<span class="{_verdict_class(v)}">{html.escape(v)}</span>' for v in f.verdicts)
     stem = f.evidence[:-3] if f.evidence.endswith(".md") else None
     cite = (f'(<a href="#table-{stem}">evidence</a>)' if stem in tables
             else f"(evidence: <code>{html.escape(f.evidence)}</code> in the source tree)")
@@ -143,8 +154,47 @@ def _not_run_html(results: list) -> str:
             f"reads the cached results.</p>")
 
 
+def _provenance_html(text: str) -> str:
+    """The provenance lines (lnrecency.report.build.provenance_lines): paragraphs, and its Markdown table as one."""
+    out, rows = [], []
+    for line in text.splitlines() + [""]:
+        if line.startswith("|"):
+            if not set(line) <= set("|-: "):
+                rows.append([c.strip() for c in line.strip("|").split("|")])
+            continue
+        if rows:
+            head, *body = rows
+            out.append("<table><thead><tr>" + "".join(f"<th>{_inline(c)}</th>" for c in head) + "</tr></thead><tbody>"
+                       + "".join("<tr>" + "".join(f"<td>{_inline(c)}</td>" for c in r) + "</tr>" for r in body)
+                       + "</tbody></table>")
+            rows = []
+        if line.strip():
+            out.append(f"<p>{_inline(line)}</p>")
+    return "".join(out)
+
+
+def _folded(parts: list[str]) -> list[str]:
+    """The page below the answer as folded sections (``<details>``, closed), with a table of contents above them
+    whose links open the section they point to."""
+    import re
+
+    heads = [q for q, p in enumerate(parts) if p.startswith("<h2>")]
+    if not heads:
+        return parts
+    out, toc = parts[:heads[0]], []
+    for q, start in enumerate(heads):
+        stop = heads[q + 1] if q + 1 < len(heads) else len(parts)
+        title = re.sub(r"<[^>]+>", "", parts[start])
+        slug = "section-" + re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")
+        toc.append(f'<li><a href="#{slug}">{title}</a></li>')
+        out.append(f'<details id="{slug}"><summary>{parts[start]}</summary>' + "\n".join(parts[start + 1:stop])
+                   + "</details>")
+    return out[:heads[0]] + ['<nav class="toc"><strong>Contents</strong><ul>' + "".join(toc) + "</ul></nav>"] \
+        + out[heads[0]:]
+
+
 def render_html(*, title: str, results: list, tables: list[Table], figures: list[tuple], out: Path,
-                settings_line: str, how_to_read: str, quick: bool) -> str:
+                settings_line: str, how_to_read: str, quick: bool, provenance: str = "") -> str:
     """The page. ``figures``: (title, caption, png file name in ``out``); each PNG is embedded."""
     names = {t.name for t in tables}
     items = findings(results, claim_tables(results))
@@ -164,6 +214,7 @@ def render_html(*, title: str, results: list, tables: list[Table], figures: list
               "<ul>" + "".join(_finding_html(f, names) for f in settled + [MEASURED]) + "</ul>"]
     verdicts = [t for t in tables if t.name == "verdicts"]
     parts += ["<h2>Verdicts</h2>", *(table_html(t) for t in verdicts),
+              "<h2>What this report read</h2>", _provenance_html(provenance),
               "<h2>Settings of this report</h2>", f"<p>{_inline(settings_line)}</p>", f"<p>{_inline(how_to_read)}</p>",
               "<h2>Tables</h2>", *(table_html(t) for t in tables if t.name != "verdicts"), "<h2>Figures</h2>"]
     previous = None
@@ -175,7 +226,7 @@ def render_html(*, title: str, results: list, tables: list[Table], figures: list
                      f"{html.escape(fig_title)}</strong></figcaption>"
                      f'<img alt="{html.escape(fig_title)}" src="data:image/png;base64,{data}">'
                      f"<figcaption>{cap}</figcaption></figure>")
-    body = "\n".join(parts)
+    body = "\n".join(_folded(parts))
     return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
             f'<meta name="viewport" content="width=device-width, initial-scale=1">'
             f"<title>{html.escape(title)}</title><style>{STYLE}</style></head>\n<body>\n{body}\n"

@@ -247,3 +247,39 @@ def _alive(pid: int) -> bool:
             return f.read().split(")")[-1].split()[0] != "Z"
     except FileNotFoundError:
         return False
+
+
+def test_thesis_seed_and_pretrained_records_are_checked_against_their_keys(root):
+    """Every experiment's records go through the one reader: a thesis run or a seed run whose own fields
+    contradict the file it is filed under, and a pretrained cache naming a model the experiment does not know,
+    are damaged (the neighbours read back)."""
+    import json
+
+    from lnrecency.experiments.studies import seeds_config, thesis_config
+    from lnrecency.experiments.studies.pretrained import PretrainedSettings, cached
+
+    layer = {"layer": 1, "slope": 0.1}
+    run = {"arch": "attn2", "norm": "none", "seed": 3, "log": [], "trajectory": [], "init": {"layers": [layer]},
+           "final": {"layers": [layer]}, "induction_score": 0.1, "stopped": None}
+    path = run_cache.entry("runs", "r.json")
+    run_cache.write(path, run)
+    keys, shape, check = thesis_config.RUN_KEYS, thesis_config.RUN_SHAPE, thesis_config.run_check
+    assert run_cache.read(path, keys, shape=shape, check=check("attn2", "none", 3))
+    with pytest.raises(run_cache.DamagedCache, match="filed as arch attn2, norm layernorm"):
+        run_cache.read(path, keys, shape=shape, check=check("attn2", "layernorm", 3))
+    run_cache.write(path, {**run, "final": {"layers": []}})
+    with pytest.raises(run_cache.DamagedCache, match="final.layers: an empty list"):
+        run_cache.read(path, keys, shape=shape, check=check("attn2", "none", 3))
+    seed = run_cache.entry("seeds", "s.json")
+    run_cache.write(seed, {"seed": 2, "log": [], "task": "argmax", "arch": "post"})
+    assert run_cache.read(seed, check=seeds_config.run_check(("argmax", "post", 2)))
+    with pytest.raises(run_cache.DamagedCache, match="filed as"):
+        run_cache.read(seed, check=seeds_config.run_check(("argmax", "pre", 2)))
+    st = PretrainedSettings()
+    pre = run_cache.entry("pretrained", f"pretrained-{st.key()}.json")
+    good = {"name": "x", "package": "p", "sha256": "a" * 64, "runs": {}}
+    run_cache.write(pre, {"settings": json.loads(json.dumps(st.__dict__)), "models": {"smollm2-135m": good}})
+    assert cached(st)["models"]["smollm2-135m"]["sha256"] == "a" * 64
+    run_cache.write(pre, {"settings": json.loads(json.dumps(st.__dict__)), "models": {"../evil": good}})
+    with pytest.raises(run_cache.DamagedCache, match="not a known model"):
+        cached(st)

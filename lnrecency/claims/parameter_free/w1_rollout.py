@@ -109,7 +109,7 @@ def evaluate(*, quick: bool = False, progress=None) -> list:
         cfg = ModelConfig(norm=norm, residual=residual, lam=lam, alpha=alpha)
         r = limit_rollout(N, layers, config=cfg)[:, N - 1, 0]
         verdict, rho, rise = depth_decision(r)
-        depth_items.append((setting(cfg, n=N, layers=layers), verdict, RolloutDepthEvidence(
+        depth_items.append((setting(cfg, n=N, layers=f"1..{layers}"), verdict, RolloutDepthEvidence(
             n=N, layers=layers, first_token_mass=[float(x) for x in r], rate=rho, smallest_rise=rise)))
     for norm, residual, lam, alpha in product(("layernorm", "rmsnorm", "l2"), (False, True), (1.0, 8.0), (0.0, 0.3)):
         cfg = ModelConfig(norm=norm, residual=residual, lam=lam, alpha=alpha)

@@ -20,6 +20,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--from", dest="evidence", default=None, metavar="DIR",
                    help="render from the evidence `lnrecency verify --out DIR` wrote, computing nothing (the "
                         "settings are the evidence's: --quick, --seed, --convention are refused with it)")
+    cache = p.add_mutually_exclusive_group()
+    cache.add_argument("--no-cache", action="store_true",
+                       help="read no cached result (a hermetic report: the claims on trained and real models read "
+                            "'not run'; what else ran on this machine changes nothing)")
+    cache.add_argument("--cache", default=None, metavar="DIR",
+                       help="read cached results from DIR instead of $LNRECENCY_CACHE (default ~/.cache/lnrecency)")
     p.add_argument("--convention", default="authors-v2", choices=("authors-v2", "authors-v1"),
                    help="the authors' convention of the report's 'authors' simulation' section (default "
                         "authors-v2: the paper's Figure 1; authors-v1: its first version's LayerNorm figure)")
@@ -30,10 +36,20 @@ def run(args: Options) -> int:
     if args.evidence is not None and (args.quick or args.seed != 0 or args.convention != "authors-v2"):
         raise ValueError("--from renders the evidence with its own settings; drop --quick, --seed and "
                          "--convention (they were fixed by lnrecency verify --out)")
+    if args.evidence is not None and (args.no_cache or args.cache is not None):
+        raise ValueError("--from renders stored evidence and reads no cache; drop --no-cache / --cache")
+    import tempfile
+    from pathlib import Path
+
+    if args.cache is not None and not Path(args.cache).is_dir():
+        raise ValueError(f"--cache {args.cache!r} is not a folder")
+    from lnrecency.experiments.run_cache import using_root
     from lnrecency.report.build import build_report
 
-    result = build_report(args.out, quick=args.quick, formats=formats, seed=args.seed,
-                          convention=args.convention, evidence=args.evidence)
+    with tempfile.TemporaryDirectory(prefix="lnrecency-no-cache-") as empty, \
+            using_root(empty if args.no_cache else args.cache):
+        result = build_report(args.out, quick=args.quick, formats=formats, seed=args.seed,
+                              convention=args.convention, evidence=args.evidence)
     print(f"wrote {len(result.files)} files ({len(result.tables)} tables, {len(result.figures)} figures) "
           f"to {result.out} in {result.seconds:.1f} s; see {result.out / 'index.md'}")
     return 0

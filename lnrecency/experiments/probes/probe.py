@@ -42,6 +42,7 @@ import numpy as np
 import torch
 from scipy.stats import t as student_t
 
+from lnrecency.experiments.probes import tidy
 from lnrecency.experiments.probes.probe_costs import (  # noqa: F401 (re-exported)
     MAX_CELLS,
     MAX_PROBE_BYTES,
@@ -55,12 +56,14 @@ from lnrecency.experiments.probes.probe_costs import (  # noqa: F401 (re-exporte
 from lnrecency.runtime.arguments import check_choice, check_int, check_real
 
 __all__ = ["ProbeSettings", "ProbeResult", "probe", "row_slope_weights", "recency_counts",
-           "PHASES", "MIN_KEYS", "row_weights", "TOKENS",
+           "PHASES", "MIN_KEYS", "row_weights", "TOKENS", "GU_EPS",
            # re-exported from probe_costs (what a probe costs, decided before any work)
            "MAX_CELLS", "MAX_PROBE_BYTES", "MAX_SECONDS", "PROBE_COST", "check_probe_cost", "probe_bytes",
            "probe_chunk", "probe_seconds"]
 
 PHASES = ("recency", "earlier", "flat", "mixed")
+#: Gu et al. (2024, "When Attention Sink Emerges in Language Models")'s threshold eps of Sink^eps_1
+GU_EPS = 0.3
 #: what each traced tensor is, for the refusal of a non-finite one
 TRACE_NAMES = {"logits": "attention logits", "weights": "attention weights", "values": "attention values",
                "head_out": "head outputs", "normed": "normalised inputs of attention", "attn_out": "attention outputs",
@@ -74,7 +77,8 @@ MIN_KEYS = 3
 #: "text" = windows of real text in the model's own tokenizer (lnrecency.experiments.text.text_windows;
 #: the window's first key is left out whether or not the model takes a BOS)
 #: "task-no-bos" = the training distribution with its BOS removed (every key enters: there is no BOS to leave out)
-TOKENS = ("random", "task", "bos-response", "text", "task-no-bos")
+#: "given" = token ids a library caller passed (lnrecency.probe_model(tokens=...)): used as given, first key left out
+TOKENS = ("random", "task", "bos-response", "text", "task-no-bos", "given")
 #: the identity decoder's inputs: the theory's Gaussian draws (no tokens, no BOS; set by the probe itself)
 THEORY_INPUTS = "theory"
 
@@ -178,13 +182,17 @@ class HeadProbe:
     norm_law: np.ndarray | None = None  # s2 (rho + (1 - rho) E sum_k P_ik^2)
     value_sq: float | None = None  # s2
     value_rho: float | None = None  # rho
+    sink: float | None = None  # the first key's share of this head's attention (mean P_i1, rows i >= 2), its SE
+    sink_se: float | None = None
 
     def to_json(self) -> dict:
-        return {"head": self.head, "mean_logit": _tri(self.mean_logit), "mean_logit_se": _tri(self.mean_logit_se),
+        return {"head": self.head, "mean_logit": tidy.triangle(self.mean_logit),
+                "mean_logit_se": tidy.triangle(self.mean_logit_se),
                 "recency_slope": self.recency_slope, "recency_slope_se": self.recency_slope_se,
                 "rp": self.rp, "rp_se": self.rp_se,
-                "norm_profile": _vec(self.norm_profile), "norm_profile_se": _vec(self.norm_profile_se),
-                "norm_law": _vec(self.norm_law), "value_sq": self.value_sq, "value_rho": self.value_rho}
+                "norm_profile": tidy.vector(self.norm_profile), "norm_profile_se": tidy.vector(self.norm_profile_se),
+                "norm_law": tidy.vector(self.norm_law), "value_sq": self.value_sq, "value_rho": self.value_rho,
+                "sink": self.sink, "sink_se": self.sink_se}
 
 
 @dataclass
@@ -220,9 +228,9 @@ class LayerProbe:
                 "rows_recency": self.rows_recency, "rows_earlier": self.rows_earlier, "rp": self.rp,
                 "rp_se": self.rp_se, "sink": self.sink, "sink_se": self.sink_se,
                 "regions": {k: {"recency_slope": v[0], "recency_slope_se": v[1]} for k, v in self.regions.items()},
-                "mean_logit": _tri(self.mean_logit),
-                "diag_normalised": _tri(self.diag_normalised), "heads": [h.to_json() for h in self.heads],
-                "grams": {k: _tri(v, full=True) for k, v in self.grams.items()}}
+                "mean_logit": tidy.triangle(self.mean_logit),
+                "diag_normalised": tidy.triangle(self.diag_normalised), "heads": [h.to_json() for h in self.heads],
+                "grams": {k: tidy.triangle(v, full=True) for k, v in self.grams.items()}}
 
 
 @dataclass
@@ -236,6 +244,22 @@ class ProbeResult:
     def layer(self, layer: int) -> LayerProbe:
         return self.layers[check_int("layer", layer, minimum=1, maximum=len(self.layers)) - 1]
 
+    def gu_sink(self, eps: float = GU_EPS) -> float | None:
+        """Gu et al.'s Sink^eps_1 (lnrecency.experiments.probes.tidy.gu_sink)."""
+        return tidy.gu_sink(self, eps)
+
+    def records(self, eps: float = GU_EPS) -> list[dict]:
+        """Tidy rows, one per layer and head (lnrecency.experiments.probes.tidy)."""
+        return tidy.records(self, eps)
+
+    def to_frame(self, eps: float = GU_EPS):
+        """:meth:`records` as a pandas DataFrame (pandas is an optional extra)."""
+        return tidy.to_frame(self, eps)
+
+    def to_csv(self, path, eps: float = GU_EPS) -> None:
+        """:meth:`records` as CSV (empty cells for values not measured), written atomically."""
+        tidy.to_csv(self, path, eps)
+
     def to_json(self) -> dict:
         s = self.settings
         return {"model": self.model, "settings": {"n": s.n, "sequences": s.sequences, "seed": s.seed,
@@ -243,19 +267,10 @@ class ProbeResult:
                                                   "min_keys": MIN_KEYS, "row_weights": "number of keys",
                                                   "rate": s.rate},
                 "logits": self.logits_note, "assumptions": self.assumptions,
+                "gu_sink": {"eps": GU_EPS, "share_of_heads": self.gu_sink(),
+                            "definition": "Gu et al. 2024 Sink^eps_1: the share of (layer, head) pairs whose mean "
+                                          "attention to the first token (rows i >= 2) exceeds eps"},
                 "layers": [lp.to_json(self.model.get("kind") != "gguf") for lp in self.layers]}
-
-
-def _tri(m: np.ndarray | None, full: bool = False):
-    if m is None:
-        return None
-    n = m.shape[0]
-    return [[None if ((not full) and j > i) or not math.isfinite(float(m[i, j])) else float(m[i, j])
-             for j in range(n)] for i in range(n)]
-
-
-def _vec(v):
-    return None if v is None else [float(x) for x in v]
 
 
 def diag_normalise(m: np.ndarray) -> np.ndarray:
@@ -301,7 +316,7 @@ def probe(traces_of: Callable, *, n_layers: int, n_heads: int, settings: ProbeSe
 
     st = settings
     n = st.n
-    if st.sequences * n * n * n_heads * n_layers > MAX_CELLS:
+    if not stream and st.sequences * n * n * n_heads * n_layers > MAX_CELLS:  # streamed: its time estimate bounds it
         raise ValueError(f"sequences * n^2 * heads * layers = {st.sequences * n * n * n_heads * n_layers} exceeds "
                          f"the probe's bound {MAX_CELLS}; lower --sequences or --n")
     chunk = check_probe_cost(1 if stream else n_layers, n_heads, n, width, st, light, layers_kept=n_layers,
@@ -312,7 +327,8 @@ def probe(traces_of: Callable, *, n_layers: int, n_heads: int, settings: ProbeSe
     rows = np.flatnonzero(omega)  # 0-based rows that enter the layer slope
     omega_rows = torch.from_numpy(omega[rows])
     mom = [{name: _Moments() for name in ("S", "Smean", "seq_slope", "rp", "osq", "psq", "vsq", "vcross",
-                                          "layer_rows", "layer_slope", "layer_rp", "sink")} for _ in range(n_layers)]
+                                          "layer_rows", "layer_slope", "layer_rp", "sink", "head_sink")}
+           for _ in range(n_layers)]
     region_w = {}
     for name, wanted in (regions or {}).items():  # the layer-slope weights restricted to the region's rows
         keep = np.isin(rows + 1, np.asarray(list(wanted), dtype=int))
@@ -348,6 +364,7 @@ def probe(traces_of: Callable, *, n_layers: int, n_heads: int, settings: ProbeSe
         m["layer_rp"].add((recency_counts(sm, skip) / triples)[:, None])
         p = tr["weights"].to(torch.float64)
         m["sink"].add(p[:, :, 1:, 0].mean((1, 2))[:, None])  # P_i1 over heads and rows i >= 2
+        m["head_sink"].add(p[:, :, 1:, 0].mean(2))  # per head (B, H)
         if light:
             return
         m["psq"].add((p * p).sum(-1))  # sum_k P_ik^2, (B, H, n)
@@ -400,6 +417,8 @@ def probe(traces_of: Callable, *, n_layers: int, n_heads: int, settings: ProbeSe
                                     else (None, None)),
                            float(m["seq_slope"].mean[h]), float(m["seq_slope"].se[h]),
                            *((math.nan, math.nan) if light else (float(m["rp"].mean[h]), float(m["rp"].se[h]))))
+            if skip:
+                hp.sink, hp.sink_se = float(m["head_sink"].mean[h]), float(m["head_sink"].se[h])
             if m["osq"].count:
                 s2, cross = float(m["vsq"].mean[h]), float(m["vcross"].mean[h])
                 rho = cross / s2 if s2 > 0 else float("nan")

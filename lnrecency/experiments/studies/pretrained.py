@@ -117,6 +117,13 @@ def cached(st: PretrainedSettings | None = None) -> dict | None:
     if data["settings"] != asdict(st) or not isinstance(data["models"], dict):
         raise DamagedCache(f"pretrained-model cache {str(path)!r} does not hold results for these settings; delete "
                            f"it to probe again")
+    import re
+
+    for key, entry in data["models"].items():  # a model is one the experiment knows, named by its file's hash
+        if key not in KNOWN or not isinstance(entry, dict) or not isinstance(entry.get("runs"), dict) \
+                or not re.fullmatch(r"[0-9a-f]{64}", str(entry.get("sha256"))):
+            raise DamagedCache(f"pretrained-model cache {str(path)!r}: model entry {key!r:.40} is not a known model "
+                               f"({', '.join(KNOWN)}) with its SHA-256 and runs; delete it to probe again")
     return data
 
 

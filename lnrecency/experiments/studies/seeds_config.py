@@ -180,18 +180,31 @@ def select(runs: list, task: str, arch: str) -> list:
     return [r for r in runs if r["task"] == task and r["arch"] == arch]
 
 
+def run_check(job: tuple):
+    """The check of a cached seed run filed under ``job`` ((seed,) or (task, arch, seed)): the record says the
+    same seed (and task and architecture where it names them)."""
+    def check(rec: dict) -> None:
+        names = ("seed",) if len(job) == 1 else ("task", "arch", "seed")
+        said = tuple(rec.get(k) for k in names)
+        if any(rec.get(k) is not None and rec.get(k) != v for k, v in zip(names, job)) or rec.get("seed") != job[-1]:
+            raise ValueError(f"it is filed as {dict(zip(names, job))} but holds {dict(zip(names, said))}")
+    return check
+
+
 def run_cached(experiment: str, settings, jobs: list, fn, *, use_cache: bool = True, progress: bool | None = False,
                workers: int | None = None) -> list[dict]:
     """[fn(settings, *job)] for every job, each read from its cache file when there, else trained in parallel
     workers (lnrecency.experiments.run_cache.cached_jobs: the same bytes as serially) and cached as it finishes."""
     return run_cache.cached_jobs(fn, jobs, lambda job: run_path(experiment, settings, *job),
                                  args_of=lambda job: (settings, *job), use_cache=use_cache, required=("seed", "log"),
-                                 what=f"{experiment} runs", progress=progress, workers=workers)
+                                 what=f"{experiment} runs", progress=progress, workers=workers,
+                                 shape={"seed": int, "log": list}, check_of=run_check)
 
 
 def is_cached(experiment: str, settings) -> bool:
     """Whether every run of ``settings`` is in the cache (the experiment then trains nothing)."""
     for parts in runs_of(experiment, settings):
-        if run_cache.read(run_path(experiment, settings, *parts), ("seed", "log")) is None:
+        if run_cache.read(run_path(experiment, settings, *parts), ("seed", "log"), shape={"seed": int, "log": list},
+                          check=run_check(tuple(parts))) is None:
             return False
     return True

@@ -44,6 +44,7 @@ from lnrecency.experiments.studies.thesis_config import (
     ARCHS,
     NORMS,
     RUN_KEYS,
+    RUN_SHAPE,
     STAGES,
     VARIANTS,
     VERSION,
@@ -51,6 +52,7 @@ from lnrecency.experiments.studies.thesis_config import (
     ThesisSettings,
     cache_path,
     is_cached,
+    run_check,
 )
 
 __all__ = ["ThesisSettings", "ARCHS", "NORMS", "STAGES", "run_thesis", "ThesisResults", "train_run",
@@ -144,5 +146,5 @@ def run_thesis(settings: ThesisSettings, *, use_cache: bool = True, progress: bo
     jobs = [(a, m, s) for a in st.archs for m in st.norms for s in st.seeds]
     runs = cached_jobs(train_run, jobs, lambda job: cache_path(st, *job), args_of=lambda job: (*job, st),
                        use_cache=use_cache, required=RUN_KEYS, what="thesis runs", progress=progress,
-                       workers=workers)
+                       workers=workers, shape=RUN_SHAPE, check_of=lambda job: run_check(*job))
     return ThesisResults(st, runs)

@@ -148,12 +148,34 @@ def cache_path(st: ThesisSettings, arch: str, norm: str, seed: int) -> Path:
     return run_cache.entry("runs", f"{key}.json")
 
 
+#: a probed layer and a run, as the cache holds them (lnrecency.files.shapes)
+LAYER_SHAPE = {"layer": int, "slope": float}
+RUN_SHAPE = {"arch": str, "norm": str, "seed": int, "log": list, "trajectory": list,
+             "init": {"layers": [LAYER_SHAPE]}, "final": {"layers": [LAYER_SHAPE]}}
+
+
+def run_check(arch: str, norm: str, seed: int):
+    """The check of a cached run filed under (arch, norm, seed): the record says the same."""
+    def check(rec: dict) -> None:
+        said = (rec["arch"], rec["norm"], rec["seed"])
+        if said != (arch, norm, seed):
+            raise ValueError(f"it is filed as arch {arch}, norm {norm}, seed {seed} but holds {said[0]!r:.20}, "
+                             f"{said[1]!r:.20}, seed {said[2]!r:.20}")
+    return check
+
+
+def read_run(settings: ThesisSettings, arch: str, norm: str, seed: int) -> dict | None:
+    """A cached run, validated (run_cache.read with :data:`RUN_SHAPE` and :func:`run_check`); None when absent."""
+    return run_cache.read(cache_path(settings, arch, norm, seed), RUN_KEYS, shape=RUN_SHAPE,
+                          check=run_check(arch, norm, seed))
+
+
 def is_cached(settings: ThesisSettings) -> bool:
     """Whether every run of ``settings`` is in the cache, complete (then :func:`run_thesis` trains nothing)."""
     for arch in settings.archs:
         for norm in settings.norms:
             for seed in settings.seeds:
-                if run_cache.read(cache_path(settings, arch, norm, seed), RUN_KEYS) is None:
+                if read_run(settings, arch, norm, seed) is None:
                     return False
     return True
 

@@ -29,7 +29,7 @@ from typing import Iterator
 
 import numpy as np
 
-from lnrecency.experiments.text.text_windows import PIECE_CHARS, token_stream
+from lnrecency.experiments.text.pieces import PIECE_CHARS, token_stream
 
 __all__ = ["default_corpus", "corpus_files", "Corpus", "load_corpus", "premise_counts", "BINS", "VOCAB",
            "MAX_BYTES", "MAX_FILE_BYTES", "DECISIVE", "premise_decision", "cached_counts", "events", "PREMISE_RATE"]
@@ -102,7 +102,8 @@ def _walk(root: Path) -> Iterator[tuple[Path, os.stat_result]]:
 
 
 def corpus_files(root: str | Path | None = None) -> tuple[Path, list[Path]]:
-    """(root, files): the default corpus's ``*.py`` outside site-packages, or every text file under ``root``;
+    """(root, files): the default corpus's ``*.py`` outside site-packages (those within the per-file limit: the
+    others are skipped, never a reason to refuse a corpus the user did not choose), or every text file under ``root``;
     refused (ValueError naming the argument) when it is empty text, not a folder, nested too deep, holds too many
     entries or no text file, when one file exceeds :data:`MAX_FILE_BYTES`, or the whole :data:`MAX_BYTES`. Sizes
     are the files' own (a sparse file counts at its full size), checked before anything is read."""
@@ -114,8 +115,8 @@ def corpus_files(root: str | Path | None = None) -> tuple[Path, list[Path]]:
         raise ValueError(f"--corpus must be a folder of text files; got {str(root)!r} (not a directory)")
     found, total = [], 0
     for f, st in _walk(root):
-        if default and (f.suffix != ".py" or "site-packages" in f.parts):
-            continue
+        if default and (f.suffix != ".py" or "site-packages" in f.parts or st.st_size > MAX_FILE_BYTES):
+            continue  # the default corpus takes the files it can use; the user chose none of the others
         if st.st_size > MAX_FILE_BYTES:
             raise ValueError(f"--corpus {str(root)!r}: {str(f)!r} holds {st.st_size} bytes, above the per-file limit "
                              f"{MAX_FILE_BYTES}; remove it or use another folder")

@@ -14,6 +14,7 @@ of slopes and RP like every probe's, and its attention share is reported as the 
 """
 from __future__ import annotations
 
+import os
 from typing import Callable
 
 import numpy as np
@@ -41,7 +42,14 @@ def lm_inputs(meta: dict, vocab: int, n: int, tokens: str, seed: int, sequences:
     root, key = meta.get("corpus"), meta.get("corpus_key")
     if not isinstance(root, str) or not isinstance(key, str):
         raise ValueError("the checkpoint names no corpus (corpus, corpus_key): it was not written by train lm")
-    corpus = load_corpus(root)  # as train lm read it (its default BPE vocabulary)
+    from lnrecency.experiments.text.corpus import default_corpus
+
+    default = os.path.realpath(root) == os.path.realpath(default_corpus())  # train lm's default: read by its rule
+    try:
+        corpus = load_corpus(None if default else root)  # as train lm read it (its default BPE vocabulary)
+    except ValueError as exc:
+        raise ValueError(f"the checkpoint's corpus {root!r} (the one it was trained on) cannot be read again: "
+                         f"{str(exc).removeprefix('--corpus ')}") from None
     if corpus.key != key or corpus.vocab != vocab:
         raise ValueError(f"the corpus {root!r} changed since the model was trained (key {corpus.key}, the "
                          f"checkpoint's {key}); its tokenizer and held-out split would differ: refused")

@@ -19,6 +19,8 @@ from pathlib import Path
 
 import numpy as np
 
+from lnrecency.experiments.text.pieces import PIECE_CHARS, pieces, token_stream  # re-exported: text piece by piece
+
 __all__ = ["default_text_path", "read_text", "text_windows", "token_stream", "pieces", "DEFAULT_TEXT", "MAX_TEXT_BYTES",
            "PIECE_CHARS"]
 
@@ -26,51 +28,6 @@ __all__ = ["default_text_path", "read_text", "text_windows", "token_stream", "pi
 DEFAULT_TEXT = "the Python Language Reference's help topics (pydoc_data/topics.py of the running CPython)"
 #: the largest text read for windows
 MAX_TEXT_BYTES = 64 * 2**20
-#: the longest piece of text tokenised at once: a tokenizer's per-token objects (offsets, strings) cost 150-250
-#: bytes per character while they live, so a text is tokenised piece by piece and only the ids (4 bytes per
-#: token) are kept: at most about 250 * PIECE_CHARS bytes of transient memory, whatever the text's length
-PIECE_CHARS = 2**20
-
-
-def _cut(text: str, start: int, limit: int) -> int:
-    """Where the piece starting at ``start`` ends: the last newline in the window that a non-space follows, else
-    the last space in it that follows a non-space (byte-level BPE pre-tokenisation splits at both, so the ids do
-    not change), else ``start + limit`` (a text without a space in ``limit`` characters)."""
-    end = start + limit  # the piece is text[start:cut] with start < cut <= end < len(text)
-    q = text.rfind("\n", start, end)
-    while q >= start and text[q + 1].isspace():
-        q = text.rfind("\n", start, q)
-    if q >= start:
-        return q + 1
-    q = text.rfind(" ", start + 1, end + 1)
-    while q > start and text[q - 1].isspace():
-        q = text.rfind(" ", start + 1, q)
-    if q > start:
-        return q
-    return end
-
-
-def pieces(text: str, limit: int = PIECE_CHARS) -> list[str]:
-    """``text`` cut into pieces of at most ``limit`` characters (:func:`_cut`); a text of at most ``limit``
-    characters is one piece."""
-    out, start = [], 0
-    while len(text) - start > limit:
-        cut = _cut(text, start, limit)
-        out.append(text[start:cut])
-        start = cut
-    out.append(text[start:])
-    return out
-
-
-def token_stream(encode, docs: list[str]) -> np.ndarray:
-    """The ids of ``docs`` joined by blank lines, as int32, from ``encode(str) -> list[int]`` called piece by
-    piece (:func:`pieces`): memory bounded by the text and its ids, not by the tokenizer's objects."""
-    text = "\n\n".join(docs)
-    parts = [np.asarray(encode(p), dtype=np.int64) for p in pieces(text)]
-    ids = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
-    if ids.size and (ids.min() < 0 or ids.max() >= 2**31):
-        raise ValueError("the tokenizer gave token ids outside [0, 2^31)")
-    return ids.astype(np.int32)
 
 
 def default_text_path() -> Path:

@@ -106,8 +106,12 @@ def run(args: Options) -> int:
     from lnrecency.experiments.probes.probe_decoder import probe_decoder
 
     tokens = args.tokens if args.tokens is not None else ("task" if args.model_dir is not None else "random")
-    if tokens == "text" and args.gguf is None and args.model_dir is None:
-        raise ValueError("--tokens text goes with --gguf or a train lm MODEL_DIR (a model with its own tokenizer)")
+    if tokens == "text" and args.gguf is None and args.model_dir is None and args.hf is None:
+        raise ValueError("--tokens text goes with --gguf, --hf or a train lm MODEL_DIR (a model with its own "
+                         "tokenizer)")
+    if tokens == "given":
+        raise ValueError("--tokens given is the Python API's (lnrecency.probe_model(tokens=...)); on the command "
+                         "line: task | random | bos-response | text")
     st = ProbeSettings(n=args.n, sequences=args.sequences, seed=args.seed, tokens=tokens)
     show = not args.json and sys.stderr.isatty()
     if args.gguf is not None:
@@ -116,6 +120,13 @@ def run(args: Options) -> int:
 
         res = probe_gguf(args.gguf, st, no_rope=args.no_rope, text=args.text, progress=show, announce=not args.json,
                          max_model_mib=args.max_model_mib or MAX_MODEL_MIB)
+    elif args.hf is not None and tokens == "text":  # the library's entry point, on the folder's own tokenizer
+        from lnrecency.experiments.probes.model_probe import probe_model
+        from lnrecency.experiments.text.text_windows import read_text
+
+        docs, _ = read_text(args.text)
+        res = probe_model(args.hf, texts=docs, positions="off" if args.no_rope else "on", n=st.n,
+                          sequences=st.sequences, seed=st.seed, progress=show)
     elif args.hf is not None:
         from lnrecency.experiments.probes.hf import probe_hf
 

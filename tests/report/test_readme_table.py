@@ -1,0 +1,47 @@
+"""The README a reviewer reads in five minutes (issue 52): at most 1,500 words; one table row per claim and source
+of its statements, the paper's first and ours after, each with one verdict label; the counts by source equal the
+snapshot it was generated from (docs/verdicts.json), so a number that appears in two places cannot differ."""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from lnrecency.claims import catalog
+from lnrecency.report.readme import BEGIN, END, claim_rows, source_counts
+
+ROOT = Path(__file__).resolve().parents[2]
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+SNAPSHOT = json.loads((ROOT / "docs" / "verdicts.json").read_text(encoding="utf-8"))
+
+
+def test_the_readme_is_at_most_1500_words():
+    words = [w for w in README.split() if not set(w) <= set("|-:")]  # table rules and cell bars are not words
+    assert len(words) <= 1500, len(words)
+
+
+def test_one_row_per_claim_and_source_in_source_order_with_one_label():
+    block = README.split(BEGIN, 1)[1].split(END, 1)[0]
+    rows = re.findall(r"^\| \[([^\]]+)\]\(docs/claims/[^)]+\) \| ([^|]+) \| ([^|]+) \| ([^|]*) \|$", block, re.M)
+    short = {catalog.SOURCES[k]: v for k, v in catalog.SOURCE_SHORT.items()}
+    want = [(cid, short[group], label) for cid, group, label, _ in claim_rows(SNAPSHOT["verdicts"])]
+    assert [(c, s.strip(), v.strip()) for c, s, v, _ in rows] == want
+    order = list(catalog.SOURCE_SHORT.values())
+    seen = [order.index(s.strip()) for _, s, _, _ in rows]
+    assert seen == sorted(seen) and seen[0] == order.index("paper")  # the paper's claims first
+    assert all(" / " not in v for _, _, v, _ in rows)  # one label per row, never "refuted / confirmed"
+    measured = {r["id"] for r in SNAPSHOT["verdicts"]}
+    assert {c for c, _, _, _ in rows} == measured  # every claim with a row in the snapshot has its row
+
+
+def test_the_counts_by_source_are_the_snapshots():
+    for line in source_counts(SNAPSHOT["verdicts"]):
+        assert line in README, line
+
+
+def test_a_split_claim_reads_split_with_its_counts():
+    rows = [{"id": "C5", "statement": catalog.declared("C5").statements[0].text, "verdict": v, "finding": f}
+            for v, f in (("confirmed", "holds in 2 setting(s)"), ("refuted", "n=8, lam=1: increases then falls"))]
+    ((cid, group, label, reason),) = claim_rows(rows)
+    assert (cid, label) == ("C5", "split: 1 confirmed, 1 refuted") and group == catalog.SOURCES["paper"]
+    assert reason == "at n=8, lam=1"  # the gravest row's lead, the setting where it fails
