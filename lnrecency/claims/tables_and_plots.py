@@ -225,7 +225,7 @@ def not_run_figure(name: str, title: str, quick: bool, experiment: str = "thesis
             f" The {'default' if quick else 'quick'} run of it is cached: `lnrecency report"
             f"{'' if quick else ' --quick'}` draws this figure from it.")
     does = "probes the downloaded models" if experiment == "pretrained" else "trains and caches the models"
-    ax.text(0.5, 0.5, f"Not run: `{cmd}` {does};\nthe report then draws this figure.",
+    ax.text(0.5, 0.5, f"Not run: {cmd} {does};\nthe report then draws this figure.",
             ha="center", va="center", fontsize=10)
     return ReportFigure(name, title + " (not run)", f"The {experiment} experiment of this report's mode "
                         f"({'quick' if quick else 'default'}) is not in the cache; run `{cmd}`.{hint}", fig)
