@@ -391,13 +391,18 @@ def declared(claim_id: str) -> Declared:
         raise KeyError(f"claim id must be one of {', '.join(DECLARED)}; got {claim_id!r}") from None
 
 
-def statement_source(claim_id: str, text: str) -> str:
+def statement_source(claim_id: str, text: str, *, stored: bool = False) -> str:
     """The :data:`SOURCES` words of ``claim_id``'s declared statement ``text`` (ValueError when the claim does not
-    declare that statement: every verdict decides a declared statement)."""
+    declare that statement: every verdict decides a declared statement). ``stored``: a row read from evidence
+    written before the statement was reworded keeps its claim's source when all the claim's statements share one
+    (so old evidence still renders); otherwise the same ValueError."""
     text = " ".join(str(text).split())
     for s in declared(claim_id).statements:
         if s.text == text:
             return s.group
+    groups = {s.group for s in declared(claim_id).statements}
+    if stored and len(groups) == 1:
+        return groups.pop()
     raise ValueError(f"claim {claim_id} does not declare the statement {text[:80]!r}... (lnrecency/claims/"
                      f"catalog.py lists its statements)")
 

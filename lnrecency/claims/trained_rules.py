@@ -273,20 +273,29 @@ def claim_rows(cid: str, source: str, statement: str, base: dict, rows: list, *,
                         lead + " ".join(part_text(p) + "." for p in parts)) for setting, parts in rows]
 
 
+SECONDARY_LEAD = "Secondary (an interval, not a verdict): "
+
+
+def secondary_finding(interval, finding: str) -> str:
+    """A secondary row's finding: :data:`SECONDARY_LEAD`, the side of 0 its ``interval`` lies on (when it is two
+    finite numbers), then ``finding``."""
+    import math
+
+    side = ""
+    if isinstance(interval, (tuple, list)) and len(interval) == 2 and all(
+            isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) for x in interval):
+        lo, hi = float(interval[0]), float(interval[1])
+        where = "above 0" if lo > 0 else "below 0" if hi < 0 else "across 0"
+        side = f"its interval [{lo:.3g}, {hi:.3g}] lies {where}. "
+    return SECONDARY_LEAD + side + (finding or "")
+
+
 def secondary_row(r):
     """A row of a secondary claim (catalog: primary=False) reads "secondary", never a verdict of its own, and its
     finding opens with the side of 0 its interval lies on (an interval wholly on the far side is not "undecided")."""
     import dataclasses
-    import math
 
     if r.not_run:
         return r
-    iv = getattr(r.evidence, "interval", None)
-    side = ""
-    if isinstance(iv, (tuple, list)) and len(iv) == 2 and all(isinstance(x, (int, float)) and math.isfinite(x)
-                                                              for x in iv):
-        lo, hi = float(iv[0]), float(iv[1])
-        where = "above 0" if lo > 0 else "below 0" if hi < 0 else "across 0"
-        side = f"its interval [{lo:.3g}, {hi:.3g}] lies {where}. "
-    lead = f"Secondary (an interval, not a verdict): {side}"
-    return dataclasses.replace(r, verdict="secondary", finding=lead + (r.finding or ""))
+    return dataclasses.replace(r, verdict="secondary",
+                               finding=secondary_finding(getattr(r.evidence, "interval", None), r.finding))

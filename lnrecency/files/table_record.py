@@ -5,7 +5,8 @@ LaTeX, empty in CSV and null in JSON; infinities as "inf"), strings or bools. CS
 and every float at full precision (``repr``); Markdown and LaTeX round to ``digits`` significant digits.
 The Markdown view is for a person: at most :data:`MD_MAX_COLUMNS` columns per table (a wider table is shown
 as several views, each repeating the first ``key`` columns), without the ``md_hide`` columns, and with each
-long entry of an ``md_ids`` column (by default "setting") replaced by its label S1, S2, .. (a legend follows),
+long entry of an ``md_ids`` column (by default "setting") replaced by its label "setting 1", "setting 2", .. (a legend
+follows; never "S1", which a reader would take for a claim ID such as S2.1),
 spelled out once in a table of settings below.
 JSON schema of one table file::
 
@@ -16,7 +17,6 @@ from __future__ import annotations
 
 import csv
 import functools
-import hashlib
 import io
 import json
 import math
@@ -27,7 +27,7 @@ from typing import Any, Iterable
 
 from lnrecency.files.atomic import atomic_write_text
 
-__all__ = ["FORMATS", "MD_MAX_COLUMNS", "REPORT_FORMATS", "Table", "parse_formats", "setting_id"]
+__all__ = ["FORMATS", "MD_MAX_COLUMNS", "REPORT_FORMATS", "Table", "parse_formats"]
 
 FORMATS = ("md", "csv", "tex", "json")
 #: the report's formats: the table formats, and html (one self-contained page, lnrecency.report.html)
@@ -35,14 +35,8 @@ REPORT_FORMATS = FORMATS + ("html",)
 #: widest Markdown view (issue 32: a person reads at most about 12 columns)
 MD_MAX_COLUMNS = 12
 NA = "n/a"
-#: an ``md_ids`` entry longer than this is cited by its id in the Markdown view
+#: an ``md_ids`` entry longer than this is cited by its label in the Markdown view
 ID_OVER = 32
-
-
-def setting_id(text: str) -> str:
-    """The short id of a setting's description: ``s-`` and 6 hex digits of its SHA-1 (the same text has the
-    same id in every table and report)."""
-    return "s-" + hashlib.sha1(str(text).encode("utf-8")).hexdigest()[:6]
 
 
 def parse_formats(text: str | Iterable[str], allowed: tuple[str, ...] = FORMATS) -> tuple[str, ...]:
@@ -153,18 +147,18 @@ class Table:
 
     @functools.cached_property
     def _setting_labels(self) -> dict[str, str]:
-        """text -> "S1", "S2", ... for the long ``md_ids`` entries, numbered in order of first appearance."""
+        """text -> "setting 1", "setting 2", ... for the long ``md_ids`` entries, in order of first appearance."""
         idx = [self.columns.index(c) for c in self.md_ids]
         out: dict[str, str] = {}
         for r in self.rows:
             for k in idx:
                 text = _fmt(r[k], self.digits)
                 if len(text) > ID_OVER and text not in out:
-                    out[text] = f"S{len(out) + 1}"
+                    out[text] = f"setting {len(out) + 1}"
         return out
 
     def cited_settings(self) -> dict[str, str]:
-        """{label: text} of the long ``md_ids`` entries ("S1", "S2", ... in order of first appearance: a
+        """{label: text} of the long ``md_ids`` entries ("setting 1", "setting 2", ... in order of first appearance: a
         table's legend reads short names, never hashes)."""
         return {label: text for text, label in self._setting_labels.items()}
 

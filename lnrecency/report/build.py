@@ -63,8 +63,8 @@ HOW_TO_READ = (
     "mean (MC), its standard error (SE) and z = (MC - prediction) / SE; the prediction at finite d is the "
     "first-order expectation limit + c/d. dS columns are paired Monte Carlo differences S_(n,j) - S_(n,j-1) "
     "(positive = recency). \"n/a\" marks a cell undefined by design; \"exact (no test)\" an entry with no "
-    "randomness (the diagonal S_ii = lam). Long settings are cited by a short id (s-xxxxxx) spelled out under "
-    "each table. Words: docs/glossary.md.")
+    "randomness (the diagonal S_ii = lam). Long settings are cited by a label (setting 1, setting 2, ...) spelled "
+    "out under each table. Words: docs/glossary.md.")
 
 
 TITLE = "lnrecency report: does LayerNorm induce recency bias in transformer decoders?"
@@ -76,23 +76,20 @@ def _settings_line(s: ReportSettings) -> str:
             f"from `lnrecency verify" + (" --quick" if s.quick else "") + "`.")
 
 
-def provenance_lines(used: list[dict] | None, frozen: bool = False) -> list[str]:
-    """What the report read from the cache (lnrecency.experiments.run_cache.reads): the cache root, then one row
-    per cached result it used (experiment, entry, plan, date, hash, where); every trained row of the report comes
-    from one of these, and nothing else was read."""
-    from lnrecency.experiments.run_cache import cache_root
-
-    if frozen:
-        return ["Rendered from stored evidence (`lnrecency verify --out`): the results it holds were read when it "
-                "was written; this rendering read no cache."]
-    lines = [f"Cache root: `{cache_root()}` (`$LNRECENCY_CACHE`; `lnrecency report --no-cache` reads none, "
-             f"`--cache DIR` another)."]
+def provenance_lines(used) -> list[str]:
+    """What the report's verdicts read from the cache (lnrecency.experiments.run_cache.reads, kept in the stored
+    evidence so that a report rendered from it says the same): one row per cached result (experiment, entry,
+    plan, date, hash); every trained row of the report comes from one of these, and nothing else was read."""
+    if used is None:
+        return ["Not recorded: this report was rendered from evidence written before the report kept what it read."]
     if not used:
-        return lines + ["", "No cached result was read: every verdict here was computed by this run, and the claims "
-                        "on trained and real models are not run."]
-    lines += ["", f"{len(used)} cached result{'s' if len(used) != 1 else ''} read, each validated before use "
-              "(the claims on trained and real models rest on these and on nothing else):", "",
-              "| experiment | entry | plan (SHA-256) | written | SHA-256 | bytes |", "|---|---|---|---|---|---:|"]
+        return ["No cached result was read: every verdict here was computed by the run that wrote it, and the claims "
+                "on trained and real models are not run (`lnrecency report --no-cache` always reads none; "
+                "`--cache DIR` reads another cache than `$LNRECENCY_CACHE`)."]
+    lines = [f"{len(used)} cached result{'s' if len(used) != 1 else ''} read, each validated before use (the claims "
+             "on trained and real models rest on these and on nothing else; `lnrecency report --no-cache` reads "
+             "none):", "", "| experiment | entry | plan (SHA-256) | written | SHA-256 | bytes |",
+             "|---|---|---|---|---|---:|"]
     for e in used:
         plan = e["plan_sha256"][:12] + "..." if e.get("plan_sha256") else "-"
         lines.append(f"| {e['kind']} | `{e['entry']}` | {plan} | {e['modified']} | {e['sha256'][:12]}... | "
@@ -100,8 +97,7 @@ def provenance_lines(used: list[dict] | None, frozen: bool = False) -> list[str]
     return lines
 
 
-def _index(s: ReportSettings, tables: list, figs: list, results: list, used: list[dict] | None = None,
-           frozen: bool = False) -> str:
+def _index(s: ReportSettings, tables: list, figs: list, results: list, used=None) -> str:
     from lnrecency.report.headline import headline_markdown
 
     verdicts = next((t for t, _, _ in tables if t.name == "verdicts"), None)
@@ -109,7 +105,7 @@ def _index(s: ReportSettings, tables: list, figs: list, results: list, used: lis
              "figures embedded and sortable tables.)", "",
              headline_markdown(results, quick=s.quick), "## Verdicts", "",
              verdicts.to_markdown().split("\n", 2)[2] if verdicts is not None else "(verdicts not written)", "",
-             "## What this report read", "", *provenance_lines(used, frozen), "",
+             "## What this report read", "", *provenance_lines(used), "",
              "## Settings of this report", "", _settings_line(s), "", HOW_TO_READ, "", "## Tables", ""]
     for table, paths, line in tables:
         links = ", ".join(f"[{p.name}]({p.name})" for p in paths)
@@ -332,7 +328,9 @@ def _build_into(out: Path, final: Path, settings: ReportSettings, fmts, jobs: in
     result.tables = [t for t, _, _ in tables]
     result.figures = [(f.name, f.title, f.caption) for f, _ in figs]
     result.files = [p for _, paths, _ in tables for p in paths] + [p for _, paths in figs for p in paths]
-    used = None if data.frozen else run_cache.reads()
+    if not data.frozen:  # what this run read (kept in the evidence; a rendering from it says the same)
+        data.provenance = tuple(run_cache.reads())
+    used = None if data.provenance is None else [dict(e) for e in data.provenance]
     meta = {"settings": asdict(settings), "formats": list(fmts), "provenance": used,
             "tables": [t.name for t in result.tables],
             "figures": [{"name": n, "title": t, "caption": c} for n, t, c in result.figures],
@@ -340,7 +338,7 @@ def _build_into(out: Path, final: Path, settings: ReportSettings, fmts, jobs: in
                             + (["index.html"] if "html" in fmts else []))}
     atomic_write_text(out / "report.json", json.dumps(meta, indent=1) + "\n")
     results = [r for rs in data.verdicts().values() for r in rs]
-    atomic_write_text(out / "index.md", _index(settings, tables, figs, results, used, data.frozen))
+    atomic_write_text(out / "index.md", _index(settings, tables, figs, results, used))
     if "html" in fmts and not collect:
         from lnrecency.report.html import render_html
 
@@ -348,7 +346,7 @@ def _build_into(out: Path, final: Path, settings: ReportSettings, fmts, jobs: in
         atomic_write_text(out / "index.html", render_html(
             title=TITLE, results=results, tables=result.tables, figures=pngs, out=out,
             settings_line=_settings_line(settings), how_to_read=HOW_TO_READ, quick=settings.quick,
-            provenance="\n".join(provenance_lines(used, data.frozen))))
+            provenance="\n".join(provenance_lines(used))))
     if collect:  # collect_evidence: the data was the point
         return result
     publish(out, final)

@@ -50,6 +50,8 @@ class ReportEvidence:
     limits: dict
     sims: dict
     closed: dict
+    #: the cache entries the verdicts rested on (lnrecency.experiments.run_cache.reads); None: not recorded
+    provenance: tuple | None = None
 
 
 class EvidenceMissing(ValueError):
@@ -70,6 +72,7 @@ class ReportData:
         self._verdicts: dict[str, list[ClaimResult]] = {}
         self._all_verdicts = False
         self.frozen = False
+        self.provenance: tuple | None = None  # what the report read from the cache (set when it is built)
 
     def _missing(self, what: str):
         raise EvidenceMissing(f"--from: the stored evidence does not hold {what}; write it with the same "
@@ -80,13 +83,15 @@ class ReportData:
         if not self._all_verdicts:
             raise ValueError("evidence() needs every verdict: call verdicts() or set_verdicts() first")
         results = tuple(r for rs in self._verdicts.values() for r in rs)
-        return ReportEvidence(self.settings, results, dict(self._limits), dict(self._sims), dict(self._closed))
+        return ReportEvidence(self.settings, results, dict(self._limits), dict(self._sims), dict(self._closed),
+                              self.provenance)
 
     @classmethod
     def from_evidence(cls, ev: ReportEvidence) -> "ReportData":
         data = cls(ev.settings)
         data._limits, data._sims, data._closed = dict(ev.limits), dict(ev.sims), dict(ev.closed)
         data.set_verdicts(list(ev.verdicts))
+        data.provenance = ev.provenance
         data.frozen = True
         return data
 

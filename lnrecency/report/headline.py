@@ -27,14 +27,15 @@ __all__ = ["Finding", "Statement", "MEASURED", "SOURCE_GROUPS", "source_group", 
 #: about the longest lead sentence of a finding, in words (the claim's page and `verify` give it whole)
 LEAD_WORDS = 40
 #: verdict order of the headline: what fails first
-ORDER = ("refuted", "not reproduced in this setting", "inconclusive", "reproduced", "confirmed")
+ORDER = ("refuted", "not reproduced in this setting", "inconclusive", "secondary", "reproduced", "confirmed")
 #: where a statement comes from, as the headline counts them (declared per statement in the claim catalogue)
 SOURCE_GROUPS = tuple(catalog.SOURCES.values())
 
 
 def source_group(cid: str, statement: str) -> str:
-    """The :data:`SOURCE_GROUPS` entry of claim ``cid``'s statement ``statement``, as the catalogue declares it."""
-    return catalog.statement_source(cid, statement)
+    """The :data:`SOURCE_GROUPS` entry of claim ``cid``'s statement ``statement``, as the catalogue declares it (a
+    row of stored evidence whose statement was reworded since: its claim's one source)."""
+    return catalog.statement_source(cid, statement, stored=True)
 
 
 def source_of(r: ClaimResult) -> str:

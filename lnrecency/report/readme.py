@@ -95,6 +95,15 @@ def costs_sentence() -> str:
             f"{duration(suite['seconds'])} ({suite['date']}; {suite['note']}).{COSTS_END}")
 
 
+def update_fills(path: str | Path) -> Path:
+    """Rewrite the fills block of ``path`` (a documentation page) with :func:`fills_table`: the same table and
+    times as the README's, from the catalogue and lnrecency/data/costs.json."""
+    path = Path(path)
+    text = path.read_text(encoding="utf-8")
+    before, _, after = _between(text, FILLS_BEGIN, FILLS_END, f"path {str(path)!r}")
+    return atomic_write_text(path, before + fills_table() + after)
+
+
 def row_of(r: ClaimResult) -> dict:
     """A verdict row as docs/verdicts.json holds it (no evidence)."""
     from lnrecency.inference.evidence import strict_json
@@ -105,7 +114,7 @@ def row_of(r: ClaimResult) -> dict:
 def _group(row: dict) -> str:
     from lnrecency.claims import catalog
 
-    return catalog.statement_source(row["id"], row["statement"])
+    return catalog.statement_source(row["id"], row["statement"], stored=True)
 
 
 def source_counts(rows: list[dict]) -> list[str]:
@@ -137,9 +146,11 @@ def reason(finding: str) -> str:
 
     text = " ".join(str(finding).split())
     text = re.sub(r"^quick run: not decisive[^.]*\.\s*", "", text)
-    secondary = text.startswith("Secondary (an interval, not a verdict): ")
+    from lnrecency.claims.trained_rules import SECONDARY_LEAD
+
+    secondary = text.startswith(SECONDARY_LEAD)
     if secondary:
-        text = text[len("Secondary (an interval, not a verdict): "):]
+        text = text[len(SECONDARY_LEAD):]
         text = re.sub(r"^quick run: not decisive[^.]*\.\s*", "", text)
     pattern = r"\. " if secondary else r"(?<=[a-z0-9)\]])(: |; |\. )"
     cut = re.search(pattern, text)
@@ -246,16 +257,10 @@ def kept_trained_rows(path: Path) -> tuple[list[dict], bool, str | None]:
 
 def _secondary(row: dict) -> dict:
     """A kept row of a secondary claim relabelled as :func:`lnrecency.claims.trained_rules.secondary_row` labels a
-    new one (its verdict "secondary", its finding opened by the side of 0 its interval lies on)."""
-    import math
+    new one."""
+    from lnrecency.claims.trained_rules import secondary_finding
 
-    iv = row.get("interval")
-    side = ""
-    if isinstance(iv, list) and len(iv) == 2 and all(isinstance(x, (int, float)) and math.isfinite(x) for x in iv):
-        where = "above 0" if iv[0] > 0 else "below 0" if iv[1] < 0 else "across 0"
-        side = f"its interval [{iv[0]:.3g}, {iv[1]:.3g}] lies {where}. "
-    return {**row, "verdict": "secondary",
-            "finding": f"Secondary (an interval, not a verdict): {side}{row.get('finding', '')}"}
+    return {**row, "verdict": "secondary", "finding": secondary_finding(row.get("interval"), row.get("finding", ""))}
 
 
 def main(argv: list[str] | None = None) -> int:

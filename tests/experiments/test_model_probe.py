@@ -154,3 +154,15 @@ def test_the_docs_example_runs(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     exec(compile(code, "docs/probe-your-model.md", "exec"), {})
     assert (tmp_path / "probe.csv").read_text().startswith("layer,head,slope")
+
+
+def test_the_command_line_writes_the_tidy_rows_as_csv(tmp_path, capsys):
+    from lnrecency.cli.app import main
+
+    out = tmp_path / "rows.csv"
+    assert main(["probe", "--identity", "--n", "8", "--sequences", "8", "--csv", str(out)]) == 0
+    with open(out) as f:
+        rows = list(csv.DictReader(f))
+    assert rows and rows[0]["layer"] == "1" and "nan" not in out.read_text().lower()
+    assert main(["probe", "--identity", "--csv", str(tmp_path / "no" / "x.csv")]) == 2
+    assert "--csv" in capsys.readouterr().err

@@ -111,6 +111,7 @@ def test_an_evidence_folder_written_before_the_move_renders_identically(tmp_path
 
     differ = sorted(n for n in names if digest(outs[0], n) != digest(outs[1], n))
     assert differ == [], differ
-    if fixture == ROUND4:  # no renderer change since: today's report is the one written before round 4, byte for byte
+    if fixture == ROUND4:  # today's report is the one recorded for this evidence, byte for byte (the renderer's own
+        # intended changes since round 4 are named, with the hashes before them, in the record's "re_recorded")
         changed = sorted(n for n, h in names.items() if digest(outs[0], n) != h)
         assert changed == [], changed

@@ -254,7 +254,7 @@ def test_readme_verdict_block(tmp_path):
     text = readme.read_text()
     assert text.startswith("# x\n\n") and text.endswith(f"{END}\n\ntail\n") and "OLDBLOCK" not in text
     assert "**1 verdicts on 1 claims** (quick settings): 0 confirmed, 1 refuted, 0 inconclusive." in text
-    assert "| [C5](docs/claims/C5.md) | the paper (v2 text) | refuted | holds for n < 9 |" in text
+    assert "| [C5](docs/claims/C5.md) | paper | refuted | holds for n < 9 |" in text
     assert "- **the paper (v2 text)**: 1 claim, 1 refuted." in text
     (tmp_path / "plain.md").write_text("no markers\n")
     with pytest.raises(ValueError, match="markers"):

@@ -198,8 +198,9 @@ def text_table(data) -> Table:
     runs = _runs(data)
     if runs is None:
         return Table("thesis_text", "The thesis on text (TT1-TT4): not run",
-                     f"The text models are not cached: run `{COMMAND}` (about 25 min on 2 cores), then rebuild the "
-                     f"report.", columns, [], ["Verdicts TT1-TT4: not evaluated (not cached)."])
+                     f"The text models are not cached: run `{COMMAND}` (tens of minutes on 2 cores; `lnrecency "
+                     f"verify --claim TT1` states the measured time), then rebuild the report.", columns,
+                     [], ["Verdicts TT1-TT4: not evaluated (not cached)."])
     from lnrecency.experiments.studies.thesis_text import learned, plan_sha256
 
     st = _settings(data.settings.quick)

@@ -72,7 +72,7 @@ class TextThesisSettings:
 
     @classmethod
     def preset(cls, quick: bool) -> "TextThesisSettings":
-        """Default: the plan's 33 models (about 25 min on 2 cores); quick: attn2 with 3 seeds per
+        """Default: the plan's 33 models (time: lnrecency/data/costs.json); quick: attn2 with 3 seeds per
         normalisation for 120 steps (a smoke test, never decisive)."""
         if quick:
             return cls(primary_seeds=(0, 1, 2), secondary_seeds=(), archs=("attn2",), steps=120, warmup=20,

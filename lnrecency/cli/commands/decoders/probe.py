@@ -60,6 +60,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--sequences", type=int, default=256, help="sequences probed (default 256)")
     p.add_argument("--seed", type=int, default=0, help="seed of the probe's inputs (default 0)")
     p.add_argument("--json", action="store_true", help="the full result as JSON")
+    p.add_argument("--csv", default=None, metavar="FILE",
+                   help="also write the tidy rows (one per layer and head: slope, SE, RP, sink, Gu et al.'s "
+                        "Sink^eps count) as CSV to FILE")
 
 
 def _strict(x):
@@ -87,6 +90,12 @@ def run(args: Options) -> int:
         raise ValueError("--max-model-mib goes with --gguf")
     if args.text is not None and args.tokens != "text":
         raise ValueError("--text goes with --tokens text")
+    if args.csv is not None:
+        from pathlib import Path
+
+        where = Path(args.csv)
+        if where.is_dir() or where.is_symlink() or not where.parent.is_dir():
+            raise ValueError(f"--csv {args.csv!r}: must name a file in an existing folder (not a folder or a link)")
     model_flags = args.identity or any(getattr(args, k) not in (None, False) for k in ("gamma", "lam", "embedding")) \
         or args.residual or args.alpha != 0.0 or args.norm != "layernorm"
     if model_flags and not args.identity:
@@ -161,6 +170,8 @@ def run(args: Options) -> int:
         other = "random" if st.tokens in ("task", "text") else "task"
         beside = probe_decoder(model, replace(st, tokens=other), task=task, progress=show, info=info,
                                inputs=source(replace(st, tokens=other)))
+    if args.csv is not None:
+        res.to_csv(args.csv)
     if args.json:
         out = res.to_json()
         if beside is not None:
