@@ -283,3 +283,21 @@ def test_thesis_seed_and_pretrained_records_are_checked_against_their_keys(root)
     run_cache.write(pre, {"settings": json.loads(json.dumps(st.__dict__)), "models": {"../evil": good}})
     with pytest.raises(run_cache.DamagedCache, match="not a known model"):
         cached(st)
+
+
+def test_a_linked_gguf_cache_folder_is_refused_before_the_load(root, tmp_path):
+    """$LNRECENCY_CACHE/gguf itself a link to a user's folder: the probe is refused (one line naming it) before
+    anything is staged, and the user's folder is left as it was."""
+    pytest.importorskip("transformers")
+    from lnrecency.experiments.probes.gguf_probe import open_model
+    from lnrecency.experiments.probes.probe import ProbeSettings
+
+    model = tmp_path / "m.gguf"
+    model.write_bytes(tiny_llama())
+    user = tmp_path / "user"
+    user.mkdir()
+    root.mkdir()
+    (root / "gguf").symlink_to(user)
+    with pytest.raises(run_cache.DamagedCache, match="symbolic link"):
+        open_model(model, plan=[(ProbeSettings(n=8, sequences=8), False)])
+    assert list(user.iterdir()) == []

@@ -88,7 +88,7 @@ def open_model(path, *, plan: list, max_model_mib: float | None = None, announce
     free memory, then load (module docstrings)."""
     from lnrecency.experiments.decoders.train import deterministic
     from lnrecency.experiments.probes.gguf import MAX_MODEL_MIB
-    from lnrecency.experiments.run_cache import folder
+    from lnrecency.experiments.run_cache import folder, make_folder
     from lnrecency.files.gguf_source import open_source
     from lnrecency.runtime.memory import available_memory
     from lnrecency.runtime.timelimit import refusal, time_limit
@@ -117,7 +117,7 @@ def open_model(path, *, plan: list, max_model_mib: float | None = None, announce
         print(f"probe: loading {src.name} ({m.architecture}, {m.layers} layers, {m.float32_bytes / 2**20:.0f} MiB "
               f"float32); estimated {seconds:.0f} s, peak {peak / 2**20:.0f} MiB", file=sys.stderr, flush=True)
     with deterministic(1):
-        model, tok = load_gguf(src, m, folder("gguf"))
+        model, tok = load_gguf(src, m, make_folder(folder("gguf")))  # no link on the way from the cache root
     return Loaded(src, m, model, tok, time.perf_counter() - t0, {"seconds": round(seconds, 1),
                                                                   "peak_mib": round(peak / 2**20)})
 

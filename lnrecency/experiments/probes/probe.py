@@ -320,7 +320,7 @@ def probe(traces_of: Callable, *, n_layers: int, n_heads: int, settings: ProbeSe
         raise ValueError(f"sequences * n^2 * heads * layers = {st.sequences * n * n * n_heads * n_layers} exceeds "
                          f"the probe's bound {MAX_CELLS}; lower --sequences or --n")
     chunk = check_probe_cost(1 if stream else n_layers, n_heads, n, width, st, light, layers_kept=n_layers,
-                             maps=maps)
+                             maps=maps, timed=not stream)  # streamed: the caller's estimate bounded it, before the load
     skip = 1 if st.bos_first else 0
     w = torch.from_numpy(row_slope_weights(n, skip))
     omega = row_weights(n, skip)

@@ -46,16 +46,18 @@ def probe_seconds(n_layers: int, n_heads: int, n: int, width: int, sequences: in
 
 
 def check_probe_cost(n_layers: int, n_heads: int, n: int, width: int, settings,
-                     light: bool = False, layers_kept: int | None = None, maps: bool = True) -> int:
+                     light: bool = False, layers_kept: int | None = None, maps: bool = True,
+                     timed: bool = True) -> int:
     """``settings``: a :class:`lnrecency.experiments.probes.probe.ProbeSettings` (its ``chunk`` and
     ``sequences`` are read). Refuse a probe above its memory bound (:func:`probe_chunk`) or its time limit
-    (:func:`probe_seconds`,
-    ``--max-seconds``) before any work; return the sequences per step."""
+    (:func:`probe_seconds`, ``--max-seconds``) before any work; return the sequences per step. ``timed``: False
+    when the caller has already bounded the time with its own estimate, before loading the model (a streamed
+    real model: lnrecency.experiments.probes.gguf.estimate_probe, measured on such models)."""
     from lnrecency.runtime.timelimit import refusal, time_limit
 
     chunk = probe_chunk(n_layers, n_heads, n, width, settings.chunk, light, layers_kept, maps)
     seconds = probe_seconds(n_layers if layers_kept is None else layers_kept, n_heads, n, width, settings.sequences)
-    if seconds > time_limit(MAX_SECONDS):
+    if timed and seconds > time_limit(MAX_SECONDS):
         raise refusal(f"the probe of {settings.sequences} sequences at n = {n} ({n_layers} layers x {n_heads} "
                       f"heads, width {width})", seconds, time_limit(MAX_SECONDS), "lower --sequences or --n")
     return chunk
