@@ -40,7 +40,7 @@ from lnrecency.experiments.probes.probe import (
 )
 
 __all__ = ["GGUFModel", "check_header", "estimate_load", "estimate_probe", "load_gguf", "content_tokens",
-           "forward_flops", "MAX_MODEL_MIB", "GGUF_COST", "THREADS", "PPL_ROWS"]
+           "forward_flops", "MAX_MODEL_MIB", "GGUF_COST", "THREADS", "PPL_ROWS", "GGUF_CHUNK"]
 
 #: the largest model (float32 weights) the probe loads by default; --max-model-mib raises it (up to the
 #: machine's free memory: the load's peak is about 1.3 times the float32 size plus the interpreter)
@@ -57,6 +57,10 @@ THREADS = 2
 GGUF_COST = {"LOAD_FIXED": 5.0, "LOAD_PER_BYTE": 1.12e-8, "LOAD_PER_TOKEN": 1.26e-4, "FLOP_SECONDS": 8.9e-12,
              "CELL_SECONDS": 0.0, "CUBE_SECONDS": 2.1e-9, "BASE_BYTES": 600 * 2**20, "LOAD_FACTOR": 1.25,
              "VOCAB_BYTES": 5800, "RUN_FACTOR": 1.0}
+#: sequences per forward pass of a real model: activations grow with it (SmolLM2-135M, `probe --gguf --tokens text
+#: --n 256` with 256 windows, measured on 2 cores: 64 per pass peaked at 2.97 GB resident in 6 min 25 s, 16 per pass
+#: at 2.55 GB in 6 min 31 s; the estimate said 1837 MiB and 244 s: it is low, see issue 53's note)
+GGUF_CHUNK = 16
 #: output-layer rows per step of the perplexity (64 x vocabulary float32: 64 MiB at a 262k vocabulary)
 PPL_ROWS = 64
 
@@ -155,7 +159,8 @@ def estimate_probe(m: GGUFModel, settings: ProbeSettings, extra_passes: int, ppl
     output layer over ``ppl_windows`` windows when the inputs are text) and ``extra_passes`` perplexity passes
     over ``ppl_windows`` windows."""
     c, n, b = GGUF_COST, settings.n, settings.sequences
-    chunk = min(b, probe_chunk(1, m.heads, n, m.width, settings.chunk, light=True, layers_kept=m.layers, maps=False))
+    chunk = min(b, probe_chunk(1, m.heads, n, m.width, min(settings.chunk, GGUF_CHUNK), light=True,
+                               layers_kept=m.layers, maps=False))
     head = 2.0 * m.output_params * n
     flops = (b * forward_flops(m, n) + (ppl_windows * head if settings.tokens == "text" else 0.0)
              + extra_passes * ppl_windows * (forward_flops(m, n) + head))

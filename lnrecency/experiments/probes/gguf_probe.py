@@ -182,11 +182,14 @@ def probe_loaded(loaded: Loaded, settings: ProbeSettings, *, no_rope: bool = Fal
                  progress: bool = False) -> ProbeResult:
     """:func:`lnrecency.experiments.probes.probe.probe` on a loaded GGUF model: light (layer and per-head
     slopes, layer RP, sink; no per-head maps), streamed layer by layer, the first key out."""
+    from dataclasses import replace
+
     from lnrecency.experiments.decoders.train import deterministic
-    from lnrecency.experiments.probes.gguf import THREADS
+    from lnrecency.experiments.probes.gguf import GGUF_CHUNK, THREADS
     from lnrecency.experiments.probes.logit_tap import tapping
 
     t0 = time.perf_counter()
+    settings = replace(settings, chunk=min(settings.chunk, GGUF_CHUNK))  # bounded activations (GGUF_CHUNK)
     m, model = loaded.m, loaded.model
     is_text = settings.tokens == "text"
     ppl_windows = min(settings.sequences, PPL_WINDOWS)
