@@ -59,7 +59,8 @@ GGUF_COST = {"LOAD_FIXED": 5.0, "LOAD_PER_BYTE": 1.12e-8, "LOAD_PER_TOKEN": 1.26
              "VOCAB_BYTES": 5800, "RUN_FACTOR": 1.0}
 #: sequences per forward pass of a real model: activations grow with it (SmolLM2-135M, `probe --gguf --tokens text
 #: --n 256` with 256 windows, measured on 2 cores: 64 per pass peaked at 2.97 GB resident in 6 min 25 s, 16 per pass
-#: at 2.55 GB in 6 min 31 s; the estimate said 1837 MiB and 244 s: it is low, see issue 53's note)
+#: at 2.55 GB in 6 min 31 s, and with 64 windows at 2.40 GB: the peak is mostly the load; the estimate said 1837 MiB
+#: and 244 s: it is low, see issue 53's note)
 GGUF_CHUNK = 16
 #: output-layer rows per step of the perplexity (64 x vocabulary float32: 64 MiB at a 262k vocabulary)
 PPL_ROWS = 64
