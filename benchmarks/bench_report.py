@@ -3,7 +3,7 @@ rendering it from stored evidence (`lnrecency verify --quick --out E`, then `rep
 
     python3 benchmarks/bench_report.py                 # measure and print
     python3 benchmarks/bench_report.py --render-only   # only the render-from-evidence time
-    python3 benchmarks/bench_report.py --write-docs    # also rewrite the timing sentence of docs/report.md
+    python3 benchmarks/bench_report.py --write-costs   # also record them in lnrecency/data/costs.json
 
 Each run is a fresh process (interpreter start-up included) writing into a temporary folder; peak
 memory is the largest resident set of the run and of its worker process (RUSAGE_CHILDREN).
@@ -11,8 +11,9 @@ memory is the largest resident set of the run and of its worker process (RUSAGE_
 from __future__ import annotations
 
 import argparse
+import datetime
+import json
 import os
-import re
 import resource
 import subprocess
 import sys
@@ -20,7 +21,6 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BEGIN, END = "<!-- timings:begin -->", "<!-- timings:end -->"
 
 
 def measure(quick: bool) -> tuple[float, float]:
@@ -48,16 +48,23 @@ def measure_render() -> tuple[float, float]:
         return t1 - t0, time.perf_counter() - t1
 
 
-def sentence(full: tuple[float, float], quick: tuple[float, float]) -> str:
-    return (f"{BEGIN}On this 2-core machine (otherwise idle) the default took {full[0]:.0f} s and `--quick` "
-            f"{quick[0]:.0f} s wall-clock (interpreter start-up included), peak memory about "
-            f"{max(full[1], quick[1]):.0f} MiB (goals: 3 min and 30 s; measured by "
-            f"`python3 benchmarks/bench_report.py --write-docs`).{END}")
+def write_costs(full: tuple[float, float], quick: tuple[float, float]) -> None:
+    """Record the two runs in lnrecency/data/costs.json (seconds, today's date, peak MiB): the one source that
+    the README and docs/report.md are generated from (python3 -m lnrecency.report.regenerate)."""
+    path = os.path.join(ROOT, "lnrecency", "data", "costs.json")
+    data = json.load(open(path, encoding="utf-8"))
+    for name, (seconds, peak) in (("report", full), ("report --quick", quick)):
+        data["commands"][name].update(seconds=round(seconds), date=datetime.date.today().isoformat(),
+                                      peak_mib=round(peak))
+    with open(path + ".part", "w", encoding="utf-8") as fh:
+        fh.write(json.dumps(data, indent=1) + "\n")
+    os.replace(path + ".part", path)
 
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--write-docs", action="store_true", help="rewrite the timing sentence of docs/report.md")
+    p.add_argument("--write-costs", action="store_true", help="record both runs in lnrecency/data/costs.json (then "
+                   "python3 -m lnrecency.report.regenerate writes them into the README and docs/report.md)")
     p.add_argument("--render-only", action="store_true", help="only verify --out and report --from (quick)")
     args = p.parse_args(argv)
     write, render = measure_render()
@@ -68,15 +75,9 @@ def main(argv=None) -> int:
     full = measure(False)
     print(f"report --quick: {quick[0]:.1f} s; report (default): {full[0]:.1f} s; "
           f"peak RSS {max(full[1], quick[1]):.0f} MiB")
-    if args.write_docs:
-        path = os.path.join(ROOT, "docs", "report.md")
-        text = open(path, encoding="utf-8").read()
-        new, count = re.subn(re.escape(BEGIN) + ".*?" + re.escape(END), sentence(full, quick), text,
-                             flags=re.S)
-        if count != 1:
-            raise SystemExit(f"docs/report.md must hold exactly one {BEGIN} ... {END} block; found {count}")
-        open(path, "w", encoding="utf-8").write(new)
-        print("docs/report.md timing sentence rewritten")
+    if args.write_costs:
+        write_costs(full, quick)
+        print("lnrecency/data/costs.json: both runs recorded; run python3 -m lnrecency.report.regenerate")
     return 0
 
 

@@ -82,6 +82,24 @@ NOTEBOOK_TITLES: dict[str, str] = {
 }
 
 
+#: notebook name -> the docs page it is made from: its Markdown and its ```python blocks, cell by cell, in order (the
+#: page is the one source; tests/experiments/test_model_probe.py runs the page's code, test_notebooks.py the notebook)
+PAGE_NOTEBOOKS: dict[str, str] = {"10_probe_your_model": "docs/probe-your-model.md"}
+
+
+def page_cells(page: str) -> list[tuple[str, str]]:
+    """A Markdown page as notebook cells: the text between code blocks as Markdown, each ```python block as code."""
+    text = (HERE.parent / page).read_text(encoding="utf-8")
+    cells = []
+    for k, part in enumerate(text.split("```python")):
+        code, md = part.split("```", 1) if k else ("", part)
+        if code.strip():
+            cells.append(("code", code.strip("\n")))
+        if md.strip():
+            cells.append(("md", md.strip("\n")))
+    return cells
+
+
 def _notebooks() -> dict[str, list[tuple[str, str]]]:
     """Notebook name -> cells: its title, the setup cell, then the cells every claim declares for it
     (lnrecency.claims.declare; in the registry's order). A code cell is the body of a function of the claim's
@@ -95,6 +113,8 @@ def _notebooks() -> dict[str, list[tuple[str, str]]]:
             if claim.notebook not in out:
                 raise ValueError(f"claim {claim.id} names notebook {claim.notebook!r}, which has no title here")
             out[claim.notebook] += [("md", c) if isinstance(c, str) else ("code", cell_source(c)) for c in claim.cells]
+    for name, page in PAGE_NOTEBOOKS.items():
+        out[name] = page_cells(page)
     return out
 
 

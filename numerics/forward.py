@@ -25,21 +25,27 @@ __all__ = ["forward"]
 _FLOAT = Arithmetic()
 
 
-def forward(x: np.ndarray, config: ModelConfig, layers: int, u: np.ndarray
+def forward(x: np.ndarray, config: ModelConfig, layers: int, u: np.ndarray, sink: float | None = None
             ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-    """Yield (S, o) per layer: scores (batch, n, n) with zeros above the diagonal, outputs (batch, n, D)."""
+    """Yield (S, o) per layer: scores (batch, n, n) with zeros above the diagonal, outputs (batch, n, D).
+    ``sink``: a logit bonus on key 1 in every softmax (:func:`lnrecency.theory.limit.iterate_limit`); S without it."""
     mask = causal_mask(x.shape[1])
     lam, gamma = float(config.lam), float(config.gamma)
     norm, update = config.normalisation, config.update
     # a scaling normalisation gives every token the length gain, so S_ii = lam gain^2 >= S_ij (lam > 0)
-    diagonal_is_max = norm.scales
+    diagonal_is_max = norm.scales and not (sink is not None and sink > 0)
     h = x
     for layer in range(layers):
         nh = norm.vectors(h, u)
         s = nh @ nh.swapaxes(1, 2)
         if lam != 1.0:
             s *= lam
-        w = _FLOAT.causal_softmax(s, mask, diagonal_is_max=diagonal_is_max)
+        if sink is None:
+            w = _FLOAT.causal_softmax(s, mask, diagonal_is_max=diagonal_is_max)
+        else:
+            biased = s.copy()
+            biased[..., 0] += sink
+            w = _FLOAT.causal_softmax(biased, mask, diagonal_is_max=diagonal_is_max)
         o = w @ nh
         s *= mask
         yield s, o

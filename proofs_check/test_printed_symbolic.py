@@ -149,11 +149,13 @@ def test_p4(results):
     assert ev.formula.equal is True
     assert [n.agrees_at_3_decimals for n in ev.numbers] == [True, True, False]
     assert all(n.within_one_unit_of_last_digit for n in ev.numbers)
+    assert [n.agrees_when_truncated for n in ev.numbers][2] is True
+    assert results["P4"].finding.startswith("Formula exact, S_32 truncated (0.150818 printed 0.150)")
 
 
-# S_32 = 0.150818: 0.152 is off by 1.2e-3 (more than one unit of the last digit), 0.105 a typo (the
-# coarse error, repeated in the thorough profile)
-@pytest.mark.parametrize("wrong", ["0.152", pytest.param("0.105", marks=pytest.mark.thorough)])
+# S_32 = 0.150818: 0.149 is within one unit of the last digit but neither its rounding (0.151) nor its
+# truncation (0.150); 0.152 is off by 1.2e-3; 0.105 a typo (the coarse error, repeated in the thorough profile)
+@pytest.mark.parametrize("wrong", ["0.149", "0.152", pytest.param("0.105", marks=pytest.mark.thorough)])
 def test_p4_rejects_a_wrong_printed_number(wrong):
     from lnrecency.claims.parameter_free.p1_p7_printed_formulas import p4
 

@@ -172,7 +172,7 @@ def input_gram(n: int, alpha: Any, backend: Arithmetic) -> np.ndarray:
 
 
 def iterate_limit(n: int, layers: int, config: ModelConfig, backend: Arithmetic, *,
-                  last_output: bool = True, gram: Any = None) -> Iterator[LimitLayer]:
+                  last_output: bool = True, gram: Any = None, sink: Any = None) -> Iterator[LimitLayer]:
     """Yield :class:`LimitLayer` for l = 1..layers: the recursion of the shared layer definitions
     (:mod:`lnrecency.model.layers`) on Gram matrices, the single implementation.
 
@@ -180,6 +180,8 @@ def iterate_limit(n: int, layers: int, config: ModelConfig, backend: Arithmetic,
     configuration of tokens exactly (the finite-width theory starts it at a draw, or at a jet).
     ``last_output=False`` skips the last layer's output and next state (``output_gram`` and
     ``next_gram`` are then None there): the scores of layers 1..L need only L - 1 updates.
+    ``sink``: a logit bonus b added to key 1 in every layer's softmax (an attention sink, as trained decoders give
+    their first token; :mod:`lnrecency.theory.sink`); the scores reported stay lam Gh, without it.
     """
     mask = causal_mask(n)
     lam = backend.number(config.lam)
@@ -189,7 +191,12 @@ def iterate_limit(n: int, layers: int, config: ModelConfig, backend: Arithmetic,
     for layer in range(1, layers + 1):
         gh, inv = norm.gram(g, backend)
         s = lam * gh
-        p = backend.causal_softmax(s, mask)
+        if sink is None:
+            p = backend.causal_softmax(s, mask)
+        else:
+            biased = s.copy()
+            biased[:, 0] = biased[:, 0] + backend.number(sink)
+            p = backend.causal_softmax(biased, mask)
         scores = backend.masked_scores(s, mask)
         if layer == layers and not last_output:
             yield LimitLayer(layer, g, gh, scores, p, None, None)

@@ -17,7 +17,6 @@ from typing import Any, Callable
 
 import matplotlib
 import numpy as np
-from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
 from lnrecency.claims.mc_checks import D_BIG, PRACTICAL_WIDTHS
@@ -210,23 +209,20 @@ def show_figures(display, *figures: ReportFigure) -> None:
     """A notebook's view of report figures: each caption, then the figure (``display``: IPython's)."""
     for fig in figures:
         print(fig.caption)
-        display(fig.figure)
+        if not fig.not_run:
+            display(fig.figure)
 
 
 def not_run_figure(name: str, title: str, quick: bool, experiment: str = "thesis",
                    other_cached: bool = False) -> ReportFigure:
-    """The placeholder of a figure whose experiment is not cached in this report's mode: it names the exact
+    """A figure whose experiment is not cached in this report's mode, in words (no picture): it names the exact
     command, and (``other_cached``) that the other mode's run is cached and which report draws it."""
-    fig = Figure(figsize=(6.4, 1.6))
-    ax = fig.subplots()
-    ax.axis("off")
     cmd = f"lnrecency experiments {experiment}" + (" --quick" if quick else "")
     hint = ("" if not other_cached else
             f" The {'default' if quick else 'quick'} run of it is cached: `lnrecency report"
             f"{'' if quick else ' --quick'}` draws this figure from it.")
     does = "probes the downloaded models" if experiment == "pretrained" else "trains and caches the models"
-    ax.text(0.5, 0.5, f"Not run: {cmd} {does};\nthe report then draws this figure.",
-            ha="center", va="center", fontsize=10)
-    return ReportFigure(name, title + " (not run)", f"The {experiment} experiment of this report's mode "
-                        f"({'quick' if quick else 'default'}) is not in the cache; run `{cmd}`.{hint}", fig)
+    return ReportFigure(name, title + " (not run)", f"Not run: the {experiment} experiment of this report's mode "
+                        f"({'quick' if quick else 'default'}) is not in the cache. `{cmd}` {does}; the report then "
+                        f"draws this figure.{hint}", None, not_run=True)
 

@@ -63,13 +63,16 @@ def figure_problems(fig: Figure) -> list[str]:
 
 @dataclass
 class ReportFigure:
-    """A figure with its file stem, title and caption (the caption says what it shows)."""
+    """A figure with its file stem, title and caption (the caption says what it shows). ``not_run``: the
+    experiment that draws it is not cached: no picture (``figure`` None, nothing written), the caption says so in
+    words with the command that runs it."""
 
     name: str
     title: str
     caption: str
-    figure: Figure
+    figure: Figure | None
     tight: bool = True  # bbox_inches="tight" when saving
+    not_run: bool = False
 
     def write(self, out_dir: str | Path, formats: tuple[str, ...] = ("png", "pdf")) -> list[Path]:
         """Write ``name.png`` / ``name.pdf`` atomically.
@@ -78,6 +81,8 @@ class ReportFigure:
         by ``savefig.pad_inches``: what ``bbox_inches="tight"`` computes) is measured once and used for every
         format, instead of once per format (that measurement lays out every text: about as long as a draw).
         """
+        if self.not_run:
+            return []
         if os.environ.get("LNRECENCY_STRICT_FIGURES"):  # the test suite: a figure defect fails the build
             problems = figure_problems(self.figure)
             if problems:

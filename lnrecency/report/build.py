@@ -45,13 +45,14 @@ class ReportResult:
     settings: ReportSettings
     tables: list[Table] = field(default_factory=list)
     figures: list[tuple[str, str, str]] = field(default_factory=list)  # (name, title, caption)
+    not_run: list[str] = field(default_factory=list)  # names of the figures not drawn (their experiment not cached)
     files: list[Path] = field(default_factory=list)
     seconds: float = 0.0
 
 
 def expected_files(settings: ReportSettings, formats: Iterable[str] = REPORT_FORMATS) -> list[str]:
     """File names a complete report holds (tables x formats, figures x {png, pdf}, index.md, index.html with
-    the html format, report.json)."""
+    the html format, report.json); a figure not run (:attr:`ReportResult.not_run`) writes none of its files."""
     fmts = parse_formats(formats, REPORT_FORMATS)
     names = [f"{t.stem}.{f}" for t in claim_tables.TABLES for f in fmts if f != "html"]
     names += [f"{stem}.{ext}" for stem in figures.figure_names(settings) for ext in ("png", "pdf")]
@@ -112,7 +113,12 @@ def _index(s: ReportSettings, tables: list, figs: list, results: list, used=None
         lines.append(f"- **{table.title}** — {line} ({links})")
     lines += ["", "## Figures", ""]
     previous = None
-    for fig, paths in figs:  # a caption shared by consecutive figures is written once, above the first
+    for group in not_run_groups(figs):
+        if group[0][0].not_run:  # figures not drawn: one paragraph in words, with the command that draws them
+            lines += ["### " + "; ".join(f.title for f, _ in group), "", group[0][0].caption, ""]
+            previous = None
+            continue
+        fig, paths = group[0]  # a caption shared by consecutive figures is written once, above the first
         links = ", ".join(f"[{p.name}]({p.name})" for p in paths)
         png = next((p.name for p in paths if p.suffix == ".png"), None)
         lines += [f"### {fig.title}", ""]
@@ -121,6 +127,20 @@ def _index(s: ReportSettings, tables: list, figs: list, results: list, used=None
         if png:
             lines += [f"![{fig.title}]({png})", ""]
     return "\n".join(lines) + "\n"
+
+
+def not_run_groups(figs: list) -> list[list]:
+    """(figure, paths) pairs in report order, grouped: consecutive not-run figures sharing a caption (one
+    experiment's) together, every drawn figure alone."""
+    groups: list[list] = []
+    for item in figs:
+        fig = item[0]
+        last = groups[-1][0][0] if groups else None
+        if fig.not_run and last is not None and last.not_run and last.caption == fig.caption:
+            groups[-1].append(item)
+        else:
+            groups.append([item])
+    return groups
 
 
 _HELPER_DATA: dict = {}  # what the forked figure helper inherits: data, counter, units
@@ -327,13 +347,15 @@ def _build_into(out: Path, final: Path, settings: ReportSettings, fmts, jobs: in
     figs = [x for q in range(len(units)) for x in drawn.get(q, [])]  # the units' order, as in one process
     result.tables = [t for t, _, _ in tables]
     result.figures = [(f.name, f.title, f.caption) for f, _ in figs]
+    result.not_run = [f.name for f, _ in figs if f.not_run]
     result.files = [p for _, paths, _ in tables for p in paths] + [p for _, paths in figs for p in paths]
     if not data.frozen:  # what this run read (kept in the evidence; a rendering from it says the same)
         data.provenance = tuple(run_cache.reads())
     used = None if data.provenance is None else [dict(e) for e in data.provenance]
     meta = {"settings": asdict(settings), "formats": list(fmts), "provenance": used,
             "tables": [t.name for t in result.tables],
-            "figures": [{"name": n, "title": t, "caption": c} for n, t, c in result.figures],
+            "figures": [{"name": n, "title": t, "caption": c, "drawn": n not in result.not_run}
+                        for n, t, c in result.figures],
             "files": sorted([p.name for p in result.files] + ["index.md", "report.json"]
                             + (["index.html"] if "html" in fmts else []))}
     atomic_write_text(out / "report.json", json.dumps(meta, indent=1) + "\n")
@@ -342,7 +364,13 @@ def _build_into(out: Path, final: Path, settings: ReportSettings, fmts, jobs: in
     if "html" in fmts and not collect:
         from lnrecency.report.html import render_html
 
-        pngs = [(f.title, f.caption, p.name) for f, paths in figs for p in paths if p.suffix == ".png"]
+        pngs = []  # (title, caption, PNG name), or None for a group of figures not run (in words)
+        for group in not_run_groups(figs):
+            fig, paths = group[0]
+            if fig.not_run:
+                pngs.append(("; ".join(f.title for f, _ in group), fig.caption, None))
+            else:
+                pngs += [(fig.title, fig.caption, p.name) for p in paths if p.suffix == ".png"]
         atomic_write_text(out / "index.html", render_html(
             title=TITLE, results=results, tables=result.tables, figures=pngs, out=out,
             settings_line=_settings_line(settings), how_to_read=HOW_TO_READ, quick=settings.quick,

@@ -20,7 +20,8 @@ from lnrecency.claims import catalog
 from lnrecency.inference.evidence import VERDICTS
 from lnrecency.inference.verdicts import ClaimResult
 
-__all__ = ["Finding", "Statement", "MEASURED", "SOURCE_GROUPS", "source_group", "source_of", "counts_by_source",
+__all__ = ["GLOSSES", "words_line",
+           "Finding", "Statement", "MEASURED", "SOURCE_GROUPS", "source_group", "source_of", "counts_by_source",
            "counts_line", "answer", "not_run_claims", "damaged_claims", "filled_by", "findings", "finding_lines",
            "lead_sentence", "headline_markdown", "trained_summary"]
 
@@ -41,6 +42,33 @@ def source_group(cid: str, statement: str) -> str:
 def source_of(r: ClaimResult) -> str:
     """:func:`source_group` of a verdict row."""
     return source_group(r.id, r.statement)
+
+
+#: the statistics and symbols a reader meets in the answer and the verdict table, each in plain words (the full
+#: definitions: docs/glossary.md); :func:`words_line` glosses those a text uses, on their first use
+GLOSSES: dict[str, tuple[str, str]] = {
+    "d": (r"\bd = \d", "the width"),
+    "lam": (r"\blam\b", "the factor on the scores before the softmax"),
+    "row": (r"\brow \d", "the query position read"),
+    "logit per key": (r"logit per key|\bslope", "a slope: the rise of a query's attention logit per later key "
+                      "(positive = recency)"),
+    "RP": (r"\bRP\b", "the share of key triples one draw orders by recency (0.5 = none)"),
+    "rollout": (r"\brollout\b", "attention weights multiplied across layers"),
+    "NoPE": (r"\bNoPE\b", "no positional encoding"),
+    "SE": (r"\bSE\b", "standard error"),
+    "z": (r"\bz\b", "a difference in standard errors"),
+}
+
+
+def words_line(text: str) -> str:
+    """"Words:" and the plain-words gloss of every :data:`GLOSSES` entry that ``text`` uses, in order of first use
+    ("" when none), with the glossary's address for the rest."""
+    used = sorted(((m.start(), term) for term, (pattern, _) in GLOSSES.items()
+                   if (m := re.search(pattern, text)) is not None))
+    if not used:
+        return ""
+    return ("Words: " + "; ".join(f"*{term}*: {GLOSSES[term][1]}" for _, term in used)
+            + " (every statistic: docs/glossary.md).")
 
 
 @dataclass(frozen=True)
@@ -402,7 +430,8 @@ def headline_markdown(results: list[ClaimResult], tables: dict[str, str] | None 
     items = findings(results, tables)
     settled = [f for f in items if f.verdicts[0] in ("confirmed", "reproduced")]
     open_ = [f for f in items if f not in settled]
-    lines = ["**The answer.** " + " ".join(answer(results)), "",
+    said = " ".join(answer(results))
+    lines = ["**The answer.** " + said, "", *([words_line(said), ""] if words_line(said) else []),
              counts_line(results, quick=quick) + " By the source of the statement each verdict decides:", "",
              *_source_table(results), "", _not_run_line(results), "",
              "Each verdict comes with its reason: `lnrecency verify --claim ID` prints it whole (`verify --list` "

@@ -25,6 +25,7 @@ from lnrecency.report.headline import (
     counts_line,
     findings,
     not_run_claims,
+    words_line,
 )
 
 __all__ = ["render_html"]
@@ -195,13 +196,16 @@ def _folded(parts: list[str]) -> list[str]:
 
 def render_html(*, title: str, results: list, tables: list[Table], figures: list[tuple], out: Path,
                 settings_line: str, how_to_read: str, quick: bool, provenance: str = "") -> str:
-    """The page. ``figures``: (title, caption, png file name in ``out``); each PNG is embedded."""
+    """The page. ``figures``: (title, caption, png file name in ``out``, or None for figures not run: their
+    caption in words); each PNG is embedded."""
     names = {t.name for t in tables}
     items = findings(results, claim_tables(results))
     settled = [f for f in items if f.verdicts[0] in ("confirmed", "reproduced")]
     open_ = [f for f in items if f not in settled]
+    said = " ".join(answer(results))
     parts = [f"<h1>{html.escape(title)}</h1>",
-             f'<p class="answer"><strong>The answer.</strong> {_inline(" ".join(answer(results)))}</p>',
+             f'<p class="answer"><strong>The answer.</strong> {_inline(said)}</p>',
+             *([f'<p class="words">{_inline(words_line(said))}</p>'] if words_line(said) else []),
              f'<p class="counts">{_inline(counts_line(results, quick=quick))} By the source of the statement each '
              f"verdict decides:</p>", _sources_html(results), _not_run_html(results),
              "<p>Each verdict comes with its reason; <code>lnrecency verify --claim ID</code> prints it whole "
@@ -219,6 +223,11 @@ def render_html(*, title: str, results: list, tables: list[Table], figures: list
               "<h2>Tables</h2>", *(table_html(t) for t in tables if t.name != "verdicts"), "<h2>Figures</h2>"]
     previous = None
     for fig_title, caption, png in figures:
+        if png is None:  # not run: said in words, with its command (no picture)
+            parts.append(f'<figure class="not-run"><figcaption><strong>{html.escape(fig_title)}</strong>'
+                         f"</figcaption><p>{_inline(caption)}</p></figure>")
+            previous = None
+            continue
         data = base64.b64encode((out / png).read_bytes()).decode("ascii")
         cap = _inline(caption) if caption != previous else "(Caption as above.)"
         previous = caption

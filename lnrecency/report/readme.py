@@ -22,6 +22,7 @@ from lnrecency.inference.verdicts import ClaimResult
 BEGIN, END = "<!-- verdicts:begin -->", "<!-- verdicts:end -->"
 FILLS_BEGIN, FILLS_END = "<!-- fills:begin -->", "<!-- fills:end -->"
 COSTS_BEGIN, COSTS_END = "<!-- costs:begin -->", "<!-- costs:end -->"
+TIMINGS_BEGIN, TIMINGS_END = "<!-- timings:begin -->", "<!-- timings:end -->"
 
 __all__ = ["BEGIN", "END", "verdict_block", "update_readme", "claim_rows", "source_counts", "reason", "row_of"]
 
@@ -37,7 +38,7 @@ def verdict_block(results: list[ClaimResult], *, quick: bool, trained: bool = Fa
     their plain-words sentence; ``quick_results``: the counts of a ``--quick`` report beside."""
     from lnrecency.claims import catalog
     from lnrecency.claims.registry import TRAINED
-    from lnrecency.report.headline import answer, counts_line, trained_summary
+    from lnrecency.report.headline import answer, counts_line, trained_summary, words_line
 
     flags = (" --quick" if quick else "") + (" --trained" if trained else "")
     fresh = [r for r in results if r.id not in TRAINED]
@@ -58,8 +59,13 @@ def verdict_block(results: list[ClaimResult], *, quick: bool, trained: bool = Fa
               ""] + source_counts(rows)
     lines += ["", "| claim | statement from | verdict | in plain words |", "|---|---|---|---|"]
     short = {catalog.SOURCES[k]: v for k, v in catalog.SOURCE_SHORT.items()}
+    table = claim_rows(rows)
     lines += [f"| [{cid}](docs/claims/{claim_page(cid)}.md) | {short[group]} | {label} | {reason} |"
-              for cid, group, label, reason in claim_rows(rows)]
+              for cid, group, label, reason in table]
+    said = lines[4] + " " + " ".join(reason for *_, reason in table)  # the answer and the reasons
+    gloss = words_line(said)
+    if gloss:
+        lines[5:5] = ["", gloss.replace("docs/glossary.md", "[the glossary](docs/glossary.md)")]
     return "\n".join(lines + ["", END])
 
 
@@ -95,13 +101,49 @@ def costs_sentence() -> str:
             f"{duration(suite['seconds'])} ({suite['date']}; {suite['note']}).{COSTS_END}")
 
 
+def timings_sentence() -> str:
+    """The report's measured wall times and peak memory (lnrecency/data/costs.json, written by
+    ``benchmarks/bench_report.py --write-costs``), between the timings markers of docs/report.md."""
+    from lnrecency.claims.catalog import cost, duration
+
+    rep, quick = cost("report"), cost("report --quick")
+    peak = max(rep.get("peak_mib") or 0, quick.get("peak_mib") or 0)
+    return (f"{TIMINGS_BEGIN}On this project's 2-core machine ({rep['date']}) the default took "
+            f"{duration(rep['seconds'])} and `--quick` {duration(quick['seconds'])} wall-clock (interpreter start-up "
+            f"included)" + (f", peak memory about {peak} MiB" if peak else "") + " (goals: 3 min and 30 s; "
+            f"`python3 benchmarks/bench_report.py --write-costs` measures them into lnrecency/data/costs.json)."
+            f"{TIMINGS_END}")
+
+
+GGUF_BEGIN, GGUF_END = "<!-- gguf-cost:begin -->", "<!-- gguf-cost:end -->"
+
+
+def gguf_sentence() -> str:
+    """The default GGUF probe's measured time and peak memory beside its estimate (lnrecency/data/costs.json),
+    between the gguf-cost markers of docs/pretrained.md."""
+    from lnrecency.claims.catalog import cost, duration
+
+    c = cost("probe --gguf")
+    return (f"{GGUF_BEGIN}Measured on this project's 2-core machine ({c['date']}): {c['what']}: "
+            f"{duration(c['seconds'])} and {c['peak_mib']} MiB at the peak, against the estimate it prints before "
+            f"loading, {duration(c['estimate_seconds'])} and {c['estimate_peak_mib']} MiB.{GGUF_END}")
+
+
+#: the generated blocks a documentation page may hold: markers -> what fills them
+GENERATED = {(FILLS_BEGIN, FILLS_END): fills_table, (TIMINGS_BEGIN, TIMINGS_END): timings_sentence,
+             (GGUF_BEGIN, GGUF_END): gguf_sentence}
+
+
 def update_fills(path: str | Path) -> Path:
-    """Rewrite the fills block of ``path`` (a documentation page) with :func:`fills_table`: the same table and
-    times as the README's, from the catalogue and lnrecency/data/costs.json."""
+    """Rewrite the generated blocks of ``path`` (a documentation page): the fills table (the same table and times
+    as the README's, from the catalogue and lnrecency/data/costs.json) and the report's timings, where present."""
     path = Path(path)
     text = path.read_text(encoding="utf-8")
-    before, _, after = _between(text, FILLS_BEGIN, FILLS_END, f"path {str(path)!r}")
-    return atomic_write_text(path, before + fills_table() + after)
+    for (begin, end), make in GENERATED.items():
+        if begin in text:
+            before, _, after = _between(text, begin, end, f"path {str(path)!r}")
+            text = before + make() + after
+    return atomic_write_text(path, text)
 
 
 def row_of(r: ClaimResult) -> dict:

@@ -66,8 +66,9 @@ def main(argv: list[str] | None = None) -> int:
         from lnrecency.report import readme
 
         readme.main([str(ROOT / "README.md")] + (["--trained"] if args.trained else ["--keep-trained"]))
-        if (ROOT / "docs" / "getting-started.md").is_file():  # the same table of commands and measured times
-            readme.update_fills(ROOT / "docs" / "getting-started.md")
+        for page in ("getting-started.md", "report.md", "pretrained.md"):  # measured times: costs.json
+            if (ROOT / "docs" / page).is_file():
+                readme.update_fills(ROOT / "docs" / page)
     maker = ROOT / "notebooks" / "make_notebooks.py"
     if maker.is_file():  # a source checkout (an installed wheel has no notebooks)
         cmd = [sys.executable, str(maker)] + (["--check"] if args.check else [])

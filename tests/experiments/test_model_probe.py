@@ -147,14 +147,17 @@ def test_the_command_line_reads_a_local_folder_on_text(models, tmp_path, capsys)
 
 
 def test_the_docs_example_runs(tmp_path, monkeypatch):
-    """docs/probe-your-model.md's example, executed as it stands (on a tiny model built from a config)."""
+    """docs/probe-your-model.md's example, every code block in order, executed as it stands (on a tiny model built
+    from a config); notebooks/10_probe_your_model.ipynb is the same page, executed by tests/report/test_notebooks.py."""
     from pathlib import Path
 
     page = (Path(__file__).resolve().parents[2] / "docs" / "probe-your-model.md").read_text(encoding="utf-8")
-    code = page.split("```python", 1)[1].split("```", 1)[0]
+    code = "\n".join(block.split("```", 1)[0] for block in page.split("```python")[1:])
     monkeypatch.chdir(tmp_path)
-    exec(compile(code, "docs/probe-your-model.md", "exec"), {})
-    assert (tmp_path / "probe.csv").read_text().startswith("layer,head,slope")
+    monkeypatch.setenv("MPLBACKEND", "Agg")
+    ns = {}
+    exec(compile(code, "docs/probe-your-model.md", "exec"), ns)
+    assert ns["csv_path"].read_text().startswith("layer,head,slope")
 
 
 def test_the_command_line_writes_the_tidy_rows_as_csv(tmp_path, capsys):

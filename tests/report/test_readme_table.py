@@ -45,3 +45,24 @@ def test_a_split_claim_reads_split_with_its_counts():
     ((cid, group, label, reason),) = claim_rows(rows)
     assert (cid, label) == ("C5", "split: 1 confirmed, 1 refuted") and group == catalog.SOURCES["paper"]
     assert reason == "at n=8, lam=1"  # the gravest row's lead, the setting where it fails
+
+
+def test_every_statistic_of_the_answer_and_table_is_glossed_on_first_use():
+    """The answer and the table use statistics (lam, d, slopes in logit per key, rollout, ...): each that the
+    block uses is glossed in plain words in the line after the answer, above the table (issue 52, jargon)."""
+    from lnrecency.report.headline import GLOSSES
+
+    block = README.split(BEGIN, 1)[1].split(END, 1)[0]
+    words = next(line for line in block.splitlines() if line.startswith("Words: "))
+    assert block.index(words) < block.index("| claim |")
+    for term, (pattern, gloss) in GLOSSES.items():
+        if re.search(pattern, block.replace(words, "")):
+            assert f"*{term}*: {gloss}" in words, term
+
+
+def test_words_line_glosses_only_what_a_text_uses_in_order_of_first_use():
+    from lnrecency.report.headline import words_line
+
+    line = words_line("RP 0.64 at d = 16 with lam = 1")
+    assert line.index("*RP*") < line.index("*d*") < line.index("*lam*") and "*rollout*" not in line
+    assert words_line("nothing technical here") == ""

@@ -39,7 +39,9 @@ def _csv(path: Path) -> tuple[list[str], list[list[str]]]:
 def test_quick_report_writes_every_listed_file(quick_report):
     out, result = quick_report
     names = {p.name for p in out.iterdir()}
-    missing = sorted(set(expected_files(result.settings)) - names)
+    not_drawn = {f"{stem}.{ext}" for stem in result.not_run for ext in ("png", "pdf")}
+    missing = sorted(set(expected_files(result.settings)) - names - not_drawn)
+    assert not names & not_drawn, "a figure not run wrote a picture"
     assert not missing, f"missing files: {missing}"
     assert not [n for n in names if n.endswith(".part")], "temporary files left behind"
     assert len([n for n in names if n.startswith("heatmap_") and n.endswith(".png")]) == 8
@@ -47,7 +49,7 @@ def test_quick_report_writes_every_listed_file(quick_report):
     assert [t.name for t in result.tables] == [t.stem for t in claim_tables.TABLES]
     index = (out / "index.md").read_text(encoding="utf-8")
     for name in expected_files(result.settings):
-        if name not in ("index.md", "report.json"):
+        if name not in ("index.md", "report.json") and name not in not_drawn:
             assert name in index, f"index.md does not list {name}"
     meta = json.loads((out / "report.json").read_text(encoding="utf-8"))
     assert set(meta["files"]) <= names
@@ -71,8 +73,9 @@ def test_formats_parse(quick_report):
         expected = len(table.markdown_views()) * (len(table.rows) + 1) + (len(cited) + 1 if cited else 0)
         assert md.count("\n| ") == expected  # (separator lines start with "|-")
     for name, _, _ in result.figures:
-        assert (out / f"{name}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-        assert (out / f"{name}.pdf").read_bytes()[:5] == b"%PDF-"
+        if name not in result.not_run:  # a figure not run writes no file (its caption says so in words)
+            assert (out / f"{name}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+            assert (out / f"{name}.pdf").read_bytes()[:5] == b"%PDF-"
 
 
 def test_table_numbers_equal_library_values(quick_report):
@@ -517,3 +520,22 @@ def test_readme_states_what_a_fresh_report_contains(quick_report):
     fresh = [r for r in snap["verdicts"] if r["id"] not in TRAINED]
     d = re.search(r"\*\*(\d+) verdicts on (\d+) claims\*\* \(default settings\)", readme)
     assert (int(d[1]), int(d[2])) == (len(fresh), len({r["id"] for r in fresh}))
+
+
+@pytest.mark.slow
+def test_a_figure_not_run_is_said_in_words_with_its_command_not_drawn(quick_report):
+    """An empty experiment cache: the trained figures are not run. None of them writes a picture; index.md and
+    index.html say so once per experiment in words, with the command that draws them, and embed no image for them."""
+    out, result = quick_report
+    assert result.not_run, "the session report's cache is empty: its trained figures cannot have been drawn"
+    titles = {n: t for n, t, _ in result.figures}
+    index = (out / "index.md").read_text(encoding="utf-8")
+    page = (out / "index.html").read_text(encoding="utf-8")
+    for stem in result.not_run:
+        assert not (out / f"{stem}.png").exists() and not (out / f"{stem}.pdf").exists()
+        assert titles[stem] in index and f'alt="{titles[stem]}"' not in page
+    assert index.count("Not run: the thesis experiment") == 1 and "`lnrecency experiments thesis --quick`" in index
+    assert "Caption as above.) ()" not in index  # no empty link list of a figure without files
+    assert page.count('class="not-run"') == index.count("Not run: the ")
+    meta = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    assert {f["name"] for f in meta["figures"] if not f["drawn"]} == set(result.not_run)

@@ -174,9 +174,10 @@ def _decimal(x: mpmath.mpf) -> Decimal:
 
 
 def p4(printed_numbers: dict | None = None) -> ClaimResult:
-    """P4: the formula S = g/(h h) exactly, and Figure 1's 3-decimal numbers to their printed precision:
-    a printed value agrees when |printed - exact| < 1e-3 (one unit in the last printed digit, so that
-    rounding and truncation are both accepted; the figure is a plot label, possibly from a simulation)."""
+    """P4: the formula S = g/(h h) exactly, and Figure 1's numbers judged at the precision printed: a printed
+    value agrees when it is the exact value rounded or truncated to the printed number of decimals (both ways of
+    printing at that precision; the figure is a plot label). 0.150 for 0.150818 agrees (truncated); 0.149 or 0.152
+    do not, though within one unit of the last digit."""
     printed_numbers = P4_NUMBERS if printed_numbers is None else printed_numbers
     g = P2[1]
     h2_i, h2_j = P3[1], P3[1].replace("i", "j")
@@ -186,12 +187,13 @@ def p4(printed_numbers: dict | None = None) -> ClaimResult:
     numbers, agree = [], True
     for (qi, qj), printed in printed_numbers.items():
         value = _decimal(exact[qi - 1, qj - 1])
-        rounded = value.quantize(Decimal("0.001"), ROUND_HALF_EVEN)
-        truncated = value.quantize(Decimal("0.001"), ROUND_DOWN)
+        unit = Decimal(1).scaleb(Decimal(printed).as_tuple().exponent)  # the printed precision (0.001 for 0.150)
+        rounded = value.quantize(unit, ROUND_HALF_EVEN)
+        truncated = value.quantize(unit, ROUND_DOWN)
         two = value.quantize(Decimal("0.01"), ROUND_HALF_EVEN)
         ok = rounded == Decimal(printed)
-        within = abs(value - Decimal(printed)) < Decimal("0.001")
-        agree &= within
+        within = abs(value - Decimal(printed)) < unit
+        agree &= ok or truncated == Decimal(printed)
         numbers.append(PrintedNumber(
             i=qi, j=qj, printed=printed, exact=mpmath.nstr(exact[qi - 1, qj - 1], 15),
             exact_6_digits=mpmath.nstr(exact[qi - 1, qj - 1], 6), rounded_3_decimals=str(rounded),
@@ -199,13 +201,14 @@ def p4(printed_numbers: dict | None = None) -> ClaimResult:
             agrees_when_truncated=truncated == Decimal(printed), within_one_unit_of_last_digit=bool(within),
             agrees_at_2_decimals=two == Decimal(printed).quantize(Decimal("0.01")),
             abs_error_of_printed=mpmath.nstr(abs(exact[qi - 1, qj - 1] - mpmath.mpf(printed)), 3)))
-    summary = ("formula exact; printed numbers "
-               + ", ".join(f"S_{n.i}{n.j}: {'ok' if n.agrees_at_3_decimals else 'NOT'}"
-                           f" at 3-decimal rounding (exact {n.exact_6_digits})" for n in numbers)
-               + "; all three agree at 2 decimals" * all(n.agrees_at_2_decimals for n in numbers)
-               + "; verdict rule: every printed value within 1e-3 (one unit of its last digit) of "
-                 "the exact limit" + (" (S_32 = 0.150818 is printed truncated, as 0.150)"
-                                      if printed_numbers is P4_NUMBERS else ""))
+    def how(n: PrintedNumber) -> str:
+        return ("rounded" if n.agrees_at_3_decimals else "truncated" if n.agrees_when_truncated else
+                f"neither rounded ({n.rounded_3_decimals}) nor truncated ({n.truncated_3_decimals})")
+
+    summary = ("printed numbers judged at the precision printed (the exact value rounded or truncated to the "
+               "printed decimals): " + ", ".join(f"S_{n.i}{n.j} = {n.printed} is {n.exact_6_digits} {how(n)}"
+                                                   for n in numbers)
+               + "; all agree at 2 decimals" * all(n.agrees_at_2_decimals for n in numbers))
     ev = ScoreFormulaEvidence(
         formula=PrintedFormula(printed="S^(2)_ij = g(i)/(h(i)h(j)) with g = P2, h^2 = P3", typed=formula,
                              equal=fr.equal, method=fr.method, first_difference=fr.first_difference),
@@ -213,8 +216,18 @@ def p4(printed_numbers: dict | None = None) -> ClaimResult:
     return ClaimResult("P4", SOURCE, "P4: S^(2)_ij = g(i)/(h(i)h(j)); Figure 1 prints, for n = 3, a = 0: "
                        "S_21 = 0.154, S_31 = 0.132, S_32 = 0.150.",
                        dict(SETTING_RES, alpha=0, n=3), _verdict(fr.equal and agree), ev,
-                       ("The formula S = g/(h h) is exact (" + fr.method + "); " if fr.equal else
-                        "The formula S = g/(h h) differs from our derivation; ") + summary + ".")
+                       _p4_lead(fr.equal, numbers) + ". The formula S = g/(h h) " + (
+                           "is exact (" + fr.method + "); " if fr.equal else "differs from our derivation; ")
+                       + summary + ".")
+
+
+def _p4_lead(formula_equal: bool, numbers: list) -> str:
+    """P4's finding in plain words, first: the formula, then any printed number that is not rounded."""
+    odd = [n for n in numbers if not n.agrees_at_3_decimals]
+    return ("Formula " + ("exact" if formula_equal else "wrong") + ", " + (
+        "numbers rounded correctly" if not odd else ", ".join(
+            f"S_{n.i}{n.j} {'truncated' if n.agrees_when_truncated else 'wrong'} ({n.exact_6_digits} printed "
+            f"{n.printed})" for n in odd)))
 
 
 def p5_numerator() -> tuple[sympy.Expr, list[sympy.Expr]]:

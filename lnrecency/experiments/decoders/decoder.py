@@ -28,7 +28,7 @@ from torch import nn
 from lnrecency.experiments.decoders.decoder_config import DecoderConfig
 from lnrecency.model.layers import NORMALISATIONS
 
-__all__ = ["Decoder", "LayerTrace", "build"]
+__all__ = ["Decoder", "LayerTrace", "build", "fix_first_share"]
 
 
 @dataclass
@@ -85,6 +85,21 @@ def rotary_embedding(x: torch.Tensor) -> torch.Tensor:
     return torch.stack([x1 * cos - x2 * sin, x1 * sin + x2 * cos], dim=-1).flatten(-2)
 
 
+def fix_first_share(w: torch.Tensor, share) -> torch.Tensor:
+    """The sink ablation (issue 50): every query i >= 2 gives key 1 the same share of its attention, the content
+    keys 2..i their weights renormalised to the rest; query 1 (which sees only key 1) is unchanged. ``share``: a
+    number in [0, 1) (0 removes the first key), or "mean": per sequence and head, the mean share the queries i >= 2
+    gave key 1 (the share kept, its dependence on the position removed)."""
+    out = w.clone()
+    first = w[..., 1:, 0]  # (..., n - 1)
+    c = first.mean(-1, keepdim=True).expand_as(first) if share == "mean" else torch.full_like(first, float(share))
+    content = w[..., 1:, 1:]
+    total = content.sum(-1, keepdim=True)
+    out[..., 1:, 1:] = torch.where(total > 0, content / total.clamp_min(1e-300), content) * (1 - c)[..., None]
+    out[..., 1:, 0] = c
+    return out
+
+
 class Attention(nn.Module):
     def __init__(self, cfg: DecoderConfig):
         super().__init__()
@@ -97,7 +112,7 @@ class Attention(nn.Module):
             self.o = nn.Linear(d, d, bias=False)
             self.scale = 1.0 / math.sqrt(cfg.head_dim)
 
-    def forward(self, y: torch.Tensor, keep: torch.Tensor | None = None):
+    def forward(self, y: torch.Tensor, keep: torch.Tensor | None = None, first_share=None):
         b, n, d = y.shape
         h, dh = self.cfg.n_heads, self.cfg.head_dim
         if self.cfg.is_identity:
@@ -109,6 +124,8 @@ class Attention(nn.Module):
         s = (q @ k.transpose(-1, -2)) * self.scale
         mask = torch.ones(n, n, dtype=torch.bool).tril()
         w = torch.softmax(s.masked_fill(~mask, float("-inf")), dim=-1)
+        if first_share is not None:
+            w = fix_first_share(w, first_share)
         heads = w @ v
         if keep is not None:  # ablation: the outputs of the heads not kept are set to 0 (before W_O)
             heads = heads * keep.to(heads.dtype)[None, :, None, None]
@@ -134,9 +151,9 @@ class Block(nn.Module):
     def _update(self, h: torch.Tensor, a: torch.Tensor, gamma: float) -> torch.Tensor:
         return h + gamma * a if self.cfg.residual else a
 
-    def forward(self, h: torch.Tensor, trace: bool, keep: torch.Tensor | None = None):
+    def forward(self, h: torch.Tensor, trace: bool, keep: torch.Tensor | None = None, first_share=None):
         y = self.pre(h)
-        a, s, w, v, heads = self.attn(y, keep)
+        a, s, w, v, heads = self.attn(y, keep, first_share)
         a = self.post(a)
         mid = self._update(h, a, self.gamma)
         out, mlp_in = mid, None
@@ -182,9 +199,12 @@ class Decoder(nn.Module):
         return x
 
     def forward(self, tokens: torch.Tensor | None = None, *, embeds: torch.Tensor | None = None,
-                trace: bool = False, keep_heads: dict | None = None, positions: bool = True):
+                trace: bool = False, keep_heads: dict | None = None, positions: bool = True,
+                first_share: dict | None = None):
         """``keep_heads``: {layer index (0-based): the heads whose outputs are kept}; the other heads of that
-        layer are ablated (output 0). ``positions=False``: no position embeddings."""
+        layer are ablated (output 0). ``positions=False``: no position embeddings. ``first_share``: {layer index
+        (0-based): a share in [0, 1) or "mean"}: that layer's attention to the first token fixed at one share for
+        every query (:func:`fix_first_share`, the sink ablation)."""
         if (tokens is None) == (embeds is None):
             raise ValueError("give exactly one of tokens and embeds")
         if embeds is None:
@@ -198,7 +218,7 @@ class Decoder(nn.Module):
             if q in keep_heads:
                 keep = torch.zeros(self.cfg.n_heads)
                 keep[list(keep_heads[q])] = 1.0
-            h, tr = block(h, trace, keep)
+            h, tr = block(h, trace, keep, (first_share or {}).get(q))
             if trace:
                 traces.append(tr)
         logits = None if self.cfg.is_identity else self.head(self.final(h))

@@ -187,6 +187,7 @@ def probe_loaded(loaded: Loaded, settings: ProbeSettings, *, no_rope: bool = Fal
     from lnrecency.experiments.decoders.train import deterministic
     from lnrecency.experiments.probes.gguf import GGUF_CHUNK, THREADS
     from lnrecency.experiments.probes.logit_tap import tapping
+    from lnrecency.runtime.memory import return_freed
 
     t0 = time.perf_counter()
     settings = replace(settings, chunk=min(settings.chunk, GGUF_CHUNK))  # bounded activations (GGUF_CHUNK)
@@ -201,7 +202,11 @@ def probe_loaded(loaded: Loaded, settings: ProbeSettings, *, no_rope: bool = Fal
 
         def traces_of(start: int, stop: int, emit) -> None:
             ids = torch.from_numpy(windows[start:stop])
-            with torch.no_grad(), tapping(lambda layer, s, p: emit(layer, {"logits": s, "weights": p})):
+            def take(layer, s, p) -> None:
+                emit(layer, {"logits": s, "weights": p})
+                return_freed()  # the allocator's freed blocks back, every layer (runtime.memory.return_freed)
+
+            with torch.no_grad(), tapping(take):
                 hid = _base_call(model, ids, no_rope)
                 if is_text and start < ppl_windows:
                     keep = min(stop, ppl_windows) - start

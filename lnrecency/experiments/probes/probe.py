@@ -53,10 +53,11 @@ from lnrecency.experiments.probes.probe_costs import (  # noqa: F401 (re-exporte
     probe_chunk,
     probe_seconds,
 )
+from lnrecency.inference.recency_slope import MIN_KEYS, row_slope_weights, row_weights  # noqa: F401 (re-exported)
 from lnrecency.runtime.arguments import check_choice, check_int, check_real
 
 __all__ = ["ProbeSettings", "ProbeResult", "probe", "row_slope_weights", "recency_counts",
-           "PHASES", "MIN_KEYS", "row_weights", "TOKENS", "GU_EPS",
+           "PHASES", "MIN_KEYS", "row_weights", "TOKENS", "GU_EPS", "LATE_KEY",
            # re-exported from probe_costs (what a probe costs, decided before any work)
            "MAX_CELLS", "MAX_PROBE_BYTES", "MAX_SECONDS", "PROBE_COST", "check_probe_cost", "probe_bytes",
            "probe_chunk", "probe_seconds"]
@@ -64,12 +65,14 @@ __all__ = ["ProbeSettings", "ProbeResult", "probe", "row_slope_weights", "recenc
 PHASES = ("recency", "earlier", "flat", "mixed")
 #: Gu et al. (2024, "When Attention Sink Emerges in Language Models")'s threshold eps of Sink^eps_1
 GU_EPS = 0.3
+#: the late slope (:attr:`LayerProbe.late_slope`) reads keys from this one on (issue 50: in the BOS-trained text
+#: models the slope is curved, keys 1-7 carrying most of it)
+LATE_KEY = 8
 #: what each traced tensor is, for the refusal of a non-finite one
 TRACE_NAMES = {"logits": "attention logits", "weights": "attention weights", "values": "attention values",
                "head_out": "head outputs", "normed": "normalised inputs of attention", "attn_out": "attention outputs",
                "mid": "residual states after attention", "mlp_in": "MLP inputs", "out": "layer outputs"}
 #: rows enter the layer slope when they have at least this many keys (BOS excluded)
-MIN_KEYS = 3
 #: the probe's inputs, BOS first in each (its key is left out of slopes and RP and reported as the sink):
 #: "random" = the neutral control (content tokens only after BOS: no BOS, SEP or other special token inside);
 #: "task" = the training distribution (sequences of the model's training task); "bos-response" = the
@@ -105,28 +108,6 @@ class ProbeSettings:
         check_choice("tokens", self.tokens, TOKENS + (THEORY_INPUTS,))
         check_real("rate", self.rate, low=0.0, high=0.5, low_open=True)
         check_int("chunk", self.chunk, minimum=1, maximum=4096)
-
-
-def row_slope_weights(n: int, skip: int = 0) -> np.ndarray:
-    """W (n, n) with sum_j W_ij S_ij = least-squares slope of S_ij against j over the keys skip < j < i of
-    row i (1-indexed; rows with at least 2 such keys, zero rows otherwise; ``skip`` = 1 leaves the BOS key
-    out)."""
-    w = np.zeros((n, n))
-    for i in range(skip + 3, n + 1):
-        j = np.arange(skip + 1, i, dtype=float)
-        c = j - j.mean()
-        w[i - 1, skip: i - 1] = c / (c @ c)
-    return w
-
-
-def row_weights(n: int, skip: int = 0, min_keys: int = MIN_KEYS) -> np.ndarray:
-    """omega (n,), summing to 1: the weight of row i in the layer's recency slope, proportional to its number
-    of keys i - 1 - skip for rows with at least ``min_keys`` keys, 0 otherwise."""
-    keys = np.arange(1, n + 1) - 1 - skip
-    w = np.where(keys >= min_keys, keys, 0).astype(float)
-    if w.sum() == 0:
-        raise ValueError(f"n = {n} leaves no row with {min_keys} keys (BOS excluded: {bool(skip)}); raise n")
-    return w / w.sum()
 
 
 def recency_counts(s: torch.Tensor, skip: int = 0) -> torch.Tensor:
@@ -215,6 +196,12 @@ class LayerProbe:
     sink_se: float | None = None
     slope_values: np.ndarray | None = None  # the layer slope of each sequence, in input order
     regions: dict = field(default_factory=dict)  # {name: (mean, se)}: the layer slope over a region's rows
+    #: the first key's share of each query row's attention (mean over heads and sequences; row 1 is 1), with SEs:
+    #: the position-dependent sink share a later layer may read (issue 50)
+    first_share_rows: np.ndarray | None = None
+    first_share_rows_se: np.ndarray | None = None
+    #: (mean, se) of the layer slope over keys >= LATE_KEY only (None where n leaves no row with MIN_KEYS of them)
+    late_slope: tuple | None = None
 
     @property
     def slope_interval(self) -> tuple[float, float]:
@@ -223,7 +210,11 @@ class LayerProbe:
     def to_json(self, maps: bool = True) -> dict:
         if not maps:  # a real model's result: the n x n maps are left out (60 MB of JSON at 30 layers, n = 256)
             return {k: v for k, v in self.to_json().items() if k not in ("mean_logit", "diag_normalised", "grams")}
-        return {"layer": self.layer, "phase": self.phase, "recency_slope": self.slope,
+        late = {"late_slope": None if self.late_slope is None else {
+                    "from_key": LATE_KEY, "mean": self.late_slope[0], "se": self.late_slope[1]},
+                "first_share_by_row": tidy.vector(self.first_share_rows),
+                "first_share_by_row_se": tidy.vector(self.first_share_rows_se)}
+        return {**late, "layer": self.layer, "phase": self.phase, "recency_slope": self.slope,
                 "recency_slope_se": self.slope_se, "k": self.k, "row_k": self.row_k,
                 "rows_recency": self.rows_recency, "rows_earlier": self.rows_earlier, "rp": self.rp,
                 "rp_se": self.rp_se, "sink": self.sink, "sink_se": self.sink_se,
@@ -327,8 +318,12 @@ def probe(traces_of: Callable, *, n_layers: int, n_heads: int, settings: ProbeSe
     rows = np.flatnonzero(omega)  # 0-based rows that enter the layer slope
     omega_rows = torch.from_numpy(omega[rows])
     mom = [{name: _Moments() for name in ("S", "Smean", "seq_slope", "rp", "osq", "psq", "vsq", "vcross",
-                                          "layer_rows", "layer_slope", "layer_rp", "sink", "head_sink")}
+                                          "layer_rows", "layer_slope", "layer_rp", "sink", "head_sink",
+                                          "first_rows", "late")}
            for _ in range(n_layers)]
+    late_rows = np.arange(1, n + 1) - LATE_KEY >= MIN_KEYS  # rows with MIN_KEYS keys >= LATE_KEY
+    w_late = torch.from_numpy(row_slope_weights(n, LATE_KEY - 1)) if late_rows.any() else None
+    omega_late = torch.from_numpy(row_weights(n, LATE_KEY - 1)) if late_rows.any() else None
     region_w = {}
     for name, wanted in (regions or {}).items():  # the layer-slope weights restricted to the region's rows
         keep = np.isin(rows + 1, np.asarray(list(wanted), dtype=int))
@@ -365,6 +360,9 @@ def probe(traces_of: Callable, *, n_layers: int, n_heads: int, settings: ProbeSe
         p = tr["weights"].to(torch.float64)
         m["sink"].add(p[:, :, 1:, 0].mean((1, 2))[:, None])  # P_i1 over heads and rows i >= 2
         m["head_sink"].add(p[:, :, 1:, 0].mean(2))  # per head (B, H)
+        m["first_rows"].add(p[:, :, :, 0].mean(1))  # the first key's share per query row (B, n)
+        if w_late is not None:
+            m["late"].add((torch.einsum("bij,ij->bi", sm, w_late) @ omega_late)[:, None])
         if light:
             return
         m["psq"].add((p * p).sum(-1))  # sum_k P_ik^2, (B, H, n)
@@ -437,7 +435,10 @@ def probe(traces_of: Callable, *, n_layers: int, n_heads: int, settings: ProbeSe
                                  sink=float(m["sink"].mean[0]) if skip else None,
                                  sink_se=float(m["sink"].se[0]) if skip else None,
                                  slope_values=np.concatenate(values[l0]),
-                                 regions={k: (float(v.mean[0]), float(v.se[0])) for k, v in region_mom[l0].items()}))
+                                 regions={k: (float(v.mean[0]), float(v.se[0])) for k, v in region_mom[l0].items()},
+                                 first_share_rows=m["first_rows"].mean, first_share_rows_se=m["first_rows"].se,
+                                 late_slope=(float(m["late"].mean[0]), float(m["late"].se[0])) if m["late"].count
+                                 else None))
     return ProbeResult(model_info, st, layers, assumptions, logits_note or ProbeResult.logits_note)
 
 

@@ -113,12 +113,49 @@ def induction_regions(n: int, bos: bool = True) -> dict:
     return {"first copy": list(range(first, first + m)), "second copy": list(range(first + m, n + 1))}
 
 
+def check_first_share(spec, layers: int, flag: str = "first_share") -> dict:
+    """{layer (1-based): share} checked: layers in 1..``layers``, each share "mean" or a number in [0, 1).
+    ``spec`` may also be the command line's "LAYER:SHARE[,LAYER:SHARE]" text (``flag`` names it in errors)."""
+    if spec is None:
+        return {}
+    if isinstance(spec, str):
+        out = {}
+        for part in spec.split(","):
+            layer, sep, share = part.partition(":")
+            if not sep or not layer.strip().isdigit():
+                raise ValueError(f"{flag} {spec!r}: each item must be LAYER:SHARE (e.g. 1:mean or 1:0.3); got "
+                                 f"{part!r}")
+            out[int(layer)] = share.strip() if share.strip() == "mean" else _share_number(share, flag, spec)
+        spec = out
+    if not isinstance(spec, dict):
+        raise ValueError(f"{flag} must be a dict {{layer: share}}; got {type(spec).__name__}")
+    checked = {}
+    for layer, share in spec.items():
+        if type(layer) is not int or not 1 <= layer <= layers:
+            raise ValueError(f"{flag}: layer {layer!r} is not one of the model's layers 1..{layers}")
+        checked[layer] = share if share == "mean" else _share_number(share, flag, spec)
+    return checked
+
+
+def _share_number(share, flag: str, spec) -> float:
+    try:
+        x = float(share)
+    except (TypeError, ValueError):
+        x = float("nan")
+    if not 0.0 <= x < 1.0:
+        raise ValueError(f"{flag} {spec!r}: a share must be 'mean' or a number in [0, 1); got {share!r}")
+    return x
+
+
 def probe_decoder(model, settings: ProbeSettings, *, task: str | None = None, info: dict | None = None,
                   progress: bool = False, light: bool = False,
-                  inputs: Callable[[int, int], torch.Tensor] | None = None) -> ProbeResult:
+                  inputs: Callable[[int, int], torch.Tensor] | None = None,
+                  first_share: dict | None = None) -> ProbeResult:
     """:func:`probe` on a decoder of :mod:`lnrecency.experiments.decoders` (trained or identity); ``inputs``:
     the token sequences (start, stop) -> (stop - start, n), where the model's inputs are not a generated task's
-    (a ``train lm`` model: :func:`lnrecency.experiments.text.lm_inputs.lm_inputs`)."""
+    (a ``train lm`` model: :func:`lnrecency.experiments.text.lm_inputs.lm_inputs`). ``first_share``: the sink
+    ablation, {layer (1-based): a share in [0, 1) or "mean"} (:func:`check_first_share`,
+    :func:`lnrecency.experiments.decoders.decoder.fix_first_share`), stated in the result's model info."""
     from lnrecency.experiments.decoders.train import deterministic
 
     cfg = model.cfg
@@ -129,10 +166,13 @@ def probe_decoder(model, settings: ProbeSettings, *, task: str | None = None, in
     make = (_identity_inputs(cfg, settings) if cfg.is_identity else inputs if inputs is not None
             else _token_inputs(model, settings, task))
 
+    fixed = {q - 1: v for q, v in check_first_share(first_share, cfg.n_layers).items()}
+
     def traces_of(start: int, stop: int) -> list:
         x = make(start, stop)
         with torch.no_grad():
-            _, tr = model(embeds=x, trace=True) if cfg.is_identity else model(x, trace=True)
+            _, tr = (model(embeds=x, trace=True, first_share=fixed) if cfg.is_identity
+                     else model(x, trace=True, first_share=fixed))
         return _trace_dicts(tr)
 
     check_probe_cost(cfg.n_layers, cfg.n_heads, settings.n, cfg.d_model, settings, light)  # before any input
@@ -146,6 +186,8 @@ def probe_decoder(model, settings: ProbeSettings, *, task: str | None = None, in
         assumptions = assumptions_of(model, inputs)
         info = {"kind": "identity" if cfg.is_identity else "lnrecency-decoder", "config": cfg.as_dict(),
                 **(info or {})}
+        if fixed:
+            info["sink_ablation"] = {str(q + 1): v for q, v in fixed.items()}
         return probe(traces_of, n_layers=cfg.n_layers, n_heads=cfg.n_heads, settings=settings, model_info=info,
                      assumptions=assumptions, progress=progress, light=light, width=cfg.d_model, regions=regions,
                      logits_note=("identity: S_ij = lam <N(h_i), N(h_j)> (the theory's score)" if cfg.is_identity

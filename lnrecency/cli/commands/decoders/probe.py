@@ -60,6 +60,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--sequences", type=int, default=256, help="sequences probed (default 256)")
     p.add_argument("--seed", type=int, default=0, help="seed of the probe's inputs (default 0)")
     p.add_argument("--json", action="store_true", help="the full result as JSON")
+    p.add_argument("--ablate-sink", default=None, metavar="LAYER:SHARE",
+                   help="with MODEL_DIR or --identity: fix that layer's attention to the first token at one share for "
+                        "every query, the content weights renormalised (SHARE: 'mean', each sequence and head's own "
+                        "mean share, or a number in [0, 1), 0 removing it); several as 1:mean,2:0; the late slope "
+                        "and each row's first-token share are reported beside the layer slope")
     p.add_argument("--csv", default=None, metavar="FILE",
                    help="also write the tidy rows (one per layer and head: slope, SE, RP, sink, Gu et al.'s "
                         "Sink^eps count) as CSV to FILE")
@@ -88,6 +93,12 @@ def run(args: Options) -> int:
         raise ValueError("--no-rope goes with --hf or --gguf")
     if args.max_model_mib is not None and args.gguf is None:
         raise ValueError("--max-model-mib goes with --gguf")
+    if args.ablate_sink is not None:
+        if args.hf is not None or args.gguf is not None:
+            raise ValueError("--ablate-sink goes with MODEL_DIR or --identity (a decoder of this project)")
+        from lnrecency.experiments.probes.probe_decoder import check_first_share
+
+        check_first_share(args.ablate_sink, 10**6, "--ablate-sink")  # the form now; the layers after the load
     if args.text is not None and args.tokens != "text":
         raise ValueError("--text goes with --tokens text")
     if args.csv is not None:
@@ -143,16 +154,19 @@ def run(args: Options) -> int:
     elif args.identity:
         from lnrecency.experiments.decoders.decoder import build
         from lnrecency.experiments.decoders.decoder_config import DecoderConfig
+        from lnrecency.experiments.probes.probe_decoder import check_first_share
 
         if st.tokens != "random":
             raise ValueError("--tokens task needs a trained model; the identity decoder takes the theory's inputs")
         model = build(DecoderConfig.identity_of(cfg, d=args.d, layers=args.layers, n=args.n), 0)
-        res = probe_decoder(model, st, progress=show)
+        res = probe_decoder(model, st, progress=show,
+                            first_share=check_first_share(args.ablate_sink, model.cfg.n_layers, "--ablate-sink"))
     beside = None
     if args.model_dir is not None:
         from dataclasses import replace
 
         from lnrecency.experiments.decoders.train import load
+        from lnrecency.experiments.probes.probe_decoder import check_first_share
 
         model, meta = load(args.model_dir)
         task = meta.get("training", {}).get("task")
@@ -166,10 +180,11 @@ def run(args: Options) -> int:
                                      f"was trained on task {task!r}")
                 return None
             return lm_inputs(meta, model.cfg.vocab, s.n, s.tokens, s.seed, s.sequences, text=args.text)
-        res = probe_decoder(model, st, task=task, progress=show, info=info, inputs=source(st))
+        fixed = check_first_share(args.ablate_sink, model.cfg.n_layers, "--ablate-sink")
+        res = probe_decoder(model, st, task=task, progress=show, info=info, inputs=source(st), first_share=fixed)
         other = "random" if st.tokens in ("task", "text") else "task"
         beside = probe_decoder(model, replace(st, tokens=other), task=task, progress=show, info=info,
-                               inputs=source(replace(st, tokens=other)))
+                               inputs=source(replace(st, tokens=other)), first_share=fixed)
     if args.csv is not None:
         res.to_csv(args.csv)
     if args.json:

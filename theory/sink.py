@@ -1,0 +1,114 @@
+"""The attention sink in the parameter-free model (issue 50): a first token that attention favours.
+
+Language models trained with BOS first give it a large, position-dependent share of layer 1's attention, and in
+the project's LayerNorm models layer 2 reads that share (issue 50). Here the d -> infinity model gets the simplest
+such sink: a logit bonus ``b`` on key 1 in every layer's softmax (:func:`lnrecency.theory.limit.iterate_limit`,
+``sink``); the scores S = lam Gh are reported without it, and key 1 is left out of the slope, as in the probe.
+
+In closed form (layer 2, alpha = 0, no residual; :func:`closed_form_layer2`, proved in :func:`sign_of_slope`):
+with Z_j = e^b + (j - 2) + e^lam the layer-1 normaliser of row j >= 2 and E = e^lam,
+
+    layer-1 share of the sink at row i:  P_i1 = e^b / Z_i                      (decays like 1/i)
+    O_ij = (e^{2b} + (j - 2) + E) / (Z_i Z_j)          (2 <= j < i, the output Gram)
+    without normalisation:  S^(2)_ij = lam O_ij,                  in j: (A + j) / (B + j)
+    normalised:             S^(2)_ij = lam O_ij / sqrt(O_ii O_jj), in j: (A + j) / sqrt(C + j)
+    with A = e^{2b} + E - 2, B = e^b + E - 2, C = e^{2b} + e^{2 lam} - 2,
+
+so without normalisation the keys' scores *fall* with j whenever b > 0 (A > B: earlier-token bias, growing with
+the sink), and are flat at b = 0 (the no-sink theory); normalised they rise with j for every b >= 0
+(2C > A: recency), by an amount that shrinks as the sink grows (the slope is about e^{-2b} / 2 per key for large
+b). The sink's decaying share is what carries the normalised recency here too: the output o_j is mostly the sink's
+token, with weight P_j1, and its length falls with j; the normalisation divides it out, and what is left grows
+with the content keys a row shares with row i.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import sympy
+
+from lnrecency.inference.recency_slope import layer_slope
+from lnrecency.model.config import ModelConfig
+from lnrecency.runtime.arguments import check_real
+
+__all__ = ["SinkLimit", "sink_limit", "closed_form_layer2", "sign_of_slope"]
+
+
+@dataclass(frozen=True)
+class SinkLimit:
+    """The limit with a sink of bonus ``b``: ``scores`` (layers, n, n) S = lam Gh (NaN above the diagonal),
+    ``shares`` (layers, n) the sink's share P_i1 of each row's attention, and the layer slope over keys >= 2."""
+
+    n: int
+    b: float
+    config: ModelConfig
+    scores: np.ndarray
+    shares: np.ndarray
+
+    def slope(self, layer: int) -> float:
+        """The layer's recency slope, key 1 (the sink) left out
+        (:func:`lnrecency.inference.recency_slope.layer_slope`)."""
+        return layer_slope(self.scores[layer - 1], skip=1)
+
+
+def sink_limit(n: int, layers: int = 2, *, b: float, config: ModelConfig | None = None, **params: Any) -> SinkLimit:
+    """The float64 limit of the stack with a logit bonus ``b`` on key 1 in every softmax (module docstring).
+    The model comes from ``config`` or keywords (norm, residual, gamma, lam, alpha), as in
+    :func:`lnrecency.theory.limit.limit_scores`."""
+    from lnrecency.theory.limit import _prepare, iterate_limit
+
+    b = float(check_real("b", b, low=-50.0, high=50.0))
+    n, layers, cfg, backend = _prepare(n, layers, config, params, None, False)
+    with np.errstate(over="ignore", invalid="ignore"):
+        run = list(iterate_limit(n, layers, cfg, backend, last_output=False, sink=b))
+    scores = np.stack([np.asarray(layer.scores, dtype=float) for layer in run])
+    shares = np.stack([np.asarray(layer.weights, dtype=float)[:, 0] for layer in run])
+    if not (np.isfinite(scores[:, np.tril(np.ones((n, n), dtype=bool))]).all() and np.isfinite(shares).all()):
+        raise ValueError(f"the float64 limit with sink b = {b} overflows at n = {n}; use a smaller |b| or lam")
+    return SinkLimit(n, b, cfg, scores, shares)
+
+
+def closed_form_layer2(normalised: bool, lam: Any = None, b: Any = None):
+    """(S^(2)_ij, P_i1) as sympy expressions in the symbols i, j (2 <= j < i), b and lam (or the values given), at
+    alpha = 0 without a residual (module docstring)."""
+    i, j = sympy.symbols("i j", positive=True)
+    lam = sympy.Symbol("lam", positive=True) if lam is None else sympy.sympify(lam)
+    b = sympy.Symbol("b", real=True) if b is None else sympy.sympify(b)
+    e, big = sympy.exp(b), sympy.exp(lam)
+
+    def z(k):
+        return e + (k - 2) + big
+
+    o_ij = (e ** 2 + (j - 2) + big) / (z(i) * z(j))
+    if not normalised:
+        return lam * o_ij, e / z(i)
+
+    def o_kk(k):
+        return (e ** 2 + (k - 2) + sympy.exp(2 * lam)) / z(k) ** 2
+
+    return lam * o_ij / sympy.sqrt(o_kk(i) * o_kk(j)), e / z(i)
+
+
+def sign_of_slope(normalised: bool) -> dict:
+    """The sign of d S^(2)_ij / d j for 2 <= j < i, b >= 0, lam > 0, from the closed form: the j-dependent factor
+    f(j) and the sign of d log f / d j, simplified by sympy to an expression whose sign is evident."""
+    j = sympy.Symbol("j", positive=True)
+    lam = sympy.Symbol("lam", positive=True)
+    b = sympy.Symbol("b", nonnegative=True)
+    a = sympy.exp(2 * b) + sympy.exp(lam) - 2
+    if normalised:
+        c = sympy.exp(2 * b) + sympy.exp(2 * lam) - 2
+        f = (a + j) / sympy.sqrt(c + j)
+        # d log f / dj = 1/(a + j) - 1/(2 (c + j)) = (2c - a + j) / (2 (a + j)(c + j))
+        numerator = sympy.expand(2 * c - a + j)
+    else:
+        bb = sympy.exp(b) + sympy.exp(lam) - 2
+        f = (a + j) / (bb + j)
+        # d log f / dj = 1/(a + j) - 1/(bb + j) = (bb - a) / ((a + j)(bb + j))
+        numerator = sympy.expand(bb - a)
+    derivative = sympy.simplify(sympy.diff(sympy.log(f), j))
+    return {"f": f, "dlogf_dj": derivative, "numerator": numerator,
+            "check": sympy.simplify(derivative - numerator / (2 * (a + j) * (c + j)) if normalised
+                                    else derivative - numerator / ((a + j) * (bb + j))) == 0}
