@@ -66,7 +66,8 @@ def main(argv: list[str] | None = None) -> int:
         from lnrecency.report import readme
 
         readme.main([str(ROOT / "README.md")] + (["--trained"] if args.trained else ["--keep-trained"]))
-        for page in ("getting-started.md", "report.md", "pretrained.md"):  # measured times: costs.json
+        # the generated blocks of the docs pages: measured times (costs.json), plan v2's results (its snapshot)
+        for page in ("getting-started.md", "report.md", "pretrained.md", "thesis-text-v2.md"):
             if (ROOT / "docs" / page).is_file():
                 readme.update_fills(ROOT / "docs" / page)
     maker = ROOT / "notebooks" / "make_notebooks.py"

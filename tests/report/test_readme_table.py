@@ -66,3 +66,22 @@ def test_words_line_glosses_only_what_a_text_uses_in_order_of_first_use():
     line = words_line("RP 0.64 at d = 16 with lam = 1")
     assert line.index("*RP*") < line.index("*d*") < line.index("*lam*") and "*rollout*" not in line
     assert words_line("nothing technical here") == ""
+
+
+def test_plan_v2s_block_and_sentence_say_each_cell_and_test():
+    """docs/thesis-text-v2.md's results and the README's sentence, generated from a run's snapshot (issue 50)."""
+    from lnrecency.report.readme import v2_block, v2_sentence
+
+    cell = {"seeds": [0, 1, 2], "slope": [0.15, 0.01], "late": [0.1, 0.01], "ablated": [0.02, 0.01],
+            "change": [-0.88, 0.05], "first_share_rows": [1.0, 0.8] + [0.1] * 62,
+            "theory": {"b": 2.5, "largest_gap": 0.2}}
+    snap = {"plan_sha256": "ab" * 32, "quick": False,
+            "tests": {f"Q{k}": {"statement": f"statement {k}", "verdict": "reproduced", "interval": [0.1, 0.2],
+                                "detectable_effect": 0.01, "why": ""} for k in range(1, 7)},
+            "cells": {"bos layernorm": cell, "no bos none": {**cell, "seeds": [], "slope": [None, None],
+                                                              "change": [None, None], "theory": None}}}
+    block = v2_block(snap)
+    assert block.count("| Q") == 6 and "-88 % (SE 5)" in block and "0.800 / 0.100 / 0.100" in block
+    assert "| no bos none | 0 | n/a |" in block and "b = 2.50, 0.200" in block
+    said = v2_sentence(snap)
+    assert "-88 %" in said and "Q4: reproduced" in said and "against n/a" in said

@@ -1,5 +1,5 @@
-"""`lnrecency experiments thesis|thesis-text|seed002|seed003|pretrained [--quick] [--json]`: trained-model
-experiments.
+"""`lnrecency experiments thesis|thesis-text|thesis-text-v2|seed002|seed003|pretrained [--quick] [--json]`: trained
+model experiments.
 
 ``thesis``: the paper's thesis in trained decoders (lnrecency.experiments.studies.thesis): trains (or reads from the
 cache)
@@ -17,6 +17,10 @@ S3.1-S3.3): 2 tasks x 3 placements x 3 seeds.
 pre-registered plan lnrecency/data/thesis_text_plan.md, whose SHA-256 the JSON carries): NoPE language models with
 LayerNorm, RMSNorm and none on the default corpus, 3M tokens each (33 models; measured time in
 lnrecency/data/costs.json; ``--quick``: 9 models for 120 steps, a smoke test).
+``thesis-text-v2``: its second pre-registered plan (lnrecency.experiments.studies.thesis_text_v2, plan
+lnrecency/data/thesis_text_plan_v2.md; issue 50): BOS first / no BOS x LayerNorm / RMSNorm / none, attn2, 8 seeds
+(48 models), the sink ablation at the end; prints Q1-Q6 (Holm over them only; our formulation, no claim of the
+registry yet) and each cell's summary with the sink theory's fitted share beside the measured one.
 ``pretrained``: real pretrained decoders read from local GGUF wheels (lnrecency.experiments.studies.pretrained;
 verdict R1): SmolLM2-135M and Gemma 3 270M, whichever ``--models DIR`` holds, each probed on text and on the
 neutral random control with positions on and off (n = 256, 16 windows; ``--quick``: n = 64, 8 windows).
@@ -34,9 +38,9 @@ import json
 from lnrecency.cli.options import Options, require_extra
 
 NAME = "experiments"
-HELP = ("trained-model experiments (thesis: TM1-TM5; thesis-text: TT1-TT4; seed002: S2.1-S2.7; seed003: S3.1-S3.3; "
-        "pretrained: R1); needs the models extra (pretrained: the hf extra)")
-EXPERIMENTS = ("thesis", "thesis-text", "seed002", "seed003", "pretrained")
+HELP = ("trained-model experiments (thesis: TM1-TM5; thesis-text: TT1-TT4; thesis-text-v2: plan v2's Q1-Q6; seed002: "
+        "S2.1-S2.7; seed003: S3.1-S3.3; pretrained: R1); needs the models extra (pretrained: the hf extra)")
+EXPERIMENTS = ("thesis", "thesis-text", "thesis-text-v2", "seed002", "seed003", "pretrained")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -70,6 +74,59 @@ def _seed_summary(run: dict) -> dict:
     return out
 
 
+#: plan v2's tests in words (lnrecency/data/thesis_text_plan_v2.md; ours, decided by Holm over Q1-Q6 only)
+V2_TESTS = {"Q1": "without BOS, LayerNorm's layer-2 slope > 0",
+            "Q2": "without BOS, LayerNorm - none > 0 at equal tokens",
+            "Q3": "without BOS, LayerNorm - none > 0 at matched loss (expected: not reproduced)",
+            "Q4": "with BOS, LayerNorm: the sink ablation removes more than half of the slope",
+            "Q5": "with BOS, none: the sink ablation does not remove half of the slope",
+            "Q6": "with BOS, RMSNorm within 0.05 logit per key of LayerNorm (equivalence)"}
+#: a seed test's verdict as a trained-model result reads
+V2_WORDS = {"confirmed": "reproduced", "refuted": "not reproduced in this setting", "inconclusive": "inconclusive"}
+
+
+def _thesis_text_v2(args: Options) -> int:
+    """Plan v2 (issue 50): train or read its runs, decide Q1-Q6, print them with each cell's summary."""
+    from dataclasses import asdict
+
+    from lnrecency.experiments.studies.thesis_text_v2 import (
+        V2Settings,
+        decide,
+        plan_sha256,
+        run_v2,
+        summary,
+        theory_shares,
+    )
+    from lnrecency.inference.evidence import strict_json as strict
+
+    st = V2Settings.preset(args.quick)
+    runs = run_v2(st, use_cache=not args.no_cache, progress=None if not args.json else False, workers=args.workers)
+    decided = decide(runs, st)
+    quick = "quick run, not decisive: " if args.quick else ""
+    tests = {k: {**({} if d is None else strict(d.to_json())), "statement": V2_TESTS[k],
+                 "verdict": quick + ("not decided" if d is None else V2_WORDS[d.verdict]), "why": why}
+             for k, (d, why) in decided.items()}
+    cells = summary(runs, st)
+    for name, c in cells.items():  # the sink theory beside each measured first-key share (lnrecency.theory.sink)
+        c["theory"] = theory_shares(c["first_share_rows"]) if c["first_share_rows"] else None
+    if args.json:
+        print(json.dumps(strict({"experiment": "thesis-text-v2", "plan_sha256": plan_sha256(), "quick": args.quick,
+                                 "settings": asdict(st), "tests": tests, "cells": cells}), allow_nan=False))
+        return 0
+    print(f"plan v2 (SHA-256 {plan_sha256()[:16]}...), {len(st.seeds)} seeds per cell"
+          + ("  -- quick run: not decisive" if args.quick else ""))
+    for k, t in tests.items():
+        lo, hi = t.get("interval", (None, None))
+        span = f" [{lo:+.4f}, {hi:+.4f}]" if lo is not None else ""
+        print(f"[{k}] {t['verdict'].upper()}: {t['statement']}{span}" + (f" ({t['why']})" if t["why"] else ""))
+    for name, c in cells.items():
+        def f(pair):
+            return "n/a" if pair[0] is None else f"{pair[0]:+.4f} (SE {pair[1]:.4f})"
+        print(f"  {name}: layer-2 slope {f(c['slope'])}, keys >= 8 {f(c['late'])}, ablated {f(c['ablated'])}, "
+              f"seeds {c['seeds']}" + (f", not learned {c['not_learned']}" if c["not_learned"] else ""))
+    return 0
+
+
 def run(args: Options) -> int:
     from lnrecency.runtime.arguments import check_choice
 
@@ -82,6 +139,8 @@ def run(args: Options) -> int:
     if args.models is not None and args.experiment != "pretrained":
         raise ValueError("--models goes with the pretrained experiment")
     require_extra("hf" if args.experiment == "pretrained" else "models")
+    if args.experiment == "thesis-text-v2":
+        return _thesis_text_v2(args)
     from lnrecency.claims.registry import evaluate
     from lnrecency.inference.evidence import strict_json as strict
 

@@ -1,0 +1,302 @@
+"""The thesis on text, plan version 2 (issue 50): BOS as a factor, and the mechanism put to a causal test
+(``lnrecency experiments thesis-text --plan v2``).
+
+The design and the six primary tests are fixed in advance in ``lnrecency/data/thesis_text_plan_v2.md`` (its
+SHA-256, :func:`plan_sha256`, is part of every cache key and record). In short: the version-1 attn2 models
+(:mod:`lnrecency.experiments.studies.thesis_text`, same corpus, tokenizer, training and probe settings) trained with
+BOS first in every window and without any BOS, x LayerNorm / RMSNorm / none, 8 seeds each; every probe leaves the
+first key out (it is the attention sink either way) and reports beside the layer slope the slope over keys >= 8 and
+each row's layer-1 share of attention to the first key; at the end the sink ablation (layer 1's first-key share
+fixed at its own mean, :func:`lnrecency.experiments.decoders.decoder.fix_first_share`) and the layer-2 slope
+measured again. :func:`decide` runs Q1-Q6 with Holm's procedure over them only.
+"""
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from lnrecency.experiments.studies.thesis_text import (
+    NORMS,
+    TextThesisSettings,
+    corpus_data,
+    layer_slope,
+    learned,
+    unigram_entropy,
+)
+
+__all__ = ["V2Settings", "plan_path", "plan_sha256", "run_v2", "cached_v2", "decide", "MARGIN_V2", "RUN_SHAPE",
+           "summary"]
+
+#: Q6's equivalence margin (logit per key), fixed in the plan: about a third of version 1's LayerNorm effect
+MARGIN_V2 = 0.05
+#: the ablation of the plan: layer 1's first-key share fixed at its own mean
+ABLATION = {1: "mean"}
+VERSION = 1
+
+
+def plan_path() -> Path:
+    return Path(__file__).resolve().parents[2] / "data" / "thesis_text_plan_v2.md"
+
+
+def plan_sha256() -> str:
+    """The SHA-256 of plan version 2 (its bytes as shipped)."""
+    return hashlib.sha256(plan_path().read_bytes()).hexdigest()
+
+
+@dataclass(frozen=True)
+class V2Settings:
+    """Seeds and BOS arms of plan v2 over version 1's training and probe settings (``base``)."""
+
+    seeds: tuple = tuple(range(8))
+    bos: tuple = (True, False)
+    base: TextThesisSettings = field(default_factory=TextThesisSettings)
+
+    @classmethod
+    def preset(cls, quick: bool) -> "V2Settings":
+        """Default: the plan's 48 models; quick: 3 seeds per cell for 120 steps (a smoke test, never decisive)."""
+        return cls(seeds=(0, 1, 2), base=TextThesisSettings.preset(True)) if quick else cls()
+
+    @property
+    def quick(self) -> bool:
+        return self == V2Settings.preset(True)
+
+    def jobs(self) -> list[tuple[bool, str, int]]:
+        return [(b, m, s) for b in self.bos for m in NORMS for s in self.seeds]
+
+    def key(self) -> str:
+        base = {k: v for k, v in asdict(self.base).items() if not (k == "corpus" and v is None)}
+        text = json.dumps({"v": VERSION, "plan": plan_sha256(), "seeds": list(self.seeds), "bos": list(self.bos),
+                           **base}, sort_keys=True, default=list)
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+@functools.lru_cache(maxsize=2)
+def plain_corpus_data(root: str | None = None):
+    """The corpus without BOS (windows of n corpus tokens), read once per process."""
+    from lnrecency.experiments.text.corpus import CorpusData, load_corpus
+
+    return CorpusData(load_corpus(root))
+
+
+def _probe(model, st: V2Settings, norm: str, seed: int, windows: np.ndarray, tokens: str,
+           first_share: dict | None = None, rows: bool = False) -> list:
+    import torch
+
+    from lnrecency.experiments.probes.probe import ProbeSettings
+    from lnrecency.experiments.probes.probe_decoder import probe_decoder
+
+    # tokens "text" / "random": the first key is left out of the slopes with or without BOS (the plan)
+    ps = ProbeSettings(n=st.base.n, sequences=len(windows), seed=st.base.probe_seed("attn2", norm, seed),
+                       tokens=tokens)
+    res = probe_decoder(model, ps, light=True, inputs=lambda a, b: torch.from_numpy(windows[a:b]),
+                        first_share=first_share)
+    out = []
+    for lp in res.layers:
+        rec = {"layer": lp.layer, "slope": lp.slope, "slope_se": lp.slope_se, "rp": lp.rp, "sink": lp.sink,
+               "late": None if lp.late_slope is None else lp.late_slope[0]}
+        if rows and lp.layer == 1:
+            rec["first_share_rows"] = [float(x) for x in lp.first_share_rows]
+        out.append(rec)
+    return out
+
+
+def train_v2_run(bos: bool, norm: str, seed: int, st: V2Settings) -> dict:
+    """Train and probe one run of plan v2 (a worker's job)."""
+    from lnrecency.experiments.decoders.train import train
+
+    base = st.base
+    data = corpus_data(base.corpus) if bos else plain_corpus_data(base.corpus)
+    cfg, ts = base.decoder("attn2", norm, data.vocab), base.training(seed)
+    pseed = base.probe_seed("attn2", norm, seed)
+    text, _ = data.heldout(base.n, base.probe_windows, np.random.Generator(np.random.PCG64(pseed)))
+    rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence([pseed, 1])))
+    content = data.bos if bos else data.vocab  # content token ids: below BOS (which is the last id)
+    control = rng.integers(0, content, size=(base.probe_windows, base.n))
+    if bos:
+        control[:, 0] = data.bos
+    trajectory = []
+
+    def on_eval(step, model, entry) -> None:
+        trajectory.append({"step": step, "tokens": step * base.tokens_per_step(),
+                           "heldout_loss": entry["heldout_loss"], "text": _probe(model, st, norm, seed, text, "text")})
+
+    res = train(cfg, ts, on_eval=on_eval, data=data)
+    final = {"text": _probe(res.model, st, norm, seed, text, "text", rows=True),
+             "random": _probe(res.model, st, norm, seed, control, "random"),
+             "ablated": _probe(res.model, st, norm, seed, text, "text", first_share=ABLATION)}
+    return {"arch": "attn2", "bos": bool(bos), "norm": norm, "seed": seed, "config": cfg.as_dict(),
+            "training": asdict(ts), "log": res.log, "seconds": res.seconds, "trajectory": trajectory,
+            "final": final, "unigram": unigram_entropy(data), "plan_sha256": plan_sha256()}
+
+
+LAYER_SHAPE = {"layer": int, "slope": float, "slope_se": float, "rp": (float, None), "sink": (float, None),
+               "late": (float, None)}
+RUN_SHAPE = {"arch": str, "bos": bool, "norm": str, "seed": int, "unigram": float, "plan_sha256": str,
+             "log": [{"step": int, "heldout_loss": (float, None)}],
+             "trajectory": [{"step": int, "tokens": int, "heldout_loss": float, "text": [LAYER_SHAPE]}],
+             "final": {"text": [LAYER_SHAPE], "random": [LAYER_SHAPE], "ablated": [LAYER_SHAPE]}}
+RUN_KEYS = ("arch", "bos", "norm", "seed", "log", "trajectory", "final", "unigram", "plan_sha256")
+
+
+def run_check(bos: bool, norm: str, seed: int):
+    """The check of a cached run filed under (bos, norm, seed): the record says the same and names plan v2."""
+    def check(rec: dict) -> None:
+        said = (rec["bos"], rec["norm"], rec["seed"])
+        if said != (bos, norm, seed):
+            raise ValueError(f"it is filed as bos {bos}, norm {norm}, seed {seed} but holds {said!r:.60}")
+        if rec["plan_sha256"] != plan_sha256():
+            raise ValueError(f"it was trained under the plan with SHA-256 {rec['plan_sha256'][:16]:.16}..., not "
+                             f"plan v2 ({plan_sha256()[:16]}...)")
+    return check
+
+
+def _path(st: V2Settings, bos: bool, norm: str, seed: int) -> Path:
+    from lnrecency.experiments.run_cache import entry
+
+    return entry("thesis-text-v2", f"{st.key()}-{'bos' if bos else 'nobos'}-{norm}-{seed}.json")
+
+
+def cached_v2(st: V2Settings) -> list | None:
+    """Every run of ``st`` from the cache, in job order; None when one is missing."""
+    from lnrecency.experiments.run_cache import read
+
+    runs = [read(_path(st, *job), RUN_KEYS, shape=RUN_SHAPE, check=run_check(*job)) for job in st.jobs()]
+    return None if any(r is None for r in runs) else runs
+
+
+def run_v2(st: V2Settings, *, use_cache: bool = True, progress: bool | None = False,
+           workers: int | None = None) -> list:
+    """Every run of ``st``, trained ``workers`` at a time or read from the cache."""
+    from lnrecency.experiments.run_cache import cached_jobs
+
+    corpus_data(st.base.corpus)  # the tokenizer and the token ids cached once, before the workers start
+    plain_corpus_data(st.base.corpus)
+    return cached_jobs(train_v2_run, st.jobs(), lambda job: _path(st, *job), args_of=lambda job: (*job, st),
+                       use_cache=use_cache, required=RUN_KEYS, what="thesis-text v2 runs", progress=progress,
+                       workers=workers, shape=RUN_SHAPE, check_of=lambda job: run_check(*job))
+
+
+def _arm(runs: list, st: V2Settings, bos: bool, norm: str) -> list:
+    return [r for r in runs if r["bos"] == bos and r["norm"] == norm and learned(r, st.base)]
+
+
+def _matched(runs: list, st: V2Settings, bos: bool) -> tuple[tuple, tuple, bool]:
+    """Version 1's matched-loss rule in one BOS arm: (LayerNorm slopes at the none arm's median final loss, none
+    slopes at the end, every LayerNorm run got there)."""
+    none, ln = _arm(runs, st, bos, "none"), _arm(runs, st, bos, "layernorm")
+    if not none:
+        return (), (), False
+    target = float(np.median([r["log"][-1]["heldout_loss"] for r in none]))
+    hits = [next((e for e in r["trajectory"] if e["heldout_loss"] <= target), None) for r in ln]
+    return (tuple(layer_slope(h["text"], 2) for h in hits if h is not None),
+            tuple(layer_slope(r["final"]["text"], 2) for r in none), all(h is not None for h in hits))
+
+
+def decide(runs: list, st: V2Settings) -> dict:
+    """Q1-Q6 of plan v2 decided together by Holm at 0.05: id -> (SeedDecision or None, why-not text)."""
+    from lnrecency.inference.seed_tests import MIN_VALUES, SeedTest, decide_family
+
+    def final(bos, norm, which="text"):
+        return tuple(layer_slope(r["final"][which], 2) for r in _arm(runs, st, bos, norm))
+
+    def reduction(bos, norm):  # per seed: ablated - 0.5 x intact (below 0: the ablation removed more than half)
+        return tuple(layer_slope(r["final"]["ablated"], 2) - 0.5 * layer_slope(r["final"]["text"], 2)
+                     for r in _arm(runs, st, bos, norm))
+
+    ln0, none0 = final(False, "layernorm"), final(False, "none")
+    ln_m, none_m, all_hit = _matched(runs, st, False)
+    few, why = f"fewer than {MIN_VALUES} learned runs in an arm", {}
+
+    def test(key, arms, make, reason=few):
+        if all(len(a) >= MIN_VALUES for a in arms):
+            return make()
+        why[key] = reason
+        return None
+    tests = {
+        "Q1": test("Q1", [ln0], lambda: SeedTest(ln0)),
+        "Q2": test("Q2", [ln0, none0], lambda: SeedTest(ln0, other=none0)),
+        "Q3": test("Q3", [ln_m, none_m] if all_hit else [()], lambda: SeedTest(ln_m, other=none_m),
+                   "not every LayerNorm run reached the none arm's final loss" if ln_m else few),
+        "Q4": test("Q4", [reduction(True, "layernorm")], lambda: SeedTest(reduction(True, "layernorm"), side="below")),
+        "Q5": test("Q5", [reduction(True, "none")], lambda: SeedTest(reduction(True, "none"))),
+        "Q6": test("Q6", [final(True, "rmsnorm"), final(True, "layernorm")],
+                   lambda: SeedTest(final(True, "rmsnorm"), rule="equivalence", side="within", margin=MARGIN_V2,
+                                    other=final(True, "layernorm")))}
+    decisions = decide_family(list(tests.values()), 0.05)
+    return {k: (d, why.get(k, "")) for k, d in zip(tests, decisions)}
+
+
+def summary(runs: list, st: V2Settings) -> dict:
+    """Per cell (BOS, norm): learned seeds; layer-2 slope, late slope (keys >= 8), ablated slope and its change,
+    mean and SE over seeds; the layer-1 first-key share by row (mean over seeds)."""
+    out = {}
+    for bos in st.bos:
+        for norm in NORMS:
+            arm = _arm(runs, st, bos, norm)
+
+            def stat(vals):
+                v = np.asarray(vals, dtype=float)
+                return (None, None) if v.size < 2 else (float(v.mean()), float(v.std(ddof=1) / np.sqrt(v.size)))
+            two = [next(x for x in r["final"]["text"] if x["layer"] == 2) for r in arm]
+            abl = [next(x for x in r["final"]["ablated"] if x["layer"] == 2) for r in arm]
+            rows = [next(x for x in r["final"]["text"] if x["layer"] == 1)["first_share_rows"] for r in arm]
+            out[f"{'bos' if bos else 'no bos'} {norm}"] = {
+                "seeds": [r["seed"] for r in arm], "not_learned": [r["seed"] for r in runs if r["bos"] == bos and
+                                                                   r["norm"] == norm and r not in arm],
+                "slope": stat([x["slope"] for x in two]), "late": stat([x["late"] for x in two]),
+                "ablated": stat([x["slope"] for x in abl]),
+                "change": stat([(a["slope"] - t["slope"]) / t["slope"] for a, t in zip(abl, two) if t["slope"]]),
+                "first_share_rows": np.mean(rows, axis=0).tolist() if rows else None,
+                "final_loss": stat([r["log"][-1]["heldout_loss"] for r in arm])}
+    return out
+
+
+def theory_shares(measured: list, lam: float = 1.0) -> dict:
+    """The parameter-free sink theory's layer-1 share beside a measured one (:mod:`lnrecency.theory.sink`): the bonus
+    b fitted to the measured rows i >= 2 by least squares on the log-odds (P_i1 = e^b / (e^b + (i - 2) + e^lam) at
+    alpha = 0), its predicted shares, the largest gap, and the theory's layer-2 slopes at that b with LayerNorm and
+    without normalisation."""
+    from scipy.optimize import minimize_scalar
+
+    from lnrecency.theory.sink import sink_limit
+
+    p = np.clip(np.asarray(measured, dtype=float)[1:], 1e-9, 1 - 1e-9)
+    rest = np.arange(2, p.size + 2) - 2 + np.exp(lam)  # (i - 2) + e^lam for rows i = 2..n
+
+    def loss(b):
+        return float(np.sum((np.log(p / (1 - p)) - (b - np.log(rest))) ** 2))
+    b = float(minimize_scalar(loss, bounds=(-20, 20), method="bounded").x)
+    predicted = np.exp(b) / (np.exp(b) + rest)
+    n = p.size + 1
+    return {"b": b, "predicted": [1.0] + predicted.tolist(), "largest_gap": float(np.max(np.abs(predicted - p))),
+            "theory_slope_layernorm": sink_limit(n, 2, b=b, norm="layernorm", lam=lam).slope(2),
+            "theory_slope_none": sink_limit(n, 2, b=b, norm="none", lam=lam).slope(2)}
+
+
+def sink_figure(cells: dict):
+    """Each BOS cell's measured layer-1 first-key share by query row (mean over seeds) beside the sink theory's
+    share at the fitted bonus b (:func:`theory_shares`): one panel, a line per normalisation."""
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(6.4, 3.6))
+    ax = fig.subplots()
+    for k, norm in enumerate(NORMS):
+        c = cells.get(f"bos {norm}")
+        if not c or not c["first_share_rows"]:
+            continue
+        rows = np.arange(1, len(c["first_share_rows"]) + 1)
+        th = theory_shares(c["first_share_rows"])
+        ax.plot(rows[1:], c["first_share_rows"][1:], "o", ms=3, color=f"C{k}", label=f"{norm}: trained (mean of seeds)")
+        ax.plot(rows[1:], th["predicted"][1:], "-", color=f"C{k}", lw=1,
+                label=f"{norm}: theory, fitted b = {th['b']:.2f}")
+    ax.set_xlabel("query position i")
+    ax.set_ylabel("layer-1 share of attention to BOS")
+    ax.set_title("BOS share: trained NoPE models (plan v2) and the sink theory", fontsize=10)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
