@@ -48,10 +48,9 @@ def source_of(r: ClaimResult) -> str:
 #: definitions: docs/glossary.md); :func:`words_line` glosses those a text uses, on their first use
 GLOSSES: dict[str, tuple[str, str]] = {
     "d": (r"\bd = \d", "the width"),
-    "lam": (r"\blam\b", "the factor on the scores before the softmax"),
+    "lam": (r"\blam\b", "the scores' scale before the softmax"),
     "row": (r"\brow \d", "the query position read"),
-    "logit per key": (r"logit per key|\bslope", "a slope: the rise of a query's attention logit per later key "
-                      "(positive = recency)"),
+    "logit per key": (r"logit per key|\bslope", "a slope: a query's logit rise per later key (> 0: recency)"),
     "RP": (r"\bRP\b", "the share of key triples one draw orders by recency (0.5 = none)"),
     "rollout": (r"\brollout\b", "attention weights multiplied across layers"),
     "NoPE": (r"\bNoPE\b", "no positional encoding"),
@@ -68,7 +67,7 @@ def words_line(text: str) -> str:
     if not used:
         return ""
     return ("Words: " + "; ".join(f"*{term}*: {GLOSSES[term][1]}" for _, term in used)
-            + " (every statistic: docs/glossary.md).")
+            + " (all: docs/glossary.md).")
 
 
 @dataclass(frozen=True)

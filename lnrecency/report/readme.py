@@ -41,12 +41,12 @@ def v2_sentence(snapshot: dict) -> str:
     none_change = (cells.get("bos none") or {}).get("change") or (None, None)
     pct = "n/a" if change[0] is None else f"{100 * change[0]:+.0f} %"
     none_pct = "n/a" if none_change[0] is None else f"{100 * none_change[0]:+.0f} %"
-    quick = " (a quick run: not decisive)" if snapshot.get("quick") else ""
-    return (f"What carries it (plan v2, ours{quick}; [details](docs/thesis-text-v2.md)): with BOS first in every "
-            f"window, fixing layer 1's share of attention to BOS at its mean changes LayerNorm's layer-2 slope by "
-            f"{pct} (Q4: {said('Q4')}) and the no-normalisation models' by {none_pct} (Q5: {said('Q5')}); without BOS, "
-            f"LayerNorm reads {slope('no bos layernorm')} logit per key against {slope('no bos none')} without "
-            f"normalisation (Q1: {said('Q1')}; Q2: {said('Q2')}), and at matched loss Q3 is {said('Q3')}.")
+    quick = ", a quick run: not decisive" if snapshot.get("quick") else ""
+    return (f"Plan v2 (ours{quick}; [details](docs/thesis-text-v2.md)): with BOS, fixing layer 1's BOS share changes "
+            f"LayerNorm's layer-2 slope by {pct} (Q4: {said('Q4')}), no normalisation's by {none_pct} (Q5: "
+            f"{said('Q5')}); without BOS, LayerNorm {slope('no bos layernorm')} against none "
+            f"{slope('no bos none')} logit per key (Q1: {said('Q1')}; Q2: {said('Q2')}; at matched loss, Q3: "
+            f"{said('Q3')}).")
 
 
 def verdict_block(results: list[ClaimResult], *, quick: bool, trained: bool = False,

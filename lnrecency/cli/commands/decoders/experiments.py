@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 
 from lnrecency.cli.options import Options, require_extra
 
@@ -50,6 +51,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-cache", action="store_true", help="train again even when the runs are cached")
     p.add_argument("--models", default=None, metavar="DIR",
                    help="pretrained: the folder of downloaded model wheels (default $LNRECENCY_MODELS, else ./models)")
+    p.add_argument("--figure", default=None, metavar="FILE.png",
+                   help="thesis-text-v2: draw each BOS cell's layer-1 share of attention to BOS by query beside the "
+                        "sink theory's at its fitted bonus (lnrecency.theory.sink) into this PNG")
     p.add_argument("--workers", type=int, default=None,
                    help="trainings at once in worker processes (default min(2, CPUs); same bytes as 1)")
 
@@ -109,6 +113,12 @@ def _thesis_text_v2(args: Options) -> int:
     cells = summary(runs, st)
     for name, c in cells.items():  # the sink theory beside each measured first-key share (lnrecency.theory.sink)
         c["theory"] = theory_shares(c["first_share_rows"]) if c["first_share_rows"] else None
+    if args.figure is not None:
+        from lnrecency.experiments.studies.thesis_text_v2 import sink_figure
+        from lnrecency.files.figure_record import ReportFigure
+
+        path = Path(args.figure)
+        ReportFigure(path.stem, "BOS share and the sink theory", "", sink_figure(cells)).write(path.parent, ("png",))
     if args.json:
         print(json.dumps(strict({"experiment": "thesis-text-v2", "plan_sha256": plan_sha256(), "quick": args.quick,
                                  "settings": asdict(st), "tests": tests, "cells": cells}), allow_nan=False))
@@ -136,6 +146,13 @@ def run(args: Options) -> int:
 
         check_workers(args.workers)
 
+    if getattr(args, "figure", None) is not None:
+        fig = Path(args.figure)
+        if args.experiment != "thesis-text-v2":
+            raise ValueError("--figure goes with thesis-text-v2")
+        if fig.suffix != ".png" or not fig.parent.is_dir() or fig.is_symlink() or fig.is_dir():
+            raise ValueError(f"--figure {args.figure!r}: must name a .png file in an existing folder (not a folder "
+                             f"or a link)")
     if args.models is not None and args.experiment != "pretrained":
         raise ValueError("--models goes with the pretrained experiment")
     require_extra("hf" if args.experiment == "pretrained" else "models")
