@@ -165,13 +165,22 @@ def v2_block(snapshot: dict) -> str:
         return "n/a" if p is None or p[0] is None else f"{p[0]:+.4f} (SE {p[1]:.4f})"
     lines = [V2_BEGIN, f"Plan SHA-256 `{snapshot['plan_sha256'][:16]}...`"
              + (" (quick run: not decisive)" if snapshot.get("quick") else "") + "; Holm over Q1-Q6 at 0.05.", "",
-             "| test | statement | verdict | interval (95 %, logit per key) | detectable effect |",
-             "|---|---|---|---|---|"]
-    for key, t in snapshot["tests"].items():
+             "| test | statement | verdict | interval (95 %, logit per key) | detectable effect "
+             "| p (pair) / Holm level |",
+             "|---|---|---|---|---|---|"]
+    from lnrecency.inference.seed_tests import holm_levels
+
+    tests = snapshot["tests"]
+    pairs = [min(1.0, 2 * min(t["p_confirm"], t["p_refute"])) if t.get("p_confirm") is not None else float("nan")
+             for t in tests.values()]
+    levels = holm_levels(pairs, 0.05)  # a pair decides when its p is at or below its step's level (and all before)
+    for (key, t), p, level in zip(tests.items(), pairs, levels):
         lo, hi = (t.get("interval") or (None, None))
         lines.append(f"| {key} | {t['statement']} | {t['verdict']} | "
                      + (f"[{num(lo)}, {num(hi)}]" if lo is not None else t.get("why") or "n/a")
-                     + f" | {num(t.get('detectable_effect'), '.4f')} |")
+                     + f" | {num(t.get('detectable_effect'), '.4f')} | "
+                     + ("n/a" if p != p else f"{p:.2g} / {level:.3g}") + " |")
+    lines += ["", "A test whose p sits within a factor of 2 of its Holm level was decided by a hair, either way."]
     lines += ["", "| cell | seeds learned | layer-2 slope | keys >= 8 | ablated (layer 1's first-key share fixed) | "
               "change | layer-1 first-key share, rows 2 / 16 / 64 | sink theory: fitted b, its largest gap |",
               "|---|---|---|---|---|---|---|---|"]
@@ -187,9 +196,20 @@ def v2_block(snapshot: dict) -> str:
     return "\n".join(lines + [V2_END])
 
 
+V2_COST_BEGIN, V2_COST_END = "<!-- v2-cost:begin -->", "<!-- v2-cost:end -->"
+
+
+def v2_cost_sentence() -> str:
+    """Plan v2's measured run time (lnrecency/data/costs.json), between the v2-cost markers."""
+    from lnrecency.claims.catalog import cost, duration
+
+    c = cost("experiments thesis-text-v2")
+    return f"{V2_COST_BEGIN}Measured ({c['date']}): {duration(c['seconds'])}, {c['what']}.{V2_COST_END}"
+
+
 #: the generated blocks a documentation page may hold: markers -> what fills them
 GENERATED = {(FILLS_BEGIN, FILLS_END): fills_table, (TIMINGS_BEGIN, TIMINGS_END): timings_sentence,
-             (GGUF_BEGIN, GGUF_END): gguf_sentence}
+             (GGUF_BEGIN, GGUF_END): gguf_sentence, (V2_COST_BEGIN, V2_COST_END): v2_cost_sentence}
 
 
 def update_fills(path: str | Path) -> Path:
