@@ -57,10 +57,15 @@ def sink_limit(n: int, layers: int = 2, *, b: float, config: ModelConfig | None 
     """The float64 limit of the stack with a logit bonus ``b`` on key 1 in every softmax (module docstring).
     The model comes from ``config`` or keywords (norm, residual, gamma, lam, alpha), as in
     :func:`lnrecency.theory.limit.limit_scores`."""
-    from lnrecency.theory.limit import _prepare, iterate_limit
+    from lnrecency.model.config import make_config
+    from lnrecency.runtime.arguments import check_int
+    from lnrecency.theory.limit import check_memory, check_time, iterate_limit, limit_backend
 
     b = float(check_real("b", b, low=-50.0, high=50.0))
-    n, layers, cfg, backend = _prepare(n, layers, config, params, None, False)
+    n, layers = check_int("n", n, minimum=1), check_int("layers", layers, minimum=1)
+    cfg, backend = make_config(config, **params), limit_backend(None, False)
+    check_memory(n, layers)
+    check_time(n, layers)
     with np.errstate(over="ignore", invalid="ignore"):
         run = list(iterate_limit(n, layers, cfg, backend, last_output=False, sink=b))
     scores = np.stack([np.asarray(layer.scores, dtype=float) for layer in run])

@@ -106,9 +106,10 @@ def _thesis_text_v2(args: Options) -> int:
     st = V2Settings.preset(args.quick)
     runs = run_v2(st, use_cache=not args.no_cache, progress=None if not args.json else False, workers=args.workers)
     decided = decide(runs, st)
-    quick = "quick run, not decisive: " if args.quick else ""
+    # a quick run decides nothing: its rows say so instead of a verdict (the interval stays, as a number)
     tests = {k: {**({} if d is None else strict(d.to_json())), "statement": V2_TESTS[k],
-                 "verdict": quick + ("not decided" if d is None else V2_WORDS[d.verdict]), "why": why}
+                 "verdict": "not decisive (quick run)" if args.quick else
+                 ("not decided" if d is None else V2_WORDS[d.verdict]), "why": why}
              for k, (d, why) in decided.items()}
     cells = summary(runs, st)
     for name, c in cells.items():  # the sink theory beside each measured first-key share (lnrecency.theory.sink)
