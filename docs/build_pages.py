@@ -46,7 +46,20 @@ def _md(text: str) -> str:
     return str(text).replace("\\", "\\\\").replace("*", "\\*").replace("<", "&lt;").replace(">", "&gt;")
 
 
-def _claim_page(claim, rows: list, snap: dict) -> str:
+def _setting_needed(claim, v2: dict | None) -> list[str]:
+    """Plan v1's thesis-on-text claims (TT1-TT4) measured with BOS first: which setting their result needs, from
+    plan v2's run (docs/thesis_text_v2.json, lnrecency.report.readme.v2_sentence)."""
+    from lnrecency.claims.catalog import declared
+    from lnrecency.report.readme import v2_sentence
+
+    if v2 is None or declared(claim.id).family != "thesis-text plan":
+        return []
+    text = v2_sentence(v2).replace("](docs/", "](../")
+    return ["**Which setting it needs.** This plan's models were trained and probed with BOS first in every window. "
+            + text.replace("Which setting it needs (plan v2, ours", "Plan v2 ([TV1-TV6](TV1.md), ours", 1), ""]
+
+
+def _claim_page(claim, rows: list, snap: dict, v2: dict | None = None) -> str:
     from lnrecency.claims.tables_and_plots import setting_summary
     from lnrecency.report.headline import source_group
 
@@ -70,6 +83,7 @@ def _claim_page(claim, rows: list, snap: dict) -> str:
     else:
         lines += ["**Verdict.** Not in the verdict snapshot (docs/verdicts.json): run "
                   f"`lnrecency verify --claim {claim.id}`.", ""]
+    lines += _setting_needed(claim, v2)
     tables = [t.stem for t in claim.tables]
     figures = [s for f in claim.figures for s in (f.stems if not callable(f.stems) else ())]
     lines += ["**Evidence in the report** (`lnrecency report --out report`, files in `report/`):", ""]
@@ -103,13 +117,15 @@ def generate(here: Path) -> None:
     from lnrecency.report.readme import claim_page
 
     rows, snap = _rows(here)
+    v2_path = here / "thesis_text_v2.json"
+    v2 = json.loads(v2_path.read_text(encoding="utf-8")) if v2_path.is_file() else None
     out = here / "claims"
     pages = []
     for claim in CATALOG:
         if claim.evaluate is None:
             continue
         stem = claim_page(claim.id)
-        _write(out / f"{stem}.md", _claim_page(claim, rows.get(claim.id, []), snap))
+        _write(out / f"{stem}.md", _claim_page(claim, rows.get(claim.id, []), snap, v2))
         verdicts = ", ".join(dict.fromkeys(r["verdict"] for r in rows.get(claim.id, []))) or "not in the snapshot"
         pages.append((stem, claim, verdicts))
     index = ["# Claims", "", "One page per claim: statement, source, verdict with its finding, the report's "

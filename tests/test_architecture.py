@@ -143,8 +143,10 @@ def test_a_planted_cycle_is_found():
 
 # ---- the tree, as docs/layout.md describes it ----------------------------------------------------------------
 LAYOUT = ROOT / "docs" / "layout.md"
-#: modules allowed over MAX_LINES, each with the reason it stays whole (none today)
-LONG_MODULES: dict[str, str] = {}
+#: modules allowed over MAX_LINES, each with the reason it stays whole
+LONG_MODULES: dict[str, str] = {
+    "lnrecency/claims/catalog.py": "the catalogue: every claim declared once, in one list, by design (define once)",
+}
 MAX_LINES = 450
 
 

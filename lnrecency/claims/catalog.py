@@ -32,7 +32,7 @@ SOURCES: dict[str, str] = {
 SOURCE_SHORT: dict[str, str] = {"paper": "paper", "v1": "paper v1", "seed002": "seed 002", "seed003": "seed 003",
                                 "ours": "ours", "wu2025": "Wu et al."}
 #: the families a claim's decisions belong to (each with its own family-wise rate, docs/trained.md)
-FAMILIES = ("parameter-free", "trained", "corpus", "thesis-text plan", "pretrained")
+FAMILIES = ("parameter-free", "trained", "corpus", "thesis-text plan", "thesis-text plan v2", "pretrained")
 
 
 @dataclass(frozen=True)
@@ -355,6 +355,46 @@ CATALOG: tuple[Declared, ...] = (
               "The thesis on text (plan H4): RMSNorm gives the same layer-2 recency slope on held-out text as "
               "LayerNorm, within 0.0025 logit per key, at equal tokens."),
           command="experiments thesis-text", family="thesis-text plan"),
+    declare("TV1", "trained.tv1_tv6_thesis_text_v2", "the thesis on text without BOS: LayerNorm shows recency (plan v2 Q1)",
+            S("s1", "ours",
+              "The thesis on text without BOS (plan v2 Q1): in the plan's NoPE language models with LayerNorm (2 "
+              "attention-only layers, width 64, 3M tokens) trained and probed on windows without any BOS, layer 2's "
+              "recency slope on held-out text (first key out) is positive."),
+          command="experiments thesis-text-v2", family="thesis-text plan v2"),
+    declare("TV2", "trained.tv1_tv6_thesis_text_v2",
+            "the thesis on text without BOS: LayerNorm above none at equal tokens (plan v2 Q2)",
+            S("s1", "ours",
+              "The thesis on text without BOS (plan v2 Q2): trained and probed without any BOS, at equal tokens "
+              "(3M), layer 2's recency slope on held-out text is larger with LayerNorm than with no "
+              "normalisation."),
+          command="experiments thesis-text-v2", family="thesis-text plan v2"),
+    declare("TV3", "trained.tv1_tv6_thesis_text_v2",
+            "the thesis on text without BOS: LayerNorm above none at matched loss (plan v2 Q3)",
+            S("s1", "ours",
+              "The thesis on text without BOS (plan v2 Q3): trained and probed without any BOS, at matched held-out "
+              "loss, layer 2's recency slope on held-out text is larger with LayerNorm than with no normalisation "
+              "(the plan expected it not to be)."),
+          command="experiments thesis-text-v2", family="thesis-text plan v2"),
+    declare("TV4", "trained.tv1_tv6_thesis_text_v2",
+            "the mechanism with BOS: layer 1's BOS share carries LayerNorm's recency (plan v2 Q4)",
+            S("s1", "ours",
+              "The mechanism (plan v2 Q4): in LayerNorm models trained with BOS first in every window, fixing layer "
+              "1's share of attention to the first key at its own mean over the queries (content weights "
+              "renormalised) lowers layer 2's recency slope on held-out text by more than half."),
+          command="experiments thesis-text-v2", family="thesis-text plan v2"),
+    declare("TV5", "trained.tv1_tv6_thesis_text_v2",
+            "the mechanism with BOS: without normalisation the ablation does not halve the slope (plan v2 Q5)",
+            S("s1", "ours",
+              "The mechanism's control (plan v2 Q5): in models without normalisation trained with BOS first in "
+              "every window, the same ablation of layer 1's first-key share does not lower layer 2's recency slope "
+              "by half."),
+          command="experiments thesis-text-v2", family="thesis-text plan v2"),
+    declare("TV6", "trained.tv1_tv6_thesis_text_v2",
+            "with BOS, RMSNorm equivalent to LayerNorm within 0.05 (plan v2 Q6)",
+            S("s1", "ours",
+              "With BOS (plan v2 Q6): RMSNorm gives the same layer-2 recency slope on held-out text as LayerNorm, "
+              "within 0.05 logit per key, at equal tokens."),
+          command="experiments thesis-text-v2", family="thesis-text plan v2"),
     declare("R1", "trained.r1_pretrained_decoders",
             "real pretrained decoders: recency remains with positions switched off",
             S("statement", "ours",

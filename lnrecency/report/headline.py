@@ -19,11 +19,12 @@ from dataclasses import dataclass
 from lnrecency.claims import catalog
 from lnrecency.inference.evidence import VERDICTS
 from lnrecency.inference.verdicts import ClaimResult
+from lnrecency.report.trained_answer import trained_summary, v2_setting  # noqa: F401 (re-exported)
 
 __all__ = ["GLOSSES", "words_line",
            "Finding", "Statement", "MEASURED", "SOURCE_GROUPS", "source_group", "source_of", "counts_by_source",
            "counts_line", "answer", "not_run_claims", "damaged_claims", "filled_by", "findings", "finding_lines",
-           "lead_sentence", "headline_markdown", "trained_summary"]
+           "lead_sentence", "headline_markdown", "trained_summary", "v2_setting"]
 
 #: about the longest lead sentence of a finding, in words (the claim's page and `verify` give it whole)
 LEAD_WORDS = 40
@@ -334,41 +335,6 @@ def _rollout_sentence(results: list[ClaimResult]) -> str | None:
     if depth:
         text += "; their Theorem 4.1 here: " + label_of(depth, "W1")
     return text + ")."
-
-
-def trained_summary(results: list[ClaimResult]) -> str:
-    """What the trained and real models say, in plain words (3-5 sentences; each part omitted when its claims
-    were not evaluated): the synthetic task's limits, the thesis on text, the real pretrained decoders."""
-    got = {cid: [r for r in results if r.id == cid and not r.not_run] for cid in ("TM1", "TT1", "TT2", "TT3",
-                                                                                  "TT4", "R1")}
-    out = []
-    if got["TM1"]:  # what the task's slope is made of is on TM1's page (its evidence's anchoring sentence)
-        out.append("On the synthetic induction task the TM1-TM3 and TM5 rows are secondary: its slope cannot test "
-                   "the thesis.")
-    text = [(cid, got[cid][0]) for cid in ("TT1", "TT2", "TT3", "TT4") if got[cid]]
-    if text:
-        def part(cid, r):
-            d = getattr(r.evidence, "decision", None) or {}
-            iv = d.get("interval")
-            num = f" ({iv[0]:+.4f} to {iv[1]:+.4f} logit per key)" if iv and None not in iv else ""
-            return f"{cid} {r.verdict}{num}"
-        ev = text[0][1].evidence
-        scale = (f" ({ev.seeds} seeds per normalisation, {ev.tokens / 1e6:.3g}M tokens)"
-                 if hasattr(ev, "seeds") and hasattr(ev, "tokens") else "")
-        out.append(f"On text, in NoPE language models trained here under a pre-registered plan{scale}: "
-                   + "; ".join(part(c, r) for c, r in text) + ".")
-    if got["R1"]:
-        rows = []
-        for r in got["R1"]:
-            st = getattr(r.evidence, "statistic", {}) or {}
-            name = str(getattr(r.evidence, "model", "")).split(" (")[0]
-            rows.append(f"{name} {r.verdict} (mean slope {st.get('mean', float('nan')):+.4f} logit per key)")
-        out.append("In real pretrained decoders with the positional encoding switched off (out of their training "
-                   "distribution): " + "; ".join(rows) + ".")
-    if not out:
-        return ("Trained and real decoders are not run in this report: `lnrecency experiments thesis-text` (the "
-                "thesis on text), `thesis`, `seed002`, `seed003` and `pretrained` fill those sections.")
-    return " ".join(out)
 
 
 def answer(results: list[ClaimResult], *, brief: bool = False) -> list[str]:

@@ -1,6 +1,6 @@
 """Everything derived from the claim catalogue, written in one command after a claim is added or changed:
 
-    python3 -m lnrecency.report.regenerate [--check] [--trained]
+    python3 -m lnrecency.report.regenerate [--check] [--trained | --refresh ID ...]
 
 * the reviewer notebooks (``notebooks/make_notebooks.py``: each claim's declared cells);
 * the README's verdict block and docs/verdicts.json (:mod:`lnrecency.report.readme`): the claims the report
@@ -40,6 +40,8 @@ def claim_pages(*, check: bool) -> bool:
         copy = Path(tmp) / "docs"
         copy.mkdir()
         shutil.copyfile(docs / "verdicts.json", copy / "verdicts.json")
+        if (docs / "thesis_text_v2.json").is_file():  # plan v2's run: the TT pages say which setting they need
+            shutil.copyfile(docs / "thesis_text_v2.json", copy / "thesis_text_v2.json")
         (Path(tmp) / "notebooks").mkdir()
         build_pages.generate(copy)
         new = {p.name: p.read_text(encoding="utf-8") for p in (copy / "claims").glob("*.md")}
@@ -60,12 +62,18 @@ def main(argv: list[str] | None = None) -> int:
                                                         "are out of date (evaluates nothing)")
     p.add_argument("--trained", action="store_true", help="also the verdicts on trained and real models (from "
                                                           "their cached experiments; uncached ones are trained)")
+    p.add_argument("--refresh", nargs="+", default=(), metavar="ID",
+                   help="without --trained: these claims on trained models evaluated afresh from their cached "
+                        "experiments, the other trained rows kept")
     args = p.parse_args(argv)
+    if args.refresh and (args.trained or args.check):
+        p.error("--refresh goes without --trained and --check")
     stale = []
     if not args.check:
         from lnrecency.report import readme
 
-        readme.main([str(ROOT / "README.md")] + (["--trained"] if args.trained else ["--keep-trained"]))
+        readme.main([str(ROOT / "README.md")] + (["--trained"] if args.trained else ["--keep-trained"])
+                    + (["--refresh", *args.refresh] if args.refresh else []))
         # the generated blocks of the docs pages: measured times (costs.json), plan v2's results (its snapshot)
         for page in ("getting-started.md", "report.md", "pretrained.md", "thesis-text-v2.md"):
             if (ROOT / "docs" / page).is_file():

@@ -169,3 +169,16 @@ def test_gemma_is_joined_from_its_chunk_wheels_and_checked_before_loading():
 
     res = probe_gguf(found["gemma3-270m"], ProbeSettings(n=32, sequences=8, tokens="text"), no_rope=True)
     assert len(res.layers) == 18 and res.model["perplexity"]["off"] > res.model["perplexity"]["on"]
+
+
+def test_bos_at_probe_time(smol):
+    """--bos (issue 50): "first" puts the model's declared BOS first in every window, "none" nothing; SmolLM2's
+    tokenizer adds no BOS, so its own convention ("model") is "none"."""
+    from lnrecency.experiments.probes.gguf_probe import inputs
+
+    st = ProbeSettings(n=32, sequences=8, tokens="text")
+    own, first, none = (inputs(smol, st, None, b) for b in ("model", "first", "none"))
+    assert smol.m.bos is not None and not smol.m.add_bos
+    assert (first[0][:, 0] == smol.m.bos).all() and not (none[0][:, 0] == smol.m.bos).any()
+    assert np.array_equal(own[0], none[0]) and first[0].shape == none[0].shape == (8, 32)
+    assert first[1].endswith("BOS first") and none[1].endswith("no BOS")

@@ -106,7 +106,7 @@ def test_text_through_the_tokenizer_and_tidy_rows(models, tmp_path):
     rng = np.random.default_rng(2)
     text = " ".join(rng.choice(words, size=4000))
     res = lnrecency.probe_model(models["rope"], fast, texts=[text], n=N, sequences=SEQ)
-    assert res.model["inputs"] == "text windows" and len(res.layers) == 2
+    assert res.model["inputs"] == "text windows, no BOS" and len(res.layers) == 2  # its tokenizer adds none
     rows = res.records()
     assert len(rows) == 2 * (1 + 4) and all(r["slope"] is not None for r in rows)
     assert all(v is None or np.isfinite(v) for r in rows for v in r.values() if not isinstance(v, bool))
@@ -170,3 +170,24 @@ def test_the_command_line_writes_the_tidy_rows_as_csv(tmp_path, capsys):
     assert rows and rows[0]["layer"] == "1" and "nan" not in out.read_text().lower()
     assert main(["probe", "--identity", "--csv", str(tmp_path / "no" / "x.csv")]) == 2
     assert "--csv" in capsys.readouterr().err
+
+
+def test_bos_at_probe_time_first_none_and_refused(models):
+    """Probe-time BOS (issue 50): "first" puts the model's BOS first (here its convention too), "none" content tokens
+    only; a model that declares no BOS refuses "first" by name; tokens= are probed as given."""
+    model = models["learned"]
+    kw = dict(n=N, sequences=SEQ)
+    own, first, none = (lnrecency.probe_model(model, bos=b, **kw) for b in ("model", "first", "none"))
+    assert "BOS first" in own.model["inputs"] and "BOS first" in first.model["inputs"]
+    assert "BOS first" not in none.model["inputs"]
+    assert [lp.slope for lp in own.layers] == [lp.slope for lp in first.layers]
+    assert [lp.slope for lp in none.layers] != [lp.slope for lp in own.layers]
+    t = transformers
+    bare = t.GPT2LMHeadModel(t.GPT2Config(vocab_size=VOCAB, n_embd=32, n_layer=2, n_head=4, n_positions=64,
+                                          bos_token_id=None, eos_token_id=None))
+    with pytest.raises(ValueError, match=r"bos \(--bos on the command line\) first: this model declares no BOS"):
+        lnrecency.probe_model(bare, bos="first", **kw)
+    with pytest.raises(ValueError, match="bos must be one of"):
+        lnrecency.probe_model(model, bos="yes", **kw)
+    with pytest.raises(ValueError, match="tokens= are probed as given"):
+        lnrecency.probe_model(model, tokens=np.zeros((SEQ, N), dtype=np.int64), bos="none", **kw)

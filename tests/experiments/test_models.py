@@ -191,6 +191,8 @@ def test_probe_json_schema_and_phases(capsys):
     (["train", "copy", "--out", "x"], "task"), (["train", "induction", "--norm", "l2", "--out", "x"], "norm"),
     (["train", "induction", "--out", ""], "--out"), (["train", "induction", "--steps", "0", "--out", "x"], "steps"),
     (["experiments", "seed004"], "experiment"), (["verify", "--lines", "-1"], "--lines"),
+    (["probe", "--identity", "--bos", "none"], "--bos none: goes with"), (["probe", "--gguf", "x", "--bos", "yes"],
+                                                                           "--bos must be one of"),
 ])
 def test_cli_refusals(argv, word, capsys, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
@@ -274,6 +276,16 @@ def test_train_and_probe_commands(tmp_path, capsys):
     assert "layer 1:" in text and "layer 2:" in text and "assumptions:" in text
     assert main(["probe", str(ck), "--n", "11", "--sequences", "16"]) == 2  # beyond the context
     assert "context" in capsys.readouterr().err
+    # probe-time BOS (issue 50): --bos none reads the task without its BOS, beside it the task with BOS
+    runs = {}
+    for flags in (["--bos", "none"], ["--tokens", "task-no-bos"]):
+        assert main(["probe", str(ck), "--n", "10", "--sequences", "16", "--json", *flags]) == 0
+        runs[flags[0]] = json.loads(capsys.readouterr().out)
+    assert runs["--bos"]["settings"]["tokens"] == "task-no-bos" and runs["--bos"]["beside"]["tokens"] == "task"
+    assert [x["recency_slope"] for x in runs["--bos"]["layers"]] == [x["recency_slope"]
+                                                                     for x in runs["--tokens"]["layers"]]
+    assert main(["probe", str(ck), "--n", "10", "--tokens", "random", "--bos", "none"]) == 2
+    assert "--bos none with --tokens random" in capsys.readouterr().err
 
 
 def test_probe_leaves_the_bos_key_out_of_slopes_and_rp():

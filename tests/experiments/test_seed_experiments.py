@@ -141,9 +141,18 @@ def test_unknown_experiment_is_refused(capsys):
     assert "seed004" in capsys.readouterr().err
 
 
+#: test-only presets for the end-to-end run: the same code path as --quick (3 seeds, every task, architecture and
+#: trajectory point), at the size its assertions need (fields, seeds, labels, the cache's bytes)
+TINY = {"seed002": Seed002Settings(vocab=32, d_model=32, n_heads=4, n_train=24, steps=60, samples=24,
+                                   random_sequences=24, seeds=(0, 1, 2)),
+        "seed003": Seed003Settings(d_model=16, steps=60, test_sequences=32, seeds=(0, 1, 2))}
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("experiment, ids", [("seed002", S2), ("seed003", S3)])
-def test_quick_experiment_through_the_cli(trained_cache, capsys, experiment, ids):
+def test_quick_experiment_through_the_cli(trained_cache, capsys, monkeypatch, experiment, ids):
+    cls = Seed002Settings if experiment == "seed002" else Seed003Settings
+    monkeypatch.setattr(cls, "preset", classmethod(lambda c, quick: TINY[experiment] if quick else c()))
     assert main(["experiments", experiment, "--quick", "--json"]) == 0
     first = capsys.readouterr().out
     out = json.loads(first)

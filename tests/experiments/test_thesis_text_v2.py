@@ -83,3 +83,68 @@ def test_theory_shares_recovers_a_planted_bonus_and_the_figure_draws():
     assert th["theory_slope_layernorm"] > 0 > th["theory_slope_none"]
     fig = v2.sink_figure({"bos layernorm": {"first_share_rows": lim.shares[0].tolist()}})
     assert len(fig.axes[0].lines) == 2
+
+
+def _claims(monkeypatch, runs) -> dict:
+    """TV1-TV6 evaluated by the registry on ``runs`` as if they were the cache."""
+    from lnrecency.claims.registry import evaluate
+
+    monkeypatch.setattr(v2, "cached_v2", lambda st: runs)
+    return {r.id: r for r in evaluate(["TV1", "TV2", "TV3", "TV4", "TV5", "TV6"])}
+
+
+def test_the_claims_read_the_plans_decisions_and_the_answer_names_the_setting(monkeypatch):
+    from lnrecency.claims.catalog import declared
+    from lnrecency.report.headline import trained_summary
+
+    rows = _claims(monkeypatch, planted())
+    assert {cid: r.verdict for cid, r in rows.items()} == {
+        "TV1": "reproduced", "TV2": "reproduced", "TV3": "not reproduced in this setting", "TV4": "reproduced",
+        "TV5": "reproduced", "TV6": "reproduced"}
+    assert all(declared(cid).family == "thesis-text plan v2" and r.evidence.plan_sha256 == v2.plan_sha256()
+               for cid, r in rows.items())
+    assert "change of -8" in rows["TV4"].finding or "change of -9" in rows["TV4"].finding
+    text = trained_summary(list(rows.values()))
+    assert "Which setting it needs (plan v2, ours)" in text and "TV4 reproduced" in text
+    assert "TV3 not reproduced in this setting" in text
+
+
+def test_the_claims_say_no_when_the_ablation_changes_nothing(monkeypatch):
+    rows = _claims(monkeypatch, planted(ln_ablated=0.17, rms_bos=0.05))
+    assert rows["TV4"].verdict == rows["TV6"].verdict == "not reproduced in this setting"
+    assert "change of +0 %" in rows["TV4"].finding or "change of -0 %" in rows["TV4"].finding
+
+
+@pytest.mark.slow
+def test_a_bos_run_read_from_version_1_equals_training_it_again(tmp_path, monkeypatch):
+    """Plan v2's BOS runs are version 1's attn2 runs: with version 1's record and weights cached, the run is probed,
+    not trained again, and gives the same final probes, log and trajectory as training it again (late slopes
+    apart, which version 1 does not record): same seed, same bytes."""
+    from dataclasses import replace
+
+    from lnrecency.experiments.studies.thesis_text import TextThesisSettings, model_path, run_thesis_text
+
+    monkeypatch.setenv("LNRECENCY_CACHE", str(tmp_path))
+    base = TextThesisSettings(primary_seeds=(0,), secondary_seeds=(), archs=("attn2",), steps=24, warmup=4,
+                              eval_every=12, eval_sequences=16, probe_windows=8)
+    run_thesis_text(base, workers=1)
+    assert (model_path(base, "attn2", "layernorm", 0) / "model.safetensors").is_file()
+    st = v2.V2Settings(seeds=(0,), bos=(True,), base=base)
+    read, again = (v2.train_v2_run(True, "layernorm", 0, st, reuse=r) for r in (True, False))
+    assert read["reused_version1"] and not again["reused_version1"]
+    assert read["final"] == again["final"] and read["log"] == again["log"]
+
+    def no_late(traj):
+        return [{**e, "text": [{k: v for k, v in lay.items() if k != "late"} for lay in e["text"]]} for e in traj]
+    assert no_late(read["trajectory"]) == no_late(again["trajectory"])
+    # weights filed under another run are refused by name, not probed
+    other = replace(base, lr=1e-3)
+    import shutil
+
+    shutil.copytree(model_path(base, "attn2", "layernorm", 0), model_path(other, "attn2", "layernorm", 0))
+    from lnrecency.experiments.studies.thesis_text import run_path
+
+    rec = run_path(base, "attn2", "layernorm", 0).read_bytes()
+    run_path(other, "attn2", "layernorm", 0).write_bytes(rec)
+    with pytest.raises(ValueError, match="not of the run they are filed under"):
+        v2.version1_run("layernorm", 0, v2.V2Settings(seeds=(0,), bos=(True,), base=other))

@@ -40,6 +40,7 @@ def test_claim_pages_are_current(tmp_path):
     copy = tmp_path / "docs"
     copy.mkdir()
     (copy / "verdicts.json").write_bytes((ROOT / "docs" / "verdicts.json").read_bytes())
+    (copy / "thesis_text_v2.json").write_bytes((ROOT / "docs" / "thesis_text_v2.json").read_bytes())
     (tmp_path / "notebooks").mkdir()
     build_pages.generate(copy)
     after = {p.name: p.read_text(encoding="utf-8") for p in (copy / "claims").glob("*.md")}

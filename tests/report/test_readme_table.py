@@ -84,4 +84,7 @@ def test_plan_v2s_block_and_sentence_say_each_cell_and_test():
     assert block.count("| Q") == 6 and "-88 % (SE 5)" in block and "0.800 / 0.100 / 0.100" in block
     assert "| no bos none | 0 | n/a |" in block and "b = 2.50, 0.200" in block
     said = v2_sentence(snap)
-    assert "-88 %" in said and "Q4: reproduced" in said and "against none n/a" in said
+    assert "-88 %" in said and "TV4 reproduced" in said and "against none n/a" in said
+    assert "matched loss LayerNorm minus none is [+0.1000, +0.2000] (TV3 reproduced)" in said
+    brief = v2_sentence(snap, brief=True)
+    assert "-88 %" in brief and "TV4" not in brief and len(brief.split()) < len(said.split())

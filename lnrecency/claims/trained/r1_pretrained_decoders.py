@@ -12,6 +12,7 @@ distribution (the perplexity says by how much), and every finding says so.
 from __future__ import annotations
 
 import math
+from dataclasses import field
 
 import numpy as np
 from matplotlib.figure import Figure
@@ -43,6 +44,10 @@ class PretrainedEvidence(Evidence):
     counts: dict  # condition -> layers significantly positive / negative
     perplexity: dict  # positions on / off on the text windows
     layers: dict  # condition -> [(layer, slope, slope_se, sink)]
+    #: condition -> [(layer, rollout at token 1, at the last token, residual-aware at token 1)] (issue 51; {} in
+    #: evidence written before it)
+    rollout: dict = field(default_factory=dict)
+    gu_sink: dict = field(default_factory=dict)  # condition -> Gu et al.'s Sink^eps_1 (share of heads)
 
 
 def _settings(quick: bool):
@@ -123,7 +128,11 @@ def evaluate(*, quick: bool = False, progress=None) -> list:
                                                               "layers": v["layers"]} for c, v in counts.items()},
                                 perplexity={k: v for k, v in ppl.items() if k != "windows"},
                                 layers={c: [[lay["layer"], lay["slope"], lay["slope_se"], lay["sink"]]
-                                            for lay in r["layers"]] for c, r in runs.items()})
+                                            for lay in r["layers"]] for c, r in runs.items()},
+                                rollout={c: [[lay["layer"], lay["rollout_first"], lay["rollout_last"],
+                                              lay["rollout_residual_first"]] for lay in r["layers"]]
+                                         for c, r in runs.items()},
+                                gu_sink={c: r["gu_sink"] for c, r in runs.items()})
         out.append(ClaimResult("R1", SOURCE, STATEMENT, {"case": m["name"], "n": st.n,
                                                          "probe": f"{st.windows} text windows, positions off "
                                                                   f"(every position id 0)"},
@@ -139,7 +148,8 @@ def _results(data) -> list:
 def pretrained_table(data) -> Table:
     """R1: per model and layer, the slope on text with positions on and off and on the random control."""
     columns = ["model", "layer", "text, positions on", "text, positions off", "random, positions off",
-               "first-key sink (text, off)"]
+               "first-key sink (text, off)", "rollout at token 1 / token n (text, on)",
+               "rollout at token 1 / token n (text, off)"]
     results = _results(data)
     if not results:
         return Table("pretrained_slopes", "Real pretrained decoders (R1): not run",
@@ -153,13 +163,25 @@ def pretrained_table(data) -> Table:
             def cell(c):
                 _, slope, se, _ = by[c][layer]
                 return f"{slope:+.4f} +- {se:.4f}"
+            roll = {c: {lay[0]: lay for lay in v} for c, v in ev.rollout.items()}
+
+            def rolled(c):
+                got = roll.get(c, {}).get(layer)
+                return "n/a" if got is None else f"{got[1]:.3f} / {got[2]:.3f}"
             rows.append([ev.model.split(" (")[0], layer, cell("text/on"), cell("text/off"), cell("random/off"),
-                         f"{by['text/off'][layer][3]:.3f}"])
+                         f"{by['text/off'][layer][3]:.3f}", rolled("text/on"), rolled("text/off")])
         notes.append(f"Verdict R1 for {ev.model.split(' (')[0]}: {r.verdict}.")
+        if ev.gu_sink:
+            notes.append(f"{ev.model.split(' (')[0]}: Gu et al.'s Sink^eps_1 (share of heads whose mean attention to "
+                         f"the first token exceeds 0.3): " + ", ".join(
+                             f"{c} {v:.2f}" for c, v in ev.gu_sink.items() if v is not None) + ".")
     caption = (f"Recency slope per layer (logit per key, rows weighted by their keys, the first key left out; mean "
                f"+- SE over {results[0].evidence.windows} windows of n = {results[0].evidence.n} tokens), exact "
                f"pre-softmax logits; positions off = every position id 0. Without positions the models are out of "
-               f"their training distribution (see the findings' perplexities).")
+               f"their training distribution (see the findings' perplexities). Rollout (Wu et al.'s cumulative "
+               f"context probability, Abnar & Zuidema): the last query's row of the product of the head-mean "
+               f"attention weights up to the layer, at the first and the last token (n/a: probed before it was "
+               f"recorded).")
     return Table("pretrained_slopes", "Real pretrained decoders (R1): recency slope per layer, positions on and off",
                  caption, columns, rows, notes)
 

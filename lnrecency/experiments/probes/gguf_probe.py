@@ -122,16 +122,20 @@ def open_model(path, *, plan: list, max_model_mib: float | None = None, announce
                                                                   "peak_mib": round(peak / 2**20)})
 
 
-def inputs(loaded: Loaded, settings: ProbeSettings, text=None) -> tuple[np.ndarray, str]:
-    """(sequences, n) token ids of a probe and what they are (module docstring)."""
+def inputs(loaded: Loaded, settings: ProbeSettings, text=None, bos_mode: str = "model") -> tuple[np.ndarray, str]:
+    """(sequences, n) token ids of a probe and what they are (module docstring); ``bos_mode``: which token comes
+    first (lnrecency.experiments.probes.probe.BOS_CHOICES)."""
+    from lnrecency.experiments.probes.probe_settings import bos_token
+
     m, tok = loaded.m, loaded.tok
-    bos = m.bos if (m.add_bos and m.bos is not None) else None
+    bos = bos_token(m.bos, bool(m.add_bos), bos_mode)
     if settings.tokens == "text":
         from lnrecency.experiments.text.text_windows import read_text, text_windows, token_stream
 
         docs, what = read_text(text)
         ids = token_stream(lambda piece: tok(piece, add_special_tokens=False)["input_ids"], docs)
-        return text_windows(ids, settings.n, settings.sequences, settings.seed, bos), f"text windows of {what}"
+        return (text_windows(ids, settings.n, settings.sequences, settings.seed, bos),
+                f"text windows of {what}" + (", BOS first" if bos is not None else ", no BOS"))
     if settings.tokens != "random":
         raise ValueError(f"--gguf takes --tokens text or random; got {settings.tokens!r}")
     content = content_tokens(tok, m.vocab)
@@ -179,7 +183,7 @@ def perplexity(model, windows: np.ndarray, no_rope: bool, chunk: int = 8) -> flo
 
 
 def probe_loaded(loaded: Loaded, settings: ProbeSettings, *, no_rope: bool = False, text=None,
-                 progress: bool = False) -> ProbeResult:
+                 progress: bool = False, bos: str = "model") -> ProbeResult:
     """:func:`lnrecency.experiments.probes.probe.probe` on a loaded GGUF model: light (layer and per-head
     slopes, layer RP, sink; no per-head maps), streamed layer by layer, the first key out."""
     from dataclasses import replace
@@ -196,7 +200,7 @@ def probe_loaded(loaded: Loaded, settings: ProbeSettings, *, no_rope: bool = Fal
     ppl_windows = min(settings.sequences, PPL_WINDOWS)
     phases = {}
     with deterministic(THREADS):
-        windows, what = inputs(loaded, settings, text)
+        windows, what = inputs(loaded, settings, text, bos)
         phases["inputs"] = time.perf_counter() - t0
         loss = [0.0, 0]
 
@@ -235,7 +239,7 @@ def probe_loaded(loaded: Loaded, settings: ProbeSettings, *, no_rope: bool = Fal
 
             docs, _ = read_text(text)
             ids = token_stream(lambda piece: loaded.tok(piece, add_special_tokens=False)["input_ids"], docs)
-            tw = text_windows(ids, settings.n, ppl_windows, settings.seed,
+            tw = text_windows(ids, settings.n, ppl_windows, settings.seed,  # the model's health: its own convention
                               m.bos if (m.add_bos and m.bos is not None) else None)
             ppl = {"on": perplexity(model, tw, False), "off": perplexity(model, tw, True)}
         phases["perplexity"] = time.perf_counter() - t0 - sum(phases.values())
@@ -246,10 +250,15 @@ def probe_loaded(loaded: Loaded, settings: ProbeSettings, *, no_rope: bool = Fal
 
 
 def probe_gguf(path, settings: ProbeSettings, *, no_rope: bool = False, text=None, progress: bool = False,
-               announce: bool = False, max_model_mib: float | None = None) -> ProbeResult:
+               announce: bool = False, max_model_mib: float | None = None, bos: str = "model") -> ProbeResult:
     """One probe of the GGUF model at ``path``: :func:`open_model` then :func:`probe_loaded`; ``progress``: a
-    bar over the sequences; ``announce``: one line with the estimate before the load."""
+    bar over the sequences; ``announce``: one line with the estimate before the load; ``bos``: which token comes
+    first in every window (lnrecency.experiments.probes.probe.BOS_CHOICES)."""
+    from lnrecency.experiments.probes.probe_settings import BOS_CHOICES
+    from lnrecency.runtime.arguments import check_choice
+
+    check_choice("--bos", bos, BOS_CHOICES)  # before the load
     loaded = open_model(path, plan=[(settings, no_rope)], max_model_mib=max_model_mib, announce=announce, text=text)
-    res = probe_loaded(loaded, settings, no_rope=no_rope, text=text, progress=progress)
+    res = probe_loaded(loaded, settings, no_rope=no_rope, text=text, progress=progress, bos=bos)
     res.model["seconds"] = round(res.model["seconds"] + loaded.load_seconds, 1)
     return res

@@ -215,14 +215,17 @@ def _qk_of(model) -> list | None:
     return out or None
 
 
-def probe_hf(path: str | Path, settings: ProbeSettings, *, no_rope: bool = False, progress: bool = False
-             ) -> ProbeResult:
+def probe_hf(path: str | Path, settings: ProbeSettings, *, no_rope: bool = False, progress: bool = False,
+             bos: str = "model") -> ProbeResult:
     """:func:`lnrecency.experiments.probes.probe.probe` on a local Hugging Face causal LM: the neutral random
     control, i.e. the model's BOS first when its config names one (the first key is left out of slopes and RP and
-    reported as the sink, whatever token it is), then tokens uniform over the vocabulary less the special tokens
-    its config names (BOS, EOS, padding)."""
+    reported as the sink, whatever token it is; ``bos`` "none": no BOS, "first": its BOS, refused when it names
+    none), then tokens uniform over the vocabulary less the special tokens its config names (BOS, EOS, padding)."""
     from lnrecency.experiments.decoders.train import deterministic
+    from lnrecency.experiments.probes.probe_settings import BOS_CHOICES
+    from lnrecency.runtime.arguments import check_choice
 
+    check_choice("--bos", bos, BOS_CHOICES)  # before the load
     if settings.tokens != "random":
         raise ValueError("--tokens task needs a model trained by lnrecency; a Hugging Face model takes random tokens")
     model = load_hf(path)
@@ -237,12 +240,15 @@ def probe_hf(path: str | Path, settings: ProbeSettings, *, no_rope: bool = False
     special = {int(v) for v in (getattr(cfg, "bos_token_id", None), getattr(cfg, "eos_token_id", None),
                                 getattr(cfg, "pad_token_id", None)) if isinstance(v, int) and 0 <= v < vocab}
     content = np.setdiff1d(np.arange(vocab), sorted(special))
-    bos = getattr(cfg, "bos_token_id", None)
+    from lnrecency.experiments.probes.probe_settings import bos_token
+
+    declared = getattr(cfg, "bos_token_id", None)
+    bos = bos_token(declared if isinstance(declared, int) and 0 <= declared < vocab else None, True, bos)
 
     def tokens(start: int, stop: int) -> torch.Tensor:
         rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence([settings.seed, start])))
         toks = content[rng.integers(0, content.size, size=(stop - start, settings.n))]
-        if isinstance(bos, int) and 0 <= bos < vocab:
+        if bos is not None:
             toks[:, 0] = bos
         return torch.from_numpy(toks)
 

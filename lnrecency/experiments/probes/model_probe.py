@@ -144,7 +144,19 @@ def _bos_of(model, tokenizer) -> int | None:
     return bos if isinstance(bos, int) and 0 <= bos < int(model.config.vocab_size) else None
 
 
-def _inputs(model, tokenizer, texts, tokens, st: ProbeSettings) -> tuple[np.ndarray, str]:
+def _bos_choice(model, tokenizer, bos: str) -> int | None:
+    """The token put first in every window under ``bos`` (lnrecency.experiments.probes.probe.BOS_CHOICES)."""
+    from lnrecency.experiments.probes.probe_settings import bos_token
+
+    vocab = int(model.config.vocab_size)
+    declared = getattr(tokenizer, "bos_token_id", None) if tokenizer is not None else None
+    if not isinstance(declared, int):
+        declared = getattr(model.config, "bos_token_id", None)
+    declared = declared if isinstance(declared, int) and 0 <= declared < vocab else None
+    return bos_token(declared, _bos_of(model, tokenizer) is not None, bos, "bos (--bos on the command line)")
+
+
+def _inputs(model, tokenizer, texts, tokens, st: ProbeSettings, bos: str = "model") -> tuple[np.ndarray, str]:
     vocab = int(model.config.vocab_size)
     if texts is not None:
         if tokenizer is None:
@@ -155,7 +167,9 @@ def _inputs(model, tokenizer, texts, tokens, st: ProbeSettings) -> tuple[np.ndar
         if not docs or not all(isinstance(d, str) for d in docs) or not any(d.strip() for d in docs):
             raise ValueError("texts= must be a string or a list of strings holding text")
         ids = token_stream(lambda piece: tokenizer(piece, add_special_tokens=False)["input_ids"], docs)
-        return text_windows(ids, st.n, st.sequences, st.seed, _bos_of(model, tokenizer)), "text windows"
+        first = _bos_choice(model, tokenizer, bos)
+        return (text_windows(ids, st.n, st.sequences, st.seed, first),
+                "text windows" + (", BOS first" if first is not None else ", no BOS"))
     if tokens is not None:
         arr = np.asarray(tokens)
         if arr.ndim != 2 or arr.shape != (st.sequences, st.n) or not np.issubdtype(arr.dtype, np.integer):
@@ -167,19 +181,26 @@ def _inputs(model, tokenizer, texts, tokens, st: ProbeSettings) -> tuple[np.ndar
     content = _content_tokens(model, tokenizer)
     rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence([st.seed, 0x6a5d])))
     out = content[rng.integers(0, content.size, size=(st.sequences, st.n))]
-    bos = _bos_of(model, tokenizer)
-    if bos is not None:
-        out[:, 0] = bos
-    return out, "the neutral random control (content tokens uniformly" + (", BOS first)" if bos is not None else ")")
+    first = _bos_choice(model, tokenizer, bos)
+    if first is not None:
+        out[:, 0] = first
+    return out, "the neutral random control (content tokens uniformly" + (", BOS first)" if first is not None else ")")
 
 
 def probe_model(model: Any, tokenizer: Any = None, *, texts: str | Sequence[str] | None = None,
                 tokens: np.ndarray | None = None, positions: str = "on", n: int = 64, sequences: int = 32,
-                seed: int = 0, rate: float = 1e-3, progress: bool = False) -> ProbeResult:
+                seed: int = 0, rate: float = 1e-3, progress: bool = False, bos: str = "model") -> ProbeResult:
     """Probe ``model`` (a transformers causal LM object, a local model folder, or a GGUF file or wheel) for recency
     in its attention logits (module docstring); a :class:`~lnrecency.experiments.probes.probe.ProbeResult` whose
-    ``model["positions"]`` states the scheme and whether it was switched off."""
+    ``model["positions"]`` states the scheme and whether it was switched off. ``bos``: the first token of every
+    window (texts= and the random control): "model" (its tokenizer's convention), "first" (its BOS token) or
+    "none"; the first key is left out of the slopes either way."""
+    from lnrecency.experiments.probes.probe_settings import BOS_CHOICES
+
     check_choice("positions", positions, POSITIONS)
+    check_choice("bos", bos, BOS_CHOICES)
+    if tokens is not None and bos != "model":
+        raise ValueError(f"bos={bos!r} applies to texts= and the random control; tokens= are probed as given")
     if texts is not None and tokens is not None:
         raise ValueError("give texts= or tokens=, not both")
     kind = "text" if texts is not None else ("given" if tokens is not None else "random")
@@ -199,7 +220,7 @@ def probe_model(model: Any, tokenizer: Any = None, *, texts: str | Sequence[str]
                 text = texts
             return probe_gguf(p, ProbeSettings(n=n, sequences=sequences, seed=seed,
                                                tokens="text" if texts is not None else "random", rate=rate),
-                              no_rope=positions == "off", text=text, progress=progress)
+                              no_rope=positions == "off", text=text, progress=progress, bos=bos)
         from lnrecency.experiments.probes.hf import load_hf
 
         model = load_hf(p)
@@ -211,10 +232,11 @@ def probe_model(model: Any, tokenizer: Any = None, *, texts: str | Sequence[str]
     if not hasattr(model, "config") or not callable(model):
         raise ValueError(f"model must be a transformers causal LM, a model folder or a GGUF file; got "
                          f"{type(model).__name__}")
-    return _probe_loaded(model, tokenizer, texts, tokens, st, positions, progress)
+    return _probe_loaded(model, tokenizer, texts, tokens, st, positions, progress, bos)
 
 
-def _probe_loaded(model, tokenizer, texts, tokens, st: ProbeSettings, positions: str, progress: bool) -> ProbeResult:
+def _probe_loaded(model, tokenizer, texts, tokens, st: ProbeSettings, positions: str, progress: bool,
+                  bos: str = "model") -> ProbeResult:
     from lnrecency.experiments.decoders.train import deterministic
 
     cfg = model.config
@@ -224,7 +246,7 @@ def _probe_loaded(model, tokenizer, texts, tokens, st: ProbeSettings, positions:
         raise ValueError(f"n must be <= the model's context {n_pos}; got n={st.n}")
     n_layers = int(getattr(cfg, "num_hidden_layers", None) or getattr(cfg, "n_layer", None) or cfg.num_layers)
     n_heads = int(getattr(cfg, "num_attention_heads", None) or getattr(cfg, "n_head", None))
-    windows, what = _inputs(model, tokenizer, texts, tokens, st)
+    windows, what = _inputs(model, tokenizer, texts, tokens, st, bos)
     off = positions == "off"
     takes_positions = "position_ids" in inspect.signature(model.forward).parameters
 

@@ -53,11 +53,18 @@ from lnrecency.experiments.probes.probe_costs import (  # noqa: F401 (re-exporte
     probe_chunk,
     probe_seconds,
 )
+from lnrecency.experiments.probes.probe_settings import (  # noqa: F401 (re-exported)
+    BOS_CHOICES,
+    THEORY_INPUTS,
+    TOKENS,
+    ProbeSettings,
+    bos_token,
+)
 from lnrecency.inference.recency_slope import MIN_KEYS, row_slope_weights, row_weights  # noqa: F401 (re-exported)
-from lnrecency.runtime.arguments import check_choice, check_int, check_real
+from lnrecency.runtime.arguments import check_int
 
-__all__ = ["ProbeSettings", "ProbeResult", "probe", "row_slope_weights", "recency_counts",
-           "PHASES", "MIN_KEYS", "row_weights", "TOKENS", "GU_EPS", "LATE_KEY",
+__all__ = ["ProbeSettings", "ProbeResult", "probe", "BOS_CHOICES", "bos_token", "row_slope_weights", "recency_counts",
+           "PHASES", "MIN_KEYS", "row_weights", "TOKENS", "GU_EPS", "LATE_KEY", "ROLLOUT_LAMBDA",
            # re-exported from probe_costs (what a probe costs, decided before any work)
            "MAX_CELLS", "MAX_PROBE_BYTES", "MAX_SECONDS", "PROBE_COST", "check_probe_cost", "probe_bytes",
            "probe_chunk", "probe_seconds"]
@@ -72,42 +79,9 @@ LATE_KEY = 8
 TRACE_NAMES = {"logits": "attention logits", "weights": "attention weights", "values": "attention values",
                "head_out": "head outputs", "normed": "normalised inputs of attention", "attn_out": "attention outputs",
                "mid": "residual states after attention", "mlp_in": "MLP inputs", "out": "layer outputs"}
-#: rows enter the layer slope when they have at least this many keys (BOS excluded)
-#: the probe's inputs, BOS first in each (its key is left out of slopes and RP and reported as the sink):
-#: "random" = the neutral control (content tokens only after BOS: no BOS, SEP or other special token inside);
-#: "task" = the training distribution (sequences of the model's training task); "bos-response" = the
-#: diagnostic of a model's reaction to BOS in mid-sequence (random with BOS scattered; never a control);
-#: "text" = windows of real text in the model's own tokenizer (lnrecency.experiments.text.text_windows;
-#: the window's first key is left out whether or not the model takes a BOS)
-#: "task-no-bos" = the training distribution with its BOS removed (every key enters: there is no BOS to leave out)
-#: "given" = token ids a library caller passed (lnrecency.probe_model(tokens=...)): used as given, first key left out
-TOKENS = ("random", "task", "bos-response", "text", "task-no-bos", "given")
-#: the identity decoder's inputs: the theory's Gaussian draws (no tokens, no BOS; set by the probe itself)
-THEORY_INPUTS = "theory"
-
-
-@dataclass(frozen=True)
-class ProbeSettings:
-    n: int = 32
-    sequences: int = 256
-    seed: int = 0
-    tokens: str = "random"  # random | task (trained decoders), theory inputs for the identity decoder
-    rate: float = 1e-3  # family-wise false-alarm rate of each layer's phase test
-    chunk: int = 64
-
-    @property
-    def bos_first(self) -> bool:
-        """Whether the inputs start with BOS (every token variant does): its key is left out of slopes and RP
-        and reported as the sink."""
-        return self.tokens not in (THEORY_INPUTS, "task-no-bos")
-
-    def __post_init__(self) -> None:
-        check_int("n", self.n, minimum=3, maximum=1024)
-        check_int("sequences", self.sequences, minimum=8, maximum=10**6)
-        check_int("seed", self.seed, minimum=0, maximum=2**63 - 1)
-        check_choice("tokens", self.tokens, TOKENS + (THEORY_INPUTS,))
-        check_real("rate", self.rate, low=0.0, high=0.5, low_open=True)
-        check_int("chunk", self.chunk, minimum=1, maximum=4096)
+#: the residual-aware rollout's weight on attention: each layer's A becomes (1 - lambda) I + lambda A (Abnar &
+#: Zuidema 2020 use 0.5)
+ROLLOUT_LAMBDA = 0.5
 
 
 def recency_counts(s: torch.Tensor, skip: int = 0) -> torch.Tensor:
@@ -202,6 +176,13 @@ class LayerProbe:
     first_share_rows_se: np.ndarray | None = None
     #: (mean, se) of the layer slope over keys >= LATE_KEY only (None where n leaves no row with MIN_KEYS of them)
     late_slope: tuple | None = None
+    #: the attention rollout up to this layer (Abnar & Zuidema 2020; Wu et al.'s cumulative context probability):
+    #: the last query's row of A^(l) ... A^(1), A the head-mean attention weights, mean over sequences, with SEs;
+    #: and the residual-aware rollout, A replaced by (1 - ROLLOUT_LAMBDA) I + ROLLOUT_LAMBDA A (issue 51)
+    rollout_last: np.ndarray | None = None
+    rollout_last_se: np.ndarray | None = None
+    rollout_residual_last: np.ndarray | None = None
+    rollout_residual_last_se: np.ndarray | None = None
 
     @property
     def slope_interval(self) -> tuple[float, float]:
@@ -214,6 +195,12 @@ class LayerProbe:
                     "from_key": LATE_KEY, "mean": self.late_slope[0], "se": self.late_slope[1]},
                 "first_share_by_row": tidy.vector(self.first_share_rows),
                 "first_share_by_row_se": tidy.vector(self.first_share_rows_se)}
+        if self.rollout_last is not None:
+            late["rollout"] = {"row": len(self.rollout_last), "by_key": tidy.vector(self.rollout_last),
+                               "by_key_se": tidy.vector(self.rollout_last_se),
+                               "residual_lambda": ROLLOUT_LAMBDA,
+                               "residual_by_key": tidy.vector(self.rollout_residual_last),
+                               "residual_by_key_se": tidy.vector(self.rollout_residual_last_se)}
         return {**late, "layer": self.layer, "phase": self.phase, "recency_slope": self.slope,
                 "recency_slope_se": self.slope_se, "k": self.k, "row_k": self.row_k,
                 "rows_recency": self.rows_recency, "rows_earlier": self.rows_earlier, "rp": self.rp,
@@ -319,8 +306,9 @@ def probe(traces_of: Callable, *, n_layers: int, n_heads: int, settings: ProbeSe
     omega_rows = torch.from_numpy(omega[rows])
     mom = [{name: _Moments() for name in ("S", "Smean", "seq_slope", "rp", "osq", "psq", "vsq", "vcross",
                                           "layer_rows", "layer_slope", "layer_rp", "sink", "head_sink",
-                                          "first_rows", "late")}
+                                          "first_rows", "late", "rollout", "rollout_res")}
            for _ in range(n_layers)]
+    roll: dict = {}  # the chunk's running rollouts (B, n, n), plain and residual-aware: layers arrive in order
     late_rows = np.arange(1, n + 1) - LATE_KEY >= MIN_KEYS  # rows with MIN_KEYS keys >= LATE_KEY
     w_late = torch.from_numpy(row_slope_weights(n, LATE_KEY - 1)) if late_rows.any() else None
     omega_late = torch.from_numpy(row_weights(n, LATE_KEY - 1)) if late_rows.any() else None
@@ -361,6 +349,12 @@ def probe(traces_of: Callable, *, n_layers: int, n_heads: int, settings: ProbeSe
         m["sink"].add(p[:, :, 1:, 0].mean((1, 2))[:, None])  # P_i1 over heads and rows i >= 2
         m["head_sink"].add(p[:, :, 1:, 0].mean(2))  # per head (B, H)
         m["first_rows"].add(p[:, :, :, 0].mean(1))  # the first key's share per query row (B, n)
+        a = p.mean(1)  # head-mean weights (B, n, n)
+        mixed = (1.0 - ROLLOUT_LAMBDA) * torch.eye(n, dtype=a.dtype) + ROLLOUT_LAMBDA * a
+        roll["plain"] = a if l0 == 0 else a @ roll["plain"]
+        roll["res"] = mixed if l0 == 0 else mixed @ roll["res"]
+        m["rollout"].add(roll["plain"][:, n - 1, :])
+        m["rollout_res"].add(roll["res"][:, n - 1, :])
         if w_late is not None:
             m["late"].add((torch.einsum("bij,ij->bi", sm, w_late) @ omega_late)[:, None])
         if light:
@@ -438,7 +432,10 @@ def probe(traces_of: Callable, *, n_layers: int, n_heads: int, settings: ProbeSe
                                  regions={k: (float(v.mean[0]), float(v.se[0])) for k, v in region_mom[l0].items()},
                                  first_share_rows=m["first_rows"].mean, first_share_rows_se=m["first_rows"].se,
                                  late_slope=(float(m["late"].mean[0]), float(m["late"].se[0])) if m["late"].count
-                                 else None))
+                                 else None,
+                                 rollout_last=m["rollout"].mean, rollout_last_se=m["rollout"].se,
+                                 rollout_residual_last=m["rollout_res"].mean,
+                                 rollout_residual_last_se=m["rollout_res"].se))
     return ProbeResult(model_info, st, layers, assumptions, logits_note or ProbeResult.logits_note)
 
 

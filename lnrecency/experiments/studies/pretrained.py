@@ -50,7 +50,7 @@ KNOWN = {"smollm2-135m": ("SmolLM2-135M-Instruct (Q4_1, LLaMA architecture, RMSN
 #: what each known model's GGUF header must say (architecture, a word of its general.name or general.basename,
 #: block count): a model is named by what its file says, never by its file name
 IDENTITY = {"smollm2-135m": ("llama", "smollm2", 30), "gemma3-270m": ("gemma3", "gemma", 18)}
-CACHE_VERSION = 1
+CACHE_VERSION = 2  # 2: the rollout and Gu et al.'s Sink^eps_1 beside the sink (issue 51)
 
 
 def check_identity(key: str, src) -> None:
@@ -128,9 +128,15 @@ def cached(st: PretrainedSettings | None = None) -> dict | None:
 
 
 def _summary(res) -> dict:
+    """One probe's record: per layer the slope, RP, our sink share (the first key's mean attention share) and the
+    attention rollout's last row at token 1 and at the last token, plain and residual-aware (Wu et al.'s quantity,
+    issue 51); Gu et al.'s Sink^eps_1 over the model's heads beside them."""
     return {"model": {k: v for k, v in res.model.items() if k != "path"},
+            "gu_sink": res.gu_sink(),
             "layers": [{"layer": lp.layer, "slope": lp.slope, "slope_se": lp.slope_se, "rp": lp.rp,
-                        "rp_se": lp.rp_se, "sink": lp.sink, "sink_se": lp.sink_se, "phase": lp.phase}
+                        "rp_se": lp.rp_se, "sink": lp.sink, "sink_se": lp.sink_se, "phase": lp.phase,
+                        "rollout_first": float(lp.rollout_last[0]), "rollout_last": float(lp.rollout_last[-1]),
+                        "rollout_residual_first": float(lp.rollout_residual_last[0])}
                        for lp in res.layers],
             "window_slopes": np.stack([lp.slope_values for lp in res.layers], axis=1).tolist()}
 

@@ -28,8 +28,8 @@ import numpy as np
 
 from lnrecency.experiments.text.corpus import CorpusData
 
-__all__ = ["TextThesisSettings", "plan_path", "plan_sha256", "run_thesis_text", "cached_runs", "layer_slope",
-           "BosCorpusData", "unigram_entropy", "run_check",
+__all__ = ["TextThesisSettings", "plan_path", "plan_sha256", "run_thesis_text", "cached_runs", "cached_run",
+           "layer_slope", "run_path", "model_path", "RUN_KEYS", "BosCorpusData", "unigram_entropy", "run_check",
            "RUN_SHAPE", "MARGIN", "PLANNED", "ARCHS", "corpus_data", "learned", "matched"]
 
 #: H4's equivalence margin (logit per key), fixed in the plan
@@ -176,15 +176,29 @@ def train_text_run(arch: str, norm: str, seed: int, st: TextThesisSettings) -> d
 
     res = train(cfg, ts, on_eval=on_eval, data=data)
     final = {"text": trajectory[-1]["text"], "random": _probe(res.model, st, arch, norm, seed, control, "random")}
+    if arch == "attn2":  # the final weights beside the record: plan v2 probes them instead of training again
+        from lnrecency.experiments.decoders.train import save
+
+        save(res, model_path(st, arch, norm, seed), extra={"plan_sha256": plan_sha256()})
     return {"arch": arch, "norm": norm, "seed": seed, "config": cfg.as_dict(), "training": asdict(ts),
             "log": res.log, "seconds": res.seconds, "trajectory": trajectory, "final": final,
             "unigram": unigram_entropy(data), "plan_sha256": plan_sha256()}
 
 
-def _path(st: TextThesisSettings, arch: str, norm: str, seed: int) -> Path:
+def run_path(st: TextThesisSettings, arch: str, norm: str, seed: int) -> Path:
+    """The cache file of one run's record."""
     from lnrecency.experiments.run_cache import entry
 
     return entry("thesis-text", f"{st.key()}-{arch}-{norm}-{seed}.json")
+
+
+def model_path(st: TextThesisSettings, arch: str, norm: str, seed: int) -> Path:
+    """The cache folder of one attn2 run's final weights (a checkpoint folder, lnrecency.experiments.decoders.train
+    .save / load), which plan v2 (lnrecency.experiments.studies.thesis_text_v2) probes instead of training the same
+    run again."""
+    from lnrecency.experiments.run_cache import entry
+
+    return entry("thesis-text", f"{st.key()}-{arch}-{norm}-{seed}-model")
 
 
 #: a probed layer, a training log entry, and a whole run as the cache holds them (lnrecency.files.shapes)
@@ -209,15 +223,16 @@ def run_check(arch: str, norm: str, seed: int):
     return check
 
 
-def _read(path: Path, job: tuple) -> dict | None:
+def cached_run(st: TextThesisSettings, arch: str, norm: str, seed: int) -> dict | None:
+    """One run's record from the cache, read and checked (lnrecency.experiments.run_cache.read); None if absent."""
     from lnrecency.experiments.run_cache import read
 
-    return read(path, RUN_KEYS, shape=RUN_SHAPE, check=run_check(*job))
+    return read(run_path(st, arch, norm, seed), RUN_KEYS, shape=RUN_SHAPE, check=run_check(arch, norm, seed))
 
 
 def cached_runs(st: TextThesisSettings) -> list | None:
     """Every run of ``st`` from the cache, in job order; None when one is missing."""
-    runs = [_read(_path(st, *job), job) for job in st.jobs()]
+    runs = [cached_run(st, *job) for job in st.jobs()]
     return None if any(r is None for r in runs) else runs
 
 
@@ -227,7 +242,7 @@ def run_thesis_text(st: TextThesisSettings, *, use_cache: bool = True, progress:
     from lnrecency.experiments.run_cache import cached_jobs
 
     corpus_data(st.corpus)  # the tokenizer and the token ids cached once, before the workers start
-    return cached_jobs(train_text_run, st.jobs(), lambda job: _path(st, *job), args_of=lambda job: (*job, st),
+    return cached_jobs(train_text_run, st.jobs(), lambda job: run_path(st, *job), args_of=lambda job: (*job, st),
                        use_cache=use_cache, required=RUN_KEYS, what="thesis-text runs", progress=progress,
                        workers=workers, shape=RUN_SHAPE, check_of=lambda job: run_check(*job))
 

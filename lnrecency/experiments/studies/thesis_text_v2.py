@@ -58,8 +58,14 @@ class V2Settings:
 
     @classmethod
     def preset(cls, quick: bool) -> "V2Settings":
-        """Default: the plan's 48 models; quick: 3 seeds per cell for 120 steps (a smoke test, never decisive)."""
-        return cls(seeds=(0, 1, 2), base=TextThesisSettings.preset(True)) if quick else cls()
+        """Default: the plan's 48 models; quick: 3 seeds per cell for 60 steps (a smoke test, never decisive; within
+        2 min on 2 cores, lnrecency/data/costs.json)."""
+        if quick:
+            from dataclasses import replace
+
+            return cls(seeds=(0, 1, 2), base=replace(TextThesisSettings.preset(True), steps=60, warmup=10,
+                                                     eval_every=30))
+        return cls()
 
     @property
     def quick(self) -> bool:
@@ -105,8 +111,33 @@ def _probe(model, st: V2Settings, norm: str, seed: int, windows: np.ndarray, tok
     return out
 
 
-def train_v2_run(bos: bool, norm: str, seed: int, st: V2Settings) -> dict:
-    """Train and probe one run of plan v2 (a worker's job)."""
+def version1_run(norm: str, seed: int, st: V2Settings):
+    """Plan version 1's attn2 run of (norm, seed), the same training as this plan's BOS run, when its record and
+    its final weights are cached (lnrecency.experiments.studies.thesis_text.model_path): (record, model), else
+    None. The weights go through the checkpoint reader (lnrecency.experiments.decoders.train.load) and must be of
+    this run's configuration and training."""
+    from lnrecency.experiments.decoders.train import load
+    from lnrecency.experiments.studies.thesis_text import cached_run, model_path
+
+    base = st.base
+    if seed not in base.seeds("attn2"):
+        return None
+    rec, folder = cached_run(base, "attn2", norm, seed), model_path(base, "attn2", norm, seed)
+    if rec is None or not folder.is_dir() or folder.is_symlink():
+        return None
+    model, meta = load(folder)
+    cfg, ts = base.decoder("attn2", norm, corpus_data(base.corpus).vocab), base.training(seed)
+    if meta.get("decoder") != cfg.as_dict() or meta.get("training") != asdict(ts):
+        raise ValueError(f"the cached weights {str(folder)!r} are not of the run they are filed under (their "
+                         f"configuration or training differs); remove the folder to train the run again")
+    return rec, model
+
+
+def train_v2_run(bos: bool, norm: str, seed: int, st: V2Settings, reuse: bool = True) -> dict:
+    """Train and probe one run of plan v2 (a worker's job). A BOS run that plan version 1 already trained (its
+    record and final weights cached, :func:`version1_run`) is not trained again (``reuse``): its log and
+    trajectory are version 1's (the trajectory's layers without the keys >= 8 slope, ``late`` None) and the final
+    probes are run on its weights, as a fresh run's would be."""
     from lnrecency.experiments.decoders.train import train
 
     base = st.base
@@ -119,19 +150,28 @@ def train_v2_run(bos: bool, norm: str, seed: int, st: V2Settings) -> dict:
     control = rng.integers(0, content, size=(base.probe_windows, base.n))
     if bos:
         control[:, 0] = data.bos
-    trajectory = []
+    old = version1_run(norm, seed, st) if (bos and reuse) else None
+    if old is not None:
+        rec, model = old
+        trajectory = [{**e, "text": [{**lay, "late": None} for lay in e["text"]]} for e in rec["trajectory"]]
+        log, seconds, reused = rec["log"], rec["seconds"], True
+    else:
+        trajectory = []
 
-    def on_eval(step, model, entry) -> None:
-        trajectory.append({"step": step, "tokens": step * base.tokens_per_step(),
-                           "heldout_loss": entry["heldout_loss"], "text": _probe(model, st, norm, seed, text, "text")})
+        def on_eval(step, model, entry) -> None:
+            trajectory.append({"step": step, "tokens": step * base.tokens_per_step(),
+                               "heldout_loss": entry["heldout_loss"],
+                               "text": _probe(model, st, norm, seed, text, "text")})
 
-    res = train(cfg, ts, on_eval=on_eval, data=data)
-    final = {"text": _probe(res.model, st, norm, seed, text, "text", rows=True),
-             "random": _probe(res.model, st, norm, seed, control, "random"),
-             "ablated": _probe(res.model, st, norm, seed, text, "text", first_share=ABLATION)}
+        res = train(cfg, ts, on_eval=on_eval, data=data)
+        model, log, seconds, reused = res.model, res.log, res.seconds, False
+    final = {"text": _probe(model, st, norm, seed, text, "text", rows=True),
+             "random": _probe(model, st, norm, seed, control, "random"),
+             "ablated": _probe(model, st, norm, seed, text, "text", first_share=ABLATION)}
     return {"arch": "attn2", "bos": bool(bos), "norm": norm, "seed": seed, "config": cfg.as_dict(),
-            "training": asdict(ts), "log": res.log, "seconds": res.seconds, "trajectory": trajectory,
-            "final": final, "unigram": unigram_entropy(data), "plan_sha256": plan_sha256()}
+            "training": asdict(ts), "log": log, "seconds": seconds, "trajectory": trajectory,
+            "final": final, "unigram": unigram_entropy(data), "plan_sha256": plan_sha256(),
+            "reused_version1": reused}
 
 
 LAYER_SHAPE = {"layer": int, "slope": float, "slope_se": float, "rp": (float, None), "sink": (float, None),

@@ -36,10 +36,11 @@ import argparse
 import json
 from pathlib import Path
 
+from lnrecency.claims import catalog
 from lnrecency.cli.options import Options, require_extra
 
 NAME = "experiments"
-HELP = ("trained-model experiments (thesis: TM1-TM5; thesis-text: TT1-TT4; thesis-text-v2: plan v2's Q1-Q6; seed002: "
+HELP = ("trained-model experiments (thesis: TM1-TM5; thesis-text: TT1-TT4; thesis-text-v2: TV1-TV6, plan v2's Q1-Q6; seed002: "
         "S2.1-S2.7; seed003: S3.1-S3.3; pretrained: R1); needs the models extra (pretrained: the hf extra)")
 EXPERIMENTS = ("thesis", "thesis-text", "thesis-text-v2", "seed002", "seed003", "pretrained")
 
@@ -78,13 +79,8 @@ def _seed_summary(run: dict) -> dict:
     return out
 
 
-#: plan v2's tests in words (lnrecency/data/thesis_text_plan_v2.md; ours, decided by Holm over Q1-Q6 only)
-V2_TESTS = {"Q1": "without BOS, LayerNorm's layer-2 slope > 0",
-            "Q2": "without BOS, LayerNorm - none > 0 at equal tokens",
-            "Q3": "without BOS, LayerNorm - none > 0 at matched loss (expected: not reproduced)",
-            "Q4": "with BOS, LayerNorm: the sink ablation removes more than half of the slope",
-            "Q5": "with BOS, none: the sink ablation does not remove half of the slope",
-            "Q6": "with BOS, RMSNorm within 0.05 logit per key of LayerNorm (equivalence)"}
+#: plan v2's tests in words: each is claim TVk's title (lnrecency.claims.catalog; ours, Holm over Q1-Q6 only)
+V2_TESTS = {f"Q{k}": catalog.declared(f"TV{k}").title for k in range(1, 7)}
 #: a seed test's verdict as a trained-model result reads
 V2_WORDS = {"confirmed": "reproduced", "refuted": "not reproduced in this setting", "inconclusive": "inconclusive"}
 

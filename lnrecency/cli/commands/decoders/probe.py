@@ -65,6 +65,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "every query, the content weights renormalised (SHARE: 'mean', each sequence and head's own "
                         "mean share, or a number in [0, 1), 0 removing it); several as 1:mean,2:0; the late slope "
                         "and each row's first-token share are reported beside the layer slope")
+    p.add_argument("--bos", default=None, metavar="model|first|none",
+                   help="the first token of every probe window, to probe a model with and without BOS: model (its "
+                        "own convention, the default), first (its BOS token first in every window) or none (content "
+                        "tokens only); with --gguf, --hf or MODEL_DIR (a task model: none turns --tokens task into "
+                        "task-no-bos; a train lm model has no BOS). The first key stays out of the slopes either way")
     p.add_argument("--csv", default=None, metavar="FILE",
                    help="also write the tidy rows (one per layer and head: slope, SE, RP, sink, Gu et al.'s "
                         "Sink^eps count) as CSV to FILE")
@@ -99,6 +104,15 @@ def run(args: Options) -> int:
         from lnrecency.experiments.probes.probe_decoder import check_first_share
 
         check_first_share(args.ablate_sink, 10**6, "--ablate-sink")  # the form now; the layers after the load
+    if args.bos is not None:
+        from lnrecency.experiments.probes.probe_settings import BOS_CHOICES
+        from lnrecency.runtime.arguments import check_choice
+
+        check_choice("--bos", args.bos, BOS_CHOICES)
+        if args.identity:
+            raise ValueError(f"--bos {args.bos}: goes with --gguf, --hf or MODEL_DIR; the identity decoder takes the "
+                             f"theory's inputs (no tokens)")
+    bos_mode = args.bos or "model"
     if args.text is not None and args.tokens != "text":
         raise ValueError("--text goes with --tokens text")
     if args.csv is not None:
@@ -139,18 +153,18 @@ def run(args: Options) -> int:
         from lnrecency.experiments.probes.gguf_probe import probe_gguf
 
         res = probe_gguf(args.gguf, st, no_rope=args.no_rope, text=args.text, progress=show, announce=not args.json,
-                         max_model_mib=args.max_model_mib or MAX_MODEL_MIB)
+                         max_model_mib=args.max_model_mib or MAX_MODEL_MIB, bos=bos_mode)
     elif args.hf is not None and tokens == "text":  # the library's entry point, on the folder's own tokenizer
         from lnrecency.experiments.probes.model_probe import probe_model
         from lnrecency.experiments.text.text_windows import read_text
 
         docs, _ = read_text(args.text)
         res = probe_model(args.hf, texts=docs, positions="off" if args.no_rope else "on", n=st.n,
-                          sequences=st.sequences, seed=st.seed, progress=show)
+                          sequences=st.sequences, seed=st.seed, progress=show, bos=bos_mode)
     elif args.hf is not None:
         from lnrecency.experiments.probes.hf import probe_hf
 
-        res = probe_hf(args.hf, st, no_rope=args.no_rope, progress=show)
+        res = probe_hf(args.hf, st, no_rope=args.no_rope, progress=show, bos=bos_mode)
     elif args.identity:
         from lnrecency.experiments.decoders.decoder import build
         from lnrecency.experiments.decoders.decoder_config import DecoderConfig
@@ -167,11 +181,19 @@ def run(args: Options) -> int:
 
         from lnrecency.experiments.decoders.train import load
         from lnrecency.experiments.probes.probe_decoder import check_first_share
+        from lnrecency.experiments.text.lm_inputs import is_lm, lm_inputs
 
         model, meta = load(args.model_dir)
         task = meta.get("training", {}).get("task")
+        if bos_mode == "first" and is_lm(meta):
+            raise ValueError("--bos first: a train lm model has no BOS token (its windows are corpus tokens only); "
+                             "allowed here: model, none")
+        if bos_mode == "none" and not is_lm(meta):
+            if st.tokens not in ("task", "task-no-bos"):
+                raise ValueError(f"--bos none with --tokens {st.tokens}: a task model's probe without BOS is --tokens "
+                                 f"task (read as task-no-bos)")
+            st = replace(st, tokens="task-no-bos")
         info = {"path": str(args.model_dir), "training": meta.get("training")}
-        from lnrecency.experiments.text.lm_inputs import is_lm, lm_inputs
 
         def source(s):  # a train lm model reads its own corpus and tokenizer; a task model, its task
             if not is_lm(meta):
@@ -213,6 +235,9 @@ def run(args: Options) -> int:
     for q, lp in enumerate(res.layers):
         lo, hi = lp.slope_interval
         sink = f", first-key sink {lp.sink:.3f}" if lp.sink is not None else ""
+        if lp.rollout_last is not None:  # Wu et al.'s quantity: the last query's cumulative probability per token
+            sink += (f", rollout to token 1 {lp.rollout_last[0]:.3f} and to token n {lp.rollout_last[-1]:.3f} "
+                     f"(residual-aware {lp.rollout_residual_last[0]:.3f}, {lp.rollout_residual_last[-1]:.3f})")
         print(f"layer {lp.layer}: {lp.phase:8s} slope {lp.slope:+.4g} (SE {lp.slope_se:.2g}; interval at the "
               f"test's k = {lp.k:.2f}: [{lo:+.3g}, {hi:+.3g}]), RP {lp.rp:.4f} +- {lp.rp_se:.4f}{sink}")
         for name, (m, se) in lp.regions.items():  # the induction task's rows, copy by copy

@@ -1,0 +1,63 @@
+"""A probe's settings and inputs' first token: :class:`ProbeSettings` (length, sequences, seed, which inputs, the
+phase test's rate) and :func:`bos_token` (``--bos``: the model's BOS first, none, or the model's own convention).
+Re-exported by :mod:`lnrecency.experiments.probes.probe`."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from lnrecency.runtime.arguments import check_choice, check_int, check_real
+
+__all__ = ["TOKENS", "THEORY_INPUTS", "BOS_CHOICES", "bos_token", "ProbeSettings"]
+
+#: the probe's inputs, BOS first in each (its key is left out of slopes and RP and reported as the sink):
+#: "random" = the neutral control (content tokens only after BOS: no BOS, SEP or other special token inside);
+#: "task" = the training distribution (sequences of the model's training task); "bos-response" = the
+#: diagnostic of a model's reaction to BOS in mid-sequence (random with BOS scattered; never a control);
+#: "text" = windows of real text in the model's own tokenizer (lnrecency.experiments.text.text_windows;
+#: the window's first key is left out whether or not the model takes a BOS)
+#: "task-no-bos" = the training distribution with its BOS removed (every key enters: there is no BOS to leave out)
+#: "given" = token ids a library caller passed (lnrecency.probe_model(tokens=...)): used as given, first key left out
+TOKENS = ("random", "task", "bos-response", "text", "task-no-bos", "given")
+#: ``--bos``, the first token of a real or GGUF model's probe windows: "model" = the model's own convention (its BOS
+#: first where its tokenizer adds one), "first" = its BOS token first in every window, "none" = no BOS (content
+#: tokens only). The first key is left out of slopes and RP either way (the attention sink with or without BOS).
+BOS_CHOICES = ("model", "first", "none")
+
+
+def bos_token(declared: int | None, adds: bool, bos: str, flag: str = "--bos") -> int | None:
+    """The token a probe puts first in every window under ``bos`` (:data:`BOS_CHOICES`), or None for none:
+    ``declared`` is the model's BOS id (None when it has none), ``adds`` whether its tokenizer puts it first."""
+    check_choice(flag, bos, BOS_CHOICES)
+    if bos == "none":
+        return None
+    if bos == "first" and declared is None:
+        raise ValueError(f"{flag} first: this model declares no BOS token; allowed here: model, none")
+    return declared if (bos == "first" or adds) else None
+
+
+#: the identity decoder's inputs: the theory's Gaussian draws (no tokens, no BOS; set by the probe itself)
+THEORY_INPUTS = "theory"
+
+
+@dataclass(frozen=True)
+class ProbeSettings:
+    n: int = 32
+    sequences: int = 256
+    seed: int = 0
+    tokens: str = "random"  # random | task (trained decoders), theory inputs for the identity decoder
+    rate: float = 1e-3  # family-wise false-alarm rate of each layer's phase test
+    chunk: int = 64
+
+    @property
+    def bos_first(self) -> bool:
+        """Whether the inputs start with BOS (every token variant does): its key is left out of slopes and RP
+        and reported as the sink."""
+        return self.tokens not in (THEORY_INPUTS, "task-no-bos")
+
+    def __post_init__(self) -> None:
+        check_int("n", self.n, minimum=3, maximum=1024)
+        check_int("sequences", self.sequences, minimum=8, maximum=10**6)
+        check_int("seed", self.seed, minimum=0, maximum=2**63 - 1)
+        check_choice("tokens", self.tokens, TOKENS + (THEORY_INPUTS,))
+        check_real("rate", self.rate, low=0.0, high=0.5, low_open=True)
+        check_int("chunk", self.chunk, minimum=1, maximum=4096)

@@ -1,0 +1,88 @@
+"""The plain answer's part on trained and real models (:func:`trained_summary`, read by
+:func:`lnrecency.report.headline.answer`, and re-exported there), and which setting the thesis on text needs
+(:func:`v2_setting`, issue 50: the report's answer, the README and the TT claim pages say it with these words)."""
+from __future__ import annotations
+
+from lnrecency.inference.verdicts import ClaimResult
+
+__all__ = ["trained_summary", "v2_setting"]
+
+
+def v2_setting(cells: dict, verdicts: dict, matched: list | None, *, quick: bool = False, brief: bool = False) -> str:
+    """Which setting the thesis on text needs, in one plain sentence (plan v2, issue 50): ``cells`` as the experiment
+    summarises them ("bos layernorm" -> {"slope": (mean, SE), "change": (mean, SE), ...}), ``verdicts`` claim ->
+    label (TV1-TV6), ``matched``: TV3's interval (LayerNorm - none at matched loss). The report's answer, the
+    README and the TT claim pages all say it with these words (``brief``: the README's, without the verdicts,
+    which its table gives)."""
+    def slope(cell):
+        m = (cells.get(cell) or {}).get("slope") or (None, None)
+        return "n/a" if m[0] is None else f"{m[0]:+.4f}"
+
+    def change(cell):
+        m = (cells.get(cell) or {}).get("change") or (None, None)
+        return "n/a" if m[0] is None else f"{100 * m[0]:+.0f} %"
+
+    def said(*cids):
+        return ", ".join(f"{c} {verdicts.get(c, 'not evaluated')}" for c in cids)
+    iv = (f"[{matched[0]:+.4f}, {matched[1]:+.4f}]" if matched and None not in matched[:2] else "n/a")
+    lead = "Which setting it needs (plan v2, ours" + (", a quick run: not decisive" if quick else "") + "): "
+    if brief:  # the README, whose table gives each TV verdict
+        return (f"{lead}with BOS first, layer 1's BOS share carries LayerNorm's {slope('bos layernorm')} (fixing it: "
+                f"{change('bos layernorm')}); without BOS, {slope('no bos layernorm')} against none "
+                f"{slope('no bos none')}, and at matched loss LayerNorm minus none is {iv}.")
+    return (f"{lead}with BOS first in every window LayerNorm's layer-2 slope is {slope('bos layernorm')} logit per "
+            f"key, and layer 1's share of attention to BOS carries it: fixing that share changes it by "
+            f"{change('bos layernorm')} ({said('TV4')}), without normalisation by {change('bos none')} "
+            f"({said('TV5')}); without any BOS, LayerNorm reads {slope('no bos layernorm')} against none "
+            f"{slope('no bos none')} ({said('TV1', 'TV2')}), and at matched loss LayerNorm minus none is {iv} "
+            f"({said('TV3')}).")
+
+
+def _v2_sentence(results: list[ClaimResult]) -> str | None:
+    rows = {r.id: r for r in results if r.id in ("TV1", "TV2", "TV3", "TV4", "TV5", "TV6") and not r.not_run}
+    cells = next((getattr(r.evidence, "cells", None) for r in rows.values() if getattr(r.evidence, "cells", None)),
+                 None)
+    if not cells:
+        return None
+    tv3 = rows.get("TV3")
+    matched = ((getattr(tv3.evidence, "decision", None) or {}).get("interval") if tv3 is not None else None)
+    quick = any(str(r.finding).startswith("quick run") for r in rows.values())
+    return v2_setting(cells, {cid: r.verdict for cid, r in rows.items()}, matched, quick=quick)
+
+
+def trained_summary(results: list[ClaimResult]) -> str:
+    """What the trained and real models say, in plain words (3-5 sentences; each part omitted when its claims
+    were not evaluated): the synthetic task's limits, the thesis on text, the real pretrained decoders."""
+    got = {cid: [r for r in results if r.id == cid and not r.not_run] for cid in ("TM1", "TT1", "TT2", "TT3",
+                                                                                  "TT4", "R1")}
+    out = []
+    if got["TM1"]:  # what the task's slope is made of is on TM1's page (its evidence's anchoring sentence)
+        out.append("On the synthetic induction task the TM1-TM3 and TM5 rows are secondary: its slope cannot test "
+                   "the thesis.")
+    text = [(cid, got[cid][0]) for cid in ("TT1", "TT2", "TT3", "TT4") if got[cid]]
+    if text:
+        def part(cid, r):
+            d = getattr(r.evidence, "decision", None) or {}
+            iv = d.get("interval")
+            num = f" ({iv[0]:+.4f} to {iv[1]:+.4f} logit per key)" if iv and None not in iv else ""
+            return f"{cid} {r.verdict}{num}"
+        ev = text[0][1].evidence
+        scale = (f" ({ev.seeds} seeds per normalisation, {ev.tokens / 1e6:.3g}M tokens)"
+                 if hasattr(ev, "seeds") and hasattr(ev, "tokens") else "")
+        out.append(f"On text, in NoPE language models trained here under a pre-registered plan{scale}: "
+                   + "; ".join(part(c, r) for c, r in text) + ".")
+    v2 = _v2_sentence(results)
+    if v2:
+        out.append(v2)
+    if got["R1"]:
+        rows = []
+        for r in got["R1"]:
+            st = getattr(r.evidence, "statistic", {}) or {}
+            name = str(getattr(r.evidence, "model", "")).split(" (")[0]
+            rows.append(f"{name} {r.verdict} (mean slope {st.get('mean', float('nan')):+.4f} logit per key)")
+        out.append("In real pretrained decoders with the positional encoding switched off (out of their training "
+                   "distribution): " + "; ".join(rows) + ".")
+    if not out:
+        return ("Trained and real decoders are not run in this report: `lnrecency experiments thesis-text` (the "
+                "thesis on text), `thesis`, `seed002`, `seed003` and `pretrained` fill those sections.")
+    return " ".join(out)

@@ -1,0 +1,64 @@
+"""The probe's attention rollout (issue 51): the last query's row of A^(l) ... A^(1), A each layer's head-mean
+attention weights, per sequence, then averaged; and the residual-aware rollout with (1 - lambda) I + lambda A.
+Checked against matrix products written here, and on uniform causal attention against its exact path counts."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from lnrecency.experiments.probes.probe import ROLLOUT_LAMBDA, ProbeSettings, probe  # noqa: E402
+
+N, B, L = 9, 8, 3
+
+
+def _run(weights: np.ndarray):
+    """``weights``: (L, B, H, n, n) attention weights; logits their logs (0 above the diagonal)."""
+    mask = np.tril(np.ones((N, N), dtype=bool))
+
+    def traces_of(start, stop):
+        out = []
+        for w in weights:
+            p = torch.from_numpy(w[start:stop])
+            s = torch.log(p.clamp_min(1e-300)).masked_fill(~torch.from_numpy(mask), 0.0)
+            out.append({"logits": s, "weights": p})
+        return out
+    return probe(traces_of, n_layers=len(weights), n_heads=weights.shape[2], settings=ProbeSettings(
+        n=N, sequences=weights.shape[1], tokens="random", chunk=3), model_info={}, assumptions={}, light=True)
+
+
+def test_uniform_attention_gives_the_exact_path_counts():
+    a = np.tril(np.ones((N, N))) / np.arange(1, N + 1)[:, None]  # row i attends 1/i to each of its keys
+    res = _run(np.broadcast_to(a, (L, B, 1, N, N)).copy())
+    mixed = (1 - ROLLOUT_LAMBDA) * np.eye(N) + ROLLOUT_LAMBDA * a
+    for q, lp in enumerate(res.layers, 1):
+        assert np.allclose(lp.rollout_last, np.linalg.matrix_power(a, q)[-1], rtol=0, atol=1e-14)
+        assert np.allclose(lp.rollout_residual_last, np.linalg.matrix_power(mixed, q)[-1], rtol=0, atol=1e-14)
+        assert np.all(lp.rollout_last_se == 0.0) and lp.rollout_last.sum() == pytest.approx(1.0, abs=1e-13)
+    # two layers: token 1's cumulative probability from query n is (1/n) (1 + 1/2 + ... + 1/n), the harmonic number
+    harmonic = sum(1.0 / k for k in range(1, N + 1))
+    assert res.layers[1].rollout_last[0] == pytest.approx(harmonic / N, abs=1e-14)
+    assert res.layers[0].rollout_last[0] == pytest.approx(1.0 / N, abs=1e-15)
+    assert res.layers[1].rollout_last[0] > res.layers[0].rollout_last[0]  # primacy grows with depth (Wu et al.)
+    assert res.to_json()["layers"][1]["rollout"]["residual_lambda"] == ROLLOUT_LAMBDA
+
+
+def test_per_sequence_products_of_head_means_then_the_mean_and_not_the_other_way():
+    rng = np.random.default_rng(3)
+    logits = rng.normal(size=(L, B, 2, N, N)) * 2
+    logits = np.where(np.tril(np.ones((N, N), dtype=bool)), logits, -np.inf)
+    w = np.exp(logits - logits.max(-1, keepdims=True))
+    w /= w.sum(-1, keepdims=True)
+    res = _run(w)
+    heads = w.mean(2)  # (L, B, n, n)
+    for q, lp in enumerate(res.layers):
+        per_seq = np.stack([np.linalg.multi_dot([heads[k, b] for k in range(q, -1, -1)] + [np.eye(N)])[-1]
+                            for b in range(B)])
+        assert np.allclose(lp.rollout_last, per_seq.mean(0), rtol=0, atol=1e-13)
+        assert np.allclose(lp.rollout_last_se, per_seq.std(0, ddof=1) / np.sqrt(B), rtol=1e-9, atol=1e-15)
+    # a wrong order (A1 A2 instead of A2 A1) or the mean's product is told apart
+    wrong = np.stack([(heads[0, b] @ heads[1, b])[-1] for b in range(B)]).mean(0)
+    assert not np.allclose(res.layers[1].rollout_last, wrong, atol=1e-6)
+    means = (heads[1].mean(0) @ heads[0].mean(0))[-1]
+    assert not np.allclose(res.layers[1].rollout_last, means, atol=1e-6)
