@@ -355,7 +355,8 @@ CATALOG: tuple[Declared, ...] = (
               "The thesis on text (plan H4): RMSNorm gives the same layer-2 recency slope on held-out text as "
               "LayerNorm, within 0.0025 logit per key, at equal tokens."),
           command="experiments thesis-text", family="thesis-text plan"),
-    declare("TV1", "trained.tv1_tv6_thesis_text_v2", "the thesis on text without BOS: LayerNorm shows recency (plan v2 Q1)",
+    declare("TV1", "trained.tv1_tv6_thesis_text_v2",
+            "the thesis on text without BOS: LayerNorm shows recency (plan v2 Q1)",
             S("s1", "ours",
               "The thesis on text without BOS (plan v2 Q1): in the plan's NoPE language models with LayerNorm (2 "
               "attention-only layers, width 64, 3M tokens) trained and probed on windows without any BOS, layer 2's "

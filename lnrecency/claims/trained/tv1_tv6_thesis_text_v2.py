@@ -162,11 +162,13 @@ def v2_table(data) -> Table:
         rows.append([name, f"{len(c['seeds'])} / {len(c['seeds']) + len(c['not_learned'])}",
                      pair(c["final_loss"], "+.3f").lstrip("+"), pair(c["slope"]), pair(c["late"]),
                      pair(c["ablated"]),
-                     "n/a" if c["change"][0] is None else f"{100 * c['change'][0]:+.0f} % +- {100 * c['change'][1]:.0f}",
+                     "n/a" if c["change"][0] is None
+                     else f"{100 * c['change'][0]:+.0f} % +- {100 * c['change'][1]:.0f}",
                      " / ".join(f"{share[i - 1]:.3f}" for i in (2, 16, 64) if i <= len(share)) or "n/a"])
+    b = st.base
     caption = (f"NoPE attn2 language models on the default corpus, trained with BOS first in every window (BOS + "
-               f"{st.base.n - 1} tokens) or without any BOS ({st.base.n} tokens), {st.base.steps * st.base.tokens_per_step():,} "
-               f"tokens each, {len(st.seeds)} seeds per cell; recency slope in logit per key on {st.base.probe_windows} "
+               f"{b.n - 1} tokens) or without any BOS ({b.n} tokens), {b.steps * b.tokens_per_step():,} "
+               f"tokens each, {len(st.seeds)} seeds per cell; recency slope in logit per key on {b.probe_windows} "
                f"held-out windows per run of its own kind, the first key out either way; ablated: layer 1's "
                f"first-key share fixed at its own mean over the queries, content weights renormalised. Plan v2 "
                f"SHA-256 {plan_sha256()}.")

@@ -40,8 +40,9 @@ from lnrecency.claims import catalog
 from lnrecency.cli.options import Options, require_extra
 
 NAME = "experiments"
-HELP = ("trained-model experiments (thesis: TM1-TM5; thesis-text: TT1-TT4; thesis-text-v2: TV1-TV6, plan v2's Q1-Q6; seed002: "
-        "S2.1-S2.7; seed003: S3.1-S3.3; pretrained: R1); needs the models extra (pretrained: the hf extra)")
+HELP = ("trained-model experiments (thesis: TM1-TM5; thesis-text: TT1-TT4; thesis-text-v2: TV1-TV6, plan v2's "
+        "Q1-Q6; seed002: S2.1-S2.7; seed003: S3.1-S3.3; pretrained: R1); needs the models extra (pretrained: the hf "
+        "extra)")
 EXPERIMENTS = ("thesis", "thesis-text", "thesis-text-v2", "seed002", "seed003", "pretrained")
 
 
