@@ -6,7 +6,8 @@ its old name is added here, so that a folder written before the move still decod
 the same report. The store resolves a name through this table first; the class found must still be defined under
 the new name. Generated from the moves (old tree's dataclasses -> their module today); extend it by hand when a
 record moves again (round 4 moved the claim modules into ``parameter_free/`` and ``trained/`` and split
-``experiments/decoders/`` into ``decoders/``, ``text/``, ``probes/`` and ``studies/``).
+``experiments/decoders/`` into ``decoders/``, ``text/``, ``probes/`` and ``studies/``; issue 50 moved
+``ProbeSettings`` into ``probes/probe_settings.py``).
 """
 from __future__ import annotations
 
@@ -183,7 +184,9 @@ RENAMED: dict[str, str] = {
     "lnrecency.experiments.decoders.probe:HeadProbe": "lnrecency.experiments.probes.probe:HeadProbe",
     "lnrecency.experiments.decoders.probe:LayerProbe": "lnrecency.experiments.probes.probe:LayerProbe",
     "lnrecency.experiments.decoders.probe:ProbeResult": "lnrecency.experiments.probes.probe:ProbeResult",
-    "lnrecency.experiments.decoders.probe:ProbeSettings": "lnrecency.experiments.probes.probe:ProbeSettings",
+    "lnrecency.experiments.decoders.probe:ProbeSettings":
+        "lnrecency.experiments.probes.probe_settings:ProbeSettings",
+    "lnrecency.experiments.probes.probe:ProbeSettings": "lnrecency.experiments.probes.probe_settings:ProbeSettings",
     "lnrecency.experiments.decoders.seeds_config:Seed002Settings":
         "lnrecency.experiments.studies.seeds_config:Seed002Settings",
     "lnrecency.experiments.decoders.seeds_config:Seed003Settings":
@@ -204,7 +207,7 @@ RENAMED: dict[str, str] = {
     "lnrecency.models.probe:HeadProbe": "lnrecency.experiments.probes.probe:HeadProbe",
     "lnrecency.models.probe:LayerProbe": "lnrecency.experiments.probes.probe:LayerProbe",
     "lnrecency.models.probe:ProbeResult": "lnrecency.experiments.probes.probe:ProbeResult",
-    "lnrecency.models.probe:ProbeSettings": "lnrecency.experiments.probes.probe:ProbeSettings",
+    "lnrecency.models.probe:ProbeSettings": "lnrecency.experiments.probes.probe_settings:ProbeSettings",
     "lnrecency.models.seeds_config:Seed002Settings": "lnrecency.experiments.studies.seeds_config:Seed002Settings",
     "lnrecency.models.seeds_config:Seed003Settings": "lnrecency.experiments.studies.seeds_config:Seed003Settings",
     "lnrecency.models.thesis_config:ThesisResults": "lnrecency.experiments.studies.thesis_config:ThesisResults",
