@@ -28,13 +28,21 @@ from lnrecency.experiments.studies.thesis_config import matched_stage  # noqa: E
 FIELDS = {"training_seeds", "learned", "interval", "rule", "probe", "trajectory"}
 
 
+#: a test-only quick preset: the --quick code path (3 seeds x 3 normalisations, the convergence rule, every probe
+#: variant and stage) at the size these assertions need; the user-facing --quick is 400 steps
+TINY = ThesisSettings(archs=("attn2",), seeds=(0, 1, 2), steps=120, min_steps=40, eval_every=20,
+                      probe_sequences=32, trajectory_sequences=16)
+
+
 @pytest.fixture(scope="module")
 def quick(trained_cache):
-    st = ThesisSettings.preset(True)
-    assert not is_cached(st)
-    res = run_thesis(st)
-    assert is_cached(st)
-    return res
+    with pytest.MonkeyPatch.context() as mp:  # for the module's tests: evaluate(quick=True) and the CLI read it
+        mp.setattr(ThesisSettings, "preset", classmethod(lambda cls, q: TINY if q else cls()))
+        st = ThesisSettings.preset(True)
+        assert not is_cached(st)
+        res = run_thesis(st)
+        assert is_cached(st)
+        yield res
 
 
 @pytest.mark.slow

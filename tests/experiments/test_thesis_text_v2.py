@@ -116,18 +116,18 @@ def test_the_claims_say_no_when_the_ablation_changes_nothing(monkeypatch):
 
 
 @pytest.mark.slow
-def test_a_bos_run_read_from_version_1_equals_training_it_again(tmp_path, monkeypatch):
+def test_a_bos_run_read_from_version_1_equals_training_it_again(trained_cache):
     """Plan v2's BOS runs are version 1's attn2 runs: with version 1's record and weights cached, the run is probed,
     not trained again, and gives the same final probes, log and trajectory as training it again (late slopes
     apart, which version 1 does not record): same seed, same bytes."""
     from dataclasses import replace
 
-    from lnrecency.experiments.studies.thesis_text import TextThesisSettings, model_path, run_thesis_text
+    from lnrecency.experiments.run_cache import write
+    from lnrecency.experiments.studies.thesis_text import TextThesisSettings, model_path, run_path, train_text_run
 
-    monkeypatch.setenv("LNRECENCY_CACHE", str(tmp_path))
     base = TextThesisSettings(primary_seeds=(0,), secondary_seeds=(), archs=("attn2",), steps=24, warmup=4,
                               eval_every=12, eval_sequences=16, probe_windows=8)
-    run_thesis_text(base, workers=1)
+    write(run_path(base, "attn2", "layernorm", 0), train_text_run("attn2", "layernorm", 0, base))  # as cached
     assert (model_path(base, "attn2", "layernorm", 0) / "model.safetensors").is_file()
     st = v2.V2Settings(seeds=(0,), bos=(True,), base=base)
     read, again = (v2.train_v2_run(True, "layernorm", 0, st, reuse=r) for r in (True, False))
@@ -142,8 +142,6 @@ def test_a_bos_run_read_from_version_1_equals_training_it_again(tmp_path, monkey
     import shutil
 
     shutil.copytree(model_path(base, "attn2", "layernorm", 0), model_path(other, "attn2", "layernorm", 0))
-    from lnrecency.experiments.studies.thesis_text import run_path
-
     rec = run_path(base, "attn2", "layernorm", 0).read_bytes()
     run_path(other, "attn2", "layernorm", 0).write_bytes(rec)
     with pytest.raises(ValueError, match="not of the run they are filed under"):
