@@ -62,3 +62,26 @@ def test_per_sequence_products_of_head_means_then_the_mean_and_not_the_other_way
     assert not np.allclose(res.layers[1].rollout_last, wrong, atol=1e-6)
     means = (heads[1].mean(0) @ heads[0].mean(0))[-1]
     assert not np.allclose(res.layers[1].rollout_last, means, atol=1e-6)
+
+
+def test_the_pretrained_record_carries_the_rollout_and_gus_sink_beside_ours():
+    """What `experiments pretrained` keeps of each probe (issue 51): per layer our sink share and the rollout at
+    token 1 and at the last token (plain and residual-aware), and Gu et al.'s Sink^eps_1 over the heads."""
+    from lnrecency.experiments.studies.pretrained import probe_summary
+
+    a = np.tril(np.ones((N, N))) / np.arange(1, N + 1)[:, None]
+    strong = a.copy()
+    strong[1:, 0], strong[1:, 1:] = 0.6, 0.4 * a[1:, 1:] * np.arange(2, N + 1)[:, None] / np.arange(1, N)[:, None]
+    strong = np.tril(strong)
+    heads = np.stack([a, strong])  # head 1: uniform (sink share below 0.3), head 2: 0.6 on the first key
+    res = _run(np.broadcast_to(heads, (L, B, 2, N, N)).copy())
+    rec = probe_summary(res)
+    assert rec["gu_sink"] == pytest.approx(0.5)  # one head of two per layer above eps = 0.3
+    mean = heads.mean(0)
+    for q, lay in enumerate(rec["layers"], 1):
+        want = np.linalg.matrix_power(mean, q)[-1]
+        assert lay["rollout_first"] == pytest.approx(want[0], abs=1e-13)
+        assert lay["rollout_last"] == pytest.approx(want[-1], abs=1e-13)
+        mixed = np.linalg.matrix_power((1 - ROLLOUT_LAMBDA) * np.eye(N) + ROLLOUT_LAMBDA * mean, q)[-1]
+        assert lay["rollout_residual_first"] == pytest.approx(mixed[0], abs=1e-13)
+        assert lay["sink"] == pytest.approx(mean[1:, 0].mean(), abs=1e-13)

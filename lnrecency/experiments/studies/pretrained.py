@@ -36,7 +36,7 @@ import numpy as np
 from scipy.stats import t as student_t
 
 __all__ = ["KNOWN", "IDENTITY", "check_identity", "PretrainedSettings", "find_models", "run_pretrained", "cached",
-           "RATE", "CONDITIONS", "models_folder"]
+           "RATE", "CONDITIONS", "models_folder", "probe_summary"]
 
 #: the family-wise rate of the per-model decisions (Holm over the models probed)
 RATE = 0.05
@@ -127,7 +127,7 @@ def cached(st: PretrainedSettings | None = None) -> dict | None:
     return data
 
 
-def _summary(res) -> dict:
+def probe_summary(res) -> dict:
     """One probe's record: per layer the slope, RP, our sink share (the first key's mean attention share) and the
     attention rollout's last row at token 1 and at the last token, plain and residual-aware (Wu et al.'s quantity,
     issue 51); Gu et al.'s Sink^eps_1 over the model's heads beside them."""
@@ -175,7 +175,7 @@ def run_pretrained(folder=None, st: PretrainedSettings | None = None, *, use_cac
             if progress:
                 print(f"pretrained: {key}, {ps.tokens}, positions {'off' if off else 'on'}", file=sys.stderr,
                       flush=True)
-            runs[f"{ps.tokens}/{'off' if off else 'on'}"] = _summary(probe_loaded(loaded, ps, no_rope=off))
+            runs[f"{ps.tokens}/{'off' if off else 'on'}"] = probe_summary(probe_loaded(loaded, ps, no_rope=off))
         out["models"][key] = {"name": KNOWN[key][0], "package": KNOWN[key][1], "sha256": loaded.src.sha256,
                               "runs": runs}
         del loaded
