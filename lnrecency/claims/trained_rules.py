@@ -37,9 +37,15 @@ from lnrecency.inference.stats import TRAINED_FWER, SeedTest, decide_family
 
 __all__ = ["claim_rows", "MIN_LEARNED", "keep_learned", "Part", "PartEvidence", "RowEvidence", "decide_parts",
            "experiment_alpha", "DESIGN_SIZES", "QUICK",
-           "NOT_LEARNED", "UNSTABLE", "stability"]
+           "NOT_LEARNED", "UNSTABLE", "stability", "reproduction_label"]
 
 QUICK = "quick run: not decisive"
+
+
+def reproduction_label(verdict: str) -> str:
+    """A seed test's decision (confirmed / refuted / inconclusive) as a verdict on trained models reads: a result
+    of someone else's tested on ours is "reproduced" or "not reproduced in this setting"."""
+    return {"confirmed": "reproduced", "refuted": "not reproduced in this setting"}.get(verdict, "inconclusive")
 #: a part is decided on the runs that pass its learning gate, when at least this many do (the minimum for a
 #: verdict over training seeds); the runs that fail are named and left out
 MIN_LEARNED = 3

@@ -14,6 +14,7 @@ from matplotlib.figure import Figure
 
 from lnrecency.claims.catalog import declared
 from lnrecency.claims.declare import FigureOutput, TableOutput, claim
+from lnrecency.claims.trained_rules import reproduction_label
 from lnrecency.files.figure_record import ReportFigure
 from lnrecency.files.table_record import Table
 from lnrecency.inference.evidence import Evidence, NotRun, record
@@ -54,10 +55,6 @@ def available(quick: bool = False) -> bool:
         return cached_runs(_settings(quick)) is not None
     except ImportError:
         return False
-
-
-def _label(verdict: str) -> str:
-    return {"confirmed": "reproduced", "refuted": "not reproduced in this setting"}.get(verdict, "inconclusive")
 
 
 def decide(runs: list, st) -> dict:
@@ -123,7 +120,7 @@ def _evaluate_all(quick: bool, progress=None) -> list:
     out = []
     for cid, statement in STATEMENTS.items():
         d, why = decisions[PLAN_KEYS[cid]]
-        verdict = "inconclusive" if (d is None or quick) else _label(d.verdict)
+        verdict = "inconclusive" if (d is None or quick) else reproduction_label(d.verdict)
         lead = "quick run: not decisive. " if quick else ""
         if d is None:
             finding = f"{lead}Not decided: {why} (the plan's Holm family keeps its four places)."

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from lnrecency.claims.catalog import declared
 from lnrecency.claims.declare import FigureOutput, TableOutput, claim
+from lnrecency.claims.trained_rules import reproduction_label
 from lnrecency.files.figure_record import ReportFigure
 from lnrecency.files.table_record import Table
 from lnrecency.inference.evidence import Evidence, NotRun, record
@@ -50,10 +51,6 @@ def available(quick: bool = False) -> bool:
         return cached_v2(_settings(quick)) is not None
     except ImportError:
         return False
-
-
-def _label(verdict: str) -> str:
-    return {"confirmed": "reproduced", "refuted": "not reproduced in this setting"}.get(verdict, "inconclusive")
 
 
 def _runs(quick: bool, progress=None):
@@ -112,7 +109,7 @@ def _evaluate_all(quick: bool, progress=None) -> list:
     out = []
     for cid, statement in STATEMENTS.items():
         d, why = decisions[PLAN_KEYS[cid]]
-        verdict = "inconclusive" if (d is None or quick) else _label(d.verdict)
+        verdict = "inconclusive" if (d is None or quick) else reproduction_label(d.verdict)
         ev = TextThesisV2Evidence(test=PLAN_KEYS[cid], plan_sha256=sha, decision={} if d is None else d.to_json(),
                                   why_not=why, seeds=len(st.seeds), tokens=st.base.steps * st.base.tokens_per_step(),
                                   cells=cells)

@@ -82,14 +82,13 @@ def _seed_summary(run: dict) -> dict:
 
 #: plan v2's tests in words: each is claim TVk's title (lnrecency.claims.catalog; ours, Holm over Q1-Q6 only)
 V2_TESTS = {f"Q{k}": catalog.declared(f"TV{k}").title for k in range(1, 7)}
-#: a seed test's verdict as a trained-model result reads
-V2_WORDS = {"confirmed": "reproduced", "refuted": "not reproduced in this setting", "inconclusive": "inconclusive"}
 
 
 def _thesis_text_v2(args: Options) -> int:
     """Plan v2 (issue 50): train or read its runs, decide Q1-Q6, print them with each cell's summary."""
     from dataclasses import asdict
 
+    from lnrecency.claims.trained_rules import reproduction_label
     from lnrecency.experiments.studies.thesis_text_v2 import (
         V2Settings,
         decide,
@@ -106,7 +105,7 @@ def _thesis_text_v2(args: Options) -> int:
     # a quick run decides nothing: its rows say so instead of a verdict (the interval stays, as a number)
     tests = {k: {**({} if d is None else strict(d.to_json())), "statement": V2_TESTS[k],
                  "verdict": "not decisive (quick run)" if args.quick else
-                 ("not decided" if d is None else V2_WORDS[d.verdict]), "why": why}
+                 ("not decided" if d is None else reproduction_label(d.verdict)), "why": why}
              for k, (d, why) in decided.items()}
     cells = summary(runs, st)
     for name, c in cells.items():  # the sink theory beside each measured first-key share (lnrecency.theory.sink)
