@@ -117,3 +117,24 @@ def quick_report_session(tmp_path_factory):
         else:
             os.environ["LNRECENCY_CACHE"] = old
     return out, result
+
+
+@pytest.fixture(scope="session")
+def quick_evidence_session(tmp_path_factory):
+    """The quick evidence store (``lnrecency verify --quick --out``), written once per session with an empty
+    experiment cache: tests/files/test_store.py renders it against the direct quick report, and the notebooks'
+    tests (tests/report/test_notebooks.py) render from it instead of each computing its own quick data. No test
+    writes into it."""
+    from lnrecency.cli.app import main
+
+    out = tmp_path_factory.mktemp("quick-evidence") / "ev"
+    old = os.environ.get("LNRECENCY_CACHE")
+    os.environ["LNRECENCY_CACHE"] = str(tmp_path_factory.mktemp("quick-evidence-empty-cache"))
+    try:
+        assert main(["verify", "--quick", "--out", str(out)]) == 0
+    finally:
+        if old is None:
+            del os.environ["LNRECENCY_CACHE"]
+        else:
+            os.environ["LNRECENCY_CACHE"] = old
+    return out

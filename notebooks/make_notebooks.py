@@ -18,14 +18,20 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # the claims, when run from a checkout
 
 SETUP = """\
+import os
+
 from IPython.display import display
 %matplotlib inline
 
-from lnrecency.report.settings import ReportSettings
+from lnrecency.report.build import read_evidence
 from lnrecency.report.data import ReportData
+from lnrecency.report.settings import ReportSettings
 
-# The report's quick settings: small n and sample counts, so the notebook runs in seconds.
-data = ReportData(ReportSettings.make(quick=True, seed=0))
+# The report's quick settings: small n and sample counts, so the notebook runs in seconds. With LNRECENCY_EVIDENCE
+# naming a folder written by `lnrecency verify --quick --out DIR`, it renders that stored evidence instead of
+# computing it (as `lnrecency report --from DIR` does).
+stored = os.environ.get("LNRECENCY_EVIDENCE")
+data = read_evidence(stored) if stored else ReportData(ReportSettings.make(quick=True, seed=0))
 print(data.settings)"""
 
 #: notebook name -> its opening Markdown cell (the claims' cells follow, in catalog order)

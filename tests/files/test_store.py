@@ -73,23 +73,11 @@ def test_not_a_store(tmp_path):
     assert main(["report", "--from", str(tmp_path), "--out", str(tmp_path / "r")]) == 2
 
 
-@pytest.fixture(scope="module")
-def evidence(tmp_path_factory):
-    """The quick evidence store, built with an empty experiment cache (the direct report below uses one too:
-    what this machine has trained or counted is not part of the comparison)."""
-    import os
-
-    out = tmp_path_factory.mktemp("ev") / "ev"
-    old = os.environ.get("LNRECENCY_CACHE")
-    os.environ["LNRECENCY_CACHE"] = str(tmp_path_factory.mktemp("empty-cache"))
-    try:
-        assert main(["verify", "--quick", "--out", str(out)]) == 0
-    finally:
-        if old is None:
-            del os.environ["LNRECENCY_CACHE"]
-        else:
-            os.environ["LNRECENCY_CACHE"] = old
-    return out
+@pytest.fixture
+def evidence(quick_evidence_session):
+    """The session's quick evidence store (conftest.py: written once, with an empty experiment cache; the direct
+    report below uses one too: what this machine has trained or counted is not part of the comparison)."""
+    return quick_evidence_session
 
 
 @pytest.mark.slow

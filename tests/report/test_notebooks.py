@@ -1,4 +1,5 @@
-"""Every reviewer notebook executes (nbclient, kernel python3) and is stored exactly as generated."""
+"""Every reviewer notebook executes (nbclient, kernel python3) and is stored exactly as generated; one computes its
+quick data as a reviewer's run does, the others render the session's stored quick evidence."""
 from __future__ import annotations
 
 import importlib.util
@@ -35,8 +36,18 @@ def test_every_generated_notebook_is_stored_without_outputs():
                    for c in nb.cells if c.cell_type == "code")
 
 
+#: the notebook that computes its own quick data in its test, as a reviewer's run does; the others render the
+#: session's stored quick evidence (LNRECENCY_EVIDENCE, the notebooks' setup cell): the same cells, nothing computed
+#: twice (the report's tests compute every table and figure these cells show)
+COMPUTES = "01_theorem1_layernorm_recency"
+
+
 @pytest.mark.parametrize("name", NAMES)
-def test_notebook_executes(name):
+def test_notebook_executes(name, quick_evidence_session, monkeypatch):
+    if name == COMPUTES:
+        monkeypatch.delenv("LNRECENCY_EVIDENCE", raising=False)
+    else:
+        monkeypatch.setenv("LNRECENCY_EVIDENCE", str(quick_evidence_session))
     nb = nbformat.read(NOTEBOOKS / f"{name}.ipynb", as_version=4)
     client = NotebookClient(nb, timeout=CELL_TIMEOUT, kernel_name="python3",
                             resources={"metadata": {"path": str(ROOT)}})
