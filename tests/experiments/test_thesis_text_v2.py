@@ -146,3 +146,28 @@ def test_a_bos_run_read_from_version_1_equals_training_it_again(trained_cache):
     run_path(other, "attn2", "layernorm", 0).write_bytes(rec)
     with pytest.raises(ValueError, match="not of the run they are filed under"):
         v2.version1_run("layernorm", 0, v2.V2Settings(seeds=(0,), bos=(True,), base=other))
+
+
+def test_version_1_never_writes_its_weights_through_a_link(tmp_path, monkeypatch):
+    """A link planted where version 1 keeps a run's weights (pointing at a user's folder) is refused by name before
+    anything is written; the user's folder is untouched."""
+    from lnrecency.experiments.run_cache import DamagedCache, make_folder
+    from lnrecency.experiments.studies import thesis_text as v1
+
+    monkeypatch.setenv("LNRECENCY_CACHE", str(tmp_path / "cache"))
+    base = v1.TextThesisSettings(primary_seeds=(0,), secondary_seeds=(), archs=("attn2",), steps=2, warmup=1,
+                                 eval_every=1, eval_sequences=8, probe_windows=8)
+    user = tmp_path / "user"
+    user.mkdir()
+    (user / "mine.txt").write_text("mine")
+    target = v1.model_path(base, "attn2", "none", 0)
+    make_folder(target.parent)
+    target.symlink_to(user)
+    def no_work(root):
+        raise AssertionError("the corpus was read: the link was not refused before the work")
+    monkeypatch.setattr(v1, "corpus_data", no_work)
+    with pytest.raises(DamagedCache, match="not a folder lnrecency wrote"):
+        v1.train_text_run("attn2", "none", 0, base)
+    assert sorted(p.name for p in user.iterdir()) == ["mine.txt"]
+    target.unlink()  # the legitimate neighbour: no link, the folder is made inside the cache
+    assert v1.checked_model_path(base, "attn2", "none", 0) == target and target.parent.is_dir()

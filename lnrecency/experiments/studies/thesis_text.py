@@ -29,8 +29,9 @@ import numpy as np
 from lnrecency.experiments.text.corpus import CorpusData
 
 __all__ = ["TextThesisSettings", "plan_path", "plan_sha256", "run_thesis_text", "cached_runs", "cached_run",
-           "layer_slope", "run_path", "model_path", "RUN_KEYS", "BosCorpusData", "unigram_entropy", "run_check",
-           "RUN_SHAPE", "MARGIN", "PLANNED", "ARCHS", "corpus_data", "learned", "matched"]
+           "layer_slope", "run_path", "model_path", "checked_model_path", "RUN_KEYS", "BosCorpusData",
+           "unigram_entropy", "run_check", "RUN_SHAPE", "MARGIN", "PLANNED", "ARCHS", "corpus_data", "learned",
+           "matched"]
 
 #: H4's equivalence margin (logit per key), fixed in the plan
 MARGIN = 0.0025
@@ -161,6 +162,7 @@ def train_text_run(arch: str, norm: str, seed: int, st: TextThesisSettings) -> d
     """Train and probe one run (a worker's job)."""
     from lnrecency.experiments.decoders.train import train
 
+    weights = checked_model_path(st, arch, norm, seed) if arch == "attn2" else None  # before any work
     data = corpus_data(st.corpus)
     cfg, ts = st.decoder(arch, norm, data.vocab), st.training(seed)
     pseed = st.probe_seed(arch, norm, seed)
@@ -176,10 +178,10 @@ def train_text_run(arch: str, norm: str, seed: int, st: TextThesisSettings) -> d
 
     res = train(cfg, ts, on_eval=on_eval, data=data)
     final = {"text": trajectory[-1]["text"], "random": _probe(res.model, st, arch, norm, seed, control, "random")}
-    if arch == "attn2":  # the final weights beside the record: plan v2 probes them instead of training again
+    if weights is not None:  # the final weights beside the record: plan v2 probes them instead of training again
         from lnrecency.experiments.decoders.train import save
 
-        save(res, model_path(st, arch, norm, seed), extra={"plan_sha256": plan_sha256()})
+        save(res, weights, extra={"plan_sha256": plan_sha256()})
     return {"arch": arch, "norm": norm, "seed": seed, "config": cfg.as_dict(), "training": asdict(ts),
             "log": res.log, "seconds": res.seconds, "trajectory": trajectory, "final": final,
             "unigram": unigram_entropy(data), "plan_sha256": plan_sha256()}
@@ -199,6 +201,19 @@ def model_path(st: TextThesisSettings, arch: str, norm: str, seed: int) -> Path:
     from lnrecency.experiments.run_cache import entry
 
     return entry("thesis-text", f"{st.key()}-{arch}-{norm}-{seed}-model")
+
+
+def checked_model_path(st: TextThesisSettings, arch: str, norm: str, seed: int) -> Path:
+    """:func:`model_path`, its folders made inside the cache root without following a link; a link or a file
+    already there is refused (DamagedCache naming it and the fix): no weights are ever written through a link."""
+    from lnrecency.experiments.run_cache import DamagedCache, make_folder
+
+    target = model_path(st, arch, norm, seed)
+    make_folder(target.parent)
+    if target.is_symlink() or (target.exists() and not target.is_dir()):
+        raise DamagedCache(f"cache entry {str(target)!r} is not a folder lnrecency wrote (a link or a file); remove "
+                           f"it and run again")
+    return target
 
 
 #: a probed layer, a training log entry, and a whole run as the cache holds them (lnrecency.files.shapes)
