@@ -32,7 +32,8 @@ SOURCES: dict[str, str] = {
 SOURCE_SHORT: dict[str, str] = {"paper": "paper", "v1": "paper v1", "seed002": "seed 002", "seed003": "seed 003",
                                 "ours": "ours", "wu2025": "Wu et al."}
 #: the families a claim's decisions belong to (each with its own family-wise rate, docs/trained.md)
-FAMILIES = ("parameter-free", "trained", "corpus", "thesis-text plan", "thesis-text plan v2", "pretrained")
+FAMILIES = ("parameter-free", "trained", "corpus", "thesis-text plan", "thesis-text plan v2", "Wu et al. reproduction",
+            "Wu et al. plan", "pretrained")
 
 
 @dataclass(frozen=True)
@@ -396,6 +397,30 @@ CATALOG: tuple[Declared, ...] = (
               "With BOS (plan v2 Q6): RMSNorm gives the same layer-2 recency slope on held-out text as LayerNorm, "
               "within 0.05 logit per key, at equal tokens."),
           command="experiments thesis-text-v2", family="thesis-text plan v2"),
+    declare("W2", "trained.w2_w4_wu_icl",
+            "Wu et al.'s experiment without normalisation: the earlier item wins (their Fig. 2)",
+            S("statement", "wu2025",
+              "Wu et al. (ICML 2025), Fig. 2: in their stack of causal attention layers without normalisation (NoPE) "
+              "trained on their in-context classification task, of two items with identical content the earlier "
+              "one's label is preferred: the accuracy gap acc(earlier is the answer) - acc(later is the answer) is "
+              "positive for first-vs-middle and first-vs-last, at depth 2, depth 6 and depth 2 with residual."),
+          command="experiments wu-icl", family="Wu et al. reproduction"),
+    declare("W3", "trained.w2_w4_wu_icl",
+            "normalisation inserted into Wu et al.'s stack lowers the first-vs-last gap (plan P1-P4)",
+            S("lowers", "ours",
+              "Inserting a normalisation (LayerNorm at depth 2, depth 6 and depth 2 with residual; RMSNorm at depth "
+              "2) at every attention layer's input of Wu et al.'s stack lowers its first-vs-last accuracy gap: "
+              "normalised minus none is below 0 (the Wu plan's P1-P4)."),
+          command="experiments wu-icl", family="Wu et al. plan"),
+    declare("W4", "trained.w2_w4_wu_icl",
+            "with LayerNorm, Wu et al.'s primacy turns over; the per-token rescaling carries the change (plan P5, P6)",
+            S("turns", "ours",
+              "With LayerNorm inserted at depth 2, Wu et al.'s first-vs-last accuracy gap is below 0: the later item "
+              "wins (the Wu plan's P5)."),
+            S("mechanism", "ours",
+              "The mechanism (the Wu plan's P6): in the depth-2 LayerNorm models, fixing every LayerNorm's per-token "
+              "scale at its mean (centring, gain and bias kept) raises the first-vs-last accuracy gap."),
+          command="experiments wu-icl", family="Wu et al. plan"),
     declare("R1", "trained.r1_pretrained_decoders",
             "real pretrained decoders: recency remains with positions switched off",
             S("statement", "ours",

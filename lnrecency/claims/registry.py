@@ -6,7 +6,8 @@ figures and notebook cells (:func:`lnrecency.claims.declare.claim`). This regist
 declared there with no evaluator is an error, and so is a verdict on a statement its claim does not declare. A
 claim whose experiment's cache is damaged gives rows that say so (:func:`damaged`), never an exception. Ids: "T1"
 (Theorem 1, seed text), "C2".."C9" (docs/model.md, claims C2-C9), "P1".."P9" (the authors' printed derivation),
-"TM1".."TM5", "S2.1".."S3.3", "TT1".."TT4" and "TV1".."TV6" (trained models), "R1" (real pretrained decoders).
+"TM1".."TM5", "S2.1".."S3.3", "TT1".."TT4", "TV1".."TV6" and "W2".."W4" (trained models), "R1" (real pretrained
+decoders); "W1" (Wu et al.'s rollout, in the limit).
 An evaluator may return several ClaimResults with its id: one per setting group (confirmed in some settings,
 refuted in others).
 """

@@ -312,12 +312,17 @@ def _mechanism_sentence(results: list[ClaimResult]) -> str | None:
             + "; a split verdict holds in some settings and fails in others, which the findings below name.")
 
 
-def _rollout_sentence(results: list[ClaimResult]) -> str | None:
-    """How the paper's result and Wu et al.'s relate (W1), with the numbers of the LayerNorm lam = 1 setting."""
+def _rollout_sentence(results: list[ClaimResult], brief: bool = False) -> str | None:
+    """How the paper's result and Wu et al.'s relate (W1), with the numbers of the LayerNorm lam = 1 setting
+    (``brief``, the README's: the relation and the verdict, the numbers left to the claim pages)."""
     side = [r for r in results if r.id == "W1" and not r.not_run and r.source == "our formulation"]
     depth = [r for r in results if r.id == "W1" and not r.not_run and r.source != "our formulation"]
     if not side:
         return None
+    if brief:
+        return ("Prior work is not contradicted: Wu et al.'s primacy lives in the attention rollout, not in one "
+                f"layer's scores, and both hold at once (W1: "
+                f"{label_of(side, 'W1')}; their experiment with normalisation inserted: W2-W4).")
     pick = None
     for r in side:
         for ps in getattr(r.evidence, "per_setting", ()):
@@ -343,7 +348,8 @@ def answer(results: list[ClaimResult], *, brief: bool = False) -> list[str]:
     ``brief`` (the README, whose table names C2-C6 and whose trained sentence comes from its snapshot): without
     the mechanism sentence and the trained-model summary."""
     out = [s for s in (_t1_sentence(results), _printed_sentence(results),
-                       None if brief else _mechanism_sentence(results), _rollout_sentence(results)) if s is not None]
+                       None if brief else _mechanism_sentence(results), _rollout_sentence(results, brief))
+           if s is not None]
     return out if brief else out + [trained_summary(results)]
 
 

@@ -200,9 +200,22 @@ def v2_cost_sentence() -> str:
             f"{duration(q['seconds'])} ({q['what']}).{V2_COST_END}")
 
 
+WU_COST_BEGIN, WU_COST_END = "<!-- wu-cost:begin -->", "<!-- wu-cost:end -->"
+
+
+def wu_cost_sentence() -> str:
+    """Wu et al.'s experiment's measured run time (lnrecency/data/costs.json), between the wu-cost markers."""
+    from lnrecency.claims.catalog import cost, duration
+
+    c, q = cost("experiments wu-icl"), cost("experiments wu-icl --quick")
+    return (f"{WU_COST_BEGIN}Measured ({c['date']}): {duration(c['seconds'])}, {c['what']}. `--quick`: "
+            f"{duration(q['seconds'])} ({q['what']}).{WU_COST_END}")
+
+
 #: the generated blocks a documentation page may hold: markers -> what fills them
 GENERATED = {(FILLS_BEGIN, FILLS_END): fills_table, (TIMINGS_BEGIN, TIMINGS_END): timings_sentence,
-             (GGUF_BEGIN, GGUF_END): gguf_sentence, (V2_COST_BEGIN, V2_COST_END): v2_cost_sentence}
+             (GGUF_BEGIN, GGUF_END): gguf_sentence, (V2_COST_BEGIN, V2_COST_END): v2_cost_sentence,
+             (WU_COST_BEGIN, WU_COST_END): wu_cost_sentence}
 
 
 def update_fills(path: str | Path) -> Path:

@@ -75,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
         readme.main([str(ROOT / "README.md")] + (["--trained"] if args.trained else ["--keep-trained"])
                     + (["--refresh", *args.refresh] if args.refresh else []))
         # the generated blocks of the docs pages: measured times (costs.json), plan v2's results (its snapshot)
-        for page in ("getting-started.md", "report.md", "pretrained.md", "thesis-text-v2.md"):
+        for page in ("getting-started.md", "report.md", "pretrained.md", "thesis-text-v2.md", "wu-icl.md"):
             if (ROOT / "docs" / page).is_file():
                 readme.update_fills(ROOT / "docs" / page)
     maker = ROOT / "notebooks" / "make_notebooks.py"

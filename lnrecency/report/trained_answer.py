@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from lnrecency.inference.verdicts import ClaimResult
 
-__all__ = ["trained_summary", "v2_setting"]
+__all__ = ["trained_summary", "v2_setting", "wu_sentence"]
 
 
 def v2_setting(cells: dict, verdicts: dict, matched: list | None, *, quick: bool = False, brief: bool = False) -> str:
@@ -50,6 +50,41 @@ def _v2_sentence(results: list[ClaimResult]) -> str | None:
     return v2_setting(cells, {cid: r.verdict for cid, r in rows.items()}, matched, quick=quick)
 
 
+def wu_sentence(cells: dict, verdicts: dict, *, steps: int, seeds: int, quick: bool = False) -> str:
+    """Wu et al.'s experiment with normalisation inserted (W2-W4, issue 51) in one plain sentence: ``cells`` as the
+    experiment summarises them ("depth 2 none" -> {"gaps": {"first-last": (mean, SE)}, "ablated_gaps": ...}),
+    ``verdicts`` the plan's test -> label (R1-R6, P1-P6)."""
+    def gap(cell, which="gaps"):
+        g = ((cells.get(cell) or {}).get(which) or {}).get("first-last") or (None, None)
+        return "n/a" if g[0] is None else f"{g[0]:+.3f}"
+
+    def said(*tests):
+        return ", ".join(f"{t} {verdicts.get(t, 'not evaluated')}" for t in tests)
+    lead = (f"In Wu et al.'s own experiment (their task and stack without positions, {steps:,} steps, {seeds} seeds "
+            f"per cell" + (", a quick run: not decisive" if quick else "") + "), ")
+    def num(cell, key, fmt):
+        m = (cells.get(cell) or {}).get(key) or (None, None)
+        return "n/a" if m[0] is None else f"{m[0]:{fmt}}"
+    return (f"{lead}the first-vs-last accuracy gap (> 0: the earlier item wins) reads {gap('depth 2 none')} at depth 2 "
+            f"without normalisation ({said('R2')}); LayerNorm makes it {gap('depth 2 layernorm')} ({said('P1')}; "
+            f"below 0: {said('P5')}), and fixing LayerNorm's per-token scale makes it "
+            f"{gap('depth 2 layernorm', 'ablated_gaps')} again ({said('P6')}). In those LayerNorm models both "
+            f"quantities hold at once: the last layer's scores rise by {num('depth 2 layernorm', 'slope', '+.3f')} "
+            f"logit per later item ({num('depth 2 none', 'slope', '+.3f')} without normalisation) while the rollout "
+            f"gives the first item {num('depth 2 layernorm', 'rollout_first', '.3f')} and the last "
+            f"{num('depth 2 layernorm', 'rollout_last', '.3f')}.")
+
+
+def _wu_sentence(results: list[ClaimResult]) -> str | None:
+    rows = [r for r in results if r.id in ("W2", "W3", "W4") and not r.not_run]
+    ev = next((r.evidence for r in rows if getattr(r.evidence, "cells", None)), None)
+    if ev is None:
+        return None
+    quick = any(str(r.finding).startswith("quick run") for r in rows)
+    return wu_sentence(ev.cells, {r.setting.case: r.verdict for r in rows}, steps=ev.steps, seeds=ev.seeds,
+                       quick=quick)
+
+
 def trained_summary(results: list[ClaimResult]) -> str:
     """What the trained and real models say, in plain words (3-5 sentences; each part omitted when its claims
     were not evaluated): the synthetic task's limits, the thesis on text, the real pretrained decoders."""
@@ -74,6 +109,9 @@ def trained_summary(results: list[ClaimResult]) -> str:
     v2 = _v2_sentence(results)
     if v2:
         out.append(v2)
+    wu = _wu_sentence(results)
+    if wu:
+        out.append(wu)
     if got["R1"]:
         rows = []
         for r in got["R1"]:

@@ -21,6 +21,10 @@ lnrecency/data/costs.json; ``--quick``: 9 models for 120 steps, a smoke test).
 lnrecency/data/thesis_text_plan_v2.md; issue 50): BOS first / no BOS x LayerNorm / RMSNorm / none, attn2, 8 seeds
 (48 models), the sink ablation at the end; prints Q1-Q6 (Holm over them only; our formulation, no claim of the
 registry yet) and each cell's summary with the sink theory's fitted share beside the measured one.
+``wu-icl``: Wu et al.'s in-context classification experiment (ICML 2025, their Fig. 2) reproduced and extended with
+LayerNorm and RMSNorm inserted (lnrecency.experiments.studies.wu_icl, plan lnrecency/data/wu_icl_plan.md; issue 51):
+depth 2, depth 6, depth 2 with residual x none / LayerNorm / RMSNorm, 5 seeds (45 models); prints R1-R6 (their
+published directions, Holm over the six) and P1-P6 (ours, Holm over the six) with each cell's gaps beside theirs.
 ``pretrained``: real pretrained decoders read from local GGUF wheels (lnrecency.experiments.studies.pretrained;
 verdict R1): SmolLM2-135M and Gemma 3 270M, whichever ``--models DIR`` holds, each probed on text and on the
 neutral random control with positions on and off (n = 256, 16 windows; ``--quick``: n = 64, 8 windows).
@@ -40,10 +44,19 @@ from lnrecency.claims import catalog
 from lnrecency.cli.options import Options, require_extra
 
 NAME = "experiments"
-HELP = ("trained-model experiments (thesis: TM1-TM5; thesis-text: TT1-TT4; thesis-text-v2: TV1-TV6, plan v2's "
-        "Q1-Q6; seed002: S2.1-S2.7; seed003: S3.1-S3.3; pretrained: R1); needs the models extra (pretrained: the hf "
-        "extra)")
-EXPERIMENTS = ("thesis", "thesis-text", "thesis-text-v2", "seed002", "seed003", "pretrained")
+
+
+def _claims_by_experiment() -> str:
+    """Each experiment's claims, from the catalogue (first-last where there are more than two)."""
+    by: dict[str, list[str]] = {}
+    for c in catalog.CATALOG:
+        if c.command and c.command.startswith("experiments "):
+            by.setdefault(c.command.split()[1], []).append(c.id)
+    return "; ".join(f"{e}: " + (f"{ids[0]}-{ids[-1]}" if len(ids) > 2 else ", ".join(ids)) for e, ids in by.items())
+
+
+HELP = f"trained-model experiments ({_claims_by_experiment()}); needs the models extra (pretrained: the hf extra)"
+EXPERIMENTS = ("thesis", "thesis-text", "thesis-text-v2", "wu-icl", "seed002", "seed003", "pretrained")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -134,6 +147,45 @@ def _thesis_text_v2(args: Options) -> int:
     return 0
 
 
+def _wu_icl(args: Options) -> int:
+    """Wu et al.'s experiment (issue 51): train or read its runs, decide both families, print them and the cells."""
+    from dataclasses import asdict
+
+    from lnrecency.experiments.studies.wu_icl import PUBLISHED, WuSettings, decide, plan_sha256, run_wu, summary
+    from lnrecency.experiments.wu.icl_task import PAIRS
+    from lnrecency.inference.evidence import strict_json as strict
+
+    st = WuSettings.preset(args.quick)
+    runs = run_wu(st, use_cache=not args.no_cache, progress=None if not args.json else False, workers=args.workers)
+    from lnrecency.claims.trained.w2_w4_wu_icl import STATEMENTS, label, short
+
+    decided = decide(runs, st)
+    tests = {k: {**({} if d is None else strict(d.to_json())), "statement": STATEMENTS[k], "test": short(k),
+                 "verdict": "not decisive (quick run)" if args.quick else label(k, d, False), "why": why}
+             for k, (d, why) in decided.items()}
+    cells = summary(runs, st)
+    if args.json:
+        print(json.dumps(strict({"experiment": "wu-icl", "plan_sha256": plan_sha256(), "quick": args.quick,
+                                 "settings": asdict(st), "published": PUBLISHED, "tests": tests, "cells": cells}),
+                         allow_nan=False))
+        return 0
+    print(f"Wu et al.'s experiment, plan {plan_sha256()[:16]}..., {len(st.seeds)} seeds per cell, {st.steps} steps"
+          + ("  -- quick run: not decisive" if args.quick else ""))
+    for k, t in tests.items():
+        lo, hi = t.get("interval", (None, None))
+        span = f" [{lo:+.3f}, {hi:+.3f}]" if lo is not None else ""
+        print(f"[{k}] {t['verdict'].upper()}: {t['test']}{span}" + (f" ({t['why']})" if t["why"] else ""))
+    names = [f"{a}-{b}" for a, b in PAIRS]
+    for c in cells.values():
+        def f(pair):
+            return "n/a" if pair[0] is None else f"{pair[0]:+.3f} ({pair[1]:.3f})"
+        pub = " / ".join(f"{v:+.3f}" for v in PUBLISHED[c["arm"]]) if c["norm"] == "none" else ""
+        print(f"  {c['arm']}, {c['norm']}: gaps " + " / ".join(f(c["gaps"][g]) for g in names)
+              + (f" (Wu et al.: {pub})" if pub else "") + f"; in-context accuracy {f(c['plain'])}; seeds "
+              f"{c['seeds']}" + (f", not learned {c['not_learned']}" if c["not_learned"] else ""))
+    return 0
+
+
 def run(args: Options) -> int:
     from lnrecency.runtime.arguments import check_choice
 
@@ -155,6 +207,8 @@ def run(args: Options) -> int:
     require_extra("hf" if args.experiment == "pretrained" else "models")
     if args.experiment == "thesis-text-v2":
         return _thesis_text_v2(args)
+    if args.experiment == "wu-icl":
+        return _wu_icl(args)
     from lnrecency.claims.registry import evaluate
     from lnrecency.inference.evidence import strict_json as strict
 

