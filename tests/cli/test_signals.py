@@ -45,7 +45,9 @@ def _run_and_signal(argv: list, sig: int, env: dict, workers: int) -> tuple[int,
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
         raise
-    time.sleep(5)
+    gone = time.monotonic() + 5  # the group must be empty within 5 s of the exit: polled, not slept (no process
+    while time.monotonic() < gone and _group_alive(proc.pid):  # is left to start a new one once it is empty)
+        time.sleep(0.1)
     assert not _group_alive(proc.pid), "a process of the group outlived the run by 5 s"
     return proc.returncode, err
 
