@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from lnrecency.claims.catalog import declared
 from lnrecency.claims.declare import FigureOutput, TableOutput, claim
+from lnrecency.claims.trained.cached_study import CachedStudy
 from lnrecency.claims.trained_rules import reproduction_label
 from lnrecency.files.figure_record import ReportFigure
 from lnrecency.files.table_record import Table
@@ -38,27 +39,9 @@ class TextThesisV2Evidence(Evidence):
     cells: dict  # "bos layernorm" ... "no bos none" -> CELL_KEYS (mean, SE) pairs
 
 
-def _settings(quick: bool):
-    from lnrecency.experiments.studies.thesis_text_v2 import V2Settings
-
-    return V2Settings.preset(quick)
-
-
-def available(quick: bool = False) -> bool:
-    try:
-        from lnrecency.experiments.studies.thesis_text_v2 import cached_v2
-
-        return cached_v2(_settings(quick)) is not None
-    except ImportError:
-        return False
-
-
-def _runs(quick: bool, progress=None):
-    from lnrecency.experiments.studies.thesis_text_v2 import cached_v2, run_v2
-
-    st = _settings(quick)
-    runs = cached_v2(st)
-    return st, (runs if runs is not None else run_v2(st, progress=progress))
+#: the experiment's cached runs (lnrecency.claims.trained.cached_study)
+STUDY = CachedStudy("lnrecency.experiments.studies.thesis_text_v2", "V2Settings", "cached_v2", "run_v2")
+_settings, available, _runs = STUDY.settings_for, STUDY.available, STUDY.runs
 
 
 def _finding(cid: str, d, why: str, quick: bool, cells: dict, level: float | None) -> str:
@@ -128,21 +111,13 @@ def evaluator_for(cid: str):
     return evaluate
 
 
-def _cached(data):
-    if not data.frozen and available(data.settings.quick):
-        from lnrecency.experiments.studies.thesis_text_v2 import cached_v2
-
-        return cached_v2(_settings(data.settings.quick))
-    return None
-
-
 def v2_table(data) -> Table:
     """Per cell (BOS x normalisation): learned seeds, final held-out loss, the layer-2 slope, over keys >= 8, with
     layer 1's first-key share fixed (the ablation) and its relative change, and layer 1's first-key share at rows
     2, 16 and 64 (mean over seeds; +- one SE over seeds)."""
     columns = ["cell", "seeds learned", "held-out loss", "layer-2 slope", "keys >= 8", "ablated", "change",
                "layer-1 first-key share, rows 2 / 16 / 64"]
-    runs = _cached(data)
+    runs = STUDY.for_report(data)
     if runs is None:
         return Table("thesis_text_v2", "The thesis on text, plan v2 (TV1-TV6): not run",
                      f"Plan v2's models are not cached: run `{COMMAND}` (about an hour on 2 cores), then rebuild the "
@@ -180,7 +155,7 @@ def v2_figures(data) -> list[ReportFigure]:
     from lnrecency.claims.tables_and_plots import not_run_figure
 
     title = "Plan v2: layer-1 share of attention to BOS, trained and the sink theory"
-    runs = _cached(data)
+    runs = STUDY.for_report(data)
     if runs is None:
         return [not_run_figure(STEMS[0], title, data.settings.quick, experiment="thesis-text-v2")]
     from lnrecency.experiments.studies.thesis_text_v2 import sink_figure, summary

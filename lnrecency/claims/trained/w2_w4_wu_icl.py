@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from lnrecency.claims.catalog import declared
 from lnrecency.claims.declare import FigureOutput, TableOutput, claim
+from lnrecency.claims.trained.cached_study import CachedStudy
 from lnrecency.files.figure_record import ReportFigure
 from lnrecency.files.table_record import Table
 from lnrecency.inference.evidence import Evidence, NotRun, record
@@ -50,27 +51,9 @@ class WuEvidence(Evidence):
     cells: dict  # "depth 2 none" ... -> CELL_KEYS
 
 
-def _settings(quick: bool):
-    from lnrecency.experiments.studies.wu_icl import WuSettings
-
-    return WuSettings.preset(quick)
-
-
-def available(quick: bool = False) -> bool:
-    try:
-        from lnrecency.experiments.studies.wu_icl import cached_wu
-
-        return cached_wu(_settings(quick)) is not None
-    except ImportError:
-        return False
-
-
-def _runs(quick: bool, progress=None):
-    from lnrecency.experiments.studies.wu_icl import cached_wu, run_wu
-
-    st = _settings(quick)
-    runs = cached_wu(st)
-    return st, (runs if runs is not None else run_wu(st, progress=progress))
+#: the experiment's cached runs (lnrecency.claims.trained.cached_study)
+STUDY = CachedStudy("lnrecency.experiments.studies.wu_icl", "WuSettings", "cached_wu", "run_wu")
+_settings, available, _runs = STUDY.settings_for, STUDY.available, STUDY.runs
 
 
 def _setting(test: str) -> tuple[str, str, str]:
@@ -214,21 +197,13 @@ def evaluator_for(cid: str):
     return evaluate
 
 
-def _cached(data):
-    if not data.frozen and available(data.settings.quick):
-        from lnrecency.experiments.studies.wu_icl import cached_wu
-
-        return cached_wu(_settings(data.settings.quick))
-    return None
-
-
 def wu_table(data) -> Table:
     """Per cell (arm x normalisation): learned seeds, in-context accuracy, the three gaps beside Wu et al.'s, the
     gaps with the per-token scale fixed, and at the last layer the query row's score slope over item keys and the
     rollout's mass on the first and the last item (mean +- one SE over learned seeds)."""
     columns = ["arm", "norm", "seeds learned", "in-context accuracy", "first-middle", "first-last", "middle-last",
                "Wu et al. (none)", "first-last, scale fixed", "last-layer score slope", "rollout first / last item"]
-    runs = _cached(data)
+    runs = STUDY.for_report(data)
     if runs is None:
         return Table("wu_icl", "Wu et al.'s experiment with normalisation inserted (W2-W4): not run",
                      f"The runs are not cached: run `{COMMAND}` (about 30 min on 2 cores), then rebuild the report.",
@@ -267,7 +242,7 @@ def wu_figures(data) -> list[ReportFigure]:
     from lnrecency.claims.tables_and_plots import not_run_figure
 
     title = "Wu et al.'s experiment: the first-vs-last gap with and without normalisation"
-    runs = _cached(data)
+    runs = STUDY.for_report(data)
     if runs is None:
         return [not_run_figure(STEMS[0], title, data.settings.quick, experiment="wu-icl")]
     from lnrecency.experiments.studies.wu_icl import gap_figure, summary

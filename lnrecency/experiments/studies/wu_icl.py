@@ -230,9 +230,8 @@ def _arm(runs: list, arm: str, norm: str) -> list:
     return [r for r in runs if r["arm"] == arm and r["norm"] == norm and learned(r)]
 
 
-def _gaps(runs, arm, norm, gap, which="final") -> tuple:
-    return tuple((r["final"] if which == "final" else r["final"]["ablated"])["gaps"][gap]
-                 for r in _arm(runs, arm, norm))
+def _gaps(runs, arm, norm, gap) -> tuple:
+    return tuple(r["final"]["gaps"][gap] for r in _arm(runs, arm, norm))
 
 
 #: the plan's tests: id -> words (the claims' statements are declared in lnrecency.claims.catalog)

@@ -97,6 +97,15 @@ def _seed_summary(run: dict) -> dict:
 V2_TESTS = {f"Q{k}": catalog.declared(f"TV{k}").title for k in range(1, 7)}
 
 
+def _print_tests(tests: dict, words: str, digits: int) -> None:
+    """A plan's tests, one line each: its verdict, its ``words`` (a key of the test), its interval and why it was
+    not decided."""
+    for k, t in tests.items():
+        lo, hi = t.get("interval", (None, None))
+        span = f" [{lo:+.{digits}f}, {hi:+.{digits}f}]" if lo is not None else ""
+        print(f"[{k}] {t['verdict'].upper()}: {t[words]}{span}" + (f" ({t['why']})" if t["why"] else ""))
+
+
 def _thesis_text_v2(args: Options) -> int:
     """Plan v2 (issue 50): train or read its runs, decide Q1-Q6, print them with each cell's summary."""
     from dataclasses import asdict
@@ -135,10 +144,7 @@ def _thesis_text_v2(args: Options) -> int:
         return 0
     print(f"plan v2 (SHA-256 {plan_sha256()[:16]}...), {len(st.seeds)} seeds per cell"
           + ("  -- quick run: not decisive" if args.quick else ""))
-    for k, t in tests.items():
-        lo, hi = t.get("interval", (None, None))
-        span = f" [{lo:+.4f}, {hi:+.4f}]" if lo is not None else ""
-        print(f"[{k}] {t['verdict'].upper()}: {t['statement']}{span}" + (f" ({t['why']})" if t["why"] else ""))
+    _print_tests(tests, "statement", 4)
     for name, c in cells.items():
         def f(pair):
             return "n/a" if pair[0] is None else f"{pair[0]:+.4f} (SE {pair[1]:.4f})"
@@ -171,10 +177,7 @@ def _wu_icl(args: Options) -> int:
         return 0
     print(f"Wu et al.'s experiment, plan {plan_sha256()[:16]}..., {len(st.seeds)} seeds per cell, {st.steps} steps"
           + ("  -- quick run: not decisive" if args.quick else ""))
-    for k, t in tests.items():
-        lo, hi = t.get("interval", (None, None))
-        span = f" [{lo:+.3f}, {hi:+.3f}]" if lo is not None else ""
-        print(f"[{k}] {t['verdict'].upper()}: {t['test']}{span}" + (f" ({t['why']})" if t["why"] else ""))
+    _print_tests(tests, "test", 3)
     names = [f"{a}-{b}" for a, b in PAIRS]
     for c in cells.values():
         def f(pair):
