@@ -180,11 +180,11 @@ def _wu_icl(args: Options) -> int:
     _print_tests(tests, "test", 3)
     names = [f"{a}-{b}" for a, b in PAIRS]
     for c in cells.values():
-        def f(pair):
-            return "n/a" if pair[0] is None else f"{pair[0]:+.3f} ({pair[1]:.3f})"
+        def f(pair, sign="+"):
+            return "n/a" if pair[0] is None else f"{pair[0]:{sign}.3f} ({pair[1]:.3f})"
         pub = " / ".join(f"{v:+.3f}" for v in PUBLISHED[c["arm"]]) if c["norm"] == "none" else ""
         print(f"  {c['arm']}, {c['norm']}: gaps " + " / ".join(f(c["gaps"][g]) for g in names)
-              + (f" (Wu et al.: {pub})" if pub else "") + f"; in-context accuracy {f(c['plain'])}; seeds "
+              + (f" (Wu et al.: {pub})" if pub else "") + f"; in-context accuracy {f(c['plain'], '')}; seeds "
               f"{c['seeds']}" + (f", not learned {c['not_learned']}" if c["not_learned"] else ""))
     return 0
 
