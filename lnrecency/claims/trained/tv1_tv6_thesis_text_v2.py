@@ -10,9 +10,9 @@ figure, no verdict.
 """
 from __future__ import annotations
 
+from lnrecency.claims.cached_study import CachedStudy
 from lnrecency.claims.catalog import declared
 from lnrecency.claims.declare import FigureOutput, TableOutput, claim
-from lnrecency.claims.trained.cached_study import CachedStudy
 from lnrecency.claims.trained_rules import reproduction_label
 from lnrecency.files.figure_record import ReportFigure
 from lnrecency.files.table_record import Table
@@ -39,7 +39,7 @@ class TextThesisV2Evidence(Evidence):
     cells: dict  # "bos layernorm" ... "no bos none" -> CELL_KEYS (mean, SE) pairs
 
 
-#: the experiment's cached runs (lnrecency.claims.trained.cached_study)
+#: the experiment's cached runs (lnrecency.claims.cached_study)
 STUDY = CachedStudy("lnrecency.experiments.studies.thesis_text_v2", "V2Settings", "cached_v2", "run_v2")
 _settings, available, _runs = STUDY.settings_for, STUDY.available, STUDY.runs
 

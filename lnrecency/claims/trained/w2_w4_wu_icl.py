@@ -15,9 +15,9 @@ table and a figure, intervals without verdicts. A quick run decides nothing.
 """
 from __future__ import annotations
 
+from lnrecency.claims.cached_study import CachedStudy
 from lnrecency.claims.catalog import declared
 from lnrecency.claims.declare import FigureOutput, TableOutput, claim
-from lnrecency.claims.trained.cached_study import CachedStudy
 from lnrecency.files.figure_record import ReportFigure
 from lnrecency.files.table_record import Table
 from lnrecency.inference.evidence import Evidence, NotRun, record
@@ -51,7 +51,7 @@ class WuEvidence(Evidence):
     cells: dict  # "depth 2 none" ... -> CELL_KEYS
 
 
-#: the experiment's cached runs (lnrecency.claims.trained.cached_study)
+#: the experiment's cached runs (lnrecency.claims.cached_study)
 STUDY = CachedStudy("lnrecency.experiments.studies.wu_icl", "WuSettings", "cached_wu", "run_wu")
 _settings, available, _runs = STUDY.settings_for, STUDY.available, STUDY.runs
 
