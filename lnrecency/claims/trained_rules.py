@@ -37,7 +37,7 @@ from lnrecency.inference.stats import TRAINED_FWER, SeedTest, decide_family
 
 __all__ = ["claim_rows", "MIN_LEARNED", "keep_learned", "Part", "PartEvidence", "RowEvidence", "decide_parts",
            "experiment_alpha", "DESIGN_SIZES", "QUICK",
-           "NOT_LEARNED", "UNSTABLE", "stability", "reproduction_label"]
+           "NOT_LEARNED", "UNSTABLE", "stability", "reproduction_label", "by_a_hair"]
 
 QUICK = "quick run: not decisive"
 
@@ -46,6 +46,17 @@ def reproduction_label(verdict: str) -> str:
     """A seed test's decision (confirmed / refuted / inconclusive) as a verdict on trained models reads: a result
     of someone else's tested on ours is "reproduced" or "not reproduced in this setting"."""
     return {"confirmed": "reproduced", "refuted": "not reproduced in this setting"}.get(verdict, "inconclusive")
+def by_a_hair(p_pair: float, level: float | None, verdict: str) -> str:
+    """The sentence a plan's finding adds when its pair's p lies within a factor of 2 of its Holm level (either
+    side), saying which side and why ("" otherwise)."""
+    if level is None or not level / 2 <= p_pair <= 2 * level:
+        return ""
+    where = ("outside it" if p_pair > level else "inside it, but Holm's step-down stopped at a test before it"
+             if verdict == "inconclusive" else "inside it")
+    return (f" Decided by a hair: its pair's p {p_pair:.2g} is within a factor of 2 of its Holm level {level:.3g} "
+            f"({where}).")
+
+
 #: a part is decided on the runs that pass its learning gate, when at least this many do (the minimum for a
 #: verdict over training seeds); the runs that fail are named and left out
 MIN_LEARNED = 3

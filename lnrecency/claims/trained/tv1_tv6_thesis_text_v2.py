@@ -13,7 +13,7 @@ from __future__ import annotations
 from lnrecency.claims.cached_study import CachedStudy
 from lnrecency.claims.catalog import declared
 from lnrecency.claims.declare import FigureOutput, TableOutput, claim
-from lnrecency.claims.trained_rules import reproduction_label
+from lnrecency.claims.trained_rules import by_a_hair, reproduction_label
 from lnrecency.files.figure_record import ReportFigure
 from lnrecency.files.table_record import Table
 from lnrecency.inference.evidence import Evidence, NotRun, record
@@ -57,12 +57,7 @@ def _finding(cid: str, d, why: str, quick: bool, cells: dict, level: float | Non
     text = (f"{lead}{q}: {d.test.mean:+.5f} ({unit}), 95% interval [{lo:+.5f}, {hi:+.5f}] over {seeds}; "
             f"p (stated direction) {d.test.p_confirm:.2g}, p (opposite) {d.test.p_refute:.2g}; Holm over plan v2's "
             f"6 tests at 0.05; at the measured spread the design detects {d.detectable:.5f} with power 0.8.")
-    p_pair = d.test.p_pair
-    if level is not None and level / 2 <= p_pair <= 2 * level:
-        where = ("outside it" if p_pair > level else "inside it, but Holm's step-down stopped at a test before it"
-                 if d.verdict == "inconclusive" else "inside it")
-        text += (f" Decided by a hair: its pair's p {p_pair:.2g} is within a factor of 2 of its Holm level "
-                 f"{level:.3g} ({where}).")
+    text += by_a_hair(d.test.p_pair, level, d.verdict)
     key = {"Q1": "no bos layernorm", "Q2": "no bos layernorm", "Q3": "no bos layernorm", "Q4": "bos layernorm",
            "Q5": "bos none", "Q6": "bos rmsnorm"}[q]
     c = cells.get(key) or {}

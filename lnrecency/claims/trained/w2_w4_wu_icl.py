@@ -18,6 +18,7 @@ from __future__ import annotations
 from lnrecency.claims.cached_study import CachedStudy
 from lnrecency.claims.catalog import declared
 from lnrecency.claims.declare import FigureOutput, TableOutput, claim
+from lnrecency.claims.trained_rules import by_a_hair
 from lnrecency.files.figure_record import ReportFigure
 from lnrecency.files.table_record import Table
 from lnrecency.inference.evidence import Evidence, NotRun, record
@@ -143,12 +144,7 @@ def _finding(test: str, d, why: str, quick: bool, published: float | None, level
         inside = "inside" if lo <= published <= hi else "outside"
         text += f" Wu et al. published {published:+.3f} (after 50,000 steps), {inside} our interval."
     text += _context(test, cells)
-    p_pair = d.test.p_pair
-    if level is not None and level / 2 <= p_pair <= 2 * level:
-        where = ("outside it" if p_pair > level else "inside it, but Holm's step-down stopped at a test before it"
-                 if d.verdict == "inconclusive" else "inside it")
-        text += (f" Decided by a hair: its pair's p {p_pair:.2g} is within a factor of 2 of its Holm level "
-                 f"{level:.3g} ({where}).")
+    text += by_a_hair(d.test.p_pair, level, d.verdict)
     return text
 
 
