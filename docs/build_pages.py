@@ -48,9 +48,9 @@ def _md(text: str) -> str:
 
 def _setting_needed(claim, v2: dict | None) -> list[str]:
     """Plan v1's thesis-on-text claims (TT1-TT4) measured with BOS first: which setting their result needs, from
-    plan v2's run (docs/thesis_text_v2.json, lnrecency.report.readme.v2_sentence)."""
+    plan v2's run (docs/thesis_text_v2.json, lnrecency.report.v2_results.v2_sentence)."""
     from lnrecency.claims.catalog import declared
-    from lnrecency.report.readme import v2_sentence
+    from lnrecency.report.v2_results import v2_sentence
 
     if v2 is None or declared(claim.id).family != "thesis-text plan":
         return []

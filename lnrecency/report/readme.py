@@ -18,6 +18,7 @@ from pathlib import Path
 from lnrecency.claims.registry import evaluate
 from lnrecency.files.atomic import atomic_write_text
 from lnrecency.inference.verdicts import ClaimResult
+from lnrecency.report.v2_results import V2_BEGIN, V2_END, v2_block, v2_sentence
 
 BEGIN, END = "<!-- verdicts:begin -->", "<!-- verdicts:end -->"
 FILLS_BEGIN, FILLS_END = "<!-- fills:begin -->", "<!-- fills:end -->"
@@ -25,17 +26,6 @@ COSTS_BEGIN, COSTS_END = "<!-- costs:begin -->", "<!-- costs:end -->"
 TIMINGS_BEGIN, TIMINGS_END = "<!-- timings:begin -->", "<!-- timings:end -->"
 
 __all__ = ["BEGIN", "END", "verdict_block", "update_readme", "claim_rows", "source_counts", "reason", "row_of"]
-
-
-def v2_sentence(snapshot: dict, *, brief: bool = False) -> str:
-    """Plan v2's result in one plain sentence (issue 50; :func:`lnrecency.report.headline.v2_setting`), from the
-    snapshot of its run (docs/thesis_text_v2.json), linked to its page."""
-    from lnrecency.report.headline import v2_setting
-
-    tests = snapshot["tests"]
-    verdicts = {f"TV{k}": tests[f"Q{k}"]["verdict"] for k in range(1, 7) if f"Q{k}" in tests}
-    return (v2_setting(snapshot["cells"], verdicts, tests.get("Q3", {}).get("interval"), quick=snapshot.get("quick"),
-                       brief=brief) + " [Details](docs/thesis-text-v2.md).")
 
 
 def verdict_block(results: list[ClaimResult], *, quick: bool, trained: bool = False,
@@ -142,50 +132,6 @@ def gguf_sentence() -> str:
     return (f"{GGUF_BEGIN}Measured on this project's 2-core machine ({c['date']}): {c['what']}: "
             f"{duration(c['seconds'])} and {c['peak_mib']} MiB at the peak, against the estimate it prints before "
             f"loading, {duration(c['estimate_seconds'])} and {c['estimate_peak_mib']} MiB.{GGUF_END}")
-
-
-V2_BEGIN, V2_END = "<!-- thesis-text-v2:begin -->", "<!-- thesis-text-v2:end -->"
-
-
-def v2_block(snapshot: dict) -> str:
-    """Plan v2's results (issue 50) from the snapshot of its run (``lnrecency experiments thesis-text-v2 --json``,
-    kept as docs/thesis_text_v2.json): the six tests, then one row per cell, between the thesis-text-v2 markers."""
-    def num(x, fmt="+.4f"):
-        return "n/a" if x is None else format(x, fmt)
-
-    def pair(p):
-        return "n/a" if p is None or p[0] is None else f"{p[0]:+.4f} (SE {p[1]:.4f})"
-    lines = [V2_BEGIN, f"Plan SHA-256 `{snapshot['plan_sha256'][:16]}...`"
-             + (" (quick run: not decisive)" if snapshot.get("quick") else "") + "; Holm over Q1-Q6 at 0.05.", "",
-             "| test | statement | verdict | interval (95 %, logit per key) | detectable effect "
-             "| p (pair) / Holm level |",
-             "|---|---|---|---|---|---|"]
-    from lnrecency.inference.seed_tests import holm_levels
-
-    tests = snapshot["tests"]
-    pairs = [min(1.0, 2 * min(t["p_confirm"], t["p_refute"])) if t.get("p_confirm") is not None else float("nan")
-             for t in tests.values()]
-    levels = holm_levels(pairs, 0.05)  # a pair decides when its p is at or below its step's level (and all before)
-    for (key, t), p, level in zip(tests.items(), pairs, levels):
-        lo, hi = (t.get("interval") or (None, None))
-        lines.append(f"| {key} | {t['statement']} | {t['verdict']} | "
-                     + (f"[{num(lo)}, {num(hi)}]" if lo is not None else t.get("why") or "n/a")
-                     + f" | {num(t.get('detectable_effect'), '.4f')} | "
-                     + ("n/a" if p != p else f"{p:.2g} / {level:.3g}") + " |")
-    lines += ["", "A test whose p sits within a factor of 2 of its Holm level was decided by a hair, either way."]
-    lines += ["", "| cell | seeds learned | layer-2 slope | keys >= 8 | ablated (layer 1's first-key share fixed) | "
-              "change | layer-1 first-key share, rows 2 / 16 / 64 | sink theory: fitted b, its largest gap |",
-              "|---|---|---|---|---|---|---|---|"]
-    for name, c in snapshot["cells"].items():
-        rows = c.get("first_share_rows") or []
-        share = " / ".join(f"{rows[i - 1]:.3f}" for i in (2, 16, 64) if i <= len(rows)) or "n/a"
-        th = c.get("theory")
-        change = c.get("change") or (None, None)
-        lines.append(f"| {name} | {len(c['seeds'])} | {pair(c['slope'])} | {pair(c['late'])} | {pair(c['ablated'])} | "
-                     + ("n/a" if change[0] is None else f"{100 * change[0]:+.0f} % (SE {100 * change[1]:.0f})")
-                     + f" | {share} | " + ("n/a" if not th else f"b = {th['b']:.2f}, {th['largest_gap']:.3f}")
-                     + " |")
-    return "\n".join(lines + [V2_END])
 
 
 V2_COST_BEGIN, V2_COST_END = "<!-- v2-cost:begin -->", "<!-- v2-cost:end -->"

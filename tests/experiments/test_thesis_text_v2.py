@@ -7,14 +7,18 @@ import numpy as np
 import pytest
 
 from lnrecency.experiments.studies import thesis_text_v2 as v2
+from lnrecency.files.shapes import check_shape
 
 ST = v2.V2Settings()
 
 
-def _layers(slope2: float, slope1: float = 0.0) -> list:
+def _layers(slope2: float, slope1: float = 0.0, heads=((0.5, 0.1), (0.9, 0.2))) -> list:
+    roll = ({"rollout_first": 0.4, "rollout_last": 0.05, "rollout_residual_first": 0.2},
+            {"rollout_first": 0.6, "rollout_last": 0.01, "rollout_residual_first": 0.3})
     return [{"layer": 1, "slope": slope1, "slope_se": 0.001, "rp": 0.5, "sink": 0.3, "late": slope1,
-             "first_share_rows": [1.0, 0.5]},
-            {"layer": 2, "slope": slope2, "slope_se": 0.001, "rp": 0.5, "sink": 0.3, "late": slope2}]
+             "first_share_rows": [1.0, 0.5], **roll[0], "head_sinks": list(heads[0])},
+            {"layer": 2, "slope": slope2, "slope_se": 0.001, "rp": 0.5, "sink": 0.3, "late": slope2, **roll[1],
+             "head_sinks": list(heads[1])}]
 
 
 def _run(bos, norm, seed, slope, ablated, loss=3.0, path=()):
@@ -74,6 +78,31 @@ def test_the_summary_has_every_cell_and_the_plan_hash_keys_the_cache():
     assert "Q1" in text and "Q6" in text and f"{v2.MARGIN_V2:g} logit per key" in text
 
 
+def test_gu_sink_counts_heads_above_eps_and_the_summary_carries_the_rollout():
+    """Gu et al.'s Sink^eps_1 over (layer, head) pairs: 0.5, 0.1, 0.9, 0.2 -> 2 of 4 above 0.3; a head without a
+    share (no first key left out) is not counted; a wrong eps or a share at eps itself is not above it."""
+    lay = _layers(0.1)
+    assert v2.gu_sink(lay) == 0.5 and v2.gu_sink(lay, eps=0.95) == 0.0 and v2.gu_sink(lay, eps=0.15) == 0.75
+    assert v2.gu_sink(_layers(0.1, heads=((0.3, None), (None, 0.31)))) == 0.5
+    assert v2.gu_sink(_layers(0.1, heads=((None,), (None,)))) is None
+    cell = v2.summary(planted(), ST)["bos layernorm"]
+    assert cell["text gu_sink"] == (0.5, 0.0) and cell["text rollout 2 first"] == (0.6, 0.0)
+    assert cell["random rollout 1 first"] == (0.4, 0.0) and cell["text rollout 2 last"] == (0.01, 0.0)
+
+
+def test_the_rollout_table_shows_every_cell_on_text_and_control(monkeypatch):
+    from types import SimpleNamespace
+
+    from lnrecency.claims.trained import tv1_tv6_thesis_text_v2 as tv
+
+    monkeypatch.setattr(type(tv.STUDY), "for_report", lambda self, data: planted())
+    table = tv.rollout_table(SimpleNamespace(settings=SimpleNamespace(quick=False)))
+    assert len(table.rows) == 12 and tuple(table.rows[0][:3]) == ("bos layernorm", "held-out text", "8")
+    assert table.rows[0][3] == "0.400 +- 0.000 / 0.600 +- 0.000" and table.rows[0][6] == "0.50 +- 0.00"
+    monkeypatch.setattr(type(tv.STUDY), "for_report", lambda self, data: None)
+    assert "not run" in tv.rollout_table(SimpleNamespace(settings=SimpleNamespace(quick=False))).title
+
+
 def test_theory_shares_recovers_a_planted_bonus_and_the_figure_draws():
     from lnrecency.theory.sink import sink_limit
 
@@ -116,26 +145,36 @@ def test_the_claims_say_no_when_the_ablation_changes_nothing(monkeypatch):
 
 
 @pytest.mark.slow
-def test_a_bos_run_read_from_version_1_equals_training_it_again(trained_cache):
+def test_a_bos_run_read_from_version_1_equals_training_it_again(trained_cache, tmp_path):
     """Plan v2's BOS runs are version 1's attn2 runs: with version 1's record and weights cached, the run is probed,
-    not trained again, and gives the same final probes, log and trajectory as training it again (late slopes
-    apart, which version 1 does not record): same seed, same bytes."""
+    not trained again, and gives the same final probes (the rollout and the heads' first-key shares included), log
+    and trajectory as training it again (late slopes apart, which version 1 does not record): same seed, same
+    bytes. On a small corpus of its own (the property does not depend on the text; the default corpus's tokenizer
+    would cost most of the test)."""
     from dataclasses import replace
 
     from lnrecency.experiments.run_cache import write
     from lnrecency.experiments.studies.thesis_text import TextThesisSettings, model_path, run_path, train_text_run
 
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    rng = np.random.default_rng(0)
+    words = ["alpha", "beta", "gamma", "delta", "key", "value", "def", "return", "self", "print"]
+    for q in range(30):
+        (corpus / f"f{q:02d}.txt").write_text(" ".join(rng.choice(words, size=600)) + "\n")
     base = TextThesisSettings(primary_seeds=(0,), secondary_seeds=(), archs=("attn2",), steps=24, warmup=4,
-                              eval_every=12, eval_sequences=16, probe_windows=8)
+                              eval_every=12, eval_sequences=16, probe_windows=8, n=16, corpus=str(corpus))
     write(run_path(base, "attn2", "layernorm", 0), train_text_run("attn2", "layernorm", 0, base))  # as cached
     assert (model_path(base, "attn2", "layernorm", 0) / "model.safetensors").is_file()
     st = v2.V2Settings(seeds=(0,), bos=(True,), base=base)
     read, again = (v2.train_v2_run(True, "layernorm", 0, st, reuse=r) for r in (True, False))
     assert read["reused_version1"] and not again["reused_version1"]
     assert read["final"] == again["final"] and read["log"] == again["log"]
+    check_shape(read["final"], v2.RUN_SHAPE["final"], "final")  # the rollout and the heads' shares are there
 
-    def no_late(traj):
-        return [{**e, "text": [{k: v for k, v in lay.items() if k != "late"} for lay in e["text"]]} for e in traj]
+    def no_late(traj):  # what version 1's trajectory records: no late slope, rollout or heads' shares
+        return [{**e, "text": [{k: v for k, v in lay.items() if k in v2.LAYER_SHAPE and k != "late"}
+                               for lay in e["text"]]} for e in traj]
     assert no_late(read["trajectory"]) == no_late(again["trajectory"])
     # weights filed under another run are refused by name, not probed
     other = replace(base, lr=1e-3)

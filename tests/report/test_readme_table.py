@@ -70,7 +70,7 @@ def test_words_line_glosses_only_what_a_text_uses_in_order_of_first_use():
 
 def test_plan_v2s_block_and_sentence_say_each_cell_and_test():
     """docs/thesis-text-v2.md's results and the README's sentence, generated from a run's snapshot (issue 50)."""
-    from lnrecency.report.readme import v2_block, v2_sentence
+    from lnrecency.report.v2_results import v2_block, v2_sentence
 
     cell = {"seeds": [0, 1, 2], "slope": [0.15, 0.01], "late": [0.1, 0.01], "ablated": [0.02, 0.01],
             "change": [-0.88, 0.05], "first_share_rows": [1.0, 0.8] + [0.1] * 62,
@@ -88,3 +88,10 @@ def test_plan_v2s_block_and_sentence_say_each_cell_and_test():
     assert "matched loss LayerNorm minus none is [+0.1000, +0.2000] (TV3 reproduced)" in said
     brief = v2_sentence(snap, brief=True)
     assert "-88 %" in brief and "TV4" not in brief and len(brief.split()) < len(said.split())
+    assert "Gu et al." not in block  # a snapshot from before the rollout was recorded: no such table
+    roll = {f"{w} {k}": [v, 0.01] for w in ("text", "random") for k, v in (
+        ("rollout 1 first", 0.4), ("rollout 2 first", 0.6), ("rollout 2 last", 0.002),
+        ("rollout 2 residual first", 0.3), ("gu_sink", 0.5 if w == "text" else 0.25), ("sink", 0.2))}
+    block = v2_block({**snap, "cells": {name: {**c, **roll} for name, c in snap["cells"].items()}})
+    assert "Gu et al.'s Sink^0.3_1" in block and block.count("| 0.400 (SE 0.010) / 0.600 (SE 0.010) |") == 2
+    assert "| 0.0020 (SE 0.0100) |" in block and "| 0.50 (SE 0.01) / 0.25 (SE 0.01) |" in block

@@ -25,7 +25,8 @@ PLAN_KEYS = {f"TV{k}": f"Q{k}" for k in range(1, 7)}
 STATEMENTS = {cid: declared(cid).text("s1") for cid in PLAN_KEYS}
 STEMS = ("thesis_text_v2_sink",)
 #: what each cell of the evidence keeps of the experiment's summary (the numbers the answer and the pages quote)
-CELL_KEYS = ("seeds", "not_learned", "slope", "late", "ablated", "change", "final_loss")
+CELL_KEYS = ("seeds", "not_learned", "slope", "late", "ablated", "change", "final_loss", "text rollout 2 first",
+             "text rollout 2 last", "text gu_sink", "text sink")
 
 
 @record
@@ -144,6 +145,44 @@ def v2_table(data) -> Table:
                  caption, columns, rows, notes)
 
 
+def rollout_table(data) -> Table:
+    """Wu et al.'s quantity and Gu et al.'s sink metric in plan v2's models (issue 51), beside our sink share: per
+    cell, the last query's attention rollout at the first key after layers 1 and 2, at the last key after layer 2,
+    the residual-aware rollout at the first key after layer 2, Gu et al.'s Sink^eps_1 and layer 1's mean share to
+    the first key, on held-out text and on the random control (mean over learned seeds +- one SE over seeds).
+    Secondary: no verdict."""
+    from lnrecency.experiments.probes.probe import GU_EPS, ROLLOUT_LAMBDA
+
+    columns = ["cell", "inputs", "seeds", "rollout at key 1, layer 1 / 2", "rollout at the last key, layer 2",
+               f"residual-aware rollout at key 1, layer 2 (lambda {ROLLOUT_LAMBDA})", f"Gu's Sink^{GU_EPS}_1",
+               "our sink share (layer 1)"]
+    runs = STUDY.for_report(data)
+    if runs is None:
+        return Table("thesis_text_v2_rollout", "Plan v2's models: rollout and Gu et al.'s sink metric: not run",
+                     f"Plan v2's models are not cached: run `{COMMAND}`, then rebuild the report.", columns, [], [])
+    from lnrecency.experiments.studies.thesis_text_v2 import summary
+
+    def pair(p, fmt=".3f"):
+        return "n/a" if p is None or p[0] is None else f"{p[0]:{fmt}} +- {p[1]:{fmt}}"
+    rows = []
+    for name, c in summary(runs, _settings(data.settings.quick)).items():
+        for which in ("text", "random"):
+            rows.append([name, "held-out text" if which == "text" else "random control", str(len(c["seeds"])),
+                         f"{pair(c[f'{which} rollout 1 first'])} / {pair(c[f'{which} rollout 2 first'])}",
+                         pair(c[f"{which} rollout 2 last"], ".4f"), pair(c[f"{which} rollout 2 residual first"]),
+                         pair(c[f"{which} gu_sink"], ".2f"), pair(c[f"{which} sink"])])
+    n = _settings(data.settings.quick).base.n
+    caption = (f"The attention rollout R^(l) = A^(l) ... A^(1) (A: the head-mean attention weights; Abnar & Zuidema "
+               f"2020, Wu et al.'s cumulative context probability): its last row (query {n}) at the first and at "
+               f"the last key; residual-aware: each A replaced by (1 - lambda) I + lambda A. Gu et al.'s "
+               f"Sink^eps_1: the share of the model's (layer, head) pairs whose mean attention to the first key "
+               f"(rows i >= 2) exceeds eps = {GU_EPS}. Our sink share: layer 1's mean attention to the first key "
+               f"over rows i >= 2 and heads. The first key is BOS in the BOS cells and a content token otherwise.")
+    return Table("thesis_text_v2_rollout", "Plan v2's models: Wu et al.'s rollout and Gu et al.'s sink metric "
+                 "beside our sink share", caption, columns, rows,
+                 ["Secondary (issue 51): reported as intervals, no verdict."])
+
+
 def v2_figures(data) -> list[ReportFigure]:
     """Each BOS cell's layer-1 share of attention to BOS by query row (mean over seeds) beside the sink theory's
     share at the fitted bonus (lnrecency.experiments.studies.thesis_text_v2.sink_figure)."""
@@ -167,7 +206,9 @@ def v2_figures(data) -> list[ReportFigure]:
 claim("TV1",
       module=__name__, available=available,
       tables=(TableOutput("thesis_text_v2", "NoPE language models with and without BOS: slopes, the sink ablation, "
-                                            "layer 1's BOS share (plan v2)", v2_table),),
+                                            "layer 1's BOS share (plan v2)", v2_table),
+              TableOutput("thesis_text_v2_rollout", "NoPE language models: the attention rollout and Gu et al.'s "
+                                                    "Sink^eps_1 beside our sink share (plan v2)", rollout_table)),
       figures=(FigureOutput("Plan v2: layer-1 BOS share by query, trained and the sink theory", v2_figures,
                             STEMS),))(evaluator_for("TV1"))
 for _cid in ("TV2", "TV3", "TV4", "TV5", "TV6"):

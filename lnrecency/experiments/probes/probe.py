@@ -55,6 +55,8 @@ from lnrecency.experiments.probes.probe_costs import (  # noqa: F401 (re-exporte
 )
 from lnrecency.experiments.probes.probe_settings import (  # noqa: F401 (re-exported)
     BOS_CHOICES,
+    GU_EPS,
+    ROLLOUT_LAMBDA,
     THEORY_INPUTS,
     TOKENS,
     ProbeSettings,
@@ -70,8 +72,6 @@ __all__ = ["ProbeSettings", "ProbeResult", "probe", "BOS_CHOICES", "bos_token", 
            "probe_chunk", "probe_seconds"]
 
 PHASES = ("recency", "earlier", "flat", "mixed")
-#: Gu et al. (2024, "When Attention Sink Emerges in Language Models")'s threshold eps of Sink^eps_1
-GU_EPS = 0.3
 #: the late slope (:attr:`LayerProbe.late_slope`) reads keys from this one on (issue 50: in the BOS-trained text
 #: models the slope is curved, keys 1-7 carrying most of it)
 LATE_KEY = 8
@@ -79,9 +79,6 @@ LATE_KEY = 8
 TRACE_NAMES = {"logits": "attention logits", "weights": "attention weights", "values": "attention values",
                "head_out": "head outputs", "normed": "normalised inputs of attention", "attn_out": "attention outputs",
                "mid": "residual states after attention", "mlp_in": "MLP inputs", "out": "layer outputs"}
-#: the residual-aware rollout's weight on attention: each layer's A becomes (1 - lambda) I + lambda A (Abnar &
-#: Zuidema 2020 use 0.5)
-ROLLOUT_LAMBDA = 0.5
 
 
 def recency_counts(s: torch.Tensor, skip: int = 0) -> torch.Tensor:

@@ -7,7 +7,13 @@ from dataclasses import dataclass
 
 from lnrecency.runtime.arguments import check_choice, check_int, check_real
 
-__all__ = ["TOKENS", "THEORY_INPUTS", "BOS_CHOICES", "bos_token", "ProbeSettings"]
+__all__ = ["TOKENS", "THEORY_INPUTS", "BOS_CHOICES", "bos_token", "ProbeSettings", "GU_EPS", "ROLLOUT_LAMBDA"]
+
+#: Gu et al. (2024, "When Attention Sink Emerges in Language Models")'s threshold eps of Sink^eps_1
+GU_EPS = 0.3
+#: the residual-aware rollout's weight on attention: each layer's A becomes (1 - lambda) I + lambda A (Abnar &
+#: Zuidema 2020 use 0.5)
+ROLLOUT_LAMBDA = 0.5
 
 #: the probe's inputs, BOS first in each (its key is left out of slopes and RP and reported as the sink):
 #: "random" = the neutral control (content tokens only after BOS: no BOS, SEP or other special token inside);

@@ -30,13 +30,13 @@ from lnrecency.experiments.studies.thesis_text import (
 )
 
 __all__ = ["V2Settings", "plan_path", "plan_sha256", "run_v2", "cached_v2", "decide", "MARGIN_V2", "RUN_SHAPE",
-           "summary"]
+           "summary", "gu_sink"]
 
 #: Q6's equivalence margin (logit per key), fixed in the plan: about a third of version 1's LayerNorm effect
 MARGIN_V2 = 0.05
 #: the ablation of the plan: layer 1's first-key share fixed at its own mean
 ABLATION = {1: "mean"}
-VERSION = 1
+VERSION = 2  # 2: the final probes keep the attention rollout and each head's first-key share (issue 51)
 
 
 def plan_path() -> Path:
@@ -104,7 +104,12 @@ def _probe(model, st: V2Settings, norm: str, seed: int, windows: np.ndarray, tok
     out = []
     for lp in res.layers:
         rec = {"layer": lp.layer, "slope": lp.slope, "slope_se": lp.slope_se, "rp": lp.rp, "sink": lp.sink,
-               "late": None if lp.late_slope is None else lp.late_slope[0]}
+               "late": None if lp.late_slope is None else lp.late_slope[0],
+               # issue 51: Wu et al.'s quantity (the last query's attention rollout at the first and the last key,
+               # plain and residual-aware) and each head's mean share to the first key (Gu et al.'s Sink^eps_1)
+               "rollout_first": float(lp.rollout_last[0]), "rollout_last": float(lp.rollout_last[-1]),
+               "rollout_residual_first": float(lp.rollout_residual_last[0]),
+               "head_sinks": [h.sink for h in lp.heads]}
         if rows and lp.layer == 1:
             rec["first_share_rows"] = [float(x) for x in lp.first_share_rows]
         out.append(rec)
@@ -136,8 +141,9 @@ def version1_run(norm: str, seed: int, st: V2Settings):
 def train_v2_run(bos: bool, norm: str, seed: int, st: V2Settings, reuse: bool = True) -> dict:
     """Train and probe one run of plan v2 (a worker's job). A BOS run that plan version 1 already trained (its
     record and final weights cached, :func:`version1_run`) is not trained again (``reuse``): its log and
-    trajectory are version 1's (the trajectory's layers without the keys >= 8 slope, ``late`` None) and the final
-    probes are run on its weights, as a fresh run's would be."""
+    trajectory are version 1's (the trajectory's layers without the keys >= 8 slope, ``late`` None, and without
+    the rollout and the heads' first-key shares) and the final probes are run on its weights, as a fresh run's
+    would be."""
     from lnrecency.experiments.decoders.train import train
 
     base = st.base
@@ -176,10 +182,14 @@ def train_v2_run(bos: bool, norm: str, seed: int, st: V2Settings, reuse: bool = 
 
 LAYER_SHAPE = {"layer": int, "slope": float, "slope_se": float, "rp": (float, None), "sink": (float, None),
                "late": (float, None)}
+#: a final probe's layer: the rollout and the per-head first-key shares beside (version 2 of the records; a reused
+#: version-1 trajectory has neither)
+FINAL_SHAPE = {**LAYER_SHAPE, "rollout_first": float, "rollout_last": float, "rollout_residual_first": float,
+               "head_sinks": [(float, None)]}
 RUN_SHAPE = {"arch": str, "bos": bool, "norm": str, "seed": int, "unigram": float, "plan_sha256": str,
              "log": [{"step": int, "heldout_loss": (float, None)}],
              "trajectory": [{"step": int, "tokens": int, "heldout_loss": float, "text": [LAYER_SHAPE]}],
-             "final": {"text": [LAYER_SHAPE], "random": [LAYER_SHAPE], "ablated": [LAYER_SHAPE]}}
+             "final": {"text": [FINAL_SHAPE], "random": [FINAL_SHAPE], "ablated": [FINAL_SHAPE]}}
 RUN_KEYS = ("arch", "bos", "norm", "seed", "log", "trajectory", "final", "unigram", "plan_sha256")
 
 
@@ -280,7 +290,7 @@ def summary(runs: list, st: V2Settings) -> dict:
             arm = _arm(runs, st, bos, norm)
 
             def stat(vals):
-                v = np.asarray(vals, dtype=float)
+                v = np.asarray([x for x in vals if x is not None], dtype=float)  # a value not measured is left out
                 return (None, None) if v.size < 2 else (float(v.mean()), float(v.std(ddof=1) / np.sqrt(v.size)))
             two = [next(x for x in r["final"]["text"] if x["layer"] == 2) for r in arm]
             abl = [next(x for x in r["final"]["ablated"] if x["layer"] == 2) for r in arm]
@@ -292,8 +302,33 @@ def summary(runs: list, st: V2Settings) -> dict:
                 "ablated": stat([x["slope"] for x in abl]),
                 "change": stat([(a["slope"] - t["slope"]) / t["slope"] for a, t in zip(abl, two) if t["slope"]]),
                 "first_share_rows": np.mean(rows, axis=0).tolist() if rows else None,
-                "final_loss": stat([r["log"][-1]["heldout_loss"] for r in arm])}
+                "final_loss": stat([r["log"][-1]["heldout_loss"] for r in arm]),
+                **{f"{which} {k}": stat([_rollout(r, which, layer, key) for r in arm])
+                   for which in ("text", "random") for layer, k, key in _ROLLOUT_CELLS},
+                **{f"{which} gu_sink": stat([gu_sink(r["final"][which]) for r in arm]) for which in ("text", "random")},
+                **{f"{which} sink": stat([next(x for x in r["final"][which] if x["layer"] == 1)["sink"] for r in arm])
+                   for which in ("text", "random")}}
     return out
+
+
+#: the rollout's cells in :func:`summary`: (layer, name, record field)
+_ROLLOUT_CELLS = ((1, "rollout 1 first", "rollout_first"), (2, "rollout 2 first", "rollout_first"),
+                  (2, "rollout 2 last", "rollout_last"), (2, "rollout 2 residual first", "rollout_residual_first"))
+
+
+def _rollout(run: dict, which: str, layer: int, key: str) -> float:
+    return next(x for x in run["final"][which] if x["layer"] == layer)[key]
+
+
+def gu_sink(layers: list, eps: float | None = None) -> float | None:
+    """Gu et al.'s Sink^eps_1 of one final probe's layers (their records, :data:`FINAL_SHAPE`): the share of (layer,
+    head) pairs whose mean attention to the first key, over rows i >= 2, exceeds ``eps`` (default their 0.3,
+    lnrecency.experiments.probes.probe.GU_EPS); None when no head has a share."""
+    from lnrecency.experiments.probes.probe import GU_EPS
+
+    eps = GU_EPS if eps is None else eps
+    shares = [s for lay in layers for s in lay["head_sinks"] if s is not None]
+    return sum(s > eps for s in shares) / len(shares) if shares else None
 
 
 def theory_shares(measured: list, lam: float = 1.0) -> dict:

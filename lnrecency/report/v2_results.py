@@ -1,0 +1,89 @@
+"""Plan v2's results on the documentation pages and the README (issue 50, 51), from the snapshot of its run
+(``lnrecency experiments thesis-text-v2 --json``, kept as docs/thesis_text_v2.json): its plain sentence, and the
+block of its six tests, its cells and the rollout and sink metrics in its models."""
+from __future__ import annotations
+
+__all__ = ["V2_BEGIN", "V2_END", "v2_block", "v2_sentence"]
+
+
+def v2_sentence(snapshot: dict, *, brief: bool = False) -> str:
+    """Plan v2's result in one plain sentence (issue 50; :func:`lnrecency.report.headline.v2_setting`), from the
+    snapshot of its run (docs/thesis_text_v2.json), linked to its page."""
+    from lnrecency.report.headline import v2_setting
+
+    tests = snapshot["tests"]
+    verdicts = {f"TV{k}": tests[f"Q{k}"]["verdict"] for k in range(1, 7) if f"Q{k}" in tests}
+    return (v2_setting(snapshot["cells"], verdicts, tests.get("Q3", {}).get("interval"), quick=snapshot.get("quick"),
+                       brief=brief) + " [Details](docs/thesis-text-v2.md).")
+
+
+V2_BEGIN, V2_END = "<!-- thesis-text-v2:begin -->", "<!-- thesis-text-v2:end -->"
+
+
+def v2_block(snapshot: dict) -> str:
+    """Plan v2's results (issue 50) from the snapshot of its run (``lnrecency experiments thesis-text-v2 --json``,
+    kept as docs/thesis_text_v2.json): the six tests, then one row per cell, between the thesis-text-v2 markers."""
+    def num(x, fmt="+.4f"):
+        return "n/a" if x is None else format(x, fmt)
+
+    def pair(p):
+        return "n/a" if p is None or p[0] is None else f"{p[0]:+.4f} (SE {p[1]:.4f})"
+    lines = [V2_BEGIN, f"Plan SHA-256 `{snapshot['plan_sha256'][:16]}...`"
+             + (" (quick run: not decisive)" if snapshot.get("quick") else "") + "; Holm over Q1-Q6 at 0.05.", "",
+             "| test | statement | verdict | interval (95 %, logit per key) | detectable effect "
+             "| p (pair) / Holm level |",
+             "|---|---|---|---|---|---|"]
+    from lnrecency.inference.seed_tests import holm_levels
+
+    tests = snapshot["tests"]
+    pairs = [min(1.0, 2 * min(t["p_confirm"], t["p_refute"])) if t.get("p_confirm") is not None else float("nan")
+             for t in tests.values()]
+    levels = holm_levels(pairs, 0.05)  # a pair decides when its p is at or below its step's level (and all before)
+    for (key, t), p, level in zip(tests.items(), pairs, levels):
+        lo, hi = (t.get("interval") or (None, None))
+        lines.append(f"| {key} | {t['statement']} | {t['verdict']} | "
+                     + (f"[{num(lo)}, {num(hi)}]" if lo is not None else t.get("why") or "n/a")
+                     + f" | {num(t.get('detectable_effect'), '.4f')} | "
+                     + ("n/a" if p != p else f"{p:.2g} / {level:.3g}") + " |")
+    lines += ["", "A test whose p sits within a factor of 2 of its Holm level was decided by a hair, either way."]
+    lines += ["", "| cell | seeds learned | layer-2 slope | keys >= 8 | ablated (layer 1's first-key share fixed) | "
+              "change | layer-1 first-key share, rows 2 / 16 / 64 | sink theory: fitted b, its largest gap |",
+              "|---|---|---|---|---|---|---|---|"]
+    for name, c in snapshot["cells"].items():
+        rows = c.get("first_share_rows") or []
+        share = " / ".join(f"{rows[i - 1]:.3f}" for i in (2, 16, 64) if i <= len(rows)) or "n/a"
+        th = c.get("theory")
+        change = c.get("change") or (None, None)
+        lines.append(f"| {name} | {len(c['seeds'])} | {pair(c['slope'])} | {pair(c['late'])} | {pair(c['ablated'])} | "
+                     + ("n/a" if change[0] is None else f"{100 * change[0]:+.0f} % (SE {100 * change[1]:.0f})")
+                     + f" | {share} | " + ("n/a" if not th else f"b = {th['b']:.2f}, {th['largest_gap']:.3f}")
+                     + " |")
+    return "\n".join(lines + _rollout_lines(snapshot["cells"]) + [V2_END])
+
+
+def _rollout_lines(cells: dict) -> list[str]:
+    """Issue 51 in plan v2's models: the last query's attention rollout (Wu et al.'s quantity) and Gu et al.'s
+    Sink^eps_1 beside our sink share, per cell, on held-out text (the random control beside the sink metrics); none
+    for a snapshot from before they were recorded."""
+    from lnrecency.experiments.probes.probe_settings import GU_EPS, ROLLOUT_LAMBDA
+
+    if not cells or any("text gu_sink" not in c for c in cells.values()):
+        return []
+
+    def pair(p, fmt=".3f"):
+        return "n/a" if p is None or p[0] is None else f"{p[0]:{fmt}} (SE {p[1]:{fmt}})"
+    lines = ["", f"Wu et al.'s quantity and Gu et al.'s sink metric in the same models (secondary, no verdict): the "
+             f"last query's attention rollout R = A^(2) A^(1) (head-mean weights) at the first and the last key, "
+             f"the residual-aware rollout ((1 - lambda) I + lambda A, lambda {ROLLOUT_LAMBDA}), Gu et al.'s "
+             f"Sink^{GU_EPS}_1 (the share of (layer, head) pairs whose mean attention to the first key exceeds "
+             f"{GU_EPS}) and our sink share (layer 1's mean attention to the first key, rows i >= 2); held-out "
+             f"text, the random control after the slash.", "",
+             "| cell | rollout at key 1, layer 1 / layer 2 | rollout at the last key, layer 2 | residual-aware "
+             "rollout at key 1, layer 2 | Gu's Sink_1, text / random | our sink share, text / random |",
+             "|---|---|---|---|---|---|"]
+    for name, c in cells.items():
+        lines.append(f"| {name} | {pair(c['text rollout 1 first'])} / {pair(c['text rollout 2 first'])} | "
+                     f"{pair(c['text rollout 2 last'], '.4f')} | {pair(c['text rollout 2 residual first'])} | "
+                     f"{pair(c['text gu_sink'], '.2f')} / {pair(c['random gu_sink'], '.2f')} | "
+                     f"{pair(c['text sink'])} / {pair(c['random sink'])} |")
+    return lines
