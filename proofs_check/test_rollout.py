@@ -21,7 +21,7 @@ import pytest
 from lnrecency.inference.budget import register
 from lnrecency.numerics.rollout import simulate_rollout
 from lnrecency.theory.limit import limit_scores
-from lnrecency.theory.rollout import limit_rollout
+from lnrecency.theory.rollout import limit_rollout, uniform_rollout
 
 
 def _independent_weights(n: int, layers: int, norm: str, residual: bool, lam: float, alpha: float,
@@ -83,6 +83,15 @@ def test_uniform_attention_gives_the_exact_path_counts():
     assert np.allclose(r[0], one, atol=1e-10) and np.allclose(r[1], two, atol=1e-10)
     assert np.allclose(r[2], one @ one @ one, atol=1e-10)
     assert not np.allclose(r[1], one, atol=1e-3)  # the check tells layer 2 from layer 1
+    # uniform_rollout (the reference the trained models' rollout is read against) is the same path count exactly,
+    # plain and residual-aware (paths through k with the identity's weight 1 / (1 + g) at k = i and k = j)
+    g = 1.0
+    u, res = uniform_rollout(n, 3), uniform_rollout(n, 2, gamma=g)
+    assert np.allclose(u[0], one, atol=1e-15) and np.allclose(u[1], two, atol=1e-15)
+    assert np.allclose(u[2], one @ one @ one, atol=1e-15)
+    a = (np.eye(n) + g * one) / (1 + g)
+    mixed = np.array([[sum(float(a[i, k] * a[k, j]) for k in range(n)) for j in range(n)] for i in range(n)])
+    assert np.allclose(res[1], mixed, atol=1e-15) and not np.allclose(res[1], u[1], atol=1e-3)
 
 
 @pytest.mark.parametrize("norm, residual", [("layernorm", False), ("none", False), ("layernorm", True)])

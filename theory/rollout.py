@@ -33,7 +33,7 @@ import numpy as np
 from lnrecency.model.config import ModelConfig, make_config
 from lnrecency.runtime.arguments import check_choice, check_int
 
-__all__ = ["limit_rollout", "rollout_of", "MIXES"]
+__all__ = ["limit_rollout", "rollout_of", "uniform_rollout", "MIXES"]
 
 #: how a layer mixes in the rollout: "auto" (the residual-aware mix when the model has the residual, else the
 #: attention weights), "attention" (P^(l) always), "residual" ((I + gamma P^(l)) / (1 + gamma) always)
@@ -53,6 +53,21 @@ def rollout_of(weights: np.ndarray, *, gamma: float | None = None) -> np.ndarray
         r = w[..., layer, :, :] @ r
         out[..., layer, :, :] = r
     return out
+
+
+def uniform_rollout(n: int, layers: int, *, gamma: float | None = None) -> np.ndarray:
+    """The rollout of uniform causal attention (every query attends equally to its keys, P_ij = 1/i for j <= i):
+    the reference a measured rollout is read against, Wu et al.'s concentration with no learned preference at all.
+    (layers, n, n), as :func:`rollout_of`; the last query's row counts paths, e.g. R^(2)_n1 = H_n / n and
+    R^(2)_nn = 1 / n^2.
+
+    >>> r = uniform_rollout(64, 2)
+    >>> round(float(r[1, -1, 0]), 5), float(r[1, -1, -1]) == 1 / 64 ** 2
+    (0.07412, True)
+    """
+    n, layers = check_int("n", n, minimum=1), check_int("layers", layers, minimum=1)
+    p = np.tril(np.ones((n, n))) / np.arange(1, n + 1)[:, None]
+    return rollout_of(np.broadcast_to(p, (layers, n, n)), gamma=gamma)
 
 
 def limit_rollout(n: int, layers: int, *, config: ModelConfig | None = None, mix: str = "auto",

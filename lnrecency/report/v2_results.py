@@ -58,13 +58,15 @@ def v2_block(snapshot: dict) -> str:
                      + ("n/a" if change[0] is None else f"{100 * change[0]:+.0f} % (SE {100 * change[1]:.0f})")
                      + f" | {share} | " + ("n/a" if not th else f"b = {th['b']:.2f}, {th['largest_gap']:.3f}")
                      + " |")
-    return "\n".join(lines + _rollout_lines(snapshot["cells"]) + [V2_END])
+    n = ((snapshot.get("settings") or {}).get("base") or {}).get("n")
+    return "\n".join(lines + _rollout_lines(snapshot["cells"], n if isinstance(n, int) else None) + [V2_END])
 
 
-def _rollout_lines(cells: dict) -> list[str]:
+def _rollout_lines(cells: dict, n: int | None = None) -> list[str]:
     """Issue 51 in plan v2's models: the last query's attention rollout (Wu et al.'s quantity) and Gu et al.'s
-    Sink^eps_1 beside our sink share, per cell, on held-out text (the random control beside the sink metrics); none
-    for a snapshot from before they were recorded."""
+    Sink^eps_1 beside our sink share, per cell, on held-out text (the random control beside the sink metrics), and
+    uniform causal attention's exact rollout at window length ``n`` for reference; none for a snapshot from before
+    they were recorded."""
     from lnrecency.experiments.probes.probe_settings import GU_EPS, ROLLOUT_LAMBDA
 
     if not cells or any("text gu_sink" not in c for c in cells.values()):
@@ -86,4 +88,42 @@ def _rollout_lines(cells: dict) -> list[str]:
                      f"{pair(c['text rollout 2 last'], '.4f')} | {pair(c['text rollout 2 residual first'])} | "
                      f"{pair(c['text gu_sink'], '.2f')} / {pair(c['random gu_sink'], '.2f')} | "
                      f"{pair(c['text sink'])} / {pair(c['random sink'])} |")
+    if n:  # uniform causal attention's exact rollout at the window length (each A: (1 - lambda) I + lambda A)
+        from lnrecency.theory.rollout import uniform_rollout
+
+        u, r = uniform_rollout(n, 2), uniform_rollout(n, 2, gamma=ROLLOUT_LAMBDA / (1.0 - ROLLOUT_LAMBDA))
+        lines.append(f"| uniform causal attention (exact path count, n = {n}) | {u[0, -1, 0]:.3f} / "
+                     f"{u[1, -1, 0]:.3f} | {u[1, -1, -1]:.4f} | {r[1, -1, 0]:.3f} | n/a | n/a |")
+        lines += ["", rollout_reading(cells, float(u[1, -1, 0]))]
     return lines
+
+
+def _side(m, uniform: float) -> str:
+    """Where a (mean, SE) over seeds lies against uniform attention's value: beyond 2 SE either way, or within."""
+    if m is None or m[0] is None:
+        return "n/a"
+    return "above" if m[0] - 2 * m[1] > uniform else "below" if m[0] + 2 * m[1] < uniform else "within 2 SE of"
+
+
+def rollout_reading(cells: dict, uniform: float) -> str:
+    """The rollout table in plain words, from the numbers: in the BOS-trained LayerNorm models the paper's quantity
+    (the layer-2 slope) and Wu et al.'s (the rollout at the first and the last key) side by side; where each
+    cell's rollout at the first key lies against uniform attention's (``uniform``, the causal mask's path count),
+    by 2 SE over seeds; Gu et al.'s Sink^eps_1 per BOS arm."""
+    ln = cells.get("bos layernorm") or {}
+
+    def num(c, key, fmt):
+        m = c.get(key) or (None, None)
+        return "n/a" if m[0] is None else f"{m[0]:{fmt}}"
+    sides = {name: _side(c.get("text rollout 2 first"), uniform) for name, c in cells.items()}
+    by_side: dict = {}
+    for name, side in sides.items():
+        by_side.setdefault(side, []).append(name)
+    return (f"In words: with BOS and LayerNorm, layer 2's scores rise by {num(ln, 'slope', '+.4f')} logit per key "
+            f"while the rollout gives the first key {num(ln, 'text rollout 2 first', '.3f')} after layer 2 and the "
+            f"last key {num(ln, 'text rollout 2 last', '.4f')}: recency in the paper's quantity and primacy in Wu et "
+            f"al.'s, in the same models. Against uniform attention's {uniform:.3f} at the first key (the causal "
+            f"mask's path count alone), the rollout at the first key after layer 2 is "
+            + "; ".join(f"{side} it in {', '.join(names)}" for side, names in by_side.items())
+            + " (by 2 SE over seeds). Gu et al.'s Sink_1: "
+            + ", ".join(f"{name} {num(c, 'text gu_sink', '.2f')}" for name, c in cells.items()) + ".")

@@ -30,7 +30,7 @@ FIELDS = {"training_seeds", "learned", "interval", "rule", "probe", "trajectory"
 
 #: a test-only quick preset: the --quick code path (3 seeds x 3 normalisations, the convergence rule, every probe
 #: variant and stage) at the size these assertions need; the user-facing --quick is 400 steps
-TINY = ThesisSettings(archs=("attn2",), seeds=(0, 1, 2), steps=120, min_steps=40, eval_every=20,
+TINY = ThesisSettings(archs=("attn2",), seeds=(0, 1, 2), steps=60, min_steps=20, eval_every=20,
                       probe_sequences=32, trajectory_sequences=16)
 
 

@@ -95,3 +95,7 @@ def test_plan_v2s_block_and_sentence_say_each_cell_and_test():
     block = v2_block({**snap, "cells": {name: {**c, **roll} for name, c in snap["cells"].items()}})
     assert "Gu et al.'s Sink^0.3_1" in block and block.count("| 0.400 (SE 0.010) / 0.600 (SE 0.010) |") == 2
     assert "| 0.0020 (SE 0.0100) |" in block and "| 0.50 (SE 0.01) / 0.25 (SE 0.01) |" in block
+    assert "uniform causal attention" not in block  # no window length in the snapshot: no reference row
+    block = v2_block({**snap, "settings": {"base": {"n": 64}},
+                      "cells": {name: {**c, **roll} for name, c in snap["cells"].items()}})
+    assert "| uniform causal attention (exact path count, n = 64) | 0.016 / 0.074 | 0.0002 | 0.026 |" in block

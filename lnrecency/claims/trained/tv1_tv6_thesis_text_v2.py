@@ -151,7 +151,7 @@ def rollout_table(data) -> Table:
     the residual-aware rollout at the first key after layer 2, Gu et al.'s Sink^eps_1 and layer 1's mean share to
     the first key, on held-out text and on the random control (mean over learned seeds +- one SE over seeds).
     Secondary: no verdict."""
-    from lnrecency.experiments.probes.probe import GU_EPS, ROLLOUT_LAMBDA
+    from lnrecency.experiments.probes.probe_settings import GU_EPS, ROLLOUT_LAMBDA
 
     columns = ["cell", "inputs", "seeds", "rollout at key 1, layer 1 / 2", "rollout at the last key, layer 2",
                f"residual-aware rollout at key 1, layer 2 (lambda {ROLLOUT_LAMBDA})", f"Gu's Sink^{GU_EPS}_1",
@@ -172,12 +172,19 @@ def rollout_table(data) -> Table:
                          pair(c[f"{which} rollout 2 last"], ".4f"), pair(c[f"{which} rollout 2 residual first"]),
                          pair(c[f"{which} gu_sink"], ".2f"), pair(c[f"{which} sink"])])
     n = _settings(data.settings.quick).base.n
+    from lnrecency.theory.rollout import uniform_rollout
+
+    u, r = uniform_rollout(n, 2), uniform_rollout(n, 2, gamma=ROLLOUT_LAMBDA / (1.0 - ROLLOUT_LAMBDA))
+    rows.append([f"uniform causal attention (exact path count, n = {n})", "any", "n/a",
+                 f"{u[0, -1, 0]:.3f} / {u[1, -1, 0]:.3f}", f"{u[1, -1, -1]:.4f}", f"{r[1, -1, 0]:.3f}", "n/a", "n/a"])
     caption = (f"The attention rollout R^(l) = A^(l) ... A^(1) (A: the head-mean attention weights; Abnar & Zuidema "
                f"2020, Wu et al.'s cumulative context probability): its last row (query {n}) at the first and at "
                f"the last key; residual-aware: each A replaced by (1 - lambda) I + lambda A. Gu et al.'s "
                f"Sink^eps_1: the share of the model's (layer, head) pairs whose mean attention to the first key "
                f"(rows i >= 2) exceeds eps = {GU_EPS}. Our sink share: layer 1's mean attention to the first key "
-               f"over rows i >= 2 and heads. The first key is BOS in the BOS cells and a content token otherwise.")
+               f"over rows i >= 2 and heads. The first key is BOS in the BOS cells and a content token otherwise. "
+               f"The last row: every query attending uniformly to its keys, the reference (Wu et al.'s concentration "
+               f"with no learned preference).")
     return Table("thesis_text_v2_rollout", "Plan v2's models: Wu et al.'s rollout and Gu et al.'s sink metric "
                  "beside our sink share", caption, columns, rows,
                  ["Secondary (issue 51): reported as intervals, no verdict."])
