@@ -45,9 +45,20 @@ def pytest_configure(config):
                                        "(more settings or values); run with LNRECENCY_HYPOTHESIS=thorough")
 
 
+#: fixtures whose setup is the marker ``slow``'s definition (a whole report or evidence store, trained decoders, a
+#: real model loaded): every test that uses one, directly or through another fixture, is marked slow
+SLOW_FIXTURES = frozenset({"quick_report_session", "quick_evidence_session", "trained_cache", "tiny_runs", "smol"})
+
+
 def pytest_collection_modifyitems(config, items):
     """Items marked ``thorough`` run only in the thorough profile; the default profile keeps the same
-    check on fewer settings, so `pytest proofs_check` stays within its time goal."""
+    check on fewer settings, so `pytest proofs_check` stays within its time goal. Items that use one of
+    :data:`SLOW_FIXTURES` are marked ``slow`` (``pytest -m 'not slow'``, the quick loop, leaves them out; the
+    suite runs them)."""
+    slow = pytest.mark.slow
+    for item in items:
+        if SLOW_FIXTURES.intersection(getattr(item, "fixturenames", ())) and "slow" not in item.keywords:
+            item.add_marker(slow)
     if PROFILE == "thorough":
         return
     skip = pytest.mark.skip(reason="thorough profile only (LNRECENCY_HYPOTHESIS=thorough)")

@@ -184,6 +184,7 @@ def _panels(monkeypatch=None, spoil=None, table=False):
     return (rows, t) if table else rows
 
 
+@pytest.mark.slow  # 20 s or more (the marker's definition, pyproject.toml)
 def test_rp_agrees_with_every_panel_the_authors_printed():
     """All 84 panels of the five figures, in the authors-v2 preset (gram sampler). The same runs count how
     many of the printed values each theory predicts (no draw enters a theory, only the tolerance)."""

@@ -91,6 +91,7 @@ def test_killed_run_leaves_nothing(tmp_path, sig):
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.slow  # 20 s or more (the marker's definition, pyproject.toml)
 def test_expansion_ceiling_tables(tmp_path):
     """With enough draws (>= 50 per batch) the authors-v2 run adds the cumulant-expansion ceiling: one row per
     printed panel, the three truncations, and their count against the printed values."""

@@ -68,6 +68,7 @@ def test_prefix_property():
         assert gap < mpmath.mpf(10) ** -25
 
 
+@pytest.mark.slow  # 20 s or more (the marker's definition, pyproject.toml)
 def test_float64_error_far_below_resolution():
     """The float64 recursion's error at n = 96, 6 layers, relative to max |S| (the scale of the resolution
     rule), is two orders below FLOAT_RESOLUTION (measured 2e-15)."""
