@@ -323,8 +323,8 @@ def _rollout(run: dict, which: str, layer: int, key: str) -> float:
 def gu_sink(layers: list, eps: float | None = None) -> float | None:
     """Gu et al.'s Sink^eps_1 of one final probe's layers (their records, :data:`FINAL_SHAPE`): the share of (layer,
     head) pairs whose mean attention to the first key, over rows i >= 2, exceeds ``eps`` (default their 0.3,
-    lnrecency.experiments.probes.probe.GU_EPS); None when no head has a share."""
-    from lnrecency.experiments.probes.probe import GU_EPS
+    lnrecency.experiments.probes.probe_settings.GU_EPS); None when no head has a share."""
+    from lnrecency.experiments.probes.probe_settings import GU_EPS
 
     eps = GU_EPS if eps is None else eps
     shares = [s for lay in layers for s in lay["head_sinks"] if s is not None]
