@@ -85,13 +85,18 @@ def test_uniform_attention_gives_the_exact_path_counts():
     assert not np.allclose(r[1], one, atol=1e-3)  # the check tells layer 2 from layer 1
     # uniform_rollout (the reference the trained models' rollout is read against) is the same path count exactly,
     # plain and residual-aware (paths through k with the identity's weight 1 / (1 + g) at k = i and k = j)
+    # tolerance: entries in [0, 1] that are sums of at most n products of at most 3 factors in [0, 1], each side
+    # rounded in float64 (at most (n + 3) roundings of 2^-53 each, twice): 2 (n + 3) 2^-53, no relative part
+    tol = 2 * (n + 3) * 2.0 ** -53
     g = 1.0
     u, res = uniform_rollout(n, 3), uniform_rollout(n, 2, gamma=g)
-    assert np.allclose(u[0], one, atol=1e-15) and np.allclose(u[1], two, atol=1e-15)
-    assert np.allclose(u[2], one @ one @ one, atol=1e-15)
+    assert np.allclose(u[0], one, rtol=0, atol=tol) and np.allclose(u[1], two, rtol=0, atol=tol)
+    assert np.allclose(u[2], one @ one @ one, rtol=0, atol=tol)
     a = (np.eye(n) + g * one) / (1 + g)
     mixed = np.array([[sum(float(a[i, k] * a[k, j]) for k in range(n)) for j in range(n)] for i in range(n)])
-    assert np.allclose(res[1], mixed, atol=1e-15) and not np.allclose(res[1], u[1], atol=1e-3)
+    assert np.allclose(res[1], mixed, rtol=0, atol=tol)
+    assert np.abs(res[1] - u[1]).max() > 1e-3  # the residual-aware rollout is not the plain one
+    assert np.abs(u[1] - one).max() > 1e-3 and not np.allclose(u[1], two + tol * 8, rtol=0, atol=tol)  # says no
 
 
 @pytest.mark.parametrize("norm, residual", [("layernorm", False), ("none", False), ("layernorm", True)])

@@ -67,7 +67,7 @@ def _rollout_lines(cells: dict, n: int | None = None) -> list[str]:
     Sink^eps_1 beside our sink share, per cell, on held-out text (the random control beside the sink metrics), and
     uniform causal attention's exact rollout at window length ``n`` for reference; none for a snapshot from before
     they were recorded."""
-    from lnrecency.experiments.probes.probe_settings import GU_EPS, ROLLOUT_LAMBDA
+    from lnrecency.experiments.probes.probe_settings import GU_EPS, ROLLOUT_LAMBDA, uniform_reference
 
     if not cells or any("text gu_sink" not in c for c in cells.values()):
         return []
@@ -88,13 +88,11 @@ def _rollout_lines(cells: dict, n: int | None = None) -> list[str]:
                      f"{pair(c['text rollout 2 last'], '.4f')} | {pair(c['text rollout 2 residual first'])} | "
                      f"{pair(c['text gu_sink'], '.2f')} / {pair(c['random gu_sink'], '.2f')} | "
                      f"{pair(c['text sink'])} / {pair(c['random sink'])} |")
-    if n:  # uniform causal attention's exact rollout at the window length (each A: (1 - lambda) I + lambda A)
-        from lnrecency.theory.rollout import uniform_rollout
-
-        u, r = uniform_rollout(n, 2), uniform_rollout(n, 2, gamma=ROLLOUT_LAMBDA / (1.0 - ROLLOUT_LAMBDA))
-        lines.append(f"| uniform causal attention (exact path count, n = {n}) | {u[0, -1, 0]:.3f} / "
-                     f"{u[1, -1, 0]:.3f} | {u[1, -1, -1]:.4f} | {r[1, -1, 0]:.3f} | n/a | n/a |")
-        lines += ["", rollout_reading(cells, float(u[1, -1, 0]))]
+    if n:  # uniform causal attention's exact rollout at the window length
+        u = uniform_reference(n)
+        lines.append(f"| uniform causal attention (exact path count, n = {n}) | {u['first 1']:.3f} / "
+                     f"{u['first 2']:.3f} | {u['last 2']:.4f} | {u['residual first 2']:.3f} | n/a | n/a |")
+        lines += ["", rollout_reading(cells, u["first 2"])]
     return lines
 
 

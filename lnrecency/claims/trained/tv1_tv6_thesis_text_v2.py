@@ -107,6 +107,11 @@ def evaluator_for(cid: str):
     return evaluate
 
 
+def _pm(p, fmt: str = "+.4f") -> str:
+    """A (mean, SE) over seeds as "mean +- SE" (the SE without a sign), "n/a" when not measured."""
+    return "n/a" if p is None or p[0] is None else f"{p[0]:{fmt}} +- {p[1]:{fmt.lstrip('+')}}"
+
+
 def v2_table(data) -> Table:
     """Per cell (BOS x normalisation): learned seeds, final held-out loss, the layer-2 slope, over keys >= 8, with
     layer 1's first-key share fixed (the ablation) and its relative change, and layer 1's first-key share at rows
@@ -122,14 +127,12 @@ def v2_table(data) -> Table:
 
     st = _settings(data.settings.quick)
 
-    def pair(p, fmt="+.4f"):
-        return "n/a" if p is None or p[0] is None else f"{p[0]:{fmt}} +- {p[1]:{fmt[1:]}}"
     rows = []
     for name, c in summary(runs, st).items():
         share = c["first_share_rows"] or []
         rows.append([name, f"{len(c['seeds'])} / {len(c['seeds']) + len(c['not_learned'])}",
-                     pair(c["final_loss"], "+.3f").lstrip("+"), pair(c["slope"]), pair(c["late"]),
-                     pair(c["ablated"]),
+                     _pm(c["final_loss"], "+.3f").lstrip("+"), _pm(c["slope"]), _pm(c["late"]),
+                     _pm(c["ablated"]),
                      "n/a" if c["change"][0] is None
                      else f"{100 * c['change'][0]:+.0f} % +- {100 * c['change'][1]:.0f}",
                      " / ".join(f"{share[i - 1]:.3f}" for i in (2, 16, 64) if i <= len(share)) or "n/a"])
@@ -151,7 +154,7 @@ def rollout_table(data) -> Table:
     the residual-aware rollout at the first key after layer 2, Gu et al.'s Sink^eps_1 and layer 1's mean share to
     the first key, on held-out text and on the random control (mean over learned seeds +- one SE over seeds).
     Secondary: no verdict."""
-    from lnrecency.experiments.probes.probe_settings import GU_EPS, ROLLOUT_LAMBDA
+    from lnrecency.experiments.probes.probe_settings import GU_EPS, ROLLOUT_LAMBDA, uniform_reference
 
     columns = ["cell", "inputs", "seeds", "rollout at key 1, layer 1 / 2", "rollout at the last key, layer 2",
                f"residual-aware rollout at key 1, layer 2 (lambda {ROLLOUT_LAMBDA})", f"Gu's Sink^{GU_EPS}_1",
@@ -162,21 +165,18 @@ def rollout_table(data) -> Table:
                      f"Plan v2's models are not cached: run `{COMMAND}`, then rebuild the report.", columns, [], [])
     from lnrecency.experiments.studies.thesis_text_v2 import summary
 
-    def pair(p, fmt=".3f"):
-        return "n/a" if p is None or p[0] is None else f"{p[0]:{fmt}} +- {p[1]:{fmt}}"
     rows = []
     for name, c in summary(runs, _settings(data.settings.quick)).items():
         for which in ("text", "random"):
             rows.append([name, "held-out text" if which == "text" else "random control", str(len(c["seeds"])),
-                         f"{pair(c[f'{which} rollout 1 first'])} / {pair(c[f'{which} rollout 2 first'])}",
-                         pair(c[f"{which} rollout 2 last"], ".4f"), pair(c[f"{which} rollout 2 residual first"]),
-                         pair(c[f"{which} gu_sink"], ".2f"), pair(c[f"{which} sink"])])
+                         f"{_pm(c[f'{which} rollout 1 first'], '.3f')} / {_pm(c[f'{which} rollout 2 first'], '.3f')}",
+                         _pm(c[f"{which} rollout 2 last"], ".4f"), _pm(c[f"{which} rollout 2 residual first"], ".3f"),
+                         _pm(c[f"{which} gu_sink"], ".2f"), _pm(c[f"{which} sink"], ".3f")])
     n = _settings(data.settings.quick).base.n
-    from lnrecency.theory.rollout import uniform_rollout
-
-    u, r = uniform_rollout(n, 2), uniform_rollout(n, 2, gamma=ROLLOUT_LAMBDA / (1.0 - ROLLOUT_LAMBDA))
+    u = uniform_reference(n)
     rows.append([f"uniform causal attention (exact path count, n = {n})", "any", "n/a",
-                 f"{u[0, -1, 0]:.3f} / {u[1, -1, 0]:.3f}", f"{u[1, -1, -1]:.4f}", f"{r[1, -1, 0]:.3f}", "n/a", "n/a"])
+                 f"{u['first 1']:.3f} / {u['first 2']:.3f}", f"{u['last 2']:.4f}", f"{u['residual first 2']:.3f}",
+                 "n/a", "n/a"])
     caption = (f"The attention rollout R^(l) = A^(l) ... A^(1) (A: the head-mean attention weights; Abnar & Zuidema "
                f"2020, Wu et al.'s cumulative context probability): its last row (query {n}) at the first and at "
                f"the last key; residual-aware: each A replaced by (1 - lambda) I + lambda A. Gu et al.'s "

@@ -7,13 +7,27 @@ from dataclasses import dataclass
 
 from lnrecency.runtime.arguments import check_choice, check_int, check_real
 
-__all__ = ["TOKENS", "THEORY_INPUTS", "BOS_CHOICES", "bos_token", "ProbeSettings", "GU_EPS", "ROLLOUT_LAMBDA"]
+__all__ = ["TOKENS", "THEORY_INPUTS", "BOS_CHOICES", "bos_token", "ProbeSettings", "GU_EPS", "ROLLOUT_LAMBDA",
+           "uniform_reference"]
 
 #: Gu et al. (2024, "When Attention Sink Emerges in Language Models")'s threshold eps of Sink^eps_1
 GU_EPS = 0.3
 #: the residual-aware rollout's weight on attention: each layer's A becomes (1 - lambda) I + lambda A (Abnar &
 #: Zuidema 2020 use 0.5)
 ROLLOUT_LAMBDA = 0.5
+
+
+def uniform_reference(n: int) -> dict:
+    """The reference a probe's rollout is read against: every query attending uniformly to its causal keys, two
+    layers (:func:`lnrecency.theory.rollout.uniform_rollout`), in the probe's conventions: the last query's rollout
+    at the first key after layers 1 and 2 (1/n, H_n / n), at the last key after layer 2 (1/n^2), and the
+    residual-aware one ((1 - ROLLOUT_LAMBDA) I + ROLLOUT_LAMBDA A) at the first key after layer 2."""
+    from lnrecency.theory.rollout import uniform_rollout
+
+    plain = uniform_rollout(n, 2)
+    mixed = uniform_rollout(n, 2, gamma=ROLLOUT_LAMBDA / (1.0 - ROLLOUT_LAMBDA))  # (I + g A) / (1 + g), same mix
+    return {"first 1": float(plain[0, -1, 0]), "first 2": float(plain[1, -1, 0]), "last 2": float(plain[1, -1, -1]),
+            "residual first 2": float(mixed[1, -1, 0])}
 
 #: the probe's inputs, BOS first in each (its key is left out of slopes and RP and reported as the sink):
 #: "random" = the neutral control (content tokens only after BOS: no BOS, SEP or other special token inside);
