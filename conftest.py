@@ -47,7 +47,8 @@ def pytest_configure(config):
 
 #: fixtures whose setup is the marker ``slow``'s definition (a whole report or evidence store, trained decoders, a
 #: real model loaded): every test that uses one, directly or through another fixture, is marked slow
-SLOW_FIXTURES = frozenset({"quick_report_session", "quick_evidence_session", "trained_cache", "tiny_runs", "smol"})
+SLOW_FIXTURES = frozenset({"quick_report_and_evidence", "quick_report_session", "quick_evidence_session",
+                           "trained_cache", "tiny_runs", "smol"})
 
 
 def pytest_collection_modifyitems(config, items):
@@ -111,41 +112,70 @@ def trained_cache(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
-def quick_report_session(tmp_path_factory):
-    """The quick report (``lnrecency report --quick``: seed 0, every format), built once per session with an empty
-    experiment cache, so that what this machine has trained or counted is never part of it: (folder, result).
-    Read by tests/report/test_report.py and tests/files/test_store.py; no test writes into it."""
+def quick_verdicts():
+    """Every parameter-free claim evaluated in quick mode (``lnrecency verify --quick``), once per session, in two
+    processes: (ids, results). proofs_check/test_claims.py checks them; the session's quick report is built on them."""
+    from lnrecency.claims.registry import CLAIMS, TRAINED, evaluate
+
+    ids = [cid for cid in CLAIMS if cid not in TRAINED]
+    return ids, tuple(evaluate(ids, quick=True, progress=False, jobs=2))
+
+
+class _Evaluated:
+    """What lnrecency.claims.registry.start returns (no pool: the results are there already)."""
+
+    pool = None
+
+    def __init__(self, results):
+        self._results = results
+
+    def result(self, progress=None):
+        return list(self._results)
+
+
+@pytest.fixture(scope="session")
+def quick_report_and_evidence(tmp_path_factory, quick_verdicts):
+    """The quick report (``lnrecency report --quick``: seed 0, every format) and its evidence (what ``lnrecency verify
+    --quick --out`` writes for it, byte for byte: tests/files/test_store.py checks the two writers agree), from one
+    computation, once per session, with an empty experiment cache, so that what this machine has trained or counted
+    is never part of them: (report folder, result, evidence folder). No test writes into them. Its verdict step is
+    handed the session's quick verdicts (the same claims, settings and seeds; the results do not depend on the process
+    that evaluates them, tests/inference/test_verdicts.py) instead of evaluating them a second time."""
+    import lnrecency.report.build as build
     from lnrecency.report.build import build_report
 
+    ids, results = quick_verdicts
+
+    def handed(wanted, *, quick, jobs, **kwargs):
+        assert quick and list(wanted) == ids and not kwargs, (list(wanted), quick, kwargs)
+        return _Evaluated(results)
+
     out = tmp_path_factory.mktemp("quick-report") / "report"
+    evidence = tmp_path_factory.mktemp("quick-evidence") / "ev"
     old = os.environ.get("LNRECENCY_CACHE")
     os.environ["LNRECENCY_CACHE"] = str(tmp_path_factory.mktemp("quick-report-empty-cache"))
     try:
-        result = build_report(out, quick=True, seed=0, progress=False)
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(build, "start", handed)
+            result = build_report(out, quick=True, seed=0, progress=False, evidence_out=evidence)
     finally:
         if old is None:
             del os.environ["LNRECENCY_CACHE"]
         else:
             os.environ["LNRECENCY_CACHE"] = old
+    return out, result, evidence
+
+
+@pytest.fixture(scope="session")
+def quick_report_session(quick_report_and_evidence):
+    """The session's quick report: (folder, result), read by tests/report/test_report.py and test_store.py."""
+    out, result, _ = quick_report_and_evidence
     return out, result
 
 
 @pytest.fixture(scope="session")
-def quick_evidence_session(tmp_path_factory):
-    """The quick evidence store (``lnrecency verify --quick --out``), written once per session with an empty
-    experiment cache: tests/files/test_store.py renders it against the direct quick report, and the notebooks'
-    tests (tests/report/test_notebooks.py) render from it instead of each computing its own quick data. No test
-    writes into it."""
-    from lnrecency.cli.app import main
-
-    out = tmp_path_factory.mktemp("quick-evidence") / "ev"
-    old = os.environ.get("LNRECENCY_CACHE")
-    os.environ["LNRECENCY_CACHE"] = str(tmp_path_factory.mktemp("quick-evidence-empty-cache"))
-    try:
-        assert main(["verify", "--quick", "--out", str(out)]) == 0
-    finally:
-        if old is None:
-            del os.environ["LNRECENCY_CACHE"]
-        else:
-            os.environ["LNRECENCY_CACHE"] = old
-    return out
+def quick_evidence_session(quick_report_and_evidence):
+    """The session's quick evidence store: tests/files/test_store.py renders it against the direct quick report,
+    and the notebooks' tests (tests/report/test_notebooks.py) render from it instead of each computing its own quick
+    data."""
+    return quick_report_and_evidence[2]

@@ -183,11 +183,11 @@ def _clashes(folder: Path, names) -> list[str]:
     return sorted(n for n in names if os.path.lexists(folder / n) and n not in owned)
 
 
-def _refuse_clashes(folder: Path, names) -> None:
+def _refuse_clashes(folder: Path, names, flag: str = "--out") -> None:
     clash = _clashes(folder, names)
     if clash:
         more = f" (and {len(clash) - 1} more)" if len(clash) > 1 else ""
-        raise OutputRefused(f"--out: {str(folder / clash[0])!r}{more} was not written by lnrecency (or was changed "
+        raise OutputRefused(f"{flag}: {str(folder / clash[0])!r}{more} was not written by lnrecency (or was changed "
                             f"since); it is kept: move it or choose another folder")
 
 
@@ -216,58 +216,60 @@ def _remove_stale_stages(folder: Path) -> None:
             shutil.rmtree(entry, ignore_errors=True)
 
 
-def check_out(out: str | os.PathLike, names: Iterable[str] = ()) -> Path:
+def check_out(out: str | os.PathLike, names: Iterable[str] = (), flag: str = "--out") -> Path:
     """Check an output folder before any work; return the folder to write (a symbolic link to a folder is
     resolved: written through, the link stays). Refused (``OutputRefused``, one line): an empty name, '.',
     '..', the root, a name longer than the file system allows, an existing non-folder, a link to nothing,
     a folder (or the nearest existing parent) not writable, and any of ``names`` (files the output will
-    write) present in the folder but not written by lnrecency."""
+    write) present in the folder but not written by lnrecency. ``flag``: the option that named the folder, in the
+    messages."""
     text = os.fspath(out)
     if isinstance(text, bytes):
         text = os.fsdecode(text)
     if not str(text).strip():
-        raise OutputRefused("--out: empty path; give a folder name, e.g. results")
+        raise OutputRefused(f"{flag}: empty path; give a folder name, e.g. results")
     path = Path(text)
     if path.name in ("", ".", ".."):
-        raise OutputRefused(f"--out: {text!r} does not name a folder of its own; give a folder name, e.g. "
+        raise OutputRefused(f"{flag}: {text!r} does not name a folder of its own; give a folder name, e.g. "
                             f"{str(path / 'results')!r}")
     for part in path.parts:
         if len(os.fsencode(part)) > _NAME_MAX:
-            raise OutputRefused(f"--out: a name of {len(os.fsencode(part))} bytes; the file system allows "
+            raise OutputRefused(f"{flag}: a name of {len(os.fsencode(part))} bytes; the file system allows "
                                 f"{_NAME_MAX}")
     if path.is_symlink():
         if not path.exists():
-            raise OutputRefused(f"--out: {text!r} is a symbolic link to {os.readlink(path)!r}, which does not "
+            raise OutputRefused(f"{flag}: {text!r} is a symbolic link to {os.readlink(path)!r}, which does not "
                                 f"exist")
     if path.exists() and not path.is_dir():
-        raise OutputRefused(f"--out must be a directory; got {text!r}, an existing file")
+        raise OutputRefused(f"{flag} must be a directory; got {text!r}, an existing file")
     try:
         target = path.resolve()
     except (RuntimeError, OSError) as exc:  # a symbolic-link loop on the path
-        raise OutputRefused(f"--out: cannot resolve {text!r}: {exc}") from None
+        raise OutputRefused(f"{flag}: cannot resolve {text!r}: {exc}") from None
     probe = target
     while not probe.exists():
         if probe.is_symlink() or probe.parent == probe:
-            raise OutputRefused(f"--out: cannot create {text!r} (a link to nothing on its path)")
+            raise OutputRefused(f"{flag}: cannot create {text!r} (a link to nothing on its path)")
         probe = probe.parent
     if not probe.is_dir():
-        raise OutputRefused(f"--out: cannot create {text!r}: {str(probe)!r} is a file")
+        raise OutputRefused(f"{flag}: cannot create {text!r}: {str(probe)!r} is a file")
     try:  # a real write, not os.access: root passes access() on /proc, read-only mounts, ...
         os.rmdir(tempfile.mkdtemp(prefix=".lnrecency-probe-", dir=probe))
     except OSError as exc:
-        raise OutputRefused(f"--out: cannot create a folder in {str(probe)!r}: {exc.strerror or exc}") from None
+        raise OutputRefused(f"{flag}: cannot create a folder in {str(probe)!r}: {exc.strerror or exc}") from None
     if target.exists():
-        _refuse_clashes(target, names)
+        _refuse_clashes(target, names, flag)
     return target
 
 
 @contextmanager
-def staged_directory(final: str | os.PathLike, names: Iterable[str] = ()) -> Iterator[Path]:
+def staged_directory(final: str | os.PathLike, names: Iterable[str] = (),
+                     flag: str = "--out") -> Iterator[Path]:
     """Check ``final`` (:func:`check_out`, with ``names`` the files the output will certainly write) and
     yield a staging folder to build the output in; the builder calls :func:`publish` at its end. Whatever
     happens the staging folder is removed, so an interrupted or failed run leaves ``final`` as it was; a
-    folder this created on the way is removed again."""
-    target = check_out(final, names)
+    folder this created on the way is removed again. ``flag``: the option that named ``final``."""
+    target = check_out(final, names, flag)
     created = []
     probe = target
     while not probe.exists():
@@ -278,7 +280,7 @@ def staged_directory(final: str | os.PathLike, names: Iterable[str] = ()) -> Ite
         home.mkdir(parents=True, exist_ok=True)
     except OSError as exc:  # name the folder the user asked for, not the staging one
         raise OSError(exc.errno, exc.strerror, os.fspath(final)) from None
-    with output_lock(target, final), _terminate_as_exit():
+    with output_lock(target, final, flag), _terminate_as_exit():
         try:
             _remove_stale_stages(home)
             stage = Path(tempfile.mkdtemp(dir=home, prefix=f"{_STAGE}{os.getpid()}-"))

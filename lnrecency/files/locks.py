@@ -24,11 +24,12 @@ LOCK_SUFFIX = ".lnrecency-lock"
 
 
 @contextmanager
-def output_lock(target: Path, shown: str | os.PathLike | None = None) -> Iterator[None]:
+def output_lock(target: Path, shown: str | os.PathLike | None = None, flag: str = "--out") -> Iterator[None]:
     """Hold the lock of output folder ``target`` while a run writes it: ``.<hash of name>.lnrecency-lock`` beside it,
     ``flock``-ed. A second run on the same folder is refused at once (``OutputRefused``, one line) instead of
     silently replacing the first one's output. The lock file is removed on release (a run that opened it just
-    before is detected: it finds the path gone or another file there, and tries again)."""
+    before is detected: it finds the path gone or another file there, and tries again). ``flag``: the option that
+    named the folder, in the messages."""
     import fcntl
 
     key = hashlib.sha1(os.fsencode(target.name)).hexdigest()[:16]  # any name length fits the file system
@@ -45,13 +46,13 @@ def output_lock(target: Path, shown: str | os.PathLike | None = None) -> Iterato
         fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
         if os.fstat(fd).st_size:  # ours are empty: a file with content there is the user's, never removed
             os.close(fd)
-            raise OutputRefused(f"--out: {str(path)!r} is in the way of the output's lock file and is not one "
+            raise OutputRefused(f"{flag}: {str(path)!r} is in the way of the output's lock file and is not one "
                                 f"(it has content); rename it")
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             os.close(fd)
-            raise OutputRefused(f"--out: another lnrecency run is writing {os.fspath(shown or target)!r} now "
+            raise OutputRefused(f"{flag}: another lnrecency run is writing {os.fspath(shown or target)!r} now "
                                 f"(lock {str(path)!r}); wait for it to finish or choose another folder") from None
         try:
             same = os.path.samestat(os.fstat(fd), os.stat(path))
@@ -61,7 +62,7 @@ def output_lock(target: Path, shown: str | os.PathLike | None = None) -> Iterato
             break
         os.close(fd)  # the holder removed it between our open and our lock: take the new file
     else:  # pragma: no cover - five lost races in a row
-        raise OutputRefused(f"--out: could not lock {str(path)!r}; try again")
+        raise OutputRefused(f"{flag}: could not lock {str(path)!r}; try again")
     _HELD[held] = 1
     try:
         yield

@@ -17,6 +17,7 @@ rendering). Each refusal is one line (StoreError) naming the folder and what is 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import importlib
 import io
 import json
@@ -98,7 +99,9 @@ def _record_class(name: str) -> type:
     return obj
 
 
+@functools.lru_cache(maxsize=None)
 def _hints(cls: type) -> dict:
+    """The resolved field annotations of a record class, once per class (a folder holds thousands of records)."""
     import typing
 
     try:

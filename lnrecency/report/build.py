@@ -199,7 +199,8 @@ EVIDENCE_FILES = ("evidence.json", "arrays.npz", "verdicts.json")
 
 def build_report(out: str | Path, *, quick: bool = False, formats: Iterable[str] = REPORT_FORMATS, seed: int = 0,
                  progress: bool | None = None, jobs: int | None = None,
-                 convention: str = "authors-v2", evidence: str | Path | None = None) -> ReportResult:
+                 convention: str = "authors-v2", evidence: str | Path | None = None,
+                 evidence_out: str | Path | None = None) -> ReportResult:
     """Build the whole report into ``out`` (created if missing); return what was written.
 
     ``jobs``: processes (default: 2 when the machine has 2 or more cores); with 2 the claim verdicts
@@ -207,17 +208,30 @@ def build_report(out: str | Path, *, quick: bool = False, formats: Iterable[str]
     depend on ``jobs``. ``evidence``: a folder written by ``lnrecency verify --out`` (:func:`write_evidence`):
     the report is rendered from it alone, computing nothing (its settings are the evidence's; ``quick``,
     ``seed`` and ``convention`` are not used), and a table and its verdict cite the same stored run.
+    ``evidence_out``: also publish this run's evidence in that folder, the files ``lnrecency verify --out`` writes
+    for the same settings, byte for byte (one computation for both; the figures are then all drawn here, beside
+    the verdict worker, so that this process holds every number).
     """
     fmts = parse_formats(formats, REPORT_FORMATS)
     jobs = min(2, os.cpu_count() or 1) if jobs is None else check_int("jobs", jobs, minimum=1)
+    if evidence is not None and evidence_out is not None:
+        raise ValueError("--evidence-out writes the evidence a report computes; a report --from computes none "
+                         "(the folder --from names is its evidence)")
     data = read_evidence(evidence) if evidence is not None else None
     settings = data.settings if data is not None else ReportSettings.make(quick=quick, seed=seed,
                                                                            convention=convention)
     final = Path(out)
-    # everything is written into a hidden staging folder and published at the end (publish): an
-    # interrupted run leaves the old directory as it was and no partial one
-    with staged_directory(final, expected_files(settings, fmts)) as stage:
-        return _build_into(stage, final, settings, fmts, jobs, progress, data)
+    if evidence_out is None:
+        # everything is written into a hidden staging folder and published at the end (publish): an
+        # interrupted run leaves the old directory as it was and no partial one
+        with staged_directory(final, expected_files(settings, fmts)) as stage:
+            return _build_into(stage, final, settings, fmts, jobs, progress, data)
+    data = ReportData(settings)
+    with staged_directory(Path(evidence_out), EVIDENCE_FILES, flag="--evidence-out") as ev_stage, \
+            staged_directory(final, expected_files(settings, fmts)) as stage:
+        result = _build_into(stage, final, settings, fmts, jobs, progress, data, figure_helper=False)
+        _publish_evidence(ev_stage, Path(evidence_out), data.evidence())
+    return result
 
 
 def read_evidence(folder: str | Path) -> ReportData:
@@ -260,19 +274,25 @@ def write_evidence(out: str | Path, *, quick: bool = False, seed: int = 0, conve
     final = Path(out)
     with staged_directory(final, EVIDENCE_FILES) as stage:
         ev = collect_evidence(quick=quick, seed=seed, convention=convention, jobs=jobs, progress=progress)
-        text, blob = dumps(ev)
-        atomic_write_text(stage / "evidence.json", text)
-        (stage / "arrays.npz").write_bytes(blob)
-        atomic_write_text(stage / "verdicts.json",
-                          json.dumps([strict_json(r.to_json()) for r in ev.verdicts], indent=1) + "\n")
-        publish(stage, final)
+        _publish_evidence(stage, final, ev)
     return [final / n for n in EVIDENCE_FILES]
 
 
+def _publish_evidence(stage: Path, final: Path, ev: ReportEvidence) -> None:
+    """The files of :data:`EVIDENCE_FILES`, written into ``stage`` and published to ``final``."""
+    text, blob = dumps(ev)
+    atomic_write_text(stage / "evidence.json", text)
+    (stage / "arrays.npz").write_bytes(blob)
+    atomic_write_text(stage / "verdicts.json",
+                      json.dumps([strict_json(r.to_json()) for r in ev.verdicts], indent=1) + "\n")
+    publish(stage, final)
+
+
 def _build_into(out: Path, final: Path, settings: ReportSettings, fmts, jobs: int, progress,
-                data: ReportData | None = None, collect: bool = False) -> ReportResult:
+                data: ReportData | None = None, collect: bool = False, figure_helper: bool = True) -> ReportResult:
     """Build into ``out`` and publish to ``final``; ``collect``: only fill ``data`` (no figure files, no
-    publish; :func:`collect_evidence`)."""
+    publish; :func:`collect_evidence`); ``figure_helper=False``: no figure helper (``data`` then holds every number the
+    figures read)."""
     start = time.perf_counter()
     data = ReportData(settings) if data is None else data
     result = ReportResult(out, settings)
@@ -290,7 +310,7 @@ def _build_into(out: Path, final: Path, settings: ReportSettings, fmts, jobs: in
     try:
         pool, pending = (None, None) if data.frozen else _start_verdicts(settings, jobs)
         pools += [pool] if pool is not None else []
-        if jobs >= 2 and not collect:
+        if jobs >= 2 and not collect and figure_helper:
             # a second process draws figures beside this one (stored evidence: from it; otherwise computing
             # the data of the units it claims, with the same seeds, so the files do not depend on who drew what)
             helper = _start_figure_helper(data, out, units)

@@ -122,6 +122,53 @@ def test_report_from_evidence_equals_the_direct_report(evidence, quick_report_se
     assert seconds < 60  # the goal is 20 s (benchmarks/bench_report.py measures it); this only catches a recompute
 
 
+def test_report_evidence_out_writes_what_verify_out_writes(tmp_path, monkeypatch):
+    """`report --evidence-out E` (the session's evidence, written beside its quick report) and `verify --out E`
+    write the same three files, byte for byte, on a reduced report: two claims, their tables and the verdict
+    table, two figures (the two writers differ only in who draws the figures, not in what they store)."""
+    import lnrecency.report.build as build
+    from lnrecency.report import figure_list as figures
+    from lnrecency.report import table_list as claim_tables
+
+    monkeypatch.setenv("LNRECENCY_CACHE", str(tmp_path / "empty-cache"))
+    monkeypatch.setattr(build, "CLAIMS", {cid: build.CLAIMS[cid] for cid in ("C7", "P7")})
+    monkeypatch.setattr(claim_tables, "TABLES", [t for t in claim_tables.TABLES
+                                                 if t.stem in ("verdicts", "verdict_means", "c7_output_norm")])
+    monkeypatch.setattr(figures, "FIGURES", [f for f in figures.FIGURES if f.stems in (("h_of_j",), ("gap_vs_alpha",))])
+    assert main(["verify", "--quick", "--out", str(tmp_path / "verify")]) == 0
+    assert main(["report", "--quick", "--out", str(tmp_path / "report"), "--evidence-out",
+                 str(tmp_path / "kept")]) == 0
+    for name in ("evidence.json", "arrays.npz", "verdicts.json"):
+        assert (tmp_path / "verify" / name).read_bytes() == (tmp_path / "kept" / name).read_bytes(), name
+    assert {r["id"] for r in json.loads((tmp_path / "kept" / "verdicts.json").read_text())} == {"C7", "P7"}
+    assert (tmp_path / "report" / "h_of_j.png").is_file() and (tmp_path / "report" / "c7_output_norm.md").is_file()
+    # the same machinery tells a different computation apart: another seed's evidence is not these bytes
+    assert main(["report", "--quick", "--seed", "1", "--format", "json", "--out", str(tmp_path / "r1"),
+                 "--evidence-out", str(tmp_path / "seed1")]) == 0
+    assert (tmp_path / "seed1" / "arrays.npz").read_bytes() != (tmp_path / "kept" / "arrays.npz").read_bytes()
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--from", "EV"], "--from renders stored evidence and computes none; drop --evidence-out"),
+    (["--evidence-out-is-out"], "is the report's --out; the evidence needs a folder of its own"),
+    (["--evidence-user-file"], "--evidence-out: "),
+])
+def test_evidence_out_refusals_name_the_flag(tmp_path, capsys, extra, message):
+    out, kept = tmp_path / "r", tmp_path / "kept"
+    argv = ["report", "--quick", "--out", str(out), "--evidence-out", str(kept)]
+    if extra == ["--from", "EV"]:
+        argv = ["report", "--from", str(tmp_path / "ev"), "--out", str(out), "--evidence-out", str(kept)]
+    elif extra == ["--evidence-out-is-out"]:
+        argv[-1] = str(out)
+    else:  # a file of the user's under one of the evidence's names is kept, and the run refused before any work
+        kept.mkdir()
+        (kept / "evidence.json").write_text("mine")
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and message in err, err
+    assert not out.exists()
+
+
 def test_verdicts_json_is_the_stored_evidence(evidence):
     data = json.loads((evidence / "verdicts.json").read_text())
     stored = loads(evidence)

@@ -20,6 +20,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--from", dest="evidence", default=None, metavar="DIR",
                    help="render from the evidence `lnrecency verify --out DIR` wrote, computing nothing (the "
                         "settings are the evidence's: --quick, --seed, --convention are refused with it)")
+    p.add_argument("--evidence-out", default=None, metavar="DIR",
+                   help="also write this run's evidence into DIR: the files `lnrecency verify --out DIR` writes for "
+                        "the same settings, byte for byte, from the same computation (`report --from DIR` renders "
+                        "this report again)")
     cache = p.add_mutually_exclusive_group()
     cache.add_argument("--no-cache", action="store_true",
                        help="read no cached result (a hermetic report: the claims on trained and real models read "
@@ -38,18 +42,31 @@ def run(args: Options) -> int:
                          "--convention (they were fixed by lnrecency verify --out)")
     if args.evidence is not None and (args.no_cache or args.cache is not None):
         raise ValueError("--from renders stored evidence and reads no cache; drop --no-cache / --cache")
+    if args.evidence is not None and args.evidence_out is not None:
+        raise ValueError("--from renders stored evidence and computes none; drop --evidence-out (the folder --from "
+                         "names is the evidence)")
+    import contextlib
     import tempfile
     from pathlib import Path
 
     if args.cache is not None and not Path(args.cache).is_dir():
         raise ValueError(f"--cache {args.cache!r} is not a folder")
+    if args.evidence_out is not None:
+        from lnrecency.files.atomic import check_out
+        from lnrecency.report.build import EVIDENCE_FILES
+
+        if Path(args.evidence_out).resolve() == Path(args.out).resolve():
+            raise ValueError(f"--evidence-out {args.evidence_out!r} is the report's --out; the evidence needs a "
+                             "folder of its own")
+        check_out(args.evidence_out, EVIDENCE_FILES, flag="--evidence-out")  # before the work, as verify --out does
     from lnrecency.experiments.run_cache import using_root
     from lnrecency.report.build import build_report
 
-    with tempfile.TemporaryDirectory(prefix="lnrecency-no-cache-") as empty, \
-            using_root(empty if args.no_cache else args.cache):
+    # --no-cache reads an empty temporary root; without it no temporary folder is made
+    with (tempfile.TemporaryDirectory(prefix="lnrecency-no-cache-") if args.no_cache
+          else contextlib.nullcontext(args.cache)) as root, using_root(root):
         result = build_report(args.out, quick=args.quick, formats=formats, seed=args.seed,
-                              convention=args.convention, evidence=args.evidence)
+                              convention=args.convention, evidence=args.evidence, evidence_out=args.evidence_out)
     print(f"wrote {len(result.files)} files ({len(result.tables)} tables, {len(result.figures)} figures) "
           f"to {result.out} in {result.seconds:.1f} s; see {result.out / 'index.md'}")
     return 0

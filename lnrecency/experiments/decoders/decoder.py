@@ -18,6 +18,7 @@ The identity decoder uses the theory's normalisation N exactly as the Monte Carl
 """
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -75,12 +76,18 @@ def _norm(cfg: DecoderConfig, where: str) -> nn.Module:
     return nn.RMSNorm(cfg.d_model, eps=1e-5)
 
 
-def rotary_embedding(x: torch.Tensor) -> torch.Tensor:
-    """Rotary position embedding (base 10000) of x (B, H, n, d_head) at positions 0..n-1."""
-    n, dh = x.shape[-2], x.shape[-1]
+@functools.lru_cache(maxsize=64)
+def _rotary_table(n: int, dh: int, dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
+    """cos and sin of the rotary angles (computed in float64, then cast), once per shape: every forward pass of a
+    training reads the same table (read only)."""
     inv = 1.0 / (10000.0 ** (torch.arange(0, dh, 2, dtype=torch.float64) / dh))
     ang = torch.arange(n, dtype=torch.float64)[:, None] * inv[None, :]
-    cos, sin = torch.cos(ang).to(x.dtype), torch.sin(ang).to(x.dtype)
+    return torch.cos(ang).to(dtype), torch.sin(ang).to(dtype)
+
+
+def rotary_embedding(x: torch.Tensor) -> torch.Tensor:
+    """Rotary position embedding (base 10000) of x (B, H, n, d_head) at positions 0..n-1."""
+    cos, sin = _rotary_table(x.shape[-2], x.shape[-1], x.dtype)
     x1, x2 = x[..., 0::2], x[..., 1::2]
     return torch.stack([x1 * cos - x2 * sin, x1 * sin + x2 * cos], dim=-1).flatten(-2)
 
