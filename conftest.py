@@ -51,15 +51,32 @@ SLOW_FIXTURES = frozenset({"quick_report_and_evidence", "quick_report_session", 
                            "trained_cache", "tiny_runs", "smol"})
 
 
+def measured_costs() -> tuple[float, dict[str, float]]:
+    """(threshold, {test id: CPU seconds}) of tests/test_costs.json, written by benchmarks/profile_suite.py from one
+    full run on the 2-core machine; (inf, {}) when it is missing."""
+    import json
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent / "tests" / "test_costs.json"
+    if not path.is_file():
+        return float("inf"), {}
+    data = json.loads(path.read_text(encoding="utf-8"))
+    return float(data["slow_cpu_seconds"]), {k: float(v["cpu"]) for k, v in data["tests"].items()}
+
+
 def pytest_collection_modifyitems(config, items):
     """Items marked ``thorough`` run only in the thorough profile; the default profile keeps the same
     check on fewer settings, so `pytest proofs_check` stays within its time goal. Items that use one of
-    :data:`SLOW_FIXTURES` are marked ``slow`` (``pytest -m 'not slow'``, the quick loop, leaves them out; the
-    suite runs them)."""
-    slow = pytest.mark.slow
+    :data:`SLOW_FIXTURES`, and those whose measured CPU time (tests/test_costs.json) reaches its threshold, are
+    marked ``slow`` (``pytest -m 'not slow'``, the quick loop, leaves them out; the suite runs them)."""
+    threshold, costs = measured_costs()
     for item in items:
-        if SLOW_FIXTURES.intersection(getattr(item, "fixturenames", ())) and "slow" not in item.keywords:
-            item.add_marker(slow)
+        if "slow" in item.keywords:
+            continue
+        if SLOW_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
+        elif costs.get(item.nodeid, 0.0) >= threshold:
+            item.add_marker(pytest.mark.slow(measured_cpu=costs[item.nodeid]))
     if PROFILE == "thorough":
         return
     skip = pytest.mark.skip(reason="thorough profile only (LNRECENCY_HYPOTHESIS=thorough)")

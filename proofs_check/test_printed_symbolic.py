@@ -14,7 +14,6 @@ from decimal import ROUND_HALF_EVEN, Decimal
 import mpmath
 import pytest
 
-from lnrecency.claims.registry import evaluate
 from lnrecency.theory.limit import limit_trajectory
 
 DPS = 50
@@ -30,9 +29,10 @@ def _a(text):
 
 
 @pytest.fixture(scope="module")
-def results():
-    # P1..P7 through the registry in two processes (the same results as evaluate_printed_symbolic())
-    out = {r.id: r for r in evaluate([f"P{q}" for q in range(1, 8)], quick=True, progress=False, jobs=2)}
+def results(quick_verdicts):
+    # P1..P7 through the registry, in the session's quick verdicts (conftest.py: two processes; the same results
+    # as evaluate_printed_symbolic())
+    out = {r.id: r for r in quick_verdicts[1] if r.id in {f"P{q}" for q in range(1, 8)}}
     assert sorted(out) == [f"P{q}" for q in range(1, 8)]
     for r in out.values():
         assert r.source == "printed derivation"

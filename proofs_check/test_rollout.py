@@ -152,12 +152,10 @@ def test_w1_decisions_say_no_on_planted_cases():
     assert side_decision(falling, falling) == "refuted" and side_decision(rising, rising) == "refuted"
 
 
-def test_w1_in_the_limit():
-    """W1 quick: the side-by-side statement holds in every normalised setting; Theorem 4.1 is confirmed wherever
-    the layers resolve a rate and refuted nowhere."""
-    from lnrecency.claims.registry import evaluate
-
-    rows = evaluate(["W1"], quick=True)
+def test_w1_in_the_limit(quick_verdicts):
+    """W1 quick (the session's quick verdicts, conftest.py): the side-by-side statement holds in every normalised
+    setting; Theorem 4.1 is confirmed wherever the layers resolve a rate and refuted nowhere."""
+    rows = [r for r in quick_verdicts[1] if r.id == "W1"]
     side = [r for r in rows if r.source == "our formulation"]
     depth = [r for r in rows if r.source != "our formulation"]
     assert [r.verdict for r in side] == ["confirmed"] and side[0].evidence.settings_here == 24

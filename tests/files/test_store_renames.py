@@ -83,15 +83,16 @@ def test_the_round4_fixture_names_records_by_their_modules_before_round4():
 @pytest.mark.slow
 @pytest.mark.parametrize("fixture", [OLD, ROUND4], ids=["floors", "round4"])
 def test_an_evidence_folder_written_before_the_move_renders_identically(tmp_path, fixture, monkeypatch):
-    """The old folder and the same evidence stored under today's record names render byte-identical reports
-    (tables and text; figures depend on the matplotlib installed): the renames lose nothing. The renderer
-    itself may change; data/evidence_before_move.render.json keeps the hashes the old code wrote, for the
-    record, and the files it names must all still be written. For the first fixture, whose record does not hash
-    the manifest (the one file that holds the figures' bytes), the figures are built from the evidence as a
-    report builds them but not rasterised (empty placeholder files; writing figures is tested by the report's
-    own tests), which keeps its two renders to the size their assertions need; the round-4 record hashes the
-    manifest, so the old folder's render draws them (checked against the record, byte for byte, manifest
-    included), and today's render is compared with it on every other file."""
+    """The old folder and the same evidence stored under today's record names hold the same evidence: today's
+    folder (written from the old one as read through the renames) reads back to exactly what the old one read to,
+    so the two render the same report, byte for byte (a report is a function of its evidence:
+    tests/files/test_store.py), and the old folder is rendered once: the renames lose nothing. The renderer itself
+    may change; data/evidence_before_move.render.json keeps the hashes the old code wrote, for the record, and the
+    files it names must all still be written. For the first fixture, whose record does not hash the manifest (the one
+    file that holds the figures' bytes), the figures are built from the evidence as a report builds them but not
+    rasterised (empty placeholder files; writing figures is tested by the report's own tests); the round-4 record
+    hashes the manifest, so its render draws them and is checked against the record, byte for byte, manifest
+    included."""
     from lnrecency.cli.app import main
     from lnrecency.files.figure_record import ReportFigure
     from lnrecency.files.store import dumps
@@ -103,11 +104,11 @@ def test_an_evidence_folder_written_before_the_move_renders_identically(tmp_path
         for path in paths:
             path.write_bytes(b"")
         return paths
+
     names = json.loads((DATA / f"{fixture.name}.render.json").read_text(encoding="utf-8"))["sha256"]
     drawn = MANIFEST in names  # the manifest is the one file that holds the figures' bytes
     if not drawn:
         monkeypatch.setattr(ReportFigure, "write", placeholders)
-
     src = tmp_path / "evidence"
     shutil.copytree(fixture, src)
     text, arrays = dumps(loads(src))
@@ -116,21 +117,19 @@ def test_an_evidence_folder_written_before_the_move_renders_identically(tmp_path
     today.mkdir()
     (today / "evidence.json").write_text(text, encoding="utf-8")
     (today / "arrays.npz").write_bytes(arrays)
-    shutil.copy(src / "verdicts.json", today / "verdicts.json")
-    outs = []
-    for folder in (src, today):
-        out = tmp_path / f"report-{folder.name}"
-        assert main(["report", "--from", str(folder), "--out", str(out)]) == 0
-        outs.append(out)
-        monkeypatch.setattr(ReportFigure, "write", placeholders)  # today's render: the figures built, not drawn
+    again_text, again_arrays = dumps(loads(today))
+    assert again_text == text  # every record, field and number, under today's names
+    assert again_arrays == arrays
+    out = tmp_path / "report"
+    assert main(["report", "--from", str(src), "--out", str(out)]) == 0
     assert len(names) > 100
 
-    def digest(out: Path, name: str) -> str:
+    def digest(name: str) -> str:
         return hashlib.sha256((out / name).read_bytes()).hexdigest()
 
-    differ = sorted(n for n in names if n != MANIFEST and digest(outs[0], n) != digest(outs[1], n))
-    assert differ == [], differ  # the manifest differs by the placeholders' hashes when the old render drew
+    missing = sorted(n for n in names if not (out / n).is_file())
+    assert missing == [], missing  # every file the old code wrote is still written
     if fixture == ROUND4:  # today's report is the one recorded for this evidence, byte for byte (the renderer's own
         # intended changes since round 4 are named, with the hashes before them, in the record's "re_recorded")
-        changed = sorted(n for n, h in names.items() if digest(outs[0], n) != h)
+        changed = sorted(n for n, h in names.items() if digest(n) != h)
         assert changed == [], changed

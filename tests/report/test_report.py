@@ -307,20 +307,19 @@ def test_ctrl_c_ends_the_report_quickly_and_cleanly(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["rep"]
 
 
-def test_width_and_consistency_tables_are_the_verdicts_evidence():
+def test_width_and_consistency_tables_are_the_verdicts_evidence(quick_verdicts):
     """practical_widths and implementation_consistency show the checks the verdicts used, number for number
     (lnrecency.inference.evidence.records_of), and a failing check shows as FAIL."""
     from dataclasses import replace
 
     from lnrecency.claims.parameter_free.t1_theorem1 import t1_scores
-    from lnrecency.claims.registry import evaluate
     from lnrecency.inference.evidence import records_of
     from lnrecency.inference.records import MCMeans, OrderingTests
     from lnrecency.report import table_list as ct
     from lnrecency.report.data import ReportData, ReportSettings
 
     data = ReportData(ReportSettings.make(quick=True))
-    results = evaluate(["T1"], quick=True, progress=False)
+    results = [r for r in quick_verdicts[1] if r.id == "T1"]  # the session's quick verdicts (conftest.py)
     data._verdicts, data._all_verdicts = {"T1": results}, True
     table = ct.practical_widths_table(data)
     means = [m for r in results for m in records_of(r.evidence, MCMeans)]
@@ -363,19 +362,19 @@ def test_width_and_consistency_tables_are_the_verdicts_evidence():
     assert ct._ratio(bad.check) > 1 and not bad.passed
 
 
-def test_claim_tables_render_the_verdicts_own_runs():
-    """The C5, C7, C8 and C9 tables show the numbers of the verdicts' evidence (no run of the report's own), and
-    the limit identity of seed 002 holds between two independent limit computations."""
+def test_claim_tables_render_the_verdicts_own_runs(quick_verdicts):
+    """The C5, C7, C8 and C9 tables show the numbers of the verdicts' evidence (the session's quick verdicts,
+    conftest.py; no run of the report's own), and the limit identity of seed 002 holds between two independent limit
+    computations."""
     from lnrecency.claims.parameter_free import c5_amplification as amplification
     from lnrecency.claims.parameter_free import c7_output_norm as output_norm
     from lnrecency.claims.parameter_free import c8_output_variance as variance
     from lnrecency.claims.parameter_free import c9_finite_width as finite_width
-    from lnrecency.claims.registry import evaluate
     from lnrecency.inference.evidence import records_of
     from lnrecency.inference.records import MCMeans
 
     data = ReportData(ReportSettings.make(quick=True))
-    results = evaluate(["C5", "C7", "C8", "C9"], quick=True, progress=False)
+    results = quick_verdicts[1]
     data._verdicts = {cid: [r for r in results if r.id == cid] for cid in ("C5", "C7", "C8", "C9")}
     data._all_verdicts = True
 

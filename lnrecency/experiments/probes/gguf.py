@@ -180,6 +180,33 @@ def estimate_probe(m: GGUFModel, settings: ProbeSettings, extra_passes: int, ppl
     return seconds, peak
 
 
+@contextlib.contextmanager
+def _parsed_once():
+    """Within a load, one ``gguf.GGUFReader`` per file and one tensor-name map per (architecture, blocks):
+    transformers reads the file's header for the configuration, again for the tokenizer and again for the weights
+    (each parse walks every vocabulary string: about 3 s for SmolLM2's 49k), and builds the name map once per
+    tensor. The readers are memory maps of the staged copy, read only; both functions are restored after."""
+    import functools
+    import os
+
+    import gguf as library
+
+    real_reader, real_map = library.GGUFReader, library.get_tensor_name_map
+    readers: dict = {}
+
+    def reader(path, mode="r"):
+        key = (os.fspath(path), mode)
+        if key not in readers:
+            readers[key] = real_reader(path, mode)
+        return readers[key]
+
+    library.GGUFReader, library.get_tensor_name_map = reader, functools.lru_cache(maxsize=None)(real_map)
+    try:
+        yield
+    finally:
+        library.GGUFReader, library.get_tensor_name_map = real_reader, real_map
+
+
 def load_gguf(src, m: GGUFModel, folder: Path):
     """(model, tokenizer) of the checked source: staged under ``folder``, loaded as data (module docstring)."""
     import transformers
@@ -193,7 +220,7 @@ def load_gguf(src, m: GGUFModel, folder: Path):
     transformers.utils.logging.disable_progress_bar()
     where, name = str(path.parent), path.name
     try:
-        with contextlib.redirect_stderr(io.StringIO()):  # transformers' own de-quantising bar
+        with contextlib.redirect_stderr(io.StringIO()), _parsed_once():  # transformers' own de-quantising bar
             tok = transformers.AutoTokenizer.from_pretrained(where, gguf_file=name, local_files_only=True,
                                                              trust_remote_code=False)
             model, info = transformers.AutoModelForCausalLM.from_pretrained(
