@@ -51,32 +51,52 @@ SLOW_FIXTURES = frozenset({"quick_report_and_evidence", "quick_report_session", 
                            "trained_cache", "tiny_runs", "smol"})
 
 
-def measured_costs() -> tuple[float, dict[str, float]]:
-    """(threshold, {test id: CPU seconds}) of tests/test_costs.json, written by benchmarks/profile_suite.py from one
-    full run on the 2-core machine; (inf, {}) when it is missing."""
+def measured_costs() -> tuple[float, dict[str, float], dict[str, float]]:
+    """(threshold, {test id: its own CPU seconds}, {"baseid::name": CPU seconds of one setup of that shared
+    fixture}) of tests/test_costs.json, written by benchmarks/profile_suite.py from one full run on the 2-core
+    machine; (inf, {}, {}) when it is missing."""
     import json
     from pathlib import Path
 
     path = Path(__file__).resolve().parent / "tests" / "test_costs.json"
     if not path.is_file():
-        return float("inf"), {}
+        return float("inf"), {}, {}
     data = json.loads(path.read_text(encoding="utf-8"))
-    return float(data["slow_cpu_seconds"]), {k: float(v["cpu"]) for k, v in data["tests"].items()}
+    return (float(data["slow_cpu_seconds"]), {k: float(v["cpu"]) for k, v in data["tests"].items()},
+            {k: float(v) for k, v in data.get("fixtures", {}).items()})
+
+
+def shared_setup_cost(item, fixtures: dict[str, float]) -> float:
+    """The most CPU seconds one of the shared fixtures ``item`` uses took to set up (a fixture is found where pytest
+    looks for it: the test's module, then each folder up to the root's conftest.py)."""
+    module = item.nodeid.split("::")[0]
+    parts = module.split("/")
+    bases = [module] + ["/".join(parts[:q]) for q in range(len(parts) - 1, -1, -1)]
+    most = 0.0
+    for name in getattr(item, "fixturenames", ()):
+        for base in bases:
+            if f"{base}::{name}" in fixtures:
+                most = max(most, fixtures[f"{base}::{name}"])
+                break
+    return most
 
 
 def pytest_collection_modifyitems(config, items):
     """Items marked ``thorough`` run only in the thorough profile; the default profile keeps the same
     check on fewer settings, so `pytest proofs_check` stays within its time goal. Items that use one of
-    :data:`SLOW_FIXTURES`, and those whose measured CPU time (tests/test_costs.json) reaches its threshold, are
-    marked ``slow`` (``pytest -m 'not slow'``, the quick loop, leaves them out; the suite runs them)."""
-    threshold, costs = measured_costs()
+    :data:`SLOW_FIXTURES`, and those whose own measured CPU time, or the setup of a shared fixture they use
+    (tests/test_costs.json), reaches its threshold, are marked ``slow`` (``pytest -m 'not slow'``, the quick loop,
+    leaves them out; the suite runs them)."""
+    threshold, costs, fixtures = measured_costs()
     for item in items:
         if "slow" in item.keywords:
             continue
         if SLOW_FIXTURES.intersection(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.slow)
-        elif costs.get(item.nodeid, 0.0) >= threshold:
-            item.add_marker(pytest.mark.slow(measured_cpu=costs[item.nodeid]))
+            continue
+        cost = max(costs.get(item.nodeid, 0.0), shared_setup_cost(item, fixtures))
+        if cost >= threshold:
+            item.add_marker(pytest.mark.slow(measured=cost))
     if PROFILE == "thorough":
         return
     skip = pytest.mark.skip(reason="thorough profile only (LNRECENCY_HYPOTHESIS=thorough)")

@@ -1,13 +1,14 @@
 """The suite's cost per test: CPU seconds (this process and the children it waited for: workers, kernels, commands)
-and wall seconds of each test's setup, call and teardown, measured by running the whole suite once. Writes
-tests/test_costs.json, which conftest.py reads to mark a test ``slow`` when its measured CPU time reaches
-``slow_cpu_seconds`` (the quick development loop, ``pytest -m 'not slow'``, leaves it out; the suite runs it).
+and wall seconds of each test, measured by running the whole suite once. A fixture shared by several tests (module,
+package or session scope) is counted apart, once, as what its setup cost: a test's own cost is the rest. Writes
+tests/test_costs.json, which conftest.py reads to mark a test ``slow`` when its own CPU time, or the setup of a shared
+fixture it uses, reaches ``slow_cpu_seconds`` (the quick development loop, ``pytest -m 'not slow'``, leaves it out;
+the suite runs it).
 
     python3 benchmarks/profile_suite.py [--threshold 2.5] [pytest arguments]
 
-A session fixture's cost lands on the first test that uses it (the profile is of one full run, in its order).
-Measure on an otherwise idle machine; the file records the date, the machine's CPU count, the totals and each
-test's CPU and wall seconds.
+Measure on an otherwise idle machine; the file records the date, the machine's CPU count, the totals, each test's
+CPU and wall seconds and each shared fixture's setup CPU seconds.
 """
 from __future__ import annotations
 
@@ -30,6 +31,8 @@ OUT = ROOT / "tests" / "test_costs.json"
 SLOW_CPU_SECONDS = 2.5
 
 _ROWS: dict[str, tuple[float, float, bool]] = {}
+_FIXTURES: dict[str, float] = {}  # "baseid::name" -> CPU seconds of one setup (the most over its setups)
+_SHARED = [0.0]  # shared fixtures' setup CPU within the current test
 
 
 def _cpu() -> float:
@@ -38,19 +41,32 @@ def _cpu() -> float:
 
 
 @pytest.hookimpl(hookwrapper=True)
+def pytest_fixture_setup(fixturedef, request):
+    """(The plugin, loaded into the profiled run by ``-p profile_suite``.) The fixtures a fixture depends on are set
+    up before this hook: each is counted once, as itself."""
+    cpu = _cpu()
+    yield
+    if fixturedef.scope != "function":
+        spent = _cpu() - cpu
+        key = f"{fixturedef.baseid}::{fixturedef.argname}"
+        _FIXTURES[key] = max(_FIXTURES.get(key, 0.0), spent)
+        _SHARED[0] += spent
+
+
+@pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item, nextitem):
-    """(The plugin, loaded into the profiled run by ``-p profile_suite``.)"""
     cpu, wall = _cpu(), time.monotonic()
+    _SHARED[0] = 0.0
     yield
     # slow for another reason than this file (a fixture, a hand mark): out of the quick loop whatever it costs
-    marked = any("measured_cpu" not in m.kwargs for m in item.iter_markers("slow"))
-    _ROWS[item.nodeid] = (_cpu() - cpu, time.monotonic() - wall, marked)
+    marked = any("measured" not in m.kwargs for m in item.iter_markers("slow"))
+    _ROWS[item.nodeid] = (_cpu() - cpu - _SHARED[0], time.monotonic() - wall, marked)
 
 
 def pytest_sessionfinish(session, exitstatus):
     target = os.environ.get("LNRECENCY_PROFILE_OUT")
     if target:
-        Path(target).write_text(json.dumps(_ROWS), encoding="utf-8")
+        Path(target).write_text(json.dumps({"tests": _ROWS, "fixtures": _FIXTURES}), encoding="utf-8")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -71,19 +87,21 @@ def main(argv: list[str] | None = None) -> int:
         if rc != 0 or not rows_file.is_file():
             print(f"profile_suite: the suite did not pass (exit {rc}); {OUT.name} is not written", file=sys.stderr)
             return 1
-        rows = json.loads(rows_file.read_text(encoding="utf-8"))
+        measured = json.loads(rows_file.read_text(encoding="utf-8"))
     tests = {k: {"cpu": round(c, 2), "wall": round(w, 2), **({"marked": True} if m else {})}
-             for k, (c, w, m) in sorted(rows.items())}
-    slow = sorted(k for k, v in tests.items() if v["cpu"] >= args.threshold or v.get("marked"))
-    data = {"what": "CPU and wall seconds per test of one full run (benchmarks/profile_suite.py)",
+             for k, (c, w, m) in sorted(measured["tests"].items())}
+    fixtures = {k: round(c, 2) for k, c in sorted(measured["fixtures"].items())}
+    data = {"what": "CPU seconds of each test (its own: without the shared fixtures' setups) and of each shared "
+                    "fixture's setup, and each test's wall seconds, in one full run (benchmarks/profile_suite.py)",
             "date": datetime.date.today().isoformat(), "cpus": os.cpu_count(),
             "slow_cpu_seconds": args.threshold, "run_wall_seconds": round(wall, 1),
-            "total_cpu_seconds": round(sum(v["cpu"] for v in tests.values()), 1),
-            "quick_loop_cpu_seconds": round(sum(v["cpu"] for k, v in tests.items() if k not in slow), 1),
-            "tests": tests}
+            "total_cpu_seconds": round(sum(v["cpu"] for v in tests.values()) + sum(fixtures.values()), 1),
+            "fixtures": fixtures, "tests": tests}
     OUT.write_text(json.dumps(data, indent=0) + "\n", encoding="utf-8")
-    print(f"{len(tests)} tests, {data['total_cpu_seconds']} CPU-s in {wall:.0f} s; {len(slow)} slow (marked, or "
-          f"{args.threshold} CPU-s or more); the quick loop {data['quick_loop_cpu_seconds']} CPU-s; wrote {OUT}")
+    over = sum(1 for v in tests.values() if v["cpu"] >= args.threshold)
+    print(f"{len(tests)} tests, {data['total_cpu_seconds']} CPU-s in {wall:.0f} s; {over} tests and "
+          f"{sum(c >= args.threshold for c in fixtures.values())} shared fixtures at {args.threshold} CPU-s or more; "
+          f"wrote {OUT}")
     return 0
 
 

@@ -103,7 +103,10 @@ def costs_sentence() -> str:
             f"{i['report']['mb']} MB virtual environment and writes the report in {duration(rep['seconds'])} with "
             f"nothing cached (`--quick`: {duration(quick['seconds'])}); the second installs about "
             f"{i['test']['mb'] / 1000:.1f} GB and runs the suite ({suite['tests']} tests) in "
-            f"{duration(suite['seconds'])} ({suite['date']}; {suite['note']}).{COSTS_END}")
+            f"{duration(suite['seconds'])} ({suite['date']}; {suite['note']})" + (
+                f"; `python3 -m pytest -m 'not slow'`, the development loop, runs {loop['tests']} of them in "
+                f"{duration(loop['seconds'])} ({loop['note']})" if (loop := c.get("pytest -m 'not slow'")) else "")
+            + f".{COSTS_END}")
 
 
 def timings_sentence() -> str:
