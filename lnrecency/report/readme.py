@@ -104,8 +104,8 @@ def costs_sentence() -> str:
             f"nothing cached (`--quick`: {duration(quick['seconds'])}); the second installs about "
             f"{i['test']['mb'] / 1000:.1f} GB and runs the suite ({suite['tests']} tests) in "
             f"{duration(suite['seconds'])} ({suite['date']}; {suite['note']})" + (
-                f"; `python3 -m pytest -m 'not slow'`, the development loop, runs {loop['tests']} of them in "
-                f"{duration(loop['seconds'])} ({loop['note']})" if (loop := c.get("pytest -m 'not slow'")) else "")
+                f"; `pytest -m 'not slow'`: {loop['tests']} tests, {duration(loop['seconds'])}"
+                if (loop := c.get("pytest -m 'not slow'")) else "")
             + f".{COSTS_END}")
 
 
