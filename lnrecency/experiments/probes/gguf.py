@@ -194,10 +194,10 @@ def _parsed_once():
     real_reader, real_map = library.GGUFReader, library.get_tensor_name_map
     readers: dict = {}
 
-    def reader(path, mode="r"):
-        key = (os.fspath(path), mode)
+    def reader(path, *args, **kwargs):
+        key = (os.fspath(path), repr(args), repr(sorted(kwargs.items())))
         if key not in readers:
-            readers[key] = real_reader(path, mode)
+            readers[key] = real_reader(path, *args, **kwargs)
         return readers[key]
 
     library.GGUFReader, library.get_tensor_name_map = reader, functools.lru_cache(maxsize=None)(real_map)
