@@ -122,7 +122,7 @@ def test_report_from_evidence_equals_the_direct_report(evidence, quick_report_se
     assert seconds < 60  # the goal is 20 s (benchmarks/bench_report.py measures it); this only catches a recompute
 
 
-def test_report_evidence_out_writes_what_verify_out_writes(tmp_path, monkeypatch):
+def test_report_evidence_out_writes_what_verify_out_writes(tmp_path, monkeypatch, capsys):
     """`report --evidence-out E` (the session's evidence, written beside its quick report) and `verify --out E`
     write the same three files, byte for byte, on a reduced report: two claims, their tables and the verdict
     table, two figures (the two writers differ only in who draws the figures, not in what they store)."""
@@ -138,6 +138,7 @@ def test_report_evidence_out_writes_what_verify_out_writes(tmp_path, monkeypatch
     assert main(["verify", "--quick", "--out", str(tmp_path / "verify")]) == 0
     assert main(["report", "--quick", "--out", str(tmp_path / "report"), "--evidence-out",
                  str(tmp_path / "kept")]) == 0
+    assert f"wrote its evidence to {tmp_path / 'kept'}" in capsys.readouterr().out
     for name in ("evidence.json", "arrays.npz", "verdicts.json"):
         assert (tmp_path / "verify" / name).read_bytes() == (tmp_path / "kept" / name).read_bytes(), name
     assert {r["id"] for r in json.loads((tmp_path / "kept" / "verdicts.json").read_text())} == {"C7", "P7"}

@@ -69,4 +69,7 @@ def run(args: Options) -> int:
                               convention=args.convention, evidence=args.evidence, evidence_out=args.evidence_out)
     print(f"wrote {len(result.files)} files ({len(result.tables)} tables, {len(result.figures)} figures) "
           f"to {result.out} in {result.seconds:.1f} s; see {result.out / 'index.md'}")
+    if args.evidence_out is not None:
+        print(f"wrote its evidence to {args.evidence_out} (render it again with lnrecency report --from "
+              f"{args.evidence_out} --out REPORT)")
     return 0
