@@ -217,6 +217,9 @@ def build_report(out: str | Path, *, quick: bool = False, formats: Iterable[str]
     if evidence is not None and evidence_out is not None:
         raise ValueError("--evidence-out writes the evidence a report computes; a report --from computes none "
                          "(the folder --from names is its evidence)")
+    if evidence_out is not None and Path(evidence_out).resolve() == Path(out).resolve():
+        raise ValueError(f"--evidence-out {str(evidence_out)!r} is the report's --out; the evidence needs a folder of "
+                         "its own")
     data = read_evidence(evidence) if evidence is not None else None
     settings = data.settings if data is not None else ReportSettings.make(quick=quick, seed=seed,
                                                                            convention=convention)

@@ -55,9 +55,6 @@ def run(args: Options) -> int:
         from lnrecency.files.atomic import check_out
         from lnrecency.report.build import EVIDENCE_FILES
 
-        if Path(args.evidence_out).resolve() == Path(args.out).resolve():
-            raise ValueError(f"--evidence-out {args.evidence_out!r} is the report's --out; the evidence needs a "
-                             "folder of its own")
         check_out(args.evidence_out, EVIDENCE_FILES, flag="--evidence-out")  # before the work, as verify --out does
     from lnrecency.experiments.run_cache import using_root
     from lnrecency.report.build import build_report
