@@ -9,8 +9,14 @@
   itself in lnrecency.inference.stats.BUDGET;
   the terminal summary prints, in two parts (non-asymptotic "exact" bounds; "normal"-tail checks at a
   moderate rate), the union bound on the probability that a correct claim fails by chance in this run,
-  and the run fails when a part exceeds its limit in lnrecency.inference.stats.SUITE_LIMITS. Running it split
-  over pytest-xdist workers is refused (the union bound is over one process's comparisons).
+  and the run fails when a part exceeds its limit in lnrecency.inference.stats.SUITE_LIMITS. Split over
+  pytest-xdist workers (``pytest -n 2``), each worker hands its registrations to the controller when it ends, and the
+  controller's ledger, the union of them all, is the one printed and checked (a comparison registered by two workers,
+  a shared fixture's, is one entry: the same name, the same draws).
+* pytest-xdist (``-n 2`` in pyproject.toml's addopts; ``-n 0``: one process): the tests are grouped (``--dist
+  loadgroup``, set whenever ``-n`` is given) so that shared setup is done once: a module's tests run on one worker
+  (its module fixtures are set up once), and the modules that read the session's quick verdicts, report or evidence,
+  or the trained-model cache, run on one worker per shared fixture. Each worker runs one BLAS / OpenMP thread.
 """
 from __future__ import annotations
 
@@ -32,12 +38,20 @@ settings.load_profile(PROFILE)
 
 
 def pytest_configure(config):
-    # the false-alarm budget is one ledger in this process: split over pytest-xdist workers, each would check its
-    # own share against the whole limit and the union bound would not hold. Refused, with the reason.
-    if getattr(config.option, "numprocesses", None) or os.environ.get("PYTEST_XDIST_WORKER"):
-        raise pytest.UsageError("lnrecency's suite runs in one process: its false-alarm budget is a union bound over "
-                                "every comparison of the run, which pytest-xdist would split across workers; run "
-                                "without -n (pytest -m 'not slow' is the quick loop)")
+    # under pytest-xdist the tests are distributed by group (see pytest_collection_modifyitems): -n alone means
+    # --dist load, which would set up a module's or the session's shared fixtures once per worker. A worker parses
+    # the command line again, so it learns the controller's choice from its input (pytest_configure_node)
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput is not None:
+        config.option.loadgroup = bool(workerinput.get("lnrecency_loadgroup"))
+    if getattr(config.option, "numprocesses", None):
+        if getattr(config.option, "dist", "no") == "load":
+            config.option.dist = "loadgroup"
+        # one BLAS / OpenMP thread per worker (the workers are started after this, with this environment): two
+        # workers of two threads each on two cores would spin for each other. Results do not depend on it (the
+        # library pins its own threads where it matters: numerics one_blas_thread, the decoders' `threads`)
+        for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+            os.environ.setdefault(var, "1")
     # every figure the tests draw is checked for small text and legend entries that its panels do not draw
     # (lnrecency.files.figure_record.figure_problems); a defect fails the test that drew it
     os.environ.setdefault("LNRECENCY_STRICT_FIGURES", "1")
@@ -81,6 +95,25 @@ def shared_setup_cost(item, fixtures: dict[str, float]) -> float:
     return most
 
 
+#: session fixtures whose tests run on one pytest-xdist worker (the group's name), so that each is set up once
+SHARED_GROUPS = {"quick_verdicts": "quick", "quick_report_and_evidence": "quick", "quick_report_session": "quick",
+                 "quick_evidence_session": "quick", "trained_cache": "trained"}
+
+
+def xdist_groups(items) -> dict[str, str]:
+    """{test id: its pytest-xdist group}: a module's tests are one group (its module fixtures are set up once, its tests
+    run in their order), named for the first session fixture of :data:`SHARED_GROUPS` any of them uses (the modules
+    that share one are one group), else for the module."""
+    module_of = {item.nodeid: item.nodeid.split("::")[0] for item in items}
+    group: dict[str, str] = {}
+    for item in items:
+        shared = [SHARED_GROUPS[name] for name in getattr(item, "fixturenames", ()) if name in SHARED_GROUPS]
+        if shared:
+            group.setdefault(module_of[item.nodeid], shared[0])
+    return {nodeid: group.get(module, module) for nodeid, module in module_of.items()}
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's worker reads the group marks (it adds them to the test ids)
 def pytest_collection_modifyitems(config, items):
     """Items marked ``thorough`` run only in the thorough profile; the default profile keeps the same
     check on fewer settings, so `pytest proofs_check` stays within its time goal. Items that use one of
@@ -97,6 +130,14 @@ def pytest_collection_modifyitems(config, items):
         cost = max(costs.get(item.nodeid, 0.0), shared_setup_cost(item, fixtures))
         if cost >= threshold:
             item.add_marker(pytest.mark.slow(measured=cost))
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        groups = xdist_groups(items)
+        for item in items:
+            item.add_marker(pytest.mark.xdist_group(groups[item.nodeid]))
+        # the largest groups first (the order in which xdist hands groups out), the rest as collected: the shared
+        # groups then start at once instead of ending the run alone; a module's tests keep their order
+        first = list(dict.fromkeys(SHARED_GROUPS.values()))
+        items.sort(key=lambda item: first.index(groups[item.nodeid]) if groups[item.nodeid] in first else len(first))
     if PROFILE == "thorough":
         return
     skip = pytest.mark.skip(reason="thorough profile only (LNRECENCY_HYPOTHESIS=thorough)")
@@ -122,6 +163,11 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
 
 
 def pytest_sessionfinish(session, exitstatus):
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:  # a pytest-xdist worker: its registrations go to the controller (plain types)
+        entries, families = BUDGET.snapshot()
+        workeroutput["lnrecency_budget"] = ({name: list(entry) for name, entry in entries.items()}, sorted(families))
+        return
     dump = os.environ.get("LNRECENCY_BUDGET_DUMP")  # where the comparisons come from (a JSON file), on request
     if dump:
         import json
@@ -130,6 +176,20 @@ def pytest_sessionfinish(session, exitstatus):
             json.dump({name: list(entry) for name, entry in BUDGET.entries.items()}, fh, indent=1, default=str)
     if BUDGET.over_limit() and session.exitstatus == 0:
         session.exitstatus = 1
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node):
+    """pytest-xdist, on the controller, before a worker starts: tell it whether the tests are distributed by group."""
+    node.workerinput["lnrecency_loadgroup"] = node.config.option.dist == "loadgroup"
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error):
+    """pytest-xdist, on the controller: a worker ended; its budget registrations join the controller's ledger, the
+    one the terminal summary prints and pytest_sessionfinish checks."""
+    entries, families = getattr(node, "workeroutput", {}).get("lnrecency_budget", ({}, []))
+    BUDGET.merge(({name: tuple(entry) for name, entry in entries.items()}, frozenset(families)))
 
 
 @pytest.fixture(scope="session")

@@ -82,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
                "PYTHONPATH": os.pathsep.join([str(Path(__file__).parent), os.environ.get("PYTHONPATH", "")])}
         start = time.monotonic()
         rc = subprocess.run([sys.executable, "-m", "pytest", "-p", "profile_suite", "-p", "no:cacheprovider",
-                             "-q", *rest], cwd=ROOT, env=env).returncode
+                             "-n", "0", "-q", *rest], cwd=ROOT, env=env).returncode
         wall = time.monotonic() - start
         if rc != 0 or not rows_file.is_file():
             print(f"profile_suite: the suite did not pass (exit {rc}); {OUT.name} is not written", file=sys.stderr)

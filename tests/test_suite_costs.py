@@ -41,6 +41,7 @@ def test_marks_follow_the_measured_costs(monkeypatch, own, shared, slow):
     monkeypatch.setattr(conf, "measured_costs", lambda: (2.5, {"tests/test_q.py::test_a": own},
                                                          {"::shared": shared}))
     monkeypatch.setattr(conf, "PROFILE", "thorough")  # no thorough-only skips in the way
+    monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)  # no pytest-xdist group marks either
     marks = []
     item = SimpleNamespace(nodeid="tests/test_q.py::test_a", fixturenames=["shared"], keywords={},
                            add_marker=marks.append)

@@ -145,7 +145,7 @@ def test_unknown_experiment_is_refused(capsys):
 #: trajectory point), at the size its assertions need (fields, seeds, labels, the cache's bytes)
 TINY = {"seed002": Seed002Settings(vocab=32, d_model=32, n_heads=4, n_train=24, steps=60, samples=24,
                                    random_sequences=24, seeds=(0, 1, 2)),
-        "seed003": Seed003Settings(d_model=16, steps=60, test_sequences=32, seeds=(0, 1, 2))}
+        "seed003": Seed003Settings(d_model=16, steps=40, batch=8, test_sequences=16, seeds=(0, 1, 2))}
 
 
 @pytest.mark.slow
