@@ -210,12 +210,15 @@ def trained_cache(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def quick_verdicts():
-    """Every parameter-free claim evaluated in quick mode (``lnrecency verify --quick``), once per session, in two
-    processes: (ids, results). proofs_check/test_claims.py checks them; the session's quick report is built on them."""
+    """Every parameter-free claim evaluated in quick mode (``lnrecency verify --quick``), once per session (in two
+    processes, or in this one on a pytest-xdist worker): (ids, results). proofs_check/test_claims.py checks them;
+    the session's quick report is built on them."""
     from lnrecency.claims.registry import CLAIMS, TRAINED, evaluate
 
     ids = [cid for cid in CLAIMS if cid not in TRAINED]
-    return ids, tuple(evaluate(ids, quick=True, progress=False, jobs=2))
+    # two processes in a run of one process; one on a pytest-xdist worker (the other worker has a core's work)
+    jobs = 1 if os.environ.get("PYTEST_XDIST_WORKER") else 2
+    return ids, tuple(evaluate(ids, quick=True, progress=False, jobs=jobs))
 
 
 class _Evaluated:

@@ -29,15 +29,18 @@ _META = {"pdf": {"CreationDate": None, "ModDate": None}, "png": {}}
 MIN_POINTS = 9
 
 
-def figure_problems(fig: Figure) -> list[str]:
+def figure_problems(fig: Figure, *, laid_out: bool = False) -> list[str]:
     """What a reader would trip on: text below :data:`MIN_POINTS`, and a legend entry for points (a marker, no
     line) that its panels do not draw. A legend of one panel speaks for that panel; a figure-level legend for
-    every panel with data, unless its label names the panel ("left panel")."""
+    every panel with data, unless its label names the panel ("left panel"). ``laid_out``: the caller has just laid
+    the figure out (drawn it, or measured its tight bounding box), so its ticks and their labels exist: no second
+    layout here."""
     from matplotlib.lines import Line2D
     from matplotlib.text import Text
 
     problems = []
-    fig.draw_without_rendering()  # ticks and their labels exist once laid out
+    if not laid_out:
+        fig.draw_without_rendering()  # ticks and their labels exist once laid out
     for text in fig.findobj(Text):
         if text.get_visible() and text.get_text().strip() and text.get_fontsize() < MIN_POINTS - 1e-9:
             problems.append(f"text {text.get_text()[:40]!r} at {text.get_fontsize():g} pt (at least {MIN_POINTS})")
@@ -83,11 +86,11 @@ class ReportFigure:
         """
         if self.not_run:
             return []
+        bbox = self._tight_bbox() if self.tight else None
         if os.environ.get("LNRECENCY_STRICT_FIGURES"):  # the test suite: a figure defect fails the build
-            problems = figure_problems(self.figure)
+            problems = figure_problems(self.figure, laid_out=self.tight)  # the tight box laid every text out
             if problems:
                 raise ValueError(f"figure {self.name}: " + "; ".join(problems))
-        bbox = self._tight_bbox() if self.tight else None
         paths = []
         for fmt in formats:
             path = Path(out_dir) / f"{self.name}.{fmt}"

@@ -39,3 +39,28 @@ def test_small_text_is_found_and_fails_the_write(tmp_path, monkeypatch):
     with pytest.raises(ValueError, match="at least 9"):
         ReportFigure("bad", "t", "c", fig).write(tmp_path)
     assert not list(tmp_path.iterdir())  # nothing written
+
+
+@pytest.mark.parametrize("tight", [True, False])
+def test_the_write_finds_what_a_separate_check_finds(tmp_path, monkeypatch, tight):
+    """The write checks after measuring the tight box (which lays every text out) instead of drawing once more; a
+    figure saved without it is drawn for the check. Either way the same problems, on figures never drawn before."""
+    monkeypatch.setenv("LNRECENCY_STRICT_FIGURES", "1")
+    for spoil, words in ((lambda f: f.axes[1].tick_params(labelsize=6), "6 pt"),
+                         (lambda f: f.legends[0].remove() or f.legend(handles=[Line2D([], [], marker="s", ls="none",
+                                                                                      label="squares")]), "squares")):
+        fig = two_panels(True)
+        spoil(fig)
+        expected = figure_problems(_spoiled(spoil))  # a twin, checked on its own (it draws itself)
+        assert expected and any(words in p for p in expected)
+        with pytest.raises(ValueError) as err:
+            ReportFigure("bad", "t", "c", fig, tight=tight).write(tmp_path)
+        assert str(err.value) == "figure bad: " + "; ".join(expected)
+    ReportFigure("good", "t", "c", two_panels(True), tight=tight).write(tmp_path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["good.pdf", "good.png"]
+
+
+def _spoiled(spoil) -> Figure:
+    fig = two_panels(True)
+    spoil(fig)
+    return fig
