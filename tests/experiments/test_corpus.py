@@ -176,3 +176,36 @@ def test_probe_reads_a_train_lm_checkpoint_on_its_corpus_text_and_random_tokens(
     (folder / "f000.txt").write_text("changed\n")
     assert main(["probe", str(ck), "--n", "16", "--sequences", "8"]) == 2
     assert "changed since the model was trained" in capsys.readouterr().err
+
+
+def test_the_default_corpus_never_enters_site_packages(tmp_path, monkeypatch):
+    """The default corpus (the standard library's *.py) takes nothing from site-packages, so it does not list it:
+    a site-packages folder past MAX_FILES entries is neither walked nor a reason to refuse. A corpus the user names
+    is walked whole, a folder named site-packages included (its files are the user's)."""
+    from lnrecency.experiments.text import corpus
+
+    stdlib = tmp_path / "lib"
+    (stdlib / "json").mkdir(parents=True)
+    (stdlib / "json" / "decoder.py").write_text("x = 1\n")
+    (stdlib / "os.py").write_text("y = 2\n")
+    packages = stdlib / "site-packages" / "pkg"
+    packages.mkdir(parents=True)
+    (packages / "mod.py").write_text("z = 3\n")
+    monkeypatch.setattr(corpus, "default_corpus", lambda: stdlib)
+    walked = []
+    real = corpus._walk
+
+    def recording(root, skip=frozenset()):
+        for entry in real(root, skip):
+            walked.append(entry[0])
+            yield entry
+
+    monkeypatch.setattr(corpus, "_walk", recording)
+    monkeypatch.setattr(corpus, "MAX_FILES", 4)  # the 4 entries outside site-packages; walking it would make 6
+    root, files = corpus.corpus_files()
+    assert root == stdlib and files == [stdlib / "json" / "decoder.py", stdlib / "os.py"]
+    assert walked and all("site-packages" not in p.parts for p in walked)  # not listed, not only left out
+    with pytest.raises(ValueError, match="more than 4 entries"):  # the user's folder is walked whole
+        corpus.corpus_files(stdlib)
+    monkeypatch.setattr(corpus, "MAX_FILES", 200_000)
+    assert corpus.corpus_files(stdlib)[1] == [stdlib / "json" / "decoder.py", stdlib / "os.py", packages / "mod.py"]

@@ -70,10 +70,10 @@ def _is_text(path: Path, size: int) -> bool:
         return False
 
 
-def _walk(root: Path) -> Iterator[tuple[Path, os.stat_result]]:
+def _walk(root: Path, skip: frozenset = frozenset()) -> Iterator[tuple[Path, os.stat_result]]:
     """Regular files under ``root`` with their stat, walked with an explicit stack (no recursion: a folder
     nested thousands deep is refused, not a RecursionError), links never followed, in sorted order; refused past
-    :data:`MAX_DEPTH` levels or :data:`MAX_FILES` entries."""
+    :data:`MAX_DEPTH` levels or :data:`MAX_FILES` entries. Folders named in ``skip`` are not entered."""
     stack, seen = [(root, 0)], 0
     while stack:
         folder, depth = stack.pop()
@@ -93,7 +93,8 @@ def _walk(root: Path) -> Iterator[tuple[Path, os.stat_result]]:
                 if e.is_symlink():
                     continue
                 if e.is_dir(follow_symlinks=False):
-                    subdirs.append((Path(e.path), depth + 1))
+                    if e.name not in skip:
+                        subdirs.append((Path(e.path), depth + 1))
                 elif e.is_file(follow_symlinks=False):
                     yield Path(e.path), e.stat(follow_symlinks=False)
             except OSError:
@@ -114,7 +115,9 @@ def corpus_files(root: str | Path | None = None) -> tuple[Path, list[Path]]:
     if not root.is_dir():
         raise ValueError(f"--corpus must be a folder of text files; got {str(root)!r} (not a directory)")
     found, total = [], 0
-    for f, st in _walk(root):
+    # the default corpus never enters site-packages (the installed packages: 10^5 entries and more, none of them
+    # taken, which would cost seconds to list and could reach MAX_FILES)
+    for f, st in _walk(root, frozenset({"site-packages"}) if default else frozenset()):
         if default and (f.suffix != ".py" or "site-packages" in f.parts or st.st_size > MAX_FILE_BYTES):
             continue  # the default corpus takes the files it can use; the user chose none of the others
         if st.st_size > MAX_FILE_BYTES:
