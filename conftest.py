@@ -16,7 +16,8 @@
 * pytest-xdist (``-n 2`` in pyproject.toml's addopts; ``-n 0``: one process): the tests are grouped (``--dist
   loadgroup``, set whenever ``-n`` is given) so that shared setup is done once: a module's tests run on one worker
   (its module fixtures are set up once), and the modules that read the session's quick verdicts, report or evidence,
-  or the trained-model cache, run on one worker per shared fixture. Each worker runs one BLAS / OpenMP thread.
+  or the trained-model cache, run on one worker per shared fixture. The groups are handed out costliest first (their
+  measured CPU seconds, tests/test_costs.json). Each worker runs one BLAS / OpenMP thread.
 """
 from __future__ import annotations
 
@@ -47,6 +48,7 @@ def pytest_configure(config):
     if getattr(config.option, "numprocesses", None):
         if getattr(config.option, "dist", "no") == "load":
             config.option.dist = "loadgroup"
+            config.option.loadscopereorder = False  # groups go out in the order of the collection (by cost)
         # one BLAS / OpenMP thread per worker (the workers are started after this, with this environment): two
         # workers of two threads each on two cores would spin for each other. Results do not depend on it (the
         # library pins its own threads where it matters: numerics one_blas_thread, the decoders' `threads`)
@@ -80,19 +82,24 @@ def measured_costs() -> tuple[float, dict[str, float], dict[str, float]]:
             {k: float(v) for k, v in data.get("fixtures", {}).items()})
 
 
-def shared_setup_cost(item, fixtures: dict[str, float]) -> float:
-    """The most CPU seconds one of the shared fixtures ``item`` uses took to set up (a fixture is found where pytest
-    looks for it: the test's module, then each folder up to the root's conftest.py)."""
+def shared_setups(item, fixtures: dict[str, float]) -> set[str]:
+    """The keys ("baseid::name") of the shared fixtures of ``fixtures`` that ``item`` uses, each found where pytest
+    looks for it: the test's module, then each folder up to the root's conftest.py."""
     module = item.nodeid.split("::")[0]
     parts = module.split("/")
     bases = [module] + ["/".join(parts[:q]) for q in range(len(parts) - 1, -1, -1)]
-    most = 0.0
+    keys = set()
     for name in getattr(item, "fixturenames", ()):
         for base in bases:
             if f"{base}::{name}" in fixtures:
-                most = max(most, fixtures[f"{base}::{name}"])
+                keys.add(f"{base}::{name}")
                 break
-    return most
+    return keys
+
+
+def shared_setup_cost(item, fixtures: dict[str, float]) -> float:
+    """The most CPU seconds one of the shared fixtures ``item`` uses took to set up."""
+    return max((fixtures[key] for key in shared_setups(item, fixtures)), default=0.0)
 
 
 #: session fixtures whose tests run on one pytest-xdist worker (the group's name), so that each is set up once
@@ -111,6 +118,18 @@ def xdist_groups(items) -> dict[str, str]:
         if shared:
             group.setdefault(module_of[item.nodeid], shared[0])
     return {nodeid: group.get(module, module) for nodeid, module in module_of.items()}
+
+
+def group_costs(items, groups: dict[str, str], costs: dict[str, float], fixtures: dict[str, float]) -> dict[str, float]:
+    """{group: measured CPU seconds}: its tests' own (tests/test_costs.json) and one setup of each shared fixture
+    they use."""
+    own: dict[str, float] = {}
+    setups: dict[str, set] = {}
+    for item in items:
+        g = groups[item.nodeid]
+        own[g] = own.get(g, 0.0) + costs.get(item.nodeid, 0.0)
+        setups.setdefault(g, set()).update(shared_setups(item, fixtures))
+    return {g: own[g] + sum(fixtures[key] for key in setups[g]) for g in own}
 
 
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist's worker reads the group marks (it adds them to the test ids)
@@ -134,10 +153,11 @@ def pytest_collection_modifyitems(config, items):
         groups = xdist_groups(items)
         for item in items:
             item.add_marker(pytest.mark.xdist_group(groups[item.nodeid]))
-        # the largest groups first (the order in which xdist hands groups out), the rest as collected: the shared
-        # groups then start at once instead of ending the run alone; a module's tests keep their order
-        first = list(dict.fromkeys(SHARED_GROUPS.values()))
-        items.sort(key=lambda item: first.index(groups[item.nodeid]) if groups[item.nodeid] in first else len(first))
+        # the costliest groups first, by their measured CPU seconds (tests/test_costs.json: the tests' own and their
+        # shared setups'), the order in which xdist hands them out (pytest_configure: --no-loadscope-reorder), so
+        # that no long group starts last; a module's tests keep their order
+        cost = group_costs(items, groups, costs, fixtures)
+        items.sort(key=lambda item: (-cost[groups[item.nodeid]], groups[item.nodeid]))
     if PROFILE == "thorough":
         return
     skip = pytest.mark.skip(reason="thorough profile only (LNRECENCY_HYPOTHESIS=thorough)")

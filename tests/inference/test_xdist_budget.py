@@ -73,3 +73,16 @@ def test_a_module_and_the_modules_that_share_a_session_fixture_are_one_group():
         "tests/a/test_x.py::test_1": "quick", "tests/a/test_x.py::test_2": "quick",  # the whole module
         "proofs_check/test_c.py::test_3": "quick", "tests/b/test_y.py::test_4": "trained",
         "tests/b/test_y.py::test_5": "trained", "tests/b/test_z.py::test_6": "tests/b/test_z.py"}
+
+
+def test_a_groups_cost_is_its_tests_and_one_setup_of_each_shared_fixture():
+    conf = sys.modules["conftest"]
+    from types import SimpleNamespace
+
+    items = [SimpleNamespace(nodeid="tests/a/test_x.py::t1", fixturenames=["big"]),
+             SimpleNamespace(nodeid="tests/a/test_x.py::t2", fixturenames=["big", "tmp_path"]),
+             SimpleNamespace(nodeid="tests/b/test_y.py::t3", fixturenames=[])]
+    groups = conf.xdist_groups(items)
+    costs = conf.group_costs(items, groups, {"tests/a/test_x.py::t1": 1.0, "tests/a/test_x.py::t2": 2.0},
+                             {"tests::big": 30.0})
+    assert costs == {"tests/a/test_x.py": 33.0, "tests/b/test_y.py": 0.0}  # the fixture once, a new test at 0
