@@ -40,8 +40,10 @@ def quick(trained_cache):
         mp.setattr(ThesisSettings, "preset", classmethod(lambda cls, q: TINY if q else cls()))
         st = ThesisSettings.preset(True)
         assert not is_cached(st)
-        res = run_thesis(st, workers=1)  # one process: a pool's start costs more than these tiny runs (the pool's
-        assert is_cached(st)               # bytes are the same: test_parallel_workers_give_the_same_bytes)
+        # one process: a pool's start costs more than these tiny runs (a pool gives the same bytes:
+        # test_parallel_workers_give_the_same_bytes)
+        res = run_thesis(st, workers=1)
+        assert is_cached(st)
         yield res
 
 
