@@ -30,7 +30,7 @@ def _a(text):
 
 @pytest.fixture(scope="module")
 def results(quick_verdicts):
-    # P1..P7 through the registry, in the session's quick verdicts (conftest.py: two processes; the same results
+    # P1..P7 through the registry, in the session's quick verdicts (conftest.py; the same results
     # as evaluate_printed_symbolic())
     out = {r.id: r for r in quick_verdicts[1] if r.id in {f"P{q}" for q in range(1, 8)}}
     assert sorted(out) == [f"P{q}" for q in range(1, 8)]
