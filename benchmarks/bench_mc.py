@@ -7,9 +7,10 @@ Each timed run is a fresh subprocess, so its peak resident memory (ru_maxrss, in
 interpreter and numpy, reported separately as the baseline) is that run's own.
 Sections: authors (the authors' setting: the default call against a full-batch float32 torch stand-in of the
 authors' method, run in the same benchmark, and the other options), breakdown (where the time of one chunk
-goes, per layer), flat (gram time per sample vs d), ratio (gram vs direct at d = 4096), se (time to SE <= 1e-4
-on every layer-2 entry at n = 50), cv (the same at d = 64 with and without control variates), slope (rate of
-E_d S -> limit).
+goes, per layer), batches (time per draw against the sub-batch a pass through the layers takes, and the rule's
+choice against the former fixed 32), flat (gram time per sample vs d), ratio (gram vs direct at d = 4096), se (time
+to SE <= 1e-4 on every layer-2 entry at n = 50), cv (the same at d = 64 with and without control variates), slope
+(rate of E_d S -> limit).
 """
 from __future__ import annotations
 
@@ -181,7 +182,7 @@ def breakdown(quick: bool) -> None:
 
     from lnrecency.model.arithmetic import Arithmetic, causal_mask
     from lnrecency.model.config import make_config
-    from lnrecency.numerics.chunks import FORWARD_BATCH, Accumulator, summarise_chunk
+    from lnrecency.numerics.chunks import Accumulator, forward_batch, summarise_chunk
     from lnrecency.numerics.orderings import BACKENDS, accumulate
     from lnrecency.numerics.samplers import Representation, draw_range, embed
     from lnrecency.runtime.child import one_blas_thread
@@ -238,17 +239,18 @@ def breakdown(quick: bool) -> None:
             times[f"layer: {name}"] = secs / (reps * 6) / 32 / layers * 1e6
         s = np.tril(np.random.default_rng(0).standard_normal((b, n, n)))
 
-        sub = s[:FORWARD_BATCH]
+        batch = forward_batch(n, rep.dim)
+        sub = s[:batch]
         ref = sub.mean(axis=0)
 
         def fused_pass(backend):
             sums = np.zeros((n, n)), np.zeros((n, n, n)), np.zeros((n, n, n), dtype=np.int64)
-            accumulate(sub, ref, *sums, np.zeros(FORWARD_BATCH, dtype=np.int64), backend=backend)
+            accumulate(sub, ref, *sums, np.zeros(batch, dtype=np.int64), backend=backend)
 
         for backend in BACKENDS:  # per draw of a sub-batch: `timed` divides by b, so rescale
             try:
                 timed(f"layer: moments and ordering counts, backend {backend}", lambda: fused_pass(backend))
-                times[f"layer: moments and ordering counts, backend {backend}"] *= b / FORWARD_BATCH
+                times[f"layer: moments and ordering counts, backend {backend}"] *= b / batch
             except ImportError:
                 times[f"layer: moments and ordering counts, backend {backend}"] = float("nan")
         summary = summarise_chunk(rep, 1, cfg, layers, True, "none", None, 0, b)
@@ -264,6 +266,50 @@ def breakdown(quick: bool) -> None:
         v for k, v in times.items() if k.startswith("layer:") and "backend numpy" not in k)
     print(f"sum of the parts with the default backend: {parts:.1f} us per draw "
           f"(whole chunk measured: {times['whole chunk (summarise_chunk)']:.1f} us)")
+
+
+def batches(quick: bool) -> None:
+    """Time per draw of one chunk (summarise_chunk, one thread, best of 5) against the sub-batch of draws a pass
+    through the layers takes, at short and long sequences, in both coordinates; the rule
+    (numerics.chunks.forward_batch) against the former fixed 32, in the same run."""
+    import numpy as np  # noqa: F401  (imported here as in the other sections)
+
+    import lnrecency.numerics.chunks as chunks
+    from lnrecency.model.config import make_config
+    from lnrecency.numerics.samplers import Representation
+    from lnrecency.runtime.child import one_blas_thread
+
+    rule = chunks.forward_batch
+    cfg = make_config(None, norm="layernorm", residual=True, alpha=0.2)
+    cases = [(8, 64, "gram", 5), (16, 64, "gram", 4), (32, 128, "gram", 4), (16, 256, "direct", 3),
+             (50, 64, "direct", 4)]
+    sizes = (32, 64, 128, 256, 512)
+    print("\n## Sub-batch of a pass through the layers: us per draw of one chunk (layernorm + residual, "
+          "alpha 0.2, paired; one thread, best of 5)")
+    print(f"{'n, d, coordinates, layers':28s} " + " ".join(f"{b:>7d}" for b in sizes) + "   rule  rule/32")
+    try:
+        with one_blas_thread():
+            for n, d, method, layers in cases:
+                rep = Representation(n, d, method)
+                b = 1024 if quick else 2048
+
+                def per_draw(size: int) -> float:
+                    chunks.forward_batch = lambda n_, dim_: size
+                    chunks.summarise_chunk(rep, 1, cfg, layers, True, "none", None, 0, 64)  # warm
+                    best = math.inf
+                    for _ in range(5):
+                        t0 = time.perf_counter()
+                        chunks.summarise_chunk(rep, 1, cfg, layers, True, "none", None, 0, b)
+                        best = min(best, time.perf_counter() - t0)
+                    return best / b * 1e6
+
+                row = [per_draw(size) for size in sizes]
+                chosen = rule(n, rep.dim)
+                at_rule = row[sizes.index(chosen)] if chosen in sizes else per_draw(chosen)
+                print(f"{f'{n}, {d}, {rep.name}, {layers}':28s} " + " ".join(f"{t:7.1f}" for t in row)
+                      + f"   {chosen:4d}  {at_rule / row[0]:.2f}")
+    finally:
+        chunks.forward_batch = rule
 
 
 def flat(quick: bool) -> None:
@@ -356,8 +402,8 @@ def slope(quick: bool) -> None:
         print(f"{res.config.label()} {res.config.embedding}: {txt} [{time.perf_counter() - t0:.1f} s]")
 
 
-SECTIONS = {"authors": authors, "breakdown": breakdown, "flat": flat, "ratio": ratio, "se": se_target,
-            "cv": control_variates, "slope": slope}
+SECTIONS = {"authors": authors, "breakdown": breakdown, "batches": batches, "flat": flat, "ratio": ratio,
+            "se": se_target, "cv": control_variates, "slope": slope}
 
 
 def main(argv=None) -> int:

@@ -15,7 +15,24 @@ from lnrecency.numerics.moments import Moments, moments
 from lnrecency.numerics.orderings import accumulate, mirror, ordering_counts
 from lnrecency.numerics.samplers import Representation, draw_range, embed, theory_gram
 
-FORWARD_BATCH = 32  # samples per pass through the layers (cache-sized; results do not depend on it)
+#: working bytes one pass of a sub-batch through a layer may take (a few MiB: its arrays stay in the cache), within
+#: [FORWARD_BATCH_MIN, FORWARD_BATCH_MAX] draws: long sequences (the authors' n = 50) pass 32 draws at once, short
+#: ones up to 512, where the per-pass Python overhead dominates. Per draw, one thread, against a fixed 32:
+#: benchmarks/bench_mc.py --sections batches. The result does not depend on it beyond float rounding (the moments
+#: are summed per sub-batch); it depends on n and the coordinates only, never on the workers.
+FORWARD_BATCH_BYTES = 4 * 2**20
+FORWARD_BATCH_MIN, FORWARD_BATCH_MAX = 32, 512
+
+
+def forward_bytes(n: int, dim: int) -> int:
+    """Working bytes per sample of a pass through a layer (~6 state / score arrays)."""
+    return 8 * 6 * (n * dim + n * n)
+
+
+def forward_batch(n: int, dim: int) -> int:
+    """Samples per pass through the layers at sequence length ``n`` in ``dim`` coordinates: as many as
+    FORWARD_BATCH_BYTES holds, within [FORWARD_BATCH_MIN, FORWARD_BATCH_MAX]."""
+    return int(min(FORWARD_BATCH_MAX, max(FORWARD_BATCH_MIN, FORWARD_BATCH_BYTES // forward_bytes(n, dim))))
 
 
 JET_BUDGET_BYTES = 64 * 2**20  # working memory of one batch of control-variate jets
@@ -93,7 +110,7 @@ def control_variate_sums(raw: np.ndarray, rep: Representation, config: ModelConf
     g0 = np.full((rep.n, rep.n), float(config.alpha))
     np.fill_diagonal(g0, 1.0)
     out = np.empty((layers, raw.shape[0], rep.n, rep.n))
-    step = max(FORWARD_BATCH, JET_BUDGET_BYTES // (8 * 40 * layers * rep.n * rep.n))
+    step = max(FORWARD_BATCH_MIN, JET_BUDGET_BYTES // (8 * 40 * layers * rep.n * rep.n))
     for lo in range(0, raw.shape[0], step):  # jets hold ~40 (batch, n, n) arrays per layer
         hi = min(lo + step, raw.shape[0])
         w = theory_gram(raw[lo:hi], config, rep.d, rep.u, centred=taylor_mean is not None)
@@ -107,7 +124,7 @@ def summarise_chunk(rep: Representation, seed: Any, config: ModelConfig, layers:
                      cv: str, taylor_mean: np.ndarray | None, start: int, stop: int) -> ChunkSummary:
     """Draw samples [start, stop), run the stack, return the chunk's moments.
 
-    The stack runs on sub-batches of FORWARD_BATCH samples (their arrays stay in the CPU cache); the
+    The stack runs on sub-batches of :func:`forward_batch` samples (their arrays stay in the CPU cache); the
     moments are then taken over the whole chunk (the per-row counting loop prefers long rows).
     With a control variate (``cv`` "linear" or "quadratic") the score moments are those of
     S - (Y - E Y).
@@ -119,8 +136,9 @@ def summarise_chunk(rep: Representation, seed: Any, config: ModelConfig, layers:
         return _streamed_chunk(x, rep, config, layers, paired)
     scores = np.empty((layers, b, n, n))
     osq, oproj = np.empty((b, layers, n)), np.empty((b, layers, n))
-    for lo in range(0, b, FORWARD_BATCH):
-        hi = min(lo + FORWARD_BATCH, b)
+    step = forward_batch(n, rep.dim)
+    for lo in range(0, b, step):
+        hi = min(lo + step, b)
         for layer, (s, o) in enumerate(forward(x[lo:hi], config, layers, u)):
             scores[layer, lo:hi] = s
             osq[lo:hi, layer] = np.einsum("bnd,bnd->bn", o, o)
@@ -151,8 +169,9 @@ def _streamed_chunk(x: np.ndarray, rep: Representation, config: ModelConfig, lay
     greater = np.zeros((layers, n, n, n), dtype=np.int64) if paired else None
     recent = np.zeros((layers, b), dtype=np.int64) if paired else None
     osq, oproj = np.empty((b, layers, n)), np.empty((b, layers, n))
-    for lo in range(0, b, FORWARD_BATCH):
-        hi = min(lo + FORWARD_BATCH, b)
+    step = forward_batch(n, rep.dim)
+    for lo in range(0, b, step):
+        hi = min(lo + step, b)
         for layer, (s, o) in enumerate(forward(x[lo:hi], config, layers, u)):
             if lo == 0:
                 ref[layer] = s.mean(axis=0)

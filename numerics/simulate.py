@@ -35,7 +35,15 @@ import numpy as np
 from lnrecency.inference.stats import Estimate, Proportion
 from lnrecency.model.config import ModelConfig, make_config
 from lnrecency.model.layers import check_rotation_invariance
-from lnrecency.numerics.chunks import FORWARD_BATCH, JET_BUDGET_BYTES, Accumulator, run_chunks, summarise_chunk
+from lnrecency.numerics.chunks import (
+    FORWARD_BATCH_MIN,
+    JET_BUDGET_BYTES,
+    Accumulator,
+    forward_batch,
+    forward_bytes,
+    run_chunks,
+    summarise_chunk,
+)
 from lnrecency.numerics.forward import forward
 from lnrecency.numerics.samplers import Representation, draw_range, embed
 from lnrecency.runtime.arguments import check_choice, check_int
@@ -68,26 +76,21 @@ def _per_sample_bytes(n: int, dim: int, layers: int) -> int:
     return 8 * (2 * m * dim + layers * n * n + 3 * layers * n + 2 * n * n) + 5 * n * n
 
 
-def _forward_bytes(n: int, dim: int) -> int:
-    """Working bytes per sample of a pass through a layer (~6 state / score arrays)."""
-    return 8 * 6 * (n * dim + n * n)
-
-
 def estimate_memory(n: int, layers: int, d: int, *, method: str = "direct", chunk: int = 1,
                     paired: bool = True, workers: int = 1, control_variate: bool | str = False) -> int:
     """Estimated peak bytes of simulate_scores: the accumulators and the chunk summaries in flight
     (16 * layers * n^3 bytes each when paired), and per worker one chunk of working arrays, one pass of
-    min(chunk, FORWARD_BATCH) samples through a layer and two RNG blocks; with a control variate, per
+    min(chunk, forward_batch) samples through a layer and two RNG blocks; with a control variate, per
     worker the adjusted chunk and one batch of jets. Independent of ``samples``."""
     rep = Representation(n, d, method)
     acc = 8 * 3 * layers * n * n + 8 * 8 * layers * n + (16 * layers * n ** 3 if paired else 0)
     in_flight = 1 if workers == 1 else 2 * workers
     block = rep.block_size() * 8 * rep.m * rep.dim
     per_worker = (chunk * _per_sample_bytes(n, rep.dim, layers) + 2 * block
-                  + min(chunk, FORWARD_BATCH) * _forward_bytes(n, rep.dim))
+                  + min(chunk, forward_batch(n, rep.dim)) * forward_bytes(n, rep.dim))
     if _check_control_variate(control_variate) != "none":
         per_worker += 2 * chunk * 8 * layers * n * n + max(
-            JET_BUDGET_BYTES, FORWARD_BATCH * 8 * 40 * layers * n * n)
+            JET_BUDGET_BYTES, FORWARD_BATCH_MIN * 8 * 40 * layers * n * n)
     return acc * (1 + in_flight) + workers * per_worker
 
 
@@ -372,7 +375,8 @@ def _plan(r: _Request) -> _Plan:
             + ("; method='gram' does not depend on d" if r.method == "direct" else "")
             + ("; or fewer workers" if r.workers > 1 else ""))
     if r.chunk is None:
-        per = (r.need(FORWARD_BATCH + 1) - r.need(FORWARD_BATCH)) or 1
+        fb = forward_batch(r.n, rep.dim)
+        per = (r.need(fb + 1) - r.need(fb)) or 1
         fit = max(1, (min(r.need(1) + r.workers * CHUNK_BUDGET_BYTES, limit) - r.need(1)) // per + 1)
         block = rep.block_size()
         return _Plan(rep, int(min(r.samples, fit // block * block if fit >= block else fit)))

@@ -53,6 +53,56 @@ def test_chunk_invariance_within_rounding(method):
         np.testing.assert_array_equal(r.greater_counts, ref.greater_counts)
 
 
+def test_the_forward_batch_rule():
+    """Short sequences pass up to FORWARD_BATCH_MAX draws at once, long ones FORWARD_BATCH_MIN (the authors' n = 50
+    at d = 64: what the fixed batch was); never more than FORWARD_BATCH_BYTES of working arrays above the minimum;
+    monotone in n; the memory estimate counts the batch the rule sets."""
+    from lnrecency.numerics import chunks
+    from lnrecency.numerics.samplers import Representation
+
+    assert chunks.forward_batch(5, 12) == chunks.FORWARD_BATCH_MAX
+    assert chunks.forward_batch(50, 64) == chunks.FORWARD_BATCH_MIN == 32
+    sizes = [chunks.forward_batch(n, Representation(n, 64, "gram").dim) for n in range(2, 80)]
+    assert sizes == sorted(sizes, reverse=True) and len(set(sizes)) > 3
+    for n in range(2, 80):
+        dim = Representation(n, 64, "gram").dim
+        b = chunks.forward_batch(n, dim)
+        assert b == chunks.FORWARD_BATCH_MIN or b * chunks.forward_bytes(n, dim) <= chunks.FORWARD_BATCH_BYTES
+
+    # the estimate counts the pass the rule sets: 512 draws at n = 5, against 32 with the rule pinned
+    import lnrecency.numerics.simulate as simulate
+
+    rule = estimate_memory(5, 3, 12, chunk=600)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(simulate, "forward_batch", lambda n, dim: 32)
+        pinned = estimate_memory(5, 3, 12, chunk=600)
+    assert rule - pinned == (512 - 32) * chunks.forward_bytes(5, 12)
+
+
+@pytest.mark.parametrize("cv", ["none", "linear"])
+def test_the_forward_batch_changes_only_rounding(cv, monkeypatch):
+    """The same draws through the layers 32 at a time instead of the rule's 512: without a control variate (the
+    moments summed per sub-batch) only float64 rounding differs (the tolerances of the chunk test above), the counts
+    not at all; with one (the moments taken over the whole chunk) not a byte: a draw's pass does not depend on the
+    draws beside it."""
+    from lnrecency.numerics import chunks
+
+    kwargs = dict(SMALL, seed=4, chunk=600, control_variate=cv, norm="layernorm", residual=True, alpha=0.2)
+    ref = simulate_scores(**kwargs)
+    assert chunks.forward_batch(SMALL["n"], SMALL["d"]) == 512
+    monkeypatch.setattr(chunks, "forward_batch", lambda n, dim: 32)
+    r = simulate_scores(**kwargs)
+    if cv != "none":
+        for name in ("mean", "stderr", "cross_moments", "greater_counts"):
+            assert getattr(r, name).tobytes() == getattr(ref, name).tobytes(), name
+        return
+    assert r.mean.tobytes() != ref.mean.tobytes()  # the sub-batches did change (else this test tests nothing)
+    np.testing.assert_allclose(r.mean, ref.mean, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(r.stderr, ref.stderr, rtol=1e-9, atol=1e-14)
+    np.testing.assert_allclose(r.cross_moments, ref.cross_moments, rtol=1e-9, atol=1e-12)
+    np.testing.assert_array_equal(r.greater_counts, ref.greater_counts)
+
+
 def test_shapes_nan_layout_and_exact_diagonal():
     r = simulate_scores(**SMALL, seed=1, norm="l2", lam=2.5)
     assert r.mean.shape == r.stderr.shape == (3, 5, 5) and r.mean.dtype == np.float64

@@ -201,10 +201,11 @@ def _trees(leaves):
 
 @given(a=_trees(_LEAVES), b=_trees(_LEAVES))
 def test_field_zero_test_agrees_with_cancel(a, b):
-    """(a + b)^2 - a^2 - 2ab - b^2 is zero, and adding 10^-30 makes it nonzero: the field decides both as
-    sympy.cancel does, on random expressions with exp atoms (generators) and E."""
+    """(a + b)^2 - a^2 - 2ab - b^2 is zero (an identity: no oracle needed), and adding 10^-30 makes it nonzero;
+    on a - b, zero or not, the field decides as sympy.cancel does: random expressions with exp atoms (generators)
+    and E. (sympy.cancel on the expanded identity itself was 85% of this test's time and tested sympy, not us.)"""
     zero = (a + b) ** 2 - a ** 2 - 2 * a * b - b ** 2
-    assert in_field(generator_form(zero)) == 0 and sympy.cancel(generator_form(zero)) == 0
+    assert in_field(generator_form(zero)) == 0
     assert is_identically_zero(zero)
     assert not is_identically_zero(zero + sympy.Rational(1, 10 ** 30))
     assert is_identically_zero(a - b) == (sympy.cancel(generator_form(a - b)) == 0)
