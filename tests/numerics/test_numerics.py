@@ -38,19 +38,24 @@ def test_worker_threads_do_not_change_a_byte():
         assert getattr(one, name).tobytes() == getattr(three, name).tobytes()
 
 
+def _same_within_rounding(r, ref) -> None:
+    """The same 600 draws summed in another order (chunks, or sub-batches of a pass): only float64 rounding differs.
+    A sum of N = 600 terms has relative rounding error <= N * 2^-53 = 7e-14; 1e-12 leaves a margin. M2 (and the SE,
+    the cross moments) loses up to mean^2 / var more digits to cancellation, hence 1e-9; atol covers S_ii (variance
+    0). The ordering counts are integers: equal."""
+    np.testing.assert_allclose(r.mean, ref.mean, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(r.stderr, ref.stderr, rtol=1e-9, atol=1e-14)
+    np.testing.assert_allclose(r.cross_moments, ref.cross_moments, rtol=1e-9, atol=1e-12)
+    np.testing.assert_array_equal(r.greater_counts, ref.greater_counts)
+
+
 @pytest.mark.parametrize("method", ["direct", "gram"])
 def test_chunk_invariance_within_rounding(method):
     ref = simulate_scores(**SMALL, seed=3, method=method, chunk=600)
     for chunk in (1, 7, 64):
         r = simulate_scores(**SMALL, seed=3, method=method, chunk=chunk)
         assert r.chunk == chunk
-        # Same draws, different merge order: only float64 rounding differs. A sum of N = 600 terms
-        # has relative rounding error <= N * eps = 7e-14; 1e-12 leaves a margin. M2 (and the SE) loses
-        # up to mean^2 / var more digits to cancellation, hence 1e-9; atol covers S_ii (variance 0).
-        np.testing.assert_allclose(r.mean, ref.mean, rtol=1e-12, atol=1e-14)
-        np.testing.assert_allclose(r.stderr, ref.stderr, rtol=1e-9, atol=1e-14)
-        np.testing.assert_allclose(r.cross_moments, ref.cross_moments, rtol=1e-9, atol=1e-12)
-        np.testing.assert_array_equal(r.greater_counts, ref.greater_counts)
+        _same_within_rounding(r, ref)
 
 
 def test_the_forward_batch_rule():
@@ -82,9 +87,8 @@ def test_the_forward_batch_rule():
 @pytest.mark.parametrize("cv", ["none", "linear"])
 def test_the_forward_batch_changes_only_rounding(cv, monkeypatch):
     """The same draws through the layers 32 at a time instead of the rule's 512: without a control variate (the
-    moments summed per sub-batch) only float64 rounding differs (the tolerances of the chunk test above), the counts
-    not at all; with one (the moments taken over the whole chunk) not a byte: a draw's pass does not depend on the
-    draws beside it."""
+    moments summed per sub-batch) only float64 rounding differs (_same_within_rounding); with one (the moments
+    taken over the whole chunk) not a byte: a draw's pass does not depend on the draws beside it."""
     from lnrecency.numerics import chunks
 
     kwargs = dict(SMALL, seed=4, chunk=600, control_variate=cv, norm="layernorm", residual=True, alpha=0.2)
@@ -97,10 +101,7 @@ def test_the_forward_batch_changes_only_rounding(cv, monkeypatch):
             assert getattr(r, name).tobytes() == getattr(ref, name).tobytes(), name
         return
     assert r.mean.tobytes() != ref.mean.tobytes()  # the sub-batches did change (else this test tests nothing)
-    np.testing.assert_allclose(r.mean, ref.mean, rtol=1e-12, atol=1e-14)
-    np.testing.assert_allclose(r.stderr, ref.stderr, rtol=1e-9, atol=1e-14)
-    np.testing.assert_allclose(r.cross_moments, ref.cross_moments, rtol=1e-9, atol=1e-12)
-    np.testing.assert_array_equal(r.greater_counts, ref.greater_counts)
+    _same_within_rounding(r, ref)
 
 
 def test_shapes_nan_layout_and_exact_diagonal():
