@@ -276,7 +276,11 @@ from lnrecency.claims.declare import FigureOutput
 from lnrecency.report import figure_list as figures
 def slow(data):  # figures are drawn while the verdict worker evaluates the claims
     print("building", flush=True)
-    time.sleep(60)
+    # a long figure in short sleeps: CPython handles a signal at a bytecode boundary or when a blocking call
+    # returns EINTR, so a SIGINT that lands between the print and one 60 s sleep would wait for the sleep's end
+    # (a race of the test's own making, 1 run in 10 here; figure drawing is bytecode, handled at once)
+    for _ in range(600):
+        time.sleep(0.1)
 figures.FIGURES = [FigureOutput("slow", slow, ("slow",))]
 from lnrecency.cli.app import main
 sys.exit(main(["report", "--quick", "--format", "json", "--out", sys.argv[1]]))
@@ -297,10 +301,15 @@ def test_ctrl_c_ends_the_report_quickly_and_cleanly(tmp_path):
     proc = subprocess.Popen([sys.executable, "-c", _CHILD, str(out)], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True,
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    assert proc.stdout.readline().strip() == "building"
-    t0 = time.perf_counter()
-    proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=60)
+    try:
+        assert proc.stdout.readline().strip() == "building"
+        t0 = time.perf_counter()
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:  # a failed run leaves no process behind
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
     assert proc.returncode == 130 and time.perf_counter() - t0 < 10, err
     assert "Exception ignored" not in err and "Traceback" not in err
     assert sorted(p.name for p in out.iterdir()) == ["keep.txt"]
