@@ -10,6 +10,7 @@ import argparse
 import dataclasses
 import importlib
 import math
+import re
 import sys
 from typing import Any, Sequence
 
@@ -160,15 +161,45 @@ def _annotation(action: argparse.Action) -> Any:
     return getattr(conv, "__annotations__", {}).get("return", conv) if callable(conv) else Any
 
 
-def arguments_type(command: str, actions: list[argparse.Action]) -> type:
+def arguments_type(command: str, actions: list[argparse.Action], parameter_flags: dict[str, str] | None = None) -> type:
     """The frozen dataclass a command's ``run`` receives (a subclass of :class:`~lnrecency.cli.options.Options`):
     one field per declared option (its dest, typed by its converter), plus ``command``; the parsed values cannot be
-    changed on the way (no side channels)."""
+    changed on the way (no side channels). Its class attribute ``FLAGS`` maps a parameter name to (the flag that
+    sets it, that flag's dest): each option's dest to its long flag, and ``parameter_flags`` (a command module's
+    ``PARAMETER_FLAGS``: a library parameter named otherwise than its flag, e.g. ``n_layers`` for ``--layers``);
+    :func:`flag_named` reads it."""
     names = [a.dest for a in actions if a.dest != argparse.SUPPRESS]
+    flags = {a.dest: (next((o for o in a.option_strings if o.startswith("--")), a.option_strings[0]), a.dest)
+             for a in actions if a.option_strings and a.dest in names}
+    for param, flag in (parameter_flags or {}).items():
+        flags[param] = (flag, next(a.dest for a in actions if flag in a.option_strings))
     return dataclasses.make_dataclass(
         "".join(part.title() for part in command.split("-")) + "Arguments",
         [(a.dest, _annotation(a)) for a in actions if a.dest in names], bases=(Options,),
-        frozen=True, kw_only=True, namespace={"__module__": __name__})
+        frozen=True, kw_only=True, namespace={"__module__": __name__, "FLAGS": flags})
+
+
+_REFUSED = re.compile(r"([a-z][a-z0-9_]*) (?:must|should)\b")
+
+
+def flag_named(message: str, args: Options) -> str:
+    """A refusal in the words of the command line. The library names its parameter (``n must be an integer in
+    [3, 1024]; got -3``); the user passed a flag, so the parameter's name becomes the flag's (``--n must be ...``)
+    where the command has that flag (``FLAGS`` of its arguments type) and the refused value is the one the user
+    gave it (the message's ``got`` part). Any other message is returned as it is: a parameter the user did not
+    set is never given a flag's name."""
+    m = _REFUSED.match(message)
+    named = getattr(type(args), "FLAGS", {}).get(m.group(1)) if m else None
+    if named is None:
+        return message
+    flag, dest = named
+    value = getattr(args, dest, None)
+    if value is None or isinstance(value, bool):
+        return message
+    given = "|".join(re.escape(v) for v in {str(value), repr(value)})
+    if not re.search(rf"\bgot (?:{re.escape(m.group(1))}=)?(?:{given})(?![\w.])", message):
+        return message
+    return flag + message[len(m.group(1)):]
 
 
 class _OneLineParser(argparse.ArgumentParser):
@@ -181,9 +212,10 @@ class _OneLineParser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     """The ``lnrecency`` parser; ``parser.commands[name]`` is (module, subparser, arguments type)."""
-    parser = _OneLineParser(
+    parser = _OneLineParser(  # no abbreviations: `train --d 0` would be read as --device 0
         prog="lnrecency",
         description="Verify 'LayerNorm Induces Recency Bias in Transformer Decoders' (Kim et al.).",
+        allow_abbrev=False,
     )
     from importlib.metadata import PackageNotFoundError, version
 
@@ -197,7 +229,7 @@ def build_parser() -> argparse.ArgumentParser:
     for name in COMMANDS:
         module = importlib.import_module(f"lnrecency.cli.commands.{name}")
         p = sub.add_parser(module.NAME, help=module.HELP, description=getattr(module, "DESCRIPTION", module.HELP),
-                           epilog=getattr(module, "EPILOG", None))
+                           epilog=getattr(module, "EPILOG", None), allow_abbrev=False)
         seen: list[argparse.Action] = []
         module.add_arguments(_Declared(p, seen))
         if name.rpartition(".")[2] in TIME_LIMITED:
@@ -205,7 +237,8 @@ def build_parser() -> argparse.ArgumentParser:
                 "--max-seconds", type=float, default=None, metavar="S",
                 help="raise (or lower) the time limit above which a computation is refused before it starts "
                      "(the limits protect an interactive answer; memory limits stay)"))
-        parser.commands[module.NAME] = (module, p, arguments_type(module.NAME, seen))
+        parser.commands[module.NAME] = (module, p, arguments_type(module.NAME, seen,
+                                                                  getattr(module, "PARAMETER_FLAGS", None)))
     return parser
 
 
@@ -236,7 +269,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         with stop_signals(), max_seconds(getattr(args, "max_seconds", None)), holding_output(out):
             return int(module.run(args) or 0)
     except (ValueError, MemoryError, OverflowError) as exc:  # invalid input or a refused size: one line
-        print(f"lnrecency {args.command}: error: {exc}", file=sys.stderr)
+        print(f"lnrecency {args.command}: error: {flag_named(str(exc), args)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         end_children()
@@ -257,8 +290,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
-    except OSError as exc:  # e.g. an output folder that cannot be created or written
-        where = f"cannot write {exc.filename}: " if exc.filename is not None else ""
+    except OSError as exc:  # an output folder that cannot be written, or an input that cannot be read: the file and
+        # the system's reason, in the Unix form (`path: Permission denied`), which says neither "read" nor "write"
+        where = f"{exc.filename}: " if exc.filename is not None else ""
         print(f"lnrecency {args.command}: error: {where}{exc.strerror or exc}", file=sys.stderr)
         return 2
 

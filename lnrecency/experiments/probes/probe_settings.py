@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 from lnrecency.runtime.arguments import check_choice, check_int, check_real
 
-__all__ = ["TOKENS", "THEORY_INPUTS", "BOS_CHOICES", "bos_token", "ProbeSettings", "GU_EPS", "ROLLOUT_LAMBDA",
-           "uniform_reference"]
+__all__ = ["TOKENS", "GGUF_TOKENS", "check_gguf_tokens", "THEORY_INPUTS", "BOS_CHOICES", "bos_token",
+           "ProbeSettings", "GU_EPS", "ROLLOUT_LAMBDA", "uniform_reference"]
 
 #: Gu et al. (2024, "When Attention Sink Emerges in Language Models")'s threshold eps of Sink^eps_1
 GU_EPS = 0.3
@@ -38,6 +38,19 @@ def uniform_reference(n: int) -> dict:
 #: "task-no-bos" = the training distribution with its BOS removed (every key enters: there is no BOS to leave out)
 #: "given" = token ids a library caller passed (lnrecency.probe_model(tokens=...)): used as given, first key left out
 TOKENS = ("random", "task", "bos-response", "text", "task-no-bos", "given")
+#: the inputs a GGUF model's probe takes: windows of text in its own tokenizer, or the neutral random control (it has
+#: no training task of ours)
+GGUF_TOKENS = ("text", "random")
+
+
+def check_gguf_tokens(tokens: str) -> str:
+    """``tokens`` if a GGUF model's probe takes it (:data:`GGUF_TOKENS`); a refusal naming ``--tokens`` otherwise,
+    checked before the model is staged or read."""
+    if tokens not in GGUF_TOKENS:
+        raise ValueError(f"--gguf takes --tokens {' or '.join(GGUF_TOKENS)}; got {tokens!r}")
+    return tokens
+
+
 #: ``--bos``, the first token of a real or GGUF model's probe windows: "model" = the model's own convention (its BOS
 #: first where its tokenizer adds one), "first" = its BOS token first in every window, "none" = no BOS (content
 #: tokens only). The first key is left out of slopes and RP either way (the attention sink with or without BOS).

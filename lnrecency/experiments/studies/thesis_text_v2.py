@@ -1,5 +1,5 @@
 """The thesis on text, plan version 2 (issue 50): BOS as a factor, and the mechanism put to a causal test
-(``lnrecency experiments thesis-text --plan v2``).
+(``lnrecency experiments thesis-text-v2``).
 
 The design and the six primary tests are fixed in advance in ``lnrecency/data/thesis_text_plan_v2.md`` (its
 SHA-256, :func:`plan_sha256`, is part of every cache key and record). In short: the version-1 attn2 models

@@ -70,7 +70,7 @@ def _is_text(path: Path, size: int) -> bool:
         return False
 
 
-def _walk(root: Path, skip: frozenset = frozenset()) -> Iterator[tuple[Path, os.stat_result]]:
+def _walk(root: Path, skip: frozenset = frozenset(), flag: str = "--corpus") -> Iterator[tuple[Path, os.stat_result]]:
     """Regular files under ``root`` with their stat, walked with an explicit stack (no recursion: a folder
     nested thousands deep is refused, not a RecursionError), links never followed, in sorted order; refused past
     :data:`MAX_DEPTH` levels or :data:`MAX_FILES` entries. Folders named in ``skip`` are not entered."""
@@ -78,7 +78,7 @@ def _walk(root: Path, skip: frozenset = frozenset()) -> Iterator[tuple[Path, os.
     while stack:
         folder, depth = stack.pop()
         if depth > MAX_DEPTH:
-            raise ValueError(f"--corpus {str(root)!r} is nested deeper than {MAX_DEPTH} folders; use a shallower "
+            raise ValueError(f"{flag} {str(root)!r} is nested deeper than {MAX_DEPTH} folders; use a shallower "
                              f"folder")
         try:
             entries = sorted(os.scandir(folder), key=lambda e: e.name)
@@ -88,7 +88,7 @@ def _walk(root: Path, skip: frozenset = frozenset()) -> Iterator[tuple[Path, os.
         for e in entries:
             seen += 1
             if seen > MAX_FILES:
-                raise ValueError(f"--corpus {str(root)!r} holds more than {MAX_FILES} entries; use a smaller folder")
+                raise ValueError(f"{flag} {str(root)!r} holds more than {MAX_FILES} entries; use a smaller folder")
             try:
                 if e.is_symlink():
                     continue
@@ -102,35 +102,36 @@ def _walk(root: Path, skip: frozenset = frozenset()) -> Iterator[tuple[Path, os.
         stack.extend(reversed(subdirs))
 
 
-def corpus_files(root: str | Path | None = None) -> tuple[Path, list[Path]]:
+def corpus_files(root: str | Path | None = None, flag: str = "--corpus") -> tuple[Path, list[Path]]:
     """(root, files): the default corpus's ``*.py`` outside site-packages (those within the per-file limit: the
-    others are skipped, never a reason to refuse a corpus the user did not choose), or every text file under ``root``;
-    refused (ValueError naming the argument) when it is empty text, not a folder, nested too deep, holds too many
-    entries or no text file, when one file exceeds :data:`MAX_FILE_BYTES`, or the whole :data:`MAX_BYTES`. Sizes
-    are the files' own (a sparse file counts at its full size), checked before anything is read."""
+    others are skipped, never a reason to refuse a corpus the user did not choose), or every text file under
+    ``root``. Refused (ValueError naming ``flag``, the argument that named ``root``: ``--corpus``, or ``--text``
+    for a probe's text) when it is empty text, not a folder, nested too deep, holds too many entries or no text
+    file, when one file exceeds :data:`MAX_FILE_BYTES`, or the whole :data:`MAX_BYTES`. Sizes are the files' own
+    (a sparse file counts at its full size), checked before anything is read."""
     default = root is None
     if not default and (not isinstance(root, (str, os.PathLike)) or not str(root).strip()):
-        raise ValueError(f"--corpus must name a folder of text files; got {root!r}")
+        raise ValueError(f"{flag} must name a folder of text files; got {root!r}")
     root = default_corpus() if default else Path(root)
     if not root.is_dir():
-        raise ValueError(f"--corpus must be a folder of text files; got {str(root)!r} (not a directory)")
+        raise ValueError(f"{flag} must be a folder of text files; got {str(root)!r} (not a directory)")
     found, total = [], 0
     # the default corpus never enters site-packages (the installed packages: 10^5 entries and more, none of them
     # taken, which would cost seconds to list and could reach MAX_FILES)
-    for f, st in _walk(root, frozenset({"site-packages"}) if default else frozenset()):
+    for f, st in _walk(root, frozenset({"site-packages"}) if default else frozenset(), flag):
         if default and (f.suffix != ".py" or "site-packages" in f.parts or st.st_size > MAX_FILE_BYTES):
             continue  # the default corpus takes the files it can use; the user chose none of the others
         if st.st_size > MAX_FILE_BYTES:
-            raise ValueError(f"--corpus {str(root)!r}: {str(f)!r} holds {st.st_size} bytes, above the per-file limit "
+            raise ValueError(f"{flag} {str(root)!r}: {str(f)!r} holds {st.st_size} bytes, above the per-file limit "
                              f"{MAX_FILE_BYTES}; remove it or use another folder")
         total += st.st_size
         if total > MAX_BYTES:
-            raise ValueError(f"--corpus {str(root)!r} holds more than {MAX_BYTES} bytes, the limit (memory); use a "
+            raise ValueError(f"{flag} {str(root)!r} holds more than {MAX_BYTES} bytes, the limit (memory); use a "
                              f"smaller folder")
         found.append((f, st.st_size))
     files = sorted(f for f, size in found if default or _is_text(f, size))
     if not files:
-        raise ValueError(f"--corpus {str(root)!r} holds no text file")
+        raise ValueError(f"{flag} {str(root)!r} holds no text file")
     return root, files
 
 

@@ -21,8 +21,8 @@ import numpy as np
 
 from lnrecency.experiments.text.pieces import PIECE_CHARS, pieces, token_stream  # re-exported: text piece by piece
 
-__all__ = ["default_text_path", "read_text", "text_windows", "token_stream", "pieces", "DEFAULT_TEXT", "MAX_TEXT_BYTES",
-           "PIECE_CHARS"]
+__all__ = ["default_text_path", "read_text", "text_size", "text_windows", "token_stream", "pieces", "DEFAULT_TEXT",
+           "MAX_TEXT_BYTES", "PIECE_CHARS"]
 
 #: what the default text is, in the report's words
 DEFAULT_TEXT = "the Python Language Reference's help topics (pydoc_data/topics.py of the running CPython)"
@@ -50,25 +50,44 @@ def _topics(path: Path) -> list[str]:
     return [topics[k] for k in sorted(topics)]
 
 
-def read_text(text: str | Path | None = None) -> tuple[list[str], str]:
-    """(documents, description): the default text, or the text file or folder ``text``."""
-    if text is None:
-        path = default_text_path()
-        if not path.exists():
-            raise ValueError(f"the default text {str(path)!r} is missing from this Python; give --text FILE|DIR")
-        return _topics(path), DEFAULT_TEXT
+def _default_text() -> Path:
+    path = default_text_path()
+    if not path.exists():
+        raise ValueError(f"the default text {str(path)!r} is missing from this Python; give --text FILE|DIR")
+    return path
+
+
+def _text_files(text: str | Path) -> list[Path]:
+    """The files of ``--text`` (a file, or a folder's text files), checked before anything is read."""
     from lnrecency.experiments.text.corpus import corpus_files
     from lnrecency.files.readers import check_regular
 
     p = Path(text)
     if p.is_dir():
-        files = corpus_files(p)[1]
+        files = corpus_files(p, flag="--text")[1]
         total = sum(f.stat().st_size for f in files)
         if total > MAX_TEXT_BYTES:
             raise ValueError(f"--text {str(text)!r} holds {total} bytes of text, above the limit {MAX_TEXT_BYTES}")
-    else:
-        check_regular(p, "--text", MAX_TEXT_BYTES)
-        files = [p]
+        return files
+    check_regular(p, "--text", MAX_TEXT_BYTES)
+    return [p]
+
+
+def text_size(text: str | Path | None = None) -> int:
+    """Bytes of the text :func:`read_text` would read, with its refusals (``--text`` missing, not a file or a
+    folder of text files, above :data:`MAX_TEXT_BYTES`) raised now, before anything is read: a probe refuses a bad
+    ``--text`` before it loads a model."""
+    if text is None:
+        return _default_text().stat().st_size
+    return sum(f.stat().st_size for f in _text_files(text))
+
+
+def read_text(text: str | Path | None = None) -> tuple[list[str], str]:
+    """(documents, description): the default text, or the text file or folder ``text``."""
+    if text is None:
+        return _topics(_default_text()), DEFAULT_TEXT
+    p = Path(text)
+    files = _text_files(p)
     docs = []
     for f in files:
         try:

@@ -126,7 +126,7 @@ def run(args: Options) -> int:
     if model_flags and not args.identity:
         raise ValueError("the model flags (--norm, --residual, --gamma, --lam, --alpha, --embedding) go with "
                          "--identity; a trained model carries its own configuration")
-    from lnrecency.runtime.arguments import check_int
+    from lnrecency.runtime.arguments import check_choice, check_int
 
     check_int("--d", args.d, minimum=2, maximum=2048)
     check_int("--layers", args.layers, minimum=1, maximum=64)
@@ -135,9 +135,7 @@ def run(args: Options) -> int:
         from lnrecency.runtime.arguments import check_real
 
         check_real("--max-model-mib", args.max_model_mib, low=1.0, high=2.0**20)
-    require_extra("hf" if (args.hf or args.gguf) else "models")
-    from lnrecency.experiments.probes.probe import ProbeSettings
-    from lnrecency.experiments.probes.probe_decoder import probe_decoder
+    from lnrecency.experiments.probes.probe_settings import TOKENS, ProbeSettings, check_gguf_tokens
 
     tokens = args.tokens if args.tokens is not None else ("task" if args.model_dir is not None else "random")
     if tokens == "text" and args.gguf is None and args.model_dir is None and args.hf is None:
@@ -146,7 +144,18 @@ def run(args: Options) -> int:
     if tokens == "given":
         raise ValueError("--tokens given is the Python API's (lnrecency.probe_model(tokens=...)); on the command "
                          "line: task | random | bos-response | text")
+    if args.gguf is not None:
+        check_gguf_tokens(tokens)  # before the model is staged or read
+    else:
+        check_choice("--tokens", tokens, tuple(t for t in TOKENS if t != "given"))
+    # the sizes before torch loads (about 2 s); a refusal names its flag (lnrecency.cli.app.flag_named)
     st = ProbeSettings(n=args.n, sequences=args.sequences, seed=args.seed, tokens=tokens)
+    if tokens == "text":
+        from lnrecency.experiments.text.text_windows import text_size
+
+        text_size(args.text)  # a bad --text, before torch loads or a model is read
+    require_extra("hf" if (args.hf or args.gguf) else "models")
+    from lnrecency.experiments.probes.probe_decoder import probe_decoder
     show = not args.json and sys.stderr.isatty()
     if args.gguf is not None:
         from lnrecency.experiments.probes.gguf import MAX_MODEL_MIB

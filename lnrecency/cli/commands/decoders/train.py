@@ -31,6 +31,10 @@ def add_architecture_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--no-residual", action="store_true", help="h' = block output instead of h + output")
 
 
+#: the library's names of the flags that set them otherwise (a refusal names the flag: lnrecency.cli.app.flag_named)
+PARAMETER_FLAGS = {"d_model": "--width", "n_layers": "--layers", "n_heads": "--heads"}
+
+
 def decoder_from_args(args: Options, n: int):
     from lnrecency.experiments.decoders.decoder_config import DecoderConfig
 
@@ -61,16 +65,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: Options) -> int:
-    from lnrecency.files.atomic import check_out
-
-    require_extra()
-    from lnrecency.experiments.decoders.train import OUTPUT_NAMES, TrainSettings, save, train
-
-    out = Path(args.out)
-    check_out(out, OUTPUT_NAMES)  # before the training: the folder, and no user file under our names
-
+    from lnrecency.experiments.decoders.decoder_config import TrainSettings
     from lnrecency.runtime.arguments import check_choice
 
+    # the flags first, before torch loads (about 2 s): each refusal names its flag (lnrecency.cli.app.flag_named)
     check_choice("--device", args.device, ("cpu", "cuda"))
     if args.corpus is not None and args.task != "lm":
         raise ValueError(f"--corpus goes with task lm; got task {args.task!r}")
@@ -79,6 +77,13 @@ def run(args: Options) -> int:
                          f"--vocab out")
     st = TrainSettings(task=args.task, steps=args.steps, seed=args.seed, batch=args.batch, n=args.n, lr=args.lr,
                        eval_every=args.eval_every, threads=args.threads)
+    cfg = decoder_from_args(args, args.n) if args.task != "lm" else None  # lm: its vocabulary is the corpus's
+    require_extra()
+    from lnrecency.experiments.decoders.train import OUTPUT_NAMES, save, train
+    from lnrecency.files.atomic import check_out
+
+    out = Path(args.out)
+    check_out(out, OUTPUT_NAMES)  # before the training: the folder, and no user file under our names
     data = None
     if args.task == "lm":
         try:
@@ -100,8 +105,6 @@ def run(args: Options) -> int:
         if not torch.cuda.is_available():
             raise ValueError("--device cuda: no CUDA device is available to this torch build")
         os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
-    if args.task != "lm":
-        cfg = decoder_from_args(args, args.n)
     if args.device == "cpu":
         from lnrecency.experiments.decoders.train import check_train_time
 
