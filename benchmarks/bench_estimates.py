@@ -9,7 +9,7 @@ the fitted constants to benchmarks/estimates.json; the constants are then copied
 
 Estimators: limit (float64, mpmath, sympy: lnrecency.theory.limit.estimate_seconds), boundary
 (lnrecency.theory.boundary), region (lnrecency.theory.region), sweep (lnrecency.experiments.sweep), finite-width
-(lnrecency.theory.finite_width), simulate (lnrecency.numerics.simulate), probe (lnrecency.experiments.probes.probe)
+(lnrecency.theory.finite_width), rollout (lnrecency.theory.rollout), simulate (lnrecency.numerics.simulate), probe (lnrecency.experiments.probes.probe)
 and
 train (lnrecency.experiments.decoders.train.train_seconds). The float64 limit's own fit is benchmarks/fit_limit_cost.py.
 """
@@ -27,6 +27,7 @@ import lnrecency.theory.boundary as boundary_mod
 import lnrecency.theory.finite_width as fw_mod
 import lnrecency.theory.limit as limit
 import lnrecency.theory.region as region_mod
+import lnrecency.theory.rollout as rollout_mod
 from lnrecency.numerics import simulate_scores
 from lnrecency.numerics.simulate import estimate_seconds as sim_estimate
 from lnrecency.theory.limit import limit_scores
@@ -85,6 +86,8 @@ def _cases():
     c["finite-width"] = [(f"n={n}, layers={L}", lambda n=n, L=L: fw_mod.estimate_seconds(n, L),
                           lambda n=n, L=L: fw_mod.finite_width(n, L))
                          for n, L in [(8, 2), (16, 2), (32, 2), (48, 2), (24, 6), (64, 1)]]
+    c["rollout"] = [(f"uniform_rollout n={n}, layers={L}", lambda n=n, L=L: rollout_mod.rollout_seconds(n, L),
+                     lambda n=n, L=L: rollout_mod.uniform_rollout(n, L)) for n, L in [(500, 4), (1000, 4), (2000, 2)]]
     c["simulate"] = [(f"n={n}, layers={L}, samples={s}", lambda n=n, L=L, s=s: sim_estimate(n, L, s),
                       lambda n=n, L=L, s=s: simulate_scores(n, L, 64, s, seed=0, method="gram", progress=False))
                      for n, L, s in [(8, 2, 20000), (16, 4, 20000), (32, 2, 5000), (64, 2, 1000)]]

@@ -26,7 +26,7 @@ import mpmath
 import sympy
 
 from lnrecency.model.config import ModelConfig, as_fraction, make_config
-from lnrecency.runtime.arguments import check_choice
+from lnrecency.runtime.arguments import check_choice, check_expression
 from lnrecency.theory import closed_forms as cf
 from lnrecency.theory.formula_parser import parse_formula
 
@@ -90,6 +90,7 @@ class FormulaCheck:
 
 def generator_form(expr: sympy.Expr) -> sympy.Expr:
     """Replace every exp(sum c m) by prod X_m^(c L_m): a rational expression in positive generators."""
+    expr = check_expression("expr", expr)
     atoms = list(expr.atoms(sympy.exp))
     if expr.has(sympy.E):
         atoms.append(sympy.E)
@@ -118,6 +119,7 @@ def in_field(expr: sympy.Expr):
     bottom-up: every sum, product and integer power is carried out in the field with its gcds cancelled, so
     the nested expressions of the exact limit never have to be expanded as a whole (which
     ``sympy.cancel`` does). Raises _NotRational outside the field, ZeroDivisionError on a zero divisor."""
+    expr = check_expression("expr", expr)
     syms = sorted(expr.free_symbols, key=sympy.default_sort_key)
     ring = sympy.polys.fields.field(syms or [sympy.Dummy("t")], sympy.QQ)
     k, gens = ring[0], dict(zip(syms, ring[1:]))
@@ -293,7 +295,7 @@ def compare_expressions(label: str, user: sympy.Expr, derived: sympy.Expr, subs:
     """Decide ``user == derived`` (steps 1-3 of the module docstring); ``subs`` maps alpha/lam/gamma to
     exact numbers (the other symbols stay symbolic; grid values from SAMPLE_POINTS)."""
     subs = dict(subs or {})
-    user, derived = sympy.sympify(user).subs(subs), sympy.sympify(derived).subs(subs)
+    user, derived = check_expression("user", user).subs(subs), check_expression("derived", derived).subs(subs)
     quantity = label
     fixed = ", ".join(f"{s.name}={v}" for s, v in subs.items()) or "none"
     prefix = f"parameters substituted: {fixed}; " + "".join(n + "; " for n in (notes or []))

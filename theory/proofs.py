@@ -22,6 +22,7 @@ from typing import Sequence
 import sympy
 
 from lnrecency.model.config import ModelConfig
+from lnrecency.runtime.arguments import check_expression
 from lnrecency.theory import closed_forms as cf
 
 __all__ = ["Proof", "coefficient_sign", "positive_coordinates", "prove_decreasing", "prove_sign",
@@ -56,6 +57,7 @@ class Proof:
 
 def positive_coordinates(expr: sympy.Expr) -> sympy.Expr:
     """Rewrite a closed form in X, s, A, B (see module docstring); lam and alpha must disappear."""
+    expr = check_expression("expr", expr)
     out = expr.subs({sympy.exp(cf.alpha * cf.lam): X / (1 + s), sympy.exp(cf.lam): X})
     out = out.subs(cf.alpha, A / (A + B))
     if out.has(cf.lam) or out.has(cf.alpha):
@@ -87,6 +89,7 @@ def coefficient_sign(expr: sympy.Expr, positive: Sequence[sympy.Symbol] = POSITI
                      nonnegative: Sequence[sympy.Symbol] = NONNEGATIVE):
     """(sign in {+1, -1} or None, numerator, denominator, reason) of ``expr`` on the region
     positive variables > 0, nonnegative variables >= 0, by the coefficient signs of num and den."""
+    expr = check_expression("expr", expr)
     variables = list(positive) + list(nonnegative)
     num, den = sympy.fraction(sympy.factor(sympy.together(expr)))
     extra = (num.free_symbols | den.free_symbols) - set(variables)
@@ -122,6 +125,7 @@ def _assumptions(residual: bool) -> tuple[str, ...]:
 
 def prove_decreasing(h2: sympy.Expr, *, residual: bool, name: str = "h_decreasing") -> Proof:
     """h2(j+1) - h2(j) < 0 for every j >= 1 (t = j - 1 >= 0); ``h2`` a closed form in j."""
+    h2 = check_expression("h2", h2)
     diff = h2.subs(cf.j, t + 2) - h2.subs(cf.j, t + 1)
     return prove_sign(name, f"|x_j^(1)|^2 = h(j)^2 strictly decreases in j "
                       f"({'residual' if residual else 'no residual'})",

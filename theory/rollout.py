@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from lnrecency.model.config import ModelConfig, make_config
-from lnrecency.runtime.arguments import check_choice, check_int
+from lnrecency.runtime.arguments import check_choice, check_int, check_real
 
 __all__ = ["limit_rollout", "rollout_of", "uniform_rollout", "MIXES"]
 
@@ -40,11 +40,72 @@ __all__ = ["limit_rollout", "rollout_of", "uniform_rollout", "MIXES"]
 MIXES = ("auto", "attention", "residual")
 
 
+#: seconds per n^3 of one layer's product (numpy float64 on this project's 2-core machine, BLAS on its threads;
+#: measured 1.7e-11 to 3.4e-11 at n = 500-2000, benchmarks/bench_estimates.py --only rollout); the estimate is
+#: this times the limit's load margin
+ROLLOUT_SECONDS_PER_N3 = 2.2e-11
+#: working arrays of a rollout: the weights (or their residual mix), the output, the running product and one temporary
+ROLLOUT_ARRAYS = 4
+
+
+def check_rollout_cost(n: int, matrices: int, what: str) -> None:
+    """Refuse, before any allocation, a rollout of ``matrices`` (n, n) layers whose arrays exceed the available
+    memory (MemoryError naming n) or whose products are estimated above the float64 time limit (ValueError)."""
+    from lnrecency.runtime.memory import available_memory
+    from lnrecency.runtime.timelimit import refusal, time_limit
+    from lnrecency.theory.limit import ALWAYS_AVAILABLE, MAX_SECONDS
+
+    need = (ROLLOUT_ARRAYS * matrices + 2) * n * n * 8
+    if need > ALWAYS_AVAILABLE:
+        limit = available_memory()
+        if need > limit:
+            raise MemoryError(f"{what} at n={n} over {matrices} layer(s) needs about {need / 2**20:.0f} MiB, more "
+                              f"than the available {limit / 2**20:.0f} MiB; use a smaller n")
+    seconds = rollout_seconds(n, matrices)
+    limit_s = time_limit(MAX_SECONDS)
+    if seconds > limit_s:
+        raise refusal(f"{what} at n={n} over {matrices} layer(s)", seconds, limit_s, "use fewer layers or a smaller n")
+
+
+def rollout_seconds(n: int, matrices: int) -> float:
+    """Estimated seconds of a rollout of ``matrices`` (n, n) layers: one n^3 product a layer, with the load margin."""
+    from lnrecency.theory.limit import LOAD_MARGIN
+
+    return ROLLOUT_SECONDS_PER_N3 * LOAD_MARGIN * matrices * float(n) ** 3
+
+
+def _check_gamma(gamma: Any) -> float | None:
+    """The residual weight of the mix: None (attention alone) or a finite real > 0, as in the model's config."""
+    if gamma is None:
+        return None
+    return float(check_real("gamma", gamma, low=0.0, low_open=True))
+
+
+def _check_weights(weights: Any) -> np.ndarray:
+    """A real array (..., layers, n, n) of finite causal weights: square in its last two axes, at least one layer."""
+    try:
+        w = np.asarray(weights)
+    except (TypeError, ValueError) as e:
+        raise ValueError(f"weights must be a real array (..., layers, n, n); got {type(weights).__name__}: {e}") \
+            from None
+    if w.dtype.kind not in "biuf" or w.dtype.kind == "b":
+        raise ValueError(f"weights must be a real array (..., layers, n, n); got dtype {w.dtype}")
+    if w.ndim < 3 or w.shape[-1] != w.shape[-2] or w.shape[-1] < 1 or w.shape[-3] < 1:
+        raise ValueError(f"weights must be an array (..., layers, n, n) with n >= 1 and at least one layer; got shape "
+                         f"{w.shape}")
+    w = w.astype(float, copy=False)
+    if not np.isfinite(w).all():
+        raise ValueError("weights must be finite; got NaN or inf")
+    return w
+
+
 def rollout_of(weights: np.ndarray, *, gamma: float | None = None) -> np.ndarray:
     """The rollout of a stack of causal weights ``weights`` (..., layers, n, n): R^(l) = A^(l) ... A^(1) with
     A^(l) = P^(l) (``gamma`` None) or (I + gamma P^(l)) / (1 + gamma); the same shape, R^(l) at ``[..., l-1, :, :]``."""
-    w = np.asarray(weights, dtype=float)
+    w = _check_weights(weights)
+    gamma = _check_gamma(gamma)
     n = w.shape[-1]
+    check_rollout_cost(n, int(np.prod(w.shape[:-2])), "rollout_of")
     if gamma is not None:
         w = (np.eye(n) + gamma * w) / (1.0 + gamma)
     out = np.empty_like(w)
@@ -66,6 +127,8 @@ def uniform_rollout(n: int, layers: int, *, gamma: float | None = None) -> np.nd
     (0.07412, True)
     """
     n, layers = check_int("n", n, minimum=1), check_int("layers", layers, minimum=1)
+    gamma = _check_gamma(gamma)
+    check_rollout_cost(n, layers, "uniform_rollout")
     p = np.tril(np.ones((n, n))) / np.arange(1, n + 1)[:, None]
     return rollout_of(np.broadcast_to(p, (layers, n, n)), gamma=gamma)
 

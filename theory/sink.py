@@ -31,7 +31,7 @@ import sympy
 
 from lnrecency.inference.recency_slope import layer_slope
 from lnrecency.model.config import ModelConfig
-from lnrecency.runtime.arguments import check_real
+from lnrecency.runtime.arguments import check_exact, check_flag, check_real
 
 __all__ = ["SinkLimit", "sink_limit", "closed_form_layer2", "sign_of_slope"]
 
@@ -49,7 +49,11 @@ class SinkLimit:
 
     def slope(self, layer: int) -> float:
         """The layer's recency slope, key 1 (the sink) left out
-        (:func:`lnrecency.inference.recency_slope.layer_slope`)."""
+        (:func:`lnrecency.inference.recency_slope.layer_slope`); ``layer`` counts from 1."""
+        from lnrecency.runtime.arguments import check_int
+
+        layers = self.scores.shape[0]
+        layer = check_int("layer", layer, minimum=1, maximum=layers)
         return layer_slope(self.scores[layer - 1], skip=1)
 
 
@@ -79,8 +83,9 @@ def closed_form_layer2(normalised: bool, lam: Any = None, b: Any = None):
     """(S^(2)_ij, P_i1) as sympy expressions in the symbols i, j (2 <= j < i), b and lam (or the values given), at
     alpha = 0 without a residual (module docstring)."""
     i, j = sympy.symbols("i j", positive=True)
-    lam = sympy.Symbol("lam", positive=True) if lam is None else sympy.sympify(lam)
-    b = sympy.Symbol("b", real=True) if b is None else sympy.sympify(b)
+    normalised = check_flag("normalised", normalised)
+    lam = sympy.Symbol("lam", positive=True) if lam is None else check_exact("lam", lam, low=0.0, low_open=True)
+    b = sympy.Symbol("b", real=True) if b is None else check_exact("b", b)
     e, big = sympy.exp(b), sympy.exp(lam)
 
     def z(k):
@@ -99,6 +104,7 @@ def closed_form_layer2(normalised: bool, lam: Any = None, b: Any = None):
 def sign_of_slope(normalised: bool) -> dict:
     """The sign of d S^(2)_ij / d j for 2 <= j < i, b >= 0, lam > 0, from the closed form: the j-dependent factor
     f(j) and the sign of d log f / d j, simplified by sympy to an expression whose sign is evident."""
+    normalised = check_flag("normalised", normalised)
     j = sympy.Symbol("j", positive=True)
     lam = sympy.Symbol("lam", positive=True)
     b = sympy.Symbol("b", nonnegative=True)

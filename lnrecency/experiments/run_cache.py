@@ -140,7 +140,12 @@ def read(path: Path, required: tuple = (), *, max_bytes: int = MAX_BYTES, max_de
     disagrees); otherwise :class:`DamagedCache` naming the file and what is wrong (a verdict read from a damaged,
     mistyped, misfiled or NaN-carrying run would be wrong)."""
     path = Path(path)
-    if not path.exists() and not path.is_symlink():
+    link = _link_on_the_way(path)
+    if link is not None:
+        raise DamagedCache(f"cache {'file' if link == path else 'folder'} {str(link)!r} is a symbolic link; a cache "
+                           f"entry is read only from plain folders inside the cache root {str(cache_root())!r} "
+                           "(remove the link and run the experiment again)")
+    if not path.exists():
         return None
     from lnrecency.files.readers import read_json
 
@@ -166,6 +171,24 @@ def read(path: Path, required: tuple = (), *, max_bytes: int = MAX_BYTES, max_de
         raise DamagedCache(f"{where}: {exc}; {fix}") from None
     _note(path, data)
     return data
+
+
+def _link_on_the_way(path: Path) -> Path | None:
+    """The first symbolic link among ``path`` and the folders between it and the cache root (the root itself, the
+    user's choice, may be a link), or None. A path outside the root is checked itself only."""
+    root = cache_root()
+    try:
+        parts = path.relative_to(root).parts
+    except ValueError:
+        parts, root = (path.name,), path.parent
+    here = root
+    for part in parts:
+        here = here / part
+        if here.is_symlink():
+            return here
+        if not here.exists():
+            return None
+    return None
 
 
 def write(path: Path, record: dict) -> Path:

@@ -77,3 +77,60 @@ def check_choice(name: str, value: Any, allowed: tuple[str, ...]) -> str:
     if not isinstance(value, str) or value not in allowed:
         raise ValueError(f"{name} must be one of {', '.join(map(repr, allowed))}; got {value!r}")
     return value
+
+
+def check_exact(name: str, value: Any, *, low: float = -math.inf, high: float = math.inf,
+                low_open: bool = False, high_open: bool = False) -> Any:
+    """A number or a sympy object for a theory function that computes in sympy: returned as a sympy object.
+
+    Only numbers (int, float, Fraction, Decimal, numpy and mpmath numbers) and sympy objects are accepted; a string
+    is refused, never parsed (sympify of a string runs code). A number is checked finite and within [low, high]
+    (the ends open as stated); a sympy number is checked the same way; a sympy expression with free symbols is
+    returned as it is (its range is the caller's symbol's assumption)."""
+    import sympy
+
+    if isinstance(value, sympy.Basic):
+        if value.free_symbols:
+            return value
+        if not value.is_number:
+            raise ValueError(f"{name} must be a real number or a sympy expression; got {value!r}")
+        try:
+            x = complex(value.evalf())
+        except (TypeError, ValueError):
+            raise ValueError(f"{name} must be a real number; got {value!r}") from None
+        if x.imag != 0:
+            raise ValueError(f"{name} must be a real number; got {value!r}")
+        check_real(name, x.real, low=low, high=high, low_open=low_open, high_open=high_open)
+        return value
+    if is_bool(value) or not isinstance(value, numbers.Number) or isinstance(value, numbers.Complex) and not \
+            isinstance(value, numbers.Real):
+        raise ValueError(f"{name} must be a real number or a sympy expression; got {value!r} "
+                         f"({type(value).__name__})")
+    check_real(name, value, low=low, high=high, low_open=low_open, high_open=high_open)
+    if isinstance(value, numbers.Integral):
+        return sympy.Integer(int(value))
+    if isinstance(value, numbers.Rational):
+        return sympy.Rational(int(value.numerator), int(value.denominator))
+    return sympy.Float(float(value))
+
+
+def check_expression(name: str, value: Any) -> Any:
+    """A sympy object or a real number for a theory function that computes in sympy; a string is refused, never
+    parsed (sympy parses strings with eval). Numbers come back as sympy numbers (:func:`check_exact`)."""
+    import sympy
+
+    if isinstance(value, sympy.Basic):
+        return value
+    if isinstance(value, numbers.Number) and not is_bool(value):
+        return check_exact(name, value)
+    raise ValueError(f"{name} must be a sympy expression or a real number; got {value!r} ({type(value).__name__})"
+                     + ("; a string is never parsed (write the expression with sympy, or pass the formula to "
+                        "lnrecency.theory.formula.check_formula)" if isinstance(value, (str, bytes)) else ""))
+
+
+def check_flag(name: str, value: Any) -> bool:
+    """A switch: True or False (a Python or numpy bool) and nothing else; a string such as "no" is refused, not read
+    by its truth value."""
+    if not is_bool(value):
+        raise ValueError(f"{name} must be True or False; got {value!r} ({type(value).__name__})")
+    return bool(value)

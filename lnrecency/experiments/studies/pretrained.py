@@ -98,6 +98,16 @@ def find_models(folder: str | os.PathLike | None = None) -> list[tuple[str, Path
     return out
 
 
+#: one probe's record in the cache (:func:`probe_summary`), checked field by field when read back
+_LAYER_SHAPE = {"layer": int, "slope": float, "slope_se": float, "sink": (float, None), "rollout_first": float,
+                "rollout_last": float, "rollout_residual_first": float}
+RUN_SHAPE = {"model": {"perplexity": ({"windows": int}, None)},
+             "gu_sink": (float, None), "layers": [_LAYER_SHAPE], "window_slopes": [[float]]}
+#: the cached record: per known model its name, SHA-256 and one run per condition
+MODEL_SHAPE = {"name": str, "sha256": str,
+               "runs": {f"{tokens}/{'off' if off else 'on'}": RUN_SHAPE for tokens, off in CONDITIONS}}
+
+
 def _cache_path(st: PretrainedSettings) -> Path:
     from lnrecency.experiments.run_cache import entry
 
@@ -124,6 +134,18 @@ def cached(st: PretrainedSettings | None = None) -> dict | None:
                 or not re.fullmatch(r"[0-9a-f]{64}", str(entry.get("sha256"))):
             raise DamagedCache(f"pretrained-model cache {str(path)!r}: model entry {key!r:.40} is not a known model "
                                f"({', '.join(KNOWN)}) with its SHA-256 and runs; delete it to probe again")
+        try:
+            from lnrecency.files.shapes import check_shape
+
+            check_shape(entry, MODEL_SHAPE, f"models.{key}")
+            for cond, run in entry["runs"].items():
+                if any(len(row) != len(run["layers"]) for row in run["window_slopes"]):
+                    raise ValueError(f"models.{key}.runs.{cond}: its window slopes do not hold one value per layer")
+                ppl = run["model"]["perplexity"] or {}
+                if any(type(ppl.get(k, 1.0)) not in (int, float) or ppl.get(k, 1.0) <= 0 for k in ("on", "off")):
+                    raise ValueError(f"models.{key}.runs.{cond}.model.perplexity: not a positive number")
+        except ValueError as exc:
+            raise DamagedCache(f"pretrained-model cache {str(path)!r}: {exc}; delete it to probe again") from None
     return data
 
 

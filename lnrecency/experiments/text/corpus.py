@@ -32,7 +32,8 @@ import numpy as np
 from lnrecency.experiments.text.pieces import PIECE_CHARS, token_stream
 
 __all__ = ["default_corpus", "corpus_files", "Corpus", "load_corpus", "premise_counts", "BINS", "VOCAB",
-           "MAX_BYTES", "MAX_FILE_BYTES", "DECISIVE", "premise_decision", "cached_counts", "events", "PREMISE_RATE"]
+           "MAX_BYTES", "MAX_FILE_BYTES", "DECISIVE", "premise_decision", "cached_counts", "premise_cache_path", "events",
+           "PREMISE_RATE"]
 
 VOCAB = 2048
 #: a corpus larger than this is refused before it is read (memory: the text, the token ids and their sort stay
@@ -374,25 +375,45 @@ def premise_decision(counts: dict) -> tuple[str, str]:
 #: a premise cache holds a few hundred counts: larger or deeper is not one lnrecency wrote
 MAX_CACHE_BYTES = 4 * 2**20
 MAX_CACHE_DEPTH = 8
+#: one subset's counts (:func:`_summary`), checked field by field when read back from the cache
+_SUMMARY_SHAPE = {"events": int, "next_is_c": int, "next_is_b": int, "frac_c": (float, None), "frac_b": (float, None),
+                  "d": (float, None), "d_se": (float, None), "d_interval": ([float], None), "files": int}
+PREMISE_SHAPE = {"files": int, "tokens": int, "vocab": int, "key": str, "subsets": {"all": _SUMMARY_SHAPE},
+                 "bins": [{"d2": str, "d1": str, **_SUMMARY_SHAPE}]}
+
+
+def premise_cache_path(root: str | Path | None = None, *, vocab: int = VOCAB) -> Path:
+    """The cache entry of the corpus's premise counts, keyed cheaply (paths, sizes, modification times): found
+    without reading the corpus."""
+    root_, files = corpus_files(root)
+    h = hashlib.sha256(f"lnrecency-premise-1 vocab={vocab}".encode())
+    for f in files:
+        st = f.stat()
+        h.update(f"{f.relative_to(root_)}\0{st.st_size}\0{st.st_mtime_ns}".encode())
+    return corpus_cache() / f"premise-{h.hexdigest()[:16]}.json"
 
 
 def cached_counts(root: str | Path | None = None, *, vocab: int = VOCAB, progress: bool | None = False,
                   compute: bool = True) -> dict | None:
     """:func:`premise_counts`, cached by the corpus key; None when not cached and ``compute`` is False."""
-    root_, files = corpus_files(root)
-    # the cheap key (paths, sizes, mtimes) finds the counts without reading the corpus
-    h = hashlib.sha256(f"lnrecency-premise-1 vocab={vocab}".encode())
-    for f in files:
-        st = f.stat()
-        h.update(f"{f.relative_to(root_)}\0{st.st_size}\0{st.st_mtime_ns}".encode())
-    path = corpus_cache() / f"premise-{h.hexdigest()[:16]}.json"
+    path = premise_cache_path(root, vocab=vocab)
     from lnrecency.experiments import run_cache
 
     data = run_cache.read(path, ("subsets", "bins"), max_bytes=MAX_CACHE_BYTES, max_depth=MAX_CACHE_DEPTH)
     if data is not None:
-        if not (isinstance(data["subsets"], dict) and isinstance(data["bins"], list)):
-            raise run_cache.DamagedCache(f"premise cache {str(path)!r} does not hold the premise counts (subsets, "
-                                         f"bins); delete it to count again")
+        from lnrecency.files.shapes import check_shape
+
+        try:
+            if not isinstance(data["subsets"], dict) or not any("decisive" in k for k in data["subsets"]):
+                raise ValueError("it names no decisive subset")
+            check_shape(data, PREMISE_SHAPE, "premise")
+            for name, s in data["subsets"].items():
+                check_shape(s, _SUMMARY_SHAPE, f"premise.subsets.{name[:40]}")
+                if s["d_interval"] is not None and len(s["d_interval"]) != 2:
+                    raise ValueError(f"premise.subsets.{name[:40]}.d_interval: not a pair")
+        except ValueError as exc:
+            raise run_cache.DamagedCache(f"premise cache {str(path)!r} does not hold the premise counts ({exc}); "
+                                         f"delete it to count again") from None
         return data
     if not compute:
         return None
