@@ -9,7 +9,8 @@ the fitted constants to benchmarks/estimates.json; the constants are then copied
 
 Estimators: limit (float64, mpmath, sympy: lnrecency.theory.limit.estimate_seconds), boundary
 (lnrecency.theory.boundary), region (lnrecency.theory.region), sweep (lnrecency.experiments.sweep), finite-width
-(lnrecency.theory.finite_width), rollout (lnrecency.theory.rollout), simulate (lnrecency.numerics.simulate), probe (lnrecency.experiments.probes.probe)
+(lnrecency.theory.finite_width), rollout (lnrecency.theory.rollout),
+simulate (lnrecency.numerics.simulate), probe (lnrecency.experiments.probes.probe)
 and
 train (lnrecency.experiments.decoders.train.train_seconds). The float64 limit's own fit is benchmarks/fit_limit_cost.py.
 """

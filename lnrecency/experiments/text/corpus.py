@@ -32,8 +32,8 @@ import numpy as np
 from lnrecency.experiments.text.pieces import PIECE_CHARS, token_stream
 
 __all__ = ["default_corpus", "corpus_files", "Corpus", "load_corpus", "premise_counts", "BINS", "VOCAB",
-           "MAX_BYTES", "MAX_FILE_BYTES", "DECISIVE", "premise_decision", "cached_counts", "premise_cache_path", "events",
-           "PREMISE_RATE"]
+           "MAX_BYTES", "MAX_FILE_BYTES", "DECISIVE", "premise_decision", "cached_counts",
+           "premise_cache_path", "events", "PREMISE_RATE"]
 
 VOCAB = 2048
 #: a corpus larger than this is refused before it is read (memory: the text, the token ids and their sort stay
