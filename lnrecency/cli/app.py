@@ -16,6 +16,7 @@ from typing import Any, Sequence
 
 from lnrecency.cli.options import Options
 from lnrecency.model.config import EMBEDDINGS, NORMS, ModelConfig
+from lnrecency.runtime.parser import OneLineParser
 from lnrecency.runtime.signals import Terminated, end_children, stop_signals
 
 # Modules under lnrecency.cli.commands (those on decoders in its sub-package decoders), in the order `lnrecency
@@ -202,17 +203,9 @@ def flag_named(message: str, args: Options) -> str:
     return flag + message[len(m.group(1)):]
 
 
-class _OneLineParser(argparse.ArgumentParser):
-    """argparse with its errors on one line (the flag, the value, what is allowed, and where the usage is), exit 2,
-    instead of a multi-line usage block above the message."""
-
-    def error(self, message: str):
-        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
-
-
 def build_parser() -> argparse.ArgumentParser:
     """The ``lnrecency`` parser; ``parser.commands[name]`` is (module, subparser, arguments type)."""
-    parser = _OneLineParser(  # no abbreviations: `train --d 0` would be read as --device 0
+    parser = OneLineParser(  # no abbreviations: `train --d 0` would be read as --device 0
         prog="lnrecency",
         description="Verify 'LayerNorm Induces Recency Bias in Transformer Decoders' (Kim et al.).",
         allow_abbrev=False,
@@ -253,6 +246,10 @@ def parse(argv: Sequence[str] | None = None):
     return module, typ(**{f.name: values[f.name] for f in dataclasses.fields(typ)})
 
 
+#: the commands that read or write the run cache ($LNRECENCY_CACHE)
+CACHE_COMMANDS = ("report", "verify", "experiments", "corpus-stats", "probe", "train")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     module, args = parse(argv)
     # a stopped run's pool leaves its queue semaphores to multiprocessing's resource tracker, which cleans them up
@@ -266,6 +263,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         # an output folder is locked for the whole run: a second run on the same --out is refused at once
         out = getattr(args, "out", None)
+        if args.command in CACHE_COMMANDS and getattr(args, "cache", None) is None \
+                and not getattr(args, "no_cache", False):
+            from lnrecency.experiments.run_cache import cache_root
+
+            cache_root()  # a cache root that is not a folder is refused now, not after the first computation
         with stop_signals(), max_seconds(getattr(args, "max_seconds", None)), holding_output(out):
             return int(module.run(args) or 0)
     except (ValueError, MemoryError, OverflowError) as exc:  # invalid input or a refused size: one line

@@ -74,8 +74,14 @@ class DamagedCache(ValueError):
 
 
 def cache_root() -> Path:
-    """``$LNRECENCY_CACHE``, else ``~/.cache/lnrecency``."""
-    return Path(os.environ.get("LNRECENCY_CACHE") or Path.home() / ".cache" / "lnrecency")
+    """``$LNRECENCY_CACHE``, else ``~/.cache/lnrecency``; :class:`DamagedCache` naming the variable when it names
+    something that is there but not a folder (a file, a device, a link to a file)."""
+    env = os.environ.get("LNRECENCY_CACHE")
+    root = Path(env or Path.home() / ".cache" / "lnrecency")
+    if root.exists() and not root.is_dir():
+        raise DamagedCache(f"the cache root {str(root)!r} " + ("($LNRECENCY_CACHE) " if env else "")
+                           + "is not a folder; point LNRECENCY_CACHE at a folder (or remove the file)")
+    return root
 
 
 @contextmanager

@@ -242,17 +242,31 @@ def _check_archive(path: Path) -> None:
                          f"are not arrays")
 
 
+#: the files of a report's evidence folder (``lnrecency verify --out``, ``report --evidence-out``)
+EVIDENCE_FILES = ("evidence.json", "arrays.npz", "verdicts.json")
+
+
+def check_store_folder(folder: str | Path) -> Path:
+    """The cheap part of :func:`loads`, run before any heavy import: ``folder`` is a folder holding evidence.json
+    (StoreError naming --from otherwise)."""
+    folder = Path(folder)
+    if not str(folder).strip():
+        raise StoreError("--from: empty path; give the folder lnrecency verify --out wrote")
+    if not folder.is_dir():
+        raise StoreError(f"--from: {str(folder)!r} is not a folder written by lnrecency verify --out"
+                         + (" (it does not exist)" if not folder.exists() else ""))
+    if not (folder / "evidence.json").exists():
+        raise StoreError(f"--from: {str(folder)!r} holds no readable evidence (no evidence.json; lnrecency verify "
+                         f"--out DIR writes it)")
+    return folder
+
+
 def loads(folder: str | Path) -> Any:
     """The object a folder's evidence.json and arrays.npz hold, validated as the module docstring says
     (StoreError, one line, when they are not a store this version reads)."""
     from lnrecency.files.readers import read_json
 
-    folder = Path(folder)
-    if not folder.is_dir():
-        raise StoreError(f"--from: {str(folder)!r} is not a folder written by lnrecency verify --out")
-    if not (folder / "evidence.json").exists():
-        raise StoreError(f"--from: {str(folder)!r} holds no readable evidence (no evidence.json; lnrecency verify "
-                         f"--out DIR writes it)")
+    folder = check_store_folder(folder)
     try:
         tree = read_json(folder / "evidence.json", what="evidence", max_bytes=MAX_JSON_BYTES, max_depth=MAX_DEPTH)
     except ValueError as exc:

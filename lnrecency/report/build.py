@@ -25,7 +25,7 @@ from typing import Iterable
 
 from lnrecency.claims.registry import CLAIMS, available, evaluate, start
 from lnrecency.files.atomic import atomic_write_text, publish, staged_directory
-from lnrecency.files.store import StoreError, dumps, loads
+from lnrecency.files.store import EVIDENCE_FILES, StoreError, dumps, loads
 from lnrecency.files.table_record import REPORT_FORMATS, Table, parse_formats
 from lnrecency.inference.evidence import strict_json
 from lnrecency.report import figure_list as figures
@@ -194,7 +194,7 @@ def _start_verdicts(settings: ReportSettings, jobs: int):
     return running.pool, running
 
 
-EVIDENCE_FILES = ("evidence.json", "arrays.npz", "verdicts.json")
+
 
 
 def build_report(out: str | Path, *, quick: bool = False, formats: Iterable[str] = REPORT_FORMATS, seed: int = 0,

@@ -11,7 +11,6 @@ parameter-free claim never needs the trained experiments.
 """
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
@@ -19,6 +18,7 @@ from lnrecency.claims.registry import evaluate
 from lnrecency.files.atomic import atomic_write_text
 from lnrecency.inference.verdicts import ClaimResult
 from lnrecency.report.v2_results import V2_BEGIN, V2_END, v2_block, v2_sentence
+from lnrecency.runtime.parser import OneLineParser
 
 BEGIN, END = "<!-- verdicts:begin -->", "<!-- verdicts:end -->"
 FILLS_BEGIN, FILLS_END = "<!-- fills:begin -->", "<!-- fills:end -->"
@@ -350,7 +350,7 @@ def _secondary(row: dict) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python3 -m lnrecency.report.readme", description=__doc__.split("\n")[0])
+    p = OneLineParser(prog="python3 -m lnrecency.report.readme", description=__doc__.split("\n")[0])
     p.add_argument("readme", nargs="?", default="README.md")
     p.add_argument("--quick", action="store_true", help="quick verdict settings")
     how = p.add_mutually_exclusive_group()

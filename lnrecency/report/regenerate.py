@@ -14,10 +14,11 @@ The parser's ID lists and ``verify --list`` read :mod:`lnrecency.claims.catalog`
 """
 from __future__ import annotations
 
-import argparse
 import subprocess
 import sys
 from pathlib import Path
+
+from lnrecency.runtime.parser import OneLineParser
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -57,7 +58,7 @@ def claim_pages(*, check: bool) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python3 -m lnrecency.report.regenerate", description=__doc__.split("\n")[0])
+    p = OneLineParser(prog="python3 -m lnrecency.report.regenerate", description=__doc__.split("\n")[0])
     p.add_argument("--check", action="store_true", help="write nothing; exit 1 if the notebooks or the claim pages "
                                                         "are out of date (evaluates nothing)")
     p.add_argument("--trained", action="store_true", help="also the verdicts on trained and real models (from "

@@ -49,12 +49,22 @@ def run(args: Options) -> int:
     import tempfile
     from pathlib import Path
 
+    from lnrecency.files.atomic import check_out
+    from lnrecency.files.store import EVIDENCE_FILES, check_store_folder
+
+    # every path checked here, before the report's libraries load (1-2 s and 170 MiB)
+    if args.cache is not None and not args.cache.strip():
+        raise ValueError("--cache: empty path; give the folder of cached results (or leave --cache out for "
+                         "$LNRECENCY_CACHE)")
     if args.cache is not None and not Path(args.cache).is_dir():
         raise ValueError(f"--cache {args.cache!r} is not a folder")
+    check_out(args.out)
+    if args.evidence is not None:
+        check_store_folder(args.evidence)
     if args.evidence_out is not None:
-        from lnrecency.files.atomic import check_out
-        from lnrecency.report.build import EVIDENCE_FILES
-
+        if Path(args.evidence_out).resolve() == Path(args.out).resolve():
+            raise ValueError(f"--evidence-out {args.evidence_out!r} is the report's --out; the evidence needs a "
+                             "folder of its own")
         check_out(args.evidence_out, EVIDENCE_FILES, flag="--evidence-out")  # before the work, as verify --out does
     from lnrecency.experiments.run_cache import using_root
     from lnrecency.report.build import build_report

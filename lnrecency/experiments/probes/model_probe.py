@@ -41,7 +41,7 @@ from typing import Any, Iterator, Sequence
 import numpy as np
 import torch
 
-from lnrecency.experiments.probes.probe import ProbeResult, ProbeSettings, probe
+from lnrecency.experiments.probes.probe import ProbeResult, ProbeSettings, check_probe_bounds, probe
 from lnrecency.runtime.arguments import check_choice
 
 __all__ = ["probe_model", "position_scheme", "SCHEMES", "POSITIONS"]
@@ -50,6 +50,9 @@ __all__ = ["probe_model", "position_scheme", "SCHEMES", "POSITIONS"]
 SCHEMES = ("rope", "learned", "alibi", "none")
 POSITIONS = ("on", "off")
 _LEARNED = ("wpe", "embed_positions", "position_embeddings")
+#: the window length and number of windows when neither they nor tokens= are given
+DEFAULT_N = 64
+DEFAULT_SEQUENCES = 32
 
 
 def position_scheme(model) -> str:
@@ -159,24 +162,20 @@ def _bos_choice(model, tokenizer, bos: str) -> int | None:
 def _inputs(model, tokenizer, texts, tokens, st: ProbeSettings, bos: str = "model") -> tuple[np.ndarray, str]:
     vocab = int(model.config.vocab_size)
     if texts is not None:
-        if tokenizer is None:
-            raise ValueError("texts= needs the model's tokenizer (tokenizer=...)")
         from lnrecency.experiments.text.text_windows import text_windows, token_stream
 
-        docs = [texts] if isinstance(texts, str) else list(texts)
-        if not docs or not all(isinstance(d, str) for d in docs) or not any(d.strip() for d in docs):
-            raise ValueError("texts= must be a string or a list of strings holding text")
+        docs = _check_texts(texts)
+        if tokenizer is None:
+            raise ValueError("texts= needs the model's tokenizer (tokenizer=...)")
         ids = token_stream(lambda piece: tokenizer(piece, add_special_tokens=False)["input_ids"], docs)
         first = _bos_choice(model, tokenizer, bos)
         return (text_windows(ids, st.n, st.sequences, st.seed, first),
                 "text windows" + (", BOS first" if first is not None else ", no BOS"))
     if tokens is not None:
-        arr = np.asarray(tokens)
-        if arr.ndim != 2 or arr.shape != (st.sequences, st.n) or not np.issubdtype(arr.dtype, np.integer):
-            raise ValueError(f"tokens= must be an integer array of shape (sequences, n) = ({st.sequences}, {st.n}); "
-                             f"got {arr.dtype} {arr.shape}")
+        arr = _check_tokens(tokens)
         if arr.min() < 0 or arr.max() >= vocab:
-            raise ValueError(f"tokens= holds ids outside [0, {vocab - 1}]")
+            raise ValueError(f"tokens= holds ids outside [0, {vocab - 1}] (the model's vocabulary); got ids from "
+                             f"{int(arr.min())} to {int(arr.max())}")
         return arr.astype(np.int64), "the tokens given"
     content = _content_tokens(model, tokenizer)
     rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence([st.seed, 0x6a5d])))
@@ -187,14 +186,53 @@ def _inputs(model, tokenizer, texts, tokens, st: ProbeSettings, bos: str = "mode
     return out, "the neutral random control (content tokens uniformly" + (", BOS first)" if first is not None else ")")
 
 
+def _check_texts(texts) -> list[str]:
+    """texts= as a list of strings: a string or a list or tuple of strings, holding text, at most MAX_TEXT_BYTES in
+    all (the command line's --text bound), checked before any is tokenised."""
+    from lnrecency.experiments.text.text_windows import MAX_TEXT_BYTES
+
+    if isinstance(texts, str):
+        docs = [texts]
+    elif isinstance(texts, (list, tuple)) and all(isinstance(d, str) for d in texts):
+        docs = list(texts)
+    else:
+        raise ValueError(f"texts must be a string or a list of strings; got {type(texts).__name__}")
+    total = sum(len(d) for d in docs)  # characters: at least one byte each
+    if total > MAX_TEXT_BYTES or sum(len(d.encode("utf-8", "surrogatepass")) for d in docs) > MAX_TEXT_BYTES:
+        raise ValueError(f"texts holds more than {MAX_TEXT_BYTES} bytes of text (the probe's limit, as for --text); "
+                         f"pass a sample of it")
+    if not any(d.strip() for d in docs):
+        raise ValueError("texts must hold some text; got only empty or blank strings")
+    return docs
+
+
+def _check_tokens(tokens) -> np.ndarray:
+    """tokens= as an integer array (sequences, n), its shape read from the data: at least 8 sequences of 3 to 1,024
+    tokens (the probe's bounds)."""
+    if isinstance(tokens, (str, bytes)):
+        raise ValueError(f"tokens must be an integer array (sequences, n); got {type(tokens).__name__}")
+    try:
+        arr = np.asarray(tokens)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"tokens must be an integer array (sequences, n); got {type(tokens).__name__}: "
+                         f"{str(exc)[:80]}") from None
+    if arr.ndim != 2 or arr.dtype == bool or not np.issubdtype(arr.dtype, np.integer):
+        raise ValueError(f"tokens must be an integer array (sequences, n) of token ids; got {arr.dtype} of shape "
+                         f"{arr.shape}")
+    return arr
+
+
 def probe_model(model: Any, tokenizer: Any = None, *, texts: str | Sequence[str] | None = None,
-                tokens: np.ndarray | None = None, positions: str = "on", n: int = 64, sequences: int = 32,
+                tokens: np.ndarray | None = None, positions: str = "on", n: int | None = None,
+                sequences: int | None = None,
                 seed: int = 0, rate: float = 1e-3, progress: bool = False, bos: str = "model") -> ProbeResult:
     """Probe ``model`` (a transformers causal LM object, a local model folder, or a GGUF file or wheel) for recency
     in its attention logits (module docstring); a :class:`~lnrecency.experiments.probes.probe.ProbeResult` whose
     ``model["positions"]`` states the scheme and whether it was switched off. ``bos``: the first token of every
     window (texts= and the random control): "model" (its tokenizer's convention), "first" (its BOS token) or
-    "none"; the first key is left out of the slopes either way."""
+    "none"; the first key is left out of the slopes either way. ``n`` and ``sequences``: the window length and
+    count (default :data:`DEFAULT_N` and :data:`DEFAULT_SEQUENCES`; with ``tokens=`` read from its shape). Every
+    argument is checked, and the probe's memory and time bounds with it, before any input is built."""
     from lnrecency.experiments.probes.probe_settings import BOS_CHOICES
 
     check_choice("positions", positions, POSITIONS)
@@ -203,8 +241,19 @@ def probe_model(model: Any, tokenizer: Any = None, *, texts: str | Sequence[str]
         raise ValueError(f"bos={bos!r} applies to texts= and the random control; tokens= are probed as given")
     if texts is not None and tokens is not None:
         raise ValueError("give texts= or tokens=, not both")
+    if tokens is not None:  # the shape is read from the data; n= and sequences=, if given, must agree with it
+        tokens = _check_tokens(tokens)
+        for name, given, got in (("sequences", sequences, tokens.shape[0]), ("n", n, tokens.shape[1])):
+            if given is not None and given != got:
+                raise ValueError(f"{name}={given!r} disagrees with tokens= of shape {tokens.shape} (its {name} is "
+                                 f"{got}); leave {name} out, it is read from tokens")
+        sequences, n = int(tokens.shape[0]), int(tokens.shape[1])
+    n = DEFAULT_N if n is None else n
+    sequences = DEFAULT_SEQUENCES if sequences is None else sequences
     kind = "text" if texts is not None else ("given" if tokens is not None else "random")
     st = ProbeSettings(n=n, sequences=sequences, seed=seed, tokens=kind, rate=rate)
+    if texts is not None and not isinstance(model, (str, Path)):
+        _check_texts(texts)
     if isinstance(model, (str, Path)):
         p = Path(model)
         if p.suffix in (".gguf", ".whl"):
@@ -246,6 +295,8 @@ def _probe_loaded(model, tokenizer, texts, tokens, st: ProbeSettings, positions:
         raise ValueError(f"n must be <= the model's context {n_pos}; got n={st.n}")
     n_layers = int(getattr(cfg, "num_hidden_layers", None) or getattr(cfg, "n_layer", None) or cfg.num_layers)
     n_heads = int(getattr(cfg, "num_attention_heads", None) or getattr(cfg, "n_head", None))
+    width = int(getattr(cfg, "hidden_size", None) or getattr(cfg, "n_embd", 0) or 0)
+    check_probe_bounds(st, n_layers, n_heads, width, light=True, maps=False)  # before the inputs are built
     windows, what = _inputs(model, tokenizer, texts, tokens, st, bos)
     off = positions == "off"
     takes_positions = "position_ids" in inspect.signature(model.forward).parameters
@@ -290,7 +341,7 @@ def _probe_loaded(model, tokenizer, texts, tokens, st: ProbeSettings, positions:
                          assumptions={"identity": False, "family": info["model_type"], "positions": scheme,
                                       "positions_off": off, "w_qk": None},
                          progress=progress, light=True, maps=False,
-                         width=int(getattr(cfg, "hidden_size", None) or getattr(cfg, "n_embd", 0) or 0),
+                         width=width,
                          logits_note="log attention weights from transformers' output_attentions: the logits up to "
                                      "a per-row constant (slopes, orderings and RP are exact)")
     finally:

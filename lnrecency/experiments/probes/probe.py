@@ -65,7 +65,8 @@ from lnrecency.experiments.probes.probe_settings import (  # noqa: F401 (re-expo
 from lnrecency.inference.recency_slope import MIN_KEYS, row_slope_weights, row_weights  # noqa: F401 (re-exported)
 from lnrecency.runtime.arguments import check_int
 
-__all__ = ["ProbeSettings", "ProbeResult", "probe", "BOS_CHOICES", "bos_token", "row_slope_weights", "recency_counts",
+__all__ = ["ProbeSettings", "ProbeResult", "probe", "check_probe_bounds", "BOS_CHOICES", "bos_token",
+           "row_slope_weights", "recency_counts",
            "PHASES", "MIN_KEYS", "row_weights", "TOKENS", "GU_EPS", "LATE_KEY", "ROLLOUT_LAMBDA",
            # re-exported from probe_costs (what a probe costs, decided before any work)
            "MAX_CELLS", "MAX_PROBE_BYTES", "MAX_SECONDS", "PROBE_COST", "check_probe_cost", "probe_bytes",
@@ -271,6 +272,19 @@ def _z(mean, se):
                                                                                                       -np.inf, 0.0)))
 
 
+def check_probe_bounds(st: ProbeSettings, n_layers: int, n_heads: int, width: int, *, light: bool = False,
+                       maps: bool = True, stream: bool = False) -> int:
+    """The probe's bounds, checked before any input is built or model run: its cells (sequences x n^2 x heads x
+    layers, unless streamed), its memory per step and its time (:func:`check_probe_cost`; a streamed probe's time
+    is the caller's estimate). Returns the sequences per step."""
+    n = st.n
+    if not stream and st.sequences * n * n * n_heads * n_layers > MAX_CELLS:  # streamed: its time estimate bounds it
+        raise ValueError(f"sequences * n^2 * heads * layers = {st.sequences * n * n * n_heads * n_layers} exceeds "
+                         f"the probe's bound {MAX_CELLS}; lower sequences or n")
+    return check_probe_cost(1 if stream else n_layers, n_heads, n, width, st, light, layers_kept=n_layers,
+                            maps=maps, timed=not stream)  # streamed: the caller's estimate bounded it, before the load
+
+
 def probe(traces_of: Callable, *, n_layers: int, n_heads: int, settings: ProbeSettings,
           model_info: dict, assumptions: dict, logits_note: str | None = None, progress: bool = False,
           light: bool = False, width: int = 0, stream: bool = False, maps: bool = True,
@@ -291,11 +305,7 @@ def probe(traces_of: Callable, *, n_layers: int, n_heads: int, settings: ProbeSe
 
     st = settings
     n = st.n
-    if not stream and st.sequences * n * n * n_heads * n_layers > MAX_CELLS:  # streamed: its time estimate bounds it
-        raise ValueError(f"sequences * n^2 * heads * layers = {st.sequences * n * n * n_heads * n_layers} exceeds "
-                         f"the probe's bound {MAX_CELLS}; lower --sequences or --n")
-    chunk = check_probe_cost(1 if stream else n_layers, n_heads, n, width, st, light, layers_kept=n_layers,
-                             maps=maps, timed=not stream)  # streamed: the caller's estimate bounded it, before the load
+    chunk = check_probe_bounds(st, n_layers, n_heads, width, light=light, maps=maps, stream=stream)
     skip = 1 if st.bos_first else 0
     w = torch.from_numpy(row_slope_weights(n, skip))
     omega = row_weights(n, skip)

@@ -47,11 +47,25 @@ def pieces(text: str, limit: int = PIECE_CHARS) -> list[str]:
     return out
 
 
+def _ids_of(out) -> np.ndarray:
+    """A tokenizer's ids for one piece, checked: a list or array of integers (never a float, string or None read as
+    an id)."""
+    try:
+        a = np.asarray(out)
+    except (TypeError, ValueError):
+        a = None
+    if a is None or a.ndim != 1 or not (a.size == 0 or np.issubdtype(a.dtype, np.integer)) or \
+            (a.size and a.dtype == object):
+        raise ValueError(f"the tokenizer must return a list of integer token ids; got {type(out).__name__}"
+                         + (f" of {a.dtype}" if a is not None and a.size else "") + f": {str(out)[:60]}")
+    return a.astype(np.int64)
+
+
 def token_stream(encode, docs: list[str]) -> np.ndarray:
     """The ids of ``docs`` joined by blank lines, as int32, from ``encode(str) -> list[int]`` called piece by
     piece (:func:`pieces`): memory bounded by the text and its ids, not by the tokenizer's objects."""
     text = "\n\n".join(docs)
-    parts = [np.asarray(encode(p), dtype=np.int64) for p in pieces(text)]
+    parts = [_ids_of(encode(p)) for p in pieces(text)]
     ids = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
     if ids.size and (ids.min() < 0 or ids.max() >= 2**31):
         raise ValueError("the tokenizer gave token ids outside [0, 2^31)")
