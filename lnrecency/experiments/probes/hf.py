@@ -21,16 +21,13 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from lnrecency.experiments.probes.hf_config import MAX_CONFIG_BYTES, MAX_DEPTH
 from lnrecency.experiments.probes.probe import ProbeResult, ProbeSettings, probe
 from lnrecency.experiments.probes.probe_decoder import mean_cosine, qk_distance
 
 __all__ = ["probe_hf", "load_hf", "check_loaded"]
 
 
-#: a config.json larger than this is refused before it is parsed
-MAX_CONFIG_BYTES = 1 << 20
-#: deepest nesting of a config.json (real configs nest 3-4 levels)
-MAX_DEPTH = 32
 #: weight files that would be unpickled: refused by name (only safetensors are read)
 PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".pkl", ".ckpt")
 #: the sizes a config.json may state, checked before any model is built: (names used by the families, range)

@@ -11,6 +11,7 @@ import numpy as np
 import torch
 
 from lnrecency.experiments.probes.probe import THEORY_INPUTS, ProbeResult, ProbeSettings, check_probe_cost, probe
+from lnrecency.experiments.probes.probe_settings import check_first_share  # noqa: F401 (its home before)
 
 
 # ------------------------------------------------------------------------------------------------------
@@ -111,40 +112,6 @@ def induction_regions(n: int, bos: bool = True) -> dict:
     m = (n - 1) // 2 if bos else n // 2
     first = 2 if bos else 1
     return {"first copy": list(range(first, first + m)), "second copy": list(range(first + m, n + 1))}
-
-
-def check_first_share(spec, layers: int, flag: str = "first_share") -> dict:
-    """{layer (1-based): share} checked: layers in 1..``layers``, each share "mean" or a number in [0, 1).
-    ``spec`` may also be the command line's "LAYER:SHARE[,LAYER:SHARE]" text (``flag`` names it in errors)."""
-    if spec is None:
-        return {}
-    if isinstance(spec, str):
-        out = {}
-        for part in spec.split(","):
-            layer, sep, share = part.partition(":")
-            if not sep or not layer.strip().isdigit():
-                raise ValueError(f"{flag} {spec!r}: each item must be LAYER:SHARE (e.g. 1:mean or 1:0.3); got "
-                                 f"{part!r}")
-            out[int(layer)] = share.strip() if share.strip() == "mean" else _share_number(share, flag, spec)
-        spec = out
-    if not isinstance(spec, dict):
-        raise ValueError(f"{flag} must be a dict {{layer: share}}; got {type(spec).__name__}")
-    checked = {}
-    for layer, share in spec.items():
-        if type(layer) is not int or not 1 <= layer <= layers:
-            raise ValueError(f"{flag}: layer {layer!r} is not one of the model's layers 1..{layers}")
-        checked[layer] = share if share == "mean" else _share_number(share, flag, spec)
-    return checked
-
-
-def _share_number(share, flag: str, spec) -> float:
-    try:
-        x = float(share)
-    except (TypeError, ValueError):
-        x = float("nan")
-    if not 0.0 <= x < 1.0:
-        raise ValueError(f"{flag} {spec!r}: a share must be 'mean' or a number in [0, 1); got {share!r}")
-    return x
 
 
 def probe_decoder(model, settings: ProbeSettings, *, task: str | None = None, info: dict | None = None,

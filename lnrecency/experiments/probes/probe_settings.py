@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 from lnrecency.runtime.arguments import check_choice, check_int, check_real
 
-__all__ = ["TOKENS", "GGUF_TOKENS", "check_gguf_tokens", "THEORY_INPUTS", "BOS_CHOICES", "bos_token",
-           "ProbeSettings", "GU_EPS", "ROLLOUT_LAMBDA", "uniform_reference"]
+__all__ = ["TOKENS", "GGUF_TOKENS", "check_gguf_tokens", "check_first_share", "THEORY_INPUTS", "BOS_CHOICES",
+           "bos_token", "ProbeSettings", "GU_EPS", "ROLLOUT_LAMBDA", "uniform_reference"]
 
 #: Gu et al. (2024, "When Attention Sink Emerges in Language Models")'s threshold eps of Sink^eps_1
 GU_EPS = 0.3
@@ -94,3 +94,44 @@ class ProbeSettings:
         check_choice("tokens", self.tokens, TOKENS + (THEORY_INPUTS,))
         check_real("rate", self.rate, low=0.0, high=0.5, low_open=True)
         check_int("chunk", self.chunk, minimum=1, maximum=4096)
+
+
+def check_first_share(spec, layers: int | None, flag: str = "first_share") -> dict:
+    """{layer (1-based): share} checked: layers in 1..``layers`` (None: a model whose depth is not known yet; the
+    form and the shares are checked, the layers again once it is loaded), each layer once, each share "mean" or a
+    number in [0, 1). ``spec`` may also be the command line's "LAYER:SHARE[,LAYER:SHARE]" text (``flag`` names it in
+    errors). Light: the command line checks it before torch loads."""
+    if spec is None:
+        return {}
+    if isinstance(spec, str):
+        out: dict = {}
+        for part in spec.split(","):
+            layer, sep, share = part.partition(":")
+            if not sep or not layer.strip().isdigit() or not share.strip():
+                raise ValueError(f"{flag} {spec!r}: each item must be LAYER:SHARE (e.g. 1:mean or 1:0.3); got "
+                                 f"{part!r}")
+            if int(layer) in out:
+                raise ValueError(f"{flag} {spec!r}: layer {int(layer)} is given twice; give each layer once")
+            out[int(layer)] = share.strip() if share.strip() == "mean" else _share_number(share, flag, spec)
+        spec = out
+    if not isinstance(spec, dict):
+        raise ValueError(f"{flag} must be a dict {{layer: share}}; got {type(spec).__name__}")
+    checked = {}
+    for layer, share in spec.items():
+        if type(layer) is not int or layer < 1 or (layers is not None and layer > layers):
+            raise ValueError(f"{flag}: layer {layer!r} is not one of the model's layers "
+                             + (f"1..{layers}" if layers is not None else "(they count from 1)"))
+        checked[layer] = share if share == "mean" else _share_number(share, flag, spec)
+    return checked
+
+
+def _share_number(share, flag: str, spec) -> float:
+    if isinstance(share, bool):
+        share = None
+    try:
+        x = float(share)
+    except (TypeError, ValueError):
+        x = float("nan")
+    if not 0.0 <= x < 1.0:
+        raise ValueError(f"{flag} {spec!r}: a share must be 'mean' or a number in [0, 1); got {share!r}")
+    return x

@@ -69,7 +69,8 @@ def _text_files(text: str | Path) -> list[Path]:
         if total > MAX_TEXT_BYTES:
             raise ValueError(f"--text {str(text)!r} holds {total} bytes of text, above the limit {MAX_TEXT_BYTES}")
         return files
-    check_regular(p, "--text", MAX_TEXT_BYTES)
+    if check_regular(p, "--text", MAX_TEXT_BYTES) == 0:  # an empty file, or one the system sizes as 0 (/proc)
+        raise ValueError(f"--text {str(text)!r} is empty (0 bytes by its size); give a file or folder of text")
     return [p]
 
 
@@ -91,9 +92,15 @@ def read_text(text: str | Path | None = None) -> tuple[list[str], str]:
     docs = []
     for f in files:
         try:
-            docs.append(f.read_text(encoding="utf-8"))
+            with open(f, "rb") as fh:
+                raw = fh.read(MAX_TEXT_BYTES + 1)
+            if len(raw) > MAX_TEXT_BYTES:
+                raise ValueError(f"--text {str(f)!r} holds more than {MAX_TEXT_BYTES} bytes, the limit")
+            docs.append(raw.decode("utf-8"))
         except UnicodeDecodeError:
             raise ValueError(f"--text {str(f)!r} is not UTF-8 text") from None
+        except OSError as exc:
+            raise ValueError(f"--text {str(f)!r} cannot be read: {exc.strerror or exc}") from None
     if not any(d.strip() for d in docs):
         raise ValueError(f"--text {str(text)!r} holds no text")
     return docs, f"{str(p)!r} ({len(files)} file{'s' if len(files) != 1 else ''})"

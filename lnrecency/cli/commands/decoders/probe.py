@@ -106,9 +106,10 @@ def run(args: Options) -> int:
     if args.ablate_sink is not None:
         if args.hf is not None or args.gguf is not None:
             raise ValueError("--ablate-sink goes with MODEL_DIR or --identity (a decoder of this project)")
-        from lnrecency.experiments.probes.probe_decoder import check_first_share
+        from lnrecency.experiments.probes.probe_settings import check_first_share
 
-        check_first_share(args.ablate_sink, 10**6, "--ablate-sink")  # the form now; the layers after the load
+        # the form now, before torch loads; the layers too for --identity, after the load for a trained model
+        check_first_share(args.ablate_sink, None, "--ablate-sink")
     if args.bos is not None:
         from lnrecency.experiments.probes.probe_settings import BOS_CHOICES
         from lnrecency.runtime.arguments import check_choice
@@ -140,6 +141,10 @@ def run(args: Options) -> int:
     width = check_int("--d", IDENTITY_D if args.d is None else args.d, minimum=2, maximum=2048)
     depth = check_int("--layers", IDENTITY_LAYERS if args.layers is None else args.layers, minimum=1, maximum=64)
     cfg = config_from_args(args) if args.identity else None
+    if args.identity and args.ablate_sink is not None:
+        from lnrecency.experiments.probes.probe_settings import check_first_share
+
+        check_first_share(args.ablate_sink, depth, "--ablate-sink")  # the identity decoder's depth is known now
     if args.max_model_mib is not None:
         from lnrecency.runtime.arguments import check_real
 
@@ -163,6 +168,10 @@ def run(args: Options) -> int:
         from lnrecency.experiments.text.text_windows import text_size
 
         text_size(args.text)  # a bad --text, before torch loads or a model is read
+    if args.hf is not None:
+        from lnrecency.experiments.probes.hf_config import check_context
+
+        check_context(args.hf, st.n, "--n")  # read from its config.json, before the model is loaded
     require_extra("hf" if (args.hf or args.gguf) else "models")
     from lnrecency.experiments.probes.probe_decoder import probe_decoder
     show = not args.json and sys.stderr.isatty()
@@ -186,7 +195,7 @@ def run(args: Options) -> int:
     elif args.identity:
         from lnrecency.experiments.decoders.decoder import build
         from lnrecency.experiments.decoders.decoder_config import DecoderConfig
-        from lnrecency.experiments.probes.probe_decoder import check_first_share
+        from lnrecency.experiments.probes.probe_settings import check_first_share
 
         if st.tokens != "random":
             raise ValueError("--tokens task needs a trained model; the identity decoder takes the theory's inputs")
@@ -194,14 +203,16 @@ def run(args: Options) -> int:
         res = probe_decoder(model, st, progress=show,
                             first_share=check_first_share(args.ablate_sink, model.cfg.n_layers, "--ablate-sink"))
     beside = None
+    lm_model = False
     if args.model_dir is not None:
         from dataclasses import replace
 
         from lnrecency.experiments.decoders.train import load
-        from lnrecency.experiments.probes.probe_decoder import check_first_share
+        from lnrecency.experiments.probes.probe_settings import check_first_share
         from lnrecency.experiments.text.lm_inputs import is_lm, lm_inputs
 
         model, meta = load(args.model_dir)
+        lm_model = is_lm(meta)
         task = meta.get("training", {}).get("task")
         if bos_mode == "first" and is_lm(meta):
             raise ValueError("--bos first: a train lm model has no BOS token (its windows are corpus tokens only); "
@@ -238,7 +249,11 @@ def run(args: Options) -> int:
         print(json.dumps(_strict(out), allow_nan=False))
         return 0
     print(f"model: {res.model.get('kind')} {res.model.get('path', '')}".rstrip())
-    bos = ", BOS first, its key out of slopes and RP" if st.bos_first else ""
+    # what the inputs began with: a train lm model's windows are corpus tokens (no BOS); a transformers model's
+    # inputs say it themselves; the first key is out of slopes and RP either way
+    no_bos = lm_model or "no BOS" in str(res.model.get("inputs", "")) or bos_mode == "none"
+    bos = ((", no BOS, the first key out of slopes and RP" if no_bos else ", BOS first, its key out of slopes and RP")
+           if st.bos_first else "")
     if res.model.get("kind") == "gguf":
         md = res.model
         bos = ", first key out of slopes and RP"
