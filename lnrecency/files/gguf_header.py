@@ -109,12 +109,23 @@ class _Reader:
             if n > MAX_ARRAY:
                 raise ValueError(f"{self.where}: metadata array {key!r:.80} declares {n} items, above the bound "
                                  f"{MAX_ARRAY}")
-            if item in _SCALARS and item != 7:  # fixed-size items: one bounded read
-                size = struct.calcsize(_SCALARS[item])
-                raw = self.take(n * size, f"array {key!r}")
+            # every array is bounded by its declared size before any item is read: n fixed-size items, or n strings
+            # of at least their 8-byte length each, must fit what is left of the header's bound
+            least = struct.calcsize(_SCALARS[item]) if item in _SCALARS else 8 if item == _STRING else None
+            if least is None:
+                raise ValueError(f"{self.where}: metadata array {key!r:.80} has item type {item}, not a GGUF scalar "
+                                 f"or string" + (" (nested arrays are refused)" if item == _ARRAY else ""))
+            if self.pos + n * least > self.limit:
+                raise ValueError(f"{self.where}: metadata array {key!r:.80} declares {n} items (at least "
+                                 f"{n * least} bytes at byte {self.pos}), past the {self.limit}-byte bound on a GGUF "
+                                 f"header (or the file's end)")
+            if item in _SCALARS:  # fixed-size items: one bounded read
+                raw = self.take(n * least, f"array {key!r}")
+                if item == 7 and raw.translate(None, b"\x00\x01"):
+                    raise ValueError(f"{self.where}: metadata array {key!r:.80} holds a bool that is neither 0 nor 1")
                 return list(struct.unpack(f"<{n}{_SCALARS[item][1]}", raw)) if key in KEEP_ARRAYS else n
             for _ in range(n):
-                self.value(item, key, depth + 1)
+                self.string(f"string in array {key!r}")
             return n
         raise ValueError(f"{self.where}: metadata {key!r:.80} has value type {kind}, not a GGUF type"
                          + (" (nested arrays are refused)" if kind == _ARRAY else ""))

@@ -13,12 +13,14 @@ imported or run, and only its GGUF member(s), ``RECORD``, ``METADATA`` and ``SHA
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import io
 import os
 import re
 import shutil
 import zipfile
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -56,8 +58,13 @@ class GGUFSource:
         archive, member, _ = self.pieces[q]
         if archive is None:
             return open(member, "rb")
-        z = zipfile.ZipFile(archive)
-        stream = z.open(member)
+        with member_errors(archive, member):
+            z = zipfile.ZipFile(archive)
+            try:
+                stream = z.open(member)
+            except BaseException:
+                z.close()
+                raise
         close = stream.close
 
         def close_both() -> None:
@@ -71,9 +78,29 @@ class GGUFSource:
         return _Joined(self)
 
 
+#: what zipfile and zlib raise on a damaged, encrypted or unsupported member (a flipped byte fails the CRC, a corrupt
+#: deflate stream is zlib.error, compression method 99 is NotImplementedError, the encrypted flag RuntimeError)
+ZIP_ERRORS = (zipfile.BadZipFile, zlib.error, NotImplementedError, RuntimeError, EOFError, OSError)
+
+
+@contextlib.contextmanager
+def member_errors(archive: str, member: str):
+    """A damaged wheel member as a one-line ValueError naming the wheel and the member, never a traceback."""
+    try:
+        yield
+    except ZIP_ERRORS as exc:
+        raise ValueError(f"--gguf {str(archive)!r}: its member {member[:80]!r} cannot be read "
+                         f"({type(exc).__name__}: {str(exc)[:120]}); a damaged, encrypted or unsupported wheel") \
+            from None
+
+
 class _Joined(io.RawIOBase):
     def __init__(self, src: GGUFSource):
         self.src, self.q, self.f = src, 0, src.open_piece(0)
+
+    def _errors(self):
+        archive, member, _ = self.src.pieces[min(self.q, len(self.src.pieces) - 1)]
+        return contextlib.nullcontext() if archive is None else member_errors(archive, member)
 
     def readable(self) -> bool:
         return True
@@ -81,7 +108,8 @@ class _Joined(io.RawIOBase):
     def read(self, n: int = -1) -> bytes:
         out = []
         while n != 0 and self.f is not None:
-            b = self.f.read(n if n >= 0 else 1 << 20)
+            with self._errors():
+                b = self.f.read(n if n >= 0 else 1 << 20)
             if b:
                 out.append(b)
                 n = n - len(b) if n >= 0 else n

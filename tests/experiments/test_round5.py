@@ -277,7 +277,13 @@ def test_thesis_seed_and_pretrained_records_are_checked_against_their_keys(root)
         run_cache.read(seed, check=seeds_config.run_check(("argmax", "pre", 2)))
     st = PretrainedSettings()
     pre = run_cache.entry("pretrained", f"pretrained-{st.key()}.json")
-    good = {"name": "x", "package": "p", "sha256": "a" * 64, "runs": {}}
+    from lnrecency.experiments.studies.pretrained import CONDITIONS
+
+    lay = {"layer": 1, "slope": 0.1, "slope_se": 0.01, "sink": None, "rollout_first": 0.5, "rollout_last": 0.1,
+           "rollout_residual_first": 0.4}
+    run = {"model": {"perplexity": None}, "gu_sink": None, "layers": [lay], "window_slopes": [[0.1], [0.2], [0.1]]}
+    good = {"name": "x", "package": "p", "sha256": "a" * 64,
+            "runs": {f"{t}/{'off' if o else 'on'}": run for t, o in CONDITIONS}}
     run_cache.write(pre, {"settings": json.loads(json.dumps(st.__dict__)), "models": {"smollm2-135m": good}})
     assert cached(st)["models"]["smollm2-135m"]["sha256"] == "a" * 64
     run_cache.write(pre, {"settings": json.loads(json.dumps(st.__dict__)), "models": {"../evil": good}})

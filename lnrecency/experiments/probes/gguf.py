@@ -27,12 +27,12 @@ from __future__ import annotations
 
 import contextlib
 import io
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import torch
 
+from lnrecency.experiments.probes.gguf_sizes import LOAD_FACTOR, MAX_MODEL_MIB, GGUFModel, check_sizes
 from lnrecency.experiments.probes.probe import (
     ProbeSettings,
     probe_bytes,
@@ -42,9 +42,6 @@ from lnrecency.experiments.probes.probe import (
 __all__ = ["GGUFModel", "check_header", "estimate_load", "estimate_probe", "load_gguf", "content_tokens",
            "forward_flops", "MAX_MODEL_MIB", "GGUF_COST", "THREADS", "PPL_ROWS", "GGUF_CHUNK"]
 
-#: the largest model (float32 weights) the probe loads by default; --max-model-mib raises it (up to the
-#: machine's free memory: the load's peak is about 1.3 times the float32 size plus the interpreter)
-MAX_MODEL_MIB = 1024
 #: torch threads of a probe (fixed, so that every machine computes the same bytes)
 THREADS = 2
 #: the time and memory model of a GGUF probe, fitted on SmolLM2-135M and Gemma 3 270M on this project's
@@ -60,7 +57,7 @@ THREADS = 2
 #: real). The loads now take 31-33 s: LOAD_FIXED is raised to meet them (the per-byte and per-token constants need
 #: the second model, absent here, and are kept).
 GGUF_COST = {"LOAD_FIXED": 20.0, "LOAD_PER_BYTE": 1.12e-8, "LOAD_PER_TOKEN": 1.26e-4, "FLOP_SECONDS": 1.11e-11,
-             "CELL_SECONDS": 5.35e-8, "CUBE_SECONDS": 0.0, "BASE_BYTES": 600 * 2**20, "LOAD_FACTOR": 1.25,
+             "CELL_SECONDS": 5.35e-8, "CUBE_SECONDS": 0.0, "BASE_BYTES": 600 * 2**20, "LOAD_FACTOR": LOAD_FACTOR,
              "VOCAB_BYTES": 5800, "RUN_FACTOR": 1.0}
 #: sequences per forward pass of a real model: activations grow with it (SmolLM2-135M, `probe --gguf --tokens text
 #: --n 256` with 256 windows, measured on 2 cores: 64 per pass peaked at 2.97 GB resident in 6 min 25 s, 16 per pass
@@ -72,81 +69,17 @@ GGUF_CHUNK = 16
 PPL_ROWS = 64
 
 
-@dataclass(frozen=True)
-class GGUFModel:
-    """What the header says a model is (before loading)."""
-
-    architecture: str
-    layers: int
-    width: int
-    heads: int
-    kv_heads: int
-    head_dim: int
-    vocab: int
-    layer_params: int  # elements of the blocks' tensors
-    embed_params: int
-    output_params: int  # the output layer's elements (the embedding's when tied)
-    float32_bytes: int
-    add_bos: bool
-    bos: int | None
-
-
 def check_header(src, max_model_mib: float = MAX_MODEL_MIB) -> GGUFModel:
-    """The header's architecture and sizes checked (see the module docstring)."""
+    """The header's architecture (one transformers reads from GGUF) and sizes
+    (:func:`lnrecency.experiments.probes.gguf_sizes.check_sizes`) checked."""
     from transformers.integrations.ggml import GGUF_CONFIG_MAPPING
 
-    h = src.header
-    arch = h.architecture
+    arch = src.header.architecture
     known = sorted(k for k in GGUF_CONFIG_MAPPING if k not in ("general", "tokenizer"))
     if arch not in known:
         raise ValueError(f"--gguf {src.name!r}: general.architecture {arch!r:.40} is not one transformers reads from "
                          f"GGUF ({', '.join(known)})")
-    from lnrecency.experiments.probes.hf import SIZE_FIELDS
-
-    vocab = h.metadata.get("tokenizer.ggml.tokens")
-    sizes = {"layers": h.arch_int("block_count"), "width": h.arch_int("embedding_length"),
-             "attention heads": h.arch_int("attention.head_count"), "vocabulary": vocab}
-    for what, value in sizes.items():
-        low, high = SIZE_FIELDS[what][1:]
-        if type(value) is not int or not low <= value <= high:
-            raise ValueError(f"--gguf {src.name!r}: the header's {what} must be an integer in [{low}, {high}]; "
-                             f"got {value!r:.40}")
-    limit = max_model_mib * 2**20
-    if h.float32_bytes > limit:
-        raise ValueError(f"--gguf {src.name!r} declares {h.float32_bytes / 2**20:.1f} MiB of float32 weights, above "
-                         f"the model limit {max_model_mib:g} MiB; raise it with --max-model-mib (the load needs "
-                         f"about {GGUF_COST['LOAD_FACTOR']:g} times that in memory)")
-    for name in ("token_embd.weight",):
-        if name not in h.tensors:
-            raise ValueError(f"--gguf {src.name!r} holds no {name!r}; not a decoder transformers reads")
-    layer_params = sum(h.elements(t) for t in h.tensors if t.startswith("blk."))
-    embed = h.elements("token_embd.weight")
-    heads = sizes["attention heads"]
-
-    def optional(key: str, low: int, high: int, default: int) -> int:
-        """An optional size of the header, checked for sign and range before any estimate reads it."""
-        raw = h.metadata.get(f"{arch}.{key}")
-        if raw is None:
-            return default
-        if type(raw) is not int or not low <= raw <= high:
-            raise ValueError(f"--gguf {src.name!r}: the header's {arch}.{key} must be an integer in [{low}, {high}]; "
-                             f"got {raw!r:.40}")
-        return raw
-
-    kv = optional("attention.head_count_kv", 1, heads, heads)
-    if heads % kv:
-        raise ValueError(f"--gguf {src.name!r}: {heads} attention heads are not a multiple of the header's "
-                         f"{kv} key-value heads")
-    head_dim = optional("attention.key_length", 1, 4096, sizes["width"] // heads)
-    if head_dim < 1:
-        raise ValueError(f"--gguf {src.name!r}: width {sizes['width']} over {heads} heads leaves no head dimension")
-    bos = h.metadata.get("tokenizer.ggml.bos_token_id")
-    if bos is not None and (type(bos) is not int or not 0 <= bos < vocab):
-        raise ValueError(f"--gguf {src.name!r}: the header's tokenizer.ggml.bos_token_id must be a token id in "
-                         f"[0, {vocab - 1}]; got {bos!r:.40}")
-    return GGUFModel(arch, sizes["layers"], sizes["width"], heads, kv, head_dim, vocab, layer_params, embed,
-                     h.elements("output.weight") if "output.weight" in h.tensors else embed, h.float32_bytes,
-                     h.metadata.get("tokenizer.ggml.add_bos_token") is True, bos if type(bos) is int else None)
+    return check_sizes(src, max_model_mib)
 
 
 def forward_flops(m: GGUFModel, n: int) -> float:

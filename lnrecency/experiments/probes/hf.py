@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from lnrecency.experiments.probes.hf_config import MAX_CONFIG_BYTES, MAX_DEPTH
+from lnrecency.experiments.probes.hf_config import MAX_CONFIG_BYTES, MAX_DEPTH, SIZE_FIELDS
 from lnrecency.experiments.probes.probe import ProbeResult, ProbeSettings, probe
 from lnrecency.experiments.probes.probe_decoder import mean_cosine, qk_distance
 
@@ -30,11 +30,6 @@ __all__ = ["probe_hf", "load_hf", "check_loaded"]
 
 #: weight files that would be unpickled: refused by name (only safetensors are read)
 PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".pkl", ".ckpt")
-#: the sizes a config.json may state, checked before any model is built: (names used by the families, range)
-SIZE_FIELDS = {"vocabulary": (("vocab_size",), 1, 2**20),
-               "layers": (("num_hidden_layers", "n_layer", "num_layers"), 1, 256),
-               "attention heads": (("num_attention_heads", "n_head"), 1, 1024),
-               "width": (("hidden_size", "n_embd", "d_model"), 1, 65536)}
 #: the largest model (float32 weights, counted on torch's meta device) the probe loads
 MAX_MODEL_BYTES = 2**30
 #: the other JSON files of a model folder (a tokenizer.json of a 50k vocabulary is a few MB)

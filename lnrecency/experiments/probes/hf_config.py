@@ -5,12 +5,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-__all__ = ["MAX_CONFIG_BYTES", "MAX_DEPTH", "CONTEXT_FIELDS", "declared_context", "check_context"]
+__all__ = ["MAX_CONFIG_BYTES", "MAX_DEPTH", "SIZE_FIELDS", "CONTEXT_FIELDS", "declared_context", "check_context"]
 
 #: a config.json larger than this is refused before it is parsed
 MAX_CONFIG_BYTES = 1 << 20
 #: deepest nesting of a config.json (real configs nest 3-4 levels)
 MAX_DEPTH = 32
+#: the sizes a config.json may state, checked before any model is built: (names used by the families, range)
+SIZE_FIELDS = {"vocabulary": (("vocab_size",), 1, 2**20),
+               "layers": (("num_hidden_layers", "n_layer", "num_layers"), 1, 256),
+               "attention heads": (("num_attention_heads", "n_head"), 1, 1024),
+               "width": (("hidden_size", "n_embd", "d_model"), 1, 65536)}
 #: the fields the families name their context by (positions the model was built for), first found wins
 CONTEXT_FIELDS = ("max_position_embeddings", "n_positions", "n_ctx", "max_sequence_length", "seq_length")
 

@@ -168,6 +168,15 @@ def run(args: Options) -> int:
         from lnrecency.experiments.text.text_windows import text_size
 
         text_size(args.text)  # a bad --text, before torch loads or a model is read
+    if args.gguf is not None:  # the header read and its sizes checked before torch loads (a forged one: 0.1 s)
+        from lnrecency.experiments.probes.gguf_sizes import MAX_MODEL_MIB, check_sizes
+        from lnrecency.files.gguf_source import open_source
+
+        src = open_source(args.gguf)
+        check_sizes(src, args.max_model_mib or MAX_MODEL_MIB)
+        context = src.header.arch_int("context_length")
+        if context is not None and st.n > context:
+            raise ValueError(f"--n must be <= the model's context {context}; got {st.n}")
     if args.hf is not None:
         from lnrecency.experiments.probes.hf_config import check_context
 
@@ -176,7 +185,6 @@ def run(args: Options) -> int:
     from lnrecency.experiments.probes.probe_decoder import probe_decoder
     show = not args.json and sys.stderr.isatty()
     if args.gguf is not None:
-        from lnrecency.experiments.probes.gguf import MAX_MODEL_MIB
         from lnrecency.experiments.probes.gguf_probe import probe_gguf
 
         res = probe_gguf(args.gguf, st, no_rope=args.no_rope, text=args.text, progress=show, announce=not args.json,
