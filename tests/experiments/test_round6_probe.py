@@ -3,7 +3,6 @@ built (no 7.6 GiB token array before the refusal), texts= bounded like --text, a
 read for its shape; each case beside a neighbour that must keep working."""
 from __future__ import annotations
 
-import time
 import tracemalloc
 
 import numpy as np
@@ -40,13 +39,11 @@ class _Tok:
 
 def test_a_probe_beyond_its_bounds_is_refused_before_any_input_is_built(model):
     tracemalloc.start()
-    t = time.perf_counter()
     with pytest.raises(ValueError, match="exceeds the probe's bound"):
         lnrecency.probe_model(model, n=1024, sequences=10**6)
-    seconds = time.perf_counter() - t
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
-    assert peak < 64 * 2**20 and seconds < 5  # the token array alone would be 7.6 GiB
+    assert peak < 64 * 2**20  # the token array alone would be 7.6 GiB
     res = lnrecency.probe_model(model, n=16, sequences=8)  # the neighbour
     assert len(res.layers) == 2 and res.settings.n == 16
 
@@ -67,10 +64,9 @@ def test_texts_above_the_text_bound_are_refused_before_they_are_read(model):
 
     tok = _Tok([2, 3])
     big = "a" * (MAX_TEXT_BYTES + 1)
-    t = time.perf_counter()
     with pytest.raises(ValueError, match=f"more than {MAX_TEXT_BYTES} bytes"):
         lnrecency.probe_model(model, tok, texts=[big], n=16, sequences=8)
-    assert time.perf_counter() - t < 2 and tok.calls == 0
+    assert tok.calls == 0  # refused before a piece was tokenised
 
 
 @pytest.mark.parametrize("out", [[1.5, 2.0], None, ["a", "b"], [[2, 3]], "23"])

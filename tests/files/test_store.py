@@ -5,7 +5,6 @@ a folder that holds anything but our records."""
 from __future__ import annotations
 
 import json
-import time
 from fractions import Fraction
 
 import numpy as np
@@ -112,14 +111,13 @@ def test_report_from_evidence_equals_the_direct_report(evidence, quick_report_se
         with pytest.raises(AssertionError, match="computed"):
             ask()
     rendered = tmp_path / "rendered"
-    t0 = time.perf_counter()
     assert main(["report", "--from", str(evidence), "--out", str(rendered)]) == 0
-    seconds = time.perf_counter() - t0
     files = sorted(p.name for p in direct.iterdir())
     assert files == sorted(p.name for p in rendered.iterdir())
     differ = [n for n in files if (direct / n).read_bytes() != (rendered / n).read_bytes()]
     assert differ == [], differ
-    assert seconds < 60  # the goal is 20 s (benchmarks/bench_report.py measures it); this only catches a recompute
+    # no wall-clock bound: a recompute is caught by the patches above, whatever the machine's load (this test's
+    # render at load 7-17 takes several times its 20 s; its time is benchmarks/bench_report.py's to measure)
 
 
 def test_report_evidence_out_writes_what_verify_out_writes(tmp_path, monkeypatch, capsys):
