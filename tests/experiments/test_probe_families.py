@@ -1,0 +1,138 @@
+"""The probe for the field (issue 68): never a wrong number, on any family built in memory from a config (nothing
+downloaded). A sliding window or local layer shorter than n (Mistral, GPT-Neo) and an encoder (BERT) never return a
+slope; encoder-decoder (T5) and state-space (Mamba) models are refused by name; the device is the model's (meta
+refused, a CUDA run where a GPU is at hand); the default n fits the model; the rows are tidy."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+
+import lnrecency  # noqa: E402
+from lnrecency.experiments.probes.model_probe import declared_window  # noqa: E402
+
+V = 64
+
+
+def _mistral(window):
+    torch.manual_seed(0)
+    return transformers.MistralForCausalLM(transformers.MistralConfig(
+        vocab_size=V, hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
+        num_key_value_heads=2, max_position_embeddings=128, sliding_window=window, bos_token_id=0, eos_token_id=1))
+
+
+def _neo(window):
+    torch.manual_seed(0)
+    return transformers.GPTNeoForCausalLM(transformers.GPTNeoConfig(
+        vocab_size=V, hidden_size=32, num_layers=2, num_heads=4, attention_types=[[["global", "local"], 1]],
+        window_size=window, max_position_embeddings=128, bos_token_id=0, eos_token_id=1))
+
+
+@pytest.fixture(scope="module")
+def llama():
+    torch.manual_seed(0)
+    return transformers.LlamaForCausalLM(transformers.LlamaConfig(
+        vocab_size=V, hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
+        num_key_value_heads=2, max_position_embeddings=24, bos_token_id=0, eos_token_id=1))
+
+
+@pytest.mark.parametrize("build,field", [(_mistral, "sliding_window"), (_neo, "window_size")])
+def test_a_window_shorter_than_n_is_refused_and_a_probe_within_it_measures(build, field):
+    model = build(8)
+    assert declared_window(model.config)[0] == 8
+    with pytest.raises(ValueError, match=f"n=32 is longer than the model's attention window 8 \\(config {field}"):
+        lnrecency.probe_model(model, n=32, sequences=8)
+    res = lnrecency.probe_model(model, sequences=8)  # the default n shrinks to the window
+    assert res.settings.n == 8 and all(np.isfinite(lp.slope) and abs(lp.slope) < 1 for lp in res.layers)
+    wide = build(64)  # the neighbour: a window longer than n leaves every key in
+    assert declared_window(wide.config)[0] == 64 and len(lnrecency.probe_model(wide, n=16, sequences=8).layers) == 2
+
+
+def test_a_mask_hidden_from_the_config_is_caught_in_the_weights():
+    """A window the config does not declare (the check reads the weights themselves): a key inside the causal
+    triangle with weight exactly 0 is refused, never read as log(0)."""
+    from lnrecency.experiments.probes.model_probe import _check_weights  # noqa: PLC2701 (the check itself)
+
+    p = torch.softmax(torch.randn(1, 2, 6, 6).masked_fill(~torch.ones(6, 6, dtype=torch.bool).tril(), -torch.inf), -1)
+    _check_weights(p, 1, "m")
+    p[0, 1, 5, 0] = 0.0
+    with pytest.raises(ValueError, match="gives key 1 no weight at all for query 6 \\(head 2\\)"):
+        _check_weights(p, 1, "m")
+
+
+def test_an_encoder_never_returns_a_slope():
+    torch.manual_seed(0)
+    bert = transformers.BertForMaskedLM(transformers.BertConfig(
+        vocab_size=V, hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64,
+        max_position_embeddings=64))
+    with pytest.raises(ValueError, match="attends to later keys .*not a causal decoder"):
+        lnrecency.probe_model(bert, n=16, sequences=8)
+
+
+def test_encoder_decoder_and_state_space_models_are_refused_by_name():
+    t5 = transformers.T5ForConditionalGeneration(transformers.T5Config(
+        vocab_size=V, d_model=32, d_kv=8, d_ff=64, num_layers=1, num_heads=4))
+    with pytest.raises(ValueError, match="T5ForConditionalGeneration .*encoder-decoder"):
+        lnrecency.probe_model(t5, n=16, sequences=8)
+    mamba = transformers.MambaForCausalLM(transformers.MambaConfig(vocab_size=V, hidden_size=32, num_hidden_layers=2,
+                                                                   state_size=4))
+    with pytest.raises(ValueError, match="MambaForCausalLM .*no attention heads"):
+        lnrecency.probe_model(mamba, n=16, sequences=8)
+    with pytest.raises(ValueError, match="model must be a transformers causal LM"):
+        lnrecency.probe_model(object(), n=16, sequences=8)
+
+
+def test_a_vocabulary_of_special_tokens_only_is_refused(llama):
+    torch.manual_seed(0)
+    tiny = transformers.LlamaForCausalLM(transformers.LlamaConfig(
+        vocab_size=2, hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=4,
+        num_key_value_heads=2, max_position_embeddings=32, bos_token_id=0, eos_token_id=1))
+    with pytest.raises(ValueError, match="no content token"):
+        lnrecency.probe_model(tiny, n=16, sequences=8)
+
+
+def test_the_default_n_fits_the_models_context(llama):
+    res = lnrecency.probe_model(llama, sequences=8)
+    assert res.settings.n == 24  # the default 64, cut to max_position_embeddings
+    with pytest.raises(ValueError, match="n must be <= the model's context 24"):
+        lnrecency.probe_model(llama, n=32, sequences=8)
+
+
+def test_the_device_is_the_models(llama):
+    res = lnrecency.probe_model(llama, n=16, sequences=8, device="cpu")
+    assert res.model["device"] == "cpu"
+    if not torch.cuda.is_available():
+        with pytest.raises(ValueError, match="device='cuda': no CUDA device is available here"):
+            lnrecency.probe_model(llama, n=16, sequences=8, device="cuda")
+    with pytest.raises(ValueError, match="device must be a torch device"):
+        lnrecency.probe_model(llama, n=16, sequences=8, device="tpu-of-mine")
+    with torch.device("meta"):
+        ghost = transformers.LlamaForCausalLM(llama.config)
+    with pytest.raises(ValueError, match="meta device"):
+        lnrecency.probe_model(ghost, n=16, sequences=8)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="no GPU here (a CUDA run where one is at hand)")
+def test_a_cuda_model_is_probed_on_its_device_with_the_cpus_slopes(llama):
+    import copy
+
+    on_gpu = copy.deepcopy(llama).to("cuda", torch.float64)
+    on_cpu = copy.deepcopy(llama).to(torch.float64)
+    a = lnrecency.probe_model(on_gpu, n=16, sequences=8)
+    b = lnrecency.probe_model(on_cpu, n=16, sequences=8)
+    assert a.model["device"].startswith("cuda")
+    assert np.allclose([lp.slope for lp in a.layers], [lp.slope for lp in b.layers], atol=1e-9)
+
+
+def test_the_frame_is_long_and_tidy(llama):
+    pd = pytest.importorskip("pandas")
+    df = lnrecency.probe_model(llama, n=16, sequences=8).to_frame()
+    assert list(df.columns) == ["layer", "level", "head_index", "measure", "value", "se"]
+    assert not isinstance(getattr(df, "head"), pd.Series)  # no column shadows DataFrame.head
+    means = df[df.level == "layer mean"]
+    assert means.head_index.isna().all() and set(means.measure) == {"slope", "rp", "sink"}
+    heads = df[(df.level == "head") & (df.measure == "slope")]
+    assert sorted(heads.head_index.unique()) == [1, 2, 3, 4] and len(heads) == 8
+    assert not df.value.isna().any()
