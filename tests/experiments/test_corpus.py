@@ -171,6 +171,12 @@ def test_probe_reads_a_train_lm_checkpoint_on_its_corpus_text_and_random_tokens(
         out = json.loads(capsys.readouterr().out)
         assert out["settings"]["tokens"] == tokens and out["settings"]["bos_first"]
         assert all(lay["sink"] is not None for lay in out["layers"])
+    # every default but the count: --n falls to the model's context (16), not a default it cannot take; the settings
+    # line says what the windows began with (a train lm model has no BOS) and the positions
+    assert main(["probe", str(ck), "--tokens", "text", "--text", str(text), "--sequences", "8"]) == 0
+    said = capsys.readouterr().out
+    assert "n = 16," in said and "no BOS, the first key out" in said and "BOS first" not in said
+    assert "\npositions: " in said
     assert main(["probe", str(ck), "--tokens", "bos-response", "--n", "16", "--sequences", "8"]) == 2
     assert "BOS" in capsys.readouterr().err
     (folder / "f000.txt").write_text("changed\n")

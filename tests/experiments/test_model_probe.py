@@ -74,8 +74,17 @@ def test_slopes_equal_a_direct_fit_and_positions_off_flattens_a_repeated_token(m
     assert res.model["positions"] == {"scheme": scheme, "state": "on"}
     got = [lp.slope for lp in res.layers]
     want = _direct_layer_slopes(model, ids)
-    # the same float32 weights, read by two float64 computations: they differ by summation order only (~1e-15)
-    assert np.allclose(got, want, rtol=1e-9, atol=1e-12), (got, want)
+    if res.model["streamed"]:
+        # the probe read the exact float32 logits S through the tap, the fit log P of the float32 weights: each entry
+        # carries at most one float32 rounding of its value (|S| here below 4), so a row's slope moves by at most
+        # 2 eps32 x 4 x sum_j |w_ij| (the fit's weights), averaged over rows: a derived bound, not a fitted one
+        from lnrecency.inference.recency_slope import row_slope_weights
+
+        bound = 2 * np.finfo(np.float32).eps * 4 * float(np.abs(row_slope_weights(N, 1)).sum(1).max())
+        assert np.allclose(got, want, rtol=0, atol=bound), (got, want, bound)
+    else:
+        # the same float32 weights, read by two float64 computations: they differ by summation order only (~1e-15)
+        assert np.allclose(got, want, rtol=1e-9, atol=1e-12), (got, want)
     repeated = np.full((SEQ, N), 5)
     off = lnrecency.probe_model(model, tokens=repeated, positions="off", n=N, sequences=SEQ)
     on = lnrecency.probe_model(model, tokens=repeated, positions="on", n=N, sequences=SEQ)

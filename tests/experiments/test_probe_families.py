@@ -67,8 +67,13 @@ def test_an_encoder_never_returns_a_slope():
     bert = transformers.BertForMaskedLM(transformers.BertConfig(
         vocab_size=V, hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64,
         max_position_embeddings=64))
-    with pytest.raises(ValueError, match="attends to later keys .*not a causal decoder"):
+    with pytest.raises(ValueError, match="BertForMaskedLM .*is an encoder"):
         lnrecency.probe_model(bert, n=16, sequences=8)
+    # named as something else, its weights still show it: attention above the diagonal is refused
+    from lnrecency.experiments.probes.model_probe import _check_weights  # noqa: PLC2701 (the check itself)
+
+    with pytest.raises(ValueError, match="attends to later keys .*not a causal decoder"):
+        _check_weights(torch.full((1, 1, 4, 4), 0.25), 1, "m")
 
 
 def test_encoder_decoder_and_state_space_models_are_refused_by_name():

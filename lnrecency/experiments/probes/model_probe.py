@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+import math
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
@@ -50,6 +51,9 @@ __all__ = ["probe_model", "position_scheme", "SCHEMES", "POSITIONS"]
 SCHEMES = ("rope", "learned", "alibi", "none")
 POSITIONS = ("on", "off")
 _LEARNED = ("wpe", "embed_positions", "position_embeddings")
+#: above this n the probe of a transformers model measures the slopes, sink and rollout only (RP counts key triples,
+#: O(n^3) a row set); slopes_only= overrides it
+SLOPES_ONLY_ABOVE = 256
 #: the window length and number of windows when neither they nor tokens= are given
 DEFAULT_N = 64
 DEFAULT_SEQUENCES = 32
@@ -79,18 +83,24 @@ def position_scheme(model) -> str:
 
 
 @contextlib.contextmanager
-def _eager(model) -> Iterator[None]:
-    """The model's attention as transformers' eager path for the call (it returns the attention weights), restored
-    after."""
+def _attention(model, tap: bool) -> Iterator[None]:
+    """The model's attention for the call, restored after: the logit tap (``tap``: a family that computes attention
+    through transformers' AttentionInterface) or transformers' eager path (it returns the attention weights)."""
+    want = "eager"
+    if tap:
+        from lnrecency.experiments.probes.logit_tap import TAP, register
+
+        register()
+        want = TAP
     before = getattr(model.config, "_attn_implementation", None)
-    switch = before not in (None, "eager") and hasattr(model, "set_attn_implementation")
+    switch = before != want and (tap or before is not None) and hasattr(model, "set_attn_implementation")
     if switch:
-        model.set_attn_implementation("eager")
+        model.set_attn_implementation(want)
     try:
         yield
     finally:
         if switch:
-            model.set_attn_implementation(before)
+            model.set_attn_implementation(before or "eager")
 
 
 @contextlib.contextmanager
@@ -229,7 +239,8 @@ def probe_model(model: Any, tokenizer: Any = None, *, texts: str | Sequence[str]
                 tokens: np.ndarray | None = None, positions: str = "on", n: int | None = None,
                 sequences: int | None = None,
                 seed: int = 0, rate: float = 1e-3, progress: bool = False, bos: str = "model",
-                device: Any = None) -> ProbeResult:
+                device: Any = None, slopes_only: bool | None = None, batch_size: int | None = None,
+                max_seconds: float | None = None) -> ProbeResult:
     """Probe ``model`` (a transformers causal LM object, a local model folder, or a GGUF file or wheel) for recency
     in its attention logits (module docstring); a :class:`~lnrecency.experiments.probes.probe.ProbeResult` whose
     ``model["positions"]`` states the scheme and whether it was switched off. ``bos``: the first token of every
@@ -292,7 +303,8 @@ def probe_model(model: Any, tokenizer: Any = None, *, texts: str | Sequence[str]
         raise ValueError(f"model must be a transformers causal LM (a torch module with a .config), a model folder "
                          f"or a GGUF file; got {type(model).__name__}")
     return _probe_loaded(model, tokenizer, texts, tokens, st, positions, progress, bos, device=device,
-                         n_default=n_default)
+                         n_default=n_default, slopes_only=slopes_only, batch_size=batch_size,
+                         max_seconds_=max_seconds)
 
 
 #: model types with no attention weights to read (state-space and recurrent models)
@@ -312,6 +324,11 @@ def _check_family(model) -> tuple[int, int]:
                    if type(v) is int and v > 0), None)
     heads = next((v for v in (getattr(cfg, k, None) for k in ("num_attention_heads", "n_head", "num_heads"))
                   if type(v) is int and v > 0), None)
+    from transformers.models.auto.modeling_auto import MODEL_FOR_MASKED_LM_MAPPING_NAMES
+
+    if kind in MODEL_FOR_MASKED_LM_MAPPING_NAMES and not getattr(cfg, "is_decoder", False):
+        raise ValueError(f"model: {what} is an encoder (bidirectional attention; its config is not is_decoder); the "
+                         f"probe reads causal decoders only")
     if kind in NO_ATTENTION or heads is None:
         raise ValueError(f"model: {what} has no attention heads to read (a state-space or recurrent model); the "
                          f"probe reads attention weights")
@@ -372,14 +389,16 @@ def _check_weights(p: torch.Tensor, layer: int, what: str) -> None:
     0 is masked: a sliding window or local layer shorter than n), and finite. Otherwise refused: its log would be
     read as the model's preference."""
     n = p.shape[-1]
-    below = torch.ones(n, n, dtype=torch.bool, device=p.device).tril()
-    if not bool(torch.isfinite(p).all()):
+    # exact and cheap (one lower-triangle copy, no boolean masks of the whole tensor): finite iff its least and
+    # largest entries are (torch.aminmax propagates NaN)
+    if not all(math.isfinite(float(x)) for x in torch.aminmax(p)):
         raise ValueError(f"layer {layer}: {what} returned attention weights that are not finite; refused")
-    if bool((p.masked_select(~below) != 0).any()):
+    low = p.tril()
+    if not torch.equal(low, p):
         raise ValueError(f"layer {layer}: {what} attends to later keys (weights above the diagonal): not a causal "
                          f"decoder (an encoder such as BERT, or a prefix mask); the probe reads causal attention only")
-    zero = (p == 0) & below
-    if bool(zero.any()):
+    if int(torch.count_nonzero(low)) != p.shape[0] * p.shape[1] * n * (n + 1) // 2:  # a zero on or below it
+        zero = (p == 0) & torch.ones(n, n, dtype=torch.bool, device=p.device).tril()
         b, h, i, j = (int(x) for x in zero.nonzero()[0])
         raise ValueError(f"layer {layer}: {what} gives key {j + 1} no weight at all for query {i + 1} (head {h + 1}): "
                          f"a sliding window or local attention shorter than n = {n}, or a mask the probe cannot read; "
@@ -387,10 +406,13 @@ def _check_weights(p: torch.Tensor, layer: int, what: str) -> None:
 
 
 def _probe_loaded(model, tokenizer, texts, tokens, st: ProbeSettings, positions: str, progress: bool,
-                  bos: str = "model", device: Any = None, n_default: bool = False) -> ProbeResult:
+                  bos: str = "model", device: Any = None, n_default: bool = False, slopes_only: bool | None = None,
+                  batch_size: int | None = None, max_seconds_: float | None = None) -> ProbeResult:
     from dataclasses import replace
 
     from lnrecency.experiments.decoders.train import deterministic
+    from lnrecency.runtime.arguments import check_flag, check_int, check_real
+    from lnrecency.runtime.timelimit import max_seconds
 
     cfg = model.config
     n_layers, n_heads = _check_family(model)
@@ -409,21 +431,57 @@ def _probe_loaded(model, tokenizer, texts, tokens, st: ProbeSettings, positions:
                              f"from masked logits; use n <= {window[0]}")
         st = replace(st, n=window[0])
     width = int(getattr(cfg, "hidden_size", None) or getattr(cfg, "n_embd", 0) or 0)
-    check_probe_bounds(st, n_layers, n_heads, width, light=True, maps=False)  # before the inputs are built
+    # streamed through the logit tap where the family computes attention through transformers' AttentionInterface
+    # (one layer's logits alive at a time); otherwise every layer's weights from output_attentions
+    tap = bool(getattr(model, "_supports_attention_backend", False))
+    slopes_only = st.n > SLOPES_ONLY_ABOVE if slopes_only is None else check_flag("slopes_only", slopes_only)
+    if batch_size is not None:
+        st = replace(st, chunk=check_int("batch_size", batch_size, minimum=1, maximum=4096))
+    with max_seconds(check_real("max_seconds", max_seconds_, low=0.0, low_open=True)
+                     if max_seconds_ is not None else None):
+        check_probe_bounds(st, n_layers, n_heads, width, light=True, maps=False, stream=tap, timed=True,
+                           slopes_only=slopes_only)  # memory and time, before the inputs are built
     windows, what = _inputs(model, tokenizer, texts, tokens, st, bos)
     off = positions == "off"
     takes_positions = "position_ids" in inspect.signature(model.forward).parameters
 
-    def traces_of(start: int, stop: int) -> list:
-        ids = torch.from_numpy(windows[start:stop]).to(where)
+    def call_kwargs(ids: torch.Tensor, attentions: bool) -> dict:
         b, n = ids.shape
         kwargs = {"input_ids": ids, "attention_mask": torch.ones(b, n, dtype=torch.long, device=where),
-                  "output_attentions": True, "use_cache": False}
+                  "output_attentions": attentions, "use_cache": False}
         if takes_positions and scheme in ("rope", "learned"):
             kwargs["position_ids"] = (torch.zeros(b, n, dtype=torch.long, device=where) if off
                                       else torch.arange(n, device=where).expand(b, n))
+        return kwargs
+
+    def tapped_of(start: int, stop: int, emit) -> None:
+        from lnrecency.experiments.probes.logit_tap import tapping
+        from lnrecency.runtime.memory import return_freed
+
+        ids = torch.from_numpy(windows[start:stop]).to(where)
+        seen: list[int] = []
+
+        def take(layer: int, s: torch.Tensor, p: torch.Tensor) -> None:
+            _check_weights(p, layer + 1, type(model).__name__)
+            if layer != len(seen):
+                raise ValueError(f"{type(model).__name__}: the tap saw layer {layer + 1} after {len(seen)} layers; "
+                                 f"refused (the probe reads the layers in order)")
+            seen.append(layer)
+            emit(layer, {"logits": s.detach().to("cpu", torch.float32),
+                         "weights": p.detach().to("cpu", torch.float32)})
+            return_freed()  # the allocator's freed blocks back, every layer (runtime.memory.return_freed)
+
+        with torch.no_grad(), tapping(take):
+            model(**call_kwargs(ids, False))
+        if len(seen) != n_layers:
+            raise ValueError(f"{type(model).__name__}: the tap saw {len(seen)} of its {n_layers} layers' attention; "
+                             f"refused")
+
+    def traces_of(start: int, stop: int) -> list:
+        ids = torch.from_numpy(windows[start:stop]).to(where)
+        b, n = ids.shape
         with torch.no_grad():
-            out = model(**kwargs)
+            out = model(**call_kwargs(ids, True))
         atts = getattr(out, "attentions", None)
         if atts is None or len(atts) != n_layers or any(a is None or a.shape != (b, n_heads, n, n) for a in atts):
             raise ValueError(f"{type(model).__name__} returned no attention weights of shape (batch, {n_heads} heads, "
@@ -448,17 +506,20 @@ def _probe_loaded(model, tokenizer, texts, tokens, st: ProbeSettings, positions:
             "layers": n_layers, "heads": n_heads, "vocab": int(cfg.vocab_size), "inputs": what,
             "positions": {"scheme": scheme, "state": state}, "device": str(where),
             "parameters": int(sum(p.numel() for p in model.parameters()))}
+    info["streamed"] = tap
+    note = ("exact pre-softmax logits S = q.k scaling (after any position rotation and QK normalisation, before the "
+            "mask), tapped layer by layer from transformers' attention interface" if tap else
+            "log attention weights from transformers' output_attentions: the logits up to a per-row constant "
+            "(slopes, orderings and RP are exact)")
     was_training = model.training
     model.eval()
     try:
-        with deterministic(1), _eager(model), (_alibi_off(model) if off and scheme == "alibi"
-                                               else contextlib.nullcontext()):
-            return probe(traces_of, n_layers=n_layers, n_heads=n_heads, settings=st, model_info=info,
-                         assumptions={"identity": False, "family": info["model_type"], "positions": scheme,
-                                      "positions_off": off, "w_qk": None},
-                         progress=progress, light=True, maps=False,
-                         width=width,
-                         logits_note="log attention weights from transformers' output_attentions: the logits up to "
-                                     "a per-row constant (slopes, orderings and RP are exact)")
+        with deterministic(1), _attention(model, tap), (_alibi_off(model) if off and scheme == "alibi"
+                                                        else contextlib.nullcontext()):
+            return probe(tapped_of if tap else traces_of, n_layers=n_layers, n_heads=n_heads, settings=st,
+                         model_info=info, assumptions={"identity": False, "family": info["model_type"],
+                                                       "positions": scheme, "positions_off": off, "w_qk": None},
+                         progress=progress, light=True, maps=False, width=width, stream=tap,
+                         slopes_only=slopes_only, logits_note=note)
     finally:
         model.train(was_training)

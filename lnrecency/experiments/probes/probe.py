@@ -48,6 +48,7 @@ from lnrecency.experiments.probes.probe_costs import (  # noqa: F401 (re-exporte
     MAX_PROBE_BYTES,
     MAX_SECONDS,
     PROBE_COST,
+    SLOPE_WORK_BYTES,
     check_probe_cost,
     probe_bytes,
     probe_chunk,
@@ -273,22 +274,24 @@ def _z(mean, se):
 
 
 def check_probe_bounds(st: ProbeSettings, n_layers: int, n_heads: int, width: int, *, light: bool = False,
-                       maps: bool = True, stream: bool = False) -> int:
+                       maps: bool = True, stream: bool = False, slopes_only: bool = False,
+                       timed: bool | None = None) -> int:
     """The probe's bounds, checked before any input is built or model run: its cells (sequences x n^2 x heads x
     layers, unless streamed), its memory per step and its time (:func:`check_probe_cost`; a streamed probe's time
-    is the caller's estimate). Returns the sequences per step."""
+    is the caller's estimate unless ``timed``). Returns the sequences per step."""
     n = st.n
     if not stream and st.sequences * n * n * n_heads * n_layers > MAX_CELLS:  # streamed: its time estimate bounds it
         raise ValueError(f"sequences * n^2 * heads * layers = {st.sequences * n * n * n_heads * n_layers} exceeds "
                          f"the probe's bound {MAX_CELLS}; lower sequences or n")
     return check_probe_cost(1 if stream else n_layers, n_heads, n, width, st, light, layers_kept=n_layers,
-                            maps=maps, timed=not stream)  # streamed: the caller's estimate bounded it, before the load
+                            maps=maps, timed=not stream if timed is None else timed,  # streamed: the caller's estimate
+                            slopes_only=slopes_only)
 
 
 def probe(traces_of: Callable, *, n_layers: int, n_heads: int, settings: ProbeSettings,
           model_info: dict, assumptions: dict, logits_note: str | None = None, progress: bool = False,
           light: bool = False, width: int = 0, stream: bool = False, maps: bool = True,
-          regions: dict | None = None) -> ProbeResult:
+          regions: dict | None = None, slopes_only: bool = False) -> ProbeResult:
     """The generic probe: ``traces_of(start, stop)`` returns, for sequences [start, stop) of the input stream,
     one record per layer with tensors ``logits`` and ``weights`` (B, H, n, n) and optionally ``values``,
     ``head_out`` (B, H, n, d_head) and Gram inputs (``normed``, ``attn_out``, ``mid``, ``mlp_in``, ``out``).
@@ -300,12 +303,19 @@ def probe(traces_of: Callable, *, n_layers: int, n_heads: int, settings: ProbeSe
     rows}: the layer slope over those rows only (each row weighted by its keys, as in the layer slope), per
     sequence, reported as ``LayerProbe.regions`` {name: (mean, se)} (the induction task's two copies).
     ``width``: the model's d, for the memory bound: sequences are taken :func:`probe_chunk` at a time (at most
-    ``settings.chunk``)."""
+    ``settings.chunk``). ``slopes_only`` (with ``light``): the slopes, the sink and the rollout only, each from
+    its running row sums: no head-mean map (``mean_logit`` and ``diag_normalised`` None) and no RP (NaN; its
+    count is O(n^3) a row set); a layer's logits are read a few heads at a time in float64
+    (:data:`SLOPE_WORK_BYTES`), so the probe's memory is O(B H n^2) for the one layer in flight plus O(L (H + n))
+    for the sums, whatever the depth; for real models at large n."""
     from tqdm import tqdm
 
     st = settings
     n = st.n
-    chunk = check_probe_bounds(st, n_layers, n_heads, width, light=light, maps=maps, stream=stream)
+    if slopes_only and not light:
+        raise ValueError("slopes_only goes with light (the full probe keeps per-head maps and RP)")
+    chunk = check_probe_bounds(st, n_layers, n_heads, width, light=light, maps=maps, stream=stream,
+                               slopes_only=slopes_only)
     skip = 1 if st.bos_first else 0
     w = torch.from_numpy(row_slope_weights(n, skip))
     omega = row_weights(n, skip)
@@ -329,7 +339,50 @@ def probe(traces_of: Callable, *, n_layers: int, n_heads: int, settings: ProbeSe
     values: list[list] = [[] for _ in range(n_layers)]  # per sequence, the layer slope (B floats a step)
     triples = _triples(n, skip)
 
+    def take_slopes(l0: int, tr: dict) -> None:
+        """The slopes, sink and rollout of one layer from its logits and weights read a few heads at a time."""
+        m = mom[l0]
+        s_in, p_in = tr["logits"], tr["weights"]
+        # finite iff the least and largest entries are (torch.aminmax propagates NaN): one pass, no copy
+        if not all(math.isfinite(float(x)) for t in (s_in, p_in) for x in torch.aminmax(t)):
+            raise ValueError(f"layer {l0 + 1}: the attention logits or weights are not finite (NaN or overflow); "
+                             f"nothing is decided from them")
+        b, h = s_in.shape[:2]
+        group = max(1, SLOPE_WORK_BYTES // (8 * b * n * n))
+        slopes = torch.empty(b, h, n, dtype=torch.float64)
+        sm = torch.zeros(b, n, n, dtype=torch.float64)
+        a = torch.zeros(b, n, n, dtype=torch.float64)
+        for h0 in range(0, h, group):
+            sh, ph = s_in[:, h0:h0 + group].to(torch.float64), p_in[:, h0:h0 + group].to(torch.float64)
+            slopes[:, h0:h0 + group] = torch.einsum("bhij,ij->bhi", sh, w)
+            sm += sh.sum(1)
+            a += ph.sum(1)
+            del sh, ph
+        sm /= h
+        a /= h
+        m["seq_slope"].add(slopes[..., rows] @ omega_rows)
+        lr = torch.einsum("bij,ij->bi", sm, w)[:, rows]
+        m["layer_rows"].add(lr)
+        m["layer_slope"].add((lr @ omega_rows)[:, None])
+        values[l0].append((lr @ omega_rows).numpy())
+        for name, rw in region_w.items():
+            region_mom[l0][name].add((lr @ rw)[:, None])
+        first = p_in[:, :, :, 0].to(torch.float64)  # (B, H, n): the first key's share per head and row
+        m["sink"].add(first[:, :, 1:].mean((1, 2))[:, None])
+        m["head_sink"].add(first[:, :, 1:].mean(2))
+        m["first_rows"].add(first.mean(1))
+        mixed = (1.0 - ROLLOUT_LAMBDA) * torch.eye(n, dtype=a.dtype) + ROLLOUT_LAMBDA * a
+        roll["plain"] = a if l0 == 0 else a @ roll["plain"]
+        roll["res"] = mixed if l0 == 0 else mixed @ roll["res"]
+        m["rollout"].add(roll["plain"][:, n - 1, :])
+        m["rollout_res"].add(roll["res"][:, n - 1, :])
+        if w_late is not None:
+            m["late"].add((torch.einsum("bij,ij->bi", sm, w_late) @ omega_late)[:, None])
+
     def take(l0: int, tr: dict) -> None:
+        if slopes_only:
+            take_slopes(l0, tr)
+            return
         m = mom[l0]
         for name, t in tr.items():  # logits, weights, values, head outputs, residual states
             if torch.is_tensor(t) and t.is_floating_point() and not bool(torch.isfinite(t).all()):
@@ -409,6 +462,8 @@ def probe(traces_of: Callable, *, n_layers: int, n_heads: int, settings: ProbeSe
         if maps:
             smean, sse = m["S"].mean, m["S"].se
             head_mean = np.where(mask, smean.mean(0), np.nan)
+        elif slopes_only:
+            head_mean = None
         else:
             head_mean = np.where(mask, m["Smean"].mean, np.nan)
         for h in range(n_heads):
@@ -430,8 +485,10 @@ def probe(traces_of: Callable, *, n_layers: int, n_heads: int, settings: ProbeSe
         phase, pos, neg = _phase(_z(row_mean, row_se), float(_z(np.array(slope), np.array(slope_se))), k, row_k)
         layers.append(LayerProbe(l0 + 1, phase, slope, slope_se, k, row_k, [int(rows[p - 1]) + 1 for p in pos],
                                  [int(rows[q - 1]) + 1 for q in neg],
-                                 float(m["layer_rp"].mean[0]), float(m["layer_rp"].se[0]),
-                                 head_mean, diag_normalise(np.nan_to_num(head_mean)) * np.where(mask, 1, np.nan),
+                                 *((math.nan, math.nan) if slopes_only else (float(m["layer_rp"].mean[0]),
+                                                                             float(m["layer_rp"].se[0]))),
+                                 head_mean, None if head_mean is None
+                                 else diag_normalise(np.nan_to_num(head_mean)) * np.where(mask, 1, np.nan),
                                  heads, {name: (g / st.sequences).numpy() for name, g in grams[l0].items()},
                                  sink=float(m["sink"].mean[0]) if skip else None,
                                  sink_se=float(m["sink"].se[0]) if skip else None,

@@ -4,8 +4,8 @@ identity decoders by benchmarks/bench_estimates.py; refused above :data:`MAX_SEC
 estimate, with its load and output layer, is :mod:`lnrecency.experiments.probes.gguf`'s."""
 from __future__ import annotations
 
-__all__ = ["MAX_CELLS", "MAX_PROBE_BYTES", "PROBE_COST", "LOAD_MARGIN", "MAX_SECONDS", "probe_bytes",
-           "probe_seconds", "check_probe_cost", "probe_chunk"]
+__all__ = ["MAX_CELLS", "MAX_PROBE_BYTES", "PROBE_COST", "STREAM_COST", "SLOPE_WORK_BYTES", "LOAD_MARGIN",
+           "MAX_SECONDS", "probe_bytes", "probe_seconds", "check_probe_cost", "probe_chunk"]
 
 #: bound on sequences * n^2 * heads * layers (the work of one probe)
 MAX_CELLS = 4 * 10**9
@@ -14,12 +14,23 @@ MAX_CELLS = 4 * 10**9
 MAX_PROBE_BYTES = 512 * 2**20
 
 
+#: the float64 working copy of a few heads' logits and weights at a time in a slopes-only probe
+SLOPE_WORK_BYTES = 64 * 2**20
+
+
 def probe_bytes(n_layers: int, n_heads: int, n: int, width: int, batch: int, light: bool = False,
-                layers_kept: int | None = None, maps: bool = True) -> int:
+                layers_kept: int | None = None, maps: bool = True, slopes_only: bool = False) -> int:
     """Bytes of the probe's arrays for ``batch`` sequences at a time (an upper estimate, float64 everywhere):
     the traces of ``n_layers`` layers held at once (logits and weights, B H n^2 each; six (B, n, d)-sized
     states), the float64 working copies of one layer (3 B H n^2) and the running moments of ``layers_kept``
-    layers (default ``n_layers``; 2 x (H n^2 + small) each, n^2 without per-head maps)."""
+    layers (default ``n_layers``; 2 x (H n^2 + small) each, n^2 without per-head maps). ``slopes_only``: the
+    logits and weights of the ``n_layers`` layers in flight as the model makes them (float32, 4 bytes a cell),
+    :data:`SLOPE_WORK_BYTES` of float64 heads, five (B, n, n) float64 sums (head means, the two rollouts) and the
+    running moments, O(H + n) a layer."""
+    if slopes_only:
+        kept = n_layers if layers_kept is None else layers_kept
+        return (4 * n_layers * batch * 2 * n_heads * n * n + min(SLOPE_WORK_BYTES, 16 * batch * n_heads * n * n)
+                + 8 * 5 * batch * n * n + 8 * kept * 2 * (n_heads + 24 * n))
     traces = n_layers * batch * (2 * n_heads * n * n + 6 * n * width)
     work = 3 * batch * n_heads * n * n + batch * n * n  # recency_counts' row masks
     kept = n_layers if layers_kept is None else layers_kept
@@ -34,12 +45,23 @@ def probe_bytes(n_layers: int, n_heads: int, n: int, width: int, batch: int, lig
 #: (PER_SEQUENCE_LAYER + CUBIC (H n^3 + n^2 d)), times LOAD_MARGIN; refused above MAX_SECONDS (an interactive
 #: answer; --max-seconds moves it)
 PROBE_COST = {"FIXED": 0.0, "PER_SEQUENCE_LAYER": 5.25e-5, "CUBIC": 4.1e-10}
+#: a slopes-only streamed probe of a transformers model (benchmarks/bench_probe_stream.py, this project's 2-core
+#: machine): seconds = S L (PER_SEQUENCE_LAYER + ROLLOUT n^3 + CELL H n^2 + FLOP (the layer's forward FLOPs)),
+#: times LOAD_MARGIN
+STREAM_COST = {"PER_SEQUENCE_LAYER": 1e-3, "ROLLOUT": 4e-11, "CELL": 2e-8, "FLOP": 1.5e-11}
 LOAD_MARGIN = 1.5
 MAX_SECONDS = 600.0
 
 
-def probe_seconds(n_layers: int, n_heads: int, n: int, width: int, sequences: int) -> float:
-    """The estimated time of a probe (:data:`PROBE_COST`), made before any work."""
+def probe_seconds(n_layers: int, n_heads: int, n: int, width: int, sequences: int,
+                  slopes_only: bool = False) -> float:
+    """The estimated time of a probe (:data:`PROBE_COST`; slopes only, :data:`STREAM_COST`), made before any
+    work."""
+    if slopes_only:
+        c = STREAM_COST
+        flops = 2 * (12 * n * width * width + 2 * n * n * width)  # projections and MLP, then q k^T and P V
+        return LOAD_MARGIN * sequences * n_layers * (c["PER_SEQUENCE_LAYER"] + c["ROLLOUT"] * n ** 3
+                                                     + c["CELL"] * n_heads * n * n + c["FLOP"] * flops)
     c = PROBE_COST
     return LOAD_MARGIN * (c["FIXED"] + sequences * n_layers * (c["PER_SEQUENCE_LAYER"] + c["CUBIC"] * (
         n_heads * n ** 3 + n * n * width)))
@@ -47,7 +69,7 @@ def probe_seconds(n_layers: int, n_heads: int, n: int, width: int, sequences: in
 
 def check_probe_cost(n_layers: int, n_heads: int, n: int, width: int, settings,
                      light: bool = False, layers_kept: int | None = None, maps: bool = True,
-                     timed: bool = True) -> int:
+                     timed: bool = True, slopes_only: bool = False) -> int:
     """``settings``: a :class:`lnrecency.experiments.probes.probe.ProbeSettings` (its ``chunk`` and
     ``sequences`` are read). Refuse a probe above its memory bound (:func:`probe_chunk`) or its time limit
     (:func:`probe_seconds`, ``--max-seconds``) before any work; return the sequences per step. ``timed``: False
@@ -55,27 +77,30 @@ def check_probe_cost(n_layers: int, n_heads: int, n: int, width: int, settings,
     real model: lnrecency.experiments.probes.gguf.estimate_probe, measured on such models)."""
     from lnrecency.runtime.timelimit import refusal, time_limit
 
-    chunk = probe_chunk(n_layers, n_heads, n, width, settings.chunk, light, layers_kept, maps)
-    seconds = probe_seconds(n_layers if layers_kept is None else layers_kept, n_heads, n, width, settings.sequences)
+    chunk = probe_chunk(n_layers, n_heads, n, width, settings.chunk, light, layers_kept, maps, slopes_only)
+    seconds = probe_seconds(n_layers if layers_kept is None else layers_kept, n_heads, n, width, settings.sequences,
+                            slopes_only)
     if timed and seconds > time_limit(MAX_SECONDS):
-        raise refusal(f"the probe of {settings.sequences} sequences at n = {n} ({n_layers} layers x {n_heads} "
-                      f"heads, width {width})", seconds, time_limit(MAX_SECONDS), "lower --sequences or --n")
+        depth = n_layers if layers_kept is None else layers_kept
+        raise refusal(f"the probe of {settings.sequences} sequences at n = {n} ({depth} layers x "
+                      f"{n_heads} heads, width {width})", seconds, time_limit(MAX_SECONDS),
+                      "lower sequences or n (--sequences, --n)")
     return chunk
 
 
 def probe_chunk(n_layers: int, n_heads: int, n: int, width: int, chunk: int, light: bool = False,
-                layers_kept: int | None = None, maps: bool = True) -> int:
+                layers_kept: int | None = None, maps: bool = True, slopes_only: bool = False) -> int:
     """The largest number of sequences per step, at most ``chunk``, whose :func:`probe_bytes` fits
     MAX_PROBE_BYTES; ValueError (naming the sizes) when not even one sequence fits."""
-    if probe_bytes(n_layers, n_heads, n, width, 1, light, layers_kept, maps) > MAX_PROBE_BYTES:
-        need = probe_bytes(n_layers, n_heads, n, width, 1, light, layers_kept, maps)
+    if probe_bytes(n_layers, n_heads, n, width, 1, light, layers_kept, maps, slopes_only) > MAX_PROBE_BYTES:
+        need = probe_bytes(n_layers, n_heads, n, width, 1, light, layers_kept, maps, slopes_only)
         raise ValueError(f"the probe of {n_layers} layers x {n_heads} heads at n = {n}, width {width} needs about "
                          f"{need / 2**20:.0f} MiB for one sequence, above its limit {MAX_PROBE_BYTES / 2**20:.0f} MiB; "
-                         f"lower --n, --layers or --d")
+                         f"lower n (--n), or the layers or width (--layers, --d)")
     low, high = 1, chunk
     while low < high:  # bytes grow with the batch: bisect
         mid = (low + high + 1) // 2
-        if probe_bytes(n_layers, n_heads, n, width, mid, light, layers_kept, maps) <= MAX_PROBE_BYTES:
+        if probe_bytes(n_layers, n_heads, n, width, mid, light, layers_kept, maps, slopes_only) <= MAX_PROBE_BYTES:
             low = mid
         else:
             high = mid - 1

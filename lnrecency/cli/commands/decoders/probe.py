@@ -29,6 +29,8 @@ HELP = ("attention diagnostics of a trained model, the identity decoder, a local
 
 #: the identity decoder's width and depth when --d and --layers are not given
 IDENTITY_D, IDENTITY_LAYERS = 64, 2
+#: the sequence length when --n is not given (shorter where the model's context is)
+DEFAULT_N = 32
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -61,11 +63,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="task | random | bos-response | text, each with its first key out of slopes and RP "
                         "(reported as the sink): task = the model's training distribution (default for MODEL_DIR); "
                         "random = the neutral control, content tokens only after BOS (the only choice for "
-                        "--identity and --hf; the default for --gguf); bos-response = BOS scattered in mid-sequence, "
+                        "--identity; the default for --hf and --gguf); bos-response = BOS scattered in mid-sequence, "
                         "a diagnostic of the model's reaction to BOS; text = windows of --text in the model's own "
-                        "tokenizer (--gguf, train lm models); task-no-bos = the training distribution without its "
-                        "BOS (every key in; induction models also report the slope over each copy's rows)")
-    p.add_argument("--n", type=int, default=32, help="sequence length (default 32)")
+                        "tokenizer (--hf, --gguf, train lm models); task-no-bos = the training distribution without "
+                        "its BOS (every key in; induction models also report the slope over each copy's rows)")
+    p.add_argument("--n", type=int, default=None,
+                   help=f"sequence length (default {DEFAULT_N}, or the model's context or attention window where "
+                        f"that is shorter)")
     p.add_argument("--sequences", type=int, default=256, help="sequences probed (default 256)")
     p.add_argument("--seed", type=int, default=0, help="seed of the probe's inputs (default 0)")
     p.add_argument("--json", action="store_true", help="the full result as JSON")
@@ -112,6 +116,8 @@ def _positions_line(res, decoder_positions: str | None) -> str:
 
 
 def run(args: Options) -> int:
+    from dataclasses import replace
+
     chosen = [name for name, on in (("MODEL_DIR", args.model_dir is not None), ("--identity", args.identity),
                                     ("--hf", args.hf is not None), ("--gguf", args.gguf is not None)) if on]
     if len(chosen) != 1:
@@ -188,7 +194,8 @@ def run(args: Options) -> int:
     else:
         check_choice("--tokens", tokens, tuple(t for t in TOKENS if t != "given"))
     # the sizes before torch loads (about 2 s); a refusal names its flag (lnrecency.cli.app.flag_named)
-    st = ProbeSettings(n=args.n, sequences=args.sequences, seed=args.seed, tokens=tokens)
+    st = ProbeSettings(n=DEFAULT_N if args.n is None else args.n, sequences=args.sequences, seed=args.seed,
+                       tokens=tokens)
     if tokens == "text":
         from lnrecency.experiments.text.text_windows import text_size
 
@@ -200,11 +207,16 @@ def run(args: Options) -> int:
         src = open_source(args.gguf)
         check_sizes(src, args.max_model_mib or MAX_MODEL_MIB)
         context = src.header.arch_int("context_length")
+        if args.n is None and context is not None and 3 <= context < st.n:  # the default fits the model
+            st = replace(st, n=context)
         if context is not None and st.n > context:
             raise ValueError(f"--n must be <= the model's context {context}; got {st.n}")
     if args.hf is not None:
-        from lnrecency.experiments.probes.hf_config import check_context
+        from lnrecency.experiments.probes.hf_config import check_context, declared_context
 
+        context = declared_context(args.hf)
+        if args.n is None and context is not None and 3 <= context < st.n:  # the default fits the model
+            st = replace(st, n=context)
         check_context(args.hf, st.n, "--n")  # read from its config.json, before the model is loaded
     require_extra("hf" if (args.hf or args.gguf) else "models")
     from lnrecency.experiments.probes.probe_decoder import probe_decoder
@@ -234,20 +246,20 @@ def run(args: Options) -> int:
 
         if st.tokens != "random":
             raise ValueError("--tokens task needs a trained model; the identity decoder takes the theory's inputs")
-        model = build(DecoderConfig.identity_of(cfg, d=width, layers=depth, n=args.n), 0)
+        model = build(DecoderConfig.identity_of(cfg, d=width, layers=depth, n=st.n), 0)
         decoder_positions = getattr(model.cfg, "positions", None)
         res = probe_decoder(model, st, progress=show,
                             first_share=check_first_share(args.ablate_sink, model.cfg.n_layers, "--ablate-sink"))
     beside = None
     lm_model = False
     if args.model_dir is not None:
-        from dataclasses import replace
-
         from lnrecency.experiments.decoders.train import load
         from lnrecency.experiments.probes.probe_settings import check_first_share
         from lnrecency.experiments.text.lm_inputs import is_lm, lm_inputs
 
         model, meta = load(args.model_dir)
+        if args.n is None and 3 <= model.cfg.context < st.n:  # the default fits the model's context
+            st = replace(st, n=model.cfg.context)
         lm_model = is_lm(meta)
         decoder_positions = getattr(model.cfg, "positions", None)
         task = meta.get("training", {}).get("task")
