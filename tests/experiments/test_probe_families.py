@@ -53,13 +53,13 @@ def test_a_window_shorter_than_n_is_refused_and_a_probe_within_it_measures(build
 def test_a_mask_hidden_from_the_config_is_caught_in_the_weights():
     """A window the config does not declare (the check reads the weights themselves): a key inside the causal
     triangle with weight exactly 0 is refused, never read as log(0)."""
-    from lnrecency.experiments.probes.model_probe import _check_weights  # noqa: PLC2701 (the check itself)
+    from lnrecency.experiments.probes.model_probe import check_attention_weights
 
     p = torch.softmax(torch.randn(1, 2, 6, 6).masked_fill(~torch.ones(6, 6, dtype=torch.bool).tril(), -torch.inf), -1)
-    _check_weights(p, 1, "m")
+    check_attention_weights(p, 1, "m")
     p[0, 1, 5, 0] = 0.0
     with pytest.raises(ValueError, match="gives key 1 no weight at all for query 6 \\(head 2\\)"):
-        _check_weights(p, 1, "m")
+        check_attention_weights(p, 1, "m")
 
 
 def test_an_encoder_never_returns_a_slope():
@@ -70,10 +70,10 @@ def test_an_encoder_never_returns_a_slope():
     with pytest.raises(ValueError, match="BertForMaskedLM .*is an encoder"):
         lnrecency.probe_model(bert, n=16, sequences=8)
     # named as something else, its weights still show it: attention above the diagonal is refused
-    from lnrecency.experiments.probes.model_probe import _check_weights  # noqa: PLC2701 (the check itself)
+    from lnrecency.experiments.probes.model_probe import check_attention_weights
 
     with pytest.raises(ValueError, match="attends to later keys .*not a causal decoder"):
-        _check_weights(torch.full((1, 1, 4, 4), 0.25), 1, "m")
+        check_attention_weights(torch.full((1, 1, 4, 4), 0.25), 1, "m")
 
 
 def test_encoder_decoder_and_state_space_models_are_refused_by_name():

@@ -220,14 +220,19 @@ def probe_hf(path: str | Path, settings: ProbeSettings, *, no_rope: bool = False
     check_choice("--bos", bos, BOS_CHOICES)  # before the load
     if settings.tokens != "random":
         raise ValueError("--tokens task needs a model trained by lnrecency; a Hugging Face model takes random tokens")
+    from lnrecency.experiments.probes.model_probe import check_attention_weights, check_family, declared_window
+
     model = load_hf(path)
     cfg = model.config
     vocab = int(cfg.vocab_size)
     n_pos = getattr(cfg, "max_position_embeddings", None) or getattr(cfg, "n_positions", None)
     if n_pos is not None and settings.n > n_pos:
         raise ValueError(f"n must be <= the model's context {n_pos}; got n={settings.n}")
-    n_layers = int(getattr(cfg, "num_hidden_layers", None) or cfg.n_layer)
-    n_heads = int(getattr(cfg, "num_attention_heads", None) or cfg.n_head)
+    n_layers, n_heads = check_family(model)  # an encoder, encoder-decoder or attention-free model refused by name
+    window = declared_window(cfg)
+    if window is not None and settings.n > window[0]:
+        raise ValueError(f"n={settings.n} is longer than the model's attention window {window[0]} (config "
+                         f"{window[1]}); use n <= {window[0]}")
 
     special = {int(v) for v in (getattr(cfg, "bos_token_id", None), getattr(cfg, "eos_token_id", None),
                                 getattr(cfg, "pad_token_id", None)) if isinstance(v, int) and 0 <= v < vocab}
@@ -249,6 +254,7 @@ def probe_hf(path: str | Path, settings: ProbeSettings, *, no_rope: bool = False
             out = model(input_ids=tokens(start, stop), output_attentions=True, output_hidden_states=True)
         traces = []
         for l0, att in enumerate(out.attentions):
+            check_attention_weights(att, l0 + 1, type(model).__name__)  # causal and full-window, or refused
             p = att.to(torch.float64)
             logits = torch.log(p.clamp_min(1e-300)).masked_fill(
                 ~torch.ones(p.shape[-1], p.shape[-1], dtype=torch.bool).tril(), 0.0)

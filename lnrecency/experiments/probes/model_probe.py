@@ -45,7 +45,8 @@ import torch
 from lnrecency.experiments.probes.probe import ProbeResult, ProbeSettings, check_probe_bounds, probe
 from lnrecency.runtime.arguments import check_choice
 
-__all__ = ["probe_model", "position_scheme", "SCHEMES", "POSITIONS"]
+__all__ = ["probe_model", "position_scheme", "check_family", "check_attention_weights", "declared_window", "SCHEMES",
+           "POSITIONS", "NO_ATTENTION", "SLOPES_ONLY_ABOVE", "DEFAULT_N", "DEFAULT_SEQUENCES"]
 
 #: the positional schemes the probe recognises
 SCHEMES = ("rope", "learned", "alibi", "none")
@@ -311,7 +312,7 @@ def probe_model(model: Any, tokenizer: Any = None, *, texts: str | Sequence[str]
 NO_ATTENTION = ("mamba", "mamba2", "falcon_mamba", "rwkv", "xlstm", "recurrent_gemma")
 
 
-def _check_family(model) -> tuple[int, int]:
+def check_family(model) -> tuple[int, int]:
     """(layers, heads) of a causal decoder with attention heads; an encoder-decoder, a state-space or recurrent
     model, or one whose config states no layers or heads, refused by name."""
     cfg = model.config
@@ -383,7 +384,7 @@ def _device(model, device) -> torch.device:
     return here
 
 
-def _check_weights(p: torch.Tensor, layer: int, what: str) -> None:
+def check_attention_weights(p: torch.Tensor, layer: int, what: str) -> None:
     """Layer ``layer``'s attention weights (B, H, n, n) must be causal and full-window: no weight on a later key (an
     encoder's bidirectional attention), a positive weight on every key at or before the query (a key given exactly
     0 is masked: a sliding window or local layer shorter than n), and finite. Otherwise refused: its log would be
@@ -415,7 +416,7 @@ def _probe_loaded(model, tokenizer, texts, tokens, st: ProbeSettings, positions:
     from lnrecency.runtime.timelimit import max_seconds
 
     cfg = model.config
-    n_layers, n_heads = _check_family(model)
+    n_layers, n_heads = check_family(model)
     scheme = position_scheme(model)
     where = _device(model, device)
     n_pos = getattr(cfg, "max_position_embeddings", None) or getattr(cfg, "n_positions", None)
@@ -462,7 +463,7 @@ def _probe_loaded(model, tokenizer, texts, tokens, st: ProbeSettings, positions:
         seen: list[int] = []
 
         def take(layer: int, s: torch.Tensor, p: torch.Tensor) -> None:
-            _check_weights(p, layer + 1, type(model).__name__)
+            check_attention_weights(p, layer + 1, type(model).__name__)
             if layer != len(seen):
                 raise ValueError(f"{type(model).__name__}: the tap saw layer {layer + 1} after {len(seen)} layers; "
                                  f"refused (the probe reads the layers in order)")
@@ -488,7 +489,7 @@ def _probe_loaded(model, tokenizer, texts, tokens, st: ProbeSettings, positions:
                              f"{n}, {n}) for each of its {n_layers} layers; refused")
         traces = []
         for q, att in enumerate(atts):
-            _check_weights(att, q + 1, type(model).__name__)
+            check_attention_weights(att, q + 1, type(model).__name__)
             p = att.detach().to("cpu", torch.float64)
             logits = torch.log(p.clamp_min(1e-300)).masked_fill(~torch.ones(n, n, dtype=torch.bool).tril(), 0.0)
             traces.append({"logits": logits, "weights": p})
