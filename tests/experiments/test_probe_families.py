@@ -141,3 +141,46 @@ def test_the_frame_is_long_and_tidy(llama):
     heads = df[(df.level == "head") & (df.measure == "slope")]
     assert sorted(heads.head_index.unique()) == [1, 2, 3, 4] and len(heads) == 8
     assert not df.value.isna().any()
+
+
+def _word_tokenizer(tmp_path):
+    """A word-level tokenizer saved to and read back from a folder (TransformerLens reloads it by its path)."""
+    from tokenizers import Tokenizer, pre_tokenizers
+    from tokenizers import models as tok_models
+
+    tok = Tokenizer(tok_models.WordLevel({"<s>": 0, "</s>": 1, **{f"w{q}": q + 2 for q in range(V - 2)}},
+                                         unk_token="</s>"))
+    tok.pre_tokenizer = pre_tokenizers.Whitespace()
+    transformers.PreTrainedTokenizerFast(tokenizer_object=tok, bos_token="<s>", eos_token="</s>").save_pretrained(
+        tmp_path / "tok")
+    return transformers.AutoTokenizer.from_pretrained(tmp_path / "tok")
+
+
+def test_nnsight_wraps_the_transformers_model_and_gives_its_slopes(llama, tmp_path):
+    """nnsight's LanguageModel runs the transformers model it wraps: the probe reads that model, to the bit."""
+    nnsight = pytest.importorskip("nnsight")
+    ids = np.random.default_rng(3).integers(2, V, size=(8, 16))
+    want = [lp.slope for lp in lnrecency.probe_model(llama, tokens=ids).layers]
+    res = lnrecency.probe_model(nnsight.LanguageModel(llama, tokenizer=_word_tokenizer(tmp_path)), tokens=ids)
+    assert [lp.slope for lp in res.layers] == want and res.model["wrapper"] == "nnsight LanguageModel"
+
+
+def test_a_transformerlens_bridge_is_read_through_its_hooks_with_the_transformers_models_slopes(llama, tmp_path):
+    """TransformerLens 4's TransformerBridge (its attention replaced by its own hooked one): the scores from
+    blocks.L.attn.hook_attn_scores and the weights from hook_pattern give the transformers model's slopes, within
+    the float32 rounding of the logits (the same bound as the direct fit: 2 eps32 x |S| x sum_j |w_ij|)."""
+    import copy
+
+    tl = pytest.importorskip("transformer_lens")
+    from lnrecency.inference.recency_slope import row_slope_weights
+
+    ids = np.random.default_rng(3).integers(2, V, size=(8, 16))
+    want = [lp.slope for lp in lnrecency.probe_model(llama, tokens=ids).layers]
+    bridge = tl.TransformerBridge.boot_transformers("meta-llama/Llama-3.2-1B", hf_model=copy.deepcopy(llama),
+                                                    tokenizer=_word_tokenizer(tmp_path))
+    res = lnrecency.probe_model(bridge, tokens=ids)
+    assert res.model["wrapper"] == "TransformerLens TransformerBridge" and res.model["streamed"]
+    bound = 2 * np.finfo(np.float32).eps * 4 * float(np.abs(row_slope_weights(16, 1)).sum(1).max())
+    assert np.allclose([lp.slope for lp in res.layers], want, rtol=0, atol=bound)
+    with pytest.raises(ValueError, match="positions='off' is not available through a TransformerLens bridge"):
+        lnrecency.probe_model(bridge, tokens=ids, positions="off")

@@ -45,8 +45,8 @@ import torch
 from lnrecency.experiments.probes.probe import ProbeResult, ProbeSettings, check_probe_bounds, probe
 from lnrecency.runtime.arguments import check_choice
 
-__all__ = ["probe_model", "position_scheme", "check_family", "check_attention_weights", "declared_window", "SCHEMES",
-           "POSITIONS", "NO_ATTENTION", "SLOPES_ONLY_ABOVE", "DEFAULT_N", "DEFAULT_SEQUENCES"]
+__all__ = ["probe_model", "unwrap", "position_scheme", "check_family", "check_attention_weights", "declared_window",
+           "SCHEMES", "POSITIONS", "NO_ATTENTION", "SLOPES_ONLY_ABOVE", "DEFAULT_N", "DEFAULT_SEQUENCES"]
 
 #: the positional schemes the probe recognises
 SCHEMES = ("rope", "learned", "alibi", "none")
@@ -242,7 +242,8 @@ def probe_model(model: Any, tokenizer: Any = None, *, texts: str | Sequence[str]
                 seed: int = 0, rate: float = 1e-3, progress: bool = False, bos: str = "model",
                 device: Any = None, slopes_only: bool | None = None, batch_size: int | None = None,
                 max_seconds: float | None = None) -> ProbeResult:
-    """Probe ``model`` (a transformers causal LM object, a local model folder, or a GGUF file or wheel) for recency
+    """Probe ``model`` (a transformers causal LM object, or one wrapped by TransformerLens 4's ``TransformerBridge``
+    or nnsight's ``LanguageModel`` (:func:`unwrap`), a local model folder, or a GGUF file or wheel) for recency
     in its attention logits (module docstring); a :class:`~lnrecency.experiments.probes.probe.ProbeResult` whose
     ``model["positions"]`` states the scheme and whether it was switched off. ``bos``: the first token of every
     window (texts= and the random control): "model" (its tokenizer's convention), "first" (its BOS token) or
@@ -300,12 +301,40 @@ def probe_model(model: Any, tokenizer: Any = None, *, texts: str | Sequence[str]
 
             tokenizer = transformers.AutoTokenizer.from_pretrained(str(p), local_files_only=True,
                                                                    trust_remote_code=False)
+    outer = model
+    model, wrapper = unwrap(model)
     if not isinstance(model, torch.nn.Module) or not hasattr(model, "config"):
         raise ValueError(f"model must be a transformers causal LM (a torch module with a .config), a model folder "
                          f"or a GGUF file; got {type(model).__name__}")
-    return _probe_loaded(model, tokenizer, texts, tokens, st, positions, progress, bos, device=device,
-                         n_default=n_default, slopes_only=slopes_only, batch_size=batch_size,
-                         max_seconds_=max_seconds)
+    res = _probe_loaded(model, tokenizer, texts, tokens, st, positions, progress, bos, device=device,
+                        n_default=n_default, slopes_only=slopes_only, batch_size=batch_size,
+                        max_seconds_=max_seconds,
+                        bridge=outer if wrapper is not None and wrapper.startswith("TransformerLens") else None)
+    if wrapper is not None:
+        res.model["wrapper"] = wrapper
+    return res
+
+
+def unwrap(model) -> tuple[Any, str | None]:
+    """(the transformers model, what wrapped it): a TransformerLens ``TransformerBridge`` (TransformerLens 4) and an
+    nnsight ``LanguageModel`` hold the transformers model they run, which is probed (the same weights, the same
+    logits); anything else is returned as it is. A TransformerLens 3 ``HookedTransformer`` holds a
+    re-implementation with its own weights (folded, centred) and no transformers model: refused by name."""
+    module = type(model).__module__ or ""
+    name = type(model).__name__
+    if module.startswith("transformer_lens"):
+        inner = getattr(model, "original_model", None)
+        if not isinstance(inner, torch.nn.Module) or not hasattr(inner, "config"):
+            raise ValueError(f"model: a TransformerLens {name} holds no transformers model to probe (TransformerLens "
+                             f"3's HookedTransformer re-implements the model); give the transformers model it was "
+                             f"loaded from, or TransformerLens 4's TransformerBridge")
+        return inner, f"TransformerLens {name}"
+    if module.startswith("nnsight"):
+        inner = getattr(model, "_module", None)  # the module an nnsight Envoy wraps
+        if not isinstance(inner, torch.nn.Module) or not hasattr(inner, "config"):
+            raise ValueError(f"model: the nnsight {name} wraps no transformers model to probe; give the model itself")
+        return inner, f"nnsight {name}"
+    return model, None
 
 
 #: model types with no attention weights to read (state-space and recurrent models)
@@ -408,7 +437,8 @@ def check_attention_weights(p: torch.Tensor, layer: int, what: str) -> None:
 
 def _probe_loaded(model, tokenizer, texts, tokens, st: ProbeSettings, positions: str, progress: bool,
                   bos: str = "model", device: Any = None, n_default: bool = False, slopes_only: bool | None = None,
-                  batch_size: int | None = None, max_seconds_: float | None = None) -> ProbeResult:
+                  batch_size: int | None = None, max_seconds_: float | None = None,
+                  bridge: Any = None) -> ProbeResult:
     from dataclasses import replace
 
     from lnrecency.experiments.decoders.train import deterministic
@@ -434,14 +464,19 @@ def _probe_loaded(model, tokenizer, texts, tokens, st: ProbeSettings, positions:
     width = int(getattr(cfg, "hidden_size", None) or getattr(cfg, "n_embd", 0) or 0)
     # streamed through the logit tap where the family computes attention through transformers' AttentionInterface
     # (one layer's logits alive at a time); otherwise every layer's weights from output_attentions
-    tap = bool(getattr(model, "_supports_attention_backend", False))
+    # (not under TransformerLens, whose bridge replaces the attention modules' forward with its own hooked one: its
+    # named hooks are read instead)
+    tap = bridge is None and bool(getattr(model, "_supports_attention_backend", False))
+    if bridge is not None and positions == "off":
+        raise ValueError("positions='off' is not available through a TransformerLens bridge (its forward takes no "
+                         "position ids); probe the transformers model itself")
     slopes_only = st.n > SLOPES_ONLY_ABOVE if slopes_only is None else check_flag("slopes_only", slopes_only)
     if batch_size is not None:
         st = replace(st, chunk=check_int("batch_size", batch_size, minimum=1, maximum=4096))
     with max_seconds(check_real("max_seconds", max_seconds_, low=0.0, low_open=True)
                      if max_seconds_ is not None else None):
-        check_probe_bounds(st, n_layers, n_heads, width, light=True, maps=False, stream=tap, timed=True,
-                           slopes_only=slopes_only)  # memory and time, before the inputs are built
+        check_probe_bounds(st, n_layers, n_heads, width, light=True, maps=False, stream=tap or bridge is not None,
+                           timed=True, slopes_only=slopes_only)  # memory and time, before the inputs are built
     windows, what = _inputs(model, tokenizer, texts, tokens, st, bos)
     off = positions == "off"
     takes_positions = "position_ids" in inspect.signature(model.forward).parameters
@@ -454,6 +489,33 @@ def _probe_loaded(model, tokenizer, texts, tokens, st: ProbeSettings, positions:
             kwargs["position_ids"] = (torch.zeros(b, n, dtype=torch.long, device=where) if off
                                       else torch.arange(n, device=where).expand(b, n))
         return kwargs
+
+    def hooked_of(start: int, stop: int, emit) -> None:
+        """A TransformerLens bridge's own named hooks: blocks.L.attn.hook_attn_scores (the masked pre-softmax
+        scores) and hook_pattern (the weights), one layer handed on at a time."""
+        ids = torch.from_numpy(windows[start:stop]).to(where)
+        n = ids.shape[1]
+        above = ~torch.ones(n, n, dtype=torch.bool, device=where).tril()
+        got: dict = {}
+
+        def grab(t: torch.Tensor, hook) -> torch.Tensor:
+            layer, kind = int(hook.name.split(".")[1]), hook.name.rsplit(".", 1)[1]
+            got.setdefault(layer, {})[kind] = t.detach()
+            if len(got[layer]) == 2:
+                rec = got.pop(layer)
+                p = rec["hook_pattern"]
+                check_attention_weights(p, layer + 1, f"TransformerLens {type(bridge).__name__}")
+                emit(layer, {"logits": rec["hook_attn_scores"].masked_fill(above, 0.0).to("cpu", torch.float32),
+                             "weights": p.to("cpu", torch.float32)})
+            return t
+
+        hooks = [(f"blocks.{q}.attn.{kind}", grab) for q in range(n_layers)
+                 for kind in ("hook_attn_scores", "hook_pattern")]
+        with torch.no_grad():
+            bridge.run_with_hooks(ids, fwd_hooks=hooks)
+        if got:
+            raise ValueError(f"TransformerLens {type(bridge).__name__}: layers {sorted(got)} gave scores or weights "
+                             f"without the other; refused")
 
     def tapped_of(start: int, stop: int, emit) -> None:
         from lnrecency.experiments.probes.logit_tap import tapping
@@ -507,9 +569,11 @@ def _probe_loaded(model, tokenizer, texts, tokens, st: ProbeSettings, positions:
             "layers": n_layers, "heads": n_heads, "vocab": int(cfg.vocab_size), "inputs": what,
             "positions": {"scheme": scheme, "state": state}, "device": str(where),
             "parameters": int(sum(p.numel() for p in model.parameters()))}
-    info["streamed"] = tap
+    info["streamed"] = tap or bridge is not None
     note = ("exact pre-softmax logits S = q.k scaling (after any position rotation and QK normalisation, before the "
             "mask), tapped layer by layer from transformers' attention interface" if tap else
+            "pre-softmax scores from TransformerLens's blocks.L.attn.hook_attn_scores, weights from hook_pattern"
+            if bridge is not None else
             "log attention weights from transformers' output_attentions: the logits up to a per-row constant "
             "(slopes, orderings and RP are exact)")
     was_training = model.training
@@ -517,10 +581,11 @@ def _probe_loaded(model, tokenizer, texts, tokens, st: ProbeSettings, positions:
     try:
         with deterministic(1), _attention(model, tap), (_alibi_off(model) if off and scheme == "alibi"
                                                         else contextlib.nullcontext()):
-            return probe(tapped_of if tap else traces_of, n_layers=n_layers, n_heads=n_heads, settings=st,
+            return probe(tapped_of if tap else hooked_of if bridge is not None else traces_of, n_layers=n_layers,
+                         n_heads=n_heads, settings=st,
                          model_info=info, assumptions={"identity": False, "family": info["model_type"],
                                                        "positions": scheme, "positions_off": off, "w_qk": None},
-                         progress=progress, light=True, maps=False, width=width, stream=tap,
+                         progress=progress, light=True, maps=False, width=width, stream=tap or bridge is not None,
                          slopes_only=slopes_only, logits_note=note)
     finally:
         model.train(was_training)
