@@ -8,7 +8,10 @@ resident memory above that baseline (ru_maxrss), the seconds, and the estimate.
 
     python3 benchmarks/bench_probe_stream.py [--quick] [--json FILE]
 
-Goal (issue 68): 32 layers x 32 heads at n = 1,024 within 2 GiB beyond the weights.
+Goal (issue 68): 32 layers x 32 heads at n = 1,024 within 2 GiB beyond the weights. Measured 2026-11-28 on this
+project's 2-core machine (benchmarks/probe_stream.json): 242 s and 700 MiB beyond the weights for 8 sequences
+(estimate 280 s); 16 x 16 at n = 256: 306 MiB streamed against 1,395 MiB with every layer's output_attentions held
+(4.5 s each); the estimate within 0.44-1.16 of the real time over the cases.
 """
 from __future__ import annotations
 
@@ -46,10 +49,10 @@ CHILD = textwrap.dedent("""
 
 CASES = [  # (layers, heads, n, sequences, head_dim, streamed)
     (32, 32, 1024, 8, 4, True),
-    (32, 32, 256, 8, 4, True), (32, 32, 256, 8, 4, False),
+    (32, 32, 256, 8, 4, True), (16, 16, 256, 8, 4, True), (16, 16, 256, 8, 4, False),
     (8, 8, 512, 8, 8, True), (4, 4, 128, 32, 8, True), (16, 16, 768, 8, 4, True),
 ]
-QUICK = [(32, 32, 256, 8, 4, True), (32, 32, 256, 8, 4, False), (4, 4, 128, 16, 8, True)]
+QUICK = [(16, 16, 256, 8, 4, True), (16, 16, 256, 8, 4, False), (4, 4, 128, 16, 8, True)]
 
 
 def main() -> None:
