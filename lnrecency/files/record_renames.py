@@ -177,7 +177,8 @@ RENAMED: dict[str, str] = {
     "lnrecency.evidence:SettingGroup": "lnrecency.inference.evidence:SettingGroup",
     "lnrecency.evidence:WidthChecks": "lnrecency.inference.records:WidthChecks",
     "lnrecency.experiments.decoders.corpus:Corpus": "lnrecency.experiments.text.corpus:Corpus",
-    "lnrecency.experiments.decoders.gguf:GGUFModel": "lnrecency.experiments.probes.gguf:GGUFModel",
+    "lnrecency.experiments.decoders.gguf:GGUFModel": "lnrecency.experiments.probes.declared_sizes:GGUFModel",
+    "lnrecency.experiments.probes.gguf:GGUFModel": "lnrecency.experiments.probes.declared_sizes:GGUFModel",
     "lnrecency.experiments.decoders.gguf_probe:Loaded": "lnrecency.experiments.probes.gguf_probe:Loaded",
     "lnrecency.experiments.decoders.pretrained:PretrainedSettings":
         "lnrecency.experiments.studies.pretrained:PretrainedSettings",

@@ -11,7 +11,7 @@ import textwrap
 
 import pytest
 
-from lnrecency.experiments.probes.hf_config import check_context, declared_context
+from lnrecency.experiments.probes.declared_sizes import check_context, declared_context
 from lnrecency.experiments.probes.probe_settings import check_first_share
 
 

@@ -15,7 +15,7 @@ import zipfile
 
 import pytest
 
-from lnrecency.experiments.probes.gguf_sizes import check_sizes
+from lnrecency.experiments.probes.declared_sizes import check_sizes
 from lnrecency.files.gguf_header import MAX_ARRAY
 from lnrecency.files.gguf_source import open_source, stage
 from tests.files.gguf_bytes import ARR, STR, U32, gguf, kv, tiny_llama, wheel

@@ -32,7 +32,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from lnrecency.experiments.probes.gguf_sizes import LOAD_FACTOR, MAX_MODEL_MIB, GGUFModel, check_sizes
+from lnrecency.experiments.probes.declared_sizes import LOAD_FACTOR, MAX_MODEL_MIB, GGUFModel, check_sizes
 from lnrecency.experiments.probes.probe import (
     ProbeSettings,
     probe_bytes,
@@ -71,7 +71,7 @@ PPL_ROWS = 64
 
 def check_header(src, max_model_mib: float = MAX_MODEL_MIB) -> GGUFModel:
     """The header's architecture (one transformers reads from GGUF) and sizes
-    (:func:`lnrecency.experiments.probes.gguf_sizes.check_sizes`) checked."""
+    (:func:`lnrecency.experiments.probes.declared_sizes.check_sizes`) checked."""
     from transformers.integrations.ggml import GGUF_CONFIG_MAPPING
 
     arch = src.header.architecture

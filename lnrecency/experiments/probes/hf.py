@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from lnrecency.experiments.probes.hf_config import MAX_CONFIG_BYTES, MAX_DEPTH, SIZE_FIELDS
+from lnrecency.experiments.probes.declared_sizes import MAX_CONFIG_BYTES, MAX_DEPTH, SIZE_FIELDS
 from lnrecency.experiments.probes.probe import ProbeResult, ProbeSettings, probe
 from lnrecency.experiments.probes.probe_decoder import mean_cosine, qk_distance
 
@@ -220,7 +220,7 @@ def probe_hf(path: str | Path, settings: ProbeSettings, *, no_rope: bool = False
     check_choice("--bos", bos, BOS_CHOICES)  # before the load
     if settings.tokens != "random":
         raise ValueError("--tokens task needs a model trained by lnrecency; a Hugging Face model takes random tokens")
-    from lnrecency.experiments.probes.model_probe import check_attention_weights, check_family, declared_window
+    from lnrecency.experiments.probes.attention_checks import check_attention_weights, check_family, declared_window
 
     model = load_hf(path)
     cfg = model.config

@@ -35,13 +35,21 @@ from __future__ import annotations
 
 import contextlib
 import inspect
-import math
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
 import numpy as np
 import torch
 
+from lnrecency.experiments.probes.attention_checks import (  # noqa: F401 (re-exported)
+    NO_ATTENTION,
+    check_attention_weights,
+    check_family,
+    declared_window,
+    device_of,
+    unwrap,
+)
+from lnrecency.experiments.probes.model_inputs import check_texts, check_tokens, model_inputs
 from lnrecency.experiments.probes.probe import ProbeResult, ProbeSettings, check_probe_bounds, probe
 from lnrecency.runtime.arguments import check_choice
 
@@ -135,107 +143,6 @@ def _alibi_off(model) -> Iterator[None]:
                 delattr(owner, name)
 
 
-def _content_tokens(model, tokenizer) -> np.ndarray:
-    cfg = model.config
-    vocab = int(cfg.vocab_size)
-    special = {getattr(cfg, k, None) for k in ("bos_token_id", "eos_token_id", "pad_token_id")}
-    if tokenizer is not None:
-        special |= set(getattr(tokenizer, "all_special_ids", []) or [])
-    special = {int(v) for v in special if isinstance(v, int) and 0 <= v < vocab}
-    return np.setdiff1d(np.arange(vocab), sorted(special))
-
-
-def _bos_of(model, tokenizer) -> int | None:
-    """The BOS the model's tokenizer puts first (None when it adds none); without a tokenizer, the config's."""
-    if tokenizer is not None:
-        bos = getattr(tokenizer, "bos_token_id", None)
-        try:
-            first = tokenizer("a")["input_ids"][0]
-        except (TypeError, KeyError, IndexError):
-            first = None
-        return bos if isinstance(bos, int) and first == bos else None
-    bos = getattr(model.config, "bos_token_id", None)
-    return bos if isinstance(bos, int) and 0 <= bos < int(model.config.vocab_size) else None
-
-
-def _bos_choice(model, tokenizer, bos: str) -> int | None:
-    """The token put first in every window under ``bos`` (lnrecency.experiments.probes.probe.BOS_CHOICES)."""
-    from lnrecency.experiments.probes.probe_settings import bos_token
-
-    vocab = int(model.config.vocab_size)
-    declared = getattr(tokenizer, "bos_token_id", None) if tokenizer is not None else None
-    if not isinstance(declared, int):
-        declared = getattr(model.config, "bos_token_id", None)
-    declared = declared if isinstance(declared, int) and 0 <= declared < vocab else None
-    return bos_token(declared, _bos_of(model, tokenizer) is not None, bos, "bos (--bos on the command line)")
-
-
-def _inputs(model, tokenizer, texts, tokens, st: ProbeSettings, bos: str = "model") -> tuple[np.ndarray, str]:
-    vocab = int(model.config.vocab_size)
-    if texts is not None:
-        from lnrecency.experiments.text.text_windows import text_windows, token_stream
-
-        docs = _check_texts(texts)
-        if tokenizer is None:
-            raise ValueError("texts= needs the model's tokenizer (tokenizer=...)")
-        ids = token_stream(lambda piece: tokenizer(piece, add_special_tokens=False)["input_ids"], docs)
-        first = _bos_choice(model, tokenizer, bos)
-        return (text_windows(ids, st.n, st.sequences, st.seed, first),
-                "text windows" + (", BOS first" if first is not None else ", no BOS"))
-    if tokens is not None:
-        arr = _check_tokens(tokens)
-        if arr.min() < 0 or arr.max() >= vocab:
-            raise ValueError(f"tokens= holds ids outside [0, {vocab - 1}] (the model's vocabulary); got ids from "
-                             f"{int(arr.min())} to {int(arr.max())}")
-        return arr.astype(np.int64), "the tokens given"
-    content = _content_tokens(model, tokenizer)
-    if content.size == 0:
-        raise ValueError(f"the model's vocabulary of {vocab} tokens has no content token (every id is special: BOS, "
-                         f"EOS, padding); the random control needs one; give tokens= or texts=")
-    rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence([st.seed, 0x6a5d])))
-    out = content[rng.integers(0, content.size, size=(st.sequences, st.n))]
-    first = _bos_choice(model, tokenizer, bos)
-    if first is not None:
-        out[:, 0] = first
-    return out, "the neutral random control (content tokens uniformly" + (", BOS first)" if first is not None else ")")
-
-
-def _check_texts(texts) -> list[str]:
-    """texts= as a list of strings: a string or a list or tuple of strings, holding text, at most MAX_TEXT_BYTES in
-    all (the command line's --text bound), checked before any is tokenised."""
-    from lnrecency.experiments.text.text_windows import MAX_TEXT_BYTES
-
-    if isinstance(texts, str):
-        docs = [texts]
-    elif isinstance(texts, (list, tuple)) and all(isinstance(d, str) for d in texts):
-        docs = list(texts)
-    else:
-        raise ValueError(f"texts must be a string or a list of strings; got {type(texts).__name__}")
-    total = sum(len(d) for d in docs)  # characters: at least one byte each
-    if total > MAX_TEXT_BYTES or sum(len(d.encode("utf-8", "surrogatepass")) for d in docs) > MAX_TEXT_BYTES:
-        raise ValueError(f"texts holds more than {MAX_TEXT_BYTES} bytes of text (the probe's limit, as for --text); "
-                         f"pass a sample of it")
-    if not any(d.strip() for d in docs):
-        raise ValueError("texts must hold some text; got only empty or blank strings")
-    return docs
-
-
-def _check_tokens(tokens) -> np.ndarray:
-    """tokens= as an integer array (sequences, n), its shape read from the data: at least 8 sequences of 3 to 1,024
-    tokens (the probe's bounds)."""
-    if isinstance(tokens, (str, bytes)):
-        raise ValueError(f"tokens must be an integer array (sequences, n); got {type(tokens).__name__}")
-    try:
-        arr = np.asarray(tokens)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"tokens must be an integer array (sequences, n); got {type(tokens).__name__}: "
-                         f"{str(exc)[:80]}") from None
-    if arr.ndim != 2 or arr.dtype == bool or not np.issubdtype(arr.dtype, np.integer):
-        raise ValueError(f"tokens must be an integer array (sequences, n) of token ids; got {arr.dtype} of shape "
-                         f"{arr.shape}")
-    return arr
-
-
 def probe_model(model: Any, tokenizer: Any = None, *, texts: str | Sequence[str] | None = None,
                 tokens: np.ndarray | None = None, positions: str = "on", n: int | None = None,
                 sequences: int | None = None,
@@ -264,7 +171,7 @@ def probe_model(model: Any, tokenizer: Any = None, *, texts: str | Sequence[str]
     if texts is not None and tokens is not None:
         raise ValueError("give texts= or tokens=, not both")
     if tokens is not None:  # the shape is read from the data; n= and sequences=, if given, must agree with it
-        tokens = _check_tokens(tokens)
+        tokens = check_tokens(tokens)
         for name, given, got in (("sequences", sequences, tokens.shape[0]), ("n", n, tokens.shape[1])):
             if given is not None and given != got:
                 raise ValueError(f"{name}={given!r} disagrees with tokens= of shape {tokens.shape} (its {name} is "
@@ -276,7 +183,7 @@ def probe_model(model: Any, tokenizer: Any = None, *, texts: str | Sequence[str]
     kind = "text" if texts is not None else ("given" if tokens is not None else "random")
     st = ProbeSettings(n=n, sequences=sequences, seed=seed, tokens=kind, rate=rate)
     if texts is not None and not isinstance(model, (str, Path)):
-        _check_texts(texts)
+        check_texts(texts)
     if isinstance(model, (str, Path)):
         p = Path(model)
         if p.suffix in (".gguf", ".whl"):
@@ -315,126 +222,6 @@ def probe_model(model: Any, tokenizer: Any = None, *, texts: str | Sequence[str]
     return res
 
 
-def unwrap(model) -> tuple[Any, str | None]:
-    """(the transformers model, what wrapped it): a TransformerLens ``TransformerBridge`` (TransformerLens 4) and an
-    nnsight ``LanguageModel`` hold the transformers model they run, which is probed (the same weights, the same
-    logits); anything else is returned as it is. A TransformerLens 3 ``HookedTransformer`` holds a
-    re-implementation with its own weights (folded, centred) and no transformers model: refused by name."""
-    module = type(model).__module__ or ""
-    name = type(model).__name__
-    if module.startswith("transformer_lens"):
-        inner = getattr(model, "original_model", None)
-        if not isinstance(inner, torch.nn.Module) or not hasattr(inner, "config"):
-            raise ValueError(f"model: a TransformerLens {name} holds no transformers model to probe (TransformerLens "
-                             f"3's HookedTransformer re-implements the model); give the transformers model it was "
-                             f"loaded from, or TransformerLens 4's TransformerBridge")
-        return inner, f"TransformerLens {name}"
-    if module.startswith("nnsight"):
-        inner = getattr(model, "_module", None)  # the module an nnsight Envoy wraps
-        if not isinstance(inner, torch.nn.Module) or not hasattr(inner, "config"):
-            raise ValueError(f"model: the nnsight {name} wraps no transformers model to probe; give the model itself")
-        return inner, f"nnsight {name}"
-    return model, None
-
-
-#: model types with no attention weights to read (state-space and recurrent models)
-NO_ATTENTION = ("mamba", "mamba2", "falcon_mamba", "rwkv", "xlstm", "recurrent_gemma")
-
-
-def check_family(model) -> tuple[int, int]:
-    """(layers, heads) of a causal decoder with attention heads; an encoder-decoder, a state-space or recurrent
-    model, or one whose config states no layers or heads, refused by name."""
-    cfg = model.config
-    kind = str(getattr(cfg, "model_type", ""))
-    what = f"{type(model).__name__} (model_type {kind!r})"
-    if getattr(cfg, "is_encoder_decoder", False):
-        raise ValueError(f"model: {what} is an encoder-decoder model; the probe reads causal decoders (each query's "
-                         f"attention over its earlier tokens)")
-    layers = next((v for v in (getattr(cfg, k, None) for k in ("num_hidden_layers", "n_layer", "num_layers"))
-                   if type(v) is int and v > 0), None)
-    heads = next((v for v in (getattr(cfg, k, None) for k in ("num_attention_heads", "n_head", "num_heads"))
-                  if type(v) is int and v > 0), None)
-    from transformers.models.auto.modeling_auto import MODEL_FOR_MASKED_LM_MAPPING_NAMES
-
-    if kind in MODEL_FOR_MASKED_LM_MAPPING_NAMES and not getattr(cfg, "is_decoder", False):
-        raise ValueError(f"model: {what} is an encoder (bidirectional attention; its config is not is_decoder); the "
-                         f"probe reads causal decoders only")
-    if kind in NO_ATTENTION or heads is None:
-        raise ValueError(f"model: {what} has no attention heads to read (a state-space or recurrent model); the "
-                         f"probe reads attention weights")
-    if layers is None:
-        raise ValueError(f"model: {what} states no number of layers in its config; refused")
-    return layers, heads
-
-
-def declared_window(cfg) -> tuple[int, str] | None:
-    """The shortest attention window the config declares for any layer, and the field that says so (Mistral's and
-    Qwen2's ``sliding_window``, Gemma's sliding layers, GPT-Neo's local layers), or None (every layer full)."""
-    found = []
-    sw = getattr(cfg, "sliding_window", None)
-    if type(sw) is int and sw > 0 and getattr(cfg, "use_sliding_window", True) is not False:
-        types = getattr(cfg, "layer_types", None)
-        if not isinstance(types, (list, tuple)) or any("sliding" in str(t) for t in types):
-            found.append((sw, "sliding_window"))
-    ws, local = getattr(cfg, "window_size", None), getattr(cfg, "attention_layers", None)
-    if type(ws) is int and ws > 0 and isinstance(local, (list, tuple)) and "local" in local:
-        found.append((ws, "window_size (its local layers)"))
-    return min(found) if found else None
-
-
-def _device(model, device) -> torch.device:
-    """The device the probe runs on: the one device of the model's weights (``device``, if given, must be it)."""
-    devices = {p.device for p in model.parameters()} | {b.device for b in model.buffers()}
-    if any(d.type == "meta" for d in devices):
-        raise ValueError(f"model: {type(model).__name__} has weights on the meta device (not loaded, or offloaded "
-                         f"by accelerate); load its weights before probing")
-    placed = getattr(model, "hf_device_map", None)
-    if isinstance(placed, dict) and any(str(v) in ("cpu", "disk") for v in placed.values()) and len(
-            {str(v) for v in placed.values()}) > 1:
-        raise ValueError(f"model: {type(model).__name__} is offloaded (hf_device_map places parts on "
-                         f"{sorted({str(v) for v in placed.values()})}); the probe runs a model on one device")
-    if len(devices) > 1:
-        raise ValueError(f"model: {type(model).__name__}'s weights are on several devices "
-                         f"({', '.join(sorted(map(str, devices)))}); the probe runs a model on one device")
-    here = devices.pop() if devices else torch.device("cpu")
-    if device is None:
-        return here
-    try:
-        want = torch.device(device)
-    except (TypeError, ValueError, RuntimeError):
-        raise ValueError(f"device must be a torch device or its name ('cpu', 'cuda', 'cuda:0'); got {device!r}") \
-            from None
-    if want.type == "cuda" and not torch.cuda.is_available():
-        raise ValueError(f"device={device!r}: no CUDA device is available here")
-    same = want.type == here.type and (want.index is None or here.index is None or want.index == here.index)
-    if not same:
-        raise ValueError(f"device={device!r}, but the model's weights are on {here}; move the model there first "
-                         f"(the probe never moves it) or leave device out")
-    return here
-
-
-def check_attention_weights(p: torch.Tensor, layer: int, what: str) -> None:
-    """Layer ``layer``'s attention weights (B, H, n, n) must be causal and full-window: no weight on a later key (an
-    encoder's bidirectional attention), a positive weight on every key at or before the query (a key given exactly
-    0 is masked: a sliding window or local layer shorter than n), and finite. Otherwise refused: its log would be
-    read as the model's preference."""
-    n = p.shape[-1]
-    # exact and cheap (one lower-triangle copy, no boolean masks of the whole tensor): finite iff its least and
-    # largest entries are (torch.aminmax propagates NaN)
-    if not all(math.isfinite(float(x)) for x in torch.aminmax(p)):
-        raise ValueError(f"layer {layer}: {what} returned attention weights that are not finite; refused")
-    low = p.tril()
-    if not torch.equal(low, p):
-        raise ValueError(f"layer {layer}: {what} attends to later keys (weights above the diagonal): not a causal "
-                         f"decoder (an encoder such as BERT, or a prefix mask); the probe reads causal attention only")
-    if int(torch.count_nonzero(low)) != p.shape[0] * p.shape[1] * n * (n + 1) // 2:  # a zero on or below it
-        zero = (p == 0) & torch.ones(n, n, dtype=torch.bool, device=p.device).tril()
-        b, h, i, j = (int(x) for x in zero.nonzero()[0])
-        raise ValueError(f"layer {layer}: {what} gives key {j + 1} no weight at all for query {i + 1} (head {h + 1}): "
-                         f"a sliding window or local attention shorter than n = {n}, or a mask the probe cannot read; "
-                         f"the slope would be read from masked logits; probe with a shorter n")
-
-
 def _probe_loaded(model, tokenizer, texts, tokens, st: ProbeSettings, positions: str, progress: bool,
                   bos: str = "model", device: Any = None, n_default: bool = False, slopes_only: bool | None = None,
                   batch_size: int | None = None, max_seconds_: float | None = None,
@@ -448,7 +235,7 @@ def _probe_loaded(model, tokenizer, texts, tokens, st: ProbeSettings, positions:
     cfg = model.config
     n_layers, n_heads = check_family(model)
     scheme = position_scheme(model)
-    where = _device(model, device)
+    where = device_of(model, device)
     n_pos = getattr(cfg, "max_position_embeddings", None) or getattr(cfg, "n_positions", None)
     if n_default and isinstance(n_pos, int) and 3 <= n_pos < st.n:  # the default never exceeds the context
         st = replace(st, n=n_pos)
@@ -477,7 +264,7 @@ def _probe_loaded(model, tokenizer, texts, tokens, st: ProbeSettings, positions:
                      if max_seconds_ is not None else None):
         check_probe_bounds(st, n_layers, n_heads, width, light=True, maps=False, stream=tap or bridge is not None,
                            timed=True, slopes_only=slopes_only)  # memory and time, before the inputs are built
-    windows, what = _inputs(model, tokenizer, texts, tokens, st, bos)
+    windows, what = model_inputs(model, tokenizer, texts, tokens, st, bos)
     off = positions == "off"
     takes_positions = "position_ids" in inspect.signature(model.forward).parameters
 

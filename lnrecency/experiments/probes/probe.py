@@ -63,6 +63,14 @@ from lnrecency.experiments.probes.probe_settings import (  # noqa: F401 (re-expo
     ProbeSettings,
     bos_token,
 )
+from lnrecency.experiments.probes.probe_sums import (  # noqa: F401 (re-exported)
+    Moments,
+    diag_normalise,
+    phase_of,
+    recency_counts,
+    triples,
+    z_scores,
+)
 from lnrecency.inference.recency_slope import MIN_KEYS, row_slope_weights, row_weights  # noqa: F401 (re-exported)
 from lnrecency.runtime.arguments import check_int
 
@@ -81,45 +89,6 @@ LATE_KEY = 8
 TRACE_NAMES = {"logits": "attention logits", "weights": "attention weights", "values": "attention values",
                "head_out": "head outputs", "normed": "normalised inputs of attention", "attn_out": "attention outputs",
                "mid": "residual states after attention", "mlp_in": "MLP inputs", "out": "layer outputs"}
-
-
-def recency_counts(s: torch.Tensor, skip: int = 0) -> torch.Tensor:
-    """Per leading index, the number of triples skip <= j < k < i (0-based) with S_ik > S_ij (s: (..., n, n))."""
-    n = s.shape[-1]
-    count = torch.zeros(s.shape[:-2], dtype=torch.float64)
-    for i in range(2 + skip, n):  # 0-based row i has keys skip..i-1 strictly below the query
-        v = s[..., i, skip:i]
-        gt = v[..., None, :] > v[..., :, None]  # [j, k] = S_ik > S_ij
-        count += torch.triu(gt, diagonal=1).sum(dim=(-1, -2)).to(torch.float64)
-    return count
-
-
-def _triples(n: int, skip: int = 0) -> int:
-    return sum((i - 1 - skip) * (i - 2 - skip) // 2 for i in range(3 + skip, n + 1))
-
-
-class _Moments:
-    """Streaming sums of a quantity over sequences (axis 0 of each update): mean and SE."""
-
-    def __init__(self):
-        self.count, self.s1, self.s2 = 0, None, None
-
-    def add(self, x: torch.Tensor) -> None:
-        x = x.to(torch.float64)
-        a, b = x.sum(0), (x * x).sum(0)
-        self.s1 = a if self.s1 is None else self.s1 + a
-        self.s2 = b if self.s2 is None else self.s2 + b
-        self.count += x.shape[0]
-
-    @property
-    def mean(self) -> np.ndarray:
-        return (self.s1 / self.count).numpy()
-
-    @property
-    def se(self) -> np.ndarray:
-        m = self.s1 / self.count
-        var = torch.clamp(self.s2 / self.count - m * m, min=0.0) * self.count / max(self.count - 1, 1)
-        return torch.sqrt(var / self.count).numpy()
 
 
 @dataclass
@@ -250,29 +219,6 @@ class ProbeResult:
                 "layers": [lp.to_json(self.model.get("kind") != "gguf") for lp in self.layers]}
 
 
-def diag_normalise(m: np.ndarray) -> np.ndarray:
-    """The authors' map: each lower diagonal (offset 0, 1, ..) minus its own mean; NaN above the diagonal."""
-    n = m.shape[0]
-    out = np.full_like(m, np.nan, dtype=float)
-    for off in range(n):
-        idx = (np.arange(off, n), np.arange(0, n - off))
-        out[idx] = m[idx] - m[idx].mean()
-    return out
-
-
-def _phase(row_z: np.ndarray, z: float, k: float, row_k: float) -> tuple[str, list, list]:
-    pos = [i + 1 for i in range(len(row_z)) if row_z[i] > row_k]
-    neg = [i + 1 for i in range(len(row_z)) if row_z[i] < -row_k]
-    up, down = z > k or bool(pos), z < -k or bool(neg)
-    return ("mixed" if up and down else "recency" if up else "earlier" if down else "flat"), pos, neg
-
-
-def _z(mean, se):
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(se > 0, mean / np.where(se > 0, se, 1.0), np.where(mean > 0, np.inf, np.where(mean < 0,
-                                                                                                      -np.inf, 0.0)))
-
-
 def check_probe_bounds(st: ProbeSettings, n_layers: int, n_heads: int, width: int, *, light: bool = False,
                        maps: bool = True, stream: bool = False, slopes_only: bool = False,
                        timed: bool | None = None) -> int:
@@ -303,11 +249,9 @@ def probe(traces_of: Callable, *, n_layers: int, n_heads: int, settings: ProbeSe
     rows}: the layer slope over those rows only (each row weighted by its keys, as in the layer slope), per
     sequence, reported as ``LayerProbe.regions`` {name: (mean, se)} (the induction task's two copies).
     ``width``: the model's d, for the memory bound: sequences are taken :func:`probe_chunk` at a time (at most
-    ``settings.chunk``). ``slopes_only`` (with ``light``): the slopes, the sink and the rollout only, each from
-    its running row sums: no head-mean map (``mean_logit`` and ``diag_normalised`` None) and no RP (NaN; its
-    count is O(n^3) a row set); a layer's logits are read a few heads at a time in float64
-    (:data:`SLOPE_WORK_BYTES`), so the probe's memory is O(B H n^2) for the one layer in flight plus O(L (H + n))
-    for the sums, whatever the depth; for real models at large n."""
+    ``settings.chunk``). ``slopes_only`` (with ``light``): slopes, sink and rollout from running row sums, no
+    head-mean map and no RP (O(n^3) a row set), a layer read a few heads at a time in float64
+    (:data:`SLOPE_WORK_BYTES`): memory O(B H n^2) for the layer in flight plus O(L (H + n)), for large n."""
     from tqdm import tqdm
 
     st = settings
@@ -321,7 +265,7 @@ def probe(traces_of: Callable, *, n_layers: int, n_heads: int, settings: ProbeSe
     omega = row_weights(n, skip)
     rows = np.flatnonzero(omega)  # 0-based rows that enter the layer slope
     omega_rows = torch.from_numpy(omega[rows])
-    mom = [{name: _Moments() for name in ("S", "Smean", "seq_slope", "rp", "osq", "psq", "vsq", "vcross",
+    mom = [{name: Moments() for name in ("S", "Smean", "seq_slope", "rp", "osq", "psq", "vsq", "vcross",
                                           "layer_rows", "layer_slope", "layer_rp", "sink", "head_sink",
                                           "first_rows", "late", "rollout", "rollout_res")}
            for _ in range(n_layers)]
@@ -334,10 +278,10 @@ def probe(traces_of: Callable, *, n_layers: int, n_heads: int, settings: ProbeSe
         keep = np.isin(rows + 1, np.asarray(list(wanted), dtype=int))
         if keep.any():
             region_w[name] = torch.from_numpy(np.where(keep, omega[rows], 0.0) / omega[rows][keep].sum())
-    region_mom = [{name: _Moments() for name in region_w} for _ in range(n_layers)]
+    region_mom = [{name: Moments() for name in region_w} for _ in range(n_layers)]
     grams = [dict() for _ in range(n_layers)]
     values: list[list] = [[] for _ in range(n_layers)]  # per sequence, the layer slope (B floats a step)
-    triples = _triples(n, skip)
+    n_triples = triples(n, skip)
 
     def take_slopes(l0: int, tr: dict) -> None:
         """The slopes, sink and rollout of one layer from its logits and weights read a few heads at a time."""
@@ -397,14 +341,14 @@ def probe(traces_of: Callable, *, n_layers: int, n_heads: int, settings: ProbeSe
         slopes = torch.einsum("bhij,ij->bhi", s, w)  # (B, H, n)
         m["seq_slope"].add(slopes[..., rows] @ omega_rows)
         if not light:
-            m["rp"].add(recency_counts(s, skip) / triples)
+            m["rp"].add(recency_counts(s, skip) / n_triples)
         lr = torch.einsum("bij,ij->bi", sm, w)[:, rows]
         m["layer_rows"].add(lr)
         m["layer_slope"].add((lr @ omega_rows)[:, None])
         values[l0].append((lr @ omega_rows).numpy())
         for name, rw in region_w.items():
             region_mom[l0][name].add((lr @ rw)[:, None])
-        m["layer_rp"].add((recency_counts(sm, skip) / triples)[:, None])
+        m["layer_rp"].add((recency_counts(sm, skip) / n_triples)[:, None])
         p = tr["weights"].to(torch.float64)
         m["sink"].add(p[:, :, 1:, 0].mean((1, 2))[:, None])  # P_i1 over heads and rows i >= 2
         m["head_sink"].add(p[:, :, 1:, 0].mean(2))  # per head (B, H)
@@ -482,7 +426,8 @@ def probe(traces_of: Callable, *, n_layers: int, n_heads: int, settings: ProbeSe
             heads.append(hp)
         row_mean, row_se = m["layer_rows"].mean, m["layer_rows"].se
         slope, slope_se = float(m["layer_slope"].mean[0]), float(m["layer_slope"].se[0])
-        phase, pos, neg = _phase(_z(row_mean, row_se), float(_z(np.array(slope), np.array(slope_se))), k, row_k)
+        phase, pos, neg = phase_of(z_scores(row_mean, row_se), float(z_scores(np.array(slope), np.array(slope_se))),
+                                   k, row_k)
         layers.append(LayerProbe(l0 + 1, phase, slope, slope_se, k, row_k, [int(rows[p - 1]) + 1 for p in pos],
                                  [int(rows[q - 1]) + 1 for q in neg],
                                  *((math.nan, math.nan) if slopes_only else (float(m["layer_rp"].mean[0]),

@@ -375,11 +375,6 @@ def premise_decision(counts: dict) -> tuple[str, str]:
 #: a premise cache holds a few hundred counts: larger or deeper is not one lnrecency wrote
 MAX_CACHE_BYTES = 4 * 2**20
 MAX_CACHE_DEPTH = 8
-#: one subset's counts (:func:`_summary`), checked field by field when read back from the cache
-_SUMMARY_SHAPE = {"events": int, "next_is_c": int, "next_is_b": int, "frac_c": (float, None), "frac_b": (float, None),
-                  "d": (float, None), "d_se": (float, None), "d_interval": ([float], None), "files": int}
-PREMISE_SHAPE = {"files": int, "tokens": int, "vocab": int, "key": str, "subsets": {"all": _SUMMARY_SHAPE},
-                 "bins": [{"d2": str, "d1": str, **_SUMMARY_SHAPE}]}
 
 
 def premise_cache_path(root: str | Path | None = None, *, vocab: int = VOCAB) -> Path:
@@ -401,16 +396,10 @@ def cached_counts(root: str | Path | None = None, *, vocab: int = VOCAB, progres
 
     data = run_cache.read(path, ("subsets", "bins"), max_bytes=MAX_CACHE_BYTES, max_depth=MAX_CACHE_DEPTH)
     if data is not None:
-        from lnrecency.files.shapes import check_shape
+        from lnrecency.experiments.text.premise_record import check_premise_record
 
         try:
-            if not isinstance(data["subsets"], dict) or not any("decisive" in k for k in data["subsets"]):
-                raise ValueError("it names no decisive subset")
-            check_shape(data, PREMISE_SHAPE, "premise")
-            for name, s in data["subsets"].items():
-                check_shape(s, _SUMMARY_SHAPE, f"premise.subsets.{name[:40]}")
-                if s["d_interval"] is not None and len(s["d_interval"]) != 2:
-                    raise ValueError(f"premise.subsets.{name[:40]}.d_interval: not a pair")
+            check_premise_record(data)
         except ValueError as exc:
             raise run_cache.DamagedCache(f"premise cache {str(path)!r} does not hold the premise counts ({exc}); "
                                          f"delete it to count again") from None

@@ -201,7 +201,7 @@ def run(args: Options) -> int:
 
         text_size(args.text)  # a bad --text, before torch loads or a model is read
     if args.gguf is not None:  # the header read and its sizes checked before torch loads (a forged one: 0.1 s)
-        from lnrecency.experiments.probes.gguf_sizes import MAX_MODEL_MIB, check_sizes
+        from lnrecency.experiments.probes.declared_sizes import MAX_MODEL_MIB, check_sizes
         from lnrecency.files.gguf_source import open_source
 
         src = open_source(args.gguf)
@@ -212,7 +212,7 @@ def run(args: Options) -> int:
         if context is not None and st.n > context:
             raise ValueError(f"--n must be <= the model's context {context}; got {st.n}")
     if args.hf is not None:
-        from lnrecency.experiments.probes.hf_config import check_context, declared_context
+        from lnrecency.experiments.probes.declared_sizes import check_context, declared_context
 
         context = declared_context(args.hf)
         if args.n is None and context is not None and 3 <= context < st.n:  # the default fits the model
