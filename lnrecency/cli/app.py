@@ -185,7 +185,7 @@ _REFUSED = re.compile(r"([a-z][a-z0-9_]*) (?:must|should)\b")
 
 def flag_named(message: str, args: Options) -> str:
     """A refusal in the words of the command line. The library names its parameter (``n must be an integer in
-    [3, 1024]; got -3``); the user passed a flag, so the parameter's name becomes the flag's (``--n must be ...``)
+    [3, 4096]; got -3``); the user passed a flag, so the parameter's name becomes the flag's (``--n must be ...``)
     where the command has that flag (``FLAGS`` of its arguments type) and the refused value is the one the user
     gave it (the message's ``got`` part). Any other message is returned as it is: a parameter the user did not
     set is never given a flag's name."""

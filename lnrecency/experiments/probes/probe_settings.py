@@ -72,6 +72,11 @@ def bos_token(declared: int | None, adds: bool, bos: str, flag: str = "--bos") -
 THEORY_INPUTS = "theory"
 
 
+#: the longest window a probe takes (its memory and time bounds refuse what does not fit before that: a streamed
+#: slopes-only probe of a 32-layer, 32-head model at n = 1,024 takes 700 MiB, benchmarks/bench_probe_stream.py)
+MAX_N = 4096
+
+
 @dataclass(frozen=True)
 class ProbeSettings:
     n: int = 32
@@ -88,7 +93,7 @@ class ProbeSettings:
         return self.tokens not in (THEORY_INPUTS, "task-no-bos")
 
     def __post_init__(self) -> None:
-        check_int("n", self.n, minimum=3, maximum=1024)
+        check_int("n", self.n, minimum=3, maximum=MAX_N)
         check_int("sequences", self.sequences, minimum=8, maximum=10**6)
         check_int("seed", self.seed, minimum=0, maximum=2**63 - 1)
         check_choice("tokens", self.tokens, TOKENS + (THEORY_INPUTS,))
