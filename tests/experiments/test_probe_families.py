@@ -184,3 +184,23 @@ def test_a_transformerlens_bridge_is_read_through_its_hooks_with_the_transformer
     assert np.allclose([lp.slope for lp in res.layers], want, rtol=0, atol=bound)
     with pytest.raises(ValueError, match="positions='off' is not available through a TransformerLens bridge"):
         lnrecency.probe_model(bridge, tokens=ids, positions="off")
+
+
+def test_learned_positions_off_as_position_zero_or_as_zeros():
+    """GPT-2's learned positions, off two ways: every position id 0 (position 0's embedding on every token) or the
+    embedding replaced by zeros. Both leave a repeated token nothing to order; they are different models, so their
+    slopes on random tokens differ; "zero" is refused for a scheme without a learned embedding."""
+    torch.manual_seed(0)
+    gpt2 = transformers.GPT2LMHeadModel(transformers.GPT2Config(vocab_size=V, n_embd=32, n_layer=2, n_head=4,
+                                                                n_positions=64, bos_token_id=0, eos_token_id=1))
+    repeated = np.full((8, 16), 5)
+    for how in ("off", "zero"):
+        res = lnrecency.probe_model(gpt2, tokens=repeated, positions=how)
+        assert res.model["positions"]["state"].startswith(how) and max(abs(lp.slope) for lp in res.layers) < 1e-9
+    ids = np.random.default_rng(4).integers(2, V, size=(8, 16))
+    off, zero = (lnrecency.probe_model(gpt2, tokens=ids, positions=how) for how in ("off", "zero"))
+    assert [lp.slope for lp in off.layers] != [lp.slope for lp in zero.layers]
+    with torch.no_grad():  # the hook is gone after the probe: the model is as it was
+        assert gpt2.transformer.wpe(torch.arange(3)).abs().sum() > 0
+    with pytest.raises(ValueError, match="positions='zero' replaces a learned absolute position embedding"):
+        lnrecency.probe_model(_mistral(64), n=16, sequences=8, positions="zero")

@@ -58,7 +58,9 @@ __all__ = ["probe_model", "unwrap", "position_scheme", "check_family", "check_at
 
 #: the positional schemes the probe recognises
 SCHEMES = ("rope", "learned", "alibi", "none")
-POSITIONS = ("on", "off")
+#: "on"; "off" (by the model's scheme: position ids 0 for RoPE and learned positions, the ALiBi bias zero); "zero"
+#: (learned absolute positions only: the position embedding replaced by a zero vector, not by position 0's)
+POSITIONS = ("on", "off", "zero")
 _LEARNED = ("wpe", "embed_positions", "position_embeddings")
 #: above this n the probe of a transformers model measures the slopes, sink and rollout only (RP counts key triples,
 #: O(n^3) a row set); slopes_only= overrides it
@@ -110,6 +112,29 @@ def _attention(model, tap: bool) -> Iterator[None]:
     finally:
         if switch:
             model.set_attn_implementation(before or "eager")
+
+
+def _gguf_off(positions: str) -> bool:
+    """A GGUF model's positions off (RoPE: every position id 0); it has no learned positions to zero."""
+    if positions == "zero":
+        raise ValueError("positions='zero' applies to learned absolute positions; a GGUF model's are RoPE (use "
+                         "positions='off')")
+    return positions == "off"
+
+
+@contextlib.contextmanager
+def _learned_zero(model) -> Iterator[None]:
+    """The learned position embedding's output replaced by zeros while the block runs (a forward hook on each
+    module named as one: GPT-2's wpe, OPT's embed_positions, ...), removed after."""
+    found = [m for name, m in model.named_modules() if name.rpartition(".")[2] in _LEARNED]
+    if not found:
+        raise ValueError(f"positions='zero': {type(model).__name__} has no learned position embedding module")
+    handles = [m.register_forward_hook(lambda mod, args, out: torch.zeros_like(out)) for m in found]
+    try:
+        yield
+    finally:
+        for h in handles:
+            h.remove()
 
 
 @contextlib.contextmanager
@@ -199,7 +224,7 @@ def probe_model(model: Any, tokenizer: Any = None, *, texts: str | Sequence[str]
                 text = texts
             return probe_gguf(p, ProbeSettings(n=n, sequences=sequences, seed=seed,
                                                tokens="text" if texts is not None else "random", rate=rate),
-                              no_rope=positions == "off", text=text, progress=progress, bos=bos)
+                              no_rope=_gguf_off(positions), text=text, progress=progress, bos=bos)
         from lnrecency.experiments.probes.hf import load_hf
 
         model = load_hf(p)
@@ -254,7 +279,10 @@ def _probe_loaded(model, tokenizer, texts, tokens, st: ProbeSettings, positions:
     # (not under TransformerLens, whose bridge replaces the attention modules' forward with its own hooked one: its
     # named hooks are read instead)
     tap = bridge is None and bool(getattr(model, "_supports_attention_backend", False))
-    if bridge is not None and positions == "off":
+    if positions == "zero" and scheme != "learned":
+        raise ValueError(f"positions='zero' replaces a learned absolute position embedding by zeros; "
+                         f"{type(model).__name__}'s positions are {scheme!r} (use positions='off')")
+    if bridge is not None and positions != "on":
         raise ValueError("positions='off' is not available through a TransformerLens bridge (its forward takes no "
                          "position ids); probe the transformers model itself")
     slopes_only = st.n > SLOPES_ONLY_ABOVE if slopes_only is None else check_flag("slopes_only", slopes_only)
@@ -344,7 +372,7 @@ def _probe_loaded(model, tokenizer, texts, tokens, st: ProbeSettings, positions:
             traces.append({"logits": logits, "weights": p})
         return traces
 
-    state = "on"
+    state = "on" if positions != "zero" else "zero: the learned position embedding replaced by zeros"
     if off:
         state = {"rope": "off: every position id 0 (no rotation)",
                  "learned": "off: every position id 0 (one position embedding for every token)",
@@ -367,7 +395,8 @@ def _probe_loaded(model, tokenizer, texts, tokens, st: ProbeSettings, positions:
     model.eval()
     try:
         with deterministic(1), _attention(model, tap), (_alibi_off(model) if off and scheme == "alibi"
-                                                        else contextlib.nullcontext()):
+                                                        else contextlib.nullcontext()), \
+                (_learned_zero(model) if positions == "zero" else contextlib.nullcontext()):
             return probe(tapped_of if tap else hooked_of if bridge is not None else traces_of, n_layers=n_layers,
                          n_heads=n_heads, settings=st,
                          model_info=info, assumptions={"identity": False, "family": info["model_type"],

