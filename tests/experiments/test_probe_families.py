@@ -204,3 +204,11 @@ def test_learned_positions_off_as_position_zero_or_as_zeros():
         assert gpt2.transformer.wpe(torch.arange(3)).abs().sum() > 0
     with pytest.raises(ValueError, match="positions='zero' replaces a learned absolute position embedding"):
         lnrecency.probe_model(_mistral(64), n=16, sequences=8, positions="zero")
+
+
+def test_refusals_from_python_name_the_argument_not_a_flag(tmp_path):
+    for bad, word in [(tmp_path, "model must be a local Hugging Face model folder with a config.json"),
+                      (tmp_path / "none", "model must be a local Hugging Face model folder")]:
+        with pytest.raises(ValueError, match=word) as got:
+            lnrecency.probe_model(bad)
+        assert "--" not in str(got.value).split(";")[0]

@@ -39,7 +39,7 @@ MAX_SIDE_DEPTH = 64
 FLOAT_DTYPES = ("F64", "F32", "F16", "BF16")
 
 
-def read_config(folder: Path) -> dict:
+def read_config(folder: Path, name: str = "--hf") -> dict:
     """The folder's config.json, validated as data before transformers sees it: a regular file of at most
     MAX_CONFIG_BYTES, a JSON object nested at most MAX_DEPTH deep, no custom code (``auto_map``), a
     ``model_type`` that transformers knows."""
@@ -47,7 +47,7 @@ def read_config(folder: Path) -> dict:
 
     path = folder / "config.json"
     if not path.exists():
-        raise ValueError(f"--hf must be a local Hugging Face model folder with a config.json; got {str(folder)!r}")
+        raise ValueError(f"{name} must be a local Hugging Face model folder with a config.json; got {str(folder)!r}")
     data = read_json(path, what="model config", max_bytes=MAX_CONFIG_BYTES, max_depth=MAX_DEPTH)
     for what, (names, low, high) in SIZE_FIELDS.items():
         found = [(k, data[k]) for k in names if k in data]
@@ -121,18 +121,19 @@ def check_loaded(model, info: dict, where: str) -> None:
                              f"probed on it")
 
 
-def load_hf(path: str | Path):
+def load_hf(path: str | Path, name: str = "--hf"):
     """A local causal LM as data: its config and weights validated first (:func:`read_config`, safetensors
     only), ``trust_remote_code=False``, nothing downloaded, eager attention; weights missing from the
-    checkpoint or not matching the config are refused (nothing is probed on freshly initialised weights)."""
+    checkpoint or not matching the config are refused (nothing is probed on freshly initialised weights). ``name``:
+    what the refusals call the path (the flag on the command line, the argument in Python)."""
     try:
         import transformers
     except ImportError:
-        raise ValueError("--hf needs the 'hf' extra: python3 -m pip install -e '.[hf]'") from None
+        raise ValueError(f"{name} needs the 'hf' extra: python3 -m pip install -e '.[hf]'") from None
     p = Path(path)
     if not p.is_dir():
-        raise ValueError(f"--hf must be a local Hugging Face model folder; got {str(path)!r}")
-    read_config(p)
+        raise ValueError(f"{name} must be a local Hugging Face model folder; got {str(path)!r}")
+    read_config(p, name)
     _side_files(p)
     _weights(p)
     transformers.utils.logging.set_verbosity_error()  # one line per outcome: no loading reports or bars

@@ -227,7 +227,7 @@ def probe_model(model: Any, tokenizer: Any = None, *, texts: str | Sequence[str]
                               no_rope=_gguf_off(positions), text=text, progress=progress, bos=bos)
         from lnrecency.experiments.probes.hf import load_hf
 
-        model = load_hf(p)
+        model = load_hf(p, name="model")
         if texts is not None and tokenizer is None:
             import transformers
 
