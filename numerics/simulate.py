@@ -58,6 +58,8 @@ CONTROL_VARIATES = ("none", "linear", "quadratic")
 
 
 def _check_control_variate(value: Any) -> str:
+    if value is None:
+        return "none"
     if value is True or value is False:
         return "quadratic" if value else "none"
     return check_choice("control_variate", value, CONTROL_VARIATES)
@@ -277,11 +279,12 @@ def sample_instances(n: int, layers: int, d: int, samples: int, *, seed: Any, me
     return Instances(scores, osq, d, method, config)
 
 
-def simulate_scores(n: int, layers: int, d: int, samples: int, *, seed: Any, method: str = "direct",
+def simulate_scores(n: int, layers: int, d: int, samples: int | None = None, *, seed: Any, method: str = "direct",
                     chunk: int | None = None, config: ModelConfig | None = None, paired: bool = True,
                     progress: bool | None = None, memory_limit: int | None = None,
-                    workers: int | None = None, control_variate: bool | str = False,
-                    executor: Any = None, **params: Any) -> ScoreSimulation:
+                    workers: int | None = None, control_variate: bool | str | None = None,
+                    executor: Any = None, se: float | None = None, se_layers: Any = None,
+                    **params: Any) -> ScoreSimulation:
     """Monte Carlo mean and SE of the scores of M(norm, residual, lam, gamma, alpha) at width d.
 
     The model comes from ``config`` or from keywords (norm, residual, gamma, lam, alpha, embedding),
@@ -301,7 +304,27 @@ def simulate_scores(n: int, layers: int, d: int, samples: int, *, seed: Any, met
     default the available physical memory. ``executor``: a concurrent.futures-style executor to run the
     chunks on instead of local threads (a Dask cluster: :func:`lnrecency.runtime.distributed.executor`); the
     chunking and the merge order are the same, so are the bytes of the result.
+
+    ``se``: precision as the request: draw until every entry (j <= i) of ``se_layers`` (default every layer) has
+    SE <= ``se``, the estimator (control variate or not, unless ``control_variate`` is given) and the samples chosen
+    by a pilot (:mod:`lnrecency.numerics.precision`); ``samples`` is then the most it may take (default the bound).
+    The result's ``samples`` and ``control_variate`` say what was used.
+
+    >>> r = simulate_scores(4, 2, 64, seed=0, se=2e-3, norm="layernorm", embedding="gaussian")   # doctest: +SKIP
+    >>> float(r.stderr[1][np.tril(np.ones((4, 4), bool))].max()) <= 2e-3, r.samples, r.control_variate
     """
+    if se is not None:
+        from lnrecency.numerics.precision import simulate_to_se
+
+        return simulate_to_se(n, layers, d, se=se, seed=seed, max_samples=samples, se_layers=se_layers,
+                              control_variate="auto" if control_variate is None else _check_control_variate(
+                                  control_variate), method=method, chunk=chunk, config=config, paired=paired,
+                              progress=progress, memory_limit=memory_limit, workers=workers, executor=executor,
+                              **params)
+    if se_layers is not None:
+        raise ValueError("se_layers goes with se (the entries whose SE must reach it)")
+    if samples is None:
+        raise ValueError("simulate_scores needs samples, or se (a target standard error) to choose them")
     request = _Request.make(n, layers, d, samples, seed=seed, method=method, chunk=chunk, config=config,
                             paired=paired, workers=workers, control_variate=control_variate,
                             executor=executor, memory_limit=memory_limit, params=params)

@@ -18,13 +18,18 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="sequence length (default 8; with --convention the authors' S: 10 for v2, 50 for v1)")
     p.add_argument("--layers", type=int, default=2, help="number of layers (default 2)")
     p.add_argument("--d", type=int, default=64, help="width d (default 64)")
-    p.add_argument("--samples", type=int, default=10000, help="Monte Carlo samples (default 10000)")
+    p.add_argument("--samples", type=int, default=None,
+                   help="Monte Carlo samples (default 10000; with --se, the most it may take)")
+    p.add_argument("--se", type=float, default=None,
+                   help="a target standard error: draw until every score entry's SE is at most SE, the estimator "
+                        "(the quadratic control variate where it applies) and the samples chosen by a pilot of "
+                        "2048 draws; the samples used are printed")
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     p.add_argument("--method", default="gram", help="direct or gram (default gram: cost independent of d)")
     p.add_argument("--chunk", type=int, default=None, help="samples per chunk (default: from a memory budget)")
-    p.add_argument("--control-variate", default="none", choices=("none", "linear", "quadratic"),
+    p.add_argument("--control-variate", default=None, choices=("none", "linear", "quadratic"),
                    help="subtract a Taylor polynomial of the scores with known mean (finite-width "
-                        "theory): linear (c-free) or quadratic (sharpest); default none")
+                        "theory): linear (c-free) or quadratic (sharpest); default none (with --se: chosen)")
     p.add_argument("--scheduler", default="none",
                    help="where the chunks run: 'none' (threads of this process, default), 'local' (a local "
                         "Dask cluster of --workers processes) or a Dask scheduler address; same bytes")
@@ -49,22 +54,28 @@ def run(args: Options) -> int:
     cfg = config_from_args(args)
     n = default_n(args)
     rp_on = 3 <= n <= RP_MAX_N  # RP needs the paired accumulators: 16 * layers * n^3 bytes
+    if args.se is not None:
+        from lnrecency.runtime.arguments import check_real
+
+        check_real("--se", args.se, low=0.0, low_open=True)
+    samples = args.samples if args.samples is not None or args.se is not None else 10000
     kw = dict(seed=args.seed, method=args.method, chunk=args.chunk, config=cfg, paired=rp_on, progress=True,
-              control_variate=args.control_variate)
+              control_variate=args.control_variate if args.control_variate is not None or args.se is not None
+              else "none", se=args.se)
     if args.scheduler == "none":
-        r = simulate_scores(n, args.layers, args.d, args.samples, **kw)
+        r = simulate_scores(n, args.layers, args.d, samples, **kw)
     else:
         from lnrecency.runtime.distributed import executor
 
         estimate_memory(n, args.layers, args.d, method=args.method)  # validates before a cluster starts
         with executor(args.scheduler, args.workers) as ex:
-            r = simulate_scores(n, args.layers, args.d, args.samples, executor=ex, **kw)
+            r = simulate_scores(n, args.layers, args.d, samples, executor=ex, **kw)
     rp = [r.recency_probability(layer) for layer in range(1, r.layers + 1)] if rp_on else []
     if args.json:
         def rows(a):
             return [[[None if np.isnan(x) else float(x) for x in row] for row in layer] for layer in a]
         print(json.dumps(with_convention({"config": cfg.as_dict(), "n": n, "layers": args.layers, "d": args.d,
-                          "samples": args.samples, "seed": args.seed, "method": args.method,
+                          "samples": r.samples, "se_target": args.se, "seed": args.seed, "method": args.method,
                           "control_variate": r.control_variate,
                           "mean": rows(r.mean), "stderr": rows(r.stderr),
                           "output_sq_norm_mean": r.output_sq_norm_mean.tolist(),
@@ -74,7 +85,8 @@ def run(args: Options) -> int:
                                          args)))
         return 0
     print(f"# Monte Carlo at d={args.d}, {cfg.label()}, embedding={cfg.embedding}, n={n}, "
-          f"samples={args.samples}, seed={args.seed}, method={args.method}, control variate "
+          f"samples={r.samples}{f' (chosen for se <= {args.se:g})' if args.se is not None else ''}, "
+          f"seed={args.seed}, method={args.method}, control variate "
           f"{r.control_variate}: mean +- standard error")
     g = args.digits
     for layer in range(r.layers):

@@ -1,0 +1,147 @@
+"""Precision as the interface of the Monte Carlo (issue 70): ``simulate_scores(..., se=1e-4)`` runs until every
+requested score entry's standard error is at most ``se``.
+
+How: a pilot of :data:`PILOT_SAMPLES` draws (its own seed, derived from the run's) measures each entry's standard
+deviation under each applicable estimator (plain draws; the quadratic control variate where
+:func:`lnrecency.theory.width_jets.check_supported` admits the model); the samples each would need are
+``(SD_upper / se)^2``, SD_upper the pilot SD's one-sided 99% upper bound (chi-square, n - 1 degrees of freedom), and
+the estimator chosen is the one with the fewest samples times its cost per sample (:data:`ESTIMATOR_COST`, a fixed,
+measured ratio: the choice never depends on this machine's speed, so the same seed gives the same bytes). The run then
+draws that many on the caller's seed; if its largest SE still misses the target (the upper bound failed, about 1% of
+requests), it is drawn again with the samples scaled by (achieved / target)^2, at most :data:`MAX_ROUNDS` times.
+
+Bias: both estimators are unbiased (the control variate subtracts a polynomial whose exact mean is added back,
+:mod:`lnrecency.numerics.simulate`); the control variate changes the variance only.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+__all__ = ["PrecisionPlan", "plan_samples", "simulate_to_se", "PILOT_SAMPLES", "MIN_SAMPLES", "ESTIMATOR_COST", "MAX_ROUNDS",
+           "UPPER_QUANTILE"]
+
+#: draws of the pilot that sizes the run
+PILOT_SAMPLES = 2048
+#: the fewest draws a run takes, however small the SD: as many as the pilot, so that the run's own SE (and with it
+#: the check that the target is met) is estimated at least as well as the pilot's
+MIN_SAMPLES = PILOT_SAMPLES
+#: cost per sample of each estimator relative to plain draws (benchmarks/bench_mc.py --sections cv, the authors'
+#: setting with gaussian tokens: per-sample time with the quadratic control variate over without)
+ESTIMATOR_COST = {"none": 1.0, "quadratic": 1.6}
+#: the pilot SD's upper bound is taken at this one-sided level
+UPPER_QUANTILE = 0.99
+#: draws of the run at most this many times when the bound fails
+MAX_ROUNDS = 3
+#: a seed component that sets the pilot's stream apart from the run's
+_PILOT_TAG = 0x5E
+
+
+@dataclass(frozen=True)
+class PrecisionPlan:
+    """What the pilot measured and chose: per estimator the largest SD over the requested entries and the samples
+    it needs; the estimator chosen and its samples."""
+
+    target_se: float
+    layers: tuple[int, ...]
+    pilot_samples: int
+    sd: dict  # estimator -> the largest pilot SD over the requested entries
+    needed: dict  # estimator -> samples for the target (from the SD's upper bound)
+    estimator: str
+    samples: int
+
+    def describe(self) -> str:
+        parts = ", ".join(f"{cv}: SD {self.sd[cv]:.3g}, {self.needed[cv]} samples" for cv in self.sd)
+        return (f"se <= {self.target_se:g} on every entry of layers {list(self.layers)}: pilot of "
+                f"{self.pilot_samples} draws ({parts}); chosen {self.estimator} ({self.samples} samples)")
+
+
+def _seed_tuple(seed: Any) -> tuple[int, ...]:
+    return (int(seed),) if isinstance(seed, (int, np.integer)) else tuple(int(s) for s in seed)
+
+
+def _largest(sim, layers: tuple[int, ...], what: str) -> float:
+    values = sim.stderr if what == "se" else sim.stderr * math.sqrt(sim.samples)
+    low = np.tril(np.ones((sim.n, sim.n), dtype=bool))
+    return float(max(np.max(values[layer - 1][low]) for layer in layers))
+
+
+def _needed(sd: float, se: float, pilot: int) -> int:
+    from scipy.stats import chi2
+
+    upper = sd * math.sqrt((pilot - 1) / chi2.ppf(1.0 - UPPER_QUANTILE, pilot - 1))
+    return max(MIN_SAMPLES, math.ceil((upper / se) ** 2))
+
+
+def _estimators(config, control_variate: Any) -> list[str]:
+    from lnrecency.theory.width_jets import check_supported
+
+    if control_variate not in (None, "auto"):
+        return [control_variate]
+    try:
+        check_supported(config, control_variate=True)
+    except ValueError:
+        return ["none"]
+    return ["none", "quadratic"]
+
+
+def plan_samples(n: int, layers: int, d: int, *, se: float, seed: Any, se_layers: Any = None,
+                 control_variate: Any = "auto", **kwargs: Any) -> PrecisionPlan:
+    """The pilot and the choice of :func:`simulate_to_se` (module docstring), without the run."""
+    from lnrecency.model.config import make_config
+    from lnrecency.numerics.simulate import simulate_scores
+    from lnrecency.runtime.arguments import check_int, check_real
+
+    se = float(check_real("se", se, low=0.0, low_open=True))
+    layers = check_int("layers", layers, minimum=1)
+    wanted = tuple(range(1, layers + 1)) if se_layers is None else tuple(
+        check_int("se_layers", q, minimum=1, maximum=layers) for q in
+        ((se_layers,) if isinstance(se_layers, (int, np.integer)) else se_layers))
+    config = make_config(kwargs.pop("config", None), **{k: kwargs.pop(k) for k in list(kwargs)
+                                                         if k in ("norm", "residual", "gamma", "lam", "alpha",
+                                                                  "embedding")})
+    pilot_seed = (*_seed_tuple(seed), _PILOT_TAG)
+    kwargs = {k: v for k, v in kwargs.items() if k not in ("paired", "progress")}  # the pilot's own
+    sd, needed = {}, {}
+    for cv in _estimators(config, control_variate):
+        pilot = simulate_scores(n, layers, d, PILOT_SAMPLES, seed=pilot_seed, config=config, control_variate=cv,
+                                paired=False, progress=False, **kwargs)
+        sd[cv] = _largest(pilot, wanted, "sd")
+        needed[cv] = _needed(sd[cv], se, PILOT_SAMPLES)
+    best = min(needed, key=lambda cv: (needed[cv] * ESTIMATOR_COST[cv], cv != "none"))
+    return PrecisionPlan(se, wanted, PILOT_SAMPLES, sd, needed, best, needed[best])
+
+
+def simulate_to_se(n: int, layers: int, d: int, *, se: float, seed: Any, max_samples: int | None = None,
+                   se_layers: Any = None, control_variate: Any = "auto", **kwargs: Any):
+    """:func:`lnrecency.numerics.simulate.simulate_scores` run until every entry (j <= i) of ``se_layers`` (default
+    all) has SE <= ``se``: the estimator and the samples from a pilot (module docstring); ``max_samples`` (default
+    the simulation's own bound) refuses a target that would need more, before the run. The result's ``samples``
+    and ``control_variate`` say what was used."""
+    from lnrecency.numerics.simulate import MAX_SAMPLES, simulate_scores
+    from lnrecency.runtime.arguments import check_int
+
+    cap = MAX_SAMPLES if max_samples is None else check_int("samples", max_samples, minimum=2, maximum=MAX_SAMPLES)
+    config = kwargs.pop("config", None)
+    from lnrecency.model.config import make_config
+
+    config = make_config(config, **{k: kwargs.pop(k) for k in list(kwargs)
+                                    if k in ("norm", "residual", "gamma", "lam", "alpha", "embedding")})
+    plan = plan_samples(n, layers, d, se=se, seed=seed, se_layers=se_layers, control_variate=control_variate,
+                        config=config, **kwargs)
+    samples = plan.samples
+    for _ in range(MAX_ROUNDS):
+        if samples > cap:
+            raise ValueError(f"se={plan.target_se:g} needs about {samples} samples ({plan.describe()}), above "
+                             f"samples={cap}; raise samples, or ask for a larger se")
+        sim = simulate_scores(n, layers, d, samples, seed=seed, config=config, control_variate=plan.estimator,
+                              **kwargs)
+        achieved = _largest(sim, plan.layers, "se")
+        if achieved <= plan.target_se:
+            return sim
+        samples = math.ceil(samples * (achieved / plan.target_se) ** 2 * 1.02)
+    raise ValueError(f"se={plan.target_se:g} was not reached in {MAX_ROUNDS} rounds (last SE {achieved:.3g} with "
+                     f"{sim.samples} samples)")
