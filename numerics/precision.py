@@ -21,8 +21,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["PrecisionPlan", "plan_samples", "simulate_to_se", "PILOT_SAMPLES", "MIN_SAMPLES", "ESTIMATOR_COST", "MAX_ROUNDS",
-           "UPPER_QUANTILE"]
+__all__ = ["PrecisionPlan", "plan_samples", "simulate_to_se", "PILOT_SAMPLES", "MIN_SAMPLES", "ESTIMATOR_COST",
+           "MAX_ROUNDS", "UPPER_QUANTILE"]
 
 #: draws of the pilot that sizes the run
 PILOT_SAMPLES = 2048
