@@ -114,9 +114,67 @@ def _tuned_torch_child(spec: dict) -> dict:
                 mean_l1=means[0][off].tolist())
 
 
-def run(spec: dict, *, torch_standin: bool = False, tuned: bool = False) -> dict:
+def _tuned_torch_se_child(spec: dict) -> dict:
+    """The tuned torch stand-in run to a standard error: ``samples`` draws in batches of ``batch`` (the full batch
+    of a million draws would not fit), the scores of layer ``layer`` summed in float64 (mean and SE per entry), as a
+    user of torch would run it to a target (every layer of the model computed, as the authors' code does); returns
+    the largest SD and SE over that layer's entries j < i."""
+    import torch
+    import torch.nn.functional as F
+
+    base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    torch.manual_seed(spec["seed"])
+    n, d, alpha, layer = spec["n"], spec["d"], spec["alpha"], spec["layer"]
+    assert spec["lam"] == 1 and spec["gamma"] == 1, "the tuned stand-in is written for lam = gamma = 1"
+    s1 = torch.zeros(n, n, dtype=torch.float64)
+    s2 = torch.zeros(n, n, dtype=torch.float64)
+    t0, c0 = time.perf_counter(), time.process_time()
+    done = 0
+    while done < spec["samples"]:
+        b = min(spec["batch"], spec["samples"] - done)
+        v = torch.randn(b, n, d)
+        v += math.sqrt(alpha / (1 - alpha)) * torch.randn(b, 1, d)
+        out = F.normalize(v, dim=-1)
+        mask = torch.zeros(n, n).masked_fill(torch.ones(n, n).triu(1).bool(), float("-inf")).expand(b, n, n)
+        for q in range(spec["layers"]):  # the whole model, as the authors' code runs it
+            hidden = F.normalize(out, dim=-1)
+            attn = torch.baddbmm(mask, hidden, hidden.mT)
+            if q == layer - 1:
+                a = attn.nan_to_num(neginf=0.0).to(torch.float64)
+                s1 += a.sum(0)
+                s2 += (a * a).sum(0)
+                del a
+            out = torch.baddbmm(out, torch.softmax(attn, dim=-1), hidden)
+        done += b
+    secs, cpu = time.perf_counter() - t0, time.process_time() - c0
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    mean = s1 / done
+    sd = ((s2 / done - mean * mean).clamp_min(0) * done / (done - 1)).sqrt()
+    off = torch.ones(n, n).tril(-1).bool()
+    return dict(seconds=secs, cpu_seconds=cpu, peak_rss=peak, baseline_rss=base, threads=torch.get_num_threads(),
+                max_sd=float(sd[off].max()), max_se=float(sd[off].max() / math.sqrt(done)), samples=done)
+
+
+def _se_child(spec: dict) -> dict:
+    """simulate_scores run to a target SE, as a user calls it (the default estimator choice), in this process."""
+    import numpy as np
+
+    from lnrecency.numerics import simulate_scores
+
+    base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    layer, target = spec.pop("layer"), spec.pop("se")
+    t0, c0 = time.perf_counter(), time.process_time()
+    r = simulate_scores(se=target, se_layers=layer, progress=False, **spec)
+    secs, cpu = time.perf_counter() - t0, time.process_time() - c0
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    off = np.tril(np.ones((r.n, r.n), bool), -1)
+    return dict(seconds=secs, cpu_seconds=cpu, peak_rss=peak, baseline_rss=base, samples=r.samples,
+                estimator=r.control_variate, max_se=float(np.max(r.stderr[layer - 1][off])))
+
+
+def run(spec: dict, *, torch_standin: bool = False, tuned: bool = False, flag: str | None = None) -> dict:
     """_child(spec) (or the torch stand-in) in a fresh interpreter."""
-    flag = "--tuned-torch-child" if tuned else "--torch-child" if torch_standin else "--child"
+    flag = flag or ("--tuned-torch-child" if tuned else "--torch-child" if torch_standin else "--child")
     out = subprocess.run([sys.executable, __file__, flag, json.dumps(spec)], check=True,
                          capture_output=True, text=True, cwd=ROOT,
                          env={**os.environ, "PYTHONPATH": ROOT})
@@ -353,6 +411,34 @@ def se_target(quick: bool) -> None:
               f"achieved max layer-2 SE {r['max_se_layer2']:.2e}, peak RSS {mib(r['peak_rss'])}")
 
 
+def equal_se(quick: bool) -> None:
+    """Time to SE <= 1e-4 on every layer-2 entry j < i, measured (not predicted), at the authors' 2- and 4-layer
+    settings (n 50, d 64, l2, residual, normalised tokens, alpha 0.2): ours as a user calls it (simulate_scores(...,
+    se=1e-4): its pilot, its estimator, its run, all timed) against the tuned float32 torch run to the same SE (its
+    own pilot of 20,000 draws sizes it, 5% margin, batches of 20,000), alternating torch and ours. --quick: target
+    1e-3 (100x fewer draws)."""
+    target = 1e-3 if quick else 1e-4
+    print(f"\n## Time to equal precision: SE <= {target:g} on every layer-2 entry j < i, authors' setting, measured "
+          f"(ours: simulate_scores(..., se={target:g}), pilot and choice included; torch: tuned float32, sized by "
+          f"its own pilot)")
+    rows = []
+    for layers in (2, 4):
+        spec = dict(AUTHORS, layers=layers, alpha=0.2)
+        torch_spec = dict(spec, layer=2, batch=20000)
+        pilot = run(dict(torch_spec, samples=20000, seed=11), flag="--tuned-torch-se-child")
+        need = math.ceil((pilot["max_sd"] / target) ** 2 * 1.05)
+        torch_run = run(dict(torch_spec, samples=need, seed=12), flag="--tuned-torch-se-child")
+        torch_seconds = pilot["seconds"] + torch_run["seconds"]
+        ours = run(dict(spec, seed=13, layer=2, se=target), flag="--se-child")
+        rows.append((layers, torch_seconds, ours["seconds"]))
+        print(f"{layers} layers: tuned torch {need} draws (pilot SD {pilot['max_sd']:.4f}) in {torch_seconds:.1f} s "
+              f"wall, achieved max SE {torch_run['max_se']:.2e}, peak RSS {mib(torch_run['peak_rss'])}; ours "
+              f"{ours['samples']} draws ({ours['estimator']}) in {ours['seconds']:.1f} s wall, achieved max SE "
+              f"{ours['max_se']:.2e}, peak RSS {mib(ours['peak_rss'])}; ours {torch_seconds / ours['seconds']:.1f}x "
+              f"ahead")
+    return rows
+
+
 def control_variates(quick: bool) -> None:
     """Time to SE <= 1e-4 on every layer-2 entry at n = 50, d = 64, without and with control variates,
     in one run (the finite-width theory's goal: <= 60 s here)."""
@@ -402,7 +488,8 @@ def slope(quick: bool) -> None:
         print(f"{res.config.label()} {res.config.embedding}: {txt} [{time.perf_counter() - t0:.1f} s]")
 
 
-SECTIONS = {"authors": authors, "breakdown": breakdown, "batches": batches, "flat": flat, "ratio": ratio,
+SECTIONS = {"equal-se": equal_se, "authors": authors, "breakdown": breakdown, "batches": batches, "flat": flat,
+            "ratio": ratio,
             "se": se_target, "cv": control_variates, "slope": slope}
 
 
@@ -413,12 +500,20 @@ def main(argv=None) -> int:
     p.add_argument("--child", help=argparse.SUPPRESS)
     p.add_argument("--torch-child", help=argparse.SUPPRESS)
     p.add_argument("--tuned-torch-child", help=argparse.SUPPRESS)
+    p.add_argument("--tuned-torch-se-child", help=argparse.SUPPRESS)
+    p.add_argument("--se-child", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.child:
         print(json.dumps(_child(json.loads(args.child))))
         return 0
     if args.torch_child:
         print(json.dumps(_torch_child(json.loads(args.torch_child))))
+        return 0
+    if args.tuned_torch_se_child:
+        print(json.dumps(_tuned_torch_se_child(json.loads(args.tuned_torch_se_child))))
+        return 0
+    if args.se_child:
+        print(json.dumps(_se_child(json.loads(args.se_child))))
         return 0
     if args.tuned_torch_child:
         print(json.dumps(_tuned_torch_child(json.loads(args.tuned_torch_child))))
