@@ -503,21 +503,12 @@ def main(argv=None) -> int:
     p.add_argument("--tuned-torch-se-child", help=argparse.SUPPRESS)
     p.add_argument("--se-child", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
-    if args.child:
-        print(json.dumps(_child(json.loads(args.child))))
-        return 0
-    if args.torch_child:
-        print(json.dumps(_torch_child(json.loads(args.torch_child))))
-        return 0
-    if args.tuned_torch_se_child:
-        print(json.dumps(_tuned_torch_se_child(json.loads(args.tuned_torch_se_child))))
-        return 0
-    if args.se_child:
-        print(json.dumps(_se_child(json.loads(args.se_child))))
-        return 0
-    if args.tuned_torch_child:
-        print(json.dumps(_tuned_torch_child(json.loads(args.tuned_torch_child))))
-        return 0
+    children = {"child": _child, "torch_child": _torch_child, "tuned_torch_child": _tuned_torch_child,
+                "tuned_torch_se_child": _tuned_torch_se_child, "se_child": _se_child}
+    for name, fn in children.items():  # a timed run in this fresh interpreter (run())
+        if getattr(args, name):
+            print(json.dumps(fn(json.loads(getattr(args, name)))))
+            return 0
     print(f"# bench_mc.py {'--quick ' if args.quick else ''}on {os.cpu_count()} CPUs, "
           f"load average {os.getloadavg()[0]:.2f} at start")
     for name in args.sections:

@@ -305,16 +305,22 @@ def probe(traces_of: Callable, *, n_layers: int, n_heads: int, settings: ProbeSe
         sm /= h
         a /= h
         m["seq_slope"].add(slopes[..., rows] @ omega_rows)
+        layer_sums(l0, sm, p_in[:, :, :, 0].to(torch.float64), a)
+
+    def layer_sums(l0: int, sm: torch.Tensor, first: torch.Tensor, a: torch.Tensor) -> None:
+        """What every probe sums from a layer's head means: the layer slope (rows, per sequence, per region), the
+        first key's share (sm: head-mean logits (B, n, n); first: each head's weight on key 1, (B, H, n); a:
+        head-mean weights), the two rollouts and the late slope."""
+        m = mom[l0]
         lr = torch.einsum("bij,ij->bi", sm, w)[:, rows]
         m["layer_rows"].add(lr)
         m["layer_slope"].add((lr @ omega_rows)[:, None])
         values[l0].append((lr @ omega_rows).numpy())
         for name, rw in region_w.items():
             region_mom[l0][name].add((lr @ rw)[:, None])
-        first = p_in[:, :, :, 0].to(torch.float64)  # (B, H, n): the first key's share per head and row
-        m["sink"].add(first[:, :, 1:].mean((1, 2))[:, None])
-        m["head_sink"].add(first[:, :, 1:].mean(2))
-        m["first_rows"].add(first.mean(1))
+        m["sink"].add(first[:, :, 1:].mean((1, 2))[:, None])  # P_i1 over heads and rows i >= 2
+        m["head_sink"].add(first[:, :, 1:].mean(2))  # per head (B, H)
+        m["first_rows"].add(first.mean(1))  # the first key's share per query row (B, n)
         mixed = (1.0 - ROLLOUT_LAMBDA) * torch.eye(n, dtype=a.dtype) + ROLLOUT_LAMBDA * a
         roll["plain"] = a if l0 == 0 else a @ roll["plain"]
         roll["res"] = mixed if l0 == 0 else mixed @ roll["res"]
@@ -342,25 +348,9 @@ def probe(traces_of: Callable, *, n_layers: int, n_heads: int, settings: ProbeSe
         m["seq_slope"].add(slopes[..., rows] @ omega_rows)
         if not light:
             m["rp"].add(recency_counts(s, skip) / n_triples)
-        lr = torch.einsum("bij,ij->bi", sm, w)[:, rows]
-        m["layer_rows"].add(lr)
-        m["layer_slope"].add((lr @ omega_rows)[:, None])
-        values[l0].append((lr @ omega_rows).numpy())
-        for name, rw in region_w.items():
-            region_mom[l0][name].add((lr @ rw)[:, None])
         m["layer_rp"].add((recency_counts(sm, skip) / n_triples)[:, None])
         p = tr["weights"].to(torch.float64)
-        m["sink"].add(p[:, :, 1:, 0].mean((1, 2))[:, None])  # P_i1 over heads and rows i >= 2
-        m["head_sink"].add(p[:, :, 1:, 0].mean(2))  # per head (B, H)
-        m["first_rows"].add(p[:, :, :, 0].mean(1))  # the first key's share per query row (B, n)
-        a = p.mean(1)  # head-mean weights (B, n, n)
-        mixed = (1.0 - ROLLOUT_LAMBDA) * torch.eye(n, dtype=a.dtype) + ROLLOUT_LAMBDA * a
-        roll["plain"] = a if l0 == 0 else a @ roll["plain"]
-        roll["res"] = mixed if l0 == 0 else mixed @ roll["res"]
-        m["rollout"].add(roll["plain"][:, n - 1, :])
-        m["rollout_res"].add(roll["res"][:, n - 1, :])
-        if w_late is not None:
-            m["late"].add((torch.einsum("bij,ij->bi", sm, w_late) @ omega_late)[:, None])
+        layer_sums(l0, sm, p[:, :, :, 0], p.mean(1))  # the first key's weights (a view), head-mean weights
         if light:
             return
         m["psq"].add((p * p).sum(-1))  # sum_k P_ik^2, (B, H, n)
