@@ -430,13 +430,49 @@ def equal_se(quick: bool) -> None:
         torch_run = run(dict(torch_spec, samples=need, seed=12), flag="--tuned-torch-se-child")
         torch_seconds = pilot["seconds"] + torch_run["seconds"]
         ours = run(dict(spec, seed=13, layer=2, se=target), flag="--se-child")
-        rows.append((layers, torch_seconds, ours["seconds"]))
+        rows.append({"layers": layers, "target": target, "torch_draws": need, "torch_seconds": round(torch_seconds, 1),
+                     "torch_se": torch_run["max_se"], "torch_peak_mib": round(torch_run["peak_rss"] / 2**20),
+                     "ours_draws": ours["samples"], "ours_estimator": ours["estimator"],
+                     "ours_seconds": round(ours["seconds"], 1), "ours_se": ours["max_se"],
+                     "ours_peak_mib": round(ours["peak_rss"] / 2**20)})
         print(f"{layers} layers: tuned torch {need} draws (pilot SD {pilot['max_sd']:.4f}) in {torch_seconds:.1f} s "
               f"wall, achieved max SE {torch_run['max_se']:.2e}, peak RSS {mib(torch_run['peak_rss'])}; ours "
               f"{ours['samples']} draws ({ours['estimator']}) in {ours['seconds']:.1f} s wall, achieved max SE "
               f"{ours['max_se']:.2e}, peak RSS {mib(ours['peak_rss'])}; ours {torch_seconds / ours['seconds']:.1f}x "
               f"ahead")
+    if not quick:
+        write_docs(rows)
     return rows
+
+
+DOCS = os.path.join(ROOT, "docs", "library.md")
+EQUAL_SE_BEGIN, EQUAL_SE_END = "<!-- equal-se:begin -->", "<!-- equal-se:end -->"
+
+
+def render_equal_se(rows: list, day: str) -> str:
+    """The docs' table of the equal-precision section, from its measured rows."""
+    lines = [EQUAL_SE_BEGIN, f"Measured by `python3 benchmarks/bench_mc.py --sections equal-se` on this project's "
+             f"2-core machine ({day}); every figure is written here by that run:", "",
+             "| layers | target SE | tuned float32 torch | `simulate_scores(..., se=)` | ahead |",
+             "|---|---|---|---|---|"]
+    for r in rows:
+        lines.append(f"| {r['layers']} | {r['target']:g} | {r['torch_draws']:,} draws, {r['torch_seconds']:.1f} s, "
+                     f"{r['torch_peak_mib']} MiB (SE {r['torch_se']:.2e}) | {r['ours_draws']:,} draws "
+                     f"({r['ours_estimator']}), {r['ours_seconds']:.1f} s, {r['ours_peak_mib']} MiB (SE "
+                     f"{r['ours_se']:.2e}) | {r['torch_seconds'] / r['ours_seconds']:.1f}x |")
+    return "\n".join(lines + [EQUAL_SE_END])
+
+
+def write_docs(rows: list) -> None:
+    """Replace the marked block of docs/library.md with the rows of this run."""
+    import datetime
+
+    with open(DOCS, encoding="utf-8") as f:
+        text = f.read()
+    before, rest = text.split(EQUAL_SE_BEGIN, 1)
+    after = rest.split(EQUAL_SE_END, 1)[1]
+    with open(DOCS, "w", encoding="utf-8") as f:
+        f.write(before + render_equal_se(rows, datetime.date.today().isoformat()) + after)
 
 
 def control_variates(quick: bool) -> None:
