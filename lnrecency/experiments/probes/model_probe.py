@@ -8,9 +8,14 @@ with its positions on or off by the model's own scheme.
 What it measures is :func:`lnrecency.experiments.probes.probe.probe`'s: per layer and head, the recency slope of the
 attention logits over the keys (logit per key), its standard error over the sequences, RP, and the share of
 attention on the first key (the sink, left out of the slopes); Gu et al.'s Sink^eps beside it
-(:meth:`~lnrecency.experiments.probes.probe.ProbeResult.gu_sink`). The logits are read from transformers' own
-attention weights (``output_attentions`` with eager attention, switched on for the call and restored after):
-log P_ij = S_ij - logsumexp_j S_ij, the logits up to a per-row constant, which changes no slope, ordering or RP.
+(:meth:`~lnrecency.experiments.probes.probe.ProbeResult.gu_sink`). Where the family computes attention through
+transformers' attention interface, the exact pre-softmax logits are tapped layer by layer as they are made
+(:mod:`lnrecency.experiments.probes.logit_tap`; one layer alive at a time); otherwise they are read from
+transformers' own attention weights (``output_attentions`` with eager attention, switched on for the call and
+restored after): log P_ij = S_ij - logsumexp_j S_ij, the logits up to a per-row constant, which changes no slope,
+ordering or RP. Either way every layer is checked causal and full-window first
+(:mod:`lnrecency.experiments.probes.attention_checks`). A TransformerLens 4 bridge is read through its named hooks,
+an nnsight model unwrapped.
 
 Inputs (exactly one): ``texts`` (strings, tokenised by ``tokenizer`` piece by piece and cut into windows, the
 model's BOS first where its tokenizer adds one: :mod:`lnrecency.experiments.text.text_windows`), ``tokens`` (an
