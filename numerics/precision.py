@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
-__all__ = ["PrecisionPlan", "plan_samples", "simulate_to_se", "PILOT_SAMPLES", "MIN_SAMPLES", "ESTIMATOR_COST",
-           "MAX_ROUNDS", "UPPER_QUANTILE"]
+__all__ = ["PrecisionPlan", "plan_samples", "simulate_to_se", "by_precision", "PILOT_SAMPLES", "MIN_SAMPLES",
+           "ESTIMATOR_COST", "MAX_ROUNDS", "UPPER_QUANTILE"]
 
 #: draws of the pilot that sizes the run
 PILOT_SAMPLES = 2048
@@ -89,11 +89,11 @@ def _estimators(config, control_variate: Any) -> list[str]:
     return ["none", "quadratic"]
 
 
-def plan_samples(n: int, layers: int, d: int, *, se: float, seed: Any, se_layers: Any = None,
+def plan_samples(run: Callable, n: int, layers: int, d: int, *, se: float, seed: Any, se_layers: Any = None,
                  control_variate: Any = "auto", **kwargs: Any) -> PrecisionPlan:
-    """The pilot and the choice of :func:`simulate_to_se` (module docstring), without the run."""
+    """The pilot and the choice of :func:`simulate_to_se` (module docstring), without the run; ``run`` is
+    :func:`lnrecency.numerics.simulate.simulate_scores` (passed in: this module sits below it)."""
     from lnrecency.model.config import make_config
-    from lnrecency.numerics.simulate import simulate_scores
     from lnrecency.runtime.arguments import check_int, check_real
 
     se = float(check_real("se", se, low=0.0, low_open=True))
@@ -108,7 +108,7 @@ def plan_samples(n: int, layers: int, d: int, *, se: float, seed: Any, se_layers
     kwargs = {k: v for k, v in kwargs.items() if k not in ("paired", "progress")}  # the pilot's own
     sd, needed = {}, {}
     for cv in _estimators(config, control_variate):
-        pilot = simulate_scores(n, layers, d, PILOT_SAMPLES, seed=pilot_seed, config=config, control_variate=cv,
+        pilot = run(n, layers, d, PILOT_SAMPLES, seed=pilot_seed, config=config, control_variate=cv,
                                 paired=False, progress=False, **kwargs)
         sd[cv] = _largest(pilot, wanted, "sd")
         needed[cv] = _needed(sd[cv], se, PILOT_SAMPLES)
@@ -116,29 +116,42 @@ def plan_samples(n: int, layers: int, d: int, *, se: float, seed: Any, se_layers
     return PrecisionPlan(se, wanted, PILOT_SAMPLES, sd, needed, best, needed[best])
 
 
-def simulate_to_se(n: int, layers: int, d: int, *, se: float, seed: Any, max_samples: int | None = None,
-                   se_layers: Any = None, control_variate: Any = "auto", **kwargs: Any):
-    """:func:`lnrecency.numerics.simulate.simulate_scores` run until every entry (j <= i) of ``se_layers`` (default
-    all) has SE <= ``se``: the estimator and the samples from a pilot (module docstring); ``max_samples`` (default
-    the simulation's own bound) refuses a target that would need more, before the run. The result's ``samples``
-    and ``control_variate`` say what was used."""
-    from lnrecency.numerics.simulate import MAX_SAMPLES, simulate_scores
+def by_precision(run: Callable, bound: int, n: int, layers: int, d: int, samples: int | None, *, se: Any,
+                 se_layers: Any, control_variate: Any, **kwargs: Any):
+    """simulate_scores's entry when ``se`` is given (or ``samples`` is not): the checks, then :func:`simulate_to_se`
+    with ``samples`` as the cap (default ``bound``) and the estimator chosen unless ``control_variate`` names one."""
+    if se is None:
+        raise ValueError("se_layers goes with se (the entries whose SE must reach it)" if se_layers is not None
+                         else "simulate_scores needs samples, or se (a target standard error) to choose them")
+    cv = "auto" if control_variate is None else {True: "quadratic", False: "none"}.get(control_variate,
+                                                                                       control_variate)
+    return simulate_to_se(run, n, layers, d, se=se, max_samples=samples, bound=bound, se_layers=se_layers,
+                          control_variate=cv, **kwargs)
+
+
+def simulate_to_se(run: Callable, n: int, layers: int, d: int, *, se: float, seed: Any,
+                   max_samples: int | None = None, bound: int = 10**13, se_layers: Any = None,
+                   control_variate: Any = "auto", **kwargs: Any):
+    """``run`` (:func:`lnrecency.numerics.simulate.simulate_scores`) until every entry (j <= i) of ``se_layers``
+    (default all) has SE <= ``se``: the estimator and the samples from a pilot (module docstring); ``max_samples``
+    (default ``bound``, the simulation's own) refuses a target that would need more, before the run. The result's
+    ``samples`` and ``control_variate`` say what was used."""
     from lnrecency.runtime.arguments import check_int
 
-    cap = MAX_SAMPLES if max_samples is None else check_int("samples", max_samples, minimum=2, maximum=MAX_SAMPLES)
+    cap = bound if max_samples is None else check_int("samples", max_samples, minimum=2, maximum=bound)
     config = kwargs.pop("config", None)
     from lnrecency.model.config import make_config
 
     config = make_config(config, **{k: kwargs.pop(k) for k in list(kwargs)
                                     if k in ("norm", "residual", "gamma", "lam", "alpha", "embedding")})
-    plan = plan_samples(n, layers, d, se=se, seed=seed, se_layers=se_layers, control_variate=control_variate,
+    plan = plan_samples(run, n, layers, d, se=se, seed=seed, se_layers=se_layers, control_variate=control_variate,
                         config=config, **kwargs)
     samples = plan.samples
     for _ in range(MAX_ROUNDS):
         if samples > cap:
             raise ValueError(f"se={plan.target_se:g} needs about {samples} samples ({plan.describe()}), above "
                              f"samples={cap}; raise samples, or ask for a larger se")
-        sim = simulate_scores(n, layers, d, samples, seed=seed, config=config, control_variate=plan.estimator,
+        sim = run(n, layers, d, samples, seed=seed, config=config, control_variate=plan.estimator,
                               **kwargs)
         achieved = _largest(sim, plan.layers, "se")
         if achieved <= plan.target_se:

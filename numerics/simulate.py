@@ -58,9 +58,7 @@ CONTROL_VARIATES = ("none", "linear", "quadratic")
 
 
 def _check_control_variate(value: Any) -> str:
-    if value is None:
-        return "none"
-    if value is True or value is False:
+    if value is None or value is True or value is False:
         return "quadratic" if value else "none"
     return check_choice("control_variate", value, CONTROL_VARIATES)
 #: working memory aimed at by the default chunk (the estimate; the default path, which sums each layer's scores as
@@ -304,27 +302,14 @@ def simulate_scores(n: int, layers: int, d: int, samples: int | None = None, *, 
     default the available physical memory. ``executor``: a concurrent.futures-style executor to run the
     chunks on instead of local threads (a Dask cluster: :func:`lnrecency.runtime.distributed.executor`); the
     chunking and the merge order are the same, so are the bytes of the result.
+    ``se``: draw until every entry of ``se_layers`` (default all) has SE <= se, ``samples`` the cap
+    (:mod:`lnrecency.numerics.precision`)."""
+    if se is not None or se_layers is not None or samples is None:
+        from lnrecency.numerics.precision import by_precision
 
-    ``se``: precision as the request: draw until every entry (j <= i) of ``se_layers`` (default every layer) has
-    SE <= ``se``, the estimator (control variate or not, unless ``control_variate`` is given) and the samples chosen
-    by a pilot (:mod:`lnrecency.numerics.precision`); ``samples`` is then the most it may take (default the bound).
-    The result's ``samples`` and ``control_variate`` say what was used.
-
-    >>> r = simulate_scores(4, 2, 64, seed=0, se=2e-3, norm="layernorm", embedding="gaussian")   # doctest: +SKIP
-    >>> float(r.stderr[1][np.tril(np.ones((4, 4), bool))].max()) <= 2e-3, r.samples, r.control_variate
-    """
-    if se is not None:
-        from lnrecency.numerics.precision import simulate_to_se
-
-        return simulate_to_se(n, layers, d, se=se, seed=seed, max_samples=samples, se_layers=se_layers,
-                              control_variate="auto" if control_variate is None else _check_control_variate(
-                                  control_variate), method=method, chunk=chunk, config=config, paired=paired,
-                              progress=progress, memory_limit=memory_limit, workers=workers, executor=executor,
-                              **params)
-    if se_layers is not None:
-        raise ValueError("se_layers goes with se (the entries whose SE must reach it)")
-    if samples is None:
-        raise ValueError("simulate_scores needs samples, or se (a target standard error) to choose them")
+        return by_precision(simulate_scores, MAX_SAMPLES, n, layers, d, samples, se=se, se_layers=se_layers, seed=seed,
+                            control_variate=control_variate, method=method, chunk=chunk, config=config, paired=paired,
+                            progress=progress, memory_limit=memory_limit, workers=workers, executor=executor, **params)
     request = _Request.make(n, layers, d, samples, seed=seed, method=method, chunk=chunk, config=config,
                             paired=paired, workers=workers, control_variate=control_variate,
                             executor=executor, memory_limit=memory_limit, params=params)

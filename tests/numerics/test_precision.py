@@ -24,7 +24,7 @@ def reached():
 
 def test_the_target_is_reached_on_every_entry_with_the_cheaper_estimator(reached):
     assert _largest_se(reached) <= 1e-3
-    plan = precision.plan_samples(5, 2, 64, se=1e-3, seed=3, **SETTING)
+    plan = precision.plan_samples(simulate_scores, 5, 2, 64, se=1e-3, seed=3, **SETTING)
     # plain draws need about 21,000 samples, the control variate its floor of 2,048 at 6x the cost a sample
     assert plan.estimator == reached.control_variate == "quadratic"
     assert plan.needed["none"] * precision.ESTIMATOR_COST["none"] > plan.needed["quadratic"] * precision.ESTIMATOR_COST[
@@ -51,7 +51,7 @@ def test_a_plan_that_asks_for_too_few_is_drawn_again(monkeypatch):
     monkeypatch.setattr(precision, "_needed", lambda sd, se, pilot: max(2, real(sd, se, pilot) // 8))
     monkeypatch.setattr(precision, "MIN_SAMPLES", 2)
     r = simulate_scores(5, 2, 64, seed=5, se=4e-3, control_variate="none", paired=False, **SETTING)
-    assert _largest_se(r) <= 4e-3 and r.samples > precision.plan_samples(5, 2, 64, se=4e-3, seed=5,
+    assert _largest_se(r) <= 4e-3 and r.samples > precision.plan_samples(simulate_scores, 5, 2, 64, se=4e-3, seed=5,
                                                                          control_variate="none", **SETTING).samples
 
 
@@ -69,6 +69,6 @@ def test_refusals_name_what_is_wrong(kw, word):
 def test_the_control_variate_is_not_chosen_where_it_costs_more():
     """A loose target: plain draws need no more than the floor, so the control variate (6x a sample) is not chosen,
     though it applies."""
-    plan = precision.plan_samples(5, 2, 64, se=5e-3, seed=3, **SETTING)
+    plan = precision.plan_samples(simulate_scores, 5, 2, 64, se=5e-3, seed=3, **SETTING)
     assert set(plan.needed) == {"none", "quadratic"} and plan.estimator == "none"
     assert plan.needed["none"] == precision.MIN_SAMPLES
