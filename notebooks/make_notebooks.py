@@ -43,9 +43,10 @@ NOTEBOOK_TITLES: dict[str, str] = {
         "limit S^(2)_ij = g(i) / (h(i) h(j)) for j < i, so recency is exactly 'h strictly decreasing'.",
     "02_no_normalisation_baseline":
         "# Without normalisation: flat layer 2, earlier-token bias from layer 3\n\n"
-        "Prior work (Wu et al., ICML 2025) finds that stacked causal attention alone biases scores "
-        "toward earlier tokens. In the limit the layer-2 score without normalisation is g(i), "
-        "independent of the key j (flat); the bias toward earlier keys appears at layer 3.",
+        "Prior work (Wu et al., ICML 2025) proves that stacked causal attention concentrates the attention "
+        "rollout (the product of the layers' weights) on earlier tokens; that is a statement about the "
+        "rollout, not about one layer's scores. In the limit the layer-2 score without normalisation is g(i), "
+        "independent of the key j (flat); the scores favour earlier keys from layer 3 (our claim C2).",
     "03_residual_and_anisotropy":
         "# Residual connections and anisotropic embeddings\n\n"
         "The paper: residual connections weaken but do not remove the recency bias, and embedding "

@@ -83,11 +83,13 @@ document.querySelectorAll('table.sortable').forEach(function (table) {
 """
 
 
-def _inline(text: str) -> str:
-    """Escape ``text`` and render its Markdown `code` and **bold** spans."""
+def inline(text: str) -> str:
+    """Escape ``text`` and render its Markdown `code`, **bold** and *italic* spans (an asterisk between words or
+    beside a space, as in 2 * n or x*y, stays an asterisk)."""
     out = html.escape(str(text), quote=False)
     out = re.sub(r"`([^`]+)`", r"<code>\1</code>", out)
-    return re.sub(r"\*\*([^*]+)\*\*", r"<strong>\1</strong>", out)
+    out = re.sub(r"\*\*([^*]+)\*\*", r"<strong>\1</strong>", out)
+    return re.sub(r"(?<![\w*])\*([^*\s](?:[^*]*[^*\s])?)\*(?![\w*])", r"<em>\1</em>", out)
 
 
 def _verdict_class(word: str) -> str:
@@ -104,7 +106,7 @@ def table_html(table: Table) -> str:
 
     head = "".join(f"<th>{html.escape(table.columns[k])}</th>" for k in cols)
     body = "".join("<tr>" + "".join(cell(k, r[k]) for k in cols) + "</tr>" for r in table.shown_rows())
-    parts = [f'<h3 id="table-{table.name}">{html.escape(table.title)}</h3>', f"<p>{_inline(table.caption)}</p>",
+    parts = [f'<h3 id="table-{table.name}">{html.escape(table.title)}</h3>', f"<p>{inline(table.caption)}</p>",
              f'<div class="wide"><table class="sortable"><thead><tr>{head}</tr></thead><tbody>{body}</tbody>'
              f"</table></div>"]
     cited = table.cited_settings()
@@ -113,7 +115,7 @@ def table_html(table: Table) -> str:
         parts.append(f"<details open><summary>settings cited by label ({len(cited)})</summary><table><thead><tr>"
                      f"<th>id</th><th>setting</th></tr></thead><tbody>{rows}</tbody></table></details>")
     if table.notes:
-        parts.append("<ul>" + "".join(f"<li>{_inline(n)}</li>" for n in table.notes) + "</ul>")
+        parts.append("<ul>" + "".join(f"<li>{inline(n)}</li>" for n in table.notes) + "</ul>")
     return "\n".join(parts)
 
 
@@ -127,7 +129,7 @@ def _finding_html(f: Finding, tables: set[str]) -> str:
     def statement(s) -> str:
         words = ", ".join(f'<span class="{_verdict_class(w)}">{html.escape(w)}</span>'
                           + (f" ({n} rows)" if n > 1 else "") for w, n in s.verdicts)
-        return f"<em>{html.escape(s.text)}</em> ({html.escape(s.source)}) <strong>{words}:</strong> {_inline(s.lead)}"
+        return f"<em>{html.escape(s.text)}</em> ({html.escape(s.source)}) <strong>{words}:</strong> {inline(s.lead)}"
 
     head, *rest = f.statements
     more = "<ul>" + "".join(f"<li>{statement(s)}</li>" for s in rest) + "</ul>" if rest else ""
@@ -165,12 +167,12 @@ def _provenance_html(text: str) -> str:
             continue
         if rows:
             head, *body = rows
-            out.append("<table><thead><tr>" + "".join(f"<th>{_inline(c)}</th>" for c in head) + "</tr></thead><tbody>"
-                       + "".join("<tr>" + "".join(f"<td>{_inline(c)}</td>" for c in r) + "</tr>" for r in body)
+            out.append("<table><thead><tr>" + "".join(f"<th>{inline(c)}</th>" for c in head) + "</tr></thead><tbody>"
+                       + "".join("<tr>" + "".join(f"<td>{inline(c)}</td>" for c in r) + "</tr>" for r in body)
                        + "</tbody></table>")
             rows = []
         if line.strip():
-            out.append(f"<p>{_inline(line)}</p>")
+            out.append(f"<p>{inline(line)}</p>")
     return "".join(out)
 
 
@@ -204,9 +206,9 @@ def render_html(*, title: str, results: list, tables: list[Table], figures: list
     open_ = [f for f in items if f not in settled]
     said = " ".join(answer(results))
     parts = [f"<h1>{html.escape(title)}</h1>",
-             f'<p class="answer"><strong>The answer.</strong> {_inline(said)}</p>',
-             *([f'<p class="words">{_inline(words_line(said))}</p>'] if words_line(said) else []),
-             f'<p class="counts">{_inline(counts_line(results, quick=quick))} By the source of the statement each '
+             f'<p class="answer"><strong>The answer.</strong> {inline(said)}</p>',
+             *([f'<p class="words">{inline(words_line(said))}</p>'] if words_line(said) else []),
+             f'<p class="counts">{inline(counts_line(results, quick=quick))} By the source of the statement each '
              f"verdict decides:</p>", _sources_html(results), _not_run_html(results),
              "<p>Each verdict comes with its reason; <code>lnrecency verify --claim ID</code> prints it whole "
              "(<code>verify --list</code>: every claim with its statement and source). Trained-model verdicts are "
@@ -219,17 +221,17 @@ def render_html(*, title: str, results: list, tables: list[Table], figures: list
     verdicts = [t for t in tables if t.name == "verdicts"]
     parts += ["<h2>Verdicts</h2>", *(table_html(t) for t in verdicts),
               "<h2>What this report read</h2>", _provenance_html(provenance),
-              "<h2>Settings of this report</h2>", f"<p>{_inline(settings_line)}</p>", f"<p>{_inline(how_to_read)}</p>",
+              "<h2>Settings of this report</h2>", f"<p>{inline(settings_line)}</p>", f"<p>{inline(how_to_read)}</p>",
               "<h2>Tables</h2>", *(table_html(t) for t in tables if t.name != "verdicts"), "<h2>Figures</h2>"]
     previous = None
     for fig_title, caption, png in figures:
         if png is None:  # not run: said in words, with its command (no picture)
             parts.append(f'<figure class="not-run"><figcaption><strong>{html.escape(fig_title)}</strong>'
-                         f"</figcaption><p>{_inline(caption)}</p></figure>")
+                         f"</figcaption><p>{inline(caption)}</p></figure>")
             previous = None
             continue
         data = base64.b64encode((out / png).read_bytes()).decode("ascii")
-        cap = _inline(caption) if caption != previous else "(Caption as above.)"
+        cap = inline(caption) if caption != previous else "(Caption as above.)"
         previous = caption
         parts.append(f'<figure id="figure-{html.escape(Path(png).stem)}"><figcaption><strong>'
                      f"{html.escape(fig_title)}</strong></figcaption>"
