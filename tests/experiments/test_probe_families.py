@@ -128,7 +128,8 @@ def test_a_cuda_model_is_probed_on_its_device_with_the_cpus_slopes(llama):
     a = lnrecency.probe_model(on_gpu, n=16, sequences=8)
     b = lnrecency.probe_model(on_cpu, n=16, sequences=8)
     assert a.model["device"].startswith("cuda")
-    assert np.allclose([lp.slope for lp in a.layers], [lp.slope for lp in b.layers], atol=1e-9)
+    # both float64 models, the same weights: they differ by summation order only (as the direct fit's float64 case)
+    assert np.allclose([lp.slope for lp in a.layers], [lp.slope for lp in b.layers], rtol=1e-9, atol=1e-12)
 
 
 def test_the_frame_is_long_and_tidy(llama):
