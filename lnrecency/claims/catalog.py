@@ -276,8 +276,8 @@ CATALOG: tuple[Declared, ...] = (
     declare("S2.1", "trained.s2_s3_seed_experiments", "seed 002: an induction head forms (prerequisite)",
             S("s1", "seed002",
               "Seed 002 (prerequisite): training forms an induction head in layer 1 in every training seed (the "
-              "largest induction score among layer-1 heads reaches the stated threshold in each seed; not reproduced "
-              "when some seed's does not: the scores are read seed by seed)."),
+              "largest induction score among layer-1 heads reaches the stated threshold in each seed; the opposite "
+              "shown when some seed's does not: the scores are read seed by seed)."),
           command="experiments seed002", family="trained"),
     declare("S2.2", "trained.s2_s3_seed_experiments",
             "seed 002, Figure 1: [C] beats [B] when the second [A] is near the end",

@@ -84,16 +84,30 @@ def cache_root() -> Path:
     return root
 
 
+#: what :func:`cache_label` says inside a hermetic block (``using_root(..., hermetic=True)``)
+HERMETIC = "none: --no-cache (an empty temporary folder, removed after)"
+_HERMETIC: list[bool] = []
+
+
+def cache_label() -> str:
+    """The cache folder a report names as the one it read (issue 66): the resolved root, or :data:`HERMETIC` inside
+    a hermetic block, whose temporary folder's name is no part of the result."""
+    return HERMETIC if _HERMETIC and _HERMETIC[-1] else str(cache_root().resolve())
+
+
 @contextmanager
-def using_root(root: str | os.PathLike | None) -> Iterator[Path]:
+def using_root(root: str | os.PathLike | None, *, hermetic: bool = False) -> Iterator[Path]:
     """Within the block the cache root is ``root`` (None: unchanged): ``$LNRECENCY_CACHE`` set, restored after
-    (worker processes forked inside inherit it). A hermetic run points it at an empty folder."""
+    (worker processes forked inside inherit it). A hermetic run points it at an empty folder (``hermetic``: a
+    temporary one, named by :func:`cache_label` as none)."""
     before = os.environ.get("LNRECENCY_CACHE")
     if root is not None:
         os.environ["LNRECENCY_CACHE"] = str(Path(root).resolve())
+    _HERMETIC.append(bool(hermetic))
     try:
         yield cache_root()
     finally:
+        _HERMETIC.pop()
         if root is not None:
             if before is None:
                 os.environ.pop("LNRECENCY_CACHE", None)

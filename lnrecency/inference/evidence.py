@@ -108,7 +108,7 @@ class Damaged(NotRun):
 
 #: a result about someone else's model (the seeds' experiments), tested on ours, is "reproduced" or "not
 #: reproduced in this setting", never confirmed or refuted
-VERDICTS = ("confirmed", "refuted", "inconclusive", "reproduced", "not reproduced in this setting", "secondary")
+VERDICTS = ("confirmed", "refuted", "inconclusive", "reproduced", "the opposite shown", "secondary")
 
 
 def combine(verdicts: list[str]) -> str:

@@ -77,12 +77,16 @@ def _settings_line(s: ReportSettings) -> str:
             f"from `lnrecency verify" + (" --quick" if s.quick else "") + "`.")
 
 
-def provenance_lines(used) -> list[str]:
+def provenance_lines(used, cache: str | None = None) -> list[str]:
     """What the report's verdicts read from the cache (lnrecency.experiments.run_cache.reads, kept in the stored
-    evidence so that a report rendered from it says the same): one row per cached result (experiment, entry,
-    plan, date, hash); every trained row of the report comes from one of these, and nothing else was read."""
+    evidence so that a report rendered from it says the same): the cache folder (``cache``,
+    lnrecency.experiments.run_cache.cache_label; None: evidence written before it was kept), then one row per
+    cached result (experiment, entry, plan, date, hash); every trained row of the report comes from one of these,
+    and nothing else was read."""
     if used is None:
         return ["Not recorded: this report was rendered from evidence written before the report kept what it read."]
+    if cache is not None:
+        return [f"Cache folder: `{cache}`.", "", *provenance_lines(used)]
     if not used:
         return ["No cached result was read: every verdict here was computed by the run that wrote it, and the claims "
                 "on trained and real models are not run (`lnrecency report --no-cache` always reads none; "
@@ -98,7 +102,7 @@ def provenance_lines(used) -> list[str]:
     return lines
 
 
-def _index(s: ReportSettings, tables: list, figs: list, results: list, used=None) -> str:
+def _index(s: ReportSettings, tables: list, figs: list, results: list, used=None, cache: str | None = None) -> str:
     from lnrecency.report.headline import headline_markdown
 
     verdicts = next((t for t, _, _ in tables if t.name == "verdicts"), None)
@@ -106,7 +110,7 @@ def _index(s: ReportSettings, tables: list, figs: list, results: list, used=None
              "figures embedded and sortable tables.)", "",
              headline_markdown(results, quick=s.quick), "## Verdicts", "",
              verdicts.to_markdown().split("\n", 2)[2] if verdicts is not None else "(verdicts not written)", "",
-             "## What this report read", "", *provenance_lines(used), "",
+             "## What this report read", "", *provenance_lines(used, cache), "",
              "## Settings of this report", "", _settings_line(s), "", HOW_TO_READ, "", "## Tables", ""]
     for table, paths, line in tables:
         links = ", ".join(f"[{p.name}]({p.name})" for p in paths)
@@ -373,9 +377,9 @@ def _build_into(out: Path, final: Path, settings: ReportSettings, fmts, jobs: in
     result.not_run = [f.name for f, _ in figs if f.not_run]
     result.files = [p for _, paths, _ in tables for p in paths] + [p for _, paths in figs for p in paths]
     if not data.frozen:  # what this run read (kept in the evidence; a rendering from it says the same)
-        data.provenance = tuple(run_cache.reads())
+        data.provenance, data.cache = tuple(run_cache.reads()), run_cache.cache_label()
     used = None if data.provenance is None else [dict(e) for e in data.provenance]
-    meta = {"settings": asdict(settings), "formats": list(fmts), "provenance": used,
+    meta = {"settings": asdict(settings), "formats": list(fmts), "cache": data.cache, "provenance": used,
             "tables": [t.name for t in result.tables],
             "figures": [{"name": n, "title": t, "caption": c, "drawn": n not in result.not_run}
                         for n, t, c in result.figures],
@@ -383,7 +387,7 @@ def _build_into(out: Path, final: Path, settings: ReportSettings, fmts, jobs: in
                             + (["index.html"] if "html" in fmts else []))}
     atomic_write_text(out / "report.json", json.dumps(meta, indent=1) + "\n")
     results = [r for rs in data.verdicts().values() for r in rs]
-    atomic_write_text(out / "index.md", _index(settings, tables, figs, results, used))
+    atomic_write_text(out / "index.md", _index(settings, tables, figs, results, used, data.cache))
     if "html" in fmts and not collect:
         from lnrecency.report.html import render_html
 
@@ -397,7 +401,7 @@ def _build_into(out: Path, final: Path, settings: ReportSettings, fmts, jobs: in
         atomic_write_text(out / "index.html", render_html(
             title=TITLE, results=results, tables=result.tables, figures=pngs, out=out,
             settings_line=_settings_line(settings), how_to_read=HOW_TO_READ, quick=settings.quick,
-            provenance="\n".join(provenance_lines(used))))
+            provenance="\n".join(provenance_lines(used, data.cache))))
     if collect:  # collect_evidence: the data was the point
         return result
     publish(out, final)

@@ -52,6 +52,8 @@ class ReportEvidence:
     closed: dict
     #: the cache entries the verdicts rested on (lnrecency.experiments.run_cache.reads); None: not recorded
     provenance: tuple | None = None
+    #: the cache folder the run read (lnrecency.experiments.run_cache.cache_label); None: not recorded
+    cache: str | None = None
 
 
 class EvidenceMissing(ValueError):
@@ -73,6 +75,7 @@ class ReportData:
         self._all_verdicts = False
         self.frozen = False
         self.provenance: tuple | None = None  # what the report read from the cache (set when it is built)
+        self.cache: str | None = None  # the cache folder it read (set when it is built)
 
     def _missing(self, what: str):
         raise EvidenceMissing(f"--from: the stored evidence does not hold {what}; write it with the same "
@@ -84,14 +87,14 @@ class ReportData:
             raise ValueError("evidence() needs every verdict: call verdicts() or set_verdicts() first")
         results = tuple(r for rs in self._verdicts.values() for r in rs)
         return ReportEvidence(self.settings, results, dict(self._limits), dict(self._sims), dict(self._closed),
-                              self.provenance)
+                              self.provenance, self.cache)
 
     @classmethod
     def from_evidence(cls, ev: ReportEvidence) -> "ReportData":
         data = cls(ev.settings)
         data._limits, data._sims, data._closed = dict(ev.limits), dict(ev.sims), dict(ev.closed)
         data.set_verdicts(list(ev.verdicts))
-        data.provenance = ev.provenance
+        data.provenance, data.cache = ev.provenance, ev.cache
         data.frozen = True
         return data
 

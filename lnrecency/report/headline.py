@@ -29,7 +29,7 @@ __all__ = ["GLOSSES", "words_line",
 #: about the longest lead sentence of a finding, in words (the claim's page and `verify` give it whole)
 LEAD_WORDS = 40
 #: verdict order of the headline: what fails first
-ORDER = ("refuted", "not reproduced in this setting", "inconclusive", "secondary", "reproduced", "confirmed")
+ORDER = ("refuted", "the opposite shown", "inconclusive", "secondary", "reproduced", "confirmed")
 #: where a statement comes from, as the headline counts them (declared per statement in the claim catalogue)
 SOURCE_GROUPS = tuple(catalog.SOURCES.values())
 
@@ -261,17 +261,25 @@ def label_of(results: list[ClaimResult], cid: str, source: str | None = None) ->
     return "split (" + ", ".join(f"{sum(r.verdict == w for r in rows)} {w}" for w in words) + ")"
 
 
+def t1_rp(results: list[ClaimResult]) -> dict:
+    """Theorem 1's single-draw recency probability with LayerNorm: lam -> {d: RP}, from its rows' evidence."""
+    rp = {}
+    for r in results:
+        if r.id != "T1" or r.not_run:
+            continue
+        lam = r.setting.to_json().get("lam")
+        values = getattr(r.evidence, "per_instance_rp", ())
+        if r.setting.to_json().get("norm") == "layernorm" and values:
+            rp[lam] = {int(d): m for d, m, _ in values}
+    return rp
+
+
 def _t1_sentence(results: list[ClaimResult]) -> str | None:
     rows = [r for r in results if r.id == "T1" and not r.not_run]
     if not rows:
         return None
     verdict = label_of(results, "T1")
-    rp = {}
-    for r in rows:
-        lam = r.setting.to_json().get("lam")
-        values = getattr(r.evidence, "per_instance_rp", ())
-        if r.setting.to_json().get("norm") == "layernorm" and values:
-            rp[lam] = {int(d): m for d, m, _ in values}
+    rp = t1_rp(results)
     text = (f"Yes, in expectation: with LayerNorm (or any length normalisation) the expected layer-2 attention score "
             f"rises with the key's position, the paper's Theorem 1 ({verdict}: proved at d -> infinity, checked by "
             f"Monte Carlo at finite d).")

@@ -38,14 +38,13 @@ table{border-collapse:collapse;font-size:.85rem;margin:.5rem 0 1rem}
 th,td{border:1px solid #d0d0d0;padding:.2rem .4rem;vertical-align:top}
 th{background:#f2f2f2;cursor:pointer;position:sticky;top:0}th.sorted-asc::after{content:" \\25B2"}
 th.sorted-desc::after{content:" \\25BC"}
-.v-confirmed,.v-reproduced{color:#11661f;font-weight:600}.v-refuted{color:#a3120f;font-weight:600}
+.v-confirmed,.v-reproduced{color:#11661f;font-weight:600}.v-refuted,.v-the{color:#a3120f;font-weight:600}
 .v-inconclusive,.v-not{color:#8a5a00;font-weight:600}
 .wide{overflow-x:auto}figure{margin:1rem 0}figure img{max-width:100%;height:auto;border:1px solid #eee}
 figcaption{font-size:.85rem;color:#333}code{background:#f4f4f4;padding:0 .2rem}
 li{margin:.3rem 0}.counts{font-size:1.1rem}
 details{margin:.4rem 0}summary{cursor:pointer}summary h2{display:inline-block;margin:1rem 0 .3rem;border:0}
 nav.toc{background:#f7f7f7;border:1px solid #ddd;padding:.4rem .8rem;margin:1rem 0}nav.toc ul{margin:.2rem 0}
-figure img{max-height:36rem;width:auto}
 """
 
 # Sort a table by the clicked column: numbers numerically (n/a last), text alphabetically. A link to a folded

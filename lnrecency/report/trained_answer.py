@@ -100,7 +100,7 @@ def trained_summary(results: list[ClaimResult]) -> str:
             d = getattr(r.evidence, "decision", None) or {}
             iv = d.get("interval")
             num = f" ({iv[0]:+.4f} to {iv[1]:+.4f} logit per key)" if iv and None not in iv else ""
-            return f"{cid} {r.verdict}{num}"
+            return f"{cid}: {r.verdict}{num}"
         ev = text[0][1].evidence
         scale = (f" ({ev.seeds} seeds per normalisation, {ev.tokens / 1e6:.3g}M tokens)"
                  if hasattr(ev, "seeds") and hasattr(ev, "tokens") else "")
@@ -117,7 +117,7 @@ def trained_summary(results: list[ClaimResult]) -> str:
         for r in got["R1"]:
             st = getattr(r.evidence, "statistic", {}) or {}
             name = str(getattr(r.evidence, "model", "")).split(" (")[0]
-            rows.append(f"{name} {r.verdict} (mean slope {st.get('mean', float('nan')):+.4f} logit per key)")
+            rows.append(f"{name}: {r.verdict} (mean slope {st.get('mean', float('nan')):+.4f} logit per key)")
         out.append("In real pretrained decoders with the positional encoding switched off (out of their training "
                    "distribution): " + "; ".join(rows) + ".")
     if not out:

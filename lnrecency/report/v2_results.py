@@ -46,9 +46,11 @@ def v2_block(snapshot: dict) -> str:
                      + f" | {num(t.get('detectable_effect'), '.4f')} | "
                      + ("n/a" if p != p else f"{p:.2g} / {level:.3g}") + " |")
     lines += ["", "A test whose p sits within a factor of 2 of its Holm level was decided by a hair, either way."]
+    lines += ["", _level_sentence(tests)] + _noise_lines(snapshot.get("runs"))
     lines += ["", "| cell | seeds learned | layer-2 slope | keys >= 8 | ablated (layer 1's first-key share fixed) | "
-              "change | layer-1 first-key share, rows 2 / 16 / 64 | sink theory: fitted b, its largest gap |",
-              "|---|---|---|---|---|---|---|---|"]
+              "change | layer-1 first-key share, rows 2 / 16 / 64 | sink theory: fitted b, its largest gap | "
+              "sink theory's layer-2 slope at that b: LayerNorm / with the residual |",
+              "|---|---|---|---|---|---|---|---|---|"]
     for name, c in snapshot["cells"].items():
         rows = c.get("first_share_rows") or []
         share = " / ".join(f"{rows[i - 1]:.3f}" for i in (2, 16, 64) if i <= len(rows)) or "n/a"
@@ -57,7 +59,8 @@ def v2_block(snapshot: dict) -> str:
         lines.append(f"| {name} | {len(c['seeds'])} | {pair(c['slope'])} | {pair(c['late'])} | {pair(c['ablated'])} | "
                      + ("n/a" if change[0] is None else f"{100 * change[0]:+.0f} % (SE {100 * change[1]:.0f})")
                      + f" | {share} | " + ("n/a" if not th else f"b = {th['b']:.2f}, {th['largest_gap']:.3f}")
-                     + " |")
+                     + " | " + _theory_slopes(th) + " |")
+    lines += _theory_sentence(snapshot["cells"])
     n = ((snapshot.get("settings") or {}).get("base") or {}).get("n")
     return "\n".join(lines + _rollout_lines(snapshot["cells"], n if isinstance(n, int) else None) + [V2_END])
 
@@ -125,3 +128,73 @@ def rollout_reading(cells: dict, uniform: float) -> str:
             + "; ".join(f"{side} it in {', '.join(names)}" for side, names in by_side.items())
             + " (by 2 SE over seeds). Gu et al.'s Sink_1: "
             + ", ".join(f"{name} {num(c, 'text gu_sink', '.2f')}" for name, c in cells.items()) + ".")
+
+
+def _level_sentence(tests: dict) -> str:
+    """Issue 67, item 5: the plan's power restated at the level its rule decides, and the tests that the rule's
+    doubling alone left inconclusive (:mod:`lnrecency.experiments.studies.plan_levels`)."""
+    from lnrecency.experiments.studies.plan_levels import doubling_only, plan_power
+
+    power = plan_power()
+    only = doubling_only(tests)
+    said = ", ".join(f"{k} {v['plan']:.2f} -> {v['rule']:.2f}" for k, v in power.items())
+    return ("The level the rule decides at: the plan computed each test's power one-sided at 0.05 / 6, but the rule "
+            "decides on the pair p = 2 min(p in the stated direction, p in the opposite), one-sided at 0.05 / 12 in "
+            f"effect. From the plan's own assumed designs (8 seeds per arm, noncentral t), its power as planned -> at "
+            f"the rule's level: {said}. The verdicts stand as decided. "
+            + (f"{', '.join(only)} {'is' if len(only) == 1 else 'are'} inconclusive only through that doubling: Holm "
+               f"at 0.05 on the one-sided min(p) would have decided {'it' if len(only) == 1 else 'them'} (on the side "
+               f"of the smaller p)." if only else "No test is inconclusive only through that doubling."))
+
+
+def _noise_lines(runs: dict | None) -> list[str]:
+    """Issue 67, item 3, measured from the snapshot's per-seed rows: per cell, one run's probe SE (its layer-2
+    slope's SE over the held-out windows, mean over the learned runs) against the SD of the slope between learned
+    seeds. Where the ratio is near 1 or above, most of the between-seed spread is the probe's own noise."""
+    import numpy as np
+
+    if not runs:
+        return []
+    lines = ["", "The probe's noise against the seeds' spread (learned runs; layer-2 slope, logit per key):", "",
+             "| cell | runs | one run's probe SE (mean over runs) | SD between seeds | probe SE / seed SD |",
+             "|---|---|---|---|---|"]
+    for name, rows in runs.items():
+        ok = [r for r in rows if r["learned"]]
+        if len(ok) < 2:
+            lines.append(f"| {name} | {len(ok)} | n/a | n/a | n/a |")
+            continue
+        se = float(np.mean([r["slope_se"] for r in ok]))
+        sd = float(np.std([r["slope"] for r in ok], ddof=1))
+        lines.append(f"| {name} | {len(ok)} | {se:.4f} | {sd:.4f} | " + (f"{se / sd:.2f}" if sd > 0 else "n/a")
+                     + " |")
+    return lines
+
+
+def _theory_slopes(th: dict | None) -> str:
+    if not th or "theory_slope_layernorm_residual" not in th:
+        return "n/a"
+    return f"{th['theory_slope_layernorm']:+.4f} / {th['theory_slope_layernorm_residual']:+.4f}"
+
+
+def _theory_sentence(cells: dict) -> list[str]:
+    """Issue 67, item 4 in part: the parameter-free sink theory in the trained models' own setting (LayerNorm with
+    the residual, at each BOS cell's b fitted to its layer-1 shares, never to its slope) against the trained
+    layer-2 slope, with the ratio and where it fails; none for a snapshot from before it was recorded."""
+    parts, misses = [], []
+    for name, c in cells.items():
+        th, m = c.get("theory"), c.get("slope") or (None, None)
+        if not th or "theory_slope_layernorm_residual" not in th or m[0] is None:
+            continue
+        pred = th["theory_slope_layernorm_residual"]
+        if pred * m[0] < 0:
+            how = "the opposite sign"
+        else:
+            how = f"{m[0] / pred:.0f}x smaller than trained" if abs(pred) < abs(m[0]) else "the same sign"
+        misses.append(pred * m[0] < 0 or abs(pred) * 10 < abs(m[0]))
+        parts.append(f"{name}: predicted {pred:+.4f} against trained {m[0]:+.4f} (SE {m[1]:.4f}), {how}")
+    if not parts:
+        return []
+    return ["", "The sink theory in the trained models' setting (LayerNorm with the residual, gamma 1, at each cell's "
+            "bonus b fitted to its layer-1 shares, never to the slope it predicts): " + "; ".join(parts)
+            + "." + (" In every cell it misses by the sign or by more than a factor of 10: the parameter-free theory "
+                     "does not predict the learned read-out." if all(misses) else "")]

@@ -127,7 +127,7 @@ def test_parts_gate_stability_quick_and_the_universal_rule():
     q = _part((0.3, 0.35, 0.4))
     decide_parts([q], 0.05, quick=True)
     assert q.status == QUICK and part_verdict(q) == "inconclusive"
-    s = _part((0.3, 0.35, 0.4), labels=("reproduced", "not reproduced in this setting"))
+    s = _part((0.3, 0.35, 0.4), labels=("reproduced", "the opposite shown"))
     decide_parts([s], 0.05, quick=False)
     assert part_verdict(s) == "reproduced"
 

@@ -2,8 +2,8 @@
 
 * The counts against an independent brute-force count written here (a loop over positions), on a small
   corpus folder made here, through the tokenizer's own token ids.
-* The decision says no: a corpus built so that the earlier continuation wins is "not reproduced in this
-  setting", one where the later wins is "reproduced".
+* The decision says no: a corpus built so that the earlier continuation wins is "the opposite
+  shown", one where the later wins is "reproduced".
 * Bad folders are refused with exit 2 and one line.
 """
 from __future__ import annotations
@@ -79,7 +79,7 @@ def _premise_corpus(later_wins: bool) -> list:
 
 
 def test_the_premise_decision_can_say_no(cache):
-    for later, want in ((True, "reproduced"), (False, "not reproduced in this setting")):
+    for later, want in ((True, "reproduced"), (False, "the opposite shown")):
         folder = cache / f"c{int(later)}"
         _write(folder, _premise_corpus(later))
         verdict, reason = premise_decision(premise_counts(load_corpus(folder, vocab=300)))

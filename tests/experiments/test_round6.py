@@ -156,7 +156,7 @@ def test_a_wrongly_typed_premise_field_is_refused_by_name(root, tmp_path, field,
     path.parent.mkdir(parents=True)
     path.write_text(json.dumps(rec))
     got = cached_counts(corpus, compute=False)  # the neighbour: the intact record is read and decides
-    assert premise_decision(got)[0] in ("reproduced", "inconclusive", "not reproduced in this setting")
+    assert premise_decision(got)[0] in ("reproduced", "inconclusive", "the opposite shown")
     bad = copy.deepcopy(rec)
     bad["subsets"][decisive][field] = value
     path.write_text(json.dumps(bad))

@@ -3,7 +3,7 @@ S3.1-S3.3).
 
 * The pieces: seed 002's sequence layout, the recency slope, the log-log slope, the law for an average of
   uncorrelated vectors, head ablation and removed positions in the decoder, the settings' refusals.
-* The seeds' rows read "reproduced" / "not reproduced in this setting" (the rules themselves:
+* The seeds' rows read "reproduced" / "the opposite shown" (the rules themselves:
   tests/claims/test_trained_rules.py); the task baselines (constant answer, unigram entropy) are exact.
 * Both quick experiments end to end through the CLI in a temporary cache (what CI runs): every verdict rests
   on >= 3 training seeds, carries its fields and is not decisive (a smoke test); a second run reads the cache
@@ -109,7 +109,7 @@ def test_seed_rows_are_reproduced_or_not_never_confirmed():
     yes = Part("a", "a", SeedTest((0.3, 0.4, 0.35)), learned=3, seeds=3, labels=LABELS)
     no = Part("b", "b", SeedTest((0.3, 0.4, 0.35), side="below"), learned=3, seeds=3, labels=LABELS)
     decide_parts([yes, no], 0.05, quick=False)
-    assert part_verdict(yes) == "reproduced" and part_verdict(no) == "not reproduced in this setting"
+    assert part_verdict(yes) == "reproduced" and part_verdict(no) == "the opposite shown"
 
 
 def test_task_baselines_are_exact():

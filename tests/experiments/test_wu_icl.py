@@ -280,8 +280,9 @@ def test_the_claims_read_the_cached_runs(tiny_runs, monkeypatch, tmp_path):
     assert {statement_source(r.id, r.statement) for r in rows if r.id == "W2"} == {"prior work (Wu et al., ICML 2025)"}
     assert {statement_source(r.id, r.statement) for r in rows if r.id != "W2"} == {"the project's own formulations"}
     assert all(declared(r.id).family.startswith("Wu et al.") for r in rows)
-    assert {r.verdict for r in rows if r.id == "W2"} == {"not reproduced in this setting"}
-    assert all("learning gate" in r.finding for r in rows)
+    # one label, one meaning (issue 66): a test that did not learn is not decided, never "the opposite shown"
+    assert {r.verdict for r in rows} == {"inconclusive"}
+    assert all("learning gate" in r.finding and r.finding.startswith("not decided") for r in rows)
 
 
 def test_the_answers_sentence_carries_the_numbers_and_the_labels():
@@ -298,3 +299,18 @@ def test_the_answers_sentence_carries_the_numbers_and_the_labels():
         assert part in said, part
     assert "n/a" in wu_sentence({}, {}, steps=10, seeds=2, quick=True) and "not decisive" in wu_sentence(
         {}, {}, steps=10, seeds=2, quick=True)
+
+
+def test_one_label_has_one_meaning():
+    """Issue 66: an R test (their result) reads "reproduced" only when confirmed, "the opposite shown" only when
+    refuted (significant the other way); not significant after Holm, or not learned (no decision), is
+    "inconclusive". Our P tests keep confirmed / refuted / inconclusive; a quick run decides nothing."""
+    from types import SimpleNamespace
+
+    from lnrecency.claims.trained.w2_w4_wu_icl import label
+
+    said = {v: label("R5", SimpleNamespace(verdict=v), False) for v in ("confirmed", "refuted", "inconclusive")}
+    assert said == {"confirmed": "reproduced", "refuted": "the opposite shown", "inconclusive": "inconclusive"}
+    assert label("R3", None, False) == "inconclusive"
+    assert label("P5", SimpleNamespace(verdict="refuted"), False) == "refuted"
+    assert label("R1", SimpleNamespace(verdict="confirmed"), True) == "inconclusive"

@@ -24,7 +24,9 @@ DECODE_ALL = """
 const done = arguments[arguments.length - 1];
 Promise.all(Array.from(document.images).map(img =>
     img.decode().then(() => img.naturalWidth > 0 ? null : img.alt, () => img.alt)))
-  .then(r => done({count: document.images.length, failed: r.filter(x => x !== null)}));
+  .then(r => done({count: document.images.length, failed: r.filter(x => x !== null),
+                   scales: Array.from(document.images).filter(img => img.naturalWidth > 0).map(img =>
+                     [img.alt, img.getBoundingClientRect().width / img.naturalWidth])}));
 """
 
 
@@ -35,6 +37,12 @@ class PageCheck:
     failed_images: list
     screenshot: Path
     title: str = ""
+    #: each decoded image's (alt, displayed width / its pixels) at the window's width (1280 px): the figures are
+    #: drawn at DPI 110 with 9 pt text (13.75 px), so a scale below 9 / 13.75 shows text under 9 px
+    scales: list = ()
+
+    def smallest(self) -> tuple:
+        return min(self.scales, key=lambda s: s[1], default=("", 1.0))
 
 
 def browser_or_skip() -> tuple[str, str]:
@@ -83,4 +91,5 @@ def check_page(page: Path, screenshot: Path) -> PageCheck:
     finally:
         driver.quit()
         shutil.rmtree(profile, ignore_errors=True)
-    return PageCheck(errors, int(decoded["count"]), list(decoded["failed"]), Path(screenshot), title)
+    return PageCheck(errors, int(decoded["count"]), list(decoded["failed"]), Path(screenshot), title,
+                     [tuple(s) for s in decoded["scales"]])

@@ -61,3 +61,23 @@ def test_report_cache_flags_are_checked_before_any_work(tmp_path, capsys):
     assert "--cache" in capsys.readouterr().err and not (tmp_path / "r").exists()
     with pytest.raises(SystemExit):
         main(["report", "--no-cache", "--cache", str(tmp_path), "--out", str(tmp_path / "r")])
+
+
+def test_the_report_names_the_cache_folder_it_read(quick_report_session, quick_evidence_session, tmp_path):
+    """Issue 66: report.json and index.md name the cache folder, also when no entry was read from it; a rendering
+    from the stored evidence names the same folder; a hermetic block (`report --no-cache`) names none instead of
+    its temporary folder, so that a hermetic report does not depend on where that folder was made."""
+    out, _ = quick_report_session
+    meta = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    assert meta["provenance"] == [] and "quick-report-empty-cache" in meta["cache"]
+    index = (out / "index.md").read_text(encoding="utf-8")
+    assert f"Cache folder: `{meta['cache']}`." in index and "No cached result was read" in index
+    from lnrecency.files.store import loads
+
+    assert loads(quick_evidence_session).cache == meta["cache"]
+    with run_cache.using_root(tmp_path, hermetic=True):
+        assert run_cache.cache_label() == run_cache.HERMETIC
+        with run_cache.using_root(tmp_path / "inner"):
+            assert run_cache.cache_label() == str((tmp_path / "inner").resolve())
+    assert run_cache.cache_label() == str(run_cache.cache_root().resolve())
+    assert provenance_lines([], None) == provenance_lines([])  # evidence from before: no folder line

@@ -492,6 +492,8 @@ def test_html_report_in_headless_chromium(quick_report, tmp_path):
     assert check.title.startswith("lnrecency report"), check  # the page itself, not an error page
     assert check.images == len(result.figures) - len(result.not_run) and check.failed_images == [], check
     assert check.screenshot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    # legible at 1x (issue 66): no figure shrunk so far that its 9 pt text (13.75 px at DPI 110) falls under 9 px
+    assert check.smallest()[1] >= 9 / 13.75, check.smallest()
     # the same numbers as the Markdown: every verdict row's finding text is on the page
     verdicts = next(t for t in result.tables if t.name == "verdicts")
     import html as _html
@@ -503,6 +505,14 @@ def test_html_report_in_headless_chromium(quick_report, tmp_path):
                    '<script>console.error("boom")</script></body></html>', encoding="utf-8")
     flagged = check_page(bad, tmp_path / "bad.png")
     assert flagged.failed_images == ["broken"] and len(flagged.console_errors) == 1
+    import base64
+
+    png = next(p for p in sorted(out.glob("*.png")) if p.stat().st_size > 1000)
+    small = tmp_path / "small.html"  # a figure squeezed to 200 px is flagged by the same scale check
+    small.write_text(f'<html><body><img alt="squeezed" style="width:200px" src="data:image/png;base64,'
+                     f'{base64.b64encode(png.read_bytes()).decode()}"></body></html>', encoding="utf-8")
+    squeezed = check_page(small, tmp_path / "small.png")
+    assert squeezed.smallest()[0] == "squeezed" and squeezed.smallest()[1] < 9 / 13.75
 
 
 def test_readme_states_what_a_fresh_report_contains(quick_report):

@@ -6,7 +6,7 @@ the later continuation is the more frequent next token. Counted on a local corpu
 Python's standard library source), tokenised by a byte-level BPE trained here; decided on the subset fixed in
 advance (both earlier [A]s within 16 tokens of the last, as in seed 002's Figure 1) by a one-sided z-test of
 D = f_C - f_B with a cluster-robust (files) standard error at rate 0.01. A statement about one corpus, so it
-reads "reproduced" or "not reproduced in this setting".
+reads "reproduced" or "the opposite shown".
 """
 from __future__ import annotations
 

@@ -42,7 +42,7 @@ LAW_MARGIN = 0.1
 LEARNED = 0.5
 
 
-LABELS = ("reproduced", "not reproduced in this setting")
+LABELS = ("reproduced", "the opposite shown")
 
 
 SEED002_SETTING = ("TransformerLens attn-only-2l: 2 attention-only layers, width 512, 8 heads of 64, vocabulary "

@@ -2,7 +2,7 @@
 trained here (:mod:`lnrecency.experiments.studies.seed002`, :mod:`lnrecency.experiments.studies.seed003`).
 
 A seed's statements are about someone else's model (seed 002: TransformerLens' attn-only-2l; seed 003: the
-authors' models), so a row reads **reproduced** or **not reproduced in this setting**, never confirmed or
+authors' models), so a row reads **reproduced** or **the opposite shown**, never confirmed or
 refuted, with our setting (model, data, tokens seen) and the seed's beside it. Every part is one statistic
 per training seed, decided by the rules of :mod:`lnrecency.claims.trained_rules` (learning gate, directional
 or equivalence tests, Holm's procedure within this experiment's share of the one family-wise rate); S2.1, a

@@ -5,8 +5,10 @@ The tests were written down before the run in ``lnrecency/data/wu_icl_plan.md`` 
 evidence) as two families, each decided by Holm's procedure at 0.05 over its six tests only:
 
 * W2 (Wu et al.'s statement, counted as theirs; family "Wu et al. reproduction"): R1-R6, their first-vs-middle and
-  first-vs-last gaps above 0 in each published arm without normalisation; a row reads "reproduced" (confirmed) or
-  "not reproduced in this setting" (anything else, :func:`label`), with their published value beside ours.
+  first-vs-last gaps above 0 in each published arm without normalisation; a row reads "reproduced" (confirmed),
+  "the opposite shown" (refuted: significant in the opposite direction) or "inconclusive" (not decided: the arm did
+  not learn, or the test was not significant after Holm; the finding says which, :func:`label`), with their
+  published value beside ours.
 * W3 and W4 (ours; family "Wu et al. plan"): P1-P4, a normalisation lowers the first-vs-last gap; P5, with
   LayerNorm it is below 0; P6, fixing LayerNorm's per-token scale raises it (the mechanism's ablation).
 
@@ -18,7 +20,7 @@ from __future__ import annotations
 from lnrecency.claims.cached_study import CachedStudy
 from lnrecency.claims.catalog import declared
 from lnrecency.claims.declare import FigureOutput, TableOutput, claim
-from lnrecency.claims.trained_rules import by_a_hair
+from lnrecency.claims.trained_rules import by_a_hair, reproduction_label
 from lnrecency.files.figure_record import ReportFigure
 from lnrecency.files.table_record import Table
 from lnrecency.inference.evidence import Evidence, NotRun, record
@@ -102,14 +104,17 @@ def _context(test: str, cells: dict) -> str:
 
 
 def label(test: str, d, quick: bool) -> str:
-    """A test's verdict as its row reads (the plan's section 3): an R test "reproduced" when confirmed, otherwise "not
-    reproduced in this setting" (the finding says why: refuted, inconclusive, or not learned); a P test (ours)
-    confirmed / refuted / inconclusive; a quick run or an undecided P test "inconclusive"."""
-    if quick:
+    """A test's verdict as its row reads, one label with one meaning (docs/glossary.md): an R test (theirs)
+    "reproduced" when confirmed, "the opposite shown" when refuted (significant in the opposite direction), else
+    "inconclusive" (not decided: not learned, or not significant after Holm; the finding says which); a P test
+    (ours) confirmed / refuted / inconclusive; a quick run or an undecided test "inconclusive". The plan (its
+    section 3) named every R test short of confirmed "not reproduced in this setting"; its decisions are kept, only
+    the words changed (issue 66)."""
+    if quick or d is None:
         return "inconclusive"
     if test.startswith("R"):
-        return "reproduced" if d is not None and d.verdict == "confirmed" else "not reproduced in this setting"
-    return "inconclusive" if d is None else d.verdict
+        return reproduction_label(d.verdict)
+    return d.verdict
 
 
 def _finding(test: str, d, why: str, quick: bool, published: float | None, level: float | None,
@@ -124,8 +129,8 @@ def _finding(test: str, d, why: str, quick: bool, published: float | None, level
             total = len(c["not_learned"]) + len(c.get("seeds", []))
             gate = (f" {arm.capitalize()} without normalisation: in-context accuracy {_num(c.get('plain'), '.3f')} "
                     f"after {steps:,} steps, {len(c['not_learned'])} of {total} seeds below the gate.")
-        said = (f"{arm} without normalisation did not learn" if c.get("not_learned") and not c.get("seeds")
-                else "not decided")
+        said = (f"not decided: {arm} without normalisation did not learn" if c.get("not_learned") and
+                not c.get("seeds") else "not decided")
         return f"{lead}{said}; {why} (the family keeps its six places).{gate}"
     lo, hi = d.test.interval()
     what = {"P6": "scale fixed - intact", "P5": "LayerNorm"}.get(test, "no normalisation" if test.startswith("R")
@@ -135,7 +140,8 @@ def _finding(test: str, d, why: str, quick: bool, published: float | None, level
     head = {"P5": f"LayerNorm {gap} gap {d.test.mean:+.3f}",
             "P6": f"scale fixed minus intact {d.test.mean:+.3f}"}.get(
         test, f"{gap} {d.test.mean:+.3f}" if test.startswith("R") else f"{norm} minus none {d.test.mean:+.3f}")
-    text = (f"{lead}{head} at {arm}" + (f", theirs {published:+.3f}" if published is not None else "") + "; "
+    undecided = "not decided: not significant after Holm. " if d.verdict == "inconclusive" and not quick else ""
+    text = (f"{lead}{undecided}{head} at {arm}" + (f", theirs {published:+.3f}" if published is not None else "") + "; "
             f"{test} ({arm}, {gap} gap, {what}): {d.test.mean:+.4f} (accuracy), 95% interval "
             f"[{lo:+.4f}, {hi:+.4f}] over {seeds}; p (stated direction) {d.test.p_confirm:.2g}, p (opposite) "
             f"{d.test.p_refute:.2g}; Holm over the family's 6 tests at 0.05 ({d.verdict}); at the measured spread the "

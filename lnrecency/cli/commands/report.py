@@ -71,7 +71,7 @@ def run(args: Options) -> int:
 
     # --no-cache reads an empty temporary root; without it no temporary folder is made
     with (tempfile.TemporaryDirectory(prefix="lnrecency-no-cache-") if args.no_cache
-          else contextlib.nullcontext(args.cache)) as root, using_root(root):
+          else contextlib.nullcontext(args.cache)) as root, using_root(root, hermetic=args.no_cache):
         result = build_report(args.out, quick=args.quick, formats=formats, seed=args.seed,
                               convention=args.convention, evidence=args.evidence, evidence_out=args.evidence_out)
     print(f"wrote {len(result.files)} files ({len(result.tables)} tables, {len(result.figures)} figures) "

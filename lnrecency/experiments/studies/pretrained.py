@@ -14,8 +14,8 @@ The decision rule (claim R1, our formulation), fixed before any model was probed
 * per model, the statistic is the per-window mean over layers of the layer slope (logit per key, rows
   weighted by their keys), on text with positions off: a t-test over the windows (df = windows - 1),
   two-sided, Holm over the models probed at family-wise rate :data:`RATE`;
-* "reproduced" (recency remains without positions) when significantly positive, "not reproduced in this
-  setting" when significantly negative, "inconclusive" otherwise;
+* "reproduced" (recency remains without positions) when significantly positive, "the opposite
+  shown" when significantly negative, "inconclusive" otherwise;
 * secondary (intervals, no verdict): per layer, the slope with positions on and off, on text and random
   tokens, with intervals at a Bonferroni level over the layers (rate 0.05 / layers, two-sided); counts of
   layers significantly positive and negative; the sink; the perplexity with and without positions (the

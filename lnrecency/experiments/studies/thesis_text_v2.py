@@ -30,7 +30,7 @@ from lnrecency.experiments.studies.thesis_text import (
 )
 
 __all__ = ["V2Settings", "plan_path", "plan_sha256", "run_v2", "cached_v2", "decide", "MARGIN_V2", "RUN_SHAPE",
-           "summary", "gu_sink"]
+           "summary", "gu_sink", "seed_table", "decide_table"]
 
 #: Q6's equivalence margin (logit per key), fixed in the plan: about a third of version 1's LayerNorm effect
 MARGIN_V2 = 0.05
@@ -231,35 +231,76 @@ def run_v2(st: V2Settings, *, use_cache: bool = True, progress: bool | None = Fa
                        workers=workers, shape=RUN_SHAPE, check_of=lambda job: run_check(*job))
 
 
+def _cell(bos: bool, norm: str) -> str:
+    return f"{'bos' if bos else 'no bos'} {norm}"
+
+
+def seed_table(runs: list, st: V2Settings) -> dict:
+    """The data every verdict of the plan is decided from, one row per run (issue 67: published in the snapshot,
+    so that a test recomputes Q1-Q6 from the repository): per cell, each run's seed, whether it passed the learning
+    gate, its final held-out loss, its layer-2 slope on held-out text with the slope's SE over the probe windows, the
+    slope over keys >= 8, the slope with layer 1's first-key share fixed (the ablation) with its SE, the slope on
+    the random control, and its trajectory (tokens, held-out loss, layer-2 slope at each evaluation)."""
+    def layer2(layers):
+        return next(x for x in layers if x["layer"] == 2)
+
+    out = {}
+    for bos in st.bos:
+        for norm in NORMS:
+            rows = []
+            for r in runs:
+                if r["bos"] != bos or r["norm"] != norm:
+                    continue
+                text, abl = layer2(r["final"]["text"]), layer2(r["final"]["ablated"])
+                rows.append({"seed": r["seed"], "learned": bool(learned(r, st.base)),
+                             "final_loss": r["log"][-1]["heldout_loss"], "slope": text["slope"],
+                             "slope_se": text["slope_se"], "late": text["late"], "ablated": abl["slope"],
+                             "ablated_se": abl["slope_se"], "random": layer2(r["final"]["random"])["slope"],
+                             "trajectory": [[e["tokens"], e["heldout_loss"], layer_slope(e["text"], 2)]
+                                            for e in r["trajectory"]]})
+            out[_cell(bos, norm)] = rows
+    return out
+
+
 def _arm(runs: list, st: V2Settings, bos: bool, norm: str) -> list:
     return [r for r in runs if r["bos"] == bos and r["norm"] == norm and learned(r, st.base)]
 
 
-def _matched(runs: list, st: V2Settings, bos: bool) -> tuple[tuple, tuple, bool]:
+def _matched(table: dict, bos: bool) -> tuple[tuple, tuple, bool]:
     """Version 1's matched-loss rule in one BOS arm: (LayerNorm slopes at the none arm's median final loss, none
-    slopes at the end, every LayerNorm run got there)."""
-    none, ln = _arm(runs, st, bos, "none"), _arm(runs, st, bos, "layernorm")
+    slopes at the end, every LayerNorm run got there), from :func:`seed_table`'s rows."""
+    none = [r for r in table.get(_cell(bos, "none"), []) if r["learned"]]
+    ln = [r for r in table.get(_cell(bos, "layernorm"), []) if r["learned"]]
     if not none:
         return (), (), False
-    target = float(np.median([r["log"][-1]["heldout_loss"] for r in none]))
-    hits = [next((e for e in r["trajectory"] if e["heldout_loss"] <= target), None) for r in ln]
-    return (tuple(layer_slope(h["text"], 2) for h in hits if h is not None),
-            tuple(layer_slope(r["final"]["text"], 2) for r in none), all(h is not None for h in hits))
+    target = float(np.median([r["final_loss"] for r in none]))
+    hits = [next((e for e in r["trajectory"] if e[1] <= target), None) for r in ln]
+    return (tuple(h[2] for h in hits if h is not None), tuple(r["slope"] for r in none),
+            all(h is not None for h in hits))
 
 
 def decide(runs: list, st: V2Settings) -> dict:
-    """Q1-Q6 of plan v2 decided together by Holm at 0.05: id -> (SeedDecision or None, why-not text)."""
+    """Q1-Q6 of plan v2 decided together by Holm at 0.05 on the runs' :func:`seed_table`: id -> (SeedDecision or
+    None, why-not text)."""
+    return decide_table(seed_table(runs, st))
+
+
+def decide_table(table: dict) -> dict:
+    """Q1-Q6 of plan v2 from its per-seed table (:func:`seed_table`, as the snapshot publishes it), decided
+    together by Holm at 0.05: id -> (SeedDecision or None, why-not text)."""
     from lnrecency.inference.seed_tests import MIN_VALUES, SeedTest, decide_family
 
-    def final(bos, norm, which="text"):
-        return tuple(layer_slope(r["final"][which], 2) for r in _arm(runs, st, bos, norm))
+    def arm(bos, norm):
+        return [r for r in table.get(_cell(bos, norm), []) if r["learned"]]
+
+    def final(bos, norm):
+        return tuple(r["slope"] for r in arm(bos, norm))
 
     def reduction(bos, norm):  # per seed: ablated - 0.5 x intact (below 0: the ablation removed more than half)
-        return tuple(layer_slope(r["final"]["ablated"], 2) - 0.5 * layer_slope(r["final"]["text"], 2)
-                     for r in _arm(runs, st, bos, norm))
+        return tuple(r["ablated"] - 0.5 * r["slope"] for r in arm(bos, norm))
 
     ln0, none0 = final(False, "layernorm"), final(False, "none")
-    ln_m, none_m, all_hit = _matched(runs, st, False)
+    ln_m, none_m, all_hit = _matched(table, False)
     few, why = f"fewer than {MIN_VALUES} learned runs in an arm", {}
 
     def test(key, arms, make, reason=few):
@@ -335,7 +376,7 @@ def theory_shares(measured: list, lam: float = 1.0) -> dict:
     """The parameter-free sink theory's layer-1 share beside a measured one (:mod:`lnrecency.theory.sink`): the bonus
     b fitted to the measured rows i >= 2 by least squares on the log-odds (P_i1 = e^b / (e^b + (i - 2) + e^lam) at
     alpha = 0), its predicted shares, the largest gap, and the theory's layer-2 slopes at that b with LayerNorm and
-    without normalisation."""
+    without normalisation, and with LayerNorm and the residual (the trained models' setting)."""
     from scipy.optimize import minimize_scalar
 
     from lnrecency.theory.sink import sink_limit
@@ -350,7 +391,10 @@ def theory_shares(measured: list, lam: float = 1.0) -> dict:
     n = p.size + 1
     return {"b": b, "predicted": [1.0] + predicted.tolist(), "largest_gap": float(np.max(np.abs(predicted - p))),
             "theory_slope_layernorm": sink_limit(n, 2, b=b, norm="layernorm", lam=lam).slope(2),
-            "theory_slope_none": sink_limit(n, 2, b=b, norm="none", lam=lam).slope(2)}
+            "theory_slope_none": sink_limit(n, 2, b=b, norm="none", lam=lam).slope(2),
+            # issue 67: the trained models' own setting has the residual stream
+            "theory_slope_layernorm_residual": sink_limit(n, 2, b=b, norm="layernorm", lam=lam,
+                                                          residual=True).slope(2)}
 
 
 def sink_figure(cells: dict):

@@ -25,7 +25,7 @@ import numpy as np
 
 from lnrecency.experiments.wu.icl_task import PAIRS, ICLTask
 
-__all__ = ["ARMS", "NORMS", "PUBLISHED", "WuSettings", "plan_path", "plan_sha256", "train_run", "run_wu",
+__all__ = ["ARMS", "NORMS", "PUBLISHED", "WuSettings", "plan_path", "plan_sha256", "train_run", "run_wu", "seed_rows",
            "cached_wu", "decide", "summary", "GATE", "RUN_SHAPE", "gap_name"]
 
 NORMS = ("none", "layernorm", "rmsnorm")
@@ -283,6 +283,20 @@ def decide(runs: list, st: WuSettings) -> dict:
         for k, d in zip(family, decide_family(list(family.values()), 0.05)):
             out[k] = (d, why.get(k, ""))
     return out
+
+
+def seed_rows(runs: list) -> list[dict]:
+    """The data the plan's verdicts are decided from, one row per run (issue 67: published in the snapshot, so that a
+    test recomputes both families from the repository with :func:`decide` itself, which reads only these fields):
+    arm, normalisation, seed, whether it passed the gate, its final in-context accuracy and gaps, the same with the
+    scale fixed (normalised arms), and its trajectory: [step, in-context accuracy, first-vs-last gap] per evaluation."""
+    fl = gap_name(PAIRS[1])
+
+    def ev(e):
+        return None if e is None else {"plain": e["plain"], "gaps": dict(e["gaps"])}
+    return [{"arm": r["arm"], "norm": r["norm"], "seed": r["seed"], "learned": bool(learned(r)),
+             "final": {**ev(r["final"]), "ablated": ev(r["final"]["ablated"])},
+             "trajectory": [[e["step"], e["plain"], e["gaps"][fl]] for e in r["trajectory"]]} for r in runs]
 
 
 def _stat(vals) -> tuple:

@@ -354,8 +354,8 @@ def premise_counts(c: Corpus) -> dict:
 
 def premise_decision(counts: dict) -> tuple[str, str]:
     """(verdict, reason) of the premise on the decisive subset: "reproduced" when D = f_C - f_B is
-    significantly above 0 (one-sided z with the cluster-robust SE, rate PREMISE_RATE), "not reproduced in
-    this setting" when significantly below, else "inconclusive"."""
+    significantly above 0 (one-sided z with the cluster-robust SE, rate PREMISE_RATE), "the opposite
+    shown" when significantly below, else "inconclusive"."""
     from scipy.stats import norm
 
     name = next(k for k in counts["subsets"] if "decisive" in k)
@@ -364,7 +364,7 @@ def premise_decision(counts: dict) -> tuple[str, str]:
         return "inconclusive", f"{name}: no events to decide on"
     z = s["d"] / s["d_se"]
     k = float(norm.isf(PREMISE_RATE))
-    verdict = "reproduced" if z > k else "not reproduced in this setting" if z < -k else "inconclusive"
+    verdict = "reproduced" if z > k else "the opposite shown" if z < -k else "inconclusive"
     return verdict, (f"{name}: next token C (later continuation) {100 * s['frac_c']:.1f}%, B (earlier) "
                      f"{100 * s['frac_b']:.1f}% of {s['events']} events in {s['files']} files; D = f_C - f_B = "
                      f"{s['d']:+.4f} (95% interval [{s['d_interval'][0]:+.4f}, {s['d_interval'][1]:+.4f}], "

@@ -106,6 +106,17 @@ def _print_tests(tests: dict, words: str, digits: int) -> None:
         print(f"[{k}] {t['verdict'].upper()}: {t[words]}{span}" + (f" ({t['why']})" if t["why"] else ""))
 
 
+def _decision(d) -> dict:
+    """A plan's decided test as its snapshot publishes it: the decision and the per-seed values it was decided on
+    (issue 67: every verdict recomputed from the snapshot); {} when not decided."""
+    from lnrecency.inference.evidence import strict_json
+
+    if d is None:
+        return {}
+    other = None if d.test.other is None else list(d.test.other)
+    return strict_json({**d.to_json(), "values": list(d.test.values), "other": other})
+
+
 def _thesis_text_v2(args: Options) -> int:
     """Plan v2 (issue 50): train or read its runs, decide Q1-Q6, print them with each cell's summary."""
     from dataclasses import asdict
@@ -116,6 +127,7 @@ def _thesis_text_v2(args: Options) -> int:
         decide,
         plan_sha256,
         run_v2,
+        seed_table,
         summary,
         theory_shares,
     )
@@ -125,9 +137,9 @@ def _thesis_text_v2(args: Options) -> int:
     runs = run_v2(st, use_cache=not args.no_cache, progress=None if not args.json else False, workers=args.workers)
     decided = decide(runs, st)
     # a quick run decides nothing: its rows say so instead of a verdict (the interval stays, as a number)
-    tests = {k: {**({} if d is None else strict(d.to_json())), "statement": V2_TESTS[k],
-                 "verdict": "not decisive (quick run)" if args.quick else
-                 ("not decided" if d is None else reproduction_label(d.verdict)), "why": why}
+    # each test with the per-seed values it was decided on (issue 67: every verdict recomputed from the snapshot)
+    tests = {k: {**_decision(d), "statement": V2_TESTS[k], "verdict": "not decisive (quick run)" if args.quick else
+                 ("inconclusive" if d is None else reproduction_label(d.verdict)), "why": why}
              for k, (d, why) in decided.items()}
     cells = summary(runs, st)
     for name, c in cells.items():  # the sink theory beside each measured first-key share (lnrecency.theory.sink)
@@ -140,7 +152,8 @@ def _thesis_text_v2(args: Options) -> int:
         ReportFigure(path.stem, "BOS share and the sink theory", "", sink_figure(cells)).write(path.parent, ("png",))
     if args.json:
         print(json.dumps(strict({"experiment": "thesis-text-v2", "plan_sha256": plan_sha256(), "quick": args.quick,
-                                 "settings": asdict(st), "tests": tests, "cells": cells}), allow_nan=False))
+                                 "settings": asdict(st), "tests": tests, "cells": cells,
+                                 "runs": seed_table(runs, st)}), allow_nan=False))
         return 0
     print(f"plan v2 (SHA-256 {plan_sha256()[:16]}...), {len(st.seeds)} seeds per cell"
           + ("  -- quick run: not decisive" if args.quick else ""))
@@ -157,7 +170,15 @@ def _wu_icl(args: Options) -> int:
     """Wu et al.'s experiment (issue 51): train or read its runs, decide both families, print them and the cells."""
     from dataclasses import asdict
 
-    from lnrecency.experiments.studies.wu_icl import PUBLISHED, WuSettings, decide, plan_sha256, run_wu, summary
+    from lnrecency.experiments.studies.wu_icl import (
+        PUBLISHED,
+        WuSettings,
+        decide,
+        plan_sha256,
+        run_wu,
+        seed_rows,
+        summary,
+    )
     from lnrecency.experiments.wu.icl_task import PAIRS
     from lnrecency.inference.evidence import strict_json as strict
 
@@ -166,13 +187,14 @@ def _wu_icl(args: Options) -> int:
     from lnrecency.claims.trained.w2_w4_wu_icl import STATEMENTS, label, short
 
     decided = decide(runs, st)
-    tests = {k: {**({} if d is None else strict(d.to_json())), "statement": STATEMENTS[k], "test": short(k),
+    tests = {k: {**_decision(d), "statement": STATEMENTS[k], "test": short(k),
                  "verdict": "not decisive (quick run)" if args.quick else label(k, d, False), "why": why}
              for k, (d, why) in decided.items()}
     cells = summary(runs, st)
     if args.json:
         print(json.dumps(strict({"experiment": "wu-icl", "plan_sha256": plan_sha256(), "quick": args.quick,
-                                 "settings": asdict(st), "published": PUBLISHED, "tests": tests, "cells": cells}),
+                                 "settings": asdict(st), "published": PUBLISHED, "tests": tests, "cells": cells,
+                                 "runs": seed_rows(runs)}),
                          allow_nan=False))
         return 0
     print(f"Wu et al.'s experiment, plan {plan_sha256()[:16]}..., {len(st.seeds)} seeds per cell, {st.steps} steps"

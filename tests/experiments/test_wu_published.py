@@ -1,0 +1,59 @@
+"""Wu et al.'s experiment's published data (issue 67, item 1): the snapshot docs/wu_icl.json holds every run's
+per-seed row, and the plan's two families are decided again from those rows alone, by the plan's own rule
+(:func:`lnrecency.experiments.studies.wu_icl.decide`, which reads only the published fields), to the snapshot's
+verdicts and p-values; changed rows change the verdicts (the machinery can say no)."""
+from __future__ import annotations
+
+import copy
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from lnrecency.experiments.studies import wu_icl
+
+SNAPSHOT = Path(__file__).resolve().parents[2] / "docs" / "wu_icl.json"
+
+
+@pytest.fixture(scope="module")
+def snapshot() -> dict:
+    return json.loads(SNAPSHOT.read_text(encoding="utf-8"))
+
+
+def test_both_families_are_recomputed_from_the_published_seeds(snapshot):
+    from lnrecency.claims.trained.w2_w4_wu_icl import label
+
+    st = wu_icl.WuSettings()
+    assert snapshot["plan_sha256"] == wu_icl.plan_sha256() and not snapshot["quick"]
+    assert len(snapshot["runs"]) == len(st.arms) * len(st.norms) * len(st.seeds)
+    assert all(r["learned"] == (r["final"]["plain"] >= wu_icl.GATE) for r in snapshot["runs"])
+    decided = wu_icl.decide(snapshot["runs"], st)
+    assert list(decided) == list(snapshot["tests"])
+    for key, (d, why) in decided.items():
+        said = snapshot["tests"][key]
+        assert label(key, d, False) == said["verdict"] and why == said["why"], key
+        if d is None:
+            assert "p_confirm" not in said
+            continue
+        assert list(d.test.values) == said["values"], key
+        assert math.isclose(d.test.p_confirm, said["p_confirm"], rel_tol=1e-12, abs_tol=1e-300), key
+        assert math.isclose(d.test.p_refute, said["p_refute"], rel_tol=1e-12, abs_tol=1e-300), key
+
+
+def test_changed_rows_change_the_verdicts(snapshot):
+    """Every depth-2 run's gaps negated: R1 and R2 (theirs, reproduced on the published rows) become "the opposite
+    shown"; every run below the gate: nothing is decided, each test says why."""
+    from lnrecency.claims.trained.w2_w4_wu_icl import label
+
+    st = wu_icl.WuSettings()
+    rows = copy.deepcopy(snapshot["runs"])
+    for r in rows:
+        if r["arm"] == "depth 2" and r["norm"] == "none":
+            r["final"]["gaps"] = {k: -v for k, v in r["final"]["gaps"].items()}
+    decided = wu_icl.decide(rows, st)
+    assert [label(k, decided[k][0], False) for k in ("R1", "R2")] == ["the opposite shown"] * 2
+    for r in rows:
+        r["final"]["plain"] = 0.0
+    decided = wu_icl.decide(rows, st)
+    assert all(d is None and "gate" in why for d, why in decided.values())
