@@ -3,8 +3,9 @@
 ``evidence.json`` holds a tree of the project's own frozen dataclasses (claim results with their typed
 evidence, simulations, limits, finite-width theories, ...) as plain JSON, and ``arrays.npz`` their numpy
 arrays (read with ``allow_pickle=False``). Decoding rebuilds only dataclasses defined in ``lnrecency``
-modules (named ``module:qualname``, the class's own ``__module__`` checked to be that lnrecency module, so
-nothing reached through a module attribute is built), numbers, strings, tuples, lists, dicts and arrays: a
+modules (named by a stable tag, :mod:`lnrecency.files.record_tags`, or, in evidence written before the tags, by
+``module:qualname``; the class's own ``__module__`` checked to be that lnrecency module, so nothing reached
+through a module attribute is built), numbers, strings, tuples, lists, dicts and arrays: a
 folder from elsewhere can hold wrong numbers, never code that runs (no pickle, no eval).
 
 Reading validates before use (:func:`loads`): evidence.json is a regular file of at most MAX_JSON_BYTES,
@@ -29,16 +30,21 @@ from typing import Any
 import numpy as np
 
 from lnrecency.files.record_renames import RENAMED
+from lnrecency.files.record_tags import TAGS
 
 __all__ = ["FORMAT", "encode", "decode", "dumps", "loads", "StoreError"]
 
-# 6: trained rows as RowEvidence / PartEvidence (lnrecency.claims.trained_rules); 5: C9 RateEvidence.mean_checks;
+# 7: records named by their stable tag (lnrecency.files.record_tags); 6: trained rows as RowEvidence / PartEvidence (lnrecency.claims.trained_rules); 5: C9 RateEvidence.mean_checks;
 # 4: MeanChecks.quantity; 3: C2 by alpha regions, named MCMeans (older stores are refused)
-FORMAT = "lnrecency-evidence-6"
+FORMAT = "lnrecency-evidence-7"
+#: the formats this version reads: 7 names records by tag; 6 (before the tags) by module:qualname
+READABLE = ("lnrecency-evidence-6", FORMAT)
 #: limits of a store read back (a real one: evidence.json about 1-5 MB, nesting about 30, arrays about 10 MB)
 MAX_JSON_BYTES = 256 * 2**20
 MAX_DEPTH = 100
 MAX_ARRAY_BYTES = 1 * 2**30
+#: module:qualname -> tag (lnrecency.files.record_tags)
+_TAG_OF = {name: tag for tag, name in TAGS.items()}
 
 
 class StoreError(ValueError):
@@ -72,18 +78,24 @@ def _encode(x: Any, arrays: list) -> Any:
         cls = type(x)
         if not cls.__module__.startswith("lnrecency."):
             raise TypeError(f"only lnrecency's own records are stored; got {cls.__module__}.{cls.__qualname__}")
-        return {"__record__": f"{cls.__module__}:{cls.__qualname__}",
+        tag = _TAG_OF.get(f"{cls.__module__}:{cls.__qualname__}")
+        if tag is None:
+            raise TypeError(f"the record {cls.__module__}.{cls.__qualname__} has no tag: give it one in "
+                            f"lnrecency/files/record_tags.py")
+        return {"__tag__": tag,
                 "fields": {f.name: _encode(getattr(x, f.name), arrays) for f in dataclasses.fields(x) if f.init}}
     raise TypeError(f"cannot store a {type(x).__module__}.{type(x).__qualname__}")
 
 
-def _record_class(name: str) -> type:
-    """The lnrecency record class ``module:qualname`` (a name written before a move is first read through
-    :data:`~lnrecency.files.record_renames.RENAMED`): the module must be lnrecency's and already imported or
-    importable, and the class must be defined there (its own ``__module__``), a dataclass."""
+def _record_class(name: str, renamed: bool = True) -> type:
+    """The lnrecency record class ``module:qualname`` (``renamed``: a name written before a move, in evidence from
+    before the tags, is first read through :data:`~lnrecency.files.record_renames.RENAMED`): the module must be
+    lnrecency's and already imported or importable, and the class must be defined there (its own ``__module__``), a
+    dataclass."""
     if not isinstance(name, str):
         raise StoreError(f"evidence names a record type that is not a string: {name!r:.80}")
-    name = RENAMED.get(name, name)  # written before the record moved: its name today
+    if renamed:
+        name = RENAMED.get(name, name)  # written before the record moved: its name today
     module, _, qualname = name.partition(":")
     if not module.startswith("lnrecency.") or not qualname or any(p.startswith("_") for p in qualname.split(".")):
         raise StoreError(f"evidence names a type outside lnrecency: {name!r:.120}")
@@ -185,20 +197,27 @@ def _decode(x: Any, arrays) -> Any:
                 raise StoreError("evidence.json is not in the store's format (an unhashable mapping key)")
             out[key] = _decode(v, arrays)
         return out
-    if "__record__" in x:
-        cls = _record_class(x["__record__"])
+    if "__tag__" in x or "__record__" in x:
+        # today's evidence names a record by its tag; evidence written before the tags, by module:qualname
+        name = x["__tag__"] if "__tag__" in x else x["__record__"]
+        if "__tag__" in x:
+            if not isinstance(name, str) or name not in TAGS:
+                raise StoreError(f"evidence names a record tag this version does not have: {name!r:.80}")
+            cls = _record_class(TAGS[name], renamed=False)
+        else:
+            cls = _record_class(name)
         if not isinstance(x.get("fields"), dict):
-            raise StoreError(f"evidence for {x['__record__']} has no fields object")
+            raise StoreError(f"evidence for {name} has no fields object")
         values = {k: _decode(v, arrays) for k, v in x["fields"].items()}
         hints = _hints(cls)
         for k, v in values.items():
             if k in hints and not _fits(v, hints[k]):
-                raise StoreError(f"evidence for {x['__record__']}: field {k!r} holds {type(v).__name__} "
+                raise StoreError(f"evidence for {name}: field {k!r} holds {type(v).__name__} "
                                  f"{str(v)[:40]!r}, not {hints[k]}")
         try:
             return cls(**values)
         except (TypeError, ValueError, ZeroDivisionError, OverflowError) as exc:
-            raise StoreError(f"evidence for {x['__record__']} does not fit this version: "
+            raise StoreError(f"evidence for {name} does not fit this version: "
                              f"{str(exc).splitlines()[0][:200]}") from None
     raise StoreError("evidence.json is not in the store's format")
 
@@ -271,9 +290,9 @@ def loads(folder: str | Path) -> Any:
         tree = read_json(folder / "evidence.json", what="evidence", max_bytes=MAX_JSON_BYTES, max_depth=MAX_DEPTH)
     except ValueError as exc:
         raise StoreError(f"--from: {exc}") from None
-    if tree.get("format") != FORMAT:
+    if tree.get("format") not in READABLE:
         raise StoreError(f"--from: {str(folder)!r}: evidence format {tree.get('format')!r:.60}, this version reads "
-                         f"{FORMAT!r}")
+                         f"{' and '.join(map(repr, READABLE))}")
     try:
         _check_archive(folder / "arrays.npz")
         arrays = np.load(folder / "arrays.npz", allow_pickle=False)

@@ -1,6 +1,7 @@
 """Keep the README's headline in sync with ``lnrecency verify``.
 
     python3 -m lnrecency.report.readme [README.md] [--quick] [--trained | --keep-trained [--refresh ID ...]]
+        [--claim ID ...]
 
 rewrites the block between ``<!-- verdicts:begin -->`` and ``<!-- verdicts:end -->`` (atomically) with the
 report's headline (verdict counts and one finding per claim, lnrecency.report.headline), and writes
@@ -397,9 +398,20 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--refresh", nargs="+", default=(), metavar="ID",
                    help="with --keep-trained: evaluate these claims on trained models afresh (from their cached "
                         "experiments) and keep the other trained claims' rows")
+    p.add_argument("--claim", nargs="+", default=(), metavar="ID",
+                   help="evaluate only these claims (at the default and --quick settings) and take the others' "
+                        "rows from the last full run (kept in the cache, lnrecency.report.kept_verdicts); implies "
+                        "--keep-trained")
     args = p.parse_args(argv)
+    from lnrecency.claims.catalog import ids as catalogue
     from lnrecency.claims.registry import TRAINED
+    from lnrecency.report import kept_verdicts
 
+    wrong = [cid for cid in args.claim if cid not in catalogue() or cid in TRAINED]
+    if wrong or (args.claim and args.trained):
+        p.error(f"--claim takes claims the report evaluates ({', '.join(c for c in catalogue() if c not in TRAINED)}"
+                f"; trained claims: --keep-trained --refresh ID), without --trained; got {' '.join(args.claim)}")
+    args.keep_trained = args.keep_trained or bool(args.claim)
     bad = [cid for cid in args.refresh if cid not in TRAINED]
     if bad or (args.refresh and not args.keep_trained):
         p.error(f"--refresh takes claims on trained models with --keep-trained ({', '.join(TRAINED)}); got "
@@ -409,8 +421,19 @@ def main(argv: list[str] | None = None) -> int:
     if args.refresh:  # these trained claims afresh, in place of their kept rows
         kept = [r for r in kept if r["id"] not in args.refresh]
         kept += [row_of(r) for r in evaluate(list(args.refresh), quick=args.quick) if not r.not_run]
-    results = evaluate(quick=args.quick, trained=args.trained)
-    quick_results = None if args.quick else evaluate(quick=True)
+    if args.claim:  # these claims afresh, every other claim's rows from the last full run
+        try:
+            results = kept_verdicts.with_claims(list(args.claim), quick=args.quick, evaluate=evaluate)
+            quick_results = (None if args.quick else
+                             kept_verdicts.with_claims(list(args.claim), quick=True, evaluate=evaluate))
+        except ValueError as exc:
+            p.error(str(exc))
+    else:
+        results = evaluate(quick=args.quick, trained=args.trained)
+        quick_results = None if args.quick else evaluate(quick=True)
+        kept_verdicts.keep([r for r in results if r.id not in TRAINED], quick=args.quick)
+        if quick_results is not None:
+            kept_verdicts.keep(quick_results, quick=True)
     if args.trained:
         from lnrecency.report.headline import trained_summary
 

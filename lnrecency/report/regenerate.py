@@ -1,6 +1,6 @@
 """Everything derived from the claim catalogue, written in one command after a claim is added or changed:
 
-    python3 -m lnrecency.report.regenerate [--check] [--trained | --refresh ID ...]
+    python3 -m lnrecency.report.regenerate [--check] [--trained | --refresh ID ...] [--claim ID ...]
 
 * the reviewer notebooks (``notebooks/make_notebooks.py``: each claim's declared cells);
 * the README's verdict block and docs/verdicts.json (:mod:`lnrecency.report.readme`): the claims the report
@@ -66,15 +66,21 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--refresh", nargs="+", default=(), metavar="ID",
                    help="without --trained: these claims on trained models evaluated afresh from their cached "
                         "experiments, the other trained rows kept")
+    p.add_argument("--claim", nargs="+", default=(), metavar="ID",
+                   help="evaluate only these claims (progress per claim and setting); every other claim's rows come "
+                        "from the last full regeneration (kept in the cache)")
     args = p.parse_args(argv)
     if args.refresh and (args.trained or args.check):
         p.error("--refresh goes without --trained and --check")
+    if args.claim and (args.trained or args.check):
+        p.error("--claim goes without --trained and --check")
     stale = []
     if not args.check:
         from lnrecency.report import readme
 
         readme.main([str(ROOT / "README.md")] + (["--trained"] if args.trained else ["--keep-trained"])
-                    + (["--refresh", *args.refresh] if args.refresh else []))
+                    + (["--refresh", *args.refresh] if args.refresh else [])
+                    + (["--claim", *args.claim] if args.claim else []))
         # the generated blocks of the docs pages: measured times (costs.json), plan v2's results (its snapshot)
         for page in ("getting-started.md", "report.md", "pretrained.md", "thesis-text-v2.md", "wu-icl.md"):
             if (ROOT / "docs" / page).is_file():

@@ -132,7 +132,7 @@ def test_the_trained_summary_states_only_what_rows_carry():
                      "the opposite shown", ev, finding="f")
     text = trained_summary([tm, r1])
     assert "rows are secondary" in text and "rows of the first copy" not in text
-    assert "Model X the opposite shown (mean slope -0.0014 logit per key)" in text
+    assert "Model X: the opposite shown (mean slope -0.0014 logit per key)" in text
     plain = row("TM1", "trained models, our formulation", said("TM1"), "inconclusive",
                 finding=f"{sentence} More.")  # the sentence in the prose only: not quoted
     assert "rows of the first copy" not in trained_summary([plain])

@@ -99,3 +99,26 @@ def test_plan_v2s_block_and_sentence_say_each_cell_and_test():
     block = v2_block({**snap, "settings": {"base": {"n": 64}},
                       "cells": {name: {**c, **roll} for name, c in snap["cells"].items()}})
     assert "| uniform causal attention (exact path count, n = 64) | 0.016 / 0.074 | 0.0002 | 0.026 |" in block
+
+
+def test_the_snapshot_agrees_with_the_catalogue():
+    """Issue 66: docs/verdicts.json (and the README generated with it) cannot drift from the catalogue unnoticed:
+    every row decides a statement its claim declares, every claim the report evaluates has its rows, and no row
+    belongs to a claim the catalogue no longer has (regenerate after changing a claim:
+    `python3 -m lnrecency.report.regenerate --claim ID`)."""
+    from lnrecency.claims.registry import TRAINED
+
+    rows = SNAPSHOT["verdicts"]
+    assert {r["id"] for r in rows} <= set(catalog.ids())
+    for r in rows:
+        catalog.statement_source(r["id"], r["statement"])  # ValueError when the statement is not declared
+    assert {c for c in catalog.ids() if c not in TRAINED} <= {r["id"] for r in rows}
+
+
+def test_the_answer_is_short_plain_and_names_where_it_fails():
+    block = README.split(BEGIN, 1)[1].split(END, 1)[0]
+    answer = next(line for line in block.splitlines() if line.startswith("**The answer.**"))
+    assert len(answer.split()) <= 130, len(answer.split())
+    for where in ("Without normalisation", "A single draw", "lam = 8", "BOS"):
+        assert where in answer, where
+    assert "..." not in answer
