@@ -34,7 +34,8 @@ from lnrecency.files.record_tags import TAGS
 
 __all__ = ["FORMAT", "encode", "decode", "dumps", "loads", "StoreError"]
 
-# 7: records named by their stable tag (lnrecency.files.record_tags); 6: trained rows as RowEvidence / PartEvidence (lnrecency.claims.trained_rules); 5: C9 RateEvidence.mean_checks;
+# 7: records named by their stable tag (lnrecency.files.record_tags); 6: trained rows as RowEvidence / PartEvidence
+# (lnrecency.claims.trained_rules); 5: C9 RateEvidence.mean_checks;
 # 4: MeanChecks.quantity; 3: C2 by alpha regions, named MCMeans (older stores are refused)
 FORMAT = "lnrecency-evidence-7"
 #: the formats this version reads: 7 names records by tag; 6 (before the tags) by module:qualname
