@@ -413,7 +413,8 @@ CATALOG: tuple[Declared, ...] = (
               "normalised minus none is below 0 (the Wu plan's P1-P4)."),
           command="experiments wu-icl", family="Wu et al. plan"),
     declare("W4", "trained.w2_w4_wu_icl",
-            "with LayerNorm, Wu et al.'s primacy turns over; the per-token rescaling carries the change (plan P5, P6)",
+            "with LayerNorm, does Wu et al.'s primacy turn over, and does the per-token rescaling carry the change? "
+            "(plan P5, P6)",
             S("turns", "ours",
               "With LayerNorm inserted at depth 2, Wu et al.'s first-vs-last accuracy gap is below 0: the later item "
               "wins (the Wu plan's P5)."),

@@ -70,16 +70,13 @@ def verdict_block(results: list[ClaimResult], *, quick: bool, trained: bool = Fa
 
 
 def readme_answer(results: list[ClaimResult], v2: dict | None = None) -> str:
-    """The README's answer in plain English, at most about 120 words (issue 66): that the effect holds in expectation
-    (Theorem 1), where it does not (no normalisation; a single draw at the authors' widths; sqrt(d) scaling), what
-    carries it on text (BOS, from plan v2's snapshot ``v2``), and how much of the printed derivation checks out;
-    each part from the verdicts and numbers of its claims, left out when they were not evaluated. The trained rows,
-    verdict by verdict, are in the table below it."""
+    """The README's answer in plain English, at most about 120 words (issue 66): the effect in expectation, where it
+    does not hold (no normalisation; a single draw; sqrt(d) scaling), what carries it on text (BOS, plan v2's
+    snapshot ``v2``) and the printed derivation; each part from its claims' results, left out when not evaluated."""
     from lnrecency.report.headline import label_of, t1_rp
 
     def both(items):
-        items = list(items)
-        return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+        return (lambda x: x[0] if len(x) == 1 else ", ".join(x[:-1]) + " and " + x[-1])(list(items))
     out = []
     if any(r.id == "T1" and not r.not_run for r in results):
         out.append(f"Yes, in expectation: with LayerNorm the expected layer-2 attention score rises with the key's "
@@ -256,10 +253,11 @@ GRAVITY = ("refuted", "the opposite shown", "inconclusive", "secondary", "confir
 REASON_WORDS = 7
 
 
-def reason(finding: str) -> str:
-    """A finding's lead in plain words: up to its first sentence or colon, at most :data:`REASON_WORDS` words (a
-    quick run's label and a secondary row's label are left out; a secondary row's lead is the side of its
-    interval)."""
+def reason(finding: str, title: str = "") -> str:
+    """A finding's lead in plain words: up to its first sentence or colon (a quick run's label and a secondary row's
+    label are left out; a secondary row's lead is the side of its interval). Never cut (issue 66): a lead over
+    :data:`REASON_WORDS` words, or one that is a setting rather than words ("n=8, lam=1"), gives way to the claim's
+    declared ``title``, which is written to fit."""
     import re
 
     text = " ".join(str(finding).split())
@@ -276,10 +274,12 @@ def reason(finding: str) -> str:
         text = text[cut.end():]
         cut = re.search(pattern, text)
     lead = text[:cut.start()] if cut else text.rstrip(".")
-    if re.match(r"^[a-z0-9]+[=/]", lead):  # a finding that opens with the setting where it fails or holds
+    setting = re.match(r"^[a-z0-9_]+[=/]", lead)  # a finding that opens with the setting where it fails or holds
+    unspaced = re.search(r"\w=[\w.-]", lead)  # "gamma=1, lam=0.3": a setting, not words
+    if title and (setting or unspaced or len(lead.split()) > REASON_WORDS or len(lead.split()) < 3):
+        lead = title
+    elif setting:
         lead = f"at {lead}"
-    words = lead.split()
-    lead = " ".join(words[:REASON_WORDS]) + (" ..." if len(words) > REASON_WORDS else "")
     return lead.replace("|", "/")
 
 
@@ -300,7 +300,7 @@ def claim_rows(rows: list[dict]) -> list[tuple[str, str, str, str]]:
             label = verdicts[0] if len(verdicts) == 1 else "split: " + ", ".join(
                 f"{sum(r['verdict'] == v for r in its)} {v}" for v in verdicts)
             grave = min(its, key=lambda r: GRAVITY.index(r["verdict"]) if r["verdict"] in GRAVITY else 0)
-            out.append((cid, group, label, reason(grave.get("finding", ""))))
+            out.append((cid, group, label, reason(grave.get("finding", ""), catalog.declared(cid).title)))
     return out
 
 

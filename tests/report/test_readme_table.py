@@ -44,7 +44,8 @@ def test_a_split_claim_reads_split_with_its_counts():
             for v, f in (("confirmed", "holds in 2 setting(s)"), ("refuted", "n=8, lam=1: increases then falls"))]
     ((cid, group, label, reason),) = claim_rows(rows)
     assert (cid, label) == ("C5", "split: 1 confirmed, 1 refuted") and group == catalog.SOURCES["paper"]
-    assert reason == "at n=8, lam=1"  # the gravest row's lead, the setting where it fails
+    # the gravest row's lead is a setting ("n=8, lam=1"), not words: the claim's declared title, never a cut clause
+    assert reason == catalog.declared("C5").title
 
 
 def test_every_statistic_of_the_answer_and_table_is_glossed_on_first_use():
@@ -122,3 +123,15 @@ def test_the_answer_is_short_plain_and_names_where_it_fails():
     for where in ("Without normalisation", "A single draw", "lam = 8", "BOS"):
         assert where in answer, where
     assert "..." not in answer
+
+
+def test_no_cell_is_cut():
+    """Issue 66: every "in plain words" cell is written whole (a lead that does not fit gives way to the claim's
+    declared title), never ended with "..."."""
+    from lnrecency.report.readme import REASON_WORDS, reason
+
+    for cid, _, _, said in claim_rows(SNAPSHOT["verdicts"]):
+        assert not said.endswith("...") and not re.search(r"\w=[\w.-]", said), (cid, said)
+    long = " ".join(["word"] * (REASON_WORDS + 3)) + ". More."
+    assert reason(long, "the title") == "the title" and reason("gamma=1, lam=0.3: fails", "T") == "T"
+    assert reason("A sign typo. More.", "the title") == "A sign typo"
