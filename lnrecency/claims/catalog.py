@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 __all__ = ["SOURCES", "SOURCE_SHORT", "FAMILIES", "Statement", "Declared", "S", "declare", "CATALOG", "DECLARED", "ids",
-           "trained_ids", "declared", "statement_source", "modules"]
+           "trained_ids", "declared", "statement_source", "result_source", "modules"]
 
 #: where a statement comes from (key -> the words the report counts it under), the paper's own first
 SOURCES: dict[str, str] = {
@@ -472,6 +472,25 @@ def statement_source(claim_id: str, text: str, *, stored: bool = False) -> str:
         return groups.pop()
     raise ValueError(f"claim {claim_id} does not declare the statement {text[:80]!r}... (lnrecency/claims/"
                      f"catalog.py lists its statements)")
+
+
+def result_source(claim_id: str, text: str) -> str:
+    """The source words a verdict row carries (:attr:`lnrecency.inference.verdicts.ClaimResult.source`) for
+    ``claim_id``'s declared statement ``text``, derived from the catalogue alone (issue 66: no claim module names
+    its own source): a parameter-free claim's row by its statement's source (the paper and the seed texts: "seed
+    text"; the first version: "printed derivation"; ours: "our formulation"; Wu et al.'s: prior work); a claim on
+    trained or real models "trained models, our formulation" (Wu et al.'s statement: prior work; the corpus
+    premise: "our formulation"). ValueError when the claim does not declare the statement."""
+    text = " ".join(str(text).split())
+    decl = declared(claim_id)
+    key = next((s.source for s in decl.statements if s.text == text), None)
+    if key is None:
+        statement_source(claim_id, text)  # raises, naming the claim and the statement
+    if key == "wu2025":
+        return "prior work (Wu et al. 2025)"
+    if decl.family == "parameter-free":
+        return {"v1": "printed derivation", "ours": "our formulation"}.get(key, "seed text")
+    return "our formulation" if decl.family == "corpus" else "trained models, our formulation"
 
 
 def cost(command: str) -> dict | None:

@@ -361,14 +361,16 @@ def evidence_reason(verdict: str, group: list) -> str:
     return "; ".join(bits) + "."
 
 
-def grouped(claim_id: str, source: str, statement: str, base: dict,
-            items: list[tuple[dict, str, Any]], finding=None) -> list:
-    """One ClaimResult per verdict among per-setting items (setting, verdict, evidence record).
+def grouped(claim_id: str, statement: str, base: dict, items: list[tuple[dict, str, Any]], finding=None) -> list:
+    """One ClaimResult per verdict among per-setting items (setting, verdict, evidence record), its source read from
+    the catalogue (:func:`lnrecency.claims.catalog.result_source`).
 
     ``finding``: a string, or a function (verdict, [(setting, evidence), ...]) -> string, giving what
     holds and what fails in that group (ClaimResult.finding)."""
 
-    out = []
+    from lnrecency.claims.catalog import result_source
+
+    source, out = result_source(claim_id, statement), []
     for verdict in ("confirmed", "refuted", "inconclusive"):
         group = [(s, e) for s, v, e in items if v == verdict]
         if not group:

@@ -280,10 +280,14 @@ def row_evidence(parts: list) -> RowEvidence:
                        trajectory=traj or None)
 
 
-def claim_rows(cid: str, source: str, statement: str, base: dict, rows: list, *, quick: bool) -> list:
+def claim_rows(cid: str, statement: str, base: dict, rows: list, *, quick: bool) -> list:
     """One ClaimResult per decided row [(setting, [Part])]: the universal verdict over its parts, the parts'
-    sentences as the finding (led by the quick label in a quick run), and the row's evidence."""
+    sentences as the finding (led by the quick label in a quick run), and the row's evidence; its source read from
+    the catalogue."""
+    from lnrecency.claims.catalog import result_source
     from lnrecency.inference.verdicts import ClaimResult
+
+    source = result_source(cid, statement)
 
     lead = QUICK + ". " if quick else ""
     return [ClaimResult(cid, source, statement, {**base, **setting}, row_verdict(parts), row_evidence(parts),

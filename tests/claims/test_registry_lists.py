@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
+
+import pytest
 
 from lnrecency import choices
 from lnrecency.claims import catalog
@@ -61,3 +64,23 @@ def test_verify_help_names_every_claim(capsys):
         main(["verify", "--help"])
     out = " ".join(capsys.readouterr().out.split())
     assert choices.id_ranges(catalog.ids()) in out and "S2.0" in out
+
+
+def test_a_rows_source_is_the_catalogues_and_no_claim_module_names_its_own():
+    """Issue 66: every verdict row's source words come from the catalogue's statement (one vocabulary): no claim
+    module sets a SOURCE of its own; C8's extension (ours in the catalogue) is counted as ours, its seed-text
+    statement as the seed's; a statement the claim does not declare is refused."""
+    import re
+
+    from lnrecency.claims.catalog import result_source
+
+    root = Path(catalog.__file__).parent
+    for path in sorted(root.glob("*/*.py")):
+        assert not re.search(r"^SOURCE\b", path.read_text(encoding="utf-8"), re.M), path.name
+    c8 = catalog.declared("C8")
+    words = {s.key: result_source("C8", s.text) for s in c8.statements}
+    assert {words[s.key] for s in c8.statements if s.source == "ours"} == {"our formulation"}
+    assert {words[s.key] for s in c8.statements if s.source != "ours"} == {"seed text"}
+    assert result_source("W2", catalog.declared("W2").statements[0].text) == "prior work (Wu et al. 2025)"
+    with pytest.raises(ValueError, match="does not declare"):
+        result_source("C8", "a statement nobody declared")

@@ -45,7 +45,6 @@ if TYPE_CHECKING:  # annotation only (the theory is imported where it is used)
     from lnrecency.theory.boundary import LayerBoundary
 
 ID = "C2"
-SOURCE = "our formulation"
 FLAT = declared(ID).text("flat")
 EARLIER = declared(ID).text("earlier")
 N_MC = 6
@@ -158,8 +157,8 @@ def evaluate(*, quick: bool = False, progress=None, seed: int = 20260202) -> lis
         earlier_items.append((setting(cfg, layers=f"3..{depth}", n_max=n_max,
                                       alpha=f"[0, {ALPHA_MAX:g}] (region)"), v, ev))
     base = {"norm": "none"}
-    return (grouped(ID, SOURCE, FLAT, {**base, "layer": 2}, flat_items)
-            + grouped(ID, SOURCE, EARLIER, {**base, "layers": f"3..{depth}"}, earlier_items, _finding))
+    return (grouped(ID, FLAT, {**base, "layer": 2}, flat_items)
+            + grouped(ID, EARLIER, {**base, "layers": f"3..{depth}"}, earlier_items, _finding))
 
 
 def earlier_evidence(cfg: ModelConfig, depth: int, n_max: int, *, scan: int) -> EarlierEvidence:

@@ -42,7 +42,6 @@ from lnrecency.theory.limit import limit_scores
 from lnrecency.theory.proofs import proof_layer2_recency
 
 ID = "C3"
-SOURCE = "our formulation"
 KEEPS = declared(ID).text("keeps")
 WEAKENS = declared(ID).text("weakens")
 N_MC = 8
@@ -131,7 +130,7 @@ def evaluate(*, quick: bool = False, progress=None, seed: int = 20260303) -> lis
             rows_where_relative_not_weaker=[int(i) for i in np.arange(3, n + 1)[r_res >= r_no]],
             mc_gap_difference=mc, mc_gap_entries_no_residual=entries)))
     base = {"norm": "layernorm (l2 / rmsnorm: same limit)", "residual": True, "layer": 2}
-    return grouped(ID, SOURCE, KEEPS, base, keep_items) + grouped(ID, SOURCE, WEAKENS, base, weak_items)
+    return grouped(ID, KEEPS, base, keep_items) + grouped(ID, WEAKENS, base, weak_items)
 
 
 def mc_gap_difference(cfg: ModelConfig, base: ModelConfig, *, samples: int, seed: int, d: int = 10 ** 12,

@@ -44,7 +44,6 @@ from lnrecency.theory.proofs import proof_h_decreasing
 from lnrecency.theory.region import region
 
 ID = "C4"
-SOURCE = "our formulation"
 H_DEPENDS = declared(ID).text("h_depends")
 RECENCY = declared(ID).text("recency")
 N_MC = 8
@@ -217,7 +216,7 @@ def evaluate(*, quick: bool = False, progress=None, seed: int = 20260404) -> lis
         v, ev = h_evidence(residual)
         h_items.append(({"residual": residual, "lam": 1.0, "gamma": 1.0, "alpha": "[0, 1) (sympy proof)",
                          "alphas": "0, 0.5, 0.9 (closed form vs limit, dps 30)"}, v, ev))
-    out += grouped(ID, SOURCE, H_DEPENDS, {"norm": "layernorm"}, h_items)
+    out += grouped(ID, H_DEPENDS, {"norm": "layernorm"}, h_items)
 
     items = []
     for residual, lam in product((False, True), (1.0, 8.0)):
@@ -238,11 +237,11 @@ def evaluate(*, quick: bool = False, progress=None, seed: int = 20260404) -> lis
                     v = "inconclusive"
         items.append((setting(cfg, n=n, alpha=f"[0, {reg.range[1]:g}] (region)"), v,
                       RecencyEvidence(limit=limit, region=reg, **mc)))
-    out += grouped(ID, SOURCE, RECENCY, {"norm": "layernorm", "layer": 2}, items,
+    out += grouped(ID, RECENCY, {"norm": "layernorm", "layer": 2}, items,
                    lambda v, g: "; ".join(f"{'residual' if s['residual'] else 'no residual'}, lam={s['lam']:g}: "
                                           f"{e.region.describe()}" for s, e in g)
                    + ". Decided by lnrecency region (ends certified); alpha in (0.999, 1) is not covered.")
-    out += grouped(ID, SOURCE, FIGURE_SETTING, {"d": 64, "lam": "sqrt(d) = 8", "figures": "alpha, alpha_resid"},
+    out += grouped(ID, FIGURE_SETTING, {"d": 64, "lam": "sqrt(d) = 8", "figures": "alpha, alpha_resid"},
                    figure_setting_items(), _figure_finding)
     return out
 

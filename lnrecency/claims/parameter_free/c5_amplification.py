@@ -56,7 +56,6 @@ if TYPE_CHECKING:  # annotation only (the theory is imported where it is used)
     from lnrecency.theory.anisotropy import AlphaDecision
 
 ID = "C5"
-SOURCE = "seed text"
 MEASURES = ("absolute", "relative", "spread")
 CAN_AMPLIFY = ("Anisotropy can amplify the layer-2 recency bias ({measure} gap: some alpha > 0 gives a larger gap "
                "than alpha = 0).")
@@ -324,7 +323,7 @@ def evaluate(*, quick: bool = False, progress=None, seed: int = 20260505) -> lis
             can.append((st, v_can, CanAmplifyEvidence(exact=dec, grid_context=profile(n, cfg, measure, grid),
                                                       mc_up=up, mc_down=down)))
             mono.append((st, "confirmed" if dec.increasing else "refuted", GrowsEvidence(exact=dec)))
-        out += grouped(ID, SOURCE, CAN_AMPLIFY.format(measure=measure),
+        out += grouped(ID, CAN_AMPLIFY.format(measure=measure),
                        {"norm": "layernorm", "layer": 2, "measure": measure}, can, _interval_finding)
         out += grouped(ID, "our formulation", GROWS.format(measure=measure),
                        {"norm": "layernorm", "layer": 2, "measure": measure}, mono, _monotone_finding)

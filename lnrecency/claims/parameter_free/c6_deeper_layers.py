@@ -32,7 +32,6 @@ from lnrecency.theory.limit import limit_scores
 from lnrecency.theory.region import region
 
 ID = "C6"
-SOURCE = "our formulation"
 STATEMENT = declared(ID).text("statement")
 
 
@@ -175,4 +174,4 @@ def evaluate(*, quick: bool = False, progress=None, seed: int = 20260606) -> lis
                       DeeperEvidence(search=search, gap_row_n=gaps, mc_counterexample=dip, mc_layer3=keep,
                                      mc_counterexample_widths=dip_w, mc_layer3_widths=keep_w,
                                      alpha_regions=regions)))
-    return grouped(ID, SOURCE, STATEMENT, {"norm": "layernorm (l2 / rmsnorm: same limit)"}, items, _finding)
+    return grouped(ID, STATEMENT, {"norm": "layernorm (l2 / rmsnorm: same limit)"}, items, _finding)

@@ -33,7 +33,6 @@ from lnrecency.theory.proofs import proof_h_decreasing
 
 ID = "C7"
 N_MC = 8  # the Monte Carlo checks' sequence length (entries (i, i), i = 1..N_MC)
-SOURCE = "seed text"
 STATEMENT = declared(ID).text("statement")
 SHRINK_TO_ZERO = declared(ID).text("shrink_to_zero")
 EXTENSION = declared(ID).text("extension")
@@ -179,7 +178,7 @@ def evaluate(*, quick: bool = False, progress=None, seed: int = 20260707) -> lis
                             exact_recursion=ident, proof=ProofRecord.of(proof), limit_i_to_oo_of_i_osq=str(lim_i),
                             limit_lam_to_0_of_i_osq=str(lim_lam), i_osq_at_lam1=numbers, mc_means=means)
     v = decide(ok, means.passed)
-    out = grouped(ID, SOURCE, STATEMENT, {"layer": 1}, [(setting(cfg, lam="any > 0"), v, ev)])
+    out = grouped(ID, STATEMENT, {"layer": 1}, [(setting(cfg, lam="any > 0"), v, ev)])
     items, extension = [], []
     for a in (0.0, 0.5):
         c = cfg.replace(alpha=a)
@@ -194,7 +193,7 @@ def evaluate(*, quick: bool = False, progress=None, seed: int = 20260707) -> lis
         (extension if a else items).append((setting(c, lam="any > 0"), vv,
                                             FloorEvidence(limit_i_to_oo_of_osq=str(f), floor_formula=str(floor),
                                                           mc_means=m)))
-    out += grouped(ID, SOURCE, SHRINK_TO_ZERO, {"layer": 1}, items)
+    out += grouped(ID, SHRINK_TO_ZERO, {"layer": 1}, items)
     out += grouped(ID, "our formulation", EXTENSION, {"layer": 1}, extension,
                    lambda v, g: ("It does not extend: |o_i|^2 -> alpha (a floor, "
                                  + ", ".join(e.limit_i_to_oo_of_osq for _, e in g)

@@ -37,7 +37,6 @@ from lnrecency.theory.limit import limit_scores
 from lnrecency.theory.proofs import proof_h_decreasing
 
 ID = "C8"
-SOURCE = "seed text"
 DECAYS = declared(ID).text("decays")
 VANISHES = declared(ID).text("vanishes")
 EXTENSION = declared(ID).text("extension")
@@ -231,12 +230,12 @@ def evaluate(*, quick: bool = False, progress=None, seed: int = 20260808) -> lis
             (setting(cfg, lam="any > 0"), "confirmed" if f.is_zero else "refuted",
              VarianceFloor(limit_i_to_oo_of_d_Var=str(f), floor_formula=str(floor))))
     v, ev = post_norm_evidence(samples=4000, seed=seed + 50, progress=progress)
-    return (grouped(ID, SOURCE, DECAYS, {"layer": 1}, decay_items)
-            + grouped(ID, SOURCE, VANISHES, {"layer": 1}, vanish_items)
+    return (grouped(ID, DECAYS, {"layer": 1}, decay_items)
+            + grouped(ID, VANISHES, {"layer": 1}, vanish_items)
             + grouped(ID, "our formulation", EXTENSION, {"layer": 1}, extension,
                       lambda v, g: ("It does not extend: d Var_i -> alpha (a floor, "
                                     + ", ".join(e.limit_i_to_oo_of_d_Var for _, e in g)
                                     + " here), not 0; the seed restricts itself to weakly correlated "
                                       "vectors, where the claim is confirmed.") if v == "refuted" else "")
-            + grouped(ID, SOURCE, FIXED, {"layer": 2}, [({"norm": "layernorm vs none", "alpha": 0.0,
+            + grouped(ID, FIXED, {"layer": 2}, [({"norm": "layernorm vs none", "alpha": 0.0,
                                                           "lam": 1.0, "n": N}, v, ev)]))

@@ -38,7 +38,6 @@ from lnrecency.model.config import ModelConfig, make_config
 from lnrecency.numerics.convergence import convergence_in_d, smallest_d_for_ordering
 
 ID = "C9"
-SOURCE = "our formulation"
 RATE = declared(ID).text("rate")
 FINITE = declared(ID).text("finite")
 INSTANCE_LOW = declared(ID).text("instance_low")
@@ -312,7 +311,7 @@ def evaluate(*, quick: bool = False, progress=None, seed: int = 20260909) -> lis
     rate = [rate_item(cfg, 6, 2, samples, seed, progress)]
     if not quick:
         rate.append(rate_item(cfg.replace(residual=True), 6, 3, samples, seed + 1, progress))
-    out += grouped(ID, SOURCE, RATE, {"measure": "E_d S^(l)_ij - S_lim"}, rate)
+    out += grouped(ID, RATE, {"measure": "E_d S^(l)_ij - S_lim"}, rate)
 
     finite = []
     for j, kk in ((7, 1), (7, 6)):
@@ -324,7 +323,7 @@ def evaluate(*, quick: bool = False, progress=None, seed: int = 20260909) -> lis
         ev = SmallestWidth(pair=f"S_8,{j} > S_8,{kk}", smallest_d=s.d, confidence=s.confidence, per_d=per_d,
                            reversed_at=tuple(e.d for e in per_d if e.z < -k))
         finite.append(({**cfg.as_dict(), "layer": 2, "i": 8, "j": j, "k": kk}, decide_smallest_d(per_d, s.d, k), ev))
-    out += grouped(ID, SOURCE, FINITE, {"layer": 2}, finite,
+    out += grouped(ID, FINITE, {"layer": 2}, finite,
                    lambda v, g: "; ".join(f"{e.pair}: d* = {e.smallest_d} (widths 2..256"
                                           + (f"; reversed at d = {list(e.reversed_at)}" if e.reversed_at else "")
                                           + ")" for _, e in g) + ".")
@@ -339,7 +338,7 @@ def evaluate(*, quick: bool = False, progress=None, seed: int = 20260909) -> lis
         ok = test(lo, hi)
         opposite = (lo >= 0.9) if d == 64 else (hi <= 0.99)
         v = "confirmed" if ok else ("refuted" if opposite else "inconclusive")
-        out += grouped(ID, SOURCE, statement, {"layer": 2},
+        out += grouped(ID, statement, {"layer": 2},
                        [({**cfg.as_dict(), "d": d, "i": 8, "j": 7, "k": 6}, v,
                          Frequency(frequency=p.estimate, count=p.count, samples=p.samples, seed=seed + d,
                                    clopper_pearson=(lo, hi), rate=rate))])

@@ -15,6 +15,7 @@ from typing import Any, Callable
 import mpmath
 import sympy
 
+from lnrecency.claims.catalog import result_source
 from lnrecency.claims.declare import TableOutput, claim
 from lnrecency.files.table_record import Table
 from lnrecency.inference.evidence import Evidence, item, jsonable, record
@@ -26,7 +27,6 @@ from lnrecency.theory.formula_parser import parse_formula
 from lnrecency.theory.limit import limit_scores
 from lnrecency.theory.proofs import coefficient_sign
 
-SOURCE = "printed derivation"
 RES = {"norm": "l2", "residual": True, "lam": 1, "gamma": 1}
 NORES = {"norm": "l2", "residual": False, "lam": 1}
 SETTING_RES = {"norm": "l2", "residual": True, "gamma": 1, "lam": 1, "alpha": "a symbolic in [0, 1)"}
@@ -134,6 +134,11 @@ def _formula_evidence(quantity: str, printed: tuple[str, str], params: dict) -> 
                         derived=str(r.derived), first_difference=r.first_difference)
 
 
+def _result(cid: str, statement: str, *rest) -> ClaimResult:
+    """A printed line's verdict row, its source read from the catalogue."""
+    return ClaimResult(cid, result_source(cid, statement), statement, *rest)
+
+
 def _verdict(ok: bool) -> str:
     return "confirmed" if ok else "refuted"
 
@@ -154,18 +159,18 @@ def _formula_finding(*checks: PrintedFormula) -> str:
 
 def p1() -> ClaimResult:
     ev = PrintedFormulas(checks=(_formula_evidence("p_diag", P1_DIAG, RES), _formula_evidence("p_off", P1_OFF, RES)))
-    return ClaimResult("P1", SOURCE, "P1: layer-1 weights P_ij = f(i,j)/(e+(i-1)e^a), f = e on the "
+    return _result("P1", "P1: layer-1 weights P_ij = f(i,j)/(e+(i-1)e^a), f = e on the "
                        "diagonal, e^a below it.", SETTING_RES, _verdict(ev.equal), ev, _formula_finding(*ev.checks))
 
 
 def p2() -> ClaimResult:
     ev = _formula_evidence("g", P2, RES)
-    return ClaimResult("P2", SOURCE, f"P2: g(i) = {P2[0]}.", SETTING_RES, _verdict(ev.equal), ev, _formula_finding(ev))
+    return _result("P2", f"P2: g(i) = {P2[0]}.", SETTING_RES, _verdict(ev.equal), ev, _formula_finding(ev))
 
 
 def p3() -> ClaimResult:
     ev = _formula_evidence("h2", P3, RES)
-    return ClaimResult("P3", SOURCE, f"P3: h(i)^2 = {P3[0]}.", SETTING_RES, _verdict(ev.equal), ev,
+    return _result("P3", f"P3: h(i)^2 = {P3[0]}.", SETTING_RES, _verdict(ev.equal), ev,
                        _formula_finding(ev))
 
 
@@ -213,7 +218,7 @@ def p4(printed_numbers: dict | None = None) -> ClaimResult:
         formula=PrintedFormula(printed="S^(2)_ij = g(i)/(h(i)h(j)) with g = P2, h^2 = P3", typed=formula,
                              equal=fr.equal, method=fr.method, first_difference=fr.first_difference),
         numbers=tuple(numbers), exact_values_from="theory.limit (mpmath, 30 digits), n = 3, a = 0", summary=summary)
-    return ClaimResult("P4", SOURCE, "P4: S^(2)_ij = g(i)/(h(i)h(j)); Figure 1 prints, for n = 3, a = 0: "
+    return _result("P4", "P4: S^(2)_ij = g(i)/(h(i)h(j)); Figure 1 prints, for n = 3, a = 0: "
                        "S_21 = 0.154, S_31 = 0.132, S_32 = 0.150.",
                        dict(SETTING_RES, alpha=0, n=3), _verdict(fr.equal and agree), ev,
                        _p4_lead(fr.equal, numbers) + ". The formula S = g/(h h) " + (
@@ -272,14 +277,14 @@ def p5() -> ClaimResult:
                f"0 <= a < 1 (each coefficient rewritten with e^a = e/(1+w), w = e^(1-a) - 1 > 0, a = A/(A+B): every "
                f"monomial's sign decided by sympy), so h(j) strictly decreases." if ok else
                f"The numerator's coefficients in j do not all have the printed sign: {signs}.")
-    return ClaimResult("P5", SOURCE, "P5: the numerator of h(j+1)^2 - h(j)^2 is quadratic in j and its three "
+    return _result("P5", "P5: the numerator of h(j+1)^2 - h(j)^2 is quadratic in j and its three "
                        "coefficients are negative for 0 <= a < 1, so h strictly decreases.",
                        SETTING_RES, _verdict(ok), ev, finding)
 
 
 def p6() -> ClaimResult:
     ev = PrintedFormulas(checks=(_formula_evidence("g", P6_G, NORES), _formula_evidence("h2", P6_H2, NORES)))
-    return ClaimResult("P6", SOURCE, f"P6 (no residual): g'(i) = {P6_G[0]}, h'(i)^2 = {P6_H2[0]}.",
+    return _result("P6", f"P6 (no residual): g'(i) = {P6_G[0]}, h'(i)^2 = {P6_H2[0]}.",
                        SETTING_NORES, _verdict(ev.equal), ev, _formula_finding(*ev.checks))
 
 
@@ -320,7 +325,7 @@ def p7() -> ClaimResult:
                    + (f"; the expression as printed is not even negative: >= 0 at a = 0 for i = "
                       f"{', '.join(map(str, positive_at[:5]))}{' ...' if len(positive_at) > 5 else ''}"
                       if positive_at else "") + ".")
-    return ClaimResult("P7", SOURCE, f"P7 (no residual): h'(i+1)^2 - h'(i)^2 = {P7[0]} < 0.",
+    return _result("P7", f"P7 (no residual): h'(i+1)^2 - h'(i)^2 = {P7[0]} < 0.",
                        SETTING_NORES, verdict, ev, finding)
 
 

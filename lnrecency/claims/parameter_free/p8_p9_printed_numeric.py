@@ -39,7 +39,6 @@ from lnrecency.model.config import ModelConfig
 from lnrecency.theory import closed_forms as cf
 from lnrecency.theory.limit import limit_scores
 
-SOURCE = "printed derivation"
 P8 = declared("P8").text("p8")
 P9A = declared("P9").text("p9a")
 P9B = declared("P9").text("p9b")
@@ -165,7 +164,7 @@ def p8() -> list:
                       "confirmed" if saturates else "refuted",
                       Saturation(limit_r=str(lim), ratio=str(ratio), relative_change_i_to_2i=rel,
                                  contrast_a0=contrast)))
-    return grouped("P8", SOURCE, P8, {"quantity": "r(i) = g(i)/h(i)"}, items)
+    return grouped("P8", P8, {"quantity": "r(i) = g(i)/h(i)"}, items)
 
 
 def p9a(samples: int, seed: int, progress=None) -> list:
@@ -200,7 +199,7 @@ def p9a(samples: int, seed: int, progress=None) -> list:
                f"{'the same' if same else 'differently'} ({'; '.join(f'{k}: {v}' for k, v in labels.items())}) and "
                f"row 8's layer-2 scores differ by at most {worst_d:.3g} (d x that = {d * worst_d:.3g}: the O(1/d) "
                f"effect of the centring).")
-    return grouped("P9", SOURCE, P9A, {}, [({"norm": "layernorm vs l2", "lam": 1, "alpha": 0, "residual": False},
+    return grouped("P9", P9A, {}, [({"norm": "layernorm vs l2", "lam": 1, "alpha": 0, "residual": False},
                                            verdict, ev)], finding=finding)
 
 
@@ -215,7 +214,7 @@ def p9b() -> list:
     finding = ("dP_ii/dlam = (1 - alpha)(i - 1) e^(lam (1 + alpha)) / Z^2 > 0 for i >= 2, alpha < 1 (sympy: "
                + ("equal" if same else "not shown equal") + "), so the layer-1 self-weight grows with lam: P_88 at "
                "alpha = 0 is " + ", ".join(f"{v:.3g} ({k})" for k, v in vals.items()) + ".")
-    return grouped("P9", SOURCE, P9B, {}, [({"quantity": "P^(1)_ii", "lam": "1 vs sqrt(d)"},
+    return grouped("P9", P9B, {}, [({"quantity": "P^(1)_ii", "lam": "1 vs sqrt(d)"},
                                            "confirmed" if same else "inconclusive",
                                            SharpensEvidence(dP_ii_dlam=str(dp), positive_form=str(expected),
                                                             equal_to_positive_form=bool(same), P_88_alpha0=vals))],
@@ -251,7 +250,7 @@ def p9c(samples: int, seed: int, progress=None) -> list:
                                        check=per_lam))
                 items.append((setting(ModelConfig(residual=residual, alpha=alpha), d=d,
                                       lam=f"1 vs sqrt(d) = {lam:g}"), ev.verdict, ev))
-    return grouped("P9", SOURCE, P9C, {"measure": "S_{8,7} - S_{8,1}, layer 2"}, items, finding=weakens_finding)
+    return grouped("P9", P9C, {"measure": "S_{8,7} - S_{8,1}, layer 2"}, items, finding=weakens_finding)
 
 
 def weakens_finding(verdict: str, group: list) -> str:

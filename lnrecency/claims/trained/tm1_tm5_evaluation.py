@@ -8,7 +8,7 @@ import dataclasses
 
 import numpy as np
 
-from lnrecency.claims.catalog import declared
+from lnrecency.claims.catalog import declared, result_source
 from lnrecency.claims.declare import REGISTERED
 from lnrecency.claims.trained_rules import (
     QUICK,
@@ -22,9 +22,6 @@ from lnrecency.claims.trained_rules import (
 )
 from lnrecency.inference.evidence import NotRun
 from lnrecency.inference.stats import SeedTest, t_interval
-
-SOURCE = "trained models, our formulation"
-
 
 #: TM4's margin on the recency slope at initialisation (logit per key position): a slope below it moves the
 #: expected logit by less than 0.5 nat across the n - 2 keys of a row (attention odds within a factor 1.65)
@@ -227,7 +224,7 @@ def _rows(cid: str, res) -> list:
 
 
 def _plain_rows(cid: str, res) -> list:
-    rows = claim_rows(cid, SOURCE, STATEMENTS[cid], _base(res), decided_parts(res)[cid], quick=res.settings.quick)
+    rows = claim_rows(cid, STATEMENTS[cid], _base(res), decided_parts(res)[cid], quick=res.settings.quick)
     lead = anchoring(res) if cid in SECONDARY_IDS else ""
     if not lead:
         return rows
@@ -274,7 +271,8 @@ def _results(quick: bool, progress):
 def _not_run(cid: str, reason: str) -> list:
     from lnrecency.inference.verdicts import ClaimResult
 
-    return [ClaimResult(cid, SOURCE, STATEMENTS[cid], {}, "inconclusive", NotRun(reason=reason),
+    return [ClaimResult(cid, result_source(cid, STATEMENTS[cid]),
+                        STATEMENTS[cid], {}, "inconclusive", NotRun(reason=reason),
                         f"Not evaluated: {reason}")]
 
 

