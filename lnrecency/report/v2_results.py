@@ -49,7 +49,7 @@ def v2_block(snapshot: dict) -> str:
     lines += ["", _level_sentence(tests)] + _noise_lines(snapshot.get("runs"))
     lines += ["", "| cell | seeds learned | layer-2 slope | keys >= 8 | ablated (layer 1's first-key share fixed) | "
               "change | layer-1 first-key share, rows 2 / 16 / 64 | sink theory: fitted b, its largest gap | "
-              "sink theory's layer-2 slope at that b: LayerNorm / with the residual |",
+              "sink theory's layer-2 slope at that b, the cell's normalisation: no residual / residual |",
               "|---|---|---|---|---|---|---|---|---|"]
     for name, c in snapshot["cells"].items():
         rows = c.get("first_share_rows") or []
@@ -59,7 +59,7 @@ def v2_block(snapshot: dict) -> str:
         lines.append(f"| {name} | {len(c['seeds'])} | {pair(c['slope'])} | {pair(c['late'])} | {pair(c['ablated'])} | "
                      + ("n/a" if change[0] is None else f"{100 * change[0]:+.0f} % (SE {100 * change[1]:.0f})")
                      + f" | {share} | " + ("n/a" if not th else f"b = {th['b']:.2f}, {th['largest_gap']:.3f}")
-                     + " | " + _theory_slopes(th) + " |")
+                     + " | " + _theory_slopes(th, name) + " |")
     lines += _theory_sentence(snapshot["cells"])
     n = ((snapshot.get("settings") or {}).get("base") or {}).get("n")
     return "\n".join(lines + _rollout_lines(snapshot["cells"], n if isinstance(n, int) else None) + [V2_END])
@@ -170,31 +170,39 @@ def _noise_lines(runs: dict | None) -> list[str]:
     return lines
 
 
-def _theory_slopes(th: dict | None) -> str:
-    if not th or "theory_slope_layernorm_residual" not in th:
-        return "n/a"
-    return f"{th['theory_slope_layernorm']:+.4f} / {th['theory_slope_layernorm_residual']:+.4f}"
+def _predicted(th: dict | None, cell: str) -> tuple | None:
+    """The sink theory's layer-2 slopes (no residual, residual) for a cell's normalisation: LayerNorm's for LayerNorm
+    and RMSNorm (one limit), none's for none; None for a snapshot from before they were recorded."""
+    if not th or "theory_slope_none_residual" not in th:
+        return None
+    kind = "none" if cell.endswith(" none") else "layernorm"
+    return th[f"theory_slope_{kind}"], th[f"theory_slope_{kind}_residual"]
+
+
+def _theory_slopes(th: dict | None, cell: str) -> str:
+    pair = _predicted(th, cell)
+    return "n/a" if pair is None else f"{pair[0]:+.5f} / {pair[1]:+.5f}"
 
 
 def _theory_sentence(cells: dict) -> list[str]:
-    """Issue 67, item 4 in part: the parameter-free sink theory in the trained models' own setting (LayerNorm with
-    the residual, at each BOS cell's b fitted to its layer-1 shares, never to its slope) against the trained
+    """Issue 67, item 4 in part: the parameter-free sink theory in the trained models' own setting (each cell's
+    normalisation with the residual, at its b fitted to its layer-1 shares, never to its slope) against the trained
     layer-2 slope, with the ratio and where it fails; none for a snapshot from before it was recorded."""
     parts, misses = [], []
     for name, c in cells.items():
-        th, m = c.get("theory"), c.get("slope") or (None, None)
-        if not th or "theory_slope_layernorm_residual" not in th or m[0] is None:
+        pair, m = _predicted(c.get("theory"), name), c.get("slope") or (None, None)
+        if pair is None or m[0] is None:
             continue
-        pred = th["theory_slope_layernorm_residual"]
+        pred = pair[1]
         if pred * m[0] < 0:
             how = "the opposite sign"
         else:
             how = f"{m[0] / pred:.0f}x smaller than trained" if abs(pred) < abs(m[0]) else "the same sign"
         misses.append(pred * m[0] < 0 or abs(pred) * 10 < abs(m[0]))
-        parts.append(f"{name}: predicted {pred:+.4f} against trained {m[0]:+.4f} (SE {m[1]:.4f}), {how}")
+        parts.append(f"{name}: predicted {pred:+.5f} against trained {m[0]:+.4f} (SE {m[1]:.4f}), {how}")
     if not parts:
         return []
-    return ["", "The sink theory in the trained models' setting (LayerNorm with the residual, gamma 1, at each cell's "
-            "bonus b fitted to its layer-1 shares, never to the slope it predicts): " + "; ".join(parts)
+    return ["", "The sink theory in the trained models' setting (the cell's normalisation with the residual, gamma 1, "
+            "at each cell's bonus b fitted to its layer-1 shares, never to the slope it predicts): " + "; ".join(parts)
             + "." + (" In every cell it misses by the sign or by more than a factor of 10: the parameter-free theory "
                      "does not predict the learned read-out." if all(misses) else "")]

@@ -376,7 +376,7 @@ def theory_shares(measured: list, lam: float = 1.0) -> dict:
     """The parameter-free sink theory's layer-1 share beside a measured one (:mod:`lnrecency.theory.sink`): the bonus
     b fitted to the measured rows i >= 2 by least squares on the log-odds (P_i1 = e^b / (e^b + (i - 2) + e^lam) at
     alpha = 0), its predicted shares, the largest gap, and the theory's layer-2 slopes at that b with LayerNorm and
-    without normalisation, and with LayerNorm and the residual (the trained models' setting)."""
+    without normalisation, and both with the residual (the trained models' setting)."""
     from scipy.optimize import minimize_scalar
 
     from lnrecency.theory.sink import sink_limit
@@ -394,7 +394,8 @@ def theory_shares(measured: list, lam: float = 1.0) -> dict:
             "theory_slope_none": sink_limit(n, 2, b=b, norm="none", lam=lam).slope(2),
             # issue 67: the trained models' own setting has the residual stream
             "theory_slope_layernorm_residual": sink_limit(n, 2, b=b, norm="layernorm", lam=lam,
-                                                          residual=True).slope(2)}
+                                                          residual=True).slope(2),
+            "theory_slope_none_residual": sink_limit(n, 2, b=b, norm="none", lam=lam, residual=True).slope(2)}
 
 
 def sink_figure(cells: dict):
