@@ -74,8 +74,7 @@ def damaged(cid: str, reason: str) -> list[ClaimResult]:
     """One row per declared statement of ``cid``, its evidence :class:`~lnrecency.inference.evidence.Damaged`."""
     from lnrecency.inference.evidence import Damaged
 
-    source = "trained models, our formulation" if cid in TRAINED else "our formulation"
-    return [ClaimResult(cid, source, s.text, {}, "inconclusive", Damaged(reason=reason),
+    return [ClaimResult(cid, catalog.result_source(cid, s.text), s.text, {}, "inconclusive", Damaged(reason=reason),
                         f"Not evaluated: the cached results are damaged: {reason}")
             for s in catalog.declared(cid).statements]
 

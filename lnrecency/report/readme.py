@@ -41,6 +41,7 @@ def verdict_block(results: list[ClaimResult], *, quick: bool, trained: bool = Fa
     from lnrecency.claims import catalog
     from lnrecency.claims.registry import TRAINED
     from lnrecency.report.headline import counts_line, words_line
+    from lnrecency.report.readme_answer import readme_answer
 
     flags = (" --quick" if quick else "") + (" --trained" if trained else "")
     fresh = [r for r in results if r.id not in TRAINED]
@@ -67,42 +68,6 @@ def verdict_block(results: list[ClaimResult], *, quick: bool, trained: bool = Fa
     if gloss:
         lines[5:5] = ["", gloss.replace("docs/glossary.md", "[the glossary](docs/glossary.md)")]
     return "\n".join(lines + ["", END])
-
-
-def readme_answer(results: list[ClaimResult], v2: dict | None = None) -> str:
-    """The README's answer in plain English, at most about 120 words (issue 66): the effect in expectation, where it
-    does not hold (no normalisation; a single draw; sqrt(d) scaling), what carries it on text (BOS, plan v2's
-    snapshot ``v2``) and the printed derivation; each part from its claims' results, left out when not evaluated."""
-    from lnrecency.report.headline import label_of, t1_rp
-
-    def both(items):
-        return (lambda x: x[0] if len(x) == 1 else ", ".join(x[:-1]) + " and " + x[-1])(list(items))
-    out = []
-    if any(r.id == "T1" and not r.not_run for r in results):
-        out.append(f"Yes, in expectation: with LayerNorm the expected layer-2 attention score rises with the key's "
-                   f"position (Theorem 1, {label_of(results, 'T1')}: proved at d -> infinity, checked by Monte "
-                   f"Carlo).")
-    if any(r.id == "C2" and not r.not_run for r in results):
-        out.append(f"Without normalisation it does not: layer 2 is flat and deeper layers favour earlier tokens "
-                   f"({label_of(results, 'C2')}).")
-    rp = t1_rp(results)
-    if 1.0 in rp and 8.0 in rp and (ds := sorted(set(rp[1.0]) & set(rp[8.0]))):
-        out.append(f"A single draw shows little: it orders key triples by recency with probability "
-                   f"{both(f'{rp[1.0][d]:.2f}' for d in ds)} at d = {both(str(d) for d in ds)}, and "
-                   f"{both(f'{rp[8.0][d]:.2f}' for d in ds)} with the scores' scale lam = 8 (sqrt(d) at d = 64; "
-                   f"0.50 is chance).")
-    cells = (v2 or {}).get("cells") or {}
-    ln, free, none = (((cells.get(k) or {}).get(f) or (None, None))[0] for k, f in
-                      (("bos layernorm", "change"), ("no bos layernorm", "slope"), ("no bos none", "slope")))
-    if None not in (ln, free, none):
-        out.append(f"On text, in models trained here, a BOS token carries it: fixing layer 1's attention to BOS "
-                   f"removes {-100 * ln:.0f} % of LayerNorm's slope; without BOS the slope is {free:+.4f} logit per "
-                   f"key, against {none:+.4f} without normalisation.")
-    printed = list(dict.fromkeys(r.id for r in results if r.id.startswith("P") and not r.not_run))
-    if printed:
-        good = sum(label_of(results, cid) == "confirmed" for cid in printed)
-        out.append(f"The first version's printed derivation checks out in {good} of {len(printed)} statements.")
-    return " ".join(out)
 
 
 def fills_table() -> str:

@@ -325,7 +325,7 @@ def evaluate(*, quick: bool = False, progress=None, seed: int = 20260505) -> lis
             mono.append((st, "confirmed" if dec.increasing else "refuted", GrowsEvidence(exact=dec)))
         out += grouped(ID, CAN_AMPLIFY.format(measure=measure),
                        {"norm": "layernorm", "layer": 2, "measure": measure}, can, _interval_finding)
-        out += grouped(ID, "our formulation", GROWS.format(measure=measure),
+        out += grouped(ID, GROWS.format(measure=measure),
                        {"norm": "layernorm", "layer": 2, "measure": measure}, mono, _monotone_finding)
     rp_items = []
     samples = 20000 if quick else 200000
@@ -338,5 +338,5 @@ def evaluate(*, quick: bool = False, progress=None, seed: int = 20260505) -> lis
         return "; ".join(f"d={s['d']}, {'residual' if s['residual'] else 'no residual'}: RP = "
                          + ", ".join(f"{r:.4f}" for r in e.rp) for s, e in group) + " (alpha = 0..0.8)."
 
-    out += grouped(ID, "our formulation", RP_AMPLIFIES, {"layer": 2, "measure": "RP"}, rp_items, rp_finding)
+    out += grouped(ID, RP_AMPLIFIES, {"layer": 2, "measure": "RP"}, rp_items, rp_finding)
     return out

@@ -194,7 +194,7 @@ def evaluate(*, quick: bool = False, progress=None, seed: int = 20260707) -> lis
                                             FloorEvidence(limit_i_to_oo_of_osq=str(f), floor_formula=str(floor),
                                                           mc_means=m)))
     out += grouped(ID, SHRINK_TO_ZERO, {"layer": 1}, items)
-    out += grouped(ID, "our formulation", EXTENSION, {"layer": 1}, extension,
+    out += grouped(ID, EXTENSION, {"layer": 1}, extension,
                    lambda v, g: ("It does not extend: |o_i|^2 -> alpha (a floor, "
                                  + ", ".join(e.limit_i_to_oo_of_osq for _, e in g)
                                  + " here), not 0; the seed restricts itself to weakly correlated vectors, "

@@ -232,7 +232,7 @@ def evaluate(*, quick: bool = False, progress=None, seed: int = 20260808) -> lis
     v, ev = post_norm_evidence(samples=4000, seed=seed + 50, progress=progress)
     return (grouped(ID, DECAYS, {"layer": 1}, decay_items)
             + grouped(ID, VANISHES, {"layer": 1}, vanish_items)
-            + grouped(ID, "our formulation", EXTENSION, {"layer": 1}, extension,
+            + grouped(ID, EXTENSION, {"layer": 1}, extension,
                       lambda v, g: ("It does not extend: d Var_i -> alpha (a floor, "
                                     + ", ".join(e.limit_i_to_oo_of_d_Var for _, e in g)
                                     + " here), not 0; the seed restricts itself to weakly correlated "

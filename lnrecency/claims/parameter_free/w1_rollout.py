@@ -119,5 +119,5 @@ def evaluate(*, quick: bool = False, progress=None) -> list:
             n=N, scores_row_n=[float(x) for x in s], rollout_row_n=[float(x) for x in r],
             smallest_score_rise=float(np.diff(s).min()), smallest_rollout_fall=float(-np.diff(r).max()))))
     base = {"quantity": "attention rollout R^(l) (Abnar & Zuidema) in the d -> infinity limit", "n": N}
-    return (grouped(ID, "prior work (Wu et al. 2025)", THEOREM, base, depth_items, _depth_finding)
-            + grouped(ID, "our formulation", SIDE, {**base, "layer": 2}, side_items, _side_finding))
+    return (grouped(ID, THEOREM, base, depth_items, _depth_finding)
+            + grouped(ID, SIDE, {**base, "layer": 2}, side_items, _side_finding))
