@@ -19,8 +19,7 @@ def readme_answer(results: list[ClaimResult], v2: dict | None = None) -> str:
     out = []
     if any(r.id == "T1" and not r.not_run for r in results):
         out.append(f"Yes, in expectation: with LayerNorm the expected layer-2 attention score rises with the key's "
-                   f"position (Theorem 1, {label_of(results, 'T1')}: proved at d -> infinity, checked by Monte "
-                   f"Carlo).")
+                   f"position (Theorem 1: {label_of(results, 'T1')}, proved at d -> infinity, checked by Monte Carlo).")
     c2 = [r for r in results if r.id == "C2" and not r.not_run]
     if c2:  # each part with its own verdict, the deeper layers' by the residual (a split claim never reads as one)
         from lnrecency.claims.catalog import declared
@@ -29,22 +28,23 @@ def readme_answer(results: list[ClaimResult], v2: dict | None = None) -> str:
         deep = {r.verdict: {s.get("residual") for s in r.setting.to_json().get("settings", [])} for r in c2
                 if r not in flat}
         where = ", ".join(f"{v} {'with' if res == {True} else 'without' if res == {False} else 'in some settings of'}"
-                          f" the residual" for v, res in deep.items())
+                          f" {'the residual' if k == 0 else 'it'}" for k, (v, res) in enumerate(deep.items()))
         out.append(f"Without normalisation layer 2 is flat ({label_of(flat, 'C2')}), and deeper layers favour earlier "
                    f"tokens ({where}).")
     rp = t1_rp(results)
     if 1.0 in rp and 8.0 in rp and (ds := sorted(set(rp[1.0]) & set(rp[8.0]))):
-        out.append(f"A single draw shows little: it orders key triples by recency with probability "
-                   f"{both(f'{rp[1.0][d]:.2f}' for d in ds)} at d = {both(str(d) for d in ds)}, and "
-                   f"{both(f'{rp[8.0][d]:.2f}' for d in ds)} with the scores' scale lam = 8 (sqrt(d) at d = 64; "
-                   f"0.50 is chance).")
+        eight = [f"{rp[8.0][d]:.2f}" for d in ds]
+        eight = f"{eight[0]} at both" if len(set(eight)) == 1 and len(eight) > 1 else both(eight)
+        out.append(f"One draw orders key triples by recency with probability only "
+                   f"{both(f'{rp[1.0][d]:.2f}' for d in ds)} at d = {both(str(d) for d in ds)}, and {eight} with "
+                   f"lam = 8, the sqrt(d) scaling (0.50 is chance).")
     cells = (v2 or {}).get("cells") or {}
     ln, free, none = (((cells.get(k) or {}).get(f) or (None, None))[0] for k, f in
                       (("bos layernorm", "change"), ("no bos layernorm", "slope"), ("no bos none", "slope")))
     if None not in (ln, free, none):
-        out.append(f"On text, in models trained here, a BOS token carries it: fixing layer 1's attention to BOS "
-                   f"removes {-100 * ln:.0f} % of LayerNorm's slope; without BOS the slope is {free:+.4f} logit per "
-                   f"key, against {none:+.4f} without normalisation.")
+        out.append(f"On text (models trained here), BOS carries it: fixing layer 1's attention to BOS removes "
+                   f"{-100 * ln:.0f} % of LayerNorm's slope; without BOS it is {free:+.4f} logit per key (no "
+                   f"normalisation: {none:+.4f}).")
     printed = list(dict.fromkeys(r.id for r in results if r.id.startswith("P") and not r.not_run))
     if printed:
         good = sum(label_of(results, cid) == "confirmed" for cid in printed)
