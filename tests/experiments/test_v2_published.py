@@ -123,3 +123,22 @@ def test_the_doubling_is_named_where_it_alone_decided(snapshot):
     for t in tests.values():  # p-values far from every level: nothing is decided by the doubling
         t["p_confirm"], t["p_refute"] = 0.5, 0.5
     assert doubling_only(tests) == []
+
+
+def test_the_sink_theory_with_the_residual_is_the_published_one(snapshot):
+    """Issue 67, item 4: the snapshot's theory column is the sink limit in the trained models' setting (the residual)
+    at each cell's fitted b, and it agrees with the value the issue's independent code gave (-0.0011 at gamma 1,
+    b = 2.078, n = 64; -0.0018 at gamma 2): with the residual the sink lowers layer 2's recency, the opposite sign of
+    the trained +0.15."""
+    from lnrecency.theory.sink import sink_limit
+
+    n = snapshot["settings"]["base"]["n"]
+    for name, cell in snapshot["cells"].items():
+        th = cell["theory"]
+        for norm in ("layernorm", "none"):
+            want = sink_limit(n, 2, b=th["b"], norm=norm, residual=True).slope(2)
+            assert math.isclose(th[f"theory_slope_{norm}_residual"], want, rel_tol=1e-9, abs_tol=1e-15), name
+    assert round(sink_limit(64, 2, b=2.078, norm="layernorm", residual=True).slope(2), 4) == -0.0011
+    assert round(sink_limit(64, 2, b=2.078, norm="layernorm", residual=True, gamma=2).slope(2), 4) == -0.0018
+    ln = snapshot["cells"]["bos layernorm"]
+    assert ln["theory"]["theory_slope_layernorm_residual"] < 0 < ln["slope"][0] - 3 * ln["slope"][1]
