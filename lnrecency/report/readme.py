@@ -57,7 +57,7 @@ def verdict_block(results: list[ClaimResult], *, quick: bool, trained: bool = Fa
     if quick_results is not None:
         lines[-1] += " With `--quick`: " + counts_line([r for r in quick_results if r.id not in TRAINED], quick=True)
     lines += ["", "Every verdict by the source of its statement (trained rows: measured here, from the cache):",
-              ""] + source_counts(rows)
+              ""] + source_counts(rows) + ["", scope_line(rows, TRAINED)]
     lines += ["", "| claim | statement from | verdict | in plain words |", "|---|---|---|---|"]
     short = {catalog.SOURCES[k]: v for k, v in catalog.SOURCE_SHORT.items()}
     table = claim_rows(rows)
@@ -211,6 +211,17 @@ def source_counts(rows: list[dict]) -> list[str]:
             claims = len(dict.fromkeys(r["id"] for r in mine))
             out.append(f"- **{group}**: {claims} claim{'s' if claims != 1 else ''}, {counts}.")
     return out
+
+
+def scope_line(rows: list[dict], trained) -> str:
+    """How the counts above and the table below relate (issue 66: one unit, its scope said): verdicts in all (a
+    fresh report's and those on trained and real models), claims, and table rows (one per claim and source)."""
+    claims = len(dict.fromkeys(r["id"] for r in rows))
+    pairs = len(dict.fromkeys((r["id"], _group(r)) for r in rows))
+    cached = sum(r["id"] in trained for r in rows)
+    return (f"In all: {len(rows)} verdicts on {claims} claims ({len(rows) - cached} from a fresh report, {cached} on "
+            f"trained and real models); the table has {pairs} rows, one per claim and source, so a claim with "
+            f"statements from two sources has two rows and is counted under each source above.")
 
 
 #: the verdicts from gravest to mildest: a claim's one-line reason is its gravest row's

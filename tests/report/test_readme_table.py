@@ -135,3 +135,17 @@ def test_no_cell_is_cut():
     long = " ".join(["word"] * (REASON_WORDS + 3)) + ". More."
     assert reason(long, "the title") == "the title" and reason("gamma=1, lam=0.3: fails", "T") == "T"
     assert reason("A sign typo. More.", "the title") == "A sign typo"
+
+
+def test_the_counts_say_their_scope_and_agree_with_the_table():
+    """Issue 66: the verdicts, claims and table rows are counted once each, from the snapshot, and the README says how
+    they relate; the table has exactly as many rows as that line says."""
+    from lnrecency.claims.registry import TRAINED
+    from lnrecency.report.readme import scope_line
+
+    line = scope_line(SNAPSHOT["verdicts"], TRAINED)
+    assert line in README
+    block = README.split(BEGIN, 1)[1].split(END, 1)[0]
+    rows = re.findall(r"^\| \[[^\]]+\]\(docs/claims/", block, re.M)
+    assert f"the table has {len(rows)} rows" in line
+    assert f"In all: {len(SNAPSHOT['verdicts'])} verdicts on {len({r['id'] for r in SNAPSHOT['verdicts']})} claims" in line
