@@ -148,4 +148,5 @@ def test_the_counts_say_their_scope_and_agree_with_the_table():
     block = README.split(BEGIN, 1)[1].split(END, 1)[0]
     rows = re.findall(r"^\| \[[^\]]+\]\(docs/claims/", block, re.M)
     assert f"the table has {len(rows)} rows" in line
-    assert f"In all: {len(SNAPSHOT['verdicts'])} verdicts on {len({r['id'] for r in SNAPSHOT['verdicts']})} claims" in line
+    verdicts, claims = len(SNAPSHOT["verdicts"]), len({r["id"] for r in SNAPSHOT["verdicts"]})
+    assert f"In all: {verdicts} verdicts on {claims} claims" in line
