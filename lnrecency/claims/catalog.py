@@ -17,7 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 __all__ = ["SOURCES", "SOURCE_SHORT", "FAMILIES", "Statement", "Declared", "S", "declare", "CATALOG", "DECLARED", "ids",
-           "trained_ids", "declared", "statement_source", "result_source", "modules"]
+           "trained_ids", "declared", "statement_source", "result_source", "modules", "ANSWER", "answer_parts",
+           "row_matches"]
 
 #: where a statement comes from (key -> the words the report counts it under), the paper's own first
 SOURCES: dict[str, str] = {
@@ -448,6 +449,43 @@ def ids() -> tuple[str, ...]:
 def trained_ids() -> tuple[str, ...]:
     """The IDs whose verdicts need an experiment the report does not run (trained models, a corpus)."""
     return tuple(cid for cid, c in DECLARED.items() if c.training)
+
+
+#: each claim's part in the report's plain answer (issue 66), declared here with the catalogue and never in the
+#: answer's code (lnrecency.report.headline, lnrecency.report.readme_answer ask for a role): role -> ((claim, which
+#: of its rows: None for all, "source:KEY" for the statements from one source, "statement:KEY" for one statement;
+#: the words the answer says of it), ...), in the answer's order
+ANSWER: dict[str, tuple[tuple[str, str | None, str], ...]] = {
+    "theorem": (("T1", None, ""),),
+    "printed": tuple((f"P{k}", None, "") for k in range(1, 10)),
+    "boundary": (("C2", "statement:flat", "layer 2 is flat"),
+                 ("C2", "statement:earlier", "deeper layers favour earlier tokens")),
+    "mechanism": (("C2", None, "without normalisation, deeper layers favour earlier tokens as prior work says"),
+                  ("C6", None, "with normalisation the recency persists at deeper layers"),
+                  ("C5", "source:paper", "anisotropy can amplify it (the paper's words)")),
+    "foil": (("W1", "source:ours", "the rollout beside the scores"), ("W1", "source:wu2025", "their Theorem 4.1")),
+}
+
+
+def answer_parts(role: str) -> tuple[tuple[str, str | None, str], ...]:
+    """The (claim, which rows, words) of one role in the plain answer (:data:`ANSWER`)."""
+    return ANSWER[role]
+
+
+def row_matches(claim_id: str, statement: str, source: str, which: str | None) -> bool:
+    """Whether a verdict row (its claim, statement and stored source words) is among ``which`` of its claim's rows
+    (:data:`ANSWER`): by the catalogue's statement source or key; a row stored before its statement was reworded is
+    placed by its stored source words."""
+    if which is None:
+        return True
+    kind, _, key = which.partition(":")
+    text = " ".join(str(statement).split())
+    match = next((s for s in declared(claim_id).statements if s.text == text), None)
+    if match is not None:
+        return (match.source if kind == "source" else match.key) == key
+    legacy = {"our formulation": "ours", "trained models, our formulation": "ours", "printed derivation": "v1",
+              "prior work (Wu et al. 2025)": "wu2025"}.get(source, "paper")
+    return kind == "source" and legacy == key
 
 
 def declared(claim_id: str) -> Declared:

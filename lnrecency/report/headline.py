@@ -246,15 +246,17 @@ def _not_run_line(results: list[ClaimResult]) -> str:
               "the cached results." + damaged)
 
 
-def _words_of(results: list[ClaimResult], cid: str, source: str | None = None) -> list[str]:
-    rows = [r for r in results if r.id == cid and not r.not_run and source in (None, r.source)]
-    return sorted(dict.fromkeys(r.verdict for r in rows), key=ORDER.index)
+def role_rows(results: list[ClaimResult], cid: str, which: str | None = None) -> list[ClaimResult]:
+    """The evaluated rows of ``cid`` that are ``which`` of its rows (lnrecency.claims.catalog.ANSWER)."""
+    from lnrecency.claims.catalog import row_matches
+
+    return [r for r in results if r.id == cid and not r.not_run and row_matches(cid, r.statement, r.source, which)]
 
 
-def label_of(results: list[ClaimResult], cid: str, source: str | None = None) -> str:
-    """One verdict label for a claim's rows: the verdict when they agree, else "split (N confirmed, M refuted)"
-    (never "refuted / confirmed", which reads as one undecided label)."""
-    rows = [r for r in results if r.id == cid and not r.not_run and source in (None, r.source)]
+def label_of(results: list[ClaimResult], cid: str, which: str | None = None) -> str:
+    """One verdict label for a claim's rows (``which`` of them, as :func:`role_rows`): the verdict when they agree,
+    else "split (N confirmed, M refuted)" (never "refuted / confirmed", which reads as one undecided label)."""
+    rows = role_rows(results, cid, which)
     words = sorted(dict.fromkeys(r.verdict for r in rows), key=ORDER.index)
     if len(words) == 1:
         return words[0]
@@ -262,11 +264,13 @@ def label_of(results: list[ClaimResult], cid: str, source: str | None = None) ->
 
 
 def t1_rp(results: list[ClaimResult]) -> dict:
-    """Theorem 1's single-draw recency probability with LayerNorm: lam -> {d: RP}, from its rows' evidence."""
+    """The theorem's single-draw recency probability with LayerNorm (the catalogue's "theorem" role): lam -> {d: RP},
+    from its rows' evidence."""
+    from lnrecency.claims.catalog import answer_parts
+
+    ((cid, which, _),) = answer_parts("theorem")
     rp = {}
-    for r in results:
-        if r.id != "T1" or r.not_run:
-            continue
+    for r in role_rows(results, cid, which):
         lam = r.setting.to_json().get("lam")
         values = getattr(r.evidence, "per_instance_rp", ())
         if r.setting.to_json().get("norm") == "layernorm" and values:
@@ -275,10 +279,12 @@ def t1_rp(results: list[ClaimResult]) -> dict:
 
 
 def _t1_sentence(results: list[ClaimResult]) -> str | None:
-    rows = [r for r in results if r.id == "T1" and not r.not_run]
-    if not rows:
+    from lnrecency.claims.catalog import answer_parts
+
+    ((cid, which, _),) = answer_parts("theorem")
+    if not role_rows(results, cid, which):
         return None
-    verdict = label_of(results, "T1")
+    verdict = label_of(results, cid, which)
     rp = t1_rp(results)
     text = (f"Yes, in expectation: with LayerNorm (or any length normalisation) the expected layer-2 attention score "
             f"rises with the key's position, the paper's Theorem 1 ({verdict}: proved at d -> infinity, checked by "
@@ -298,43 +304,39 @@ def _t1_sentence(results: list[ClaimResult]) -> str | None:
 
 
 def _printed_sentence(results: list[ClaimResult]) -> str | None:
-    ids = list(dict.fromkeys(r.id for r in results if r.id.startswith("P") and not r.not_run))
+    from lnrecency.claims.catalog import answer_parts
+
+    ids = [cid for cid, which, _ in answer_parts("printed") if role_rows(results, cid, which)]
     if not ids:
         return None
-    bad = [(cid, _words_of(results, cid)) for cid in ids if _words_of(results, cid) != ["confirmed"]]
+    bad = [cid for cid in ids if label_of(results, cid) != "confirmed"]
     if not bad:
         return f"The first version's printed derivation checks out: all {len(ids)} statements are confirmed."
     return (f"The first version's printed derivation checks out in {len(ids) - len(bad)} of {len(ids)} statements; "
-            + ", ".join(f"{cid} is {label_of(results, cid)}" for cid, _ in bad)
+            + ", ".join(f"{cid} is {label_of(results, cid)}" for cid in bad)
             + " (below: which formula or number, and where a verdict depends on the unit).")
 
 
 def _mechanism_sentence(results: list[ClaimResult]) -> str | None:
-    parts = []
-    for cid, what, source in (
-            ("C2", "without normalisation, deeper layers favour earlier tokens as prior work says", None),
-            ("C6", "with normalisation the recency persists at deeper layers", None),
-            ("C5", "anisotropy can amplify it (the paper's words)", "seed text")):
-        words = _words_of(results, cid, source)
-        if words:
-            parts.append(f"{what} ({cid}: {label_of(results, cid, source)})")
+    from lnrecency.claims.catalog import answer_parts
+
+    parts = [f"{what} ({cid}: {label_of(results, cid, which)})" for cid, which, what in answer_parts("mechanism")
+             if role_rows(results, cid, which)]
     if not parts:
         return None
     return ("Residual connections, depth and anisotropy change where it holds: " + "; ".join(parts)
             + "; a split verdict holds in some settings and fails in others, which the findings below name.")
 
 
-def _rollout_sentence(results: list[ClaimResult], brief: bool = False) -> str | None:
-    """How the paper's result and Wu et al.'s relate (W1), with the numbers of the LayerNorm lam = 1 setting
-    (``brief``, the README's: the relation and the verdict, the numbers left to the claim pages)."""
-    side = [r for r in results if r.id == "W1" and not r.not_run and r.source == "our formulation"]
-    depth = [r for r in results if r.id == "W1" and not r.not_run and r.source != "our formulation"]
+def _rollout_sentence(results: list[ClaimResult]) -> str | None:
+    """How the paper's result and Wu et al.'s relate (the catalogue's "foil" role), with the numbers of the
+    LayerNorm lam = 1 setting."""
+    from lnrecency.claims.catalog import answer_parts
+
+    (cid, side_rows, _), (_, depth_rows, _) = answer_parts("foil")
+    side, depth = role_rows(results, cid, side_rows), role_rows(results, cid, depth_rows)
     if not side:
         return None
-    if brief:
-        return ("Prior work is not contradicted: Wu et al.'s primacy lives in the attention rollout, not in one "
-                f"layer's scores, and both hold at once (W1: "
-                f"{label_of(side, 'W1')}; their experiment with normalisation inserted: W2-W4).")
     pick = None
     for r in side:
         for ps in getattr(r.evidence, "per_setting", ()):
@@ -348,21 +350,20 @@ def _rollout_sentence(results: list[ClaimResult], brief: bool = False) -> str | 
         text += (f" (LayerNorm, lam = 1, row {pick.n}: layer-2 scores {pick.scores_row_n[0]:.2f} -> "
                  f"{pick.scores_row_n[-1]:.2f} over the keys, rollout {pick.rollout_row_n[0]:.3f} -> "
                  f"{pick.rollout_row_n[-1]:.3f})")
-    text += f" (W1: {label_of(side, 'W1')}"
+    text += f" ({cid}: {label_of(side, cid)}"
     if depth:
-        text += "; their Theorem 4.1 here: " + label_of(depth, "W1")
+        text += "; their Theorem 4.1 here: " + label_of(depth, cid)
     return text + ")."
 
 
-def answer(results: list[ClaimResult], *, brief: bool = False) -> list[str]:
-    """The plain answer to "does LayerNorm induce recency bias, and where?": 4-6 sentences from the verdicts
-    of T1, P1-P9, C2/C5/C6, W1 and the trained-model claims (each omitted when its claims were not evaluated).
-    ``brief`` (the README, whose table names C2-C6 and whose trained sentence comes from its snapshot): without
-    the mechanism sentence and the trained-model summary."""
-    out = [s for s in (_t1_sentence(results), _printed_sentence(results),
-                       None if brief else _mechanism_sentence(results), _rollout_sentence(results, brief))
-           if s is not None]
-    return out if brief else out + [trained_summary(results)]
+def answer(results: list[ClaimResult]) -> list[str]:
+    """The plain answer to "does LayerNorm induce recency bias, and where?" (the report's opening): 4-6 sentences
+    from the verdicts of the claims the catalogue gives each role (lnrecency.claims.catalog.ANSWER) and the
+    trained-model claims, each omitted when its claims were not evaluated. The README's shorter answer is
+    lnrecency.report.readme_answer."""
+    out = [s for s in (_t1_sentence(results), _printed_sentence(results), _mechanism_sentence(results),
+                       _rollout_sentence(results)) if s is not None]
+    return out + [trained_summary(results)]
 
 
 def _verdicts_text(s: Statement) -> str:

@@ -12,25 +12,24 @@ def readme_answer(results: list[ClaimResult], v2: dict | None = None) -> str:
     """The README's answer in plain English, at most about 120 words (issue 66): the effect in expectation, where it
     does not hold (no normalisation; a single draw; sqrt(d) scaling), what carries it on text (BOS, plan v2's
     snapshot ``v2``) and the printed derivation; each part from its claims' results, left out when not evaluated."""
-    from lnrecency.report.headline import label_of, t1_rp
+    from lnrecency.claims.catalog import answer_parts
+    from lnrecency.report.headline import label_of, role_rows, t1_rp
 
     def both(items):
         return (lambda x: x[0] if len(x) == 1 else ", ".join(x[:-1]) + " and " + x[-1])(list(items))
     out = []
-    if any(r.id == "T1" and not r.not_run for r in results):
+    ((cid, which, _),) = answer_parts("theorem")
+    if role_rows(results, cid, which):
         out.append(f"Yes, in expectation: with LayerNorm the expected layer-2 attention score rises with the key's "
-                   f"position (Theorem 1: {label_of(results, 'T1')}, proved at d -> infinity, checked by Monte Carlo).")
-    c2 = [r for r in results if r.id == "C2" and not r.not_run]
-    if c2:  # each part with its own verdict, the deeper layers' by the residual (a split claim never reads as one)
-        from lnrecency.claims.catalog import declared
-
-        flat = [r for r in c2 if r.statement == declared("C2").text("flat")]
-        deep = {r.verdict: {s.get("residual") for s in r.setting.to_json().get("settings", [])} for r in c2
-                if r not in flat}
+                   f"position (Theorem 1: {label_of(results, cid, which)}, proved at d -> infinity, checked by Monte "
+                   f"Carlo).")
+    (cid, flat_rows, flat_words), (deep_id, deep_rows, deep_words) = answer_parts("boundary")
+    flat, deep = role_rows(results, cid, flat_rows), role_rows(results, deep_id, deep_rows)
+    if flat and deep:  # each part with its own verdict, the deeper layers' by the residual (a split never reads as one)
+        by = {r.verdict: {s.get("residual") for s in r.setting.to_json().get("settings", [])} for r in deep}
         where = ", ".join(f"{v} {'with' if res == {True} else 'without' if res == {False} else 'in some settings of'}"
-                          f" {'the residual' if k == 0 else 'it'}" for k, (v, res) in enumerate(deep.items()))
-        out.append(f"Without normalisation layer 2 is flat ({label_of(flat, 'C2')}), and deeper layers favour earlier "
-                   f"tokens ({where}).")
+                          f" {'the residual' if k == 0 else 'it'}" for k, (v, res) in enumerate(by.items()))
+        out.append(f"Without normalisation {flat_words} ({label_of(flat, cid)}), and {deep_words} ({where}).")
     rp = t1_rp(results)
     if 1.0 in rp and 8.0 in rp and (ds := sorted(set(rp[1.0]) & set(rp[8.0]))):
         eight = [f"{rp[8.0][d]:.2f}" for d in ds]
@@ -45,7 +44,7 @@ def readme_answer(results: list[ClaimResult], v2: dict | None = None) -> str:
         out.append(f"On text (models trained here), BOS carries it: fixing layer 1's attention to BOS removes "
                    f"{-100 * ln:.0f} % of LayerNorm's slope; without BOS it is {free:+.4f} logit per key (no "
                    f"normalisation: {none:+.4f}).")
-    printed = list(dict.fromkeys(r.id for r in results if r.id.startswith("P") and not r.not_run))
+    printed = [cid for cid, which, _ in answer_parts("printed") if role_rows(results, cid, which)]
     if printed:
         good = sum(label_of(results, cid) == "confirmed" for cid in printed)
         out.append(f"The first version's printed derivation checks out in {good} of {len(printed)} statements.")

@@ -84,3 +84,23 @@ def test_a_rows_source_is_the_catalogues_and_no_claim_module_names_its_own():
     assert result_source("W2", catalog.declared("W2").statements[0].text) == "prior work (Wu et al. 2025)"
     with pytest.raises(ValueError, match="does not declare"):
         result_source("C8", "a statement nobody declared")
+
+
+def test_the_answer_asks_for_roles_never_for_claim_ids():
+    """Issue 66: each claim's part in the plain answer is declared in the catalogue (ANSWER); the answer's code names
+    no claim, and every role's rows exist (a declared claim, a filter that picks at least one of its statements)."""
+    import ast
+
+    from lnrecency.claims.catalog import ANSWER
+
+    ids = set(catalog.ids())
+    root = Path(catalog.__file__).parents[1] / "report"
+    for name in ("headline.py", "readme_answer.py"):
+        tree = ast.parse((root / name).read_text(encoding="utf-8"))
+        named = {n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and n.value in ids}
+        assert named == set(), (name, named)
+    for role, parts in ANSWER.items():
+        for cid, which, _ in parts:
+            kind, _, key = (which or ":").partition(":")
+            stmts = catalog.declared(cid).statements
+            assert which is None or any((s.source if kind == "source" else s.key) == key for s in stmts), (role, cid)
