@@ -276,8 +276,23 @@ def claim_rows(rows: list[dict]) -> list[tuple[str, str, str, str]]:
             label = verdicts[0] if len(verdicts) == 1 else "split: " + ", ".join(
                 f"{sum(r['verdict'] == v for r in its)} {v}" for v in verdicts)
             grave = min(its, key=lambda r: GRAVITY.index(r["verdict"]) if r["verdict"] in GRAVITY else 0)
-            out.append((cid, group, label, reason(grave.get("finding", ""), catalog.declared(cid).title)))
+            said = reason(grave.get("finding", ""), catalog.declared(cid).title)
+            if len(its) > 1 and verdicts == ["secondary"]:  # every interval's side, not the first one's (issue 66)
+                said = _sides(its) or said
+            out.append((cid, group, label, said))
     return out
+
+
+def _sides(rows: list[dict]) -> str:
+    """Secondary rows' intervals by the side of 0 they lie on ("3 intervals: 2 below 0, 1 across 0"), read from the
+    lead :func:`lnrecency.claims.trained_rules.secondary_finding` writes; "" when a row has none."""
+    import re
+
+    sides = [re.search(r"lies (above|below|across) 0", r.get("finding", "")) for r in rows]
+    if any(s is None for s in sides):
+        return ""
+    count = {w: sum(s.group(1) == w for s in sides) for w in ("below", "across", "above")}
+    return f"{len(rows)} intervals: " + ", ".join(f"{n} {w} 0" for w, n in count.items() if n)
 
 
 def claim_page(cid: str) -> str:

@@ -150,3 +150,12 @@ def test_the_counts_say_their_scope_and_agree_with_the_table():
     assert f"the table has {len(rows)} rows" in line
     verdicts, claims = len(SNAPSHOT["verdicts"]), len({r["id"] for r in SNAPSHOT["verdicts"]})
     assert f"In all: {verdicts} verdicts on {claims} claims" in line
+
+
+def test_a_secondary_claim_shows_every_intervals_side():
+    """Issue 66: TM2 has three intervals (two below 0, one across); its cell says so instead of the first one's."""
+    rows = [{"id": "TM2", "statement": catalog.declared("TM2").statements[0].text, "verdict": "secondary",
+             "finding": f"Secondary (an interval, not a verdict): its interval [{lo}, {hi}] lies {side} 0. More."}
+            for lo, hi, side in ((-1.59, -0.07, "below"), (-0.02, 0.48, "across"), (-3.28, -1.18, "below"))]
+    ((_, _, label, said),) = claim_rows(rows)
+    assert (label, said) == ("secondary", "3 intervals: 2 below 0, 1 across 0")
