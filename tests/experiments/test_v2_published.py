@@ -142,3 +142,19 @@ def test_the_sink_theory_with_the_residual_is_the_published_one(snapshot):
     assert round(sink_limit(64, 2, b=2.078, norm="layernorm", residual=True, gamma=2).slope(2), 4) == -0.0018
     ln = snapshot["cells"]["bos layernorm"]
     assert ln["theory"]["theory_slope_layernorm_residual"] < 0 < ln["slope"][0] - 3 * ln["slope"][1]
+
+
+def test_plan_v3_states_the_power_its_rule_gives():
+    """Issue 67, item 3: plan v3 is written down before its run, with its power at the level its rule decides; the
+    numbers in its table are v3_power's (a plan that misquoted its power would fail here)."""
+    from lnrecency.experiments.studies.plan_levels import v3_power
+
+    plan = (Path(__file__).resolve().parents[2] / "lnrecency" / "data" / "thesis_text_plan_v3.md").read_text()
+    power = v3_power()
+    for keys in (("A1", "B1", "C1"), ("A0", "C0")):
+        first, last = power[keys[0]]["first"], power[keys[0]]["last"]
+        assert all(abs(power[k]["first"] - first) < 1e-12 for k in keys)
+        assert f"| {', '.join(keys)} |" in plan and f"| {first:.2f} | {last:.2f} |" in plan, keys
+    m0 = power["M0"]
+    assert f"power {m0['first']:.2f}" in plan and f"({m0['last']:.2f} at 0.05 / 2)" in plan
+    assert m0["first"] < 0.5  # why M0 is secondary

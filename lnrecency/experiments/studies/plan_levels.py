@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["PLAN_DESIGNS", "plan_power", "doubling_only"]
+__all__ = ["PLAN_DESIGNS", "plan_power", "doubling_only", "V3_DESIGNS", "v3_power"]
 
 #: the plan's assumed designs (its power table): test -> (mean, seed SD) of each arm and the assumed effect (for
 #: Q6, the margin at a true difference of 0); 8 seeds per arm. Copied from the plan's table, which is fixed.
@@ -62,3 +62,29 @@ def doubling_only(tests: dict) -> list[str]:
     keys = [k for k, t in tests.items() if t.get("p_confirm") is not None]
     single = [min(tests[k]["p_confirm"], tests[k]["p_refute"]) for k in keys]
     return [k for k, rej in zip(keys, holm(single, FWER)) if rej and tests[k]["verdict"] == "inconclusive"]
+
+
+#: plan v3's assumed designs (lnrecency/data/thesis_text_plan_v3.md, "Power"), from plan v2's published per-seed
+#: rows (docs/thesis_text_v2.json): test -> (mean, SD) of its per-seed value and the effect it is powered for; the
+#: SDs are those of v2's paired value ablated - 0.5 x intact in the same cell (BOS LayerNorm 0.0069, no-BOS
+#: LayerNorm 0.0006), doubled or more for a new intervention; M0's effect of interest +0.002 logit per key with
+#: v2's between-seed SDs net of probe noise (0.0013-0.0018 -> 0.0015)
+V3_DESIGNS = {
+    "A1": {"arms": ((-0.038, 0.014),), "effect": 0.038, "side": "below"},
+    "B1": {"arms": ((-0.038, 0.014),), "effect": 0.038, "side": "below"},
+    "C1": {"arms": ((-0.038, 0.014),), "effect": 0.038, "side": "below"},
+    "A0": {"arms": ((-0.002, 0.0012),), "effect": 0.002, "side": "below"},
+    "C0": {"arms": ((-0.002, 0.0012),), "effect": 0.002, "side": "below"},
+    "M0": {"arms": ((0.0056, 0.0015), (0.0036, 0.0015)), "effect": 0.002},
+}
+V3_TESTS = 5  # the primary family: A1, B1, C1, A0, C0 (M0 is secondary: its power is stated, not used)
+
+
+def v3_power() -> dict:
+    """Plan v3's power per test at the level its rule decides: the pair rule at Holm's first step (one-sided
+    0.05 / 12) and at its last (one-sided 0.05 / 2), 8 seeds per arm, noncentral t (:meth:`SeedTest.power`)."""
+    out = {}
+    for key, d in V3_DESIGNS.items():
+        test = _design(d["arms"], "directional", d.get("side", "above"))
+        out[key] = {"first": test.power(d["effect"], FWER / V3_TESTS), "last": test.power(d["effect"], FWER)}
+    return out
