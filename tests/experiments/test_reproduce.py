@@ -122,3 +122,44 @@ def test_expansion_ceiling_tables(tmp_path):
     assert cumulant_ceiling(row, d, samples=2000, seed=1) != first  # ... and another seed's differ
     layer = FIGURES["1"].layers[0]  # the table's first row is this setting's first layer
     assert (rows[0]["RP"], rows[0]["Edgeworth 2"]) == (first[layer].rp, first[layer].expansions["Edgeworth 2"][0])
+
+
+def test_colour_bar_labels_never_run_into_the_next_panel():
+    """Issue 66: in the authors' panel grids, each colour bar's tick labels end left of the next panel's own tick
+    labels (drawn at the figures' DPI); the same check finds the overlap in a grid drawn with the old spacing."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    from lnrecency.experiments.authors.outputs import heatmap_figures
+    from lnrecency.experiments.authors.panels import run_panels
+    from lnrecency.files.figure_record import DPI
+
+    figs, runs = run_panels("4", samples=2000, progress=False)  # the scale the overlap was seen at
+
+    def worst_gap(fig) -> float:
+        FigureCanvasAgg(fig)
+        fig.set_dpi(DPI)
+        fig.canvas.draw()  # the tick labels get their text when drawn
+        renderer = fig.canvas.get_renderer()
+        grid = [ax for ax in fig.axes if ax.get_subplotspec() is not None]
+        gaps = []
+        for ax in grid:
+            spec = ax.get_subplotspec()
+            right = [b for b in grid if b.get_subplotspec().rowspan == spec.rowspan
+                     and b.get_subplotspec().colspan.start == spec.colspan.stop]
+            bars = [c for c in ax.child_axes]
+            if not right or not bars:
+                continue
+            lo, hi = sorted(bars[0].get_ylim())
+            labels = [tick.label2 for tick in bars[0].yaxis.get_major_ticks()
+                      if tick.label2.get_visible() and lo <= tick.get_loc() <= hi]  # the labels drawn
+            bar_end = max(t.get_window_extent(renderer).x1 for t in labels if t.get_text())  # right of the bar
+            lo, hi = sorted(right[0].get_ylim())
+            left = [tick.label1 for tick in right[0].yaxis.get_major_ticks()
+                    if tick.label1.get_visible() and lo <= tick.get_loc() <= hi]
+            next_start = min(t.get_window_extent(renderer).x0 for t in left if t.get_text())
+            gaps.append(next_start - bar_end)
+        return min(gaps)
+    (mc, _) = heatmap_figures(figs[0], runs)
+    assert worst_gap(mc.figure) > 0
+    mc.figure.subplots_adjust(wspace=0.55)  # the spacing before issue 66
+    assert worst_gap(mc.figure) < 0

@@ -236,7 +236,7 @@ def heatmap_figures(f: HeatmapFigure, runs: dict) -> list:
         fig = Figure(figsize=(2.9 * len(cols), 3.3 * len(f.rows)))
         axes = fig.subplots(len(f.rows), len(cols), squeeze=False)
         # room for each panel's colour bar and its labels (figure.colour_bar), and for its annotation above it
-        fig.subplots_adjust(wspace=0.55, hspace=0.75)
+        fig.subplots_adjust(wspace=0.85, hspace=0.75)
         for r, row in enumerate(f.rows):
             for c, (d, layer) in enumerate(cols):
                 run, ax = runs[(row, d)], axes[r, c]
