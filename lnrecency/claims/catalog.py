@@ -134,7 +134,7 @@ CATALOG: tuple[Declared, ...] = (
             S("weakens", "ours",
               "A residual connection weakens the layer-2 recency bias: the gaps S_{i,i-1} - S_{i,1} and (S_{i,i-1} - "
               "S_{i,1}) / S_{i,1} are smaller than without residual on every row i >= 3.")),
-    declare("C4", "parameter_free.c4_anisotropy", "h(j) depends on alpha; recency for every alpha in [0, 1)",
+    declare("C4", "parameter_free.c4_anisotropy", "h(j) depends on alpha; is there recency for every alpha in [0, 1)?",
             S("h_depends", "ours",
               "The layer-1 output norm h(j) = |x_j^(1)| depends on the anisotropy alpha and strictly decreases in j "
               "for every alpha in [0, 1)."),
@@ -166,7 +166,7 @@ CATALOG: tuple[Declared, ...] = (
             S("statement", "ours",
               "With normalisation, the recency bias persists at deeper layers: every layer 3..L has recency bias on "
               "every row i >= 2.")),
-    declare("C7", "parameter_free.c7_output_norm", "seed 002: the attention output shrinks with position",
+    declare("C7", "parameter_free.c7_output_norm", "seed 002: does the attention output shrink with position?",
             S("statement", "seed003",
               "Layer 1, alpha = 0: |o_i|^2 = sum_k P_ik^2 in the limit; the attention output shrinks with position, "
               "|o_i|^2 ~ 1/i (i |o_i|^2 -> 1) for long sequences or near-uniform attention."),
@@ -177,7 +177,7 @@ CATALOG: tuple[Declared, ...] = (
               "Beyond the seed's scope (our extension): with correlated tokens, alpha > 0, the layer-1 attention "
               "output norm |o_i| still tends to 0 with position i.")),
     declare("C8", "parameter_free.c8_output_variance",
-            "seed 003: output variance decays; post-attention normalisation fixes it",
+            "seed 003: does output variance decay, and does post-attention normalisation fix it?",
             S("decays", "seed003",
               "The per-coordinate variance of the layer-1 attention output strictly decreases with position i."),
             S("vanishes", "seed003",
@@ -267,14 +267,15 @@ CATALOG: tuple[Declared, ...] = (
               "between evaluations), at every layer >= 2."),
           command="experiments thesis", family="trained", primary=False),
     declare("S2.0", "trained.s2_0_premise",
-            "seed 002's premise: the later continuation is the more frequent one in real text",
+            "seed 002's premise: is the later continuation the more frequent one in real text?",
             S("statement", "seed002",
               "Seed 002's premise (our formulation): in real text, after .. [A][B] .. [A][C] .. [A] the next token "
               "is the later continuation [C] more often than the earlier [B] (both earlier [A]s within 16 tokens of "
               "the last; counted within files of a local corpus, default the running Python's standard library "
               "source, byte-level BPE with vocabulary 2048 trained on it)."),
           command="corpus-stats", family="corpus"),
-    declare("S2.1", "trained.s2_s3_seed_experiments", "seed 002: an induction head forms (prerequisite)",
+    declare("S2.1", "trained.s2_s3_seed_experiments",
+            "seed 002: does an induction head form in every seed? (prerequisite)",
             S("s1", "seed002",
               "Seed 002 (prerequisite): training forms an induction head in layer 1 in every training seed (the "
               "largest induction score among layer-1 heads reaches the stated threshold in each seed; the opposite "
@@ -294,7 +295,7 @@ CATALOG: tuple[Declared, ...] = (
               "is to the end (slope of attention(C) - attention(B) against the position of the second [A])."),
           command="experiments seed002", family="trained"),
     declare("S2.4", "trained.s2_s3_seed_experiments",
-            "seed 002, Figures 4-5: the induction head's recency on random sequences",
+            "seed 002, Figures 4-5: does the induction head show recency on random sequences?",
             S("s1", "seed002",
               "Seed 002, Figures 4-5: on random sequences the induction head pays more attention to recent tokens "
               "(recency slope of its average attention over keys 1..i-1, mean over rows i >= 3, above 0)."),
@@ -399,7 +400,7 @@ CATALOG: tuple[Declared, ...] = (
               "within 0.05 logit per key, at equal tokens."),
           command="experiments thesis-text-v2", family="thesis-text plan v2"),
     declare("W2", "trained.w2_w4_wu_icl",
-            "Wu et al.'s experiment without normalisation: the earlier item wins (their Fig. 2)",
+            "Wu et al.'s experiment without normalisation: does the earlier item win? (their Fig. 2)",
             S("statement", "wu2025",
               "Wu et al. (ICML 2025), Fig. 2: in their stack of causal attention layers without normalisation (NoPE) "
               "trained on their in-context classification task, of two items with identical content the earlier "
@@ -407,7 +408,7 @@ CATALOG: tuple[Declared, ...] = (
               "positive for first-vs-middle and first-vs-last, at depth 2, depth 6 and depth 2 with residual."),
           command="experiments wu-icl", family="Wu et al. reproduction"),
     declare("W3", "trained.w2_w4_wu_icl",
-            "normalisation inserted into Wu et al.'s stack lowers the first-vs-last gap (plan P1-P4)",
+            "does normalisation inserted into Wu et al.'s stack lower the first-vs-last gap? (plan P1-P4)",
             S("lowers", "ours",
               "Inserting a normalisation (LayerNorm at depth 2, depth 6 and depth 2 with residual; RMSNorm at depth "
               "2) at every attention layer's input of Wu et al.'s stack lowers its first-vs-last accuracy gap: "
@@ -424,7 +425,7 @@ CATALOG: tuple[Declared, ...] = (
               "scale at its mean (centring, gain and bias kept) raises the first-vs-last accuracy gap."),
           command="experiments wu-icl", family="Wu et al. plan"),
     declare("R1", "trained.r1_pretrained_decoders",
-            "real pretrained decoders: recency remains with positions switched off",
+            "real pretrained decoders: does recency remain with positions switched off?",
             S("statement", "ours",
               "Real pretrained decoders (our formulation): recency in the attention logits remains with the "
               "positional encoding switched off: on English text with every position id 0, the mean over layers of "
