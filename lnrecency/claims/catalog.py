@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 __all__ = ["SOURCES", "SOURCE_SHORT", "FAMILIES", "Statement", "Declared", "S", "declare", "CATALOG", "DECLARED", "ids",
            "trained_ids", "declared", "statement_source", "result_source", "modules", "ANSWER", "answer_parts",
-           "row_matches"]
+           "answer_ids", "row_matches"]
 
 #: where a statement comes from (key -> the words the report counts it under), the paper's own first
 SOURCES: dict[str, str] = {
@@ -465,7 +465,18 @@ ANSWER: dict[str, tuple[tuple[str, str | None, str], ...]] = {
                   ("C6", None, "with normalisation the recency persists at deeper layers"),
                   ("C5", "source:paper", "anisotropy can amplify it (the paper's words)")),
     "foil": (("W1", "source:ours", "the rollout beside the scores"), ("W1", "source:wu2025", "their Theorem 4.1")),
+    # on trained and real models (lnrecency.report.trained_answer); the words are each claim's key in its plan
+    "task": (("TM1", None, "the synthetic task"),),
+    "text": tuple((f"TT{k}", None, f"H{k}") for k in range(1, 5)),
+    "plan v2": tuple((f"TV{k}", None, f"Q{k}") for k in range(1, 7)),
+    "wu": (("W2", None, "R1-R6"), ("W3", None, "P1-P4"), ("W4", None, "P5, P6")),
+    "pretrained": (("R1", None, "real pretrained decoders"),),
 }
+
+
+def answer_ids(role: str) -> dict[str, str]:
+    """A role's words (a plan's test key) -> its claim, for the answer's sentences that cite a plan's tests."""
+    return {words: cid for cid, _, words in ANSWER[role]}
 
 
 def answer_parts(role: str) -> tuple[tuple[str, str | None, str], ...]:

@@ -22,8 +22,12 @@ def v2_setting(cells: dict, verdicts: dict, matched: list | None, *, quick: bool
         m = (cells.get(cell) or {}).get("change") or (None, None)
         return "n/a" if m[0] is None else f"{100 * m[0]:+.0f} %"
 
-    def said(*cids):
-        return ", ".join(f"{c} {verdicts.get(c, 'not evaluated')}" for c in cids)
+    from lnrecency.claims.catalog import answer_ids
+
+    claim = answer_ids("plan v2")  # the plan's test -> its claim
+
+    def said(*tests):
+        return ", ".join(f"{claim[q]} {verdicts.get(claim[q], 'not evaluated')}" for q in tests)
     iv = (f"[{matched[0]:+.4f}, {matched[1]:+.4f}]" if matched and None not in matched[:2] else "n/a")
     lead = "Which setting it needs (plan v2, ours" + (", a quick run: not decisive" if quick else "") + "): "
     if brief:  # the README, whose table gives each TV verdict
@@ -32,19 +36,22 @@ def v2_setting(cells: dict, verdicts: dict, matched: list | None, *, quick: bool
                 f"{slope('no bos none')}, and at matched loss LayerNorm minus none is {iv}.")
     return (f"{lead}with BOS first in every window LayerNorm's layer-2 slope is {slope('bos layernorm')} logit per "
             f"key, and layer 1's share of attention to BOS carries it: fixing that share changes it by "
-            f"{change('bos layernorm')} ({said('TV4')}), without normalisation by {change('bos none')} "
-            f"({said('TV5')}); without any BOS, LayerNorm reads {slope('no bos layernorm')} against none "
-            f"{slope('no bos none')} ({said('TV1', 'TV2')}), and at matched loss LayerNorm minus none is {iv} "
-            f"({said('TV3')}).")
+            f"{change('bos layernorm')} ({said('Q4')}), without normalisation by {change('bos none')} "
+            f"({said('Q5')}); without any BOS, LayerNorm reads {slope('no bos layernorm')} against none "
+            f"{slope('no bos none')} ({said('Q1', 'Q2')}), and at matched loss LayerNorm minus none is {iv} "
+            f"({said('Q3')}).")
 
 
 def _v2_sentence(results: list[ClaimResult]) -> str | None:
-    rows = {r.id: r for r in results if r.id in ("TV1", "TV2", "TV3", "TV4", "TV5", "TV6") and not r.not_run}
+    from lnrecency.claims.catalog import answer_ids
+
+    claim = answer_ids("plan v2")
+    rows = {r.id: r for r in results if r.id in claim.values() and not r.not_run}
     cells = next((getattr(r.evidence, "cells", None) for r in rows.values() if getattr(r.evidence, "cells", None)),
                  None)
     if not cells:
         return None
-    tv3 = rows.get("TV3")
+    tv3 = rows.get(claim["Q3"])
     matched = ((getattr(tv3.evidence, "decision", None) or {}).get("interval") if tv3 is not None else None)
     quick = any(str(r.finding).startswith("quick run") for r in rows.values())
     return v2_setting(cells, {cid: r.verdict for cid, r in rows.items()}, matched, quick=quick)
@@ -76,7 +83,9 @@ def wu_sentence(cells: dict, verdicts: dict, *, steps: int, seeds: int, quick: b
 
 
 def _wu_sentence(results: list[ClaimResult]) -> str | None:
-    rows = [r for r in results if r.id in ("W2", "W3", "W4") and not r.not_run]
+    from lnrecency.claims.catalog import answer_ids
+
+    rows = [r for r in results if r.id in answer_ids("wu").values() and not r.not_run]
     ev = next((r.evidence for r in rows if getattr(r.evidence, "cells", None)), None)
     if ev is None:
         return None
@@ -88,13 +97,15 @@ def _wu_sentence(results: list[ClaimResult]) -> str | None:
 def trained_summary(results: list[ClaimResult]) -> str:
     """What the trained and real models say, in plain words (3-5 sentences; each part omitted when its claims
     were not evaluated): the synthetic task's limits, the thesis on text, the real pretrained decoders."""
-    got = {cid: [r for r in results if r.id == cid and not r.not_run] for cid in ("TM1", "TT1", "TT2", "TT3",
-                                                                                  "TT4", "R1")}
+    from lnrecency.claims.catalog import answer_ids
+
+    task, text_ids, real = (list(answer_ids(role).values()) for role in ("task", "text", "pretrained"))
+    got = {cid: [r for r in results if r.id == cid and not r.not_run] for cid in task + text_ids + real}
     out = []
-    if got["TM1"]:  # what the task's slope is made of is on TM1's page (its evidence's anchoring sentence)
+    if got[task[0]]:  # what the task's slope is made of is on its claim's page (its evidence's anchoring sentence)
         out.append("On the synthetic induction task the TM1-TM3 and TM5 rows are secondary: its slope cannot test "
                    "the thesis.")
-    text = [(cid, got[cid][0]) for cid in ("TT1", "TT2", "TT3", "TT4") if got[cid]]
+    text = [(cid, got[cid][0]) for cid in text_ids if got[cid]]
     if text:
         def part(cid, r):
             d = getattr(r.evidence, "decision", None) or {}
@@ -112,9 +123,9 @@ def trained_summary(results: list[ClaimResult]) -> str:
     wu = _wu_sentence(results)
     if wu:
         out.append(wu)
-    if got["R1"]:
+    if got[real[0]]:
         rows = []
-        for r in got["R1"]:
+        for r in got[real[0]]:
             st = getattr(r.evidence, "statistic", {}) or {}
             name = str(getattr(r.evidence, "model", "")).split(" (")[0]
             rows.append(f"{name}: {r.verdict} (mean slope {st.get('mean', float('nan')):+.4f} logit per key)")

@@ -9,10 +9,11 @@ __all__ = ["V2_BEGIN", "V2_END", "v2_block", "v2_sentence"]
 def v2_sentence(snapshot: dict, *, brief: bool = False) -> str:
     """Plan v2's result in one plain sentence (issue 50; :func:`lnrecency.report.headline.v2_setting`), from the
     snapshot of its run (docs/thesis_text_v2.json), linked to its page."""
+    from lnrecency.claims.catalog import answer_ids
     from lnrecency.report.headline import v2_setting
 
     tests = snapshot["tests"]
-    verdicts = {f"TV{k}": tests[f"Q{k}"]["verdict"] for k in range(1, 7) if f"Q{k}" in tests}
+    verdicts = {cid: tests[q]["verdict"] for q, cid in answer_ids("plan v2").items() if q in tests}
     return (v2_setting(snapshot["cells"], verdicts, tests.get("Q3", {}).get("interval"), quick=snapshot.get("quick"),
                        brief=brief) + " [Details](docs/thesis-text-v2.md).")
 
