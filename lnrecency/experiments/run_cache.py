@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 __all__ = ["KINDS", "MAX_BYTES", "MAX_DEPTH", "DamagedCache", "cache_root", "folder", "entry", "key", "read", "write",
+           "link_on_the_way",
            "make_folder", "cached_jobs", "READS", "reads", "clear_reads", "note_reads", "using_root"]
 
 #: the folders of the cache, one per kind of entry
@@ -160,7 +161,7 @@ def read(path: Path, required: tuple = (), *, max_bytes: int = MAX_BYTES, max_de
     disagrees); otherwise :class:`DamagedCache` naming the file and what is wrong (a verdict read from a damaged,
     mistyped, misfiled or NaN-carrying run would be wrong)."""
     path = Path(path)
-    link = _link_on_the_way(path)
+    link = link_on_the_way(path)
     if link is not None:
         raise DamagedCache(f"cache {'file' if link == path else 'folder'} {str(link)!r} is a symbolic link; a cache "
                            f"entry is read only from plain folders inside the cache root {str(cache_root())!r} "
@@ -193,7 +194,7 @@ def read(path: Path, required: tuple = (), *, max_bytes: int = MAX_BYTES, max_de
     return data
 
 
-def _link_on_the_way(path: Path) -> Path | None:
+def link_on_the_way(path: Path) -> Path | None:
     """The first symbolic link among ``path`` and the folders between it and the cache root (the root itself, the
     user's choice, may be a link), or None. A path outside the root is checked itself only."""
     root = cache_root()

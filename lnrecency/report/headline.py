@@ -263,6 +263,12 @@ def label_of(results: list[ClaimResult], cid: str, which: str | None = None) -> 
     return "split (" + ", ".join(f"{sum(r.verdict == w for r in rows)} {w}" for w in words) + ")"
 
 
+def and_list(items) -> str:
+    """"a", "a and b", "a, b and c"."""
+    items = list(items)
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
 def t1_rp(results: list[ClaimResult]) -> dict:
     """The theorem's single-draw recency probability with LayerNorm (the catalogue's "theorem" role): lam -> {d: RP},
     from its rows' evidence."""
@@ -292,13 +298,10 @@ def _t1_sentence(results: list[ClaimResult]) -> str | None:
     if 1.0 in rp and 8.0 in rp:
         a, b = rp[1.0], rp[8.0]
         ds = sorted(set(a) & set(b))
-        def both(items):  # "a and b", "a, b and c": each list below is at the same widths, in the same order
-            items = list(items)
-            return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
-
         text += (" A single draw shows little of it at the authors' widths: the chance that it orders key triples "
-                 f"by recency is {both(f'{a[d]:.2f}' for d in ds)} at d = {both(str(d) for d in ds)} with lam = 1, "
-                 f"and {both(f'{b[d]:.2f}' for d in ds)} with lam = 8 (the sqrt(d) scaling of d = 64; 0.5 = no "
+                 f"by recency is {and_list(f'{a[d]:.2f}' for d in ds)} at d = {and_list(str(d) for d in ds)} with "
+                 f"lam = 1, "
+                 f"and {and_list(f'{b[d]:.2f}' for d in ds)} with lam = 8 (the sqrt(d) scaling of d = 64; 0.5 = no "
                  "order).")
     return text
 

@@ -39,9 +39,14 @@ def keep(results: list, *, quick: bool) -> Path:
 def kept(*, quick: bool) -> list:
     """The last full run's results at one setting; ValueError (naming the fix) when there are none or they cannot
     be read."""
+    from lnrecency.experiments.run_cache import link_on_the_way
     from lnrecency.files.store import StoreError, loads
 
     where = _folder(quick)
+    link = link_on_the_way(where / "evidence.json")
+    if link is not None:  # never read through a link: the store is the cache's, not what a link points at
+        raise ValueError(f"--claim: {str(link)!r} is a symbolic link, not a folder lnrecency made; remove it and run "
+                         f"python3 -m lnrecency.report.regenerate once without --claim")
     if not (where / "evidence.json").is_file():
         raise ValueError(f"--claim needs the verdicts of a full regeneration, kept in {str(where)!r}; there are none: "
                          f"run python3 -m lnrecency.report.regenerate once without --claim")

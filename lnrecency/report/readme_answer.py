@@ -13,10 +13,9 @@ def readme_answer(results: list[ClaimResult], v2: dict | None = None) -> str:
     does not hold (no normalisation; a single draw; sqrt(d) scaling), what carries it on text (BOS, plan v2's
     snapshot ``v2``) and the printed derivation; each part from its claims' results, left out when not evaluated."""
     from lnrecency.claims.catalog import answer_parts
+    from lnrecency.report.headline import and_list as both
     from lnrecency.report.headline import label_of, role_rows, t1_rp
 
-    def both(items):
-        return (lambda x: x[0] if len(x) == 1 else ", ".join(x[:-1]) + " and " + x[-1])(list(items))
     out = []
     ((cid, which, _),) = answer_parts("theorem")
     if role_rows(results, cid, which):

@@ -36,6 +36,18 @@ def test_one_claim_afresh_the_others_kept(quick_verdicts, tmp_path):
         (tmp_path / "regenerate" / "quick" / "arrays.npz").write_bytes(b"not a zip")
         with pytest.raises(ValueError, match="cannot be read"):
             kept_verdicts.kept(quick=True)
+    # a link where the kept verdicts live is never read through, nor written through
+    outside = tmp_path / "outside"
+    (outside / "quick").mkdir(parents=True)
+    root = tmp_path / "linked"
+    root.mkdir()
+    (root / "regenerate").symlink_to(outside)
+    with run_cache.using_root(root):
+        with pytest.raises(ValueError, match="symbolic link"):
+            kept_verdicts.kept(quick=True)
+        with pytest.raises(ValueError, match="symbolic link"):
+            kept_verdicts.keep(results, quick=True)
+    assert list((outside / "quick").iterdir()) == []
 
 
 def test_the_command_refuses_a_claim_it_does_not_evaluate(capsys):
