@@ -60,8 +60,10 @@ def _setting_needed(claim, v2: dict | None) -> list[str]:
 
 
 def _claim_page(claim, rows: list, snap: dict, v2: dict | None = None) -> str:
-    from lnrecency.claims.tables_and_plots import setting_summary
     from lnrecency.report.headline import source_group
+    from lnrecency.report.views.outputs import VIEWS
+    from lnrecency.report.views.registry import VIEW_LIST  # noqa: F401  (imports every view module)
+    from lnrecency.report.views.shared import setting_summary
 
     lines = [f"# {claim.id}: {claim.description}", ""]
     if rows:
@@ -84,12 +86,14 @@ def _claim_page(claim, rows: list, snap: dict, v2: dict | None = None) -> str:
         lines += ["**Verdict.** Not in the verdict snapshot (docs/verdicts.json): run "
                   f"`lnrecency verify --claim {claim.id}`.", ""]
     lines += _setting_needed(claim, v2)
-    tables = [t.stem for t in claim.tables]
-    figures = [s for f in claim.figures for s in (f.stems if not callable(f.stems) else ())]
+    view = VIEWS.get(claim.id)
+    own_tables, own_figures = (view.tables, view.figures) if view is not None else ((), ())
+    tables = [t.stem for t in own_tables]
+    figures = [s for f in own_figures for s in (f.stems if not callable(f.stems) else ())]
     lines += ["**Evidence in the report** (`lnrecency report --out report`, files in `report/`):", ""]
     lines += [f"- table `{t}` (`{t}.md`, `.csv`, `.tex`, `.json`)" for t in tables] or ["- the `verdicts` table"]
     lines += [f"- figure `{f}` (`{f}.png`, `.pdf`)" for f in figures]
-    if any(callable(f.stems) for f in claim.figures):
+    if any(callable(f.stems) for f in own_figures):
         lines.append("- figures whose names depend on the report's settings (listed in `report/index.md`)")
     lines += ["", "**Rerun.**", "", "```bash", f"lnrecency verify --claim {claim.id}          # the verdict "
               "and its whole evidence", f"lnrecency verify --claim {claim.id} --json   # the same as JSON", "```",
@@ -97,8 +101,8 @@ def _claim_page(claim, rows: list, snap: dict, v2: dict | None = None) -> str:
     if claim.training:
         lines += ["Needs the models extra (`pip install -e '.[models]'`) and the cached experiment; see "
                   "[Trained models](../trained-experiments.md).", ""]
-    if claim.notebook:
-        lines += [f"Notebook: [{claim.notebook}](../notebooks/{claim.notebook}.ipynb).", ""]
+    if view is not None and view.notebook:
+        lines += [f"Notebook: [{view.notebook}](../notebooks/{view.notebook}.ipynb).", ""]
     return "\n".join(lines)
 
 
@@ -122,8 +126,6 @@ def generate(here: Path) -> None:
     out = here / "claims"
     pages = []
     for claim in CATALOG:
-        if claim.evaluate is None:
-            continue
         stem = claim_page(claim.id)
         _write(out / f"{stem}.md", _claim_page(claim, rows.get(claim.id, []), snap, v2))
         verdicts = ", ".join(dict.fromkeys(r["verdict"] for r in rows.get(claim.id, []))) or "not in the snapshot"

@@ -108,11 +108,11 @@ def page_cells(page: str) -> list[tuple[str, str]]:
 
 
 def _notebooks() -> dict[str, list[tuple[str, str]]]:
-    """Notebook name -> cells: its title, the setup cell, then the cells every claim declares for it
-    (lnrecency.claims.declare; in the registry's order). A code cell is the body of a function of the claim's
-    module, with the imports of the names it reads (lnrecency.claims.declare.cell_source)."""
-    from lnrecency.claims.notebook_cells import cell_source
-    from lnrecency.claims.registry import CATALOG
+    """Notebook name -> cells: its title, the setup cell, then the cells every claim's views register for it
+    (lnrecency.report.views; in the registry's order). A code cell is the body of a function of the claim's
+    view module, with the imports of the names it reads (lnrecency.report.views.cells.cell_source)."""
+    from lnrecency.report.views.cells import cell_source
+    from lnrecency.report.views.registry import VIEW_LIST as CATALOG
 
     out = {name: [("md", title), ("code", SETUP)] for name, title in NOTEBOOK_TITLES.items()}
     for claim in CATALOG:

@@ -174,8 +174,10 @@ def test_layout_names_every_floor_with_the_floor_of_the_table():
 
 
 #: the folders whose modules the claim catalogue lists (lnrecency/claims/catalog.py), not docs/layout.md: a new
-#: claim is its module and one catalogue line, nothing more (test_claim_folders_hold_catalogue_modules_only)
-CLAIM_FOLDERS = ("lnrecency/claims/parameter_free", "lnrecency/claims/trained")
+#: claim is its module, its views' module (named alike) and one catalogue line, nothing more
+#: (test_claim_folders_hold_catalogue_modules_only)
+CLAIM_FOLDERS = ("lnrecency/claims/parameter_free", "lnrecency/claims/trained",
+                 "lnrecency/report/views/parameter_free", "lnrecency/report/views/trained")
 
 
 def stray_claim_modules(root: Path = ROOT, listed: tuple[str, ...] | None = None) -> list[str]:
@@ -187,15 +189,9 @@ def stray_claim_modules(root: Path = ROOT, listed: tuple[str, ...] | None = None
     for folder in CLAIM_FOLDERS:
         for path in sorted((root / folder).glob("*.py")):
             sub = f"{Path(folder).name}.{path.stem}"
-            if path.name != "__init__.py" and sub not in listed and not _helper_of(sub, listed):
+            if path.name != "__init__.py" and sub not in listed:
                 out.append(sub)
     return out
-
-
-def _helper_of(sub: str, listed: tuple[str, ...]) -> bool:
-    """A claim module's evaluation helper, named after it (``tm1_tm5_evaluation`` of ``tm1_tm5_trained_decoders``)."""
-    head = "_".join(sub.split("_")[:2])
-    return sub.endswith("_evaluation") and any(m.startswith(head) for m in listed)
 
 
 def test_claim_folders_hold_catalogue_modules_only(tmp_path):
@@ -204,7 +200,45 @@ def test_claim_folders_hold_catalogue_modules_only(tmp_path):
         (tmp_path / folder).mkdir(parents=True)
     (tmp_path / CLAIM_FOLDERS[0] / "c3_residual.py").write_text("")
     (tmp_path / CLAIM_FOLDERS[0] / "x1_stray.py").write_text("")
-    assert stray_claim_modules(tmp_path) == ["parameter_free.x1_stray"]
+    (tmp_path / CLAIM_FOLDERS[3] / "c3_residual_evaluation.py").write_text("")  # a helper is a stray too
+    assert stray_claim_modules(tmp_path) == ["parameter_free.x1_stray", "trained.c3_residual_evaluation"]
+
+
+def claim_floor_problems(root: Path = ROOT) -> list[str]:
+    """What the claims floor must not do (issue 66): draw (import matplotlib) or import another claim's module (a
+    module of :data:`CLAIM_FOLDERS` under lnrecency/claims, imported from anywhere in lnrecency/claims but itself)."""
+    out = []
+    claim_modules = {f"lnrecency.claims.{Path(f).name}.{p.stem}" for f in CLAIM_FOLDERS[:2]
+                     for p in (root / f).glob("*.py") if p.name != "__init__.py"}
+    for path in sorted((root / "lnrecency" / "claims").rglob("*.py")):
+        me = ".".join(path.relative_to(root).with_suffix("").parts)
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import) else
+                     [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            if isinstance(node, ast.ImportFrom) and node.module in ("lnrecency.claims.parameter_free",
+                                                                    "lnrecency.claims.trained"):
+                names = [f"{node.module}.{a.name}" for a in node.names]
+            for name in names:
+                if name.split(".")[0] == "matplotlib":
+                    out.append(f"{me} imports {name}")
+                elif name in claim_modules and name != me:
+                    out.append(f"{me} imports {name}")
+    return out
+
+
+def test_no_claim_module_draws_or_imports_another_claim(tmp_path):
+    assert claim_floor_problems() == []
+    for folder in ("lnrecency/claims/parameter_free", "lnrecency/claims/trained"):
+        (tmp_path / folder).mkdir(parents=True)
+    (tmp_path / "lnrecency/claims/parameter_free/c2_x.py").write_text(
+        "from lnrecency.claims.parameter_free.t1_y import heatmap\n")
+    (tmp_path / "lnrecency/claims/parameter_free/t1_y.py").write_text("import matplotlib.pyplot as plt\n")
+    (tmp_path / "lnrecency/claims/trained/tt1_z.py").write_text(
+        "def f():\n    from lnrecency.claims.parameter_free import t1_y\n")
+    assert claim_floor_problems(tmp_path) == [
+        "lnrecency.claims.parameter_free.c2_x imports lnrecency.claims.parameter_free.t1_y",
+        "lnrecency.claims.parameter_free.t1_y imports matplotlib.pyplot",
+        "lnrecency.claims.trained.tt1_z imports lnrecency.claims.parameter_free.t1_y"]
 
 
 def test_layout_names_every_module_and_nothing_else():
@@ -276,9 +310,8 @@ def test_claim_modules_are_named_by_the_ids_they_declare():
     from lnrecency.claims.registry import CATALOG
 
     for claim in CATALOG:
-        if claim.evaluate is not None:
-            stem = claim.module.rpartition(".")[2]
-            assert covers(stem, claim.id), (claim.id, stem)
+        stem = claim.module.rpartition(".")[2]
+        assert covers(stem, claim.id), (claim.id, stem)
 
 
 def test_the_naming_rule_can_say_no():

@@ -33,8 +33,8 @@ SOURCES: dict[str, str] = {
 SOURCE_SHORT: dict[str, str] = {"paper": "paper", "v1": "paper v1", "seed002": "seed 002", "seed003": "seed 003",
                                 "ours": "ours", "wu2025": "Wu et al."}
 #: the families a claim's decisions belong to (each with its own family-wise rate, docs/trained.md)
-FAMILIES = ("parameter-free", "trained", "corpus", "thesis-text plan", "thesis-text plan v2", "Wu et al. reproduction",
-            "Wu et al. plan", "pretrained")
+FAMILIES = ("parameter-free", "trained", "corpus", "thesis-text plan", "thesis-text plan v2", "thesis-text plan v3",
+            "Wu et al. reproduction", "Wu et al. plan", "pretrained")
 
 
 @dataclass(frozen=True)
@@ -399,6 +399,39 @@ CATALOG: tuple[Declared, ...] = (
               "With BOS (plan v2 Q6): RMSNorm gives the same layer-2 recency slope on held-out text as LayerNorm, "
               "within 0.05 logit per key, at equal tokens."),
           command="experiments thesis-text-v2", family="thesis-text plan v2"),
+    declare("TC1", "trained.tc1_tc5_thesis_text_v3",
+            "with BOS, does layer 2's learned QK carry the read-out? (plan v3 A1)",
+            S("s1", "ours",
+              "The read-out with BOS (plan v3 A1): in the plan's LayerNorm models trained with BOS first in every "
+              "window, replacing layer 2's query-key product W_Q W_K^T by c I (c matching the intact logits' root "
+              "mean square) removes more than half of layer 2's recency slope on held-out text."),
+          command="experiments thesis-text-v3", family="thesis-text plan v3"),
+    declare("TC2", "trained.tc1_tc5_thesis_text_v3",
+            "with BOS, is the keys' BOS value direction the channel? (plan v3 B1)",
+            S("s1", "ours",
+              "The read-out with BOS (plan v3 B1): in the same LayerNorm models, removing from every key at layer 2's "
+              "input its component along layer 1's head-mean value vector of BOS (after the normalisation's map) "
+              "takes more than half of layer 2's recency slope."),
+          command="experiments thesis-text-v3", family="thesis-text plan v3"),
+    declare("TC3", "trained.tc1_tc5_thesis_text_v3",
+            "with BOS, does the normalisation's per-token scale carry the read-out? (plan v3 C1)",
+            S("s1", "ours",
+              "The paper's mechanism with BOS (plan v3 C1): in the same LayerNorm models, fixing the normalisation's "
+              "per-token scale at layer 2's input to its mean over the window's tokens 2..n removes more than half of "
+              "layer 2's recency slope."),
+          command="experiments thesis-text-v3", family="thesis-text plan v3"),
+    declare("TC4", "trained.tc1_tc5_thesis_text_v3",
+            "without BOS, does layer 2's learned QK carry the slope? (plan v3 A0)",
+            S("s1", "ours",
+              "Without BOS (plan v3 A0): in the plan's LayerNorm models trained and probed without any BOS, replacing "
+              "layer 2's query-key product by c I removes more than half of layer 2's recency slope (first key out)."),
+          command="experiments thesis-text-v3", family="thesis-text plan v3"),
+    declare("TC5", "trained.tc1_tc5_thesis_text_v3",
+            "without BOS, does the normalisation's per-token scale carry the slope? (plan v3 C0)",
+            S("s1", "ours",
+              "The paper's mechanism without BOS (plan v3 C0): in the same no-BOS LayerNorm models, fixing the "
+              "normalisation's per-token scale at layer 2's input removes more than half of layer 2's recency slope."),
+          command="experiments thesis-text-v3", family="thesis-text plan v3"),
     declare("W2", "trained.w2_w4_wu_icl",
             "Wu et al.'s experiment without normalisation: does the earlier item win? (their Fig. 2)",
             S("statement", "wu2025",

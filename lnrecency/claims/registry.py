@@ -1,8 +1,8 @@
 """Registry of every claim check: id -> evaluator; ``evaluate(ids)`` runs them and returns ClaimResults.
 
-Each claim is declared in :mod:`lnrecency.claims.catalog`; its module attaches its evaluator, report tables and
-figures and notebook cells (:func:`lnrecency.claims.declare.claim`). This registry imports the claim modules, in
-:data:`MODULES` order (the catalogue's, then the sections), and orders the claims as the catalogue does; a claim
+Each claim is declared in :mod:`lnrecency.claims.catalog`; its module attaches its evaluator
+(:func:`lnrecency.claims.declare.claim`). This registry imports the claim modules, in :data:`MODULES` order (the
+catalogue's), and orders the claims as the catalogue does; a claim
 declared there with no evaluator is an error, and so is a verdict on a statement its claim does not declare. A
 claim whose experiment's cache is damaged gives rows that say so (:func:`damaged`), never an exception. Ids: "T1"
 (Theorem 1, seed text), "C2".."C9" (docs/model.md, claims C2-C9), "P1".."P9" (the authors' printed derivation),
@@ -27,10 +27,8 @@ from lnrecency.inference.verdicts import ClaimResult
 from lnrecency.runtime.arguments import check_int
 from lnrecency.runtime.child import worker_init
 
-#: the claim modules under lnrecency.claims, in report order (each registers its claims when imported): the
-#: catalogue's, then the sections that hold no verdict
-SECTIONS: tuple[str, ...] = ("section_boundaries",)
-MODULES: tuple[str, ...] = catalog.modules() + SECTIONS
+#: the claim modules under lnrecency.claims, in report order (each registers its claims when imported)
+MODULES: tuple[str, ...] = catalog.modules()
 
 
 def _catalog() -> tuple[Claim, ...]:
@@ -47,11 +45,10 @@ def _catalog() -> tuple[Claim, ...]:
     return tuple(sorted(REGISTERED.values(), key=lambda c: (order.get(c.id, len(order)), rank[c.module])))
 
 
-#: every registered claim and section, in report order: the report's tables and figures and the notebooks
-#: derive from it
+#: every registered claim, in report order (what each shows: lnrecency.report.views.registry)
 CATALOG: tuple[Claim, ...] = _catalog()
-#: id -> Claim, the claims with an evaluator (verdicts)
-CLAIMS: dict[str, Claim] = {c.id: c for c in CATALOG if c.evaluate is not None}
+#: id -> Claim
+CLAIMS: dict[str, Claim] = {c.id: c for c in CATALOG}
 #: the ids whose verdicts need trained models (torch; minutes of training, cached): evaluated only when
 #: named, or with ``trained=True``
 TRAINED: tuple[str, ...] = tuple(cid for cid, c in CLAIMS.items() if c.training)

@@ -14,7 +14,7 @@ from __future__ import annotations
 RENAMED: dict[str, str] = {
     "lnrecency.bias:BiasProfile": "lnrecency.experiments.profiler:BiasProfile",
     "lnrecency.bias:BiasRow": "lnrecency.experiments.profiler:BiasRow",
-    "lnrecency.claims._views:Curve": "lnrecency.claims.tables_and_plots:Curve",
+    "lnrecency.claims._views:Curve": "lnrecency.report.views.shared:Curve",
     "lnrecency.claims.amplification:CanAmplifyEvidence":
         "lnrecency.claims.parameter_free.c5_amplification:CanAmplifyEvidence",
     "lnrecency.claims.amplification:GridProfile": "lnrecency.claims.parameter_free.c5_amplification:GridProfile",
@@ -59,11 +59,11 @@ RENAMED: dict[str, str] = {
     "lnrecency.claims.c8_output_variance:PostNormEvidence":
         "lnrecency.claims.parameter_free.c8_output_variance:PostNormEvidence",
     "lnrecency.claims.c8_output_variance:VarianceCurve":
-        "lnrecency.claims.parameter_free.c8_output_variance:VarianceCurve",
+        "lnrecency.report.views.parameter_free.c8_output_variance:VarianceCurve",
     "lnrecency.claims.c8_output_variance:VarianceFloor":
         "lnrecency.claims.parameter_free.c8_output_variance:VarianceFloor",
     "lnrecency.claims.c9_finite_width:ConvergenceCurve":
-        "lnrecency.claims.parameter_free.c9_finite_width:ConvergenceCurve",
+        "lnrecency.report.views.parameter_free.c9_finite_width:ConvergenceCurve",
     "lnrecency.claims.c9_finite_width:Frequency": "lnrecency.claims.parameter_free.c9_finite_width:Frequency",
     "lnrecency.claims.c9_finite_width:RateEvidence": "lnrecency.claims.parameter_free.c9_finite_width:RateEvidence",
     "lnrecency.claims.c9_finite_width:ScaledBias": "lnrecency.claims.parameter_free.c9_finite_width:ScaledBias",
@@ -72,7 +72,7 @@ RENAMED: dict[str, str] = {
     "lnrecency.claims.c9_finite_width:WidthOrdering": "lnrecency.claims.parameter_free.c9_finite_width:WidthOrdering",
     "lnrecency.claims.deeper:DeeperEvidence": "lnrecency.claims.parameter_free.c6_deeper_layers:DeeperEvidence",
     "lnrecency.claims.finite_width:ConvergenceCurve":
-        "lnrecency.claims.parameter_free.c9_finite_width:ConvergenceCurve",
+        "lnrecency.report.views.parameter_free.c9_finite_width:ConvergenceCurve",
     "lnrecency.claims.finite_width:Frequency": "lnrecency.claims.parameter_free.c9_finite_width:Frequency",
     "lnrecency.claims.finite_width:RateEvidence": "lnrecency.claims.parameter_free.c9_finite_width:RateEvidence",
     "lnrecency.claims.finite_width:ScaledBias": "lnrecency.claims.parameter_free.c9_finite_width:ScaledBias",
@@ -144,9 +144,11 @@ RENAMED: dict[str, str] = {
     "lnrecency.claims.residual:KeepsEvidence": "lnrecency.claims.parameter_free.c3_residual:KeepsEvidence",
     "lnrecency.claims.residual:WeakensEvidence": "lnrecency.claims.parameter_free.c3_residual:WeakensEvidence",
     "lnrecency.claims.s2_0_premise:PremiseEvidence": "lnrecency.claims.trained.s2_0_premise:PremiseEvidence",
-    "lnrecency.claims.s2_s3_evaluation:PerSeedEvidence": "lnrecency.claims.trained.s2_s3_evaluation:PerSeedEvidence",
+    "lnrecency.claims.s2_s3_evaluation:PerSeedEvidence":
+        "lnrecency.claims.trained.s2_s3_seed_experiments:PerSeedEvidence",
     "lnrecency.claims.seeds_trained:NotRun": "lnrecency.inference.evidence:NotRun",
-    "lnrecency.claims.seeds_trained:PerSeedEvidence": "lnrecency.claims.trained.s2_s3_evaluation:PerSeedEvidence",
+    "lnrecency.claims.seeds_trained:PerSeedEvidence":
+        "lnrecency.claims.trained.s2_s3_seed_experiments:PerSeedEvidence",
     "lnrecency.claims.t1_theorem1:T1Evidence": "lnrecency.claims.parameter_free.t1_theorem1:T1Evidence",
     "lnrecency.claims.theorem1:T1Evidence": "lnrecency.claims.parameter_free.t1_theorem1:T1Evidence",
     "lnrecency.claims.trained:NotRun": "lnrecency.inference.evidence:NotRun",
@@ -156,7 +158,7 @@ RENAMED: dict[str, str] = {
     "lnrecency.claims.variance:DiagonalChecks": "lnrecency.claims.parameter_free.c8_output_variance:DiagonalChecks",
     "lnrecency.claims.variance:NoNormDecay": "lnrecency.claims.parameter_free.c8_output_variance:NoNormDecay",
     "lnrecency.claims.variance:PostNormEvidence": "lnrecency.claims.parameter_free.c8_output_variance:PostNormEvidence",
-    "lnrecency.claims.variance:VarianceCurve": "lnrecency.claims.parameter_free.c8_output_variance:VarianceCurve",
+    "lnrecency.claims.variance:VarianceCurve": "lnrecency.report.views.parameter_free.c8_output_variance:VarianceCurve",
     "lnrecency.claims.variance:VarianceFloor": "lnrecency.claims.parameter_free.c8_output_variance:VarianceFloor",
     "lnrecency.config:ModelConfig": "lnrecency.model.config:ModelConfig",
     "lnrecency.conventions:Convention": "lnrecency.model.authors_presets:Convention",
@@ -231,4 +233,14 @@ RENAMED: dict[str, str] = {
     "lnrecency.sweep:SweepGrid": "lnrecency.experiments.sweep:SweepGrid",
     "lnrecency.tables:Table": "lnrecency.files.table_record:Table",
     "lnrecency.verdicts:ClaimResult": "lnrecency.inference.verdicts:ClaimResult",
+    # issue 66: the views moved out of the claims (lnrecency.report.views), the evaluation helpers into their claims
+    "lnrecency.report.views.shared:Curve": "lnrecency.report.views.shared:Curve",
+    "lnrecency.claims.declare:FigureOutput": "lnrecency.report.views.outputs:FigureOutput",
+    "lnrecency.claims.declare:TableOutput": "lnrecency.report.views.outputs:TableOutput",
+    "lnrecency.claims.parameter_free.c9_finite_width:ConvergenceCurve":
+        "lnrecency.report.views.parameter_free.c9_finite_width:ConvergenceCurve",
+    "lnrecency.claims.parameter_free.c8_output_variance:VarianceCurve":
+        "lnrecency.report.views.parameter_free.c8_output_variance:VarianceCurve",
+    "lnrecency.claims.trained.s2_s3_seed_experiments:PerSeedEvidence":
+        "lnrecency.claims.trained.s2_s3_seed_experiments:PerSeedEvidence",
 }

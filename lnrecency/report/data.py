@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 
 from lnrecency.claims.registry import evaluate as evaluate_claims
-from lnrecency.claims.trained.s2_s3_evaluation import available
-from lnrecency.claims.trained.tm1_tm5_evaluation import cached_results
+from lnrecency.claims.trained.s2_s3_seed_experiments import available
+from lnrecency.claims.trained.tm1_tm5_trained_decoders import cached_results
 from lnrecency.experiments.authors.panels import run_panels
 from lnrecency.experiments.profiler import bias_profile
 from lnrecency.experiments.sweep import REPORT_GRID, sweep

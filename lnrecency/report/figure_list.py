@@ -1,5 +1,5 @@
-"""The report's figures (matplotlib, PNG and PDF): each claim declares its own in its module
-(lnrecency.claims.declare); :data:`FIGURES` lists them all, in report order.
+"""The report's figures (matplotlib, PNG and PDF): each claim's are registered by its ID in its view module
+(lnrecency.report.views); :data:`FIGURES` lists them all, in report order.
 
 Figures are ``matplotlib.figure.Figure`` objects (no pyplot state): saving renders them with the Agg (PNG) and
 PDF canvases whatever the interactive backend is, and a notebook can ``display`` them. Builders take a
@@ -9,15 +9,15 @@ from __future__ import annotations
 
 from typing import Callable
 
-from lnrecency.claims.declare import FigureOutput
-from lnrecency.claims.registry import CATALOG
 from lnrecency.files.figure_record import ReportFigure
 from lnrecency.report.data import ReportData
+from lnrecency.report.views.outputs import FigureOutput
+from lnrecency.report.views.registry import VIEW_LIST
 
 __all__ = ["ReportFigure", "FIGURES", "build_figures", "figure_names", "drawing_units"]
 
 #: every figure output of the report, in order
-FIGURES: list[FigureOutput] = [f for c in CATALOG for f in c.figures]
+FIGURES: list[FigureOutput] = [f for v in VIEW_LIST for f in v.figures]
 
 
 def drawing_units(outputs: list[FigureOutput] | None = None) -> list[tuple[str, Callable[[ReportData], list]]]:

@@ -397,12 +397,13 @@ def report_link(path: str) -> str | None:
 
 def claim_tables(results: list[ClaimResult]) -> dict[str, str]:
     """Claim id -> the Markdown file of its first report table (else the verdicts table)."""
-    from lnrecency.claims.registry import CLAIMS
+    from lnrecency.report.views.outputs import VIEWS
+    from lnrecency.report.views.registry import VIEW_LIST  # noqa: F401  (imports every view module)
 
     out = {}
     for r in results:
-        claim = CLAIMS.get(r.id)
-        stems = [t.stem for t in claim.tables] if claim is not None else []
+        view = VIEWS.get(r.id)
+        stems = [t.stem for t in view.tables] if view is not None else []
         out[r.id] = f"{stems[0]}.md" if stems else "verdicts.md"
     return out
 

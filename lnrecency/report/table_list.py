@@ -1,6 +1,6 @@
 """The report's own tables: every verdict, and the Monte Carlo checks the verdicts used (means, orderings,
 practical widths, implementation consistency). Each claim's own tables are declared in its module
-(lnrecency.claims.declare); :data:`TABLES` lists them all, in report order.
+(lnrecency.report.views); :data:`TABLES` lists them all, in report order.
 
 Each builder takes a :class:`~lnrecency.report.data.ReportData` and returns a
 :class:`~lnrecency.files.table_record.Table`;
@@ -8,13 +8,13 @@ every number is one the verdicts' evidence holds.
 """
 from __future__ import annotations
 
-from lnrecency.claims.declare import TableOutput
 from lnrecency.claims.mc_checks import D_BIG
-from lnrecency.claims.registry import CATALOG
-from lnrecency.claims.tables_and_plots import records_in, setting_summary
 from lnrecency.files.table_record import Table
 from lnrecency.inference.records import MCMeans, MeanChecks, OrderingTests, PairedMean
 from lnrecency.report.data import ReportData
+from lnrecency.report.views.outputs import TableOutput
+from lnrecency.report.views.registry import VIEW_LIST
+from lnrecency.report.views.shared import records_in, setting_summary
 
 __all__ = ["REPORT_TABLES", "TABLES", "build_tables", "verdict_table"]
 
@@ -147,7 +147,7 @@ REPORT_TABLES: tuple[TableOutput, ...] = (
                 verdict_orderings_table))
 
 #: every table of the report, in order: its own, then each claim's (declared in the claim's module)
-TABLES: list[TableOutput] = [*REPORT_TABLES, *(t for c in CATALOG for t in c.tables)]
+TABLES: list[TableOutput] = [*REPORT_TABLES, *(t for v in VIEW_LIST for t in v.tables)]
 
 
 def build_tables(data: ReportData) -> list[Table]:

@@ -1,68 +1,11 @@
-"""lnrecency.claims.declare: claims register themselves (evaluator, tables, figures, notebook cells), a notebook
-code cell is a real function whose body becomes the cell, and the registry refuses what it cannot order."""
+"""lnrecency.claims.declare: a claim module attaches its evaluator to the catalogue's declaration; the registry refuses
+what it cannot order. What a claim shows is registered on the report floor (tests/report/test_views.py)."""
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
-import lnrecency.theory.closed_forms as cf_module
 from lnrecency.claims import declare, registry  # the registry imports (and so registers) every claim module
-from lnrecency.claims.declare import REGISTERED, FigureOutput, TableOutput, claim, section
-from lnrecency.claims.notebook_cells import cell_source
-from lnrecency.model.config import ModelConfig
-
-SCALE = 3.0
-
-
-def _cell(data, display):
-    """A docstring is not part of the cell."""
-    cfg = ModelConfig(norm="layernorm")
-    display(np.arange(3) * SCALE, cfg.label())  # a comment stays
-
-
-def _cell_with_module_alias(data, display):
-    display(cf_module.closed_forms(ModelConfig()).score)
-
-
-def _cell_with_own_import(data, display):
-    from lnrecency.theory.limit import limit_scores
-
-    display(limit_scores(4, 2))
-
-
-def _cell_reading_nothing_defined(data, display):
-    display(NOT_DEFINED_ANYWHERE)  # noqa: F821
-
-
-def _table(data):
-    return None
-
-
-def test_cell_source_is_the_body_with_the_imports_it_needs():
-    src = cell_source(_cell)
-    assert src.splitlines() == [
-        "from lnrecency.model.config import ModelConfig",
-        f"from {__name__} import SCALE",
-        "import numpy as np",
-        'cfg = ModelConfig(norm="layernorm")',
-        "display(np.arange(3) * SCALE, cfg.label())  # a comment stays"]
-    assert "docstring" not in src and "def " not in src
-    assert "import lnrecency.theory.closed_forms as cf_module" in cell_source(_cell_with_module_alias).splitlines()
-    own = cell_source(_cell_with_own_import)
-    assert own.startswith("from lnrecency.theory.limit import limit_scores\n")
-    assert own.count("import") == 1  # the cell's own import is not added a second time
-
-
-def test_the_cell_runs_as_the_notebook_would():
-    shown = []
-    namespace = {"data": None, "display": lambda *a: shown.append(a)}
-    exec(compile(cell_source(_cell), "<cell>", "exec"), namespace)
-    assert shown and list(shown[0][0]) == [0.0, 3.0, 6.0]
-
-
-def test_a_cell_reading_an_undefined_name_is_refused():
-    with pytest.raises(NameError, match="NOT_DEFINED_ANYWHERE"):
-        cell_source(_cell_reading_nothing_defined)
+from lnrecency.claims.declare import REGISTERED, claim
 
 
 def _declare_x(monkeypatch, cid: str) -> None:
@@ -78,45 +21,22 @@ def test_the_decorator_registers_and_returns_the_evaluator(monkeypatch):
     monkeypatch.setattr(declare, "REGISTERED", dict(REGISTERED))
     _declare_x(monkeypatch, "X1")
 
-    @claim("X1", tables=(TableOutput("x1", "line", _table),), notebook="nb", cells=("md", _cell, _table),
-           module=f"lnrecency.claims.{__name__}")
+    @claim("X1", module=f"lnrecency.claims.{__name__}")
     def evaluate(*, quick=False, progress=None):
         return []
 
     entry = declare.REGISTERED["X1"]
     assert evaluate.__name__ == "evaluate" and entry.evaluate is evaluate
-    assert entry.module == f"lnrecency.claims.{__name__}" and entry.tables[0].build is _table
-    assert entry.description == "a test claim"  # the catalogue's title
-    # a cell that is one of the claim's own builders shows that output
-    assert entry.cells == ("md", _cell, entry.tables[0])
-    assert cell_source(entry.cells[2]).splitlines() == [f"from {__name__} import _table", "display(_table(data))"]
-    figure = FigureOutput("line", _table, ("x",))
-    assert cell_source(figure).splitlines()[-1] == "show_figures(display, *_table(data))"
-    with pytest.raises(TypeError, match="module-level"):
-        cell_source(TableOutput("y", "line", lambda data: None))
-    section("X-section", "outputs only", module=__name__, cells=("text",))
-    assert declare.REGISTERED["X-section"].evaluate is None
+    assert entry.module == f"lnrecency.claims.{__name__}" and entry.description == "a test claim"
+    assert not hasattr(entry, "tables")  # a claim draws nothing: its views are on the report floor
 
 
-def test_an_id_declared_in_two_modules_and_a_cell_that_is_no_function_are_refused(monkeypatch):
+def test_an_id_declared_in_two_modules_is_refused(monkeypatch):
     monkeypatch.setattr(declare, "REGISTERED", dict(REGISTERED))
     with pytest.raises(ValueError, match="T1 is declared in the catalogue with module"):  # a second module
         claim("T1", module="lnrecency.claims.parameter_free.c3_residual")(lambda *, quick=False, progress=None: [])
-    with pytest.raises(ValueError, match="X9.*declared twice"):  # a section over a registered id
-        section("X9", "outputs", module="m1")
-        section("X9", "outputs", module="m2")
-    _declare_x(monkeypatch, "X2")
-    with pytest.raises(TypeError, match="Markdown text, a function or a report output"):
-        claim("X2", cells=(42,))
-
-
-def test_figure_output_splits_its_drawing_into_parts():
-    def draw(data, part=None):
-        return [part]
-
-    units = FigureOutput("line", draw, ("a", "b"), parts=3).units()
-    assert [fn(None) for _, fn in units] == [[0], [1], [2]]
-    assert FigureOutput("line", draw, lambda settings: [settings]).names("s") == ["s"]
+    with pytest.raises(TypeError):  # the view keywords are gone from the claims floor
+        claim("T1", tables=())
 
 
 def test_the_registry_refuses_a_claim_declared_outside_its_modules(monkeypatch):

@@ -1,7 +1,8 @@
-"""docs/layout.md's recipe for a new claim, walked through: C3's module copied under a new ID and one catalogue line
-(C3's, under that ID) are all it takes for the claim to be declared, registered, listed and evaluated; its statements
-come from the catalogue, its table and Monte Carlo labels from its ID. The same machinery refuses a module that
-registers a claim the catalogue does not declare, or declares in another module."""
+"""docs/layout.md's recipe for a new claim, walked through: C3's two modules (its evaluator and its views) copied under
+a new ID and one catalogue line (C3's, under that ID) are all it takes for the claim to be declared, registered,
+listed, shown and evaluated; its statements come from the catalogue, its table and Monte Carlo labels from its ID.
+The same machinery refuses a module that registers a claim the catalogue does not declare, or declares in another
+module."""
 from __future__ import annotations
 
 import importlib
@@ -15,6 +16,9 @@ from lnrecency.claims import catalog
 from lnrecency.claims import parameter_free as package
 from lnrecency.claims.declare import REGISTERED
 from lnrecency.claims.parameter_free import c3_residual
+from lnrecency.report.views import outputs
+from lnrecency.report.views import parameter_free as view_package
+from lnrecency.report.views.parameter_free import c3_residual as c3_views
 
 #: an ID and module no real claim will take (a real next claim, say C10, must not meet this test's copy)
 NEW = "X99"
@@ -23,19 +27,33 @@ MODULE = "parameter_free.x99_residual_copy"
 
 @pytest.fixture
 def copied(tmp_path, monkeypatch):
-    """Step 1: the module (C3's, ``ID = "X99"``), in a folder on the package's path; step 2: one catalogue line."""
+    """Step 1: the two modules (C3's evaluator with ``ID = "X99"``, and its views reading that module), each in a
+    folder on its package's path; step 2: one catalogue line."""
     source = Path(c3_residual.__file__).read_text(encoding="utf-8")
     assert source.count('ID = "C3"') == 1
-    (tmp_path / "x99_residual_copy.py").write_text(source.replace('ID = "C3"', f'ID = "{NEW}"'), encoding="utf-8")
-    monkeypatch.setattr(package, "__path__", [*package.__path__, str(tmp_path)])
+    (tmp_path / "claims").mkdir()
+    (tmp_path / "views").mkdir()
+    (tmp_path / "claims" / "x99_residual_copy.py").write_text(source.replace('ID = "C3"', f'ID = "{NEW}"'),
+                                                              encoding="utf-8")
+    view_source = Path(c3_views.__file__).read_text(encoding="utf-8")
+    assert view_source.count("lnrecency.claims.parameter_free.c3_residual import") == 1
+    (tmp_path / "views" / "x99_residual_copy.py").write_text(
+        view_source.replace("parameter_free.c3_residual import", "parameter_free.x99_residual_copy import"),
+        encoding="utf-8")
+    monkeypatch.setattr(package, "__path__", [*package.__path__, str(tmp_path / "claims")])
+    monkeypatch.setattr(view_package, "__path__", [*view_package.__path__, str(tmp_path / "views")])
+    monkeypatch.setattr(outputs, "VIEWS", dict(outputs.VIEWS))
     line = replace(catalog.declared("C3"), id=NEW, module=MODULE, title="a copy of C3 (the recipe's walk-through)")
     monkeypatch.setattr(catalog, "CATALOG", catalog.CATALOG + (line,))
     monkeypatch.setitem(catalog.DECLARED, NEW, line)
-    name = f"lnrecency.claims.{MODULE}"
-    yield importlib.import_module(name)
+    name, view = f"lnrecency.claims.{MODULE}", f"lnrecency.report.views.{MODULE}"
+    module = importlib.import_module(name)
+    importlib.import_module(view)
+    yield module
     from lnrecency.inference.stats import BUDGET
 
     sys.modules.pop(name, None)
+    sys.modules.pop(view, None)
     REGISTERED.pop(NEW, None)
     for key in [k for k in BUDGET.entries if k.startswith(f"{NEW} ")]:  # the copy's checks leave the session's budget
         del BUDGET.entries[key]
@@ -47,7 +65,7 @@ def test_a_copied_claim_is_declared_registered_and_listed(copied, capsys):
 
     entry = REGISTERED[NEW]
     assert entry.module == f"lnrecency.claims.{MODULE}" and entry.description.startswith("a copy of C3")
-    assert [t.stem for t in entry.tables] == ["x99_scores"]  # its own table, beside C3's
+    assert [t.stem for t in outputs.VIEWS[NEW].tables] == ["x99_scores"]  # its own table, beside C3's
     assert NEW in catalog.ids() and NEW not in catalog.trained_ids()
     assert main(["verify", "--list"]) == 0
     out = capsys.readouterr().out

@@ -21,7 +21,7 @@ pytest.importorskip("torch")
 
 import torch  # noqa: E402
 
-from lnrecency.claims.trained.s2_s3_evaluation import LABELS, S2, S3  #noqa: E402
+from lnrecency.claims.trained.s2_s3_seed_experiments import LABELS, S2, S3  #noqa: E402
 from lnrecency.cli.app import main  # noqa: E402
 from lnrecency.experiments.decoders.decoder import build  # noqa: E402
 from lnrecency.experiments.decoders.decoder_config import DecoderConfig  # noqa: E402

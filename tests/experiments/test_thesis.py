@@ -19,7 +19,7 @@ import pytest
 pytest.importorskip("torch")
 
 from lnrecency.claims.registry import CLAIMS  # noqa: E402
-from lnrecency.claims.trained import tm1_tm5_evaluation as trained  # noqa: E402
+from lnrecency.claims.trained import tm1_tm5_trained_decoders as trained  # noqa: E402
 from lnrecency.cli.app import main  # noqa: E402
 from lnrecency.experiments.decoders.train import converged  # noqa: E402
 from lnrecency.experiments.studies.thesis import ThesisResults, ThesisSettings, is_cached, run_thesis  # noqa: E402

@@ -94,14 +94,15 @@ def test_the_rollout_table_shows_every_cell_on_text_and_control(monkeypatch):
     from types import SimpleNamespace
 
     from lnrecency.claims.trained import tv1_tv6_thesis_text_v2 as tv
+    from lnrecency.report.views.trained import tv1_tv6_thesis_text_v2 as tv_views
 
     monkeypatch.setattr(type(tv.STUDY), "for_report", lambda self, data: planted())
-    table = tv.rollout_table(SimpleNamespace(settings=SimpleNamespace(quick=False)))
+    table = tv_views.rollout_table(SimpleNamespace(settings=SimpleNamespace(quick=False)))
     assert len(table.rows) == 13 and tuple(table.rows[0][:3]) == ("bos layernorm", "held-out text", "8")
     assert table.rows[0][3] == "0.400 +- 0.000 / 0.600 +- 0.000" and table.rows[0][6] == "0.50 +- 0.00"
     assert tuple(table.rows[-1][3:5]) == ("0.016 / 0.074", "0.0002")  # uniform attention at n = 64: 1/n, H_n/n, 1/n^2
     monkeypatch.setattr(type(tv.STUDY), "for_report", lambda self, data: None)
-    assert "not run" in tv.rollout_table(SimpleNamespace(settings=SimpleNamespace(quick=False))).title
+    assert "not run" in tv_views.rollout_table(SimpleNamespace(settings=SimpleNamespace(quick=False))).title
 
 
 def test_theory_shares_recovers_a_planted_bonus_and_the_figure_draws():

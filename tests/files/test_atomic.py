@@ -150,7 +150,7 @@ def test_a_killed_runs_staging_folder_is_removed_by_the_next_run(tmp_path):
 
 _CHILD = r"""
 import sys, time
-from lnrecency.claims.declare import FigureOutput
+from lnrecency.report.views.outputs import FigureOutput
 from lnrecency.report import figure_list as figures
 def slow(data):  # the verdict workers and the figure helper run meanwhile (this runs in one of them)
     print("drawing", flush=True)

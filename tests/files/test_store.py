@@ -91,7 +91,7 @@ def test_report_from_evidence_equals_the_direct_report(evidence, quick_report_se
     import lnrecency.numerics as numerics
     import lnrecency.report.data as data_mod
     import lnrecency.theory.limit as limit
-    from lnrecency.claims.tables_and_plots import LN
+    from lnrecency.report.views.shared import LN
 
     direct, _ = quick_report_session
 

@@ -11,9 +11,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from lnrecency.claims.declare import TableOutput
-from lnrecency.claims.parameter_free.c5_amplification import gap_figure
-from lnrecency.claims.tables_and_plots import LN
 from lnrecency.cli.app import main
 from lnrecency.files.atomic import atomic_save, atomic_write_text
 from lnrecency.files.table_record import Table, parse_formats
@@ -22,6 +19,9 @@ from lnrecency.report import table_list as claim_tables
 from lnrecency.report.build import build_report, expected_files
 from lnrecency.report.data import ReportData
 from lnrecency.report.settings import ReportSettings
+from lnrecency.report.views.outputs import TableOutput
+from lnrecency.report.views.parameter_free.c5_amplification import gap_figure
+from lnrecency.report.views.shared import LN
 
 
 @pytest.fixture
@@ -272,7 +272,7 @@ def test_readme_quick_start_is_exact():
 
 _CHILD = r"""
 import sys, time
-from lnrecency.claims.declare import FigureOutput
+from lnrecency.report.views.outputs import FigureOutput
 from lnrecency.report import figure_list as figures
 def slow(data):  # figures are drawn while the verdict worker evaluates the claims
     print("building", flush=True)
@@ -321,11 +321,11 @@ def test_width_and_consistency_tables_are_the_verdicts_evidence(quick_verdicts):
     (lnrecency.inference.evidence.records_of), and a failing check shows as FAIL."""
     from dataclasses import replace
 
-    from lnrecency.claims.parameter_free.t1_theorem1 import t1_scores
     from lnrecency.inference.evidence import records_of
     from lnrecency.inference.records import MCMeans, OrderingTests
     from lnrecency.report import table_list as ct
     from lnrecency.report.data import ReportData, ReportSettings
+    from lnrecency.report.views.parameter_free.t1_theorem1 import t1_scores
 
     data = ReportData(ReportSettings.make(quick=True))
     results = [r for r in quick_verdicts[1] if r.id == "T1"]  # the session's quick verdicts (conftest.py)
@@ -376,11 +376,14 @@ def test_claim_tables_render_the_verdicts_own_runs(quick_verdicts):
     conftest.py; no run of the report's own), and the limit identity of seed 002 holds between two independent limit
     computations."""
     from lnrecency.claims.parameter_free import c5_amplification as amplification
-    from lnrecency.claims.parameter_free import c7_output_norm as output_norm
     from lnrecency.claims.parameter_free import c8_output_variance as variance
     from lnrecency.claims.parameter_free import c9_finite_width as finite_width
     from lnrecency.inference.evidence import records_of
     from lnrecency.inference.records import MCMeans
+    from lnrecency.report.views.parameter_free import c5_amplification as amplification_views
+    from lnrecency.report.views.parameter_free import c7_output_norm as output_norm_views
+    from lnrecency.report.views.parameter_free import c8_output_variance as variance_views
+    from lnrecency.report.views.parameter_free import c9_finite_width as finite_width_views
 
     data = ReportData(ReportSettings.make(quick=True))
     results = quick_verdicts[1]
@@ -390,7 +393,7 @@ def test_claim_tables_render_the_verdicts_own_runs(quick_verdicts):
     def evidence(cid, kind):
         return [m for r in data._verdicts[cid] for m in records_of(r.evidence, kind)]
 
-    for cid, table in (("C7", output_norm.output_norm_table(data)), ("C8", variance.variance_table(data))):
+    for cid, table in (("C7", output_norm_views.output_norm_table(data)), ("C8", variance_views.variance_table(data))):
         means = evidence(cid, MCMeans)
         assert len(table.rows) == sum(len(m.implementation_consistency.checks) for m in means) > 0
         for q, w in enumerate(("16", "64", "256")):
@@ -398,22 +401,22 @@ def test_claim_tables_render_the_verdicts_own_runs(quick_verdicts):
                                                   for e in m.authors_widths.widths[q].checks]
         assert table.column("MC d=10^12") == [e.check.estimate for m in means
                                               for e in m.implementation_consistency.checks]
-    c7 = output_norm.output_norm_table(data)
+    c7 = output_norm_views.output_norm_table(data)
     at0 = [k for k, st in enumerate(c7.column("setting")) if "alpha=0," in st or st.endswith("alpha=0")]
     assert at0 and all(abs(c7.rows[k][c7.columns.index("sum_k P_ik^2 limit")] - c7.rows[k][c7.columns.index("limit")])
                        < 1e-12 for k in at0)
-    post = variance.post_norm_table(data)
+    post = variance_views.post_norm_table(data)
     diag = [ch.estimate for ev in evidence("C8", variance.PostNormEvidence) for c in ev.normalised.values()
             for ch in c.S_ii]
     assert [x for x, d in zip(post.column("MC"), post.column("samples")) if d is not None] == diag
-    conv = finite_width.convergence_table(data)
+    conv = finite_width_views.convergence_table(data)
     checks = [e.check for ev in evidence("C9", finite_width.RateEvidence) for m in ev.mean_checks for e in m.checks]
     assert conv.column("MC") == [c.estimate for c in checks] and len(checks) > 0
-    inst = finite_width.instance_table(data)
+    inst = finite_width_views.instance_table(data)
     freq = evidence("C9", finite_width.Frequency)
     assert [p for p, lo in zip(inst.column("P(S_ij > S_ik) per draw"), inst.column("CP low")) if lo is not None] == [
         f.frequency for f in freq]
-    rp = amplification.rp_table(data)
+    rp = amplification_views.rp_table(data)
     assert rp.column("RP") == [x for ev in evidence("C5", amplification.RPByAlpha) for x in ev.rp]
 
 

@@ -26,17 +26,13 @@ from itertools import product
 from typing import TYPE_CHECKING
 
 from lnrecency.claims.catalog import declared
-from lnrecency.claims.declare import TableOutput, claim
+from lnrecency.claims.declare import claim
 from lnrecency.claims.mc_checks import grouped, mc_means, mc_orderings, mc_paired_mean, row_labels, setting
-from lnrecency.claims.parameter_free.t1_theorem1 import heatmap_figure, last_row_table
-from lnrecency.claims.tables_and_plots import score_table, show_figures
-from lnrecency.files.table_record import Table
 from lnrecency.inference.evidence import Evidence, item, record
 from lnrecency.inference.records import LimitProfile, MCMeans, OrderingTests, PairedMean, ProofRecord, RegionRecord
 from lnrecency.inference.verdicts import combine, decide
 from lnrecency.model.config import ModelConfig
 from lnrecency.theory.boundary import boundary
-from lnrecency.theory.closed_forms import closed_forms
 from lnrecency.theory.limit import limit_trajectory
 from lnrecency.theory.proofs import proof_flat_without_norm
 from lnrecency.theory.region import regions
@@ -98,30 +94,7 @@ class EarlierEvidence(Evidence):
         return combine([r.verdict for r in self.regions.values()])
 
 
-def c2_scores(data) -> Table:
-    """The verdict's Monte Carlo means (S_61, S_65 of layers 2 and 3) against limit + c/d at each width."""
-    return score_table(data, ID, "No normalisation: layer 2 flat, layer 3 earlier-token bias (the verdict's Monte "
-                                 "Carlo, S_61 and S_65)")
-
-
-def _closed_form_cell(data, display):
-    cf = closed_forms(ModelConfig(norm="none"))
-    display(cf.score)  # no j: flat
-
-
-def _last_row_cell(data, display):
-    display(last_row_table(data))
-
-
-def _heatmap_cell(data, display):
-    show_figures(display, heatmap_figure(data, "no normalisation", dict(norm="none"), residual=False))
-
-
-@claim(ID,
-       tables=(TableOutput("c2_scores", "no normalisation: the verdict's Monte Carlo means (S_61, S_65, layers 2 and "
-                                        "3) against limit + c/d at each width", c2_scores),),
-       notebook="02_no_normalisation_baseline",
-       cells=(_closed_form_cell, c2_scores, _last_row_cell, _heatmap_cell))
+@claim(ID)
 def evaluate(*, quick: bool = False, progress=None, seed: int = 20260202) -> list:
     n, depth, n_max = (12, 4, 60) if quick else (24, 6, 120)
     flat_items, earlier_items = [], []

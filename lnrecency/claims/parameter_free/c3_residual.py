@@ -22,7 +22,7 @@ from itertools import product
 import numpy as np
 
 from lnrecency.claims.catalog import declared
-from lnrecency.claims.declare import TableOutput, claim
+from lnrecency.claims.declare import claim
 from lnrecency.claims.mc_checks import (
     adjacent_triples,
     gap_comparison,
@@ -32,8 +32,6 @@ from lnrecency.claims.mc_checks import (
     row_labels,
     setting,
 )
-from lnrecency.claims.tables_and_plots import score_table
-from lnrecency.files.table_record import Table
 from lnrecency.inference.evidence import Evidence, item, record
 from lnrecency.inference.records import GapComparison, LimitProfile, MCMeans, OrderingTests, ProofRecord
 from lnrecency.inference.stats import register
@@ -77,16 +75,7 @@ def gaps(n: int, cfg: ModelConfig) -> tuple[np.ndarray, np.ndarray]:
     return a, r
 
 
-def c3_scores(data) -> Table:
-    """The verdict's Monte Carlo means, residual against no residual at layer 2, against limit + c/d."""
-    return score_table(data, ID, "Residual connections weaken but keep the layer-2 recency (the verdict's Monte "
-                                 "Carlo, row 8)")
-
-
-@claim(ID,
-       tables=(TableOutput(f"{ID.lower()}_scores", "residual vs no residual at layer 2: the verdict's Monte Carlo "
-                                                   "means against limit + c/d at each width", c3_scores),),
-       notebook="03_residual_and_anisotropy", cells=(c3_scores,))
+@claim(ID)
 def evaluate(*, quick: bool = False, progress=None, seed: int = 20260303) -> list:
     proof = proof_layer2_recency(ModelConfig(norm="layernorm", residual=True))
     n = 16 if quick else 64

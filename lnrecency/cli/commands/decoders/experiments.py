@@ -1,5 +1,5 @@
-"""`lnrecency experiments thesis|thesis-text|thesis-text-v2|seed002|seed003|pretrained [--quick] [--json]`: trained
-model experiments.
+"""`lnrecency experiments thesis|thesis-text|thesis-text-v2|thesis-text-v3|wu-icl|seed002|seed003|pretrained [--quick]
+[--json]`: trained model experiments.
 
 ``thesis``: the paper's thesis in trained decoders (lnrecency.experiments.studies.thesis): trains (or reads from the
 cache)
@@ -21,6 +21,11 @@ lnrecency/data/costs.json; ``--quick``: 9 models for 120 steps, a smoke test).
 lnrecency/data/thesis_text_plan_v2.md; issue 50): BOS first / no BOS x LayerNorm / RMSNorm / none, attn2, 8 seeds
 (48 models), the sink ablation at the end; prints Q1-Q6 (Holm over them only; our formulation, no claim of the
 registry yet) and each cell's summary with the sink theory's fitted share beside the measured one.
+``thesis-text-v3``: its third pre-registered plan (lnrecency.experiments.studies.thesis_text_v3, plan
+lnrecency/data/thesis_text_plan_v3.md; issue 67): plan v2's 48 models (their weights kept; the no-BOS ones trained
+again and checked against their records, about 35 min on 2 cores once), each probed on 320 held-out windows with
+layer 2's QK replaced by c I, the BOS value direction removed from the keys, and the per-token scale fixed; prints
+A1, B1, C1, A0, C0 (Holm over them only) and each cell's path decomposition of the layer-2 slope.
 ``wu-icl``: Wu et al.'s in-context classification experiment (ICML 2025, their Fig. 2) reproduced and extended with
 LayerNorm and RMSNorm inserted (lnrecency.experiments.studies.wu_icl, plan lnrecency/data/wu_icl_plan.md; issue 51):
 depth 2, depth 6, depth 2 with residual x none / LayerNorm / RMSNorm, 5 seeds (45 models); prints R1-R6 (their
@@ -56,7 +61,8 @@ def _claims_by_experiment() -> str:
 
 
 HELP = f"trained-model experiments ({_claims_by_experiment()}); needs the models extra (pretrained: the hf extra)"
-EXPERIMENTS = ("thesis", "thesis-text", "thesis-text-v2", "wu-icl", "seed002", "seed003", "pretrained")
+EXPERIMENTS = ("thesis", "thesis-text", "thesis-text-v2", "thesis-text-v3", "wu-icl", "seed002", "seed003",
+               "pretrained")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -166,6 +172,35 @@ def _thesis_text_v2(args: Options) -> int:
     return 0
 
 
+def _thesis_text_v3(args: Options) -> int:
+    """Plan v3 (issue 67): read or make its runs, decide A1-C0, print them with each cell's path decomposition."""
+    from lnrecency.experiments.studies.thesis_text_v2 import cached_v2
+    from lnrecency.experiments.studies.thesis_text_v3 import V3Settings, plan_sha256, run_v3, snapshot
+    from lnrecency.inference.evidence import strict_json as strict
+
+    st = V3Settings.preset(args.quick)
+    runs = run_v3(st, use_cache=not args.no_cache, progress=None if not args.json else False,
+                  workers=args.workers or 2)
+    snap = snapshot(runs, cached_v2(st.v2), st)
+    if args.quick:  # a quick run decides nothing: its rows say so instead of a verdict
+        for t in snap["tests"].values():
+            t["verdict"] = "not decisive (quick run)"
+    if args.json:
+        print(json.dumps(strict({**snap, "quick": args.quick}), allow_nan=False))
+        return 0
+    print(f"plan v3 (SHA-256 {plan_sha256()[:16]}...), {len(st.v2.seeds)} seeds per cell, {st.windows} windows"
+          + ("  -- quick run: not decisive" if args.quick else ""))
+    _print_tests(snap["tests"], "statement", 4)
+    for cell, rows in snap["runs"].items():
+        mean = {k: sum(r[k] for r in rows) / len(rows) for k in ("slope", "qk_identity", "bos_direction",
+                                                                   "scale_fixed")}
+        paths = ", ".join(f"{p} {sum(r['paths'][p]['slope'] for r in rows) / len(rows):+.4f}"
+                          for p in ("own", "bos", "other", "bias"))
+        print(f"  {cell}: layer-2 slope {mean['slope']:+.4f}; QK = cI {mean['qk_identity']:+.4f}, BOS direction "
+              f"removed {mean['bos_direction']:+.4f}, scale fixed {mean['scale_fixed']:+.4f}; paths: {paths}")
+    return 0
+
+
 def _wu_icl(args: Options) -> int:
     """Wu et al.'s experiment (issue 51): train or read its runs, decide both families, print them and the cells."""
     from dataclasses import asdict
@@ -232,6 +267,8 @@ def run(args: Options) -> int:
     require_extra("hf" if args.experiment == "pretrained" else "models")
     if args.experiment == "thesis-text-v2":
         return _thesis_text_v2(args)
+    if args.experiment == "thesis-text-v3":
+        return _thesis_text_v3(args)
     if args.experiment == "wu-icl":
         return _wu_icl(args)
     from lnrecency.claims.registry import evaluate
@@ -268,7 +305,7 @@ def run(args: Options) -> int:
                           for e in r["trajectory"]]} for r in runs]
         seeds = len(st.primary_seeds)
     elif args.experiment == "thesis":
-        from lnrecency.claims.trained.tm1_tm5_evaluation import STATEMENTS as ids
+        from lnrecency.claims.trained.tm1_tm5_trained_decoders import STATEMENTS as ids
         from lnrecency.experiments.studies.thesis import ThesisSettings, run_thesis
 
         st = ThesisSettings.preset(args.quick)
@@ -278,7 +315,7 @@ def run(args: Options) -> int:
     else:
         from dataclasses import asdict
 
-        from lnrecency.claims.trained.s2_s3_evaluation import S2, S3
+        from lnrecency.claims.trained.s2_s3_seed_experiments import S2, S3
         from lnrecency.experiments.studies.seeds import run_experiment
         from lnrecency.experiments.studies.seeds_config import EXPERIMENTS as SETTINGS
 

@@ -11,7 +11,7 @@ import textwrap
 import types
 from typing import Callable
 
-from lnrecency.claims.declare import FigureOutput, TableOutput
+from lnrecency.report.views.outputs import FigureOutput, TableOutput
 
 
 def _imports_for(fn: types.FunctionType, tree: ast.FunctionDef) -> list[str]:
@@ -51,7 +51,7 @@ def _output_cell(out: TableOutput | FigureOutput) -> str:
     head = f"from {fn.__module__} import {fn.__name__}\n"
     if isinstance(out, TableOutput):
         return head + f"display({fn.__name__}(data))"
-    return ("from lnrecency.claims.tables_and_plots import show_figures\n" + head
+    return ("from lnrecency.report.views.shared import show_figures\n" + head
             + f"show_figures(display, *{fn.__name__}(data))")
 
 

@@ -3,12 +3,12 @@ model, the boundary of recency in the sequence length, the decision in alpha a g
 diagram. The verdicts that rest on these decisions are C2, C4, C5 and C6."""
 from __future__ import annotations
 
-from lnrecency.claims.declare import section
-from lnrecency.claims.parameter_free.c4_anisotropy import authors_table
-from lnrecency.claims.parameter_free.c6_deeper_layers import phase_figures
-from lnrecency.claims.tables_and_plots import show_figures
 from lnrecency.model.authors_presets import convention_record
 from lnrecency.model.config import ModelConfig
+from lnrecency.report.views.outputs import section
+from lnrecency.report.views.parameter_free.c4_anisotropy import authors_table
+from lnrecency.report.views.parameter_free.c6_deeper_layers import phase_figures
+from lnrecency.report.views.shared import show_figures
 from lnrecency.theory.anisotropy import decide_alpha
 from lnrecency.theory.boundary import boundary
 

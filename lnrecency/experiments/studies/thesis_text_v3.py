@@ -1,0 +1,266 @@
+"""The thesis on text, plan version 3 (issue 67): the learned read-out of layer 1's BOS share put to causal tests,
+and layer 2's logits taken apart path by path (``python3 -m lnrecency.experiments.studies.thesis_text_v3``).
+
+The design and the five primary tests are fixed in advance in ``lnrecency/data/thesis_text_plan_v3.md`` (its SHA-256,
+:func:`plan_sha256`, is part of every cache key and record). In short: plan v2's 48 models (their final weights,
+:mod:`lnrecency.experiments.studies.v2_weights`), each probed on 320 held-out windows of its own kind; on the same
+windows the three interventions of :mod:`lnrecency.experiments.studies.v3_paths` and the exact path decomposition of
+layer 2's logits. :func:`decide_table` runs A1, B1, C1, A0, C0 with Holm's procedure over them only, from the per-seed
+table the snapshot publishes (``docs/thesis_text_v3.json``).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from lnrecency.experiments.studies.thesis_text import NORMS, learned
+from lnrecency.experiments.studies.thesis_text_v2 import V2Settings, cached_v2, corpus_data, plain_corpus_data
+
+__all__ = ["V3Settings", "plan_path", "plan_sha256", "probe_run", "run_v3", "cached_v3", "seed_table",
+           "decide_table", "TESTS", "snapshot", "RUN_KEYS"]
+
+VERSION = 1
+#: the primary tests: id -> (BOS arm, intervention, the plan's words)
+TESTS = {"A1": (True, "qk_identity", "with BOS, LayerNorm: layer 2's QK replaced by c I removes more than half of "
+                                     "the layer-2 slope"),
+         "B1": (True, "bos_direction", "with BOS, LayerNorm: the keys' BOS value direction removed takes more than "
+                                       "half of the layer-2 slope"),
+         "C1": (True, "scale_fixed", "with BOS, LayerNorm: the per-token scale at layer 2's input fixed removes more "
+                                     "than half of the layer-2 slope"),
+         "A0": (False, "qk_identity", "without BOS, LayerNorm: layer 2's QK replaced by c I removes more than half "
+                                      "of the layer-2 slope"),
+         "C0": (False, "scale_fixed", "without BOS, LayerNorm: the per-token scale fixed removes more than half of "
+                                      "the layer-2 slope")}
+
+
+def plan_path() -> Path:
+    return Path(__file__).resolve().parents[2] / "data" / "thesis_text_plan_v3.md"
+
+
+def plan_sha256() -> str:
+    """The SHA-256 of plan version 3 (its bytes as shipped)."""
+    return hashlib.sha256(plan_path().read_bytes()).hexdigest()
+
+
+@dataclass(frozen=True)
+class V3Settings:
+    """Plan v3 over plan v2's models (``v2``): ``windows`` held-out windows per run."""
+
+    windows: int = 320
+    v2: V2Settings = field(default_factory=V2Settings)
+
+    @classmethod
+    def preset(cls, quick: bool) -> "V3Settings":
+        """Default: the plan's 48 models, 320 windows each; quick: plan v2's quick models (3 seeds per cell, 60 steps),
+        16 windows (a smoke test, never decisive)."""
+        return cls(windows=16, v2=V2Settings.preset(True)) if quick else cls()
+
+    @property
+    def quick(self) -> bool:
+        return self == V3Settings.preset(True)
+
+    def jobs(self) -> list[tuple[bool, str, int]]:
+        return self.v2.jobs()
+
+    def key(self) -> str:
+        text = json.dumps({"v": VERSION, "plan": plan_sha256(), "windows": self.windows, "v2": self.v2.key()},
+                          sort_keys=True)
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+    def windows_of(self, bos: bool, norm: str, seed: int) -> np.ndarray:
+        """The run's own held-out windows (BOS first in the BOS arm), drawn from a stream of this plan's own."""
+        base = self.v2.base
+        data = corpus_data(base.corpus) if bos else plain_corpus_data(base.corpus)
+        seq = np.random.SeedSequence([base.probe_seed("attn2", norm, seed), 3])
+        text, _ = data.heldout(base.n, self.windows, np.random.Generator(np.random.PCG64(seq)))
+        return text
+
+
+def _stat(values: np.ndarray) -> dict:
+    v = np.asarray(values, dtype=float)
+    return {"mean": float(v.mean()), "se": float(v.std(ddof=1) / np.sqrt(v.size))}
+
+
+def probe_run(bos: bool, norm: str, seed: int, st: V3Settings) -> dict:
+    """One model of the plan (a worker's job): its layer-2 slope on the plan's windows (mean and SE over windows),
+    each intervention's slope and its paired change, and the path decomposition."""
+    from lnrecency.experiments.studies import v3_paths as vp
+    from lnrecency.experiments.studies.v2_weights import load_model
+
+    model = load_model(st.v2, bos, norm, seed)
+    l2 = vp.layer2(model, st.windows_of(bos, norm, seed))
+    y = l2.normed()
+    intact = vp.slopes(l2.logits(y, y))
+    out = {"bos": bool(bos), "norm": norm, "seed": int(seed), "windows": int(st.windows), "plan_sha256": plan_sha256(),
+           "intact": _stat(intact), "interventions": {}, "decomposition": vp.decompose(l2)}
+    for kind in vp.INTERVENTIONS:
+        s = vp.slopes(vp.intervened_logits(l2, kind))
+        out["interventions"][kind] = {**_stat(s), "change": _stat(s - intact)}
+    return out
+
+
+RUN_KEYS = ("bos", "norm", "seed", "windows", "plan_sha256", "intact", "interventions", "decomposition")
+_STAT = {"mean": float, "se": float}
+RUN_SHAPE = {"bos": bool, "norm": str, "seed": int, "windows": int, "plan_sha256": str, "intact": _STAT,
+             "interventions": {k: {**_STAT, "change": _STAT} for k in ("qk_identity", "bos_direction", "scale_fixed")},
+             "decomposition": {"total": float, "sum_error": float,
+                               "paths": {p: {"slope": float, "scale": float, "numerator": float, "interaction": float}
+                                         for p in ("own", "bos", "other", "bias")}}}
+
+
+def _check(bos: bool, norm: str, seed: int):
+    def check(rec: dict) -> None:
+        said = (rec["bos"], rec["norm"], rec["seed"])
+        if said != (bos, norm, seed):
+            raise ValueError(f"it is filed as bos {bos}, norm {norm}, seed {seed} but holds {said!r:.60}")
+        if rec["plan_sha256"] != plan_sha256():
+            raise ValueError("it was made under another plan than plan v3 as shipped")
+    return check
+
+
+def _path(st: V3Settings, bos: bool, norm: str, seed: int) -> Path:
+    from lnrecency.experiments.run_cache import entry
+
+    return entry("thesis-text-v3", f"{st.key()}-{'bos' if bos else 'nobos'}-{norm}-{seed}.json")
+
+
+def cached_v3(st: V3Settings | None = None) -> list | None:
+    """Every run of the plan from the cache, in job order; None when one is missing."""
+    from lnrecency.experiments.run_cache import read
+
+    st = st or V3Settings()
+    runs = [read(_path(st, *job), RUN_KEYS, shape=RUN_SHAPE, check=_check(*job)) for job in st.jobs()]
+    return None if any(r is None for r in runs) else runs
+
+
+def run_v3(st: V3Settings | None = None, *, use_cache: bool = True, progress: bool | None = None,
+           workers: int | None = 2) -> list:
+    """Every run of the plan, probed ``workers`` at a time or read from the cache; plan v2's runs are read (or
+    trained) first, and the no-BOS weights it did not keep trained again and checked against its records
+    (:func:`lnrecency.experiments.studies.v2_weights.ensure_weights`)."""
+    from lnrecency.experiments.run_cache import cached_jobs
+    from lnrecency.experiments.studies.thesis_text_v2 import run_v2
+    from lnrecency.experiments.studies.v2_weights import ensure_weights
+
+    st = st or V3Settings()
+    run_v2(st.v2, use_cache=use_cache, progress=progress, workers=workers)
+    ensure_weights(st.v2, workers=workers or 2, progress=progress)
+    corpus_data(st.v2.base.corpus)
+    plain_corpus_data(st.v2.base.corpus)
+    return cached_jobs(probe_run, st.jobs(), lambda job: _path(st, *job), args_of=lambda job: (*job, st),
+                       use_cache=use_cache, required=RUN_KEYS, what="plan v3 probes", progress=progress,
+                       workers=workers, shape=RUN_SHAPE, check_of=lambda job: _check(*job))
+
+
+def _cell(bos: bool, norm: str) -> str:
+    return f"{'bos' if bos else 'no bos'} {norm}"
+
+
+def _log_interp(trajectory: list, target: float) -> tuple[float, bool]:
+    """The layer-2 slope where a run's held-out loss first reaches ``target``, interpolated linearly in log tokens
+    between the two evaluations around it; (its final slope, False) when it never does."""
+    for (t0, l0, s0), (t1, l1, s1) in zip(trajectory, trajectory[1:]):
+        if l0 > target >= l1 and t0 > 0:
+            f = (l0 - target) / (l0 - l1)
+            x = np.log(t0) + f * (np.log(t1) - np.log(t0))
+            return float(s0 + (s1 - s0) * (x - np.log(t0)) / (np.log(t1) - np.log(t0))), True
+    return float(trajectory[-1][2]), trajectory[-1][1] <= target
+
+
+def seed_table(runs: list, v2_runs: list, st: V3Settings) -> dict:
+    """The data every verdict of the plan is decided from, one row per model (published in the snapshot): per cell,
+    each model's seed, whether it passed v2's learning gate, its intact layer-2 slope with its SE over the plan's
+    windows, each intervention's slope and the primary value (intervened - 0.5 x intact), the path decomposition,
+    and the slope at the none arm's median final loss (matched by stage, M0)."""
+    from lnrecency.experiments.studies.thesis_text_v2 import seed_table as v2_table
+
+    v2 = v2_table(v2_runs, st.v2)
+    out = {}
+    for bos in st.v2.bos:
+        none_final = [r["final_loss"] for r in v2[_cell(bos, "none")] if r["learned"]]
+        target = float(np.median(none_final)) if none_final else None
+        for norm in NORMS:
+            rows = []
+            for r in runs:
+                if (r["bos"], r["norm"]) != (bos, norm):
+                    continue
+                old = next(x for x in v2[_cell(bos, norm)] if x["seed"] == r["seed"])
+                v2_run = next(x for x in v2_runs if (x["bos"], x["norm"], x["seed"]) == (bos, norm, r["seed"]))
+                m_slope, reached = (_log_interp(old["trajectory"], target) if target is not None else (None, False))
+                rows.append({"seed": r["seed"], "learned": bool(learned(v2_run, st.v2.base)),
+                             "slope": r["intact"]["mean"], "slope_se": r["intact"]["se"],
+                             **{k: r["interventions"][k]["mean"] for k in r["interventions"]},
+                             **{f"{k}_value": r["interventions"][k]["mean"] - 0.5 * r["intact"]["mean"]
+                                for k in r["interventions"]},
+                             "paths": r["decomposition"]["paths"], "sum_error": r["decomposition"]["sum_error"],
+                             "matched_slope": m_slope, "matched_reached": reached, "matched_target": target})
+            out[_cell(bos, norm)] = rows
+    return out
+
+
+def decide_table(table: dict) -> dict:
+    """A1, B1, C1, A0, C0 from the per-seed table, decided together by Holm at 0.05: id -> (SeedDecision or None,
+    why-not text). Each per-seed value is intervened - 0.5 x intact in the LayerNorm models; stated side: below 0."""
+    from lnrecency.inference.seed_tests import MIN_VALUES, SeedTest, decide_family
+
+    tests, why = {}, {}
+    for tid, (bos, kind, _) in TESTS.items():
+        values = tuple(r[f"{kind}_value"] for r in table[_cell(bos, "layernorm")] if r["learned"])
+        if len(values) >= MIN_VALUES:
+            tests[tid] = SeedTest(values, side="below")
+        else:
+            tests[tid], why[tid] = None, f"fewer than {MIN_VALUES} learned runs"
+    decisions = decide_family(list(tests.values()), 0.05)
+    return {k: (d, why.get(k, "")) for k, d in zip(tests, decisions)}
+
+
+def noise(table: dict) -> dict:
+    """Per cell: one run's mean probe SE against the between-seed SD of the intact slope, and their ratio (the plan
+    aims below 1/3)."""
+    out = {}
+    for cell, rows in table.items():
+        slopes = np.array([r["slope"] for r in rows])
+        se = float(np.mean([r["slope_se"] for r in rows]))
+        sd = float(slopes.std(ddof=1))
+        out[cell] = {"probe_se": se, "seed_sd": sd, "ratio": se / sd if sd > 0 else None}
+    return out
+
+
+def snapshot(runs: list, v2_runs: list, st: V3Settings) -> dict:
+    """The plan's results as ``docs/thesis_text_v3.json`` holds them: settings, plan hash, the per-seed table,
+    the probe noise per cell and the five tests with their p-values and verdicts."""
+    table = seed_table(runs, v2_runs, st)
+    tests = {}
+    for tid, (d, why) in decide_table(table).items():
+        tests[tid] = {"statement": TESTS[tid][2], "verdict": "inconclusive" if d is None else d.verdict,
+                      "why": why, **({} if d is None else {**d.to_json(), "p_pair": d.test.p_pair,
+                                                          "values": list(d.test.values)})}
+    return {"experiment": "thesis-text-v3", "plan_sha256": plan_sha256(),
+            "settings": {"windows": st.windows, "v2_key": st.v2.key(), **asdict(st.v2.base)},
+            "noise": noise(table), "tests": tests, "runs": table}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python3 -m lnrecency.experiments.studies.thesis_text_v3 OUT.json``: the plan's runs (plan v2's read or
+    trained, the missing weights kept, the 48 models probed), then the snapshot written to OUT.json."""
+    import sys
+
+    from lnrecency.files.atomic import atomic_write_text
+
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 1 or not args[0].endswith(".json"):
+        print("usage: python3 -m lnrecency.experiments.studies.thesis_text_v3 OUT.json", file=sys.stderr)
+        return 2
+    st = V3Settings()
+    runs = run_v3(st, progress=True)
+    atomic_write_text(args[0], json.dumps(snapshot(runs, cached_v2(st.v2), st), indent=1, sort_keys=True) + "\n")
+    print(f"wrote {args[0]}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
