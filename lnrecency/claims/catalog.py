@@ -343,12 +343,12 @@ CATALOG: tuple[Declared, ...] = (
               "64, trained on 3M tokens of the default corpus), layer 2's recency slope on held-out text is "
               "positive."),
           command="experiments thesis-text", family="thesis-text plan"),
-    declare("TT2", "trained.tt1_tt4_thesis_text", "the thesis on text: LayerNorm above none at equal tokens (plan H2)",
+    declare("TT2", "trained.tt1_tt4_thesis_text", "on text: LayerNorm above none at equal tokens (plan H2)",
             S("s1", "ours",
               "The thesis on text (plan H2): at equal tokens (3M), layer 2's recency slope on held-out text is "
               "larger with LayerNorm than with no normalisation."),
           command="experiments thesis-text", family="thesis-text plan"),
-    declare("TT3", "trained.tt1_tt4_thesis_text", "the thesis on text: LayerNorm above none at matched loss (plan H3)",
+    declare("TT3", "trained.tt1_tt4_thesis_text", "on text: LayerNorm above none at matched loss (plan H3)",
             S("s1", "ours",
               "The thesis on text (plan H3): at matched held-out loss, layer 2's recency slope on held-out text is "
               "larger with LayerNorm than with no normalisation."),
@@ -359,35 +359,35 @@ CATALOG: tuple[Declared, ...] = (
               "LayerNorm, within 0.0025 logit per key, at equal tokens."),
           command="experiments thesis-text", family="thesis-text plan"),
     declare("TV1", "trained.tv1_tv6_thesis_text_v2",
-            "the thesis on text without BOS: LayerNorm shows recency (plan v2 Q1)",
+            "without BOS: LayerNorm shows recency on text (plan v2 Q1)",
             S("s1", "ours",
               "The thesis on text without BOS (plan v2 Q1): in the plan's NoPE language models with LayerNorm (2 "
               "attention-only layers, width 64, 3M tokens) trained and probed on windows without any BOS, layer 2's "
               "recency slope on held-out text (first key out) is positive."),
           command="experiments thesis-text-v2", family="thesis-text plan v2"),
     declare("TV2", "trained.tv1_tv6_thesis_text_v2",
-            "the thesis on text without BOS: LayerNorm above none at equal tokens (plan v2 Q2)",
+            "without BOS: LayerNorm above none at equal tokens (plan v2 Q2)",
             S("s1", "ours",
               "The thesis on text without BOS (plan v2 Q2): trained and probed without any BOS, at equal tokens "
               "(3M), layer 2's recency slope on held-out text is larger with LayerNorm than with no "
               "normalisation."),
           command="experiments thesis-text-v2", family="thesis-text plan v2"),
     declare("TV3", "trained.tv1_tv6_thesis_text_v2",
-            "the thesis on text without BOS: LayerNorm above none at matched loss (plan v2 Q3)",
+            "without BOS: LayerNorm above none at matched loss (plan v2 Q3)",
             S("s1", "ours",
               "The thesis on text without BOS (plan v2 Q3): trained and probed without any BOS, at matched held-out "
               "loss, layer 2's recency slope on held-out text is larger with LayerNorm than with no normalisation "
               "(the plan expected it not to be)."),
           command="experiments thesis-text-v2", family="thesis-text plan v2"),
     declare("TV4", "trained.tv1_tv6_thesis_text_v2",
-            "the mechanism with BOS: layer 1's BOS share carries LayerNorm's recency (plan v2 Q4)",
+            "with BOS: layer 1's BOS share carries LayerNorm's recency (plan v2 Q4)",
             S("s1", "ours",
               "The mechanism (plan v2 Q4): in LayerNorm models trained with BOS first in every window, fixing layer "
               "1's share of attention to the first key at its own mean over the queries (content weights "
               "renormalised) lowers layer 2's recency slope on held-out text by more than half."),
           command="experiments thesis-text-v2", family="thesis-text plan v2"),
     declare("TV5", "trained.tv1_tv6_thesis_text_v2",
-            "the mechanism with BOS: without normalisation the ablation does not halve the slope (plan v2 Q5)",
+            "with BOS, no normalisation: the ablation does not halve the slope (plan v2 Q5)",
             S("s1", "ours",
               "The mechanism's control (plan v2 Q5): in models without normalisation trained with BOS first in "
               "every window, the same ablation of layer 1's first-key share does not lower layer 2's recency slope "
@@ -400,40 +400,40 @@ CATALOG: tuple[Declared, ...] = (
               "within 0.05 logit per key, at equal tokens."),
           command="experiments thesis-text-v2", family="thesis-text plan v2"),
     declare("TC1", "trained.tc1_tc5_thesis_text_v3",
-            "with BOS, does layer 2's learned QK carry the read-out? (plan v3 A1)",
+            "with BOS: does layer 2's QK read BOS? (plan v3 A1)",
             S("s1", "ours",
               "The read-out with BOS (plan v3 A1): in the plan's LayerNorm models trained with BOS first in every "
               "window, replacing layer 2's query-key product W_Q W_K^T by c I (c matching the intact logits' root "
               "mean square) removes more than half of layer 2's recency slope on held-out text."),
           command="experiments thesis-text-v3", family="thesis-text plan v3"),
     declare("TC2", "trained.tc1_tc5_thesis_text_v3",
-            "with BOS, is the keys' BOS value direction the channel? (plan v3 B1)",
+            "with BOS: is the BOS direction the channel? (plan v3 B1)",
             S("s1", "ours",
               "The read-out with BOS (plan v3 B1): in the same LayerNorm models, removing from every key at layer 2's "
               "input its component along layer 1's head-mean value vector of BOS (after the normalisation's map) "
               "takes more than half of layer 2's recency slope."),
           command="experiments thesis-text-v3", family="thesis-text plan v3"),
     declare("TC3", "trained.tc1_tc5_thesis_text_v3",
-            "with BOS, does the normalisation's per-token scale carry the read-out? (plan v3 C1)",
+            "with BOS: does the per-token scale carry it? (plan v3 C1)",
             S("s1", "ours",
               "The paper's mechanism with BOS (plan v3 C1): in the same LayerNorm models, fixing the normalisation's "
               "per-token scale at layer 2's input to its mean over the window's tokens 2..n removes more than half of "
               "layer 2's recency slope."),
           command="experiments thesis-text-v3", family="thesis-text plan v3"),
     declare("TC4", "trained.tc1_tc5_thesis_text_v3",
-            "without BOS, does layer 2's learned QK carry the slope? (plan v3 A0)",
+            "without BOS: does layer 2's QK carry it? (plan v3 A0)",
             S("s1", "ours",
               "Without BOS (plan v3 A0): in the plan's LayerNorm models trained and probed without any BOS, replacing "
               "layer 2's query-key product by c I removes more than half of layer 2's recency slope (first key out)."),
           command="experiments thesis-text-v3", family="thesis-text plan v3"),
     declare("TC5", "trained.tc1_tc5_thesis_text_v3",
-            "without BOS, does the normalisation's per-token scale carry the slope? (plan v3 C0)",
+            "without BOS: does the per-token scale carry it? (plan v3 C0)",
             S("s1", "ours",
               "The paper's mechanism without BOS (plan v3 C0): in the same no-BOS LayerNorm models, fixing the "
               "normalisation's per-token scale at layer 2's input removes more than half of layer 2's recency slope."),
           command="experiments thesis-text-v3", family="thesis-text plan v3"),
     declare("W2", "trained.w2_w4_wu_icl",
-            "Wu et al.'s experiment without normalisation: does the earlier item win? (their Fig. 2)",
+            "Wu et al.'s Fig. 2 without normalisation: does the earlier item win?",
             S("statement", "wu2025",
               "Wu et al. (ICML 2025), Fig. 2: in their stack of causal attention layers without normalisation (NoPE) "
               "trained on their in-context classification task, of two items with identical content the earlier "
@@ -441,7 +441,7 @@ CATALOG: tuple[Declared, ...] = (
               "positive for first-vs-middle and first-vs-last, at depth 2, depth 6 and depth 2 with residual."),
           command="experiments wu-icl", family="Wu et al. reproduction"),
     declare("W3", "trained.w2_w4_wu_icl",
-            "does normalisation inserted into Wu et al.'s stack lower the first-vs-last gap? (plan P1-P4)",
+            "does normalisation in Wu et al.'s stack lower the first-vs-last gap? (plan P1-P4)",
             S("lowers", "ours",
               "Inserting a normalisation (LayerNorm at depth 2, depth 6 and depth 2 with residual; RMSNorm at depth "
               "2) at every attention layer's input of Wu et al.'s stack lowers its first-vs-last accuracy gap: "

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from lnrecency.inference.evidence import Evidence, combine, item, record
+from lnrecency.inference.evidence import Evidence, combine, item, ladder, record
 from lnrecency.inference.stats import TRAINED_FWER, SeedTest, decide_family
 
 __all__ = ["claim_rows", "MIN_LEARNED", "keep_learned", "Part", "PartEvidence", "RowEvidence", "decide_parts",
@@ -167,7 +167,7 @@ def row_verdict(parts: list) -> str:
     """The universal rule over a row's parts (confirmed / refuted or their seed labels)."""
     verdicts = [part_verdict(p) for p in parts]
     yes, no = parts[0].labels
-    mapped = combine(["confirmed" if v == yes else "refuted" if v == no else "inconclusive" for v in verdicts])
+    mapped = combine([ladder(v == yes, opposite=v == no) for v in verdicts])
     return {"confirmed": yes, "refuted": no}.get(mapped, "inconclusive")
 
 

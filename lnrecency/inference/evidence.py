@@ -121,10 +121,17 @@ def combine(verdicts: list[str]) -> str:
     return "inconclusive"
 
 
+def ladder(holds: bool, opposite: bool = True) -> str:
+    """The one verdict ladder, written once (issue 66): confirmed when the statement is shown to hold, refuted when
+    its opposite is shown (``opposite``; an exact result that does not hold shows it: the default), inconclusive
+    otherwise (``opposite=False``: the check that failed is not decisive)."""
+    return "confirmed" if holds else "refuted" if opposite else "inconclusive"
+
+
 def decide(holds: bool, corroborated: bool = True) -> str:
     """An exact (or decisive) result with a corroborating check: confirmed when it holds and is
     corroborated, refuted when it does not hold, inconclusive when the corroboration fails."""
-    return combine(["confirmed" if holds else "refuted", "confirmed" if corroborated else "inconclusive"])
+    return combine([ladder(holds), ladder(corroborated, opposite=False)])
 
 
 @dataclass(frozen=True)

@@ -8,10 +8,11 @@ from lnrecency.inference.verdicts import ClaimResult
 __all__ = ["readme_answer"]
 
 
-def readme_answer(results: list[ClaimResult], v2: dict | None = None) -> str:
+def readme_answer(results: list[ClaimResult], v2: dict | None = None, v3: dict | None = None) -> str:
     """The README's answer in plain English, at most about 120 words (issue 66): the effect in expectation, where it
     does not hold (no normalisation; a single draw; sqrt(d) scaling), what carries it on text (BOS, plan v2's
-    snapshot ``v2``) and the printed derivation; each part from its claims' results, left out when not evaluated."""
+    snapshot ``v2``; how layer 2 reads it, plan v3's snapshot ``v3``) and the printed derivation; each part from its
+    claims' results, left out when not evaluated."""
     from lnrecency.claims.catalog import answer_parts
     from lnrecency.report.headline import and_list as both
     from lnrecency.report.headline import label_of, role_rows, t1_rp
@@ -20,8 +21,7 @@ def readme_answer(results: list[ClaimResult], v2: dict | None = None) -> str:
     ((cid, which, _),) = answer_parts("theorem")
     if role_rows(results, cid, which):
         out.append(f"Yes, in expectation: with LayerNorm the expected layer-2 attention score rises with the key's "
-                   f"position (Theorem 1: {label_of(results, cid, which)}, proved at d -> infinity, checked by Monte "
-                   f"Carlo).")
+                   f"position (Theorem 1: {label_of(results, cid, which)}; proved at d -> infinity).")
     (cid, flat_rows, flat_words), (deep_id, deep_rows, deep_words) = answer_parts("boundary")
     flat, deep = role_rows(results, cid, flat_rows), role_rows(results, deep_id, deep_rows)
     if flat and deep:  # each part with its own verdict, the deeper layers' by the residual (a split never reads as one)
@@ -40,11 +40,28 @@ def readme_answer(results: list[ClaimResult], v2: dict | None = None) -> str:
     ln, free, none = (((cells.get(k) or {}).get(f) or (None, None))[0] for k, f in
                       (("bos layernorm", "change"), ("no bos layernorm", "slope"), ("no bos none", "slope")))
     if None not in (ln, free, none):
-        out.append(f"On text (models trained here), BOS carries it: fixing layer 1's attention to BOS removes "
-                   f"{-100 * ln:.0f} % of LayerNorm's slope; without BOS it is {free:+.4f} logit per key (no "
+        read = _read_out(v3)
+        out.append(f"On text, in models trained here, BOS carries it: fixing layer 1's attention to BOS removes "
+                   f"{-100 * ln:.0f} % of LayerNorm's slope{read}; without BOS it is {free:+.4f} logit per key (no "
                    f"normalisation: {none:+.4f}).")
     printed = [cid for cid, which, _ in answer_parts("printed") if role_rows(results, cid, which)]
     if printed:
         good = sum(label_of(results, cid) == "confirmed" for cid in printed)
         out.append(f"The first version's printed derivation checks out in {good} of {len(printed)} statements.")
     return " ".join(out)
+
+
+def _read_out(v3: dict | None) -> str:
+    """How layer 2 reads the BOS share, from plan v3's snapshot: ", read by layer 2's learned weights, not the
+    per-token scale" when a test of the learned weights is confirmed and fixing the scale raised the slope (its test
+    refuted); "" otherwise."""
+    if not v3:
+        return ""
+    tests = v3.get("tests") or {}
+    rows = [r for r in (v3.get("runs") or {}).get("bos layernorm", []) if r.get("learned")]
+    kinds = {k: t["verdict"] for k, t in tests.items()}
+    if not rows or kinds.get("C1") != "refuted" or "confirmed" not in (kinds.get("A1"), kinds.get("B1")):
+        return ""
+    intact = sum(r["slope"] for r in rows) / len(rows)
+    fixed = sum(r["scale_fixed"] for r in rows) / len(rows)
+    return ", read by layer 2's learned weights, not the per-token scale" if fixed > intact else ""

@@ -90,3 +90,18 @@ def test_settings_are_typed_records():
         ClaimResult("C5", "seed text", "s", {"lamda": 1.0}, "refuted", NONE)
     with pytest.raises(TypeError, match="Setting or a mapping"):
         Setting.of([("lam", 1.0)])
+
+
+def test_the_verdict_ladder_is_written_once_and_says_each_word():
+    """issue 66: one ladder (lnrecency.inference.evidence.ladder); no claim module writes its own."""
+    import re
+    from pathlib import Path
+
+    from lnrecency.inference.evidence import ladder
+
+    assert [ladder(True), ladder(False), ladder(False, opposite=False), ladder(True, opposite=True)] == [
+        "confirmed", "refuted", "inconclusive", "confirmed"]
+    root = Path(__file__).resolve().parents[2] / "lnrecency" / "claims"
+    inline = [str(p.relative_to(root)) for p in root.rglob("*.py")
+              if re.search(r'"confirmed" if .+ else', p.read_text(encoding="utf-8"))]
+    assert inline == []

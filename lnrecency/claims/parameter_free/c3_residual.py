@@ -32,7 +32,7 @@ from lnrecency.claims.mc_checks import (
     row_labels,
     setting,
 )
-from lnrecency.inference.evidence import Evidence, item, record
+from lnrecency.inference.evidence import Evidence, item, ladder, record
 from lnrecency.inference.records import GapComparison, LimitProfile, MCMeans, OrderingTests, ProofRecord
 from lnrecency.inference.stats import register
 from lnrecency.model.config import ModelConfig
@@ -85,7 +85,7 @@ def evaluate(*, quick: bool = False, progress=None, seed: int = 20260303) -> lis
         base = cfg.replace(residual=False)
         limit = LimitProfile(n=n, rows_by_label=row_labels(n, 2, cfg))
         ok = limit.labels == {"recency"}
-        v = "confirmed" if ok and proof.proven else ("refuted" if not ok else "inconclusive")
+        v = ladder(ok and proof.proven, opposite=not ok)
         order = means = None
         if (gamma, lam, alpha) == (1.0, 1.0, 0.0):
             order = mc_orderings(f"{ID} keeps[{cfg.label()}]", cfg, N_MC, 2, adjacent_triples(N_MC),
@@ -103,7 +103,7 @@ def evaluate(*, quick: bool = False, progress=None, seed: int = 20260303) -> lis
         a_no, r_no = gaps(n, base)
         abs_ok = bool(np.all(a_res < a_no))
         rel_ok = bool(np.all(r_res < r_no))
-        v = "confirmed" if abs_ok and rel_ok else "refuted"
+        v = ladder(abs_ok and rel_ok)
         mc = entries = None
         if (gamma, lam, alpha) == (1.0, 1.0, 0.0):
             mc = mc_gap_difference(cfg, base, samples=20000, seed=seed + 7, progress=progress)

@@ -26,7 +26,7 @@ from lnrecency.claims.catalog import declared
 from lnrecency.claims.declare import claim
 from lnrecency.claims.mc_checks import adjacent_triples, grouped, mc_means, mc_orderings, row_labels, setting
 from lnrecency.experiments.authors.theory_columns import authors_h, limit_h
-from lnrecency.inference.evidence import Evidence, item, record
+from lnrecency.inference.evidence import Evidence, item, ladder, record
 from lnrecency.inference.records import LimitProfile, MCMeans, OrderingTests, ProofRecord, RegionRecord
 from lnrecency.inference.verdicts import decide
 from lnrecency.model.config import ModelConfig
@@ -154,7 +154,7 @@ def figure_setting_items() -> list:
             worst_own = max(worst_own, float(np.max(np.abs(theirs / theirs[0] - own / own[0]))))
         same = worst_sim <= 1e-12  # float64 rounding of a 10-term closed form
         items.append(({"figure": "alpha_resid" if resid else "alpha", "residual": bool(resid)},
-                      "confirmed" if same else "refuted",
+                      ladder(same),
                       FigureSettingEvidence(max_shape_difference_vs_simulation_setting=worst_sim,
                                             max_shape_difference_vs_weight_1=worst_own,
                                             simulation_residual_weight="sqrt(d (1 - alpha))" if resid else None)))

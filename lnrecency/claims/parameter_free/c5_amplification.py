@@ -31,7 +31,7 @@ import numpy as np
 from lnrecency.claims.catalog import declared
 from lnrecency.claims.declare import claim
 from lnrecency.claims.mc_checks import gap_comparison, grouped, setting
-from lnrecency.inference.evidence import Evidence, item, record
+from lnrecency.inference.evidence import Evidence, item, ladder, record
 from lnrecency.inference.records import GapComparison
 from lnrecency.inference.stats import EXACT_RATE, bernstein_halfwidth, register
 from lnrecency.inference.verdicts import combine
@@ -95,7 +95,7 @@ class RPStep(Evidence):
     @property
     def verdict(self) -> str:
         t = self.bernstein_threshold
-        return "confirmed" if self.difference > t else "refuted" if self.difference < -t else "inconclusive"
+        return ladder(self.difference > t, opposite=self.difference < -t)
 
 
 @record
@@ -214,12 +214,12 @@ def evaluate(*, quick: bool = False, progress=None, seed: int = 20260505) -> lis
             if measure == "absolute" and (residual, lam, n) == (False, 1.0, 8):
                 up = mc_gap_compare(cfg, 0.1, 0.0, samples=20000, seed=seed, progress=progress)
                 down = mc_gap_compare(cfg, 0.0, 0.9, samples=20000, seed=seed + 10, progress=progress)
-            v_can = "confirmed" if dec.amplified else "refuted"
+            v_can = ladder(dec.amplified)
             if up is not None and up.verdict != "confirmed" and v_can == "confirmed":
                 v_can = "inconclusive"
             can.append((st, v_can, CanAmplifyEvidence(exact=dec, grid_context=profile(n, cfg, measure, grid),
                                                       mc_up=up, mc_down=down)))
-            mono.append((st, "confirmed" if dec.increasing else "refuted", GrowsEvidence(exact=dec)))
+            mono.append((st, ladder(dec.increasing), GrowsEvidence(exact=dec)))
         out += grouped(ID, CAN_AMPLIFY.format(measure=measure),
                        {"norm": "layernorm", "layer": 2, "measure": measure}, can, _interval_finding)
         out += grouped(ID, GROWS.format(measure=measure),

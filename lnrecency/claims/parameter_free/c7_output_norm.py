@@ -18,7 +18,7 @@ import sympy
 from lnrecency.claims.catalog import declared
 from lnrecency.claims.declare import claim
 from lnrecency.claims.mc_checks import grouped, mc_means, setting
-from lnrecency.inference.evidence import Evidence, item, record
+from lnrecency.inference.evidence import Evidence, item, ladder, record
 from lnrecency.inference.records import MCMeans, ProofRecord
 from lnrecency.inference.verdicts import decide
 from lnrecency.model.config import ModelConfig
@@ -122,7 +122,7 @@ def evaluate(*, quick: bool = False, progress=None, seed: int = 20260707) -> lis
         if a:
             m = mc_means(f"C7[alpha={a}]", c, n, 1, [(q, q) for q in range(1, n + 1)], quantity="osq",
                          samples=4000, seed=seed + 1, progress=progress)
-        vv = "confirmed" if f.is_zero else "refuted"
+        vv = ladder(f.is_zero)
         if m is not None and not m.passed:
             vv = "inconclusive"
         (extension if a else items).append((setting(c, lam="any > 0"), vv,

@@ -21,7 +21,7 @@ import sympy
 from lnrecency.claims.catalog import declared
 from lnrecency.claims.declare import claim
 from lnrecency.claims.mc_checks import ROUNDING, grouped, mc_means, setting, simulate
-from lnrecency.inference.evidence import Evidence, item, record
+from lnrecency.inference.evidence import Evidence, item, ladder, record
 from lnrecency.inference.records import MCMeans, ProofRecord
 from lnrecency.inference.stats import OrderingCheck, mean_check, ordering_check, register
 from lnrecency.model.config import ModelConfig
@@ -97,7 +97,7 @@ def post_norm_evidence(*, samples: int, seed: int, progress=None) -> tuple[str, 
                        S_ii_limit=[float(lim[q, q]) for q in range(N)], decay_test=o,
                        note="SE of the difference bounded by SE_22 + SE_88 (valid for any correlation)")
     ok = all(c.passed for c in normalised.values()) and o.verdict == "confirmed"
-    return ("confirmed" if ok else "inconclusive"), PostNormEvidence(normalised=normalised, none=none)
+    return (ladder(ok, opposite=False)), PostNormEvidence(normalised=normalised, none=none)
 
 
 # ---- the claim's report tables, figures and notebook cells ----------------------------------------
@@ -112,12 +112,12 @@ def evaluate(*, quick: bool = False, progress=None, seed: int = 20260808) -> lis
         cfg = ModelConfig(norm="layernorm", alpha=a)
         m = mc_means(f"C8[alpha={a}]", cfg, N, 1, [(q, q) for q in range(1, N + 1)], quantity="ovar",
                      samples=4000, seed=seed + idx, progress=progress)
-        v = "confirmed" if proof.proven and m.passed else "inconclusive"
+        v = ladder(proof.proven and m.passed, opposite=False)
         decay_items.append((setting(cfg, lam="any > 0"), v, DecayEvidence(proof=ProofRecord.of(proof),
                                                                           mc_d_times_variance=m)))
         f = sympy.simplify(floor.subs(cf.alpha, sympy.nsimplify(a)))
         (extension if a else vanish_items).append(
-            (setting(cfg, lam="any > 0"), "confirmed" if f.is_zero else "refuted",
+            (setting(cfg, lam="any > 0"), ladder(f.is_zero),
              VarianceFloor(limit_i_to_oo_of_d_Var=str(f), floor_formula=str(floor))))
     v, ev = post_norm_evidence(samples=4000, seed=seed + 50, progress=progress)
     return (grouped(ID, DECAYS, {"layer": 1}, decay_items)

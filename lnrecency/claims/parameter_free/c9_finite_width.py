@@ -24,7 +24,7 @@ import numpy as np
 from lnrecency.claims.catalog import declared
 from lnrecency.claims.declare import claim
 from lnrecency.claims.mc_checks import grouped, simulate, theory, theory_mean_checks
-from lnrecency.inference.evidence import Evidence, record
+from lnrecency.inference.evidence import Evidence, ladder, record
 from lnrecency.inference.records import MeanChecks
 from lnrecency.inference.stats import EXACT_RATE, PER_COMPARISON, clopper_pearson_interval, register
 from lnrecency.model.config import ModelConfig
@@ -107,7 +107,7 @@ def decide_smallest_d(per_d, claimed: int | None, k: float) -> str:
     above = [z for d, z in zs.items() if d >= claimed]
     if any(z < -k for z in above) or any(z > k for d, z in zs.items() if d < claimed):
         return "refuted"
-    return "confirmed" if above and all(z > k for z in above) else "inconclusive"
+    return ladder(above and all(z > k for z in above), opposite=False)
 
 
 @record
@@ -158,7 +158,7 @@ def rate_item(cfg: ModelConfig, n: int, layer: int, samples: int, seed: int, pro
                                                      remainder_bound=ch.remainder_bound) for ch in checks),
                       mean_checks=tuple(checks), R=r, scaled_bias=scaled, fitted_slope=fit.slope,
                       fitted_slope_se=fit.stderr, fit_entries=fit.entries)
-    return ({**cfg.as_dict(), "layer": layer, "n": n}, "confirmed" if ok else "refuted", ev)
+    return ({**cfg.as_dict(), "layer": layer, "n": n}, ladder(ok), ev)
 
 
 # ---- the claim's report tables, figures and notebook cells ----------------------------------------
@@ -198,7 +198,7 @@ def evaluate(*, quick: bool = False, progress=None, seed: int = 20260909) -> lis
         lo, hi = clopper_pearson_interval(p.count, p.samples, rate=rate)
         ok = test(lo, hi)
         opposite = (lo >= 0.9) if d == 64 else (hi <= 0.99)
-        v = "confirmed" if ok else ("refuted" if opposite else "inconclusive")
+        v = ladder(ok, opposite=opposite)
         out += grouped(ID, statement, {"layer": 2},
                        [({**cfg.as_dict(), "d": d, "i": 8, "j": 7, "k": 6}, v,
                          Frequency(frequency=p.estimate, count=p.count, samples=p.samples, seed=seed + d,

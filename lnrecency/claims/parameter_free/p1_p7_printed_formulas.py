@@ -17,7 +17,7 @@ import sympy
 
 from lnrecency.claims.catalog import result_source
 from lnrecency.claims.declare import claim
-from lnrecency.inference.evidence import Evidence, item, record
+from lnrecency.inference.evidence import Evidence, item, ladder, record
 from lnrecency.inference.verdicts import ClaimResult
 from lnrecency.model.config import ModelConfig
 from lnrecency.theory import closed_forms as cf
@@ -139,7 +139,7 @@ def _result(cid: str, statement: str, *rest) -> ClaimResult:
 
 
 def _verdict(ok: bool) -> str:
-    return "confirmed" if ok else "refuted"
+    return ladder(ok)
 
 
 def _formula_finding(*checks: PrintedFormula) -> str:
@@ -307,7 +307,7 @@ def p7() -> ClaimResult:
         error="sign of the middle term: -2e^(2+a)(i-1) is printed, +2e^(2+a)(i-1) is correct",
         conclusion_lt_0_holds=sign == -1, conclusion_proof=reason,
         printed_expression_nonnegative_at_a0_for_i=positive_at)
-    verdict = "confirmed" if printed.equal and sign == -1 else "refuted"
+    verdict = ladder(printed.equal and sign == -1)
     if printed.equal:
         finding = "The printed expression equals our derivation" + (
             "; its sign is negative for every i >= 1 and 0 <= a < 1 (sympy)." if sign == -1 else

@@ -33,7 +33,7 @@ from lnrecency.claims.catalog import declared
 from lnrecency.claims.declare import claim
 from lnrecency.claims.mc_checks import gap_comparison, grouped, setting, simulate, theory
 from lnrecency.experiments.profiler import bias_profile
-from lnrecency.inference.evidence import Evidence, item, record
+from lnrecency.inference.evidence import Evidence, item, ladder, record
 from lnrecency.inference.stats import PER_COMPARISON, OrderingCheck, ordering_check, register
 from lnrecency.model.config import ModelConfig
 from lnrecency.theory import closed_forms as cf
@@ -161,7 +161,7 @@ def p8() -> list:
             continue
         saturates = bool(lim.is_positive) and ratio == 1
         items.append(({"norm": "l2", "residual": True, "gamma": 1, "lam": 1, "alpha": float(a)},
-                      "confirmed" if saturates else "refuted",
+                      ladder(saturates),
                       Saturation(limit_r=str(lim), ratio=str(ratio), relative_change_i_to_2i=rel,
                                  contrast_a0=contrast)))
     return grouped("P8", P8, {"quantity": "r(i) = g(i)/h(i)"}, items)
@@ -191,8 +191,7 @@ def p9a(samples: int, seed: int, progress=None) -> list:
                           mc_profiles_d64=ProfilesAtWidth(d=d, samples=samples, seed=seed, significance_per_profile=sig,
                                                           labels=labels),
                           measured_difference_row_8_d64=diffs, d_times_max_abs_diff=d * max(abs(x.diff) for x in diffs))
-    verdict = ("confirmed" if exact and same else
-               "refuted" if (not exact or contradict) else "inconclusive")
+    verdict = ladder(exact and same, opposite=not exact or contradict)
     worst_d = max(abs(x.diff) for x in diffs)
     finding = (f"The d -> infinity limits of LayerNorm and l2 at lam = 1 agree to {float(worst):.2g} at 40 digits "
                f"(layers 1-3, n = 12); at d = {d} the Monte Carlo bias profiles read "
@@ -215,7 +214,7 @@ def p9b() -> list:
                + ("equal" if same else "not shown equal") + "), so the layer-1 self-weight grows with lam: P_88 at "
                "alpha = 0 is " + ", ".join(f"{v:.3g} ({k})" for k, v in vals.items()) + ".")
     return grouped("P9", P9B, {}, [({"quantity": "P^(1)_ii", "lam": "1 vs sqrt(d)"},
-                                           "confirmed" if same else "inconclusive",
+                                           ladder(same, opposite=False),
                                            SharpensEvidence(dP_ii_dlam=str(dp), positive_form=str(expected),
                                                             equal_to_positive_form=bool(same), P_88_alpha0=vals))],
                    finding=finding)

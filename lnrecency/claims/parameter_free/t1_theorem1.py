@@ -16,7 +16,7 @@ import numpy as np
 from lnrecency.claims.catalog import declared, result_source
 from lnrecency.claims.declare import claim
 from lnrecency.claims.mc_checks import adjacent_triples, mc_means, mc_orderings, row_labels, setting
-from lnrecency.inference.evidence import Evidence, record
+from lnrecency.inference.evidence import Evidence, ladder, record
 from lnrecency.inference.records import LimitProfile, MCMeans, OrderingTests, ProofRecord
 from lnrecency.inference.verdicts import ClaimResult, combine
 from lnrecency.model.config import ModelConfig
@@ -59,9 +59,9 @@ def evaluate(*, quick: bool = False, progress=None, seed: int = 20260101) -> lis
                              seed=seed + 10 * s_idx, progress=progress)
         means = mc_means(name, cfg, N_MC, 2, [(N_MC, j) for j in range(1, N_MC + 1)],
                          samples=4000, seed=seed + 10 * s_idx + 5, progress=progress)
-        verdicts = ["confirmed" if proof.proven else "inconclusive",
-                    "confirmed" if limit_ok else "refuted", order.verdict,
-                    "confirmed" if means.passed else "inconclusive"]
+        verdicts = [ladder(proof.proven, opposite=False),
+                    ladder(limit_ok), order.verdict,
+                    ladder(means.passed, opposite=False)]
         rp = []
         for d in RP_WIDTHS:  # per-instance recency probability: what a single draw shows at the authors' widths
             sim = simulate_scores(N_MC, 2, d, RP_SAMPLES, seed=seed + 10 * s_idx + 7, method="gram", config=cfg)

@@ -26,7 +26,7 @@ import numpy as np
 from lnrecency.claims.catalog import declared
 from lnrecency.claims.declare import claim
 from lnrecency.claims.mc_checks import grouped, setting
-from lnrecency.inference.evidence import Evidence, record
+from lnrecency.inference.evidence import Evidence, ladder, record
 from lnrecency.model.config import ModelConfig
 from lnrecency.theory.limit import limit_scores
 from lnrecency.theory.rollout import limit_rollout
@@ -73,7 +73,7 @@ def depth_decision(r: np.ndarray) -> tuple[str, float, float]:
 
 def side_decision(scores: np.ndarray, rollout: np.ndarray) -> str:
     """"confirmed" when ``scores`` rise and ``rollout`` falls strictly over the keys, else "refuted"."""
-    return "confirmed" if np.all(np.diff(scores) > 0) and np.all(np.diff(rollout) < 0) else "refuted"
+    return ladder(np.all(np.diff(scores) > 0) and np.all(np.diff(rollout) < 0))
 
 
 def _depth_finding(verdict: str, group: list) -> str:

@@ -241,7 +241,27 @@ def snapshot(runs: list, v2_runs: list, st: V3Settings) -> dict:
                                                           "values": list(d.test.values)})}
     return {"experiment": "thesis-text-v3", "plan_sha256": plan_sha256(),
             "settings": {"windows": st.windows, "v2_key": st.v2.key(), **asdict(st.v2.base)},
-            "noise": noise(table), "tests": tests, "runs": table}
+            "noise": noise(table), "tests": tests, "secondary": secondary(table), "runs": table}
+
+
+def secondary(table: dict) -> dict:
+    """The plan's secondary M0 (an interval with the side of 0 it lies on, no verdict): without BOS, LayerNorm minus
+    none at matched loss by stage, each learned run's layer-2 slope (plan v2's trajectory, 32 windows) interpolated in
+    log tokens to the none arm's median final loss; a run that never reaches it enters with its final slope (counted
+    in ``final_used``)."""
+    from lnrecency.inference.seed_tests import SeedTest
+
+    ln = [r for r in table.get(_cell(False, "layernorm"), []) if r["learned"]]
+    none = [r for r in table.get(_cell(False, "none"), []) if r["learned"]]
+    if len(ln) < 2 or len(none) < 2 or ln[0]["matched_target"] is None:
+        return {}
+    test = SeedTest(tuple(r["matched_slope"] for r in ln), other=tuple(r["matched_slope"] for r in none))
+    lo, hi = test.interval()
+    side = "above" if lo > 0 else "below" if hi < 0 else "across"
+    return {"M0": {"what": "without BOS: LayerNorm minus none, layer-2 slope at matched held-out loss (by stage)",
+                   "target_loss": ln[0]["matched_target"], "mean": test.mean, "interval": [lo, hi], "side": side,
+                   "seeds": [len(ln), len(none)],
+                   "final_used": sum(not r["matched_reached"] for r in ln + none)}}
 
 
 def main(argv: list[str] | None = None) -> int:
