@@ -20,7 +20,7 @@ def readme_answer(results: list[ClaimResult], v2: dict | None = None, v3: dict |
     out = []
     ((cid, which, _),) = answer_parts("theorem")
     if role_rows(results, cid, which):
-        out.append(f"Yes, in expectation: with LayerNorm the expected layer-2 attention score rises with the key's "
+        out.append(f"Yes, in expectation: with LayerNorm the expected layer-2 score rises with the key's "
                    f"position (Theorem 1: {label_of(results, cid, which)}; proved at d -> infinity).")
     (cid, flat_rows, flat_words), (deep_id, deep_rows, deep_words) = answer_parts("boundary")
     flat, deep = role_rows(results, cid, flat_rows), role_rows(results, deep_id, deep_rows)
@@ -33,7 +33,7 @@ def readme_answer(results: list[ClaimResult], v2: dict | None = None, v3: dict |
     if 1.0 in rp and 8.0 in rp and (ds := sorted(set(rp[1.0]) & set(rp[8.0]))):
         eight = [f"{rp[8.0][d]:.2f}" for d in ds]
         eight = f"{eight[0]} at both" if len(set(eight)) == 1 and len(eight) > 1 else both(eight)
-        out.append(f"One draw orders key triples by recency with probability only "
+        out.append(f"One draw orders key triples by recency with probability "
                    f"{both(f'{rp[1.0][d]:.2f}' for d in ds)} at d = {both(str(d) for d in ds)}, and {eight} with "
                    f"lam = 8, the sqrt(d) scaling (0.50 is chance).")
     cells = (v2 or {}).get("cells") or {}
@@ -41,20 +41,20 @@ def readme_answer(results: list[ClaimResult], v2: dict | None = None, v3: dict |
                       (("bos layernorm", "change"), ("no bos layernorm", "slope"), ("no bos none", "slope")))
     if None not in (ln, free, none):
         read = _read_out(v3)
-        out.append(f"On text, in models trained here, BOS carries it: fixing layer 1's attention to BOS removes "
-                   f"{-100 * ln:.0f} % of LayerNorm's slope{read}; without BOS it is {free:+.4f} logit per key (no "
-                   f"normalisation: {none:+.4f}).")
+        out.append(f"In our text models, BOS carries it: fixing layer 1's attention to BOS removes "
+                   f"{-100 * ln:.0f} % of LayerNorm's slope{read}; without BOS it is {free:+.4f} logit per key (none: "
+                   f"{none:+.4f}).")
     printed = [cid for cid, which, _ in answer_parts("printed") if role_rows(results, cid, which)]
     if printed:
         good = sum(label_of(results, cid) == "confirmed" for cid in printed)
-        out.append(f"The first version's printed derivation checks out in {good} of {len(printed)} statements.")
+        out.append(f"The first version's printed derivation holds in {good} of {len(printed)} statements.")
     return " ".join(out)
 
 
 def _read_out(v3: dict | None) -> str:
-    """How layer 2 reads the BOS share, from plan v3's snapshot: ", read by layer 2's learned weights, not the
-    per-token scale" when a test of the learned weights is confirmed and fixing the scale raised the slope (its test
-    refuted); "" otherwise."""
+    """How layer 2 reads the BOS share, from plan v3's snapshot: ", read by layer 2's weights, not the
+    normalisation's scale" when a test of the learned weights is confirmed and fixing the scale raised the slope (its
+    test refuted); "" otherwise."""
     if not v3:
         return ""
     tests = v3.get("tests") or {}
@@ -64,4 +64,4 @@ def _read_out(v3: dict | None) -> str:
         return ""
     intact = sum(r["slope"] for r in rows) / len(rows)
     fixed = sum(r["scale_fixed"] for r in rows) / len(rows)
-    return ", read by layer 2's learned weights, not the per-token scale" if fixed > intact else ""
+    return ", read by layer 2's weights, not the normalisation's scale" if fixed > intact else ""
