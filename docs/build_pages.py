@@ -66,7 +66,11 @@ def _claim_page(claim, rows: list, snap: dict, v2: dict | None = None) -> str:
     from lnrecency.report.views.shared import setting_summary
 
     lines = [f"# {claim.id}: {claim.description}", ""]
-    if rows:
+    if rows:  # the README's cell for each of its sources, from the same findings (lnrecency.report.findings)
+        from lnrecency.report.findings import claim_rows, findings_of
+
+        for _, group, label, plain in claim_rows(findings_of(rows)):
+            lines += [f"**In the README** ({group}): {label}; {_md(plain)}.", ""]
         flags = (" --quick" if snap.get("quick") else "") + (" --trained" if snap.get("trained") else "")
         groups: dict[str, list] = {}
         for r in rows:

@@ -26,7 +26,7 @@ FILLS_BEGIN, FILLS_END = "<!-- fills:begin -->", "<!-- fills:end -->"
 COSTS_BEGIN, COSTS_END = "<!-- costs:begin -->", "<!-- costs:end -->"
 TIMINGS_BEGIN, TIMINGS_END = "<!-- timings:begin -->", "<!-- timings:end -->"
 
-__all__ = ["BEGIN", "END", "verdict_block", "update_readme", "claim_rows", "source_counts", "reason", "row_of"]
+__all__ = ["BEGIN", "END", "verdict_block", "update_readme", "row_of"]
 
 
 def verdict_block(results: list[ClaimResult], *, quick: bool, trained: bool = False,
@@ -40,6 +40,7 @@ def verdict_block(results: list[ClaimResult], *, quick: bool, trained: bool = Fa
     their plain-words sentence; ``quick_results``: the counts of a ``--quick`` report beside."""
     from lnrecency.claims import catalog
     from lnrecency.claims.registry import TRAINED
+    from lnrecency.report.findings import claim_rows, findings_of, scope_line, source_counts
     from lnrecency.report.headline import counts_line, words_line
     from lnrecency.report.readme_answer import readme_answer
 
@@ -56,11 +57,12 @@ def verdict_block(results: list[ClaimResult], *, quick: bool, trained: bool = Fa
              + counts_line(fresh, quick=quick)]
     if quick_results is not None:
         lines[-1] += " With `--quick`: " + counts_line([r for r in quick_results if r.id not in TRAINED], quick=True)
+    found = findings_of(rows)  # every count, label and plain sentence below from the same typed findings
     lines += ["", "Verdicts by the source of their statement (trained rows: from the cache):",
-              ""] + source_counts(rows) + ["", scope_line(rows, TRAINED)]
+              ""] + source_counts(found) + ["", scope_line(found, TRAINED)]
     lines += ["", "| claim | statement from | verdict | in plain words |", "|---|---|---|---|"]
     short = {catalog.SOURCES[k]: v for k, v in catalog.SOURCE_SHORT.items()}
-    table = claim_rows(rows)
+    table = claim_rows(found)
     lines += [f"| [{cid}](docs/claims/{claim_page(cid)}.md) | {short[group]} | {label} | {reason} |"
               for cid, group, label, reason in table]
     said = lines[4] + " " + " ".join(reason for *_, reason in table)  # the answer and the reasons
@@ -196,110 +198,6 @@ def row_of(r: ClaimResult) -> dict:
     return {k: v for k, v in strict_json(r.to_json()).items() if k != "evidence"}
 
 
-def _group(row: dict) -> str:
-    from lnrecency.claims import catalog
-
-    return catalog.statement_source(row["id"], row["statement"], stored=True)
-
-
-def source_counts(rows: list[dict]) -> list[str]:
-    """One line per source of statements that has rows: claims and verdict counts, in catalogue source order."""
-    from lnrecency.claims import catalog
-    from lnrecency.inference.evidence import VERDICTS
-
-    out = []
-    for group in catalog.SOURCES.values():
-        mine = [r for r in rows if _group(r) == group]
-        if mine:
-            counts = ", ".join(f"{sum(r['verdict'] == v for r in mine)} {v}" for v in VERDICTS
-                               if any(r["verdict"] == v for r in mine))
-            claims = len(dict.fromkeys(r["id"] for r in mine))
-            out.append(f"- **{group}**: {claims} claim{'s' if claims != 1 else ''}, {counts}.")
-    return out
-
-
-def scope_line(rows: list[dict], trained) -> str:
-    """How the counts above and the table below relate (issue 66: one unit, its scope said): verdicts in all (a
-    fresh report's and those on trained and real models), claims, and table rows (one per claim and source)."""
-    claims = len(dict.fromkeys(r["id"] for r in rows))
-    pairs = len(dict.fromkeys((r["id"], _group(r)) for r in rows))
-    cached = sum(r["id"] in trained for r in rows)
-    return (f"In all: {len(rows)} verdicts on {claims} claims ({len(rows) - cached} from a fresh report, {cached} on "
-            f"trained and real models); the table has {pairs} rows, one per claim and source (a claim with two "
-            f"sources has two rows, counted under each).")
-
-
-#: the verdicts from gravest to mildest: a claim's one-line reason is its gravest row's
-GRAVITY = ("refuted", "the opposite shown", "inconclusive", "secondary", "confirmed", "reproduced")
-REASON_WORDS = 7
-
-
-def reason(finding: str, title: str = "") -> str:
-    """A finding's lead in plain words: up to its first sentence or colon (a quick run's label and a secondary row's
-    label are left out; a secondary row's lead is the side of its interval). Never cut (issue 66): a lead over
-    :data:`REASON_WORDS` words, or one that is a setting rather than words ("n=8, lam=1"), gives way to the claim's
-    declared ``title``, which is written to fit."""
-    import re
-
-    text = " ".join(str(finding).split())
-    text = re.sub(r"^quick run: not decisive[^.]*\.\s*", "", text)
-    from lnrecency.claims.trained_rules import SECONDARY_LEAD
-
-    secondary = text.startswith(SECONDARY_LEAD)
-    if secondary:
-        text = text[len(SECONDARY_LEAD):]
-        text = re.sub(r"^quick run: not decisive[^.]*\.\s*", "", text)
-    pattern = r"\. " if secondary else r"(?<=[a-z0-9)\]])(: |; |\. )"
-    cut = re.search(pattern, text)
-    if cut and len(text[:cut.start()].split()) < 2:  # a label ("H1: ...") is not a reason: the clause after it
-        text = text[cut.end():]
-        cut = re.search(pattern, text)
-    lead = text[:cut.start()] if cut else text.rstrip(".")
-    setting = re.match(r"^[a-z0-9_]+[=/]", lead)  # a finding that opens with the setting where it fails or holds
-    unspaced = re.search(r"\w=[\w.-]", lead)  # "gamma=1, lam=0.3": a setting, not words
-    if title and (setting or unspaced or len(lead.split()) > REASON_WORDS or len(lead.split()) < 3):
-        lead = title
-    elif setting:
-        lead = f"at {lead}"
-    return lead.replace("|", "/")
-
-
-def claim_rows(rows: list[dict]) -> list[tuple[str, str, str, str]]:
-    """(claim, source, verdict label, reason) per claim and source of its statements: the sources in catalogue
-    order (the paper's first), the claims in catalogue order within each; a claim whose rows differ reads "split"
-    with the count of each verdict (one label, never "refuted / confirmed")."""
-    from lnrecency.claims import catalog
-    from lnrecency.inference.evidence import VERDICTS
-
-    order = {cid: q for q, cid in enumerate(catalog.ids())}
-    out = []
-    for group in catalog.SOURCES.values():
-        mine = [r for r in rows if _group(r) == group]
-        for cid in sorted(dict.fromkeys(r["id"] for r in mine), key=lambda c: order.get(c, len(order))):
-            its = [r for r in mine if r["id"] == cid]
-            verdicts = [v for v in VERDICTS if any(r["verdict"] == v for r in its)]
-            label = verdicts[0] if len(verdicts) == 1 else "split: " + ", ".join(
-                f"{sum(r['verdict'] == v for r in its)} {v}" for v in verdicts)
-            grave = min(its, key=lambda r: GRAVITY.index(r["verdict"]) if r["verdict"] in GRAVITY else 0)
-            said = reason(grave.get("finding", ""), catalog.declared(cid).title)
-            if len(its) > 1 and verdicts == ["secondary"]:  # every interval's side, not the first one's (issue 66)
-                said = _sides(its) or said
-            out.append((cid, group, label, said))
-    return out
-
-
-def _sides(rows: list[dict]) -> str:
-    """Secondary rows' intervals by the side of 0 they lie on ("3 intervals: 2 below 0, 1 across 0"), read from the
-    lead :func:`lnrecency.claims.trained_rules.secondary_finding` writes; "" when a row has none."""
-    import re
-
-    sides = [re.search(r"lies (above|below|across) 0", r.get("finding", "")) for r in rows]
-    if any(s is None for s in sides):
-        return ""
-    count = {w: sum(s.group(1) == w for s in sides) for w in ("below", "across", "above")}
-    return f"{len(rows)} intervals: " + ", ".join(f"{n} {w} 0" for w, n in count.items() if n)
-
-
 def claim_page(cid: str) -> str:
     """The file stem of a claim's documentation page (``S2.1`` -> ``S2-1``)."""
     return cid.replace(".", "-")
@@ -308,16 +206,21 @@ def claim_page(cid: str) -> str:
 def write_snapshot(path: str | Path, results: list[ClaimResult], *, quick: bool, trained: bool,
                    kept: list[dict] = (), summary: str | None = None) -> Path:
     """docs/verdicts.json: the verdicts the README's headline was generated from (id, source, statement,
-    setting, verdict, finding), read by the documentation's claim pages; ``kept``: rows kept from the snapshot
+    setting, verdict, finding, and the finding's statement key and plain sentence, lnrecency.report.findings), read by
+    the documentation's claim pages; ``kept``: rows kept from the snapshot
     before (the trained claims'), placed in catalogue order."""
     import json
 
     from lnrecency.claims.catalog import ids
     from lnrecency.inference.evidence import strict_json
+    from lnrecency.report.findings import finding_of
 
     rows = [{k: v for k, v in strict_json(r.to_json()).items() if k != "evidence"} for r in results] + list(kept)
     order = {cid: q for q, cid in enumerate(ids())}
     rows.sort(key=lambda r: order.get(r["id"], len(order)))  # stable: each claim's rows keep their order
+    for r in rows:  # the finding's statement key and plain sentence, as the README's table renders them
+        f = finding_of(r)
+        r["statement_key"], r["plain"] = f.statement_key, f.plain
     return atomic_write_text(Path(path), json.dumps({"quick": quick, "trained": trained, "trained_summary": summary,
                                                      "verdicts": rows}, indent=1, ensure_ascii=False) + "\n")
 

@@ -8,7 +8,8 @@ import re
 from pathlib import Path
 
 from lnrecency.claims import catalog
-from lnrecency.report.readme import BEGIN, END, claim_rows, source_counts
+from lnrecency.report.findings import claim_rows, findings_of, source_counts
+from lnrecency.report.readme import BEGIN, END
 
 ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -24,7 +25,7 @@ def test_one_row_per_claim_and_source_in_source_order_with_one_label():
     block = README.split(BEGIN, 1)[1].split(END, 1)[0]
     rows = re.findall(r"^\| \[([^\]]+)\]\(docs/claims/[^)]+\) \| ([^|]+) \| ([^|]+) \| ([^|]*) \|$", block, re.M)
     short = {catalog.SOURCES[k]: v for k, v in catalog.SOURCE_SHORT.items()}
-    want = [(cid, short[group], label) for cid, group, label, _ in claim_rows(SNAPSHOT["verdicts"])]
+    want = [(cid, short[group], label) for cid, group, label, _ in claim_rows(findings_of(SNAPSHOT["verdicts"]))]
     assert [(c, s.strip(), v.strip()) for c, s, v, _ in rows] == want
     order = list(catalog.SOURCE_SHORT.values())
     seen = [order.index(s.strip()) for _, s, _, _ in rows]
@@ -35,14 +36,14 @@ def test_one_row_per_claim_and_source_in_source_order_with_one_label():
 
 
 def test_the_counts_by_source_are_the_snapshots():
-    for line in source_counts(SNAPSHOT["verdicts"]):
+    for line in source_counts(findings_of(SNAPSHOT["verdicts"])):
         assert line in README, line
 
 
 def test_a_split_claim_reads_split_with_its_counts():
     rows = [{"id": "C5", "statement": catalog.declared("C5").statements[0].text, "verdict": v, "finding": f}
             for v, f in (("confirmed", "holds in 2 setting(s)"), ("refuted", "n=8, lam=1: increases then falls"))]
-    ((cid, group, label, reason),) = claim_rows(rows)
+    ((cid, group, label, reason),) = claim_rows(findings_of(rows))
     assert (cid, label) == ("C5", "split: 1 confirmed, 1 refuted") and group == catalog.SOURCES["paper"]
     # the gravest row's lead is a setting ("n=8, lam=1"), not words: the claim's declared title, never a cut clause
     assert reason == catalog.declared("C5").title
@@ -128,9 +129,9 @@ def test_the_answer_is_short_plain_and_names_where_it_fails():
 def test_no_cell_is_cut():
     """Issue 66: every "in plain words" cell is written whole (a lead that does not fit gives way to the claim's
     declared title), never ended with "..."."""
-    from lnrecency.report.readme import REASON_WORDS, reason
+    from lnrecency.report.findings import REASON_WORDS, reason
 
-    for cid, _, _, said in claim_rows(SNAPSHOT["verdicts"]):
+    for cid, _, _, said in claim_rows(findings_of(SNAPSHOT["verdicts"])):
         assert not said.endswith("...") and not re.search(r"\w=[\w.-]", said), (cid, said)
     long = " ".join(["word"] * (REASON_WORDS + 3)) + ". More."
     assert reason(long, "the title") == "the title" and reason("gamma=1, lam=0.3: fails", "T") == "T"
@@ -141,9 +142,9 @@ def test_the_counts_say_their_scope_and_agree_with_the_table():
     """Issue 66: the verdicts, claims and table rows are counted once each, from the snapshot, and the README says how
     they relate; the table has exactly as many rows as that line says."""
     from lnrecency.claims.registry import TRAINED
-    from lnrecency.report.readme import scope_line
+    from lnrecency.report.findings import scope_line
 
-    line = scope_line(SNAPSHOT["verdicts"], TRAINED)
+    line = scope_line(findings_of(SNAPSHOT["verdicts"]), TRAINED)
     assert line in README
     block = README.split(BEGIN, 1)[1].split(END, 1)[0]
     rows = re.findall(r"^\| \[[^\]]+\]\(docs/claims/", block, re.M)
@@ -157,5 +158,5 @@ def test_a_secondary_claim_shows_every_intervals_side():
     rows = [{"id": "TM2", "statement": catalog.declared("TM2").statements[0].text, "verdict": "secondary",
              "finding": f"Secondary (an interval, not a verdict): its interval [{lo}, {hi}] lies {side} 0. More."}
             for lo, hi, side in ((-1.59, -0.07, "below"), (-0.02, 0.48, "across"), (-3.28, -1.18, "below"))]
-    ((_, _, label, said),) = claim_rows(rows)
+    ((_, _, label, said),) = claim_rows(findings_of(rows))
     assert (label, said) == ("secondary", "3 intervals: 2 below 0, 1 across 0")
