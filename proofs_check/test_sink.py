@@ -123,3 +123,50 @@ def test_the_monte_carlo_agrees_with_the_limit_plus_its_first_order_correction(n
 
     gap_wrong = far.slopes[1] - (layer_slope(wrong, skip=1) + c / d)
     assert abs(gap_wrong) > k * se + bias
+
+
+# ---- the read-out of the first token (issue 67, item 4) ---------------------------------------------------------
+
+def _coordinate_by_vectors(n: int, b: float, lam: float, gamma: float, normalised: bool) -> np.ndarray:
+    """c_j with explicit vectors (independent of the Gram recursion): orthonormal tokens e_k in R^n (alpha = 0, where
+    the limit's layer-1 normalised states are the tokens), layer-1 scores lam e_i . e_j with the bonus b on key 1,
+    h_j = e_j + gamma sum_k P_jk e_k, then h_j's coordinate along e_1 after dividing by |h_j| (or not)."""
+    e = np.eye(n)
+    s = lam * e @ e.T
+    s[:, 0] += b
+    s[np.triu_indices(n, 1)] = -np.inf
+    p = np.exp(s - s.max(1, keepdims=True))
+    p /= p.sum(1, keepdims=True)
+    h = e + gamma * p @ e
+    if normalised:
+        h = h / np.linalg.norm(h, axis=1, keepdims=True)
+    c = h[:, 0].copy()
+    c[0] = np.nan
+    return c
+
+
+@pytest.mark.parametrize("norm, b, gamma", [("l2", 2.078, 1.0), ("layernorm", 0.5, 1.0), ("none", 1.0, 1.0),
+                                            ("l2", 1.0, 0.5)])
+def test_the_first_tokens_coordinate_equals_explicit_vectors(norm, b, gamma):
+    from lnrecency.theory.sink import bos_coordinate
+
+    c = bos_coordinate(12, b=b, norm=norm, residual=True, gamma=gamma)
+    want = _coordinate_by_vectors(12, b, 1.0, gamma, normalised=norm != "none")
+    assert np.allclose(c[1:], want[1:], rtol=1e-12, atol=1e-14)
+    wrong = _coordinate_by_vectors(12, b, 1.0, gamma, normalised=norm == "none")  # the scale divided out or not
+    assert not np.allclose(c[1:], wrong[1:], rtol=1e-6)
+
+
+def test_the_read_out_slope_is_the_sink_slope_plus_the_gain_times_the_coordinates_slope():
+    from lnrecency.inference.recency_slope import layer_slope
+    from lnrecency.theory.sink import bos_coordinate, readout_slope, sink_limit
+
+    base = sink_limit(64, 2, b=2.078, norm="layernorm", residual=True).slope(2)
+    assert base == pytest.approx(-0.0011, abs=5e-5)  # the parameter-free prediction in the models' own setting
+    per_key = layer_slope(np.tile(bos_coordinate(64, b=2.078, norm="layernorm", residual=True), (64, 1)), skip=1)
+    assert per_key < 0  # the coordinate decays with the key, as the share does
+    for gain in (0.0, -12.5, 3.0):
+        assert readout_slope(64, b=2.078, gain=gain, norm="layernorm", residual=True) == pytest.approx(
+            base + gain * per_key, rel=1e-12, abs=1e-15)
+    with pytest.raises(ValueError, match="alpha = 0"):
+        bos_coordinate(8, b=1.0, norm="layernorm", alpha=0.5)

@@ -20,6 +20,14 @@ the sink), and are flat at b = 0 (the no-sink theory); normalised they rise with
 b). The sink's decaying share is what carries the normalised recency here too: the output o_j is mostly the sink's
 token, with weight P_j1, and its length falls with j; the normalisation divides it out, and what is left grows
 with the content keys a row shares with row i.
+
+**A learned read-out** (issue 67, ours). Trained models add to layer 2's logits a read-out of each key's component
+along the first token. In the limit (alpha = 0: the input tokens orthonormal, so layer 1's normalised states are the
+tokens themselves) that component is exact: with the residual h^(2)_j = e_j + gamma sum_k P_jk e_k, so key j's
+normalised coordinate along e_1 is c_j = gamma P_j1 / sqrt(G^(2)_jj) for j >= 2 (without a normalisation at layer 2:
+gamma P_j1). :func:`readout_slope` is the layer-2 slope of S_ij = lam Gh_ij + g c_j for a gain g: the sink limit's
+slope plus g times the slope of c (:func:`bos_coordinate`). The gain is measured from a model (the level of its
+read-out, :func:`lnrecency.experiments.studies.v3_paths.readout_gain`), never fitted to the slope it predicts.
 """
 from __future__ import annotations
 
@@ -33,7 +41,7 @@ from lnrecency.inference.recency_slope import layer_slope
 from lnrecency.model.config import ModelConfig
 from lnrecency.runtime.arguments import check_exact, check_flag, check_real
 
-__all__ = ["SinkLimit", "sink_limit", "closed_form_layer2", "sign_of_slope"]
+__all__ = ["SinkLimit", "sink_limit", "closed_form_layer2", "sign_of_slope", "bos_coordinate", "readout_slope"]
 
 
 @dataclass(frozen=True)
@@ -123,3 +131,40 @@ def sign_of_slope(normalised: bool) -> dict:
     return {"f": f, "dlogf_dj": derivative, "numerator": numerator,
             "check": sympy.simplify(derivative - numerator / (2 * (a + j) * (c + j)) if normalised
                                     else derivative - numerator / ((a + j) * (bb + j))) == 0}
+
+
+def bos_coordinate(n: int, *, b: float, config: ModelConfig | None = None, **params: Any) -> np.ndarray:
+    """Each key's coordinate c_j along the first token at layer 2's normalised input, in the limit with a sink of
+    bonus ``b`` (module docstring): (n,), NaN at j = 1 (the sink itself, out of every slope). Needs alpha = 0 (the
+    tokens orthonormal); the model comes from ``config`` or keywords, as in :func:`sink_limit`."""
+    from lnrecency.model.config import make_config
+    from lnrecency.runtime.arguments import check_int
+    from lnrecency.theory.limit import check_memory, check_time, iterate_limit, limit_backend
+
+    b = float(check_real("b", b, low=-50.0, high=50.0))
+    n = check_int("n", n, minimum=2)
+    cfg = make_config(config, **params)
+    if float(cfg.alpha) != 0.0:
+        raise ValueError(f"bos_coordinate needs alpha = 0 (orthonormal tokens); got alpha={float(cfg.alpha):g}")
+    check_memory(n, 2)
+    check_time(n, 2)
+    with np.errstate(over="ignore", invalid="ignore"):
+        first, second = iterate_limit(n, 2, cfg, limit_backend(None, False), last_output=False, sink=b)
+    share = np.asarray(first.weights, dtype=float)[:, 0]
+    weight = float(cfg.gamma) if cfg.residual else 1.0
+    c = weight * share
+    if cfg.normalisation.scales:
+        c = c / np.sqrt(np.diag(np.asarray(second.gram, dtype=float)))
+    c[0] = np.nan
+    if not np.isfinite(c[1:]).all():
+        raise ValueError(f"the float64 limit with sink b = {b} overflows at n = {n}; use a smaller |b| or lam")
+    return c
+
+
+def readout_slope(n: int, *, b: float, gain: float, config: ModelConfig | None = None, **params: Any) -> float:
+    """The layer-2 slope of S_ij = lam Gh_ij + gain c_j (module docstring): :func:`sink_limit`'s slope plus ``gain``
+    times the slope of the row-constant read-out of :func:`bos_coordinate` (key 1 left out, as in the probe)."""
+    gain = float(check_real("gain", gain, low=-1e6, high=1e6))
+    base = sink_limit(n, 2, b=b, config=config, **params).slope(2)
+    c = bos_coordinate(n, b=b, config=config, **params)
+    return base + gain * layer_slope(np.tile(c, (n, 1)), skip=1)

@@ -111,3 +111,14 @@ def test_the_interventions_do_what_the_plan_says():
 def test_a_decoder_it_does_not_read_is_refused(extra):
     with pytest.raises(ValueError, match="reads attn2 decoders"):
         vp.layer2(_model("layernorm", **extra), _tokens(2))
+
+
+def test_the_read_out_gain_is_a_level_linear_in_the_query():
+    """The gain is the level of the BOS-path logits over the level of the keys' first-token coordinate (never their
+    slope): scaling W_Q by 3 scales it by 3 exactly."""
+    tokens = _tokens()
+    l2 = vp.layer2(_model("layernorm"), tokens)
+    g = vp.readout_gain(l2)
+    l2.wq = 3.0 * l2.wq
+    assert vp.readout_gain(l2) == pytest.approx(3.0 * g, rel=1e-12)
+    assert np.isfinite(g) and g != 0.0

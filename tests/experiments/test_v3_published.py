@@ -13,6 +13,7 @@ import json
 import subprocess
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from lnrecency.experiments.studies.thesis_text_v3 import TESTS, decide_table, plan_sha256
@@ -75,3 +76,28 @@ def test_the_published_rows_can_say_no(snapshot):
         r["learned"] = False
     d, why = decide_table(rows)["A0"]
     assert d is None and "fewer than" in why
+
+
+def test_the_theory_rows_are_the_limit_plus_each_models_measured_gain(snapshot):
+    """Per cell: the parameter-free slope and the coordinate's slope recomputed by the theory at the published b, each
+    seed's prediction base + gain x slope(c) with its published gain, the ratio to the trained slope; with BOS the
+    read-out predicts the right sign and at least half the size, without BOS it predicts almost nothing (the page
+    says so)."""
+    from lnrecency.inference.recency_slope import layer_slope
+    from lnrecency.theory.sink import bos_coordinate, sink_limit
+
+    theory = snapshot["theory"]
+    assert set(theory) == set(snapshot["runs"])
+    for cell, t in theory.items():
+        norm = cell.split()[-1]
+        rows = [r for r in snapshot["runs"][cell] if r["learned"]]
+        base = sink_limit(64, 2, b=t["b"], norm=norm, residual=True).slope(2)
+        per_key = layer_slope(np.tile(bos_coordinate(64, b=t["b"], norm=norm, residual=True), (64, 1)), skip=1)
+        assert t["parameter_free"] == pytest.approx(base, rel=1e-12, abs=1e-15)
+        assert t["coordinate_slope"] == pytest.approx(per_key, rel=1e-12, abs=1e-15)
+        assert t["predicted_per_seed"] == pytest.approx([base + r["readout_gain"] * per_key for r in rows], rel=1e-12)
+        assert t["trained"] == pytest.approx(float(np.mean([r["slope"] for r in rows])), rel=1e-12)
+    with_bos, without = theory["bos layernorm"], theory["no bos layernorm"]
+    assert with_bos["parameter_free"] < 0 < with_bos["trained"]  # the parameter-free theory: the wrong sign
+    assert 0.5 < with_bos["ratio"] < 1.5
+    assert abs(without["ratio"]) < 0.2

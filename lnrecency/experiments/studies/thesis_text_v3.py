@@ -23,7 +23,7 @@ from lnrecency.experiments.studies.thesis_text_v2 import V2Settings, cached_v2, 
 __all__ = ["V3Settings", "plan_path", "plan_sha256", "probe_run", "run_v3", "cached_v3", "seed_table",
            "decide_table", "TESTS", "snapshot", "RUN_KEYS"]
 
-VERSION = 1
+VERSION = 2  # 2: each model's read-out gain (the sink theory with a read-out, issue 67 item 4)
 #: the primary tests: id -> (BOS arm, intervention, the plan's words)
 TESTS = {"A1": (True, "qk_identity", "with BOS, LayerNorm: layer 2's QK replaced by c I removes more than half of "
                                      "the layer-2 slope"),
@@ -96,16 +96,19 @@ def probe_run(bos: bool, norm: str, seed: int, st: V3Settings) -> dict:
     y = l2.normed()
     intact = vp.slopes(l2.logits(y, y))
     out = {"bos": bool(bos), "norm": norm, "seed": int(seed), "windows": int(st.windows), "plan_sha256": plan_sha256(),
-           "intact": _stat(intact), "interventions": {}, "decomposition": vp.decompose(l2)}
+           "intact": _stat(intact), "interventions": {}, "decomposition": vp.decompose(l2),
+           "readout_gain": vp.readout_gain(l2)}
     for kind in vp.INTERVENTIONS:
         s = vp.slopes(vp.intervened_logits(l2, kind))
         out["interventions"][kind] = {**_stat(s), "change": _stat(s - intact)}
     return out
 
 
-RUN_KEYS = ("bos", "norm", "seed", "windows", "plan_sha256", "intact", "interventions", "decomposition")
+RUN_KEYS = ("bos", "norm", "seed", "windows", "plan_sha256", "intact", "interventions", "decomposition",
+            "readout_gain")
 _STAT = {"mean": float, "se": float}
 RUN_SHAPE = {"bos": bool, "norm": str, "seed": int, "windows": int, "plan_sha256": str, "intact": _STAT,
+             "readout_gain": float,
              "interventions": {k: {**_STAT, "change": _STAT} for k in ("qk_identity", "bos_direction", "scale_fixed")},
              "decomposition": {"total": float, "sum_error": float,
                                "paths": {p: {"slope": float, "scale": float, "numerator": float, "interaction": float}
@@ -197,6 +200,7 @@ def seed_table(runs: list, v2_runs: list, st: V3Settings) -> dict:
                              **{f"{k}_value": r["interventions"][k]["mean"] - 0.5 * r["intact"]["mean"]
                                 for k in r["interventions"]},
                              "paths": r["decomposition"]["paths"], "sum_error": r["decomposition"]["sum_error"],
+                             "readout_gain": r["readout_gain"],
                              "matched_slope": m_slope, "matched_reached": reached, "matched_target": target})
             out[_cell(bos, norm)] = rows
     return out
@@ -241,7 +245,40 @@ def snapshot(runs: list, v2_runs: list, st: V3Settings) -> dict:
                                                           "values": list(d.test.values)})}
     return {"experiment": "thesis-text-v3", "plan_sha256": plan_sha256(),
             "settings": {"windows": st.windows, "v2_key": st.v2.key(), **asdict(st.v2.base)},
-            "noise": noise(table), "tests": tests, "secondary": secondary(table), "runs": table}
+            "noise": noise(table), "tests": tests, "secondary": secondary(table),
+            "theory": theory(table, v2_runs, st), "runs": table}
+
+
+def theory(table: dict, v2_runs: list, st: V3Settings) -> dict:
+    """The sink theory in the models' own setting (residual, n, alpha = 0), per cell (issue 67, item 4): the bonus b
+    fitted to the cell's layer-1 first-key share (plan v2's rows, :func:`~.thesis_text_v2.theory_shares`), the
+    parameter-free layer-2 slope at that b, and with each learned model's read-out gain (measured from the level of its
+    logits, :func:`~.v3_paths.readout_gain`): per seed base + gain x slope(c) (:func:`lnrecency.theory.sink.
+    readout_slope`), their mean beside the trained slope and its BOS path, and the ratio predicted / trained."""
+    from lnrecency.experiments.studies.thesis_text_v2 import summary, theory_shares
+    from lnrecency.inference.recency_slope import layer_slope
+    from lnrecency.theory.sink import bos_coordinate, sink_limit
+
+    cells = summary(v2_runs, st.v2)
+    n = st.v2.base.n
+    out = {}
+    for cell, rows in table.items():
+        shares = (cells.get(cell) or {}).get("first_share_rows")
+        rows = [r for r in rows if r["learned"]]
+        if not shares or not rows:
+            continue
+        norm = cell.split()[-1]
+        b = theory_shares(shares)["b"]
+        base = sink_limit(n, 2, b=b, norm=norm, residual=True).slope(2)
+        per_key = layer_slope(np.tile(bos_coordinate(n, b=b, norm=norm, residual=True), (n, 1)), skip=1)
+        predicted = [base + r["readout_gain"] * per_key for r in rows]
+        trained = float(np.mean([r["slope"] for r in rows]))
+        out[cell] = {"b": b, "parameter_free": base, "coordinate_slope": per_key,
+                     "gain": float(np.mean([r["readout_gain"] for r in rows])),
+                     "predicted": float(np.mean(predicted)), "predicted_per_seed": predicted, "trained": trained,
+                     "bos_path": float(np.mean([r["paths"]["bos"]["slope"] for r in rows])),
+                     "ratio": float(np.mean(predicted)) / trained if trained else None}
+    return out
 
 
 def secondary(table: dict) -> dict:

@@ -24,7 +24,7 @@ import numpy as np
 
 from lnrecency.inference.recency_slope import row_slope_weights, row_weights
 
-__all__ = ["PATHS", "Layer2", "layer2", "decompose", "slopes", "intervened_logits", "INTERVENTIONS"]
+__all__ = ["PATHS", "Layer2", "layer2", "decompose", "slopes", "intervened_logits", "INTERVENTIONS", "readout_gain"]
 
 #: the paths of a layer-2 key, in the order reported
 PATHS = ("own", "bos", "other", "bias")
@@ -179,3 +179,20 @@ def intervened_logits(l2: Layer2, kind: str, intact: np.ndarray | None = None) -
         yf = l2.normed(fixed)
         return l2.logits(yf, yf)
     raise ValueError(f"intervention must be one of {', '.join(INTERVENTIONS)}; got {kind!r}")
+
+
+def readout_gain(l2: Layer2) -> float:
+    """The gain of the model's read-out of the first token (issue 67; :func:`lnrecency.theory.sink.readout_slope`),
+    measured from the *level* of its logits, never their slope: the mean BOS-path logit over the keys the slope reads,
+    divided by the mean coordinate of those keys along the first token's layer-1 value direction after the
+    normalisation's map, in the theory's units (a normalised vector of length 1: the coordinate / sqrt(d))."""
+    y = l2.normed()
+    u = l2.shape(l2.bos_value)
+    u = u / np.linalg.norm(u, axis=-1, keepdims=True)
+    keys = l2.shape(l2.parts["bos"]) / l2.sigma[..., None]
+    coordinate = np.einsum("bjd,bd->bj", keys, u) / np.sqrt(y.shape[-1])
+    n = y.shape[1]
+    read = row_slope_weights(n, SKIP) != 0  # the (row, key) pairs a slope reads
+    logit = l2.logits(y, keys)[:, read].mean()
+    level = np.broadcast_to(coordinate[:, None, :], (y.shape[0], n, n))[:, read].mean()
+    return float(logit / level)
