@@ -502,6 +502,8 @@ ANSWER: dict[str, tuple[tuple[str, str | None, str], ...]] = {
     "task": (("TM1", None, "the synthetic task"),),
     "text": tuple((f"TT{k}", None, f"H{k}") for k in range(1, 5)),
     "plan v2": tuple((f"TV{k}", None, f"Q{k}") for k in range(1, 7)),
+    "plan v3": (("TC1", None, "A1"), ("TC2", None, "B1"), ("TC3", None, "C1"), ("TC4", None, "A0"),
+                ("TC5", None, "C0")),
     "wu": (("W2", None, "R1-R6"), ("W3", None, "P1-P4"), ("W4", None, "P5, P6")),
     "pretrained": (("R1", None, "real pretrained decoders"),),
 }

@@ -57,6 +57,25 @@ def _v2_sentence(results: list[ClaimResult]) -> str | None:
     return v2_setting(cells, {cid: r.verdict for cid, r in rows.items()}, matched, quick=quick)
 
 
+def _v3_sentence(results: list[ClaimResult]) -> str | None:
+    """Plan v3 (issue 67) in one plain sentence: how layer 2 reads the BOS share, from its five tests' verdicts and
+    its LayerNorm cells (the claims' evidence); None when not evaluated."""
+    from lnrecency.claims.catalog import answer_ids
+
+    claim = answer_ids("plan v3")
+    rows = {key: next((r for r in results if r.id == cid and not r.not_run), None) for key, cid in claim.items()}
+    if any(r is None for r in rows.values()):
+        return None
+    cells = getattr(rows["A1"].evidence, "cells", None) or {}
+    bos = cells.get("bos layernorm") or {}
+    if not bos or bos.get("slope", (None,))[0] is None:
+        return None
+    said = "; ".join(f"{key} {r.verdict}" for key, r in rows.items())
+    return (f"How layer 2 reads it (plan v3, causal tests in the BOS LayerNorm models, slope {bos['slope'][0]:+.3f}): "
+            f"with layer 2's QK replaced by c I {bos['qk_identity'][0]:+.3f}, with the keys' BOS direction removed "
+            f"{bos['bos_direction'][0]:+.3f}, with the per-token scale fixed {bos['scale_fixed'][0]:+.3f} ({said}).")
+
+
 def wu_sentence(cells: dict, verdicts: dict, *, steps: int, seeds: int, quick: bool = False) -> str:
     """Wu et al.'s experiment with normalisation inserted (W2-W4, issue 51) in one plain sentence: ``cells`` as the
     experiment summarises them ("depth 2 none" -> {"gaps": {"first-last": (mean, SE)}, "ablated_gaps": ...}),
@@ -120,6 +139,9 @@ def trained_summary(results: list[ClaimResult]) -> str:
     v2 = _v2_sentence(results)
     if v2:
         out.append(v2)
+    v3 = _v3_sentence(results)
+    if v3:
+        out.append(v3)
     wu = _wu_sentence(results)
     if wu:
         out.append(wu)
