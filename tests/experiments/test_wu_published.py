@@ -56,3 +56,21 @@ def test_changed_rows_change_the_verdicts(snapshot):
         r["final"]["plain"] = 0.0
     decided = wu_icl.decide(rows, st)
     assert all(d is None and "gate" in why for d, why in decided.values())
+
+
+def test_the_pilots_numbers_on_the_page_are_the_published_ones():
+    """Issue 67, item 5: docs/wu-icl.md quotes the pilot of the depth-6 arm; every number it quotes is the pilot's."""
+    import json
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    pilot = json.loads((root / "docs" / "wu_icl_pilot.json").read_text(encoding="utf-8"))
+    page = (root / "docs" / "wu-icl.md").read_text(encoding="utf-8")
+    at = {t["step"]: t for t in pilot["trajectory"]}
+    for step in (2000, 4000, 8000, 12000):
+        assert f"{at[step]['plain_accuracy']:.3f}" in page, step
+    for step in (2000, 12000):
+        assert f"{at[step]['gaps']['first-last']:+.3f}" in page, step
+    assert f"{pilot['seconds']:.0f} s on one core" in page
+    assert max(t["plain_accuracy"] for t in pilot["trajectory"]) < pilot["gate"]  # it did not pass the gate
+    assert f"about {pilot['seconds'] / pilot['settings']['steps']:.2f} s a step" in page

@@ -171,6 +171,7 @@ def train_v2_run(bos: bool, norm: str, seed: int, st: V2Settings, reuse: bool = 
 
         res = train(cfg, ts, on_eval=on_eval, data=data)
         model, log, seconds, reused = res.model, res.log, res.seconds, False
+        _keep_weights(res, bos, norm, seed, st)
     final = {"text": _probe(model, st, norm, seed, text, "text", rows=True),
              "random": _probe(model, st, norm, seed, control, "random"),
              "ablated": _probe(model, st, norm, seed, text, "text", first_share=ABLATION)}
@@ -178,6 +179,20 @@ def train_v2_run(bos: bool, norm: str, seed: int, st: V2Settings, reuse: bool = 
             "training": asdict(ts), "log": log, "seconds": seconds, "trajectory": trajectory,
             "final": final, "unigram": unigram_entropy(data), "plan_sha256": plan_sha256(),
             "reused_version1": reused}
+
+
+def _keep_weights(res, bos: bool, norm: str, seed: int, st: V2Settings) -> None:
+    """The final weights of a run trained here, kept beside its record (plan v3 reads them,
+    :mod:`lnrecency.experiments.studies.v2_weights`): the record is unchanged, a later plan need not train again."""
+    from lnrecency.experiments.decoders.train import save
+    from lnrecency.experiments.run_cache import DamagedCache, make_folder
+    from lnrecency.experiments.studies.v2_weights import weights_path
+
+    target = weights_path(st, bos, norm, seed)
+    make_folder(target.parent)
+    if target.is_symlink() or (target.exists() and not target.is_dir()):
+        raise DamagedCache(f"cache entry {str(target)!r} is not a folder lnrecency wrote; remove it and run again")
+    save(res, target, extra={"plan_sha256": plan_sha256(), "record_heldout_loss": res.final_heldout})
 
 
 LAYER_SHAPE = {"layer": int, "slope": float, "slope_se": float, "rp": (float, None), "sink": (float, None),
