@@ -244,7 +244,8 @@ def v3_block(snapshot: dict, v2: dict | None = None) -> str:
               "| cell | one run's SE (mean) | between-seed SD | ratio | target (< 1/3) |", "|---|---|---|---|---|"]
     for cell, nz in snapshot["noise"].items():
         ratio = nz.get("ratio")
-        lines.append(f"| {cell} | {nz['probe_se']:.5f} | {nz['seed_sd']:.5f} | "
+        sd = "n/a" if nz["seed_sd"] is None else f"{nz['seed_sd']:.5f}"
+        lines.append(f"| {cell} | {nz['probe_se']:.5f} | {sd} | "
                      + ("n/a" if ratio is None else f"{ratio:.2f} | {'met' if ratio < 1 / 3 else 'missed'}") + " |")
     lines += ["", "| cell | layer-2 slope | QK = c I | BOS direction removed | scale fixed | own path | BOS path | "
               "other content | BOS path: scale / own change | all paths: scale / own change / interaction |",

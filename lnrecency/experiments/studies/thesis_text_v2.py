@@ -30,7 +30,7 @@ from lnrecency.experiments.studies.thesis_text import (
 )
 
 __all__ = ["V2Settings", "plan_path", "plan_sha256", "run_v2", "cached_v2", "decide", "MARGIN_V2", "RUN_SHAPE",
-           "summary", "gu_sink", "seed_table", "decide_table"]
+           "summary", "gu_sink", "seed_table", "decide_table", "weights_path"]
 
 #: Q6's equivalence margin (logit per key), fixed in the plan: about a third of version 1's LayerNorm effect
 MARGIN_V2 = 0.05
@@ -181,12 +181,22 @@ def train_v2_run(bos: bool, norm: str, seed: int, st: V2Settings, reuse: bool = 
             "reused_version1": reused}
 
 
+def weights_path(st: V2Settings, bos: bool, norm: str, seed: int) -> Path:
+    """The checkpoint folder of one plan-v2 run's final weights (version 1's for a BOS run it trained)."""
+    from lnrecency.experiments.run_cache import entry
+    from lnrecency.experiments.studies.thesis_text import model_path
+
+    if bos:
+        v1 = model_path(st.base, "attn2", norm, seed)
+        if v1.is_dir() and not v1.is_symlink():
+            return v1
+    return entry("thesis-text-v2", f"{st.key()}-{'bos' if bos else 'nobos'}-{norm}-{seed}-model")
+
+
 def _keep_weights(res, bos: bool, norm: str, seed: int, st: V2Settings) -> None:
-    """The final weights of a run trained here, kept beside its record (plan v3 reads them,
-    :mod:`lnrecency.experiments.studies.v2_weights`): the record is unchanged, a later plan need not train again."""
+    """A run's final weights kept beside its record (plan v3 reads them, :mod:`~.v2_weights`)."""
     from lnrecency.experiments.decoders.train import save
     from lnrecency.experiments.run_cache import DamagedCache, make_folder
-    from lnrecency.experiments.studies.v2_weights import weights_path
 
     target = weights_path(st, bos, norm, seed)
     make_folder(target.parent)

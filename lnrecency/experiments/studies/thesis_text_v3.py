@@ -229,8 +229,8 @@ def noise(table: dict) -> dict:
     for cell, rows in table.items():
         slopes = np.array([r["slope"] for r in rows])
         se = float(np.mean([r["slope_se"] for r in rows]))
-        sd = float(slopes.std(ddof=1))
-        out[cell] = {"probe_se": se, "seed_sd": sd, "ratio": se / sd if sd > 0 else None}
+        sd = float(slopes.std(ddof=1)) if slopes.size > 1 else None  # one seed: no spread to compare with
+        out[cell] = {"probe_se": se, "seed_sd": sd, "ratio": se / sd if sd else None}
     return out
 
 
@@ -314,7 +314,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     st = V3Settings()
     runs = run_v3(st, progress=True)
-    atomic_write_text(args[0], json.dumps(snapshot(runs, cached_v2(st.v2), st), indent=1, sort_keys=True) + "\n")
+    from lnrecency.inference.evidence import strict_json
+
+    atomic_write_text(args[0], json.dumps(strict_json(snapshot(runs, cached_v2(st.v2), st)), indent=1,
+                                          sort_keys=True, allow_nan=False) + "\n")
     print(f"wrote {args[0]}")
     return 0
 

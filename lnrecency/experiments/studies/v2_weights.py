@@ -12,27 +12,20 @@ rounding, :data:`LOSS_TOLERANCE`): the weights are then those of the run the pla
 from __future__ import annotations
 
 from dataclasses import asdict
-from pathlib import Path
 
-from lnrecency.experiments.studies.thesis_text import model_path
-from lnrecency.experiments.studies.thesis_text_v2 import V2Settings, cached_v2, plain_corpus_data, plan_sha256
+from lnrecency.experiments.studies.thesis_text_v2 import (
+    V2Settings,
+    cached_v2,
+    plain_corpus_data,
+    plan_sha256,
+    weights_path,
+)
 
 __all__ = ["weights_path", "train_weights", "load_model", "missing", "ensure_weights", "LOSS_TOLERANCE"]
 
 #: the largest |final held-out loss of the retrained model - the record's| accepted (float32 training, the same
 #: operations in the same order: the two agree to the last bit on one machine; 1e-5 allows another CPU's BLAS)
 LOSS_TOLERANCE = 1e-5
-
-
-def weights_path(st: V2Settings, bos: bool, norm: str, seed: int) -> Path:
-    """The checkpoint folder of one plan-v2 run's final weights (version 1's for a BOS run it trained)."""
-    from lnrecency.experiments.run_cache import entry
-
-    if bos:
-        v1 = model_path(st.base, "attn2", norm, seed)
-        if v1.is_dir() and not v1.is_symlink():
-            return v1
-    return entry("thesis-text-v2", f"{st.key()}-{'bos' if bos else 'nobos'}-{norm}-{seed}-model")
 
 
 def _record(st: V2Settings, bos: bool, norm: str, seed: int) -> dict:
