@@ -37,7 +37,8 @@ from lnrecency.inference.stats import TRAINED_FWER, SeedTest, decide_family
 
 __all__ = ["claim_rows", "MIN_LEARNED", "keep_learned", "Part", "PartEvidence", "RowEvidence", "decide_parts",
            "experiment_alpha", "DESIGN_SIZES", "QUICK",
-           "NOT_LEARNED", "UNSTABLE", "stability", "reproduction_label", "by_a_hair"]
+           "NOT_LEARNED", "UNSTABLE", "stability", "reproduction_label", "by_a_hair", "not_installed",
+           "one_claim_of"]
 
 QUICK = "quick run: not decisive"
 
@@ -320,3 +321,23 @@ def secondary_row(r):
         return r
     return dataclasses.replace(r, verdict="secondary",
                                finding=secondary_finding(getattr(r.evidence, "interval", None), r.finding))
+
+
+def not_installed(cid: str, statement: str, exc: Exception, setting: dict | None = None):
+    """The row of a claim whose experiment needs the models extra when it is not installed: inconclusive, NotRun with
+    the import error, and the install command."""
+    from lnrecency.claims.catalog import result_source
+    from lnrecency.inference.evidence import NotRun
+    from lnrecency.inference.verdicts import ClaimResult
+
+    return ClaimResult(cid, result_source(cid, statement), statement, setting or {}, "inconclusive",
+                       NotRun(reason=f"needs the models extra ({exc})"),
+                       "Not evaluated: needs the models extra (python3 -m pip install -e '.[models]').")
+
+
+def one_claim_of(evaluate_all, cid: str):
+    """The evaluator of claim ``cid`` from ``evaluate_all(quick, progress)``, which decides a plan's family at once:
+    its rows only (asking for one claim decides that claim; the experiment's runs are cached)."""
+    def evaluate(*, quick: bool = False, progress=None) -> list:
+        return [r for r in evaluate_all(quick, progress) if r.id == cid]
+    return evaluate

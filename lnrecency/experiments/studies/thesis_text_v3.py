@@ -240,7 +240,9 @@ def snapshot(runs: list, v2_runs: list, st: V3Settings) -> dict:
     table = seed_table(runs, v2_runs, st)
     tests = {}
     for tid, (d, why) in decide_table(table).items():
-        tests[tid] = {"statement": TESTS[tid][2], "verdict": "inconclusive" if d is None else d.verdict,
+        bos, kind, words = TESTS[tid]
+        tests[tid] = {"statement": words, "bos": bos, "intervention": kind,
+                      "verdict": "inconclusive" if d is None else d.verdict,
                       "why": why, **({} if d is None else {**d.to_json(), "p_pair": d.test.p_pair,
                                                           "values": list(d.test.values)})}
     return {"experiment": "thesis-text-v3", "plan_sha256": plan_sha256(),
