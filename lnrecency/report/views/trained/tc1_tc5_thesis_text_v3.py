@@ -3,10 +3,12 @@ slope, per cell (the claims: :mod:`lnrecency.claims.trained.tc1_tc5_thesis_text_
 from __future__ import annotations
 
 from lnrecency.claims.trained.tc1_tc5_thesis_text_v3 import STATEMENTS, STUDY, cells_of
+from lnrecency.files.figure_record import ReportFigure
 from lnrecency.files.table_record import Table
-from lnrecency.report.views.outputs import TableOutput, views
+from lnrecency.report.views.outputs import FigureOutput, TableOutput, views
 
 COMMAND = "lnrecency experiments thesis-text-v3"
+STEMS = ("thesis_text_v3_theory",)
 
 
 def _pm(p, fmt: str = "+.4f") -> str:
@@ -54,6 +56,54 @@ def v3_table(data) -> Table:
                  caption, columns, rows, notes)
 
 
+def v3_figures(data) -> list[ReportFigure]:
+    """Per cell: the trained layer-2 slope (mean +- SE over learned seeds) and its BOS path beside the sink theory
+    in the models' own setting (with the residual), parameter-free and with each model's measured read-out gain."""
+    from lnrecency.report.views.shared import not_run_figure
+
+    title = "Plan v3: layer-2 slope per cell, trained and the sink theory with the residual"
+    runs = STUDY.for_report(data)
+    if runs is None:
+        return [not_run_figure(STEMS[0], title, data.settings.quick, experiment="thesis-text-v3")]
+    import numpy as np
+    from matplotlib.figure import Figure
+
+    from lnrecency.experiments.studies.thesis_text_v2 import cached_v2
+    from lnrecency.experiments.studies.thesis_text_v3 import snapshot
+
+    st = STUDY.settings_for(data.settings.quick)
+    snap = snapshot(runs, cached_v2(st.v2), st)
+    cells, theory = cells_of(snap["runs"]), snap["theory"]
+    fig = Figure(figsize=(11.0, 4.2))
+    axes = fig.subplots(1, 2)
+    for ax, arm in zip(axes, ("bos", "no bos")):  # each arm on its own scale: the slopes differ 20-fold
+        names = [c for c in cells if c in theory and c.rsplit(" ", 1)[0] == arm]
+        x = np.arange(len(names))
+        series = (("trained", [cells[c]["slope"][0] for c in names], [cells[c]["slope"][1] or 0 for c in names]),
+                  ("trained, BOS path", [cells[c]["bos"][0] for c in names],
+                   [cells[c]["bos"][1] or 0 for c in names]),
+                  ("theory with the read-out", [theory[c]["predicted"] for c in names], None),
+                  ("theory, parameter-free", [theory[c]["parameter_free"] for c in names], None))
+        for k, (label, y, err) in enumerate(series):
+            ax.bar(x + (k - 1.5) * 0.2, y, 0.2, yerr=err, capsize=2, label=label)
+        ax.axhline(0.0, color="grey", lw=0.6)
+        ax.set_xticks(x, labels=names, fontsize=9)
+        ax.set_ylabel("layer-2 slope (logit per key)", fontsize=9)
+        ax.set_title("with BOS first" if arm == "bos" else "without BOS", fontsize=9)
+    axes[0].legend(fontsize=9)
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    caption = ("Each cell's layer-2 recency slope on the plan's held-out windows (mean over learned seeds, error bar "
+               "one SE) and the part its BOS path carries, beside the sink theory in the models' own setting: the "
+               "limit with the residual, alpha = 0, n = 64, the bonus b fitted to the cell's layer-1 first-key share "
+               "(plan v2), parameter-free and with a read-out of the first token at the gain measured from each "
+               "model's logit level (never from its slope). With BOS the read-out gives most of the slope; without "
+               "BOS the theory predicts almost nothing (docs/thesis-text-v3.md).")
+    return [ReportFigure(STEMS[0], title, caption, fig)]
+
+
 views("TC1", module=__name__,
       tables=(TableOutput("thesis_text_v3", "NoPE language models: layer 2's interventions and the path decomposition "
-                                            "of its slope (plan v3)", v3_table),))
+                                            "of its slope (plan v3)", v3_table),),
+      figures=(FigureOutput("Plan v3: layer-2 slope per cell, trained and the sink theory with the residual",
+                            v3_figures, STEMS),))
