@@ -187,8 +187,9 @@ def mib(x: float) -> str:
 
 def authors(quick: bool) -> None:
     """The issue's call, numerics.simulate_scores(50, 4, 64, 100000, embedding="normalized", norm="l2",
-    residual=True, alpha=0.2), against the torch stand-in, alternating (torch, ours) so that both see the
-    same load; then the other options."""
+    residual=True, alpha=0.2) with its default method (gram) and with method="direct", against the two torch
+    stand-ins, alternating (notebook torch, ours, ours direct, tuned torch) so that all see the same load; then the
+    other options. The full run writes the per-sample rows into docs/library.md."""
     samples = 10000 if quick else 100000
     scale = 100000 / samples
     print(f"\n## Authors' setting: n=50, d=64, 4 layers, l2, residual (gamma=1), normalized embeddings, "
@@ -196,31 +197,39 @@ def authors(quick: bool) -> None:
     from lnrecency.numerics.orderings import active_backend
 
     default = dict(AUTHORS, alpha=0.2, samples=samples, seed=1)
-    ratios, tuned_ratios = [], []
+    ratios, tuned_ratios, rows = [], [], []
     for rep in range(1 if quick else 3):
         ref = run(dict(default, seed=rep), torch_standin=True)
         ours = run(dict(default, seed=rep))
+        direct = run(dict(default, seed=rep, method="direct"))
         tuned = run(dict(default, seed=rep), tuned=True)
         ratios.append(ours["seconds"] / ref["seconds"])
         tuned_ratios.append(ours["seconds"] / tuned["seconds"])
+        rows.append({"torch": tuned["seconds"] * scale, "torch_mib": round(tuned["peak_rss"] / 2**20),
+                     "ours": ours["seconds"] * scale, "ours_mib": round(ours["peak_rss"] / 2**20),
+                     "direct": direct["seconds"] * scale, "direct_mib": round(direct["peak_rss"] / 2**20),
+                     "notebook": ref["seconds"] * scale})
         print(f"pair {rep + 1}: tuned torch (F.normalize, baddbmm) {tuned['seconds'] * scale:6.1f} s, peak RSS "
-              f"{mib(tuned['peak_rss'])}; ratio ours / tuned {tuned_ratios[-1]:.2f}")
+              f"{mib(tuned['peak_rss'])}; ratio ours / tuned {tuned_ratios[-1]:.2f}; method='direct' "
+              f"{direct['seconds'] * scale:6.1f} s, ratio {direct['seconds'] / tuned['seconds']:.2f}")
         gap = max(abs(a - b) for a, b in zip(ours["mean_l1"], ref["mean_l1"]))
         print(f"pair {rep + 1}: torch full batch (float32, {ref['threads']} threads) {ref['seconds'] * scale:6.1f} s, "
-              f"peak RSS {mib(ref['peak_rss'])}; default simulate_scores (float64, paired, orderings backend "
-              f"{active_backend()!r}) {ours['seconds'] * scale:6.1f} s, peak RSS {mib(ours['peak_rss'])} "
-              f"(interpreter+imports {mib(ours['baseline_rss'])}); ratio {ratios[-1]:.2f}; "
+              f"peak RSS {mib(ref['peak_rss'])}; default simulate_scores (float64, paired, {ours['representation']} "
+              f"coordinates, orderings backend {active_backend()!r}) {ours['seconds'] * scale:6.1f} s, peak RSS "
+              f"{mib(ours['peak_rss'])} (interpreter+imports {mib(ours['baseline_rss'])}); ratio {ratios[-1]:.2f}; "
               f"largest layer-1 mean gap {gap:.1e} (float32 vs float64 and different draws: "
               f"Monte Carlo noise, SE ~ {ours['max_se_layer2'] * math.sqrt(samples / 100000):.0e})")
     print(f"time ratio ours / torch written like the authors' notebook: {min(ratios):.2f} to {max(ratios):.2f}; "
           f"ours / tuned torch: {min(tuned_ratios):.2f} to {max(tuned_ratios):.2f} "
-          f"({len(ratios)} alternating triple(s))")
+          f"({len(ratios)} alternating run(s))")
+    if not quick:
+        write_block(PER_SAMPLE_BEGIN, PER_SAMPLE_END, render_per_sample(rows, _today()))
     for alpha in (0.0, 0.2):
-        for method, paired, workers in (("direct", True, None), ("direct", False, None),
-                                        ("gram", True, None), ("gram", False, None), ("direct", True, 1)):
+        for method, paired, workers in (("gram", True, None), ("gram", False, None),
+                                        ("direct", True, None), ("direct", False, None), ("gram", True, 1)):
             spec = dict(AUTHORS, alpha=alpha, samples=samples, seed=1, method=method, paired=paired)
             r = run(spec if workers is None else dict(spec, workers=workers))
-            tag = " (default method and options)" if (method, paired, workers) == ("direct", True, None) else ""
+            tag = " (default method and options)" if (method, paired, workers) == ("gram", True, None) else ""
             workers = "auto" if workers is None else workers
             print(f"alpha={alpha:g} method={method:6s} paired={str(paired):5s} workers={workers}: "
                   f"{r['seconds'] * scale:6.1f} s wall ({r['cpu_seconds'] * scale:6.1f} s CPU) per 100000 "
@@ -248,8 +257,8 @@ def breakdown(quick: bool) -> None:
     reps = 3 if quick else 10
     cfg = make_config(None, **{k: v for k, v in AUTHORS.items() if k not in ("n", "layers", "d")}, alpha=0.2)
     n, d, layers = AUTHORS["n"], AUTHORS["d"], AUTHORS["layers"]
-    rep = Representation(n, d, "direct")
-    b = 340  # the chunk a default run at this setting takes (CHUNK_BUDGET_BYTES)
+    rep = Representation(n, d, "gram")  # the default method: Bartlett coordinates at this setting
+    b = 360  # the chunk a default run at this setting takes (CHUNK_BUDGET_BYTES)
     times: dict[str, float] = {}
 
     def timed(name, fn):
@@ -316,7 +325,8 @@ def breakdown(quick: bool) -> None:
         acc.merge(summary)
         timed("merge of one chunk (main thread)", lambda: acc.merge(summary))
         timed("whole chunk (summarise_chunk)", lambda: summarise_chunk(rep, 1, cfg, layers, True, "none", None, 0, b))
-    print(f"\n## Breakdown of one chunk of {b} draws at the authors' setting (one thread; us per draw; 'layer:' "
+    print(f"\n## Breakdown of one chunk of {b} draws at the authors' setting, default method ({rep.name} coordinates: "
+          f"{rep.dim}) (one thread; us per draw; 'layer:' "
           f"rows are per layer, x{layers} layers)")
     for name, us in times.items():
         print(f"{name:58s} {us:8.2f} us")
@@ -441,12 +451,41 @@ def equal_se(quick: bool) -> None:
               f"{ours['max_se']:.2e}, peak RSS {mib(ours['peak_rss'])}; ours {torch_seconds / ours['seconds']:.1f}x "
               f"ahead")
     if not quick:
-        write_docs(rows)
+        write_block(EQUAL_SE_BEGIN, EQUAL_SE_END, render_equal_se(rows, _today()))
     return rows
 
 
 DOCS = os.path.join(ROOT, "docs", "library.md")
 EQUAL_SE_BEGIN, EQUAL_SE_END = "<!-- equal-se:begin -->", "<!-- equal-se:end -->"
+PER_SAMPLE_BEGIN, PER_SAMPLE_END = "<!-- per-sample:begin -->", "<!-- per-sample:end -->"
+
+
+def _today() -> str:
+    import datetime
+
+    return datetime.date.today().isoformat()
+
+
+def render_per_sample(rows: list, day: str) -> str:
+    """The docs' table of the per-sample comparison at the authors' setting, from its measured runs."""
+    from lnrecency.numerics.samplers import Representation
+
+    n, d, m = AUTHORS["n"], AUTHORS["d"], AUTHORS["n"] + 1
+    gram, direct = Representation(n, d, "gram"), Representation(n, d, "direct")
+    assert gram.bartlett and not direct.bartlett
+    numbers = {"gram": m + m + m * (m - 1) // 2, "direct": m * d}  # Representation.draw: e_1 column, chi, below
+    lines = [PER_SAMPLE_BEGIN, f"Measured by `python3 benchmarks/bench_mc.py --sections authors` on this project's "
+             f"2-core machine ({day}), 100,000 draws a run, alternating; random numbers a draw: "
+             f"{numbers['gram']:,} (gram, {gram.dim} coordinates) against {numbers['direct']:,} (direct, "
+             f"{direct.dim}); every figure is written here by that run:",
+             "", "| run | tuned float32 torch | `simulate_scores` (default: gram) | ratio | `method=\"direct\"` "
+             "| ratio |",
+             "|---|---|---|---|---|---|"]
+    for k, r in enumerate(rows, 1):
+        lines.append(f"| {k} | {r['torch']:.1f} s, {r['torch_mib']} MiB | {r['ours']:.1f} s, {r['ours_mib']} MiB | "
+                     f"{r['ours'] / r['torch']:.2f} | {r['direct']:.1f} s, {r['direct_mib']} MiB | "
+                     f"{r['direct'] / r['torch']:.2f} |")
+    return "\n".join(lines + [PER_SAMPLE_END])
 
 
 def render_equal_se(rows: list, day: str) -> str:
@@ -463,16 +502,14 @@ def render_equal_se(rows: list, day: str) -> str:
     return "\n".join(lines + [EQUAL_SE_END])
 
 
-def write_docs(rows: list) -> None:
-    """Replace the marked block of docs/library.md with the rows of this run."""
-    import datetime
-
+def write_block(begin: str, end: str, block: str) -> None:
+    """Replace the block of docs/library.md between ``begin`` and ``end`` with ``block`` (the rows of this run)."""
     with open(DOCS, encoding="utf-8") as f:
         text = f.read()
-    before, rest = text.split(EQUAL_SE_BEGIN, 1)
-    after = rest.split(EQUAL_SE_END, 1)[1]
+    before, rest = text.split(begin, 1)
+    after = rest.split(end, 1)[1]
     with open(DOCS, "w", encoding="utf-8") as f:
-        f.write(before + render_equal_se(rows, datetime.date.today().isoformat()) + after)
+        f.write(before + block + after)
 
 
 def control_variates(quick: bool) -> None:

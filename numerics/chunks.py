@@ -14,6 +14,7 @@ from lnrecency.numerics.forward import forward
 from lnrecency.numerics.moments import Moments, moments
 from lnrecency.numerics.orderings import accumulate, mirror, ordering_counts
 from lnrecency.numerics.samplers import Representation, draw_range, embed, theory_gram
+from lnrecency.numerics.workspace import buffer
 
 #: working bytes one pass of a sub-batch through a layer may take (a few MiB: its arrays stay in the cache), within
 #: [FORWARD_BATCH_MIN, FORWARD_BATCH_MAX] draws: long sequences (the authors' n = 50) pass 32 draws at once, short
@@ -129,11 +130,12 @@ def summarise_chunk(rep: Representation, seed: Any, config: ModelConfig, layers:
     With a control variate (``cv`` "linear" or "quadratic") the score moments are those of
     S - (Y - E Y).
     """
+    if cv == "none":
+        raw = draw_range(rep, seed, start, stop, out=buffer("raw", (stop - start, rep.m, rep.dim)))
+        return _streamed_chunk(raw, rep, config, layers, paired)
     raw = draw_range(rep, seed, start, stop)
     x = embed(raw, config, rep.d)
     b, n, u = stop - start, rep.n, rep.u
-    if cv == "none":
-        return _streamed_chunk(x, rep, config, layers, paired)
     scores = np.empty((layers, b, n, n))
     osq, oproj = np.empty((b, layers, n)), np.empty((b, layers, n))
     step = forward_batch(n, rep.dim)
@@ -155,14 +157,15 @@ def summarise_chunk(rep: Representation, seed: Any, config: ModelConfig, layers:
                          cross if paired else None, greater if paired else None, rp)
 
 
-def _streamed_chunk(x: np.ndarray, rep: Representation, config: ModelConfig, layers: int,
+def _streamed_chunk(raw: np.ndarray, rep: Representation, config: ModelConfig, layers: int,
                     paired: bool) -> ChunkSummary:
     """The chunk's moments without holding its scores: each sub-batch's scores are summed as they come out of
     the layers, while in the cache (no (layers, b, n, n) array, and no second pass over it from memory). The
     sums are of deviations from a reference, the mean of the first sub-batch (close to the chunk mean, so the
     centring at the end cancels little): mean = ref + S1 / b, M2 = S2 - S1^2 / b, and the row cross moments
-    the same way (upper halves j <= k: Accumulator.cross_moments mirrors them once)."""
-    b, n, u = x.shape[0], rep.n, rep.u
+    the same way (upper halves j <= k: Accumulator.cross_moments mirrors them once). Each sub-batch is embedded
+    as it enters the layers (the same numbers as embedding the chunk: the embedding works token by token)."""
+    b, n, u = raw.shape[0], rep.n, rep.u
     ref = np.empty((layers, n, n))
     sum1 = np.zeros((layers, n, n))
     second = np.zeros((layers, n, n, n) if paired else (layers, n, n))
@@ -172,7 +175,8 @@ def _streamed_chunk(x: np.ndarray, rep: Representation, config: ModelConfig, lay
     step = forward_batch(n, rep.dim)
     for lo in range(0, b, step):
         hi = min(lo + step, b)
-        for layer, (s, o) in enumerate(forward(x[lo:hi], config, layers, u)):
+        x = embed(raw[lo:hi], config, rep.d, out=buffer("x", (hi - lo, n, rep.dim)))
+        for layer, (s, o) in enumerate(forward(x, config, layers, u, reuse=True)):
             if lo == 0:
                 ref[layer] = s.mean(axis=0)
             if paired:

@@ -19,35 +19,43 @@ import numpy as np
 
 from lnrecency.model.config import ModelConfig
 from lnrecency.model.layers import Arithmetic, causal_mask
+from lnrecency.numerics.workspace import buffer
 
 __all__ = ["forward"]
 
 _FLOAT = Arithmetic()
 
 
-def forward(x: np.ndarray, config: ModelConfig, layers: int, u: np.ndarray, sink: float | None = None
-            ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+def forward(x: np.ndarray, config: ModelConfig, layers: int, u: np.ndarray, sink: float | None = None, *,
+            reuse: bool = False) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     """Yield (S, o) per layer: scores (batch, n, n) with zeros above the diagonal, outputs (batch, n, D).
-    ``sink``: a logit bonus on key 1 in every softmax (:func:`lnrecency.theory.limit.iterate_limit`); S without it."""
-    mask = causal_mask(x.shape[1])
+    ``sink``: a logit bonus on key 1 in every softmax (:func:`lnrecency.theory.limit.iterate_limit`); S without it.
+    ``reuse``: every layer writes into this thread's working arrays (:mod:`lnrecency.numerics.workspace`), so a
+    layer's (S, o) are overwritten by the next: for a caller that reads them before asking for the next layer.
+    The same numbers either way; ``x`` is never written."""
+    mask = causal_mask(x.shape[1]).astype(np.float64)  # multiplied in float: no cast of a boolean mask per use
     lam, gamma = float(config.lam), float(config.gamma)
     norm, update = config.normalisation, config.update
     # a scaling normalisation gives every token the length gain, so S_ii = lam gain^2 >= S_ij (lam > 0)
     diagonal_is_max = norm.scales and not (sink is not None and sink > 0)
+    b, n, dim = x.shape
+    vec, sq = (b, n, dim), (b, n, n)
+    ws = {name: buffer(f"forward.{name}", shape) if reuse else None
+          for name, shape in (("nh", vec), ("s", sq), ("w", sq), ("o", vec), ("h", vec))}
     h = x
     for layer in range(layers):
-        nh = norm.vectors(h, u)
-        s = nh @ nh.swapaxes(1, 2)
+        nh = norm.vectors(h, u, out=ws["nh"])
+        s = np.matmul(nh, nh.swapaxes(1, 2), out=ws["s"])
         if lam != 1.0:
             s *= lam
         if sink is None:
-            w = _FLOAT.causal_softmax(s, mask, diagonal_is_max=diagonal_is_max)
+            w = _FLOAT.causal_softmax(s, mask, diagonal_is_max=diagonal_is_max, out=ws["w"])
         else:
             biased = s.copy()
             biased[..., 0] += sink
-            w = _FLOAT.causal_softmax(biased, mask, diagonal_is_max=diagonal_is_max)
-        o = w @ nh
+            w = _FLOAT.causal_softmax(biased, mask, diagonal_is_max=diagonal_is_max, out=ws["w"])
+        o = np.matmul(w, nh, out=ws["o"])
         s *= mask
         yield s, o
         if layer + 1 < layers:  # the last layer's state is not read
-            h = update.vectors(h, o, gamma)
+            h = update.vectors(h, o, gamma, out=ws["h"])

@@ -8,9 +8,12 @@ For a chunk of masked scores s (b, n, n) (row i holds S_ij, j <= i):
 
 Both are exact integer counts of float64 comparisons, so every backend gives the same integers:
 
-  * ``c`` (numerics/_orderings.c, built by pip at install; AVX2 where the CPU has it): each pair j < k of a
-    row compared once per draw for both orders, over the draws held contiguously; about 6 us per draw and
-    layer at n = 50 on this project's machine (benchmarks/bench_mc.py);
+  * ``c`` (numerics/_orderings.c, built by pip at install): each pair j < k of a row compared once per draw for
+    both orders, over the draws held contiguously; with AVX-512 where the CPU has it (8 draws a comparison, counted
+    by popcount; ``LNRECENCY_NO_AVX512`` set in the environment takes the portable loops, AVX2 where there is
+    AVX2), the row moments four draws a sweep, each sum still in draw order (the same bits as one draw at a time);
+    the fused pass about 7 us per draw and layer at n = 50 on this project's machine, 13 us before
+    (benchmarks/bench_mc.py --sections breakdown);
   * ``numpy`` (where the extension could not be built): the (k, k, b) comparison per row, counted by
     float32 products (exact: every count stays below 2^24); about 28 us per draw and layer at n = 50.
 

@@ -59,11 +59,14 @@ class Representation:
     def block_size(self) -> int:
         return max(1, RNG_BLOCK_BYTES // (8 * self.m * self.dim))
 
-    def draw(self, rng: np.random.Generator, size: int) -> np.ndarray:
-        """(size, m, dim) standard-scale (s = 1) raw vectors [z_1..z_n, c]."""
+    def draw(self, rng: np.random.Generator, size: int, out: np.ndarray | None = None) -> np.ndarray:
+        """(size, m, dim) standard-scale (s = 1) raw vectors [z_1..z_n, c]; written into ``out`` (a C-contiguous
+        float64 array of that shape) when given: the same numbers, without a new array and its copy."""
+        if out is None:
+            out = np.empty((size, self.m, self.dim))
         if not self.bartlett:
-            return rng.standard_normal((size, self.m, self.dim))
-        out = np.zeros((size, self.m, self.dim))
+            return rng.standard_normal(out=out)
+        out.fill(0.0)
         out[:, :, 0] = rng.standard_normal((size, self.m))
         diag = np.sqrt(rng.chisquare(self._df, size=(size, self.m)))
         idx = np.arange(self.m)
@@ -72,26 +75,36 @@ class Representation:
         return out
 
 
-def draw_range(rep: Representation, entropy: int | Sequence[int], start: int, stop: int) -> np.ndarray:
+def draw_range(rep: Representation, entropy: int | Sequence[int], start: int, stop: int, *,
+               out: np.ndarray | None = None) -> np.ndarray:
     """Raw draws of samples [start, stop) of the stream: block b comes from its own generator
-    PCG64(SeedSequence(entropy, spawn_key=(b,))), so any range is reproducible on its own."""
+    PCG64(SeedSequence(entropy, spawn_key=(b,))), so any range is reproducible on its own. ``out``: a C-contiguous
+    float64 array of shape (stop - start, m, dim) to write them into (a worker's reused buffer: no fresh pages)."""
     size = rep.block_size()
-    parts = []
+    shape = (stop - start, rep.m, rep.dim)
+    if out is None:
+        out = np.empty(shape)
+    elif out.shape != shape or out.dtype != np.float64 or not out.flags.c_contiguous:
+        raise ValueError(f"out must be a C-contiguous float64 array of shape {shape}; got {out.dtype} {out.shape}")
     for b in range(start // size, (stop - 1) // size + 1):
         rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence(entropy, spawn_key=(b,))))
-        block = rep.draw(rng, size)
         lo, hi = max(start - b * size, 0), min(stop - b * size, size)
-        parts.append(block[lo:hi])
-    return parts[0] if len(parts) == 1 else np.concatenate(parts)
+        target = out[b * size + lo - start: b * size + hi - start]
+        if (lo, hi) == (0, size):  # a whole block: drawn in place (no copy)
+            rep.draw(rng, size, out=target)
+        else:
+            target[...] = rep.draw(rng, size)[lo:hi]
+    return out
 
 
-def embed(raw: np.ndarray, config: ModelConfig, d: int) -> np.ndarray:
-    """Embeddings (docs/model.md) x (batch, n, dim) from standard-scale raw vectors [z_1..z_n, c] (batch, n+1, dim)."""
+def embed(raw: np.ndarray, config: ModelConfig, d: int, out: np.ndarray | None = None) -> np.ndarray:
+    """Embeddings (docs/model.md) x (batch, n, dim) from standard-scale raw vectors [z_1..z_n, c] (batch, n+1, dim);
+    ``out``: a float64 array of that shape to write them into (the same numbers)."""
     alpha = float(config.alpha)
     z, c = raw[:, :-1, :], raw[:, -1:, :]
     if config.embedding == "gaussian":
-        return (math.sqrt(1.0 - alpha) * z + math.sqrt(alpha) * c) / math.sqrt(d)
-    v = z + math.sqrt(alpha / (1.0 - alpha)) * c
+        return np.divide(math.sqrt(1.0 - alpha) * z + math.sqrt(alpha) * c, math.sqrt(d), out=out)
+    v = np.add(z, math.sqrt(alpha / (1.0 - alpha)) * c, out=out)
     v *= (1.0 / np.sqrt(np.einsum("...d,...d->...", v, v)))[..., None]  # 7x faster than np.linalg.norm here
     return v
 

@@ -46,6 +46,7 @@ from lnrecency.numerics.chunks import (
 )
 from lnrecency.numerics.forward import forward
 from lnrecency.numerics.samplers import Representation, draw_range, embed
+from lnrecency.numerics.workspace import release
 from lnrecency.runtime.arguments import check_choice, check_int
 from lnrecency.runtime.child import one_blas_thread
 from lnrecency.runtime.memory import available_memory
@@ -61,6 +62,8 @@ def _check_control_variate(value: Any) -> str:
     if value is None or value is True or value is False:
         return "quadratic" if value else "none"
     return check_choice("control_variate", value, CONTROL_VARIATES)
+
+
 #: working memory aimed at by the default chunk (the estimate; the default path, which sums each layer's scores as
 #: they come out, holds about half of it). At the authors' setting this gives 340 draws a chunk: measured 12.2-12.8 s
 #: per 100000 draws at 320 against 13.8-14.0 s at 160 and 12.5 s at 400-480 (each chunk allocates and merges its
@@ -69,14 +72,13 @@ CHUNK_BUDGET_BYTES = 64 * 2**20
 
 
 def _per_sample_bytes(n: int, dim: int, layers: int) -> int:
-    """Working bytes of one sample in a chunk: raw draws and embeddings, the layers' scores and output
-    norms, the moment pass (2 score-sized arrays; the numpy ordering counts' bool and float32 comparison
-    rows, 5 bytes per score)."""
+    """Working bytes of one sample in a chunk: raw draws and embeddings, the layers' scores and output norms, the moment
+    pass (2 score-sized arrays; the numpy ordering counts' bool and float32 comparison rows, 5 bytes per score)."""
     m = n + 1
     return 8 * (2 * m * dim + layers * n * n + 3 * layers * n + 2 * n * n) + 5 * n * n
 
 
-def estimate_memory(n: int, layers: int, d: int, *, method: str = "direct", chunk: int = 1,
+def estimate_memory(n: int, layers: int, d: int, *, method: str = "gram", chunk: int = 1,
                     paired: bool = True, workers: int = 1, control_variate: bool | str = False) -> int:
     """Estimated peak bytes of simulate_scores: the accumulators and the chunk summaries in flight
     (16 * layers * n^3 bytes each when paired), and per worker one chunk of working arrays, one pass of
@@ -95,9 +97,8 @@ def estimate_memory(n: int, layers: int, d: int, *, method: str = "direct", chun
 
 
 def _default_workers() -> int:
-    """CPUs available to this process (at most 4); BLAS is held to one thread during a run
-    (lnrecency.runtime.child.one_blas_thread: BLAS threads slow the many small products here down, measured 3x,
-    up to 50x under load)."""
+    """CPUs available to this process (at most 4); BLAS is held to one thread during a run (runtime.child.
+    one_blas_thread: BLAS threads slow the many small products here down, measured 3x, up to 50x under load)."""
     return max(1, min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
                       else os.cpu_count() or 1))
 
@@ -117,9 +118,7 @@ def _check_seed(seed: Any) -> int | tuple[int, ...]:
 @dataclass(frozen=True)
 class ScoreSimulation:
     """Monte Carlo estimates of E_d[S^(l)_ij]; arrays (layers, n, n), NaN above the diagonal.
-
-    ``[l-1, i-1, j-1]`` is S^(l)_ij; methods take 1-indexed (layer, i, j, k).
-    """
+    ``[l-1, i-1, j-1]`` is S^(l)_ij; methods take 1-indexed (layer, i, j, k)."""
 
     mean: np.ndarray
     stderr: np.ndarray
@@ -277,7 +276,7 @@ def sample_instances(n: int, layers: int, d: int, samples: int, *, seed: Any, me
     return Instances(scores, osq, d, method, config)
 
 
-def simulate_scores(n: int, layers: int, d: int, samples: int | None = None, *, seed: Any, method: str = "direct",
+def simulate_scores(n: int, layers: int, d: int, samples: int | None = None, *, seed: Any, method: str = "gram",
                     chunk: int | None = None, config: ModelConfig | None = None, paired: bool = True,
                     progress: bool | None = None, memory_limit: int | None = None,
                     workers: int | None = None, control_variate: bool | str | None = None,
@@ -286,12 +285,12 @@ def simulate_scores(n: int, layers: int, d: int, samples: int | None = None, *, 
     """Monte Carlo mean and SE of the scores of M(norm, residual, lam, gamma, alpha) at width d.
 
     The model comes from ``config`` or from keywords (norm, residual, gamma, lam, alpha, embedding),
-    not both (:func:`lnrecency.model.config.make_config`). ``method``: "direct"
-    (R^d coordinates, cost O(n^2 d) per sample) or "gram" (Bartlett representation, cost O(n^3), exact
-    in law; see :mod:`numerics.samplers`). ``seed``: non-negative int (or tuple of them); the result is
-    bit-for-bit a function of (seed, arguments) and independent of ``workers`` (threads processing
-    chunks, merged in chunk order; default: the available CPUs, at most 4;
-    BLAS runs single-threaded during the call); it depends on ``chunk`` only through
+    not both (:func:`lnrecency.model.config.make_config`). ``method``: "gram" (default, as on the command line:
+    Bartlett coordinates, n + 2 a vector where d >= n + 2, else R^d; exact in law, cost independent of d;
+    :mod:`numerics.samplers`) or "direct" (R^d, cost O(n^2 d) a sample; the same law, another stream).
+    ``seed``: non-negative int (or tuple of them); the result is bit-for-bit a function of (seed, arguments) and
+    independent of ``workers`` (threads processing chunks, merged in chunk order; default: the available CPUs, at
+    most 4; BLAS runs single-threaded during the call); it depends on ``chunk`` only through
     float rounding. ``control_variate`` (one of CONTROL_VARIATES; True = "quadratic"): subtract from
     every draw's scores a Taylor polynomial of the shared layers in the draw's input-Gram deviation,
     centred at its exact mean (:mod:`lnrecency.theory.finite_width`); the estimator stays unbiased and
@@ -401,6 +400,7 @@ def _closing(bar):
         yield bar
     finally:
         bar.close()
+        release()  # this thread's working arrays (numerics.workspace; a pool's threads drop theirs as they end)
 
 
 def _execute(r: _Request, plan: _Plan, *, executor: Any, progress: bool | None) -> ScoreSimulation:

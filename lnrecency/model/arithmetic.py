@@ -46,7 +46,7 @@ class Arithmetic:
     #: a row whose masked exponentials all fall below this under the full-row shift is recomputed
     UNDERFLOW = 1e-200
 
-    def causal_softmax(self, s, mask, *, diagonal_is_max: bool = False):
+    def causal_softmax(self, s, mask, *, diagonal_is_max: bool = False, out=None):
         """Row softmax over j <= i (``mask``), each row shifted so that no exponential overflows.
 
         The shift is the row's largest entry over all j, a bound of the masked maximum (one reduction instead
@@ -55,9 +55,10 @@ class Arithmetic:
         (sum below UNDERFLOW: a gap of about 460 in the scores) is recomputed with its masked maximum.
         ``diagonal_is_max``: the caller knows S_ii >= S_ij (tokens of equal length and lam > 0, so
         Cauchy-Schwarz), and the diagonal is the shift (no reduction at all: 1.6x faster again); every row
-        then holds exp(0) = 1 and cannot underflow; a non-finite result falls back to the general shift."""
+        then holds exp(0) = 1 and cannot underflow; a non-finite result falls back to the general shift.
+        ``out``: an array shaped like ``s`` (not ``s``) the weights are written into (the same numbers)."""
         if diagonal_is_max:
-            w = s - np.diagonal(s, axis1=-2, axis2=-1)[..., None]
+            w = np.subtract(s, np.diagonal(s, axis1=-2, axis2=-1)[..., None], out=out)
             with np.errstate(over="ignore"):  # an overflow means the premise failed: caught below
                 np.exp(w, out=w)
             np.multiply(w, mask, out=w)
@@ -65,7 +66,7 @@ class Arithmetic:
             if np.all(np.isfinite(z)):
                 w /= z
                 return w
-        w = s - s.max(axis=-1, keepdims=True)
+        w = np.subtract(s, s.max(axis=-1, keepdims=True), out=out)
         np.exp(w, out=w)
         np.multiply(w, mask, out=w)
         z = w @ np.ones((w.shape[-1], 1))  # the row sums (a product: 4x faster than a reduction on short rows)

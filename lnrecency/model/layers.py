@@ -93,13 +93,14 @@ class Normalisation:
         Wishart with d - removed degrees of freedom."""
         return 1 if self.centres else 0
 
-    def vectors(self, h: np.ndarray, u: np.ndarray) -> np.ndarray:
-        """Finite width: N(h) along the last axis; ``u`` is the unit vector the centring removes."""
+    def vectors(self, h: np.ndarray, u: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        """Finite width: N(h) along the last axis; ``u`` is the unit vector the centring removes. ``out``: where a
+        scaling normalisation writes (the same numbers; without scaling the result is h or its centred copy)."""
         if self.centres:
             h = h - (h @ u)[..., None] * u
         if not self.scales:
             return h
-        return (self.gain / np.sqrt(np.einsum("...d,...d->...", h, h)))[..., None] * h
+        return np.multiply((self.gain / np.sqrt(np.einsum("...d,...d->...", h, h)))[..., None], h, out=out)
 
     def gram(self, g, ar: Arithmetic):
         """d -> infinity: (Gh, g D^(-1/2)) from the state Gram G (None without scaling): the token i is
@@ -133,10 +134,11 @@ class Update:
 
     residual: bool
 
-    def vectors(self, h: np.ndarray, o: np.ndarray, gamma: float) -> np.ndarray:
+    def vectors(self, h: np.ndarray, o: np.ndarray, gamma: float, out: np.ndarray | None = None) -> np.ndarray:
+        """Finite width: the next state; ``out`` (may be ``h``): where the residual sum is written."""
         if not self.residual:
             return o
-        return h + o if gamma == 1 else h + gamma * o
+        return np.add(h, o if gamma == 1 else gamma * o, out=out)
 
     def gram(self, g, b, gamma):
         """(O, G') from G and B = P D^(-1/2): O = B G B^T = P Gh P^T and

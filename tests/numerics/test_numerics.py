@@ -77,10 +77,10 @@ def test_the_forward_batch_rule():
     # the estimate counts the pass the rule sets: 512 draws at n = 5, against 32 with the rule pinned
     import lnrecency.numerics.simulate as simulate
 
-    rule = estimate_memory(5, 3, 12, chunk=600)
+    rule = estimate_memory(5, 3, 12, method="direct", chunk=600)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(simulate, "forward_batch", lambda n, dim: 32)
-        pinned = estimate_memory(5, 3, 12, chunk=600)
+        pinned = estimate_memory(5, 3, 12, method="direct", chunk=600)
     assert rule - pinned == (512 - 32) * chunks.forward_bytes(5, 12)
 
 
@@ -113,7 +113,7 @@ def test_shapes_nan_layout_and_exact_diagonal():
     np.testing.assert_allclose(np.diagonal(r.mean, axis1=1, axis2=2), 2.5, rtol=1e-14)  # S_ii = lam
     assert r.output_sq_norm_mean.shape == r.output_var_stderr.shape == (3, 5)
     assert isinstance(r.config, ModelConfig) and r.config.lam == 2.5 and r.samples == 600
-    assert r.d == 12 and r.seed == 1 and r.method == "direct"
+    assert r.d == 12 and r.seed == 1 and r.method == "gram"  # the default, as on the command line
 
 
 def test_config_argument_overrides_keywords():
