@@ -252,9 +252,9 @@ class Instances:
     config: ModelConfig
 
 
-def sample_instances(n: int, layers: int, d: int, samples: int, *, seed: Any, method: str = "direct",
+def sample_instances(n: int, layers: int, d: int, samples: int, *, seed: Any, method: str = "gram",
                      config: ModelConfig | None = None, **params: Any) -> Instances:
-    """``samples`` iid instances of the model at width d, drawn exactly as in simulate_scores.
+    """``samples`` iid instances of the model at width d, drawn exactly as in simulate_scores (the same default method).
 
     Holds 8 * samples * layers * n * (n + 1) bytes: a MemoryError names the size if that exceeds the
     available memory.

@@ -295,3 +295,21 @@ def test_cli_simulate_prints_mean_and_stderr(capsys):
     assert "+-" in capsys.readouterr().out
     assert main(["simulate", "--d", "1", "--samples", "10"]) == 2
     assert "d must be an integer >= 2" in capsys.readouterr().err
+
+
+def test_the_library_and_the_command_line_default_to_the_same_method():
+    """simulate_scores, sample_instances and `lnrecency simulate` draw the same stream when no method is given
+    (the command line's gram): read from their signatures and the parser, and the draws compared."""
+    import inspect
+
+    from lnrecency.cli.app import build_parser
+    from lnrecency.numerics import sample_instances
+
+    cli = build_parser().parse_args(["simulate", "--n", "4"]).method
+    assert inspect.signature(simulate_scores).parameters["method"].default == cli
+    assert inspect.signature(sample_instances).parameters["method"].default == cli
+    r = simulate_scores(4, 2, 10, 300, seed=2, norm="layernorm", paired=False)
+    inst = sample_instances(4, 2, 10, 300, seed=2, norm="layernorm")
+    assert r.method == cli and r.representation == "bartlett"
+    np.testing.assert_allclose(r.mean[1][np.tril_indices(4)], inst.scores[:, 1].mean(0)[np.tril_indices(4)],
+                               rtol=1e-12)
