@@ -65,7 +65,7 @@ def test_the_pilots_numbers_on_the_page_are_the_published_ones():
 
     root = Path(__file__).resolve().parents[2]
     pilot = json.loads((root / "docs" / "wu_icl_pilot.json").read_text(encoding="utf-8"))
-    page = (root / "docs" / "wu-icl.md").read_text(encoding="utf-8")
+    page = " ".join((root / "docs" / "wu-icl.md").read_text(encoding="utf-8").split())  # as read, not as wrapped
     at = {t["step"]: t for t in pilot["trajectory"]}
     for step in (2000, 4000, 8000, 12000):
         assert f"{at[step]['plain_accuracy']:.3f}" in page, step
@@ -74,3 +74,31 @@ def test_the_pilots_numbers_on_the_page_are_the_published_ones():
     assert f"{pilot['seconds']:.0f} s on one core" in page
     assert max(t["plain_accuracy"] for t in pilot["trajectory"]) < pilot["gate"]  # it did not pass the gate
     assert f"about {pilot['seconds'] / pilot['settings']['steps']:.2f} s a step" in page
+
+
+def test_the_longer_pilot_on_the_page_is_the_published_one():
+    """Issue 67, item 5: the second pilot (24,000 steps) repeats the first one's evaluations where they overlap, stays
+    below the gate, and every number the page quotes from it is the file's."""
+    import json
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    pilot = json.loads((root / "docs" / "wu_icl_pilot.json").read_text(encoding="utf-8"))
+    longer = pilot["longer"]
+    page = " ".join((root / "docs" / "wu-icl.md").read_text(encoding="utf-8").split())  # as read, not as wrapped
+    first = {t["step"]: t for t in pilot["trajectory"]}
+    overlap = [t for t in longer["trajectory"] if t["step"] in first]
+    assert len(overlap) == len(first) and all(first[t["step"]] == t for t in overlap) and longer["repeats_the_pilot"]
+    at = {t["step"]: t for t in longer["trajectory"]}
+    assert max(at) == longer["steps"] == 24000
+    assert max(t["plain_accuracy"] for t in longer["trajectory"]) < pilot["gate"]
+    for step in (20000, 24000):
+        assert f"{at[step]['plain_accuracy']:.3f} at {step:,}" in page, step
+    assert f"gap {at[24000]['gaps']['first-last']:+.3f}" in page
+    assert f"{longer['seconds']:.0f} s on one core" in page
+    assert f"about {longer['seconds'] / longer['steps']:.2f} s a step" in page
+    hours = 15 * longer["seconds"] / 2 / 3600  # the 15 depth-6 models of 24,000 steps on 2 cores
+    assert f"take about {hours:.1f} hours on 2 cores" in page
+    rate = (at[24000]["plain_accuracy"] - at[12000]["plain_accuracy"]) / 12000
+    assert f"about {rate * 1000:.3f} per 1,000 steps" in page
+    assert f"about {round((pilot['gate'] - at[24000]['plain_accuracy']) / rate, -4):,.0f} steps further" in page
