@@ -470,10 +470,9 @@ def render_per_sample(rows: list, day: str) -> str:
     """The docs' table of the per-sample comparison at the authors' setting, from its measured runs."""
     from lnrecency.numerics.samplers import Representation
 
-    n, d, m = AUTHORS["n"], AUTHORS["d"], AUTHORS["n"] + 1
-    gram, direct = Representation(n, d, "gram"), Representation(n, d, "direct")
+    gram, direct = (Representation(AUTHORS["n"], AUTHORS["d"], method) for method in ("gram", "direct"))
     assert gram.bartlett and not direct.bartlett
-    numbers = {"gram": m + m + m * (m - 1) // 2, "direct": m * d}  # Representation.draw: e_1 column, chi, below
+    numbers = {"gram": gram.randoms, "direct": direct.randoms}
     lines = [PER_SAMPLE_BEGIN, f"Measured by `python3 benchmarks/bench_mc.py --sections authors` on this project's "
              f"2-core machine ({day}), 100,000 draws a run, alternating; random numbers a draw: "
              f"{numbers['gram']:,} (gram, {gram.dim} coordinates) against {numbers['direct']:,} (direct, "

@@ -56,6 +56,12 @@ class Representation:
     def name(self) -> str:
         return "bartlett" if self.bartlett else "direct"
 
+    @property
+    def randoms(self) -> int:
+        """Random numbers :meth:`draw` takes per sample: every coordinate of the m vectors (direct), or the e_1
+        column, the m chi variables and the m (m - 1) / 2 normals below the diagonal (Bartlett)."""
+        return 2 * self.m + self._rows.size if self.bartlett else self.m * self.dim
+
     def block_size(self) -> int:
         return max(1, RNG_BLOCK_BYTES // (8 * self.m * self.dim))
 

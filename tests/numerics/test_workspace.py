@@ -73,3 +73,13 @@ def test_each_thread_has_its_own_buffers():
     workspace.release()
     assert not np.shares_memory(workspace.buffer("t", (3, 4)), mine)
     workspace.release()
+
+
+@pytest.mark.parametrize("method", ["direct", "gram"])
+def test_randoms_counts_what_a_draw_fills(method):
+    """Representation.randoms (quoted by the benchmark's table) is the number of coordinates a draw fills with a
+    random value: nonzero with probability 1, the Bartlett form's zeros above its diagonal left out."""
+    rep = Representation(7, 20, method)
+    raw = rep.draw(np.random.default_rng(0), 5)
+    assert np.all(np.count_nonzero(raw.reshape(5, -1), axis=1) == rep.randoms)
+    assert rep.randoms == (2 * 8 + 8 * 7 // 2 if method == "gram" else 8 * 20)
