@@ -124,7 +124,7 @@ class ScoreSimulation:
     stderr: np.ndarray
     samples: int
     d: int
-    seed: Any
+    seed: int | tuple[int, ...] | None
     method: str
     config: ModelConfig
     chunk: int
@@ -325,7 +325,7 @@ class _Request:
     d: int
     samples: int
     method: str
-    seed: Any
+    seed: int | tuple[int, ...] | None
     chunk: int | None
     paired: bool
     workers: int

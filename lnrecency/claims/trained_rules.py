@@ -29,11 +29,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from lnrecency.inference.evidence import Evidence, combine, item, ladder, record
 from lnrecency.inference.stats import TRAINED_FWER, SeedTest, decide_family
+
+if TYPE_CHECKING:
+    from lnrecency.inference.stats import SeedDecision
 
 __all__ = ["claim_rows", "MIN_LEARNED", "keep_learned", "Part", "PartEvidence", "RowEvidence", "decide_parts",
            "experiment_alpha", "DESIGN_SIZES", "QUICK",
@@ -109,7 +113,7 @@ class Part:
     trajectory: dict = field(default_factory=dict)
     labels: tuple = ("confirmed", "refuted")  # the words of the two decisive outcomes
     status: str = ""
-    decision: object = None
+    decision: SeedDecision | None = None
 
     @property
     def decidable(self) -> bool:

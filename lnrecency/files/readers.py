@@ -12,6 +12,7 @@ Every refusal is a ``ValueError`` naming the file and what is wrong (the CLI pri
 """
 from __future__ import annotations
 
+import errno
 import json
 import math
 import os
@@ -21,7 +22,7 @@ from typing import Any
 
 from lnrecency.runtime.arguments import json_depth
 
-__all__ = ["read_json", "safetensors_header", "check_regular", "SAFETENSORS_DTYPES"]
+__all__ = ["read_json", "safetensors_header", "check_regular", "open_plain", "SAFETENSORS_DTYPES"]
 
 #: bytes per element of the safetensors dtypes a decoder's weights may have
 SAFETENSORS_DTYPES = {"F64": 8, "F32": 4, "F16": 2, "BF16": 2, "I64": 8, "I32": 4, "I16": 2, "I8": 1, "U8": 1,
@@ -45,6 +46,32 @@ def check_regular(path: Path, what: str, max_bytes: int) -> int:
     return st.st_size
 
 
+def open_plain(path: Path, what: str, max_bytes: int):
+    """``path`` opened for reading (binary) when it is a regular file of at most ``max_bytes`` and not a symbolic
+    link: the link check of every file a stored or kept result reads (the file is opened with O_NOFOLLOW, so a link
+    put in its place after the check is refused too). ValueError naming the file otherwise."""
+    path = Path(path)
+    try:
+        if stat.S_ISLNK(os.lstat(path).st_mode):
+            raise ValueError(f"{what} {str(path)!r} is a symbolic link; stored results are read only from plain "
+                             f"files, never through a link")
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    except FileNotFoundError:
+        raise ValueError(f"{what} {str(path)!r} does not exist") from None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise ValueError(f"{what} {str(path)!r} is a symbolic link; stored results are read only from plain "
+                             f"files, never through a link") from None
+        raise ValueError(f"{what} {str(path)!r} cannot be read: {exc.strerror or exc}") from None
+    f = os.fdopen(fd, "rb")
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode) or st.st_size > max_bytes:
+        f.close()
+        raise ValueError(f"{what} {str(path)!r} is not a regular file of at most {max_bytes} bytes (a folder, FIFO, "
+                         f"device or larger file is refused)")
+    return f
+
+
 def _finite_float(text: str) -> float:
     value = float(text)
     if not math.isfinite(value):
@@ -56,14 +83,20 @@ def _no_constant(text: str) -> float:
     raise ValueError(f"{text} is not a finite number")
 
 
-def read_json(path: str | Path, *, what: str, max_bytes: int, max_depth: int, kind: type = dict) -> Any:
+def read_json(path: str | Path, *, what: str, max_bytes: int, max_depth: int, kind: type = dict,
+              links: bool = True) -> Any:
     """The JSON value in ``path``, validated as described in the module docstring (``kind``: the required
-    top-level type, dict or list)."""
+    top-level type, dict or list; ``links=False``: a symbolic link is refused, :func:`open_plain`)."""
     path = Path(path)
-    check_regular(path, what, max_bytes)
+    if links:
+        check_regular(path, what, max_bytes)
+    else:
+        with open_plain(path, what, max_bytes) as f:
+            raw = f.read(max_bytes + 1)
     where = f"{what} {str(path)!r}"
     try:
-        data = json.loads(path.read_bytes().decode("utf-8"), parse_float=_finite_float, parse_constant=_no_constant)
+        data = json.loads((path.read_bytes() if links else raw).decode("utf-8"), parse_float=_finite_float,
+                          parse_constant=_no_constant)
     except RecursionError:
         raise ValueError(f"{where} is nested deeper than {max_depth} levels") from None
     except UnicodeDecodeError:

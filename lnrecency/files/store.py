@@ -114,37 +114,56 @@ def _record_class(name: str, renamed: bool = True) -> type:
 
 @functools.lru_cache(maxsize=None)
 def _hints(cls: type) -> dict:
-    """The resolved field annotations of a record class, once per class (a folder holds thousands of records)."""
+    """The resolved field annotations of a record class, once per class (a folder holds thousands of records). An
+    annotation naming a record imported only for type checking is resolved among the tagged records; a record
+    whose annotations do not resolve is never built from stored evidence (StoreError)."""
+    import sys
     import typing
 
     try:
         return typing.get_type_hints(cls)
-    except Exception:  # an annotation that does not resolve: its fields are checked by the class alone
-        return {}
+    except NameError:
+        pass
+    names: dict = {}
+    for name in TAGS.values():
+        module, _, qualname = name.partition(":")
+        obj = sys.modules.get(module)
+        for part in qualname.split("."):
+            obj = getattr(obj, part, None)
+        if obj is not None:
+            short = qualname.rsplit(".", 1)[-1]
+            names[short] = None if short in names else obj  # a name two records share is not guessed
+    names = {k: v for k, v in names.items() if v is not None}
+    try:
+        spelled = {n: getattr(typing, n) for n in typing.__all__}  # typing's names imported for type checking only
+        return typing.get_type_hints(cls, globalns={**spelled, **names, **vars(sys.modules[cls.__module__])})
+    except Exception as exc:
+        raise StoreError(f"the record {cls.__module__}.{cls.__qualname__} has field annotations that do not resolve "
+                         f"({exc}); it is not built from stored evidence") from None
 
 
 def _fits(value: Any, hint: Any) -> bool:
-    """Whether a decoded ``value`` fits a field annotation (the common shapes; an annotation this does not
-    know is accepted: the record's own checks apply)."""
+    """Whether a decoded ``value`` fits a field annotation. Every decoded field is checked: an annotation this does
+    not know (``Any``, ``object``, a callable, a path, a tensor) fits nothing, so a record with such a field is never
+    built from stored evidence (a stored record declares the types of its fields)."""
+    import collections.abc
     import types
     import typing
 
-    if hint is Any or hint is object:
-        return True
     origin = typing.get_origin(hint)
     args = typing.get_args(hint)
     if origin in (typing.Union, types.UnionType):
         return any(_fits(value, a) for a in args)
-    if hint is type(None):
+    if origin is typing.Literal:
+        return any(type(value) is type(a) and value == a for a in args)
+    if hint is type(None) or hint is None:
         return value is None
     if hint is float:
         return isinstance(value, (int, float, Fraction)) and not isinstance(value, bool)
     if hint is int:
         return isinstance(value, int) and not isinstance(value, bool)
-    if hint in (str, bool):
+    if hint in (str, bool, Fraction, np.ndarray, tuple, list, dict):
         return isinstance(value, hint)
-    if hint is np.ndarray:
-        return isinstance(value, np.ndarray)
     if origin is tuple:
         if not isinstance(value, tuple):
             return False
@@ -152,19 +171,22 @@ def _fits(value: Any, hint: Any) -> bool:
             return all(_fits(v, args[0]) for v in value)
         return not args or (len(args) == len(value) and all(_fits(v, a) for v, a in zip(value, args)))
     if origin is list:
-        return isinstance(value, list) and all(_fits(v, args[0]) for v in value) if args else isinstance(value, list)
+        return isinstance(value, list) and (not args or all(_fits(v, args[0]) for v in value))
     if origin is dict:
-        return isinstance(value, dict)
-    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
-        return isinstance(value, hint)
-    return True
+        return isinstance(value, dict) and (not args or all(_fits(k, args[0]) and _fits(v, args[1])
+                                                            for k, v in value.items()))
+    if hint is Any or hint is object or origin is collections.abc.Callable or not isinstance(hint, type):
+        return False
+    # a record class (or a base class of records): decoded values are only numbers, strings, containers, arrays and
+    # lnrecency's tagged records, so an instance check is all that is needed
+    return (dataclasses.is_dataclass(hint) or hint.__module__.startswith("lnrecency.")) and isinstance(value, hint)
 
 
-def _decode(x: Any, arrays) -> Any:
+def _decode(x: Any, arrays, naming: str) -> Any:
     if x is None or isinstance(x, (bool, int, float, str)):
         return x
     if isinstance(x, list):
-        return [_decode(v, arrays) for v in x]
+        return [_decode(v, arrays, naming) for v in x]
     if not isinstance(x, dict) or len(x) not in (1, 2):
         raise StoreError("evidence.json is not in the store's format")
     if "__float__" in x:
@@ -186,33 +208,42 @@ def _decode(x: Any, arrays) -> Any:
     if "__tuple__" in x:
         if not isinstance(x["__tuple__"], list):
             raise StoreError("evidence.json is not in the store's format (a tuple that is not a list)")
-        return tuple(_decode(v, arrays) for v in x["__tuple__"])
+        return tuple(_decode(v, arrays, naming) for v in x["__tuple__"])
     if "__dict__" in x:
         pairs = x["__dict__"]
         if not (isinstance(pairs, list) and all(isinstance(p, list) and len(p) == 2 for p in pairs)):
             raise StoreError("evidence.json is not in the store's format (a mapping that is not a list of pairs)")
         out = {}
         for k, v in pairs:
-            key = _decode(k, arrays)
+            key = _decode(k, arrays, naming)
             if isinstance(key, (list, dict, np.ndarray)):
                 raise StoreError("evidence.json is not in the store's format (an unhashable mapping key)")
-            out[key] = _decode(v, arrays)
+            out[key] = _decode(v, arrays, naming)
         return out
     if "__tag__" in x or "__record__" in x:
-        # today's evidence names a record by its tag; evidence written before the tags, by module:qualname
-        name = x["__tag__"] if "__tag__" in x else x["__record__"]
-        if "__tag__" in x:
+        # a format reads only its own naming: format 7 names a record by its tag; format 6 (before the tags) by
+        # module:qualname, of a record that has a tag today (after RENAMED)
+        if naming not in x:
+            other = "__record__" if naming == "__tag__" else "__tag__"
+            raise StoreError(f"evidence names a record by {other} {str(x[other])[:80]!r}, which this store's format "
+                             f"does not use (format 7: __tag__ only; format 6: __record__ only)")
+        name = x[naming]
+        if naming == "__tag__":
             if not isinstance(name, str) or name not in TAGS:
                 raise StoreError(f"evidence names a record tag this version does not have: {name!r:.80}")
             cls = _record_class(TAGS[name], renamed=False)
         else:
+            if not isinstance(name, str) or RENAMED.get(name, name) not in _TAG_OF:
+                raise StoreError(f"evidence names {name!r:.120}, which is not a stored record type of lnrecency")
             cls = _record_class(name)
         if not isinstance(x.get("fields"), dict):
             raise StoreError(f"evidence for {name} has no fields object")
-        values = {k: _decode(v, arrays) for k, v in x["fields"].items()}
+        values = {k: _decode(v, arrays, naming) for k, v in x["fields"].items()}
         hints = _hints(cls)
         for k, v in values.items():
-            if k in hints and not _fits(v, hints[k]):
+            if k not in hints:
+                raise StoreError(f"evidence for {name}: field {k[:40]!r} is not a field of this version's record")
+            if not _fits(v, hints[k]):
                 raise StoreError(f"evidence for {name}: field {k!r} holds {type(v).__name__} "
                                  f"{str(v)[:40]!r}, not {hints[k]}")
         try:
@@ -237,22 +268,26 @@ def dumps(obj: Any) -> tuple[str, bytes]:
     return json.dumps(tree, separators=(",", ":"), sort_keys=True, allow_nan=False) + "\n", buf.getvalue()
 
 
-def _check_archive(path: Path) -> None:
-    """arrays.npz: a zip archive of .npy members whose uncompressed sizes, read from its directory, total at
-    most MAX_ARRAY_BYTES (so a truncated file, a file that is not a zip, or a zip bomb is refused unread)."""
+def _check_archive(path: Path, f) -> None:
+    """arrays.npz (open as ``f``, :func:`lnrecency.files.readers.open_plain`): a zip archive of .npy members whose
+    uncompressed sizes, read from its directory, total at most MAX_ARRAY_BYTES (so a truncated file, a file that is
+    not a zip, or a zip bomb is refused unread)."""
     import zipfile
 
-    from lnrecency.files.readers import check_regular
-
-    check_regular(path, "arrays", MAX_ARRAY_BYTES)
-    if not zipfile.is_zipfile(path):
+    if not zipfile.is_zipfile(f):
         raise StoreError(f"{str(path)!r} is not a zip archive of arrays (truncated or replaced); rerun lnrecency "
                          f"verify --out")
+    f.seek(0)
     try:
-        with zipfile.ZipFile(path) as z:
+        with zipfile.ZipFile(f) as z:
             members = z.infolist()
+            odd = [m.filename for m in members if m.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED)
+                   or m.flag_bits & 0x1]
+            if odd:
+                raise StoreError(f"{str(path)!r}: member {odd[0]!r:.80} is encrypted or uses a compression method "
+                                 f"other than stored or deflate (what numpy writes); refused")
             bad = z.testzip()
-    except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError, NotImplementedError, RuntimeError) as exc:
         raise StoreError(f"{str(path)!r} is a damaged zip archive: {exc}") from None
     if bad is not None:
         raise StoreError(f"{str(path)!r}: member {bad!r} fails its checksum (damaged file)")
@@ -260,6 +295,7 @@ def _check_archive(path: Path) -> None:
     if total > MAX_ARRAY_BYTES or any(not m.filename.endswith(".npy") for m in members):
         raise StoreError(f"{str(path)!r} holds {total} bytes of arrays (limit {MAX_ARRAY_BYTES}) or members that "
                          f"are not arrays")
+    f.seek(0)
 
 
 #: the files of a report's evidence folder (``lnrecency verify --out``, ``report --evidence-out``)
@@ -284,33 +320,47 @@ def check_store_folder(folder: str | Path) -> Path:
 def loads(folder: str | Path) -> Any:
     """The object a folder's evidence.json and arrays.npz hold, validated as the module docstring says
     (StoreError, one line, when they are not a store this version reads)."""
-    from lnrecency.files.readers import read_json
+    from lnrecency.files.readers import open_plain, read_json
 
     folder = check_store_folder(folder)
-    try:
-        tree = read_json(folder / "evidence.json", what="evidence", max_bytes=MAX_JSON_BYTES, max_depth=MAX_DEPTH)
+    try:  # neither file is read through a symbolic link (open_plain: the one link check of a stored result)
+        tree = read_json(folder / "evidence.json", what="evidence", max_bytes=MAX_JSON_BYTES, max_depth=MAX_DEPTH,
+                         links=False)
     except ValueError as exc:
         raise StoreError(f"--from: {exc}") from None
     if tree.get("format") not in READABLE:
         raise StoreError(f"--from: {str(folder)!r}: evidence format {tree.get('format')!r:.60}, this version reads "
                          f"{' and '.join(map(repr, READABLE))}")
     try:
-        _check_archive(folder / "arrays.npz")
-        arrays = np.load(folder / "arrays.npz", allow_pickle=False)
-    except StoreError as exc:
+        f = open_plain(folder / "arrays.npz", "arrays", MAX_ARRAY_BYTES)
+    except ValueError as exc:
         raise StoreError(f"--from: {exc}") from None
-    except (OSError, ValueError) as exc:
-        raise StoreError(f"--from: {str(folder)!r}: arrays.npz cannot be read: {exc}") from None
-    with arrays:
+    with f:
         try:
-            return decode(tree.get("data"), arrays)
+            _check_archive(folder / "arrays.npz", f)
+            arrays = np.load(f, allow_pickle=False)
         except StoreError as exc:
-            raise StoreError(f"--from: {str(folder)!r}: {exc}") from None
-        except (ValueError, KeyError, TypeError, IndexError, ZeroDivisionError, OverflowError, EOFError) as exc:
-            # e.g. a pickled (object) array member, a damaged member
-            raise StoreError(f"--from: {str(folder)!r} holds evidence this version cannot read: "
-                             f"{str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__}") from None
+            raise StoreError(f"--from: {exc}") from None
+        except (OSError, ValueError) as exc:
+            raise StoreError(f"--from: {str(folder)!r}: arrays.npz cannot be read: {exc}") from None
+        with arrays:
+            return _decode_folder(folder, tree, arrays)
 
 
-def decode(tree: Any, arrays) -> Any:
-    return _decode(tree, arrays)
+def _decode_folder(folder: Path, tree: dict, arrays) -> Any:
+    try:
+        return decode(tree.get("data"), arrays, format=tree["format"])
+    except StoreError as exc:
+        raise StoreError(f"--from: {str(folder)!r}: {exc}") from None
+    except (ValueError, KeyError, TypeError, IndexError, ZeroDivisionError, OverflowError, EOFError) as exc:
+        # e.g. a pickled (object) array member, a damaged member
+        raise StoreError(f"--from: {str(folder)!r} holds evidence this version cannot read: "
+                         f"{str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__}") from None
+
+
+def decode(tree: Any, arrays, *, format: str = FORMAT) -> Any:
+    """The object ``tree`` (a store's ``data``) names, its arrays from ``arrays``; ``format``: the store's format,
+    which fixes how records are named (format 7 by tag only, format 6 by ``module:qualname`` only)."""
+    if format not in READABLE:
+        raise StoreError(f"evidence format {format!r:.60}; this version reads {' and '.join(map(repr, READABLE))}")
+    return _decode(tree, arrays, "__tag__" if format == FORMAT else "__record__")

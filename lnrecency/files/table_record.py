@@ -98,7 +98,7 @@ class Table:
     title: str
     caption: str
     columns: tuple[str, ...]
-    rows: tuple[tuple[Any, ...], ...]
+    rows: tuple[tuple[str | float | bool | None, ...], ...]  # cells: text, numbers (int, float, Fraction), None
     notes: tuple[str, ...] = field(default_factory=tuple)
     digits: int = 6
     key: int = 1  # leading columns that identify a row, repeated in each Markdown view

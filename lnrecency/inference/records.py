@@ -3,7 +3,7 @@ checks and orderings, paired means, gap comparisons, boundary searches and regio
 in its module; every record is a frozen keyword-only dataclass stored by :mod:`lnrecency.files.store`."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from lnrecency.inference.evidence import Evidence, combine, item, record
 
@@ -45,7 +45,7 @@ class RemainderConstant(Evidence):
     R: float
     d_ref: int
     samples: int
-    seed: Any
+    seed: int | tuple[int, ...] | None
     k: float
 
 
@@ -77,7 +77,7 @@ class MeanChecks(Evidence):
     layer: int
     d: int
     samples: int
-    seed: Any
+    seed: int | tuple[int, ...] | None
     method: str
     remainder_constant: RemainderConstant | None
     remainder_bound: float
@@ -153,7 +153,7 @@ class OrderingTests(Evidence):
     layer: int
     d: int
     samples: int
-    seed: Any
+    seed: int | tuple[int, ...] | None
     method: str = "gram"
     tests: tuple[OrderingTest, ...]
 
@@ -173,7 +173,7 @@ class PairedMean(Evidence):
     k_key: int
     d: int
     samples: int
-    seed: Any
+    seed: int | tuple[int, ...] | None
     remainder_constant: RemainderConstant
     check: MeanCheck = item(flatten=True)
 

@@ -49,9 +49,10 @@ class ModelConfig:
 
     norm: str = "layernorm"
     residual: bool = False
-    gamma: Any = 1.0
-    lam: Any = 1.0
-    alpha: Any = 0.0
+    # stored as a float, an int or a Fraction (the store checks these types); in memory also sympy.Rational or mpf
+    gamma: float = 1.0
+    lam: float = 1.0
+    alpha: float = 0.0
     embedding: str = "gaussian"
 
     def __post_init__(self) -> None:

@@ -67,7 +67,13 @@ class Normalisation:
     centres: bool
     scales: bool
     rotation_invariant: bool = True
-    gain: Any = 1
+    gain: float = 1  # a number (int, float, Fraction; sympy's in the exact paths), never text: it is sympified
+
+    def __post_init__(self) -> None:
+        import numbers
+
+        if isinstance(self.gain, (bool, str, bytes)) or not isinstance(self.gain, (numbers.Number, sympy.Basic)):
+            raise ValueError(f"gain must be a number; got {type(self.gain).__name__} {str(self.gain)[:40]!r}")
 
     @property
     def fixed_length(self) -> bool:

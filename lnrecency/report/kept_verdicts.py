@@ -14,7 +14,7 @@ import sys
 import time
 from pathlib import Path
 
-__all__ = ["keep", "kept", "with_claims"]
+__all__ = ["keep", "kept", "keepable", "with_claims", "READS"]
 
 
 def _folder(quick: bool) -> Path:
@@ -23,12 +23,49 @@ def _folder(quick: bool) -> Path:
     return folder("regenerate") / ("quick" if quick else "default")
 
 
+#: the files a kept result is read from: each goes through the one link check (:func:`kept`)
+READS = ("evidence.json", "arrays.npz")
+_FIX = "run python3 -m lnrecency.report.regenerate once without --claim"
+
+
+def keepable() -> tuple[str, ...]:
+    """The claims whose rows :func:`keep` stores: every claim of the catalogue that a report evaluates (not those on
+    trained or real models, which come from their own caches)."""
+    from lnrecency.claims.catalog import ids, trained_ids
+
+    trained = set(trained_ids())
+    return tuple(cid for cid in ids() if cid not in trained)
+
+
+def _check_rows(results, where: str) -> list:
+    """``results`` as a list of verdict rows, each a ClaimResult of a claim :func:`keep` stores (ValueError naming
+    the first row that is not: a forged or foreign store is refused, never rendered)."""
+    from lnrecency.inference.verdicts import ClaimResult
+
+    allowed = set(keepable())
+    if not isinstance(results, (tuple, list)):
+        raise ValueError(f"--claim: {where!r} holds {type(results).__name__}, not a list of verdicts; {_FIX}")
+    for q, r in enumerate(results):
+        if not isinstance(r, ClaimResult):
+            raise ValueError(f"--claim: {where!r} row {q} holds {type(r).__name__} {str(r)[:40]!r}, not a verdict; "
+                             f"{_FIX}")
+        if r.id not in allowed:
+            from lnrecency.claims.catalog import ids
+
+            why = ("is on trained or real models; its rows are never kept" if r.id in ids()
+                   else "is not in the catalogue")
+            raise ValueError(f"--claim: {where!r} row {q} is for claim {str(r.id)[:40]!r}, which {why}; the kept "
+                             f"rows are of {', '.join(sorted(allowed))}; {_FIX}")
+    return list(results)
+
+
 def keep(results: list, *, quick: bool) -> Path:
     """Store ``results`` (every claim a report evaluates, at one setting) as the last full run's."""
     from lnrecency.experiments.run_cache import make_folder
     from lnrecency.files.atomic import atomic_write_bytes, atomic_write_text
     from lnrecency.files.store import dumps
 
+    results = _check_rows(results, "the rows to keep")
     where = make_folder(_folder(quick))
     text, arrays = dumps(tuple(results))
     atomic_write_bytes(where / "arrays.npz", arrays)
@@ -37,27 +74,28 @@ def keep(results: list, *, quick: bool) -> Path:
 
 
 def kept(*, quick: bool) -> list:
-    """The last full run's results at one setting; ValueError (naming the fix) when there are none or they cannot
-    be read."""
+    """The last full run's results at one setting; ValueError (naming the fix) when there are none, they cannot be
+    read, a file they are read from is a symbolic link, or a row is not one :func:`keep` stores (a claim not in the
+    catalogue, a claim on trained models, something that is not a verdict)."""
     from lnrecency.experiments.run_cache import link_on_the_way
     from lnrecency.files.store import StoreError, loads
 
     where = _folder(quick)
-    link = link_on_the_way(where / "evidence.json")
-    if link is not None:  # never read through a link: the store is the cache's, not what a link points at
-        raise ValueError(f"--claim: {str(link)!r} is a symbolic link, not a folder lnrecency made; remove it and run "
-                         f"python3 -m lnrecency.report.regenerate once without --claim")
+    for name in READS:  # never read through a link: the store is the cache's, not what a link points at
+        link = link_on_the_way(where / name)
+        if link is not None:
+            raise ValueError(f"--claim: {str(link)!r} is a symbolic link, not a file or folder lnrecency made; remove "
+                             f"it and {_FIX}")
     if not (where / "evidence.json").is_file():
         raise ValueError(f"--claim needs the verdicts of a full regeneration, kept in {str(where)!r}; there are none: "
-                         f"run python3 -m lnrecency.report.regenerate once without --claim")
+                         f"{_FIX}")
     try:
-        results = loads(where)
+        results = loads(where)  # the store's reader opens each file without following a link, too
     except StoreError as exc:
-        raise ValueError(f"--claim: the kept verdicts in {str(where)!r} cannot be read ({exc}); run python3 -m "
-                         f"lnrecency.report.regenerate once without --claim") from None
+        raise ValueError(f"--claim: the kept verdicts in {str(where)!r} cannot be read ({exc}); {_FIX}") from None
     if not isinstance(results, tuple):
-        raise ValueError(f"--claim: {str(where)!r} holds {type(results).__name__}, not a list of verdicts")
-    return list(results)
+        raise ValueError(f"--claim: {str(where)!r} holds {type(results).__name__}, not a list of verdicts; {_FIX}")
+    return _check_rows(results, str(where))
 
 
 def with_claims(ids: list[str], *, quick: bool, evaluate, progress=sys.stderr) -> list:

@@ -70,9 +70,28 @@ def test_an_old_name_decodes_to_todays_record(tmp_path):
 
     fields = {"alpha": 0.0, "embedding": "gaussian", "gamma": 1.0, "lam": 1.0, "norm": "layernorm", "residual": False}
     (tmp_path / "evidence.json").write_text(json.dumps(
-        {"format": FORMAT, "data": {"__record__": "lnrecency.config:ModelConfig", "fields": fields}}))
+        {"format": "lnrecency-evidence-6", "data": {"__record__": "lnrecency.config:ModelConfig", "fields": fields}}))
     np.savez(tmp_path / "arrays.npz")
     assert loads(tmp_path) == ModelConfig(norm="layernorm")
+
+
+@pytest.mark.parametrize("fmt,naming,name", [
+    (FORMAT, "__record__", "lnrecency.model.config:ModelConfig"),  # format 7 names records by tag only
+    (FORMAT, "__record__", "lnrecency.numerics.precision:PrecisionPlan"),  # ... even a class with no tag
+    ("lnrecency-evidence-6", "__tag__", "ModelConfig"),  # format 6 (before the tags) by module:qualname only
+    ("lnrecency-evidence-6", "__record__", "lnrecency.numerics.precision:PrecisionPlan"),  # a record never stored
+])
+def test_a_format_reads_only_its_own_record_naming(tmp_path, fmt, naming, name):
+    """Issue 78, item 3. The valid neighbours: each format with its own naming (the test above, and the tags)."""
+    (tmp_path / "evidence.json").write_text(json.dumps({"format": fmt, "data": {naming: name, "fields": {}}}))
+    np.savez(tmp_path / "arrays.npz")
+    with pytest.raises(StoreError, match="__tag__ only|not a stored record type") as exc:
+        loads(tmp_path)
+    assert name in str(exc.value)
+    fields = {"alpha": 0.0, "embedding": "gaussian", "gamma": 1.0, "lam": 1.0, "norm": "layernorm", "residual": False}
+    good = {"__tag__": "ModelConfig"} if fmt == FORMAT else {"__record__": "lnrecency.model.config:ModelConfig"}
+    (tmp_path / "evidence.json").write_text(json.dumps({"format": fmt, "data": {**good, "fields": fields}}))
+    assert loads(tmp_path).norm == "layernorm"
 
 
 def test_the_round4_fixture_names_records_by_their_modules_before_round4():

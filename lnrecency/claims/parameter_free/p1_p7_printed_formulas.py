@@ -10,7 +10,7 @@ the coefficient-sign prover of theory.proofs.
 from __future__ import annotations
 
 from decimal import ROUND_DOWN, ROUND_HALF_EVEN, Decimal
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 import mpmath
 import sympy
@@ -18,6 +18,7 @@ import sympy
 from lnrecency.claims.catalog import result_source
 from lnrecency.claims.declare import claim
 from lnrecency.inference.evidence import Evidence, item, ladder, record
+from lnrecency.inference.qualifiers import Qualifiers
 from lnrecency.inference.verdicts import ClaimResult
 from lnrecency.model.config import ModelConfig
 from lnrecency.theory import closed_forms as cf
@@ -25,6 +26,9 @@ from lnrecency.theory.formula import check_formula, compare_expressions
 from lnrecency.theory.formula_parser import parse_formula
 from lnrecency.theory.limit import limit_scores
 from lnrecency.theory.proofs import coefficient_sign
+
+if TYPE_CHECKING:
+    from lnrecency.theory.formula import Difference
 
 RES = {"norm": "l2", "residual": True, "lam": 1, "gamma": 1}
 NORES = {"norm": "l2", "residual": False, "lam": 1}
@@ -57,7 +61,7 @@ class PrintedFormula(Evidence):
     equal: bool
     method: str
     derived: str | None = item(omit_none=True)
-    first_difference: object  # None or the first differing point
+    first_difference: Difference | None  # None or the first differing point
 
 
 @record
@@ -116,7 +120,7 @@ class DifferenceEvidence(Evidence):
     typed: str
     equal: bool
     method: str
-    first_difference: object
+    first_difference: Difference | None
     derived_difference: str
     corrected_expression: str
     corrected_equal: bool
@@ -133,9 +137,28 @@ def _formula_evidence(quantity: str, printed: tuple[str, str], params: dict) -> 
                         derived=str(r.derived), first_difference=r.first_difference)
 
 
-def _result(cid: str, statement: str, *rest) -> ClaimResult:
-    """A printed line's verdict row, its source read from the catalogue."""
-    return ClaimResult(cid, result_source(cid, statement), statement, *rest)
+def _result(cid: str, statement: str, setting, verdict: str, ev, finding: str) -> ClaimResult:
+    """A printed line's verdict row, its source read from the catalogue, its qualifiers from its evidence (issue 75):
+    an exact decision, where the line and our derivation agree or where they first differ."""
+    return ClaimResult(cid, result_source(cid, statement), statement, setting, verdict, ev, finding,
+                       _qualifiers(cid, verdict, ev))
+
+
+def _qualifiers(cid: str, verdict: str, ev) -> Qualifiers:
+    if cid == "P4":
+        odd = [n for n in ev.numbers if not n.agrees_at_3_decimals]
+        return Qualifiers(holds="exactly: the formula equals our sympy derivation" + "".join(
+            f"; printed {n.printed} is {n.exact_6_digits} {'truncated' if n.agrees_when_truncated else 'misprinted'}"
+            for n in odd), exact=True)
+    if cid == "P5":
+        return Qualifiers(holds="exactly: all three coefficients negative for every alpha in [0, 1)", exact=True) \
+            if verdict == "confirmed" else Qualifiers(fails="a coefficient is not negative everywhere", exact=True)
+    if cid == "P7" and verdict != "confirmed":
+        return Qualifiers(fails="a sign typo in the middle term; corrected, the line and its conclusion hold",
+                          exact=True)
+    if verdict == "confirmed":
+        return Qualifiers(holds="exactly: equals our sympy derivation for every alpha in [0, 1)", exact=True)
+    return Qualifiers(fails="differs from our sympy derivation", exact=True)
 
 
 def _verdict(ok: bool) -> str:

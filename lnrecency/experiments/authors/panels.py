@@ -4,7 +4,7 @@ from __future__ import annotations
 import itertools
 import sys
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 from tqdm import tqdm
@@ -25,6 +25,10 @@ from lnrecency.numerics import simulate_scores
 from lnrecency.runtime.arguments import check_choice, check_int
 from lnrecency.theory.finite_width import finite_width
 from lnrecency.theory.limit import limit_scores
+
+if TYPE_CHECKING:
+    from lnrecency.numerics.simulate import ScoreSimulation
+    from lnrecency.theory.finite_width import FiniteWidth
 
 
 @dataclass(frozen=True)
@@ -56,11 +60,11 @@ class Run:
 
     row: Row
     d: int
-    sim: Any
+    sim: ScoreSimulation
     limit: np.ndarray
-    fw: Any
+    fw: FiniteWidth | None
     _panels: dict = field(default_factory=dict, repr=False)
-    _fw_z: Any = field(default=None, repr=False)
+    _fw_z: FiniteWidth | None = field(default=None, repr=False)
 
     @property
     def fw_z(self):

@@ -24,7 +24,7 @@ Per training seed (settings: :class:`lnrecency.experiments.studies.seeds_config.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, fields
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import numpy as np
 import torch
@@ -137,7 +137,7 @@ class Seed002Measurement:
     """Every statistic of S2.1-S2.7 on one model (:func:`measure`), in the order its cache record holds them."""
 
     induction_score: float
-    induction_scores: Any  # per layer, per head
+    induction_scores: list  # per layer, per head
     head: int  # the induction head: the layer-1 head of largest induction score on periods within training
     figure1: dict
     attention_short: list
