@@ -125,16 +125,53 @@ static void count_chunk(const double *restrict s, Py_ssize_t b, Py_ssize_t n, in
     count_chunk_portable(s, b, n, greater, recent, rows);
 }
 
+/* elem * a * b * c in *out when every factor is >= 0 and the product fits a Py_ssize_t; otherwise 0 (never a
+ * product that wraps around: every buffer size is checked with this before it is compared or used) */
+static int size_of(Py_ssize_t *out, Py_ssize_t elem, Py_ssize_t a, Py_ssize_t b, Py_ssize_t c) {
+    const Py_ssize_t f[3] = {a, b, c};
+    Py_ssize_t p = elem;
+    for (int q = 0; q < 3; q++) {
+        if (f[q] < 0 || (f[q] != 0 && p > PY_SSIZE_T_MAX / f[q])) return 0;
+        p *= f[q];
+    }
+    *out = p;
+    return 1;
+}
+
+/* whether each buffer holds exactly the bytes its (b, n) shape needs; a ValueError naming the first that does not
+ * (or the sizes whose products overflow) otherwise */
+static int sizes_match(const char *fn, Py_ssize_t b, Py_ssize_t n, int count, const char *const *names,
+                       const Py_buffer *const *bufs, const Py_ssize_t (*shapes)[4]) {
+    if (b < 0 || n < 0) {
+        PyErr_Format(PyExc_ValueError, "%s: b and n must be >= 0; got b=%zd, n=%zd", fn, b, n);
+        return 0;
+    }
+    for (int q = 0; q < count; q++) {
+        Py_ssize_t need;
+        if (!size_of(&need, shapes[q][0], shapes[q][1], shapes[q][2], shapes[q][3])) {
+            PyErr_Format(PyExc_ValueError, "%s: b=%zd, n=%zd: the size of %s overflows; refused", fn, b, n,
+                         names[q]);
+            return 0;
+        }
+        if (bufs[q]->len != need) {
+            PyErr_Format(PyExc_ValueError, "%s: %s holds %zd bytes; b=%zd, n=%zd need %zd", fn, names[q],
+                         bufs[q]->len, b, n, need);
+            return 0;
+        }
+    }
+    return 1;
+}
+
 static PyObject *counts(PyObject *self, PyObject *args) {
     Py_buffer s, greater, recent, rows;
     Py_ssize_t b, n;
     if (!PyArg_ParseTuple(args, "y*nnw*w*w*", &s, &b, &n, &greater, &recent, &rows)) return NULL;
     PyObject *result = NULL;
-    if (b < 0 || n < 0 || s.len != (Py_ssize_t)sizeof(double) * b * n * n ||
-        greater.len != (Py_ssize_t)sizeof(int64_t) * n * n * n || recent.len != (Py_ssize_t)sizeof(int64_t) * b ||
-        rows.len != (Py_ssize_t)sizeof(double) * n * b) {
-        PyErr_SetString(PyExc_ValueError, "counts: buffer sizes do not match (b, n)");
-    } else {
+    const char *const names[] = {"s", "greater", "recent", "rows"};
+    const Py_buffer *const bufs[] = {&s, &greater, &recent, &rows};
+    const Py_ssize_t shapes[][4] = {{(Py_ssize_t)sizeof(double), b, n, n}, {(Py_ssize_t)sizeof(int64_t), n, n, n},
+                                    {(Py_ssize_t)sizeof(int64_t), b, 1, 1}, {(Py_ssize_t)sizeof(double), n, b, 1}};
+    if (sizes_match("counts", b, n, 4, names, bufs, shapes)) {
         Py_BEGIN_ALLOW_THREADS
         count_chunk((const double *)s.buf, b, n, (int64_t *)greater.buf, (int64_t *)recent.buf, (double *)rows.buf);
         Py_END_ALLOW_THREADS
@@ -204,13 +241,12 @@ static PyObject *accumulate(PyObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "y*nny*w*w*w*w*w*", &s, &b, &n, &ref, &sum1, &cross, &greater, &recent, &rows))
         return NULL;
     PyObject *result = NULL;
-    Py_ssize_t nn = n * n;
-    if (b < 0 || n < 0 || s.len != (Py_ssize_t)sizeof(double) * b * nn || ref.len != (Py_ssize_t)sizeof(double) * nn ||
-        sum1.len != (Py_ssize_t)sizeof(double) * nn || cross.len != (Py_ssize_t)sizeof(double) * nn * n ||
-        greater.len != (Py_ssize_t)sizeof(int64_t) * nn * n || recent.len != (Py_ssize_t)sizeof(int64_t) * b ||
-        rows.len != (Py_ssize_t)sizeof(double) * n * b) {
-        PyErr_SetString(PyExc_ValueError, "accumulate: buffer sizes do not match (b, n)");
-    } else {
+    const char *const names[] = {"s", "ref", "sum1", "cross", "greater", "recent", "rows"};
+    const Py_buffer *const bufs[] = {&s, &ref, &sum1, &cross, &greater, &recent, &rows};
+    const Py_ssize_t d = (Py_ssize_t)sizeof(double), i64 = (Py_ssize_t)sizeof(int64_t);
+    const Py_ssize_t shapes[][4] = {{d, b, n, n}, {d, n, n, 1}, {d, n, n, 1}, {d, n, n, n}, {i64, n, n, n},
+                                    {i64, b, 1, 1}, {d, n, b, 1}};
+    if (sizes_match("accumulate", b, n, 7, names, bufs, shapes)) {
         Py_BEGIN_ALLOW_THREADS
         row_moments((const double *)s.buf, b, n, (const double *)ref.buf, (double *)sum1.buf, (double *)cross.buf,
                     (double *)rows.buf);

@@ -91,6 +91,25 @@ def active_backend() -> str:
     return _CHOSEN[0]
 
 
+def _check_scores(s) -> tuple[int, int]:
+    """(b, n) of a chunk of masked scores: a real numeric array of shape (b, n, n); ValueError naming ``s``."""
+    shape = getattr(s, "shape", None)
+    if not isinstance(s, np.ndarray) or s.ndim != 3 or shape[1] != shape[2] or s.dtype.kind not in "biuf":
+        raise ValueError(f"s must be a real array of shape (b, n, n) (b draws of an n x n score matrix); got "
+                         f"{type(s).__name__} {getattr(s, 'dtype', '')} of shape {shape}")
+    return shape[0], shape[1]
+
+
+def _check_out(name: str, a, shape: tuple, dtype, *, written: bool = True) -> None:
+    """``a`` is a C-contiguous array of ``shape`` and ``dtype`` (writeable when ``written``); ValueError naming it."""
+    if not (isinstance(a, np.ndarray) and a.shape == shape and a.dtype == dtype and a.flags.c_contiguous
+            and (a.flags.writeable or not written)):
+        got = (f"{a.dtype} {a.shape}, {'C-contiguous' if a.flags.c_contiguous else 'not C-contiguous'}"
+               f"{'' if a.flags.writeable else ', read-only'}" if isinstance(a, np.ndarray) else type(a).__name__)
+        raise ValueError(f"{name} must be a C-contiguous {np.dtype(dtype)} array of shape {shape}"
+                         f"{', writeable' if written else ''}; got {got}")
+
+
 def ordering_counts(s: np.ndarray, *, greater: np.ndarray | None = None,
                     backend: str | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(greater (n, n, n) int64, recent (b,) int64) of a chunk of masked scores ``s`` (b, n, n); see the
@@ -100,12 +119,11 @@ def ordering_counts(s: np.ndarray, *, greater: np.ndarray | None = None,
     backend = active_backend() if backend is None else backend
     if backend not in BACKENDS:
         raise ValueError(f"backend must be one of {BACKENDS}; got {backend!r}")
-    n = s.shape[1]
+    _, n = _check_scores(s)
     if greater is None:
         greater = np.zeros((n, n, n), dtype=np.int64)
-    elif greater.shape != (n, n, n) or greater.dtype != np.int64 or not greater.flags.c_contiguous:
-        raise ValueError(f"greater must be a C-contiguous int64 array of shape {(n, n, n)}; got "
-                         f"{greater.dtype} {greater.shape}")
+    else:
+        _check_out("greater", greater, (n, n, n), np.int64)
     return (_c_counts if backend == "c" else _numpy_counts)(s, greater)
 
 
@@ -120,7 +138,12 @@ def accumulate(s: np.ndarray, ref: np.ndarray, sum1: np.ndarray, cross: np.ndarr
     backend = active_backend() if backend is None else backend
     if backend not in BACKENDS:
         raise ValueError(f"backend must be one of {BACKENDS}; got {backend!r}")
-    b, n = s.shape[0], s.shape[1]
+    b, n = _check_scores(s)
+    _check_out("ref", ref, (n, n), np.float64, written=False)
+    _check_out("sum1", sum1, (n, n), np.float64)
+    _check_out("cross", cross, (n, n, n), np.float64)
+    _check_out("greater", greater, (n, n, n), np.int64)
+    _check_out("recent", recent, (b,), np.int64)
     if backend == "c":
         import lnrecency.numerics._orderings as _orderings
 

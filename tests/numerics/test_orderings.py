@@ -186,3 +186,50 @@ def test_the_compiled_row_moments_add_in_draw_order(b):
             v = dev[:, i, : i + 1]
             shuffled[i, : i + 1, : i + 1] = (v[0::2].T @ v[0::2]) + (v[1::2].T @ v[1::2])
         assert not all(np.array_equal(shuffled[i][upper], want_cross[i][upper]) for i in range(n))
+
+
+def test_the_extension_checks_every_size_product_for_overflow():
+    """Issue 78, item 2: sizes whose byte counts wrap around a 64-bit integer (2^61 draws, n = 2^21) with empty
+    buffers are refused with a ValueError naming the buffer, not a segfault (run in a child: the old module
+    crashed); a negative size likewise. The valid neighbour: b = 0 draws with empty buffers counts nothing."""
+    import subprocess
+    import sys
+
+    pytest.importorskip("lnrecency.numerics._orderings")
+    code = (
+        "import lnrecency.numerics._orderings as o\n"
+        "e = bytearray\n"
+        "for call in (lambda: o.counts(b'', 2**61, 2, e(), e(), e()), lambda: o.counts(b'', 0, 2**21, e(), e(), e()),"
+        " lambda: o.accumulate(b'', 2**61, 2, b'', e(), e(), e(), e(), e()),"
+        " lambda: o.accumulate(b'', 0, 2**21, b'', e(), e(), e(), e(), e()),"
+        " lambda: o.counts(b'', -1, 2, e(), e(), e())):\n"
+        "    try:\n        call()\n    except ValueError as exc:\n        print(exc)\n"
+        "o.counts(b'', 0, 1, e(8), e(), e())\nprint('ok')\n")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr[-500:]
+    lines = run.stdout.splitlines()
+    assert lines[-1] == "ok" and len(lines) == 6, lines
+    assert "counts: b=2305843009213693952, n=2: the size of s overflows" in lines[0]
+    assert "the size of greater overflows" in lines[1] and "accumulate:" in lines[2] and "overflows" in lines[2]
+    assert lines[3].startswith("accumulate: ")
+    assert "b and n must be >= 0; got b=-1" in lines[4]
+
+
+@pytest.mark.parametrize("backend", available())
+def test_wrong_shapes_and_layouts_are_named(backend):
+    """Issue 78, item 8: scores that are not (b, n, n), and a non-contiguous or read-only output, are refused by
+    name before the extension is called; the valid neighbour counts."""
+    from lnrecency.numerics.orderings import accumulate
+
+    with pytest.raises(ValueError, match=r"s must be a real array of shape \(b, n, n\).*\(3, 4, 5\)"):
+        ordering_counts(np.zeros((3, 4, 5)), backend=backend)
+    b, n = 2, 3
+    s = np.random.default_rng(0).standard_normal((b, n, n))
+    out = dict(ref=np.zeros((n, n)), sum1=np.zeros((n, n)), cross=np.zeros((n, n, n)),
+               greater=np.zeros((n, n, n), dtype=np.int64), recent=np.zeros(b, dtype=np.int64))
+    bad = dict(out, sum1=np.zeros((n, 2 * n))[:, ::2])
+    with pytest.raises(ValueError, match=r"sum1 must be a C-contiguous float64 array of shape \(3, 3\), writeable; "
+                                         r"got float64 \(3, 3\), not C-contiguous"):
+        accumulate(s, backend=backend, **bad)
+    accumulate(s, backend=backend, **out)
+    assert out["greater"].sum() == b * (1 + 3)  # each draw: rows 1 and 2 order 1 and 3 pairs (no ties)
