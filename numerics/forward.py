@@ -19,7 +19,7 @@ import numpy as np
 
 from lnrecency.model.config import ModelConfig
 from lnrecency.model.layers import Arithmetic, causal_mask
-from lnrecency.numerics.workspace import buffer
+from lnrecency.numerics.workspace import give_back, take
 
 __all__ = ["forward"]
 
@@ -30,8 +30,9 @@ def forward(x: np.ndarray, config: ModelConfig, layers: int, u: np.ndarray, sink
             reuse: bool = False) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     """Yield (S, o) per layer: scores (batch, n, n) with zeros above the diagonal, outputs (batch, n, D).
     ``sink``: a logit bonus on key 1 in every softmax (:func:`lnrecency.theory.limit.iterate_limit`); S without it.
-    ``reuse``: every layer writes into this thread's working arrays (:mod:`lnrecency.numerics.workspace`), so a
-    layer's (S, o) are overwritten by the next: for a caller that reads them before asking for the next layer.
+    ``reuse``: every layer writes into working arrays this call takes from its thread's pool
+    (:mod:`lnrecency.numerics.workspace`) and gives back when it ends, so a layer's (S, o) are overwritten by this
+    call's next layer (for a caller that reads them before asking for it), never by another call alive at once.
     The same numbers either way; ``x`` is never written."""
     mask = causal_mask(x.shape[1]).astype(np.float64)  # multiplied in float: no cast of a boolean mask per use
     lam, gamma = float(config.lam), float(config.gamma)
@@ -40,8 +41,18 @@ def forward(x: np.ndarray, config: ModelConfig, layers: int, u: np.ndarray, sink
     diagonal_is_max = norm.scales and not (sink is not None and sink > 0)
     b, n, dim = x.shape
     vec, sq = (b, n, dim), (b, n, n)
-    ws = {name: buffer(f"forward.{name}", shape) if reuse else None
-          for name, shape in (("nh", vec), ("s", sq), ("w", sq), ("o", vec), ("h", vec))}
+    # reuse: the arrays are this call's until it ends (taken out of the thread's pool), never another live call's
+    owned = {name: take(f"forward.{name}", shape) for name, shape in
+             (("nh", vec), ("s", sq), ("w", sq), ("o", vec), ("h", vec))} if reuse else {}
+    ws = {name: owned[name][1] if reuse else None for name in ("nh", "s", "w", "o", "h")}
+    try:
+        yield from _layers(x, ws, norm, update, u, lam, gamma, sink, mask, diagonal_is_max, layers)
+    finally:
+        for name, (flat, _) in owned.items():
+            give_back(f"forward.{name}", flat)
+
+
+def _layers(x, ws, norm, update, u, lam, gamma, sink, mask, diagonal_is_max, layers):
     h = x
     for layer in range(layers):
         nh = norm.vectors(h, u, out=ws["nh"])

@@ -47,6 +47,29 @@ def test_a_reused_layer_is_overwritten_by_the_next():
     workspace.release()
 
 
+def test_two_live_reused_calls_in_one_thread_share_no_array():
+    """Issue 78, item 6: two forward(reuse=True) generators stepped in turn in one thread each compute from their
+    own state (before, the second overwrote the first's working arrays from layer 2 on); the neighbour: one call
+    after the other ends gets the pool's arrays back."""
+    cfg = make_config(None, norm="layernorm", residual=True, alpha=0.2)
+    rep = Representation(5, 12, "gram")
+    xa, xb = (embed(draw_range(rep, 2, start, start + 3), cfg, 12) for start in (0, 3))
+    want = [[(s.copy(), o.copy()) for s, o in forward(x, cfg, 3, rep.u)] for x in (xa, xb)]
+    ga, gb = forward(xa, cfg, 3, rep.u, reuse=True), forward(xb, cfg, 3, rep.u, reuse=True)
+    got = [[], []]
+    for _ in range(3):
+        for q, g in enumerate((ga, gb)):
+            s, o = next(g)
+            got[q].append((s.copy(), o.copy()))
+    for q in (0, 1):
+        assert all(np.array_equal(s0, s1) and np.array_equal(o0, o1) for (s0, o0), (s1, o1) in zip(want[q], got[q]))
+    ga.close()
+    gb.close()
+    first = next(forward(xa, cfg, 1, rep.u, reuse=True))[0]
+    assert np.shares_memory(first, next(forward(xa, cfg, 1, rep.u, reuse=True))[0])  # the pool's array, again
+    workspace.release()
+
+
 @pytest.mark.parametrize("method", ["direct", "gram"])
 def test_draws_and_embeddings_written_into_given_arrays_are_the_same_bits(method):
     rep = Representation(7, 20, method)
