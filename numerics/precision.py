@@ -33,6 +33,12 @@ MIN_SAMPLES = PILOT_SAMPLES
 #: authors' setting (n 50, d 64, l2, residual, normalised tokens, paired=False) on this project's 2-core machine,
 #: 2026-11-28: 84 against 358 us a sample at 2 layers (4.3-4.7x), 124 against 716 us at 4 layers (5.8x)
 ESTIMATOR_COST = {"none": 1.0, "quadratic": 6.0}
+#: the cost per sample assumed for an estimator not measured above (the linear control variate: its jets are those of
+#: the quadratic one, to first order; the quadratic's cost bounds it): only its time is estimated with it, it is
+#: never chosen by cost (it runs only when named)
+UNMEASURED_COST = ESTIMATOR_COST["quadratic"]
+#: a target that needs more samples than this is reported as needing "more than" it (no float overflow)
+NEEDED_CAP = 10 ** 30
 #: the pilot SD's upper bound is taken at this one-sided level
 UPPER_QUANTILE = 0.99
 #: draws of the run at most this many times when the bound fails
@@ -44,20 +50,30 @@ _PILOT_TAG = 0x5E
 @dataclass(frozen=True)
 class PrecisionPlan:
     """What the pilot measured and chose: per estimator the largest SD over the requested entries and the samples
-    it needs; the estimator chosen and its samples."""
+    it needs; the estimator chosen and its samples; ``seconds``: the run's estimated time on this project's machine
+    (:func:`lnrecency.numerics.simulate.estimate_seconds` times the estimator's cost a sample). It travels with the
+    result of ``simulate_scores(..., se=)`` (``ScoreSimulation.plan``)."""
 
     target_se: float
     layers: tuple[int, ...]
-    pilot_samples: int
+    pilot_samples: int  # draws of each estimator's pilot
     sd: dict  # estimator -> the largest pilot SD over the requested entries
     needed: dict  # estimator -> samples for the target (from the SD's upper bound)
     estimator: str
     samples: int
+    seconds: float = 0.0
 
     def describe(self) -> str:
-        parts = ", ".join(f"{cv}: SD {self.sd[cv]:.3g}, {self.needed[cv]} samples" for cv in self.sd)
+        parts = ", ".join(f"{cv}: SD {self.sd[cv]:.3g}, {self.needed[cv]:.4g} samples" for cv in self.sd)
         return (f"se <= {self.target_se:g} on every entry of layers {list(self.layers)}: pilot of "
-                f"{self.pilot_samples} draws ({parts}); chosen {self.estimator} ({self.samples} samples)")
+                f"{self.pilot_samples} draws a estimator ({parts}); chosen {self.estimator} ({self.samples:.4g} "
+                f"samples, about {self.seconds:.3g} s estimated)")
+
+
+def cost(estimator: str) -> float:
+    """Cost per sample of ``estimator`` relative to plain draws (:data:`ESTIMATOR_COST`, else
+    :data:`UNMEASURED_COST`)."""
+    return ESTIMATOR_COST.get(estimator, UNMEASURED_COST)
 
 
 def _seed_tuple(seed: Any) -> tuple[int, ...]:
@@ -74,7 +90,10 @@ def _needed(sd: float, se: float, pilot: int) -> int:
     from scipy.stats import chi2
 
     upper = sd * math.sqrt((pilot - 1) / chi2.ppf(1.0 - UPPER_QUANTILE, pilot - 1))
-    return max(MIN_SAMPLES, math.ceil((upper / se) ** 2))
+    ratio = upper / se
+    if not math.isfinite(ratio) or ratio * ratio >= NEEDED_CAP:  # e.g. se=1e-300: no float overflow, a refusal
+        return NEEDED_CAP
+    return max(MIN_SAMPLES, math.ceil(ratio * ratio))
 
 
 def _estimators(config, control_variate: Any) -> list[str]:
@@ -89,6 +108,29 @@ def _estimators(config, control_variate: Any) -> list[str]:
     return ["none", "quadratic"]
 
 
+def _wanted_layers(se_layers: Any, layers: int) -> tuple[int, ...]:
+    """The layers whose entries must reach the target: all by default, else a layer or a non-empty sequence of them,
+    each in 1..layers (ValueError naming se_layers)."""
+    from lnrecency.runtime.arguments import check_int
+
+    if se_layers is None:
+        return tuple(range(1, layers + 1))
+    if isinstance(se_layers, (int, np.integer)) and not isinstance(se_layers, bool):
+        se_layers = (se_layers,)
+    if not isinstance(se_layers, (tuple, list, range)) or len(se_layers) == 0:
+        raise ValueError(f"se_layers must be a layer or a non-empty sequence of layers in 1..{layers}; got "
+                         f"{se_layers!r:.80}")
+    return tuple(check_int("se_layers", q, minimum=1, maximum=layers) for q in se_layers)
+
+
+def _announce(progress: Any, seconds: float) -> bool:
+    """Whether a step estimated at ``seconds`` says its plan and reports progress: asked (progress=True), or left to
+    the default (None) and above :data:`lnrecency.numerics.simulate.ANNOUNCE_SECONDS`, terminal or not."""
+    from lnrecency.numerics.simulate import ANNOUNCE_SECONDS
+
+    return bool(progress) or (progress is None and seconds > ANNOUNCE_SECONDS)
+
+
 def plan_samples(run: Callable, n: int, layers: int, d: int, *, se: float, seed: Any, se_layers: Any = None,
                  control_variate: Any = "auto", **kwargs: Any) -> PrecisionPlan:
     """The pilot and the choice of :func:`simulate_to_se` (module docstring), without the run; ``run`` is
@@ -98,22 +140,26 @@ def plan_samples(run: Callable, n: int, layers: int, d: int, *, se: float, seed:
 
     se = float(check_real("se", se, low=0.0, low_open=True))
     layers = check_int("layers", layers, minimum=1)
-    wanted = tuple(range(1, layers + 1)) if se_layers is None else tuple(
-        check_int("se_layers", q, minimum=1, maximum=layers) for q in
-        ((se_layers,) if isinstance(se_layers, (int, np.integer)) else se_layers))
+    wanted = _wanted_layers(se_layers, layers)
     config = make_config(kwargs.pop("config", None), **{k: kwargs.pop(k) for k in list(kwargs)
                                                          if k in ("norm", "residual", "gamma", "lam", "alpha",
                                                                   "embedding")})
+    from lnrecency.numerics.simulate import estimate_seconds
+
     pilot_seed = (*_seed_tuple(seed), _PILOT_TAG)
+    progress = kwargs.get("progress")
     kwargs = {k: v for k, v in kwargs.items() if k not in ("paired", "progress")}  # the pilot's own
     sd, needed = {}, {}
     for cv in _estimators(config, control_variate):
+        # a pilot above a minute says so and reports progress like any run (simulate_scores' progress=None)
         pilot = run(n, layers, d, PILOT_SAMPLES, seed=pilot_seed, config=config, control_variate=cv,
-                                paired=False, progress=False, **kwargs)
+                    paired=False, progress=None if progress is None else False, **kwargs)
         sd[cv] = _largest(pilot, wanted, "sd")
         needed[cv] = _needed(sd[cv], se, PILOT_SAMPLES)
-    best = min(needed, key=lambda cv: (needed[cv] * ESTIMATOR_COST[cv], cv != "none"))
-    return PrecisionPlan(se, wanted, PILOT_SAMPLES, sd, needed, best, needed[best])
+    # the estimators measured are chosen by cost; one named by the caller (linear, say) is the only candidate
+    best = min(needed, key=lambda cv: (needed[cv] * cost(cv), cv != "none"))
+    seconds = estimate_seconds(n, layers, min(needed[best], NEEDED_CAP)) * cost(best)
+    return PrecisionPlan(se, wanted, PILOT_SAMPLES, sd, needed, best, needed[best], seconds)
 
 
 def by_precision(run: Callable, bound: int, n: int, layers: int, d: int, samples: int | None, *, se: Any,
@@ -125,6 +171,10 @@ def by_precision(run: Callable, bound: int, n: int, layers: int, d: int, samples
                          else "simulate_scores needs samples, or se (a target standard error) to choose them")
     cv = "auto" if control_variate is None else {True: "quadratic", False: "none"}.get(control_variate,
                                                                                        control_variate)
+    if cv != "auto":
+        from lnrecency.numerics.simulate import _check_control_variate
+
+        cv = _check_control_variate(cv)
     return simulate_to_se(run, n, layers, d, se=se, max_samples=samples, bound=bound, se_layers=se_layers,
                           control_variate=cv, **kwargs)
 
@@ -144,18 +194,36 @@ def simulate_to_se(run: Callable, n: int, layers: int, d: int, *, se: float, see
 
     config = make_config(config, **{k: kwargs.pop(k) for k in list(kwargs)
                                     if k in ("norm", "residual", "gamma", "lam", "alpha", "embedding")})
+    import dataclasses
+    import sys
+
+    from lnrecency.numerics.simulate import MAX_SECONDS, estimate_seconds
+    from lnrecency.runtime.timelimit import ENV, time_limit
+
     plan = plan_samples(run, n, layers, d, se=se, seed=seed, se_layers=se_layers, control_variate=control_variate,
                         config=config, **kwargs)
+    progress = kwargs.get("progress")
+    spent = plan.pilot_samples * len(plan.sd)  # the pilots' draws, counted in the result's draws
     samples = plan.samples
     for _ in range(MAX_ROUNDS):
+        more = "more than " if samples >= NEEDED_CAP else ""
         if samples > cap:
-            raise ValueError(f"se={plan.target_se:g} needs about {samples} samples ({plan.describe()}), above "
-                             f"samples={cap}; raise samples, or ask for a larger se")
-        sim = run(n, layers, d, samples, seed=seed, config=config, control_variate=plan.estimator,
-                              **kwargs)
+            raise ValueError(f"se={plan.target_se:g} needs about {more}{samples:.3g} samples ({plan.describe()}), "
+                             f"above samples={cap}; raise samples, or ask for a larger se")
+        seconds = estimate_seconds(n, layers, samples) * cost(plan.estimator)
+        limit = time_limit(MAX_SECONDS)
+        if seconds > limit:
+            raise ValueError(f"se={plan.target_se:g} needs about {samples:.3g} draws with the estimator "
+                             f"control_variate={plan.estimator!r} ({plan.describe()}): about {seconds:.3g} s here, "
+                             f"above the time limit {limit:g} s; ask for a larger se, or raise the limit "
+                             f"({ENV}; --max-seconds on the command line)")
+        if _announce(progress, seconds):
+            print(f"simulate_scores(se={plan.target_se:g}): {plan.describe()}", file=sys.stderr, flush=True)
+        sim = run(n, layers, d, samples, seed=seed, config=config, control_variate=plan.estimator, **kwargs)
+        spent += sim.samples
         achieved = _largest(sim, plan.layers, "se")
         if achieved <= plan.target_se:
-            return sim
+            return dataclasses.replace(sim, plan=dataclasses.replace(plan, seconds=seconds), draws=spent)
         samples = math.ceil(samples * (achieved / plan.target_se) ** 2 * 1.02)
     raise ValueError(f"se={plan.target_se:g} was not reached in {MAX_ROUNDS} rounds (last SE {achieved:.3g} with "
                      f"{sim.samples} samples)")

@@ -45,6 +45,7 @@ from lnrecency.numerics.chunks import (
     summarise_chunk,
 )
 from lnrecency.numerics.forward import forward
+from lnrecency.numerics.precision import PrecisionPlan, cost
 from lnrecency.numerics.samplers import Representation, draw_range, embed
 from lnrecency.numerics.workspace import release
 from lnrecency.runtime.arguments import check_choice, check_int
@@ -138,6 +139,8 @@ class ScoreSimulation:
     greater_counts: np.ndarray | None = field(default=None, repr=False)  # #(S_ij > S_ik) or None
     recency_mean: np.ndarray | None = None  # (layers,) mean over draws of the per-draw RP, or None
     recency_stderr: np.ndarray | None = None
+    plan: PrecisionPlan | None = None  # with se=: what the pilots measured and chose (numerics.precision)
+    draws: int | None = None  # every draw the call made: ``samples``, and with se= the pilots' and earlier rounds'
 
     @property
     def layers(self) -> int:
@@ -198,6 +201,9 @@ class ScoreSimulation:
 MAX_D = 2 ** 53  # widths enter float64 arithmetic (d - 1 - k in the Bartlett chi-square degrees of freedom)
 MAX_SAMPLES = 10 ** 13
 MAX_SECONDS = 86400.0
+#: a run (or a pilot) estimated above this many seconds prints its plan and progress lines by default
+#: (progress=None), whether or not stderr is a terminal; progress=False keeps it quiet
+ANNOUNCE_SECONDS = 60.0
 #: seconds per sample and layer = RATE_FIXED + RATE_CUBIC n^3, fitted on this project's 2-core machine (gram
 #: sampler, n = 8..64; benchmarks/bench_estimates.py, data in benchmarks/estimates.json); the estimate is the fit
 #: times LOAD_MARGIN (the paired RP accumulators add up to 2x at n = 64; a loaded machine 2-4x)
@@ -223,11 +229,16 @@ def _validate(config, params, n, layers, d, samples, method, seed):
     samples = check_int("samples", samples, minimum=2, maximum=MAX_SAMPLES)
     method = check_choice("method", method, METHODS)
     seconds = estimate_seconds(n, layers, samples)
-    from lnrecency.runtime.timelimit import refusal, time_limit
+    from lnrecency.runtime.timelimit import time_limit
 
-    if seconds > time_limit(MAX_SECONDS):
-        raise refusal(f"samples={samples} at n={n}, layers={layers}", seconds, time_limit(MAX_SECONDS),
-                      "use fewer samples or a control variate (--control-variate)")
+    if seconds > time_limit(MAX_SECONDS):  # a library call: its arguments, not the command line's flags, are named
+        from lnrecency.runtime.timelimit import ENV
+
+        raise ValueError(f"simulate_scores(samples={samples}) at n={n}, layers={layers} would take about "
+                         f"{seconds:.3g} s here (estimate from timings on this project's 2-core machine), above the "
+                         f"time limit {time_limit(MAX_SECONDS):g} s; use fewer samples, or se= (a target standard "
+                         f"error: a pilot picks the estimator), or raise the limit ({ENV}; --max-seconds on the "
+                         f"command line)")
     # |h^(l)| <= (1 + gamma)^(l - 1) max |x| (|o| <= max |N h|), scores <= lam |h|^2: stay well inside
     # float64 (1e308) with tokens of squared length up to ~10, before any allocation
     growth = 2 * (layers - 1) * math.log10(1 + float(config.gamma)) if config.residual else 0.0
@@ -417,9 +428,16 @@ def _execute(r: _Request, plan: _Plan, *, executor: Any, progress: bool | None) 
     work = partial(summarise_chunk, plan.rep, r.seed, config, layers, r.paired, r.control_variate, taylor_mean)
     from lnrecency.runtime.progress import Progress
 
-    # None: a bar on a terminal only (library calls stay quiet in logs); True: a bar on a terminal, else a line
-    # every 10 s (the CLI: nohup, CI, notebooks); False: nothing
-    enabled = (None if sys.stderr.isatty() else False) if progress is None else (None if progress else False)
+    # None: a bar on a terminal only (library calls stay quiet in logs), except a run estimated above
+    # ANNOUNCE_SECONDS, which prints its plan and a line every 10 s wherever stderr goes; True: a bar on a terminal,
+    # else a line every 10 s (the CLI: nohup, CI, notebooks); False: nothing
+    seconds = estimate_seconds(n, layers, samples) * cost(r.control_variate)
+    long = progress is None and seconds > ANNOUNCE_SECONDS
+    if long:
+        print(f"simulate_scores: {samples} draws, estimator control_variate={r.control_variate!r}, n={n}, "
+              f"layers={layers}, d={r.d}: about {seconds:.3g} s estimated; progress every 10 s", file=sys.stderr,
+              flush=True)
+    enabled = (None if sys.stderr.isatty() or long else False) if progress is None else (None if progress else False)
     bar = Progress(samples, f"simulate d={r.d}", "samples", enabled=enabled)
     with one_blas_thread(), _closing(bar):
         if executor is not None:  # e.g. a Dask cluster (lnrecency.runtime.distributed.executor): chunks in order
@@ -447,4 +465,4 @@ def _execute(r: _Request, plan: _Plan, *, executor: Any, progress: bool | None) 
         output_var_mean=acc.ovar.mean, output_var_stderr=acc.ovar.stderr(),
         cross_moments=acc.cross_moments(), greater_counts=acc.greater,
         recency_mean=None if acc.recency is None else acc.recency.mean.copy(),
-        recency_stderr=None if acc.recency is None else acc.recency.stderr())
+        recency_stderr=None if acc.recency is None else acc.recency.stderr(), draws=samples)

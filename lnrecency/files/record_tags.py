@@ -97,6 +97,7 @@ TAGS: dict[str, str] = {
     "PerSetting": "lnrecency.inference.evidence:PerSetting",
     "PhaseRow": "lnrecency.experiments.sweep:PhaseRow",
     "PostNormEvidence": "lnrecency.claims.parameter_free.c8_output_variance:PostNormEvidence",
+    "PrecisionPlan": "lnrecency.numerics.precision:PrecisionPlan",
     "PremiseEvidence": "lnrecency.claims.trained.s2_0_premise:PremiseEvidence",
     "PretrainedEvidence": "lnrecency.claims.trained.r1_pretrained_decoders:PretrainedEvidence",
     "PretrainedSettings": "lnrecency.experiments.studies.pretrained:PretrainedSettings",

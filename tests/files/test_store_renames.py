@@ -77,9 +77,9 @@ def test_an_old_name_decodes_to_todays_record(tmp_path):
 
 @pytest.mark.parametrize("fmt,naming,name", [
     (FORMAT, "__record__", "lnrecency.model.config:ModelConfig"),  # format 7 names records by tag only
-    (FORMAT, "__record__", "lnrecency.numerics.precision:PrecisionPlan"),  # ... even a class with no tag
+    (FORMAT, "__record__", "lnrecency.numerics.simulate:Instances"),  # ... even a class with no tag
     ("lnrecency-evidence-6", "__tag__", "ModelConfig"),  # format 6 (before the tags) by module:qualname only
-    ("lnrecency-evidence-6", "__record__", "lnrecency.numerics.precision:PrecisionPlan"),  # a record never stored
+    ("lnrecency-evidence-6", "__record__", "lnrecency.numerics.simulate:Instances"),  # a record with no tag
 ])
 def test_a_format_reads_only_its_own_record_naming(tmp_path, fmt, naming, name):
     """Issue 78, item 3. The valid neighbours: each format with its own naming (the test above, and the tags)."""
