@@ -37,6 +37,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: Options) -> int:
     formats = parse_formats(args.format, REPORT_FORMATS)  # flags are refused before the report's libraries load
+    from lnrecency.runtime.arguments import check_int
+
+    check_int("--seed", args.seed, minimum=0)  # here, not after the report's imports (14-30 s under load)
     if args.evidence is not None and (args.quick or args.seed != 0 or args.convention != "authors-v2"):
         raise ValueError("--from renders the evidence with its own settings; drop --quick, --seed and "
                          "--convention (they were fixed by lnrecency verify --out)")

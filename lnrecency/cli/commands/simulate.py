@@ -43,21 +43,21 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: Options) -> int:
+    check_int("digits", args.digits, minimum=1, maximum=17)
+    check_int("--seed", args.seed, minimum=0)  # the arguments first, before numpy and the Monte Carlo load
+    if args.se is not None:
+        from lnrecency.runtime.arguments import check_real
+
+        check_real("--se", args.se, low=0.0, low_open=True)
     import numpy as np
 
     from lnrecency.numerics import estimate_memory, simulate_scores
-
-    check_int("digits", args.digits, minimum=1, maximum=17)
     from lnrecency.runtime.distributed import check_workers
 
     check_workers(args.workers)  # bounded by the usable cores whatever the scheduler (more only queue up)
     cfg = config_from_args(args)
     n = default_n(args)
     rp_on = 3 <= n <= RP_MAX_N  # RP needs the paired accumulators: 16 * layers * n^3 bytes
-    if args.se is not None:
-        from lnrecency.runtime.arguments import check_real
-
-        check_real("--se", args.se, low=0.0, low_open=True)
     samples = args.samples if args.samples is not None or args.se is not None else 10000
     kw = dict(seed=args.seed, method=args.method, chunk=args.chunk, config=cfg, paired=rp_on, progress=True,
               control_variate=args.control_variate if args.control_variate is not None or args.se is not None

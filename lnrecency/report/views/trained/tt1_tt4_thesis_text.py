@@ -34,6 +34,18 @@ def _interval(values: list) -> str:
     return f"{v.mean():+.4f} [{v.mean() - half:+.4f}, {v.mean() + half:+.4f}]"
 
 
+def _final_loss(runs: list) -> str:
+    """The mean final held-out loss of ``runs``: over the runs that recorded one (a cached run's may be null, e.g.
+    a diverged run; such a run is never learned), saying how many did not; "none recorded" when no run did."""
+    import math
+
+    losses = [r["log"][-1]["heldout_loss"] for r in runs]
+    finite = [float(x) for x in losses if isinstance(x, (int, float)) and math.isfinite(x)]
+    shown = f"{np.mean(finite):.3f}" if finite else "none recorded"
+    missing = len(losses) - len(finite)
+    return shown + (f" ({missing} of {len(losses)} runs without one)" if finite and missing else "")
+
+
 def text_table(data) -> Table:
     """Per architecture and normalisation: the final layer-1 and layer-2 slopes on held-out text and on the
     neutral random control (mean and 95% t-interval over seeds), the final held-out loss, learned / seeds."""
@@ -56,8 +68,7 @@ def text_table(data) -> Table:
 
             def sl(r, key, layer):
                 return next(lay["slope"] for lay in r["final"][key] if lay["layer"] == layer)
-            loss = np.mean([r["log"][-1]["heldout_loss"] for r in rs])
-            rows.append([arch, norm, f"{len(ok)} / {len(rs)}", f"{loss:.3f}",
+            rows.append([arch, norm, f"{len(ok)} / {len(rs)}", _final_loss(rs),
                          _interval([sl(r, "text", 1) for r in ok]), _interval([sl(r, "text", 2) for r in ok]),
                          _interval([sl(r, "random", 2) for r in ok])])
     caption = (f"NoPE language models on the default corpus (BOS + 63 tokens), {st.steps * st.tokens_per_step():,} "
