@@ -66,7 +66,7 @@ class PrecisionPlan:
     def describe(self) -> str:
         parts = ", ".join(f"{cv}: SD {self.sd[cv]:.3g}, {self.needed[cv]:.4g} samples" for cv in self.sd)
         return (f"se <= {self.target_se:g} on every entry of layers {list(self.layers)}: pilot of "
-                f"{self.pilot_samples} draws a estimator ({parts}); chosen {self.estimator} ({self.samples:.4g} "
+                f"{self.pilot_samples} draws per estimator ({parts}); chosen {self.estimator} ({self.samples:.4g} "
                 f"samples, about {self.seconds:.3g} s estimated)")
 
 
@@ -124,11 +124,11 @@ def _wanted_layers(se_layers: Any, layers: int) -> tuple[int, ...]:
 
 
 def _announce(progress: Any, seconds: float) -> bool:
-    """Whether a step estimated at ``seconds`` says its plan and reports progress: asked (progress=True), or left to
-    the default (None) and above :data:`lnrecency.numerics.simulate.ANNOUNCE_SECONDS`, terminal or not."""
+    """Whether a step estimated at ``seconds`` says its plan: above :data:`lnrecency.numerics.simulate.ANNOUNCE_SECONDS`
+    unless progress=False, terminal or not."""
     from lnrecency.numerics.simulate import ANNOUNCE_SECONDS
 
-    return bool(progress) or (progress is None and seconds > ANNOUNCE_SECONDS)
+    return progress is not False and seconds > ANNOUNCE_SECONDS
 
 
 def plan_samples(run: Callable, n: int, layers: int, d: int, *, se: float, seed: Any, se_layers: Any = None,
@@ -153,7 +153,7 @@ def plan_samples(run: Callable, n: int, layers: int, d: int, *, se: float, seed:
     for cv in _estimators(config, control_variate):
         # a pilot above a minute says so and reports progress like any run (simulate_scores' progress=None)
         pilot = run(n, layers, d, PILOT_SAMPLES, seed=pilot_seed, config=config, control_variate=cv,
-                    paired=False, progress=None if progress is None else False, **kwargs)
+                    paired=False, progress=None if progress is not False else False, **kwargs)
         sd[cv] = _largest(pilot, wanted, "sd")
         needed[cv] = _needed(sd[cv], se, PILOT_SAMPLES)
     # the estimators measured are chosen by cost; one named by the caller (linear, say) is the only candidate

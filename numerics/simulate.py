@@ -432,12 +432,12 @@ def _execute(r: _Request, plan: _Plan, *, executor: Any, progress: bool | None) 
     # ANNOUNCE_SECONDS, which prints its plan and a line every 10 s wherever stderr goes; True: a bar on a terminal,
     # else a line every 10 s (the CLI: nohup, CI, notebooks); False: nothing
     seconds = estimate_seconds(n, layers, samples) * cost(r.control_variate)
-    long = progress is None and seconds > ANNOUNCE_SECONDS
+    long = progress is not False and seconds > ANNOUNCE_SECONDS
     if long:
         print(f"simulate_scores: {samples} draws, estimator control_variate={r.control_variate!r}, n={n}, "
               f"layers={layers}, d={r.d}: about {seconds:.3g} s estimated; progress every 10 s", file=sys.stderr,
               flush=True)
-    enabled = (None if sys.stderr.isatty() or long else False) if progress is None else (None if progress else False)
+    enabled = None if progress or long or (progress is None and sys.stderr.isatty()) else False
     bar = Progress(samples, f"simulate d={r.d}", "samples", enabled=enabled)
     with one_blas_thread(), _closing(bar):
         if executor is not None:  # e.g. a Dask cluster (lnrecency.runtime.distributed.executor): chunks in order
