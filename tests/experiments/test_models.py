@@ -232,7 +232,7 @@ def test_hf_probe_runs_on_tiny_models(kind, tmp_path, capsys):
     assert main(["probe", "--hf", path, "--n", "12", "--sequences", "32", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["model"]["model_type"] == kind and len(out["layers"]) == 2
-    assert len(out["layers"][0]["heads"]) == 4 and out["logits"].startswith("log attention weights")
+    assert len(out["layers"][0]["heads"]) == 4 and out["logits"].startswith("exact pre-softmax logits")
     assert (out["assumptions"]["w_qk"] is not None) == (kind != "gpt_neox")
 
 

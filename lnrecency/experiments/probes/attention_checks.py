@@ -117,15 +117,20 @@ def check_attention_weights(p: torch.Tensor, layer: int, what: str) -> None:
     0 is masked: a sliding window or local layer shorter than n), and finite. Otherwise refused: its log would be
     read as the model's preference."""
     n = p.shape[-1]
-    # exact and cheap (one lower-triangle copy, no boolean masks of the whole tensor): finite iff its least and
-    # largest entries are (torch.aminmax propagates NaN)
-    if not all(math.isfinite(float(x)) for x in torch.aminmax(p)):
+    # exact and cheap, no copy of the tensor: finite iff its least and largest entries are (torch.aminmax propagates
+    # NaN); with no negative weight, the mass above the diagonal (one matrix-vector product against the upper
+    # triangle's indicator) is 0 iff every weight there is; then the nonzeros are exactly the lower triangle's iff
+    # none on or below the diagonal is 0
+    low_high = torch.aminmax(p)
+    if not all(math.isfinite(float(x)) for x in low_high):
         raise ValueError(f"layer {layer}: {what} returned attention weights that are not finite; refused")
-    low = p.tril()
-    if not torch.equal(low, p):
+    if float(low_high[0]) < 0:
+        raise ValueError(f"layer {layer}: {what} returned negative attention weights; refused")
+    upper = torch.ones(n, n, dtype=p.dtype, device=p.device).triu(1).reshape(-1)
+    if float(torch.mv(p.reshape(-1, n * n), upper).max()) > 0:
         raise ValueError(f"layer {layer}: {what} attends to later keys (weights above the diagonal): not a causal "
                          f"decoder (an encoder such as BERT, or a prefix mask); the probe reads causal attention only")
-    if int(torch.count_nonzero(low)) != p.shape[0] * p.shape[1] * n * (n + 1) // 2:  # a zero on or below it
+    if int(torch.count_nonzero(p)) != p.shape[0] * p.shape[1] * n * (n + 1) // 2:  # a zero on or below it
         zero = (p == 0) & torch.ones(n, n, dtype=torch.bool, device=p.device).tril()
         b, h, i, j = (int(x) for x in zero.nonzero()[0])
         raise ValueError(f"layer {layer}: {what} gives key {j + 1} no weight at all for query {i + 1} (head {h + 1}): "

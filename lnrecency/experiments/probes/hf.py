@@ -16,6 +16,7 @@ authors did for their NoPE checkpoint (concept/with_params.ipynb patches ``apply
 from __future__ import annotations
 
 import contextlib
+import math
 from pathlib import Path
 
 import numpy as np
@@ -23,9 +24,9 @@ import torch
 
 from lnrecency.experiments.probes.declared_sizes import MAX_CONFIG_BYTES, MAX_DEPTH, SIZE_FIELDS
 from lnrecency.experiments.probes.probe import ProbeResult, ProbeSettings, probe
-from lnrecency.experiments.probes.probe_decoder import mean_cosine, qk_distance
+from lnrecency.experiments.probes.probe_decoder import mean_cosine
 
-__all__ = ["probe_hf", "load_hf", "check_loaded"]
+__all__ = ["probe_hf", "load_hf", "check_loaded", "qk_of"]
 
 
 #: weight files that would be unpickled: refused by name (only safetensors are read)
@@ -183,7 +184,7 @@ def rope_off(model, enabled: bool):
         mod.apply_rotary_pos_emb = saved
 
 
-def _qk_of(model) -> list | None:
+def qk_of(model) -> list | None:
     """Per layer, per head W_Q^T W_K distances, for LLaMA-style and GPT-2 attention; None otherwise."""
     cfg = model.config
     heads = getattr(cfg, "num_attention_heads", None) or getattr(cfg, "n_head", None)
@@ -203,9 +204,24 @@ def _qk_of(model) -> list | None:
         layer = []
         for h in range(heads):
             g = h // (heads // kv)  # grouped-query attention: query head h reads key head g
-            layer.append(qk_distance(wq[h * dh:(h + 1) * dh].T @ wk[g * dh:(g + 1) * dh]))
+            layer.append(_qk_distance_of(wq[h * dh:(h + 1) * dh], wk[g * dh:(g + 1) * dh]))
         out.append({"layer": len(out) + 1, "heads": layer})
     return out or None
+
+
+def _qk_distance_of(a: torch.Tensor, b: torch.Tensor) -> dict:
+    """:func:`lnrecency.experiments.probes.probe_decoder.qk_distance` of M = A^T B (A, B: d_head x d) without
+    forming the d x d matrix: every norm and trace through d_head x d_head products (|M|^2 = tr(A A^T B B^T),
+    tr M = sum A * B, tr(M M) = tr((B A^T)^2); sym and anti are (M +- M^T) / 2)."""
+    d = a.shape[1]
+    m2 = float(torch.sum((a @ a.T) * (b @ b.T)))
+    ba = b @ a.T
+    mm = float(torch.sum(ba * ba.T))
+    c = float(torch.sum(a * b)) / d
+    sym2, anti2 = max((m2 + mm) / 2, 0.0), max((m2 - mm) / 2, 0.0)
+    dist2 = max(sym2 - 2 * c * (c * d) + c * c * d, 0.0)
+    return {"distance": math.sqrt(dist2 / sym2) if sym2 > 0 else None,
+            "antisymmetric": math.sqrt(anti2 / m2) if m2 > 0 else None, "scale": c}
 
 
 def probe_hf(path: str | Path, settings: ProbeSettings, *, no_rope: bool = False, progress: bool = False,
@@ -266,7 +282,7 @@ def probe_hf(path: str | Path, settings: ProbeSettings, *, no_rope: bool = False
         with torch.no_grad():
             emb = model.get_input_embeddings()(tokens(0, min(settings.chunk, settings.sequences)))
         assumptions = {"identity": False, "family": cfg.model_type, "rope_disabled": bool(no_rope),
-                       "w_qk": _qk_of(model), "alpha_tokens": mean_cosine(
+                       "w_qk": qk_of(model), "alpha_tokens": mean_cosine(
                            model.get_input_embeddings().weight.detach()[None, : min(vocab, 4096)]),
                        "alpha_inputs": mean_cosine(emb)}
         info = {"kind": "huggingface", "path": str(path), "model_type": cfg.model_type, "layers": n_layers,

@@ -15,8 +15,9 @@ def _content_tokens(model, tokenizer) -> np.ndarray:
     cfg = model.config
     vocab = int(cfg.vocab_size)
     special = {getattr(cfg, k, None) for k in ("bos_token_id", "eos_token_id", "pad_token_id")}
-    if tokenizer is not None:
+    if tokenizer is not None:  # the tokenizer's special and added tokens too (as a GGUF model's control draws)
         special |= set(getattr(tokenizer, "all_special_ids", []) or [])
+        special |= set(getattr(tokenizer, "added_tokens_decoder", {}) or {})
     special = {int(v) for v in special if isinstance(v, int) and 0 <= v < vocab}
     return np.setdiff1d(np.arange(vocab), sorted(special))
 
@@ -46,18 +47,40 @@ def _bos_choice(model, tokenizer, bos: str) -> int | None:
     return bos_token(declared, _bos_of(model, tokenizer) is not None, bos, "bos (--bos on the command line)")
 
 
-def model_inputs(model, tokenizer, texts, tokens, st: ProbeSettings, bos: str = "model") -> tuple[np.ndarray, str]:
-    vocab = int(model.config.vocab_size)
-    if texts is not None:
-        from lnrecency.experiments.text.text_windows import text_windows, token_stream
+def encoder(tokenizer):
+    """``piece -> ids`` through ``tokenizer``, its output checked: a mapping or encoding with ``input_ids`` (a
+    tokenizer that returns None or no ids is refused by name, not left to a TypeError)."""
+    def encode(piece: str):
+        out = tokenizer(piece, add_special_tokens=False)
+        try:
+            ids = out["input_ids"]
+        except (TypeError, KeyError, IndexError):
+            ids = getattr(out, "input_ids", None)
+        if ids is None:
+            raise ValueError(f"tokenizer: {type(tokenizer).__name__} returned {type(out).__name__} with no "
+                             f"input_ids for a piece of text; the tokenizer must return a list of integer token ids "
+                             f"as input_ids")
+        return ids
+    return encode
 
-        docs = check_texts(texts)
+
+def model_inputs(model, tokenizer, texts, tokens, st: ProbeSettings, bos: str = "model",
+                 text=None) -> tuple[np.ndarray, str]:
+    """(sequences, n) token ids of a probe and what they are: ``texts`` (strings) or, when ``st.tokens`` is "text"
+    and no texts are given, the file or folder ``text`` (None: the default text), in the model's tokenizer;
+    ``tokens`` (ids, used as given); else the random control."""
+    vocab = int(model.config.vocab_size)
+    if texts is not None or st.tokens == "text":
+        from lnrecency.experiments.text.text_windows import read_text, text_windows, token_stream
+
+        docs, source = (check_texts(texts), "") if texts is not None else read_text(text)
         if tokenizer is None:
-            raise ValueError("texts= needs the model's tokenizer (tokenizer=...)")
-        ids = token_stream(lambda piece: tokenizer(piece, add_special_tokens=False)["input_ids"], docs)
+            raise ValueError("tokenizer: text inputs (texts=, text=) need the model's tokenizer (tokenizer=...)")
+        ids = token_stream(encoder(tokenizer), docs)
         first = _bos_choice(model, tokenizer, bos)
         return (text_windows(ids, st.n, st.sequences, st.seed, first),
-                "text windows" + (", BOS first" if first is not None else ", no BOS"))
+                "text windows" + (f" of {source}" if source else "")
+                + (", BOS first" if first is not None else ", no BOS"))
     if tokens is not None:
         arr = check_tokens(tokens)
         if arr.min() < 0 or arr.max() >= vocab:

@@ -39,7 +39,12 @@ no remote code); a ``.gguf`` file or a wheel holding one through the GGUF probe
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import inspect
+import sys
+import time
+from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
@@ -54,25 +59,28 @@ from lnrecency.experiments.probes.attention_checks import (  # noqa: F401 (re-ex
     device_of,
     unwrap,
 )
-from lnrecency.experiments.probes.model_inputs import check_texts, check_tokens, model_inputs
+from lnrecency.experiments.probes.model_inputs import model_inputs
 from lnrecency.experiments.probes.probe import ProbeResult, ProbeSettings, check_probe_bounds, probe
-from lnrecency.runtime.arguments import check_choice
+from lnrecency.experiments.probes.probe_arguments import (  # noqa: F401 (re-exported)
+    DEFAULT_N,
+    DEFAULT_SEQUENCES,
+    POSITIONS,
+    Arguments,
+    check_arguments,
+    is_gguf,
+)
+from lnrecency.experiments.probes.probe_costs import check_engine_time
+from lnrecency.runtime.timelimit import max_seconds as max_seconds_limit
 
 __all__ = ["probe_model", "unwrap", "position_scheme", "check_family", "check_attention_weights", "declared_window",
            "SCHEMES", "POSITIONS", "NO_ATTENTION", "SLOPES_ONLY_ABOVE", "DEFAULT_N", "DEFAULT_SEQUENCES"]
 
 #: the positional schemes the probe recognises
 SCHEMES = ("rope", "learned", "alibi", "none")
-#: "on"; "off" (by the model's scheme: position ids 0 for RoPE and learned positions, the ALiBi bias zero); "zero"
-#: (learned absolute positions only: the position embedding replaced by a zero vector, not by position 0's)
-POSITIONS = ("on", "off", "zero")
 _LEARNED = ("wpe", "embed_positions", "position_embeddings")
 #: above this n the probe of a transformers model measures the slopes, sink and rollout only (RP counts key triples,
 #: O(n^3) a row set); slopes_only= overrides it
 SLOPES_ONLY_ABOVE = 256
-#: the window length and number of windows when neither they nor tokens= are given
-DEFAULT_N = 64
-DEFAULT_SEQUENCES = 32
 
 
 def position_scheme(model) -> str:
@@ -117,14 +125,6 @@ def _attention(model, tap: bool) -> Iterator[None]:
     finally:
         if switch:
             model.set_attn_implementation(before or "eager")
-
-
-def _gguf_off(positions: str) -> bool:
-    """A GGUF model's positions off (RoPE: every position id 0); it has no learned positions to zero."""
-    if positions == "zero":
-        raise ValueError("positions='zero' applies to learned absolute positions; a GGUF model's are RoPE (use "
-                         "positions='off')")
-    return positions == "off"
 
 
 @contextlib.contextmanager
@@ -174,239 +174,369 @@ def _alibi_off(model) -> Iterator[None]:
 
 
 def probe_model(model: Any, tokenizer: Any = None, *, texts: str | Sequence[str] | None = None,
-                tokens: np.ndarray | None = None, positions: str = "on", n: int | None = None,
-                sequences: int | None = None,
-                seed: int = 0, rate: float = 1e-3, progress: bool = False, bos: str = "model",
-                device: Any = None, slopes_only: bool | None = None, batch_size: int | None = None,
-                max_seconds: float | None = None) -> ProbeResult:
-    """Probe ``model`` (a transformers causal LM object, or one wrapped by TransformerLens 4's ``TransformerBridge``
-    or nnsight's ``LanguageModel`` (:func:`unwrap`), a local model folder, or a GGUF file or wheel) for recency
-    in its attention logits (module docstring); a :class:`~lnrecency.experiments.probes.probe.ProbeResult` whose
-    ``model["positions"]`` states the scheme and whether it was switched off. ``bos``: the first token of every
-    window (texts= and the random control): "model" (its tokenizer's convention), "first" (its BOS token) or
-    "none"; the first key is left out of the slopes either way. ``n`` and ``sequences``: the window length and
-    count (default :data:`DEFAULT_N`, or the model's context where that is shorter, and :data:`DEFAULT_SEQUENCES`;
-    with ``tokens=`` read from its shape). ``device``: where the inputs go and the model runs (default: the
-    device of the model's weights; a different one is refused, the model is never moved; weights on the meta
-    device or offloaded are refused by name). Every argument is checked, and the probe's memory and time bounds
-    with it, before any input is built; every layer's attention is checked causal and full-window (a sliding
-    window or local layer shorter than n, or an encoder's bidirectional attention, is refused, never measured)
-    before a number is returned."""
-    from lnrecency.experiments.probes.probe_settings import BOS_CHOICES
+                text: str | Path | None = None, tokens: Any = None, positions: str = "on", n: int | None = None,
+                sequences: int | None = None, seed: int = 0, rate: float = 1e-3, progress: bool = False,
+                bos: str = "model", device: Any = None, slopes_only: bool | None = None,
+                batch_size: int | None = None, max_seconds: float | None = None, maps: bool = False,
+                max_model_mib: float | None = None) -> ProbeResult:
+    """Probe ``model`` for recency in its attention logits: the one engine behind the command line's ``probe --hf``
+    and ``probe --gguf`` and every Python call (module docstring).
 
-    check_choice("positions", positions, POSITIONS)
-    check_choice("bos", bos, BOS_CHOICES)
-    if tokens is not None and bos != "model":
-        raise ValueError(f"bos={bos!r} applies to texts= and the random control; tokens= are probed as given")
-    if texts is not None and tokens is not None:
-        raise ValueError("give texts= or tokens=, not both")
-    if tokens is not None:  # the shape is read from the data; n= and sequences=, if given, must agree with it
-        tokens = check_tokens(tokens)
-        for name, given, got in (("sequences", sequences, tokens.shape[0]), ("n", n, tokens.shape[1])):
-            if given is not None and given != got:
-                raise ValueError(f"{name}={given!r} disagrees with tokens= of shape {tokens.shape} (its {name} is "
-                                 f"{got}); leave {name} out, it is read from tokens")
-        sequences, n = int(tokens.shape[0]), int(tokens.shape[1])
-    n_default = n is None
-    n = DEFAULT_N if n is None else n
-    sequences = DEFAULT_SEQUENCES if sequences is None else sequences
-    kind = "text" if texts is not None else ("given" if tokens is not None else "random")
-    st = ProbeSettings(n=n, sequences=sequences, seed=seed, tokens=kind, rate=rate)
-    if texts is not None and not isinstance(model, (str, Path)):
-        check_texts(texts)
+    ``model``: a transformers causal LM object (or one wrapped by TransformerLens 4's ``TransformerBridge`` or
+    nnsight's ``LanguageModel``: :func:`unwrap`), a local model folder, or a GGUF file or a wheel holding one.
+    Inputs, one kind: ``tokens`` an integer array (sequences, n) of ids (at least 8 rows; its shape sets n and
+    sequences), or ``tokens="text"`` with ``texts`` (strings) or ``text`` (a file or folder of text; None: the
+    default text), or ``tokens="random"`` (the default): the neutral random control. The same seed draws the same
+    windows for every kind of model (``res.inputs``; ``res.model["inputs_sha256"]``).
+    ``positions``: "on", "off" (by the model's scheme), "zero" (learned positions replaced by zeros) or "both"
+    (on and off on the same windows: :meth:`ProbeResult.positions_difference`, the paired difference and its SE).
+    ``n``, ``sequences``: default :data:`DEFAULT_N` (or the model's context or attention window where that is
+    shorter) and :data:`DEFAULT_SEQUENCES`. ``bos``: "model", "first" or "none" (the first key is left out of the
+    slopes either way). ``device``: where the model runs (an object's own device; a folder or GGUF model is loaded
+    there). ``slopes_only``: slopes, sink and rollout only (default above n = :data:`SLOPES_ONLY_ABOVE`).
+    ``batch_size``: windows per forward pass. ``max_seconds``: the time limit of the estimate (refused above it).
+    ``maps``: keep each head's mean logit map (``res.maps()``, shape (layers, heads, n, n)). ``max_model_mib``: a
+    GGUF model's size limit. Every argument is checked before a model is read (:mod:`probe_arguments`); every
+    layer's attention is checked causal and full-window before a number is returned.
+
+    Layers and heads count from 1 (``res.layer(1)`` is the first layer; ``res.layer(0)`` is refused).
+
+    >>> import transformers, lnrecency
+    >>> cfg = transformers.LlamaConfig(vocab_size=64, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+    ...                                num_attention_heads=4, num_key_value_heads=2, bos_token_id=0)
+    >>> res = lnrecency.probe_model(transformers.LlamaForCausalLM(cfg), n=16, sequences=8, positions="both")
+    >>> len(res.layers), res.layer(1).layer, res.maps()["mean_logit"].shape
+    (2, 1, (2, 16, 16))
+    >>> sorted(res.positions_difference()[0])
+    ['difference', 'difference_se', 'layer', 'off', 'on', 'sequences']
+    """
+    a = check_arguments(model, tokenizer, texts=texts, text=text, tokens=tokens, positions=positions, n=n,
+                        sequences=sequences, seed=seed, rate=rate, progress=progress, bos=bos, device=device,
+                        slopes_only=slopes_only, batch_size=batch_size, max_seconds=max_seconds, maps=maps,
+                        max_model_mib=max_model_mib)
     if isinstance(model, (str, Path)):
-        p = Path(model)
-        if p.suffix in (".gguf", ".whl"):
-            if tokens is not None or tokenizer is not None:
-                raise ValueError("a GGUF model carries its own tokenizer: give texts= (a file or folder of text) or "
-                                 "neither")
-            from lnrecency.experiments.probes.gguf_probe import probe_gguf
+        return (_from_gguf if is_gguf(model) else _from_folder)(Path(model), tokenizer, a)
+    return _from_object(model, tokenizer, a)
 
-            text = None
-            if texts is not None:
-                if not isinstance(texts, (str, Path)) or not Path(texts).exists():
-                    raise ValueError("with a GGUF model, texts= names a local text file or folder")
-                text = texts
-            return probe_gguf(p, ProbeSettings(n=n, sequences=sequences, seed=seed,
-                                               tokens="text" if texts is not None else "random", rate=rate),
-                              no_rope=_gguf_off(positions), text=text, progress=progress, bos=bos)
-        from lnrecency.experiments.probes.hf import load_hf
 
-        model = load_hf(p, name="model")
-        if texts is not None and tokenizer is None:
-            import transformers
-
-            tokenizer = transformers.AutoTokenizer.from_pretrained(str(p), local_files_only=True,
-                                                                   trust_remote_code=False)
+def _from_object(model: Any, tokenizer: Any, a: Arguments) -> ProbeResult:
+    """An object in memory: a transformers model, or one a TransformerLens bridge or nnsight model wraps."""
     outer = model
     model, wrapper = unwrap(model)
     if not isinstance(model, torch.nn.Module) or not hasattr(model, "config"):
         raise ValueError(f"model must be a transformers causal LM (a torch module with a .config), a model folder "
                          f"or a GGUF file; got {type(model).__name__}")
-    res = _probe_loaded(model, tokenizer, texts, tokens, st, positions, progress, bos, device=device,
-                        n_default=n_default, slopes_only=slopes_only, batch_size=batch_size,
-                        max_seconds_=max_seconds,
-                        bridge=outer if wrapper is not None and wrapper.startswith("TransformerLens") else None)
+    bridge = outer if wrapper is not None and wrapper.startswith("TransformerLens") else None
+    res = _probe_loaded(model, tokenizer, a, bridge)
     if wrapper is not None:
         res.model["wrapper"] = wrapper
     return res
 
 
-def _probe_loaded(model, tokenizer, texts, tokens, st: ProbeSettings, positions: str, progress: bool,
-                  bos: str = "model", device: Any = None, n_default: bool = False, slopes_only: bool | None = None,
-                  batch_size: int | None = None, max_seconds_: float | None = None,
-                  bridge: Any = None) -> ProbeResult:
-    from dataclasses import replace
+def _target(device: Any) -> torch.device | None:
+    """The device a model the probe loads itself goes to, checked before the load."""
+    if device is None:
+        return None
+    try:
+        want = torch.device(device)
+    except (TypeError, ValueError, RuntimeError):
+        raise ValueError(f"device must be a torch device or its name ('cpu', 'cuda', 'cuda:0'); got {device!r}") \
+            from None
+    if want.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"device={device!r}: no CUDA device is available here")
+    if want.type == "meta":
+        raise ValueError("device='meta' holds no weights; the probe runs a model on a real device")
+    return want
 
-    from lnrecency.experiments.decoders.train import deterministic
-    from lnrecency.runtime.arguments import check_flag, check_int, check_real
-    from lnrecency.runtime.timelimit import max_seconds
 
+#: files one of which a model folder's tokenizer needs
+_TOKENIZER_FILES = ("tokenizer.json", "tokenizer.model", "vocab.json", "spiece.model", "tokenizer_config.json")
+
+
+def _folder_tokenizer(p: Path):
+    """The folder's own tokenizer, for text inputs; refused by name when the folder has none."""
+    import transformers
+
+    if not any((p / f).is_file() for f in _TOKENIZER_FILES):
+        raise ValueError(f"model {str(p)!r} has no tokenizer ({', '.join(_TOKENIZER_FILES)}); text inputs need "
+                         f"one: give tokenizer=, or tokens= (ids) or tokens='random'")
+    try:
+        return transformers.AutoTokenizer.from_pretrained(str(p), local_files_only=True, trust_remote_code=False)
+    except Exception as exc:  # sentencepiece, tokenizers and transformers raise unrelated classes
+        raise ValueError(f"model {str(p)!r}: its tokenizer cannot be read ({type(exc).__name__}: "
+                         f"{(str(exc).splitlines() or [''])[0][:200]}); give tokenizer=, or tokens=") from None
+
+
+def _from_folder(p: Path, tokenizer: Any, a: Arguments) -> ProbeResult:
+    """A local transformers model folder (validated as data: :func:`lnrecency.experiments.probes.hf.load_hf`)."""
+    from lnrecency.experiments.probes.hf import load_hf
+
+    where = _target(a.device)
+    if not p.is_dir() or not (p / "config.json").is_file():
+        raise ValueError(f"model must be a local Hugging Face model folder with a config.json, a GGUF file or a "
+                         f"transformers model object; got {str(p)!r}")
+    if a.kind == "text" and tokenizer is None and not any((p / f).is_file() for f in _TOKENIZER_FILES):
+        _folder_tokenizer(p)  # refused before the weights are read
+    model = load_hf(p, name="model")
+    if a.kind == "text" and tokenizer is None:
+        tokenizer = _folder_tokenizer(p)
+    if where is not None:
+        model.to(where)
+    res = _from_object(model, tokenizer, a)
+    res.model["path"] = str(p)
+    return res
+
+
+def _from_gguf(p: Path, tokenizer: Any, a: Arguments) -> ProbeResult:
+    """A GGUF model: its header checked and the load and probe estimated (refused above the time limit or the free
+    memory: :func:`lnrecency.experiments.probes.gguf_probe.open_model`), loaded, then the same engine; the
+    perplexity of the first text windows beside."""
+    from lnrecency.experiments.probes.gguf_probe import PPL_WINDOWS, open_model, perplexity
+    from lnrecency.runtime.timelimit import max_seconds as time_limit
+
+    if tokenizer is not None:
+        raise ValueError("tokenizer: a GGUF model carries its own tokenizer; leave tokenizer out")
+    if a.positions == "zero":
+        raise ValueError("positions='zero' applies to learned absolute positions; a GGUF model's are RoPE (use "
+                         "positions='off')")
+    where = _target(a.device)
+    st = ProbeSettings(n=a.window, sequences=a.sequences, seed=a.seed, tokens=a.kind, rate=a.rate)
+    plan = [(st, a.positions == "off")] + ([(st, True)] if a.positions == "both" else [])
+    with time_limit(a.max_seconds):
+        loaded = open_model(p, plan=plan, max_model_mib=a.max_model_mib, announce=a.progress, text=a.text)
+    if where is not None:
+        loaded.model.to(where)
+    res = _from_object(loaded.model, loaded.tok, a)
+    ppl = {}
+    if a.kind == "text":
+        with torch.no_grad():
+            first = res.inputs[:PPL_WINDOWS]
+            for state in ("on", "off") if a.positions in ("off", "both") else ("on",):
+                ppl[state] = round(perplexity(loaded.model, first, state == "off"), 4)
+    m = loaded.m
+    res.model.update({"kind": "gguf", "path": str(loaded.src.name), "architecture": m.architecture,
+                      "sha256": loaded.src.sha256, "kv_heads": m.kv_heads, "width": m.width,
+                      "estimate": loaded.estimate, "load_seconds": round(loaded.load_seconds, 1),
+                      "perplexity": {**ppl, "windows": min(a.sequences, PPL_WINDOWS)} if ppl else None})
+    res.model["seconds"] = round(res.model["seconds"] + loaded.load_seconds, 1)
+    return res
+
+
+@dataclass
+class _Job:
+    """One probe's checked plan: the model, its windows and how its logits are read."""
+
+    model: Any
+    st: ProbeSettings
+    a: Arguments
+    windows: np.ndarray
+    what: str
+    where: torch.device
+    scheme: str
+    n_layers: int
+    n_heads: int
+    width: int
+    tap: bool
+    bridge: Any
+    slopes_only: bool
+    takes_positions: bool
+    estimate: float
+
+
+def _settings(model, a: Arguments, tap: bool) -> ProbeSettings:
+    """The probe's settings, n fitted to the model's context and attention window where it was not given."""
     cfg = model.config
-    n_layers, n_heads = check_family(model)
-    scheme = position_scheme(model)
-    where = device_of(model, device)
+    st = ProbeSettings(n=a.window, sequences=a.sequences, seed=a.seed, tokens=a.kind, rate=a.rate,
+                       chunk=a.batch_size or 64)
     n_pos = getattr(cfg, "max_position_embeddings", None) or getattr(cfg, "n_positions", None)
-    if n_default and isinstance(n_pos, int) and 3 <= n_pos < st.n:  # the default never exceeds the context
+    if a.n_default and isinstance(n_pos, int) and 3 <= n_pos < st.n:  # the default never exceeds the context
         st = replace(st, n=n_pos)
     if isinstance(n_pos, int) and st.n > n_pos:
         raise ValueError(f"n must be <= the model's context {n_pos}; got n={st.n}")
     window = declared_window(cfg)
     if window is not None and st.n > window[0]:
-        if not n_default:
+        if not a.n_default:
             raise ValueError(f"n={st.n} is longer than the model's attention window {window[0]} (config "
                              f"{window[1]}): keys outside it get no attention, and a slope over them would be read "
                              f"from masked logits; use n <= {window[0]}")
         st = replace(st, n=window[0])
-    width = int(getattr(cfg, "hidden_size", None) or getattr(cfg, "n_embd", 0) or 0)
-    # streamed through the logit tap where the family computes attention through transformers' AttentionInterface
-    # (one layer's logits alive at a time); otherwise every layer's weights from output_attentions
-    # (not under TransformerLens, whose bridge replaces the attention modules' forward with its own hooked one: its
-    # named hooks are read instead)
+    return st
+
+
+def _plan(model, tokenizer, a: Arguments, bridge: Any) -> _Job:
+    """Every check, the bounds and the time estimate, then the windows."""
+    cfg = model.config
+    n_layers, n_heads = check_family(model)
+    scheme = position_scheme(model)
+    where = device_of(model, a.device)
     tap = bridge is None and bool(getattr(model, "_supports_attention_backend", False))
-    if positions == "zero" and scheme != "learned":
+    st = _settings(model, a, tap)
+    if a.positions == "zero" and scheme != "learned":
         raise ValueError(f"positions='zero' replaces a learned absolute position embedding by zeros; "
                          f"{type(model).__name__}'s positions are {scheme!r} (use positions='off')")
-    if bridge is not None and positions != "on":
-        raise ValueError("positions='off' is not available through a TransformerLens bridge (its forward takes no "
-                         "position ids); probe the transformers model itself")
-    slopes_only = st.n > SLOPES_ONLY_ABOVE if slopes_only is None else check_flag("slopes_only", slopes_only)
-    if batch_size is not None:
-        st = replace(st, chunk=check_int("batch_size", batch_size, minimum=1, maximum=4096))
-    with max_seconds(check_real("max_seconds", max_seconds_, low=0.0, low_open=True)
-                     if max_seconds_ is not None else None):
-        check_probe_bounds(st, n_layers, n_heads, width, light=True, maps=False, stream=tap or bridge is not None,
-                           timed=True, slopes_only=slopes_only)  # memory and time, before the inputs are built
-    windows, what = model_inputs(model, tokenizer, texts, tokens, st, bos)
-    off = positions == "off"
+    if bridge is not None and a.positions != "on":
+        raise ValueError(f"positions={a.positions!r} is not available through a TransformerLens bridge (its forward "
+                         f"takes no position ids); probe the transformers model itself")
     takes_positions = "position_ids" in inspect.signature(model.forward).parameters
+    if a.positions in ("off", "both") and scheme in ("rope", "learned") and not takes_positions:
+        raise ValueError(f"positions={a.positions!r}: {type(model).__name__} ({scheme}) takes no position_ids to "
+                         f"set to 0")
+    slopes_only = (st.n > SLOPES_ONLY_ABOVE and not a.maps) if a.slopes_only is None else a.slopes_only
+    width = int(getattr(cfg, "hidden_size", None) or getattr(cfg, "n_embd", 0) or 0)
+    runs = 2 if a.positions == "both" else 1
+    with max_seconds_limit(a.max_seconds):
+        check_probe_bounds(replace(st, sequences=runs * st.sequences), n_layers, n_heads, width, light=True,
+                           maps=a.maps, stream=tap or bridge is not None, timed=False, slopes_only=slopes_only)
+        estimate = runs * check_engine_time(model, st, n_layers, n_heads, width, slopes_only, a.maps)
+    if a.progress:
+        print(f"probe: {type(model).__name__}, {n_layers} layers x {n_heads} heads, {st.sequences} windows of n = "
+              f"{st.n}{' (positions on and off)' if runs == 2 else ''}; estimated {estimate:.3g} s",
+              file=sys.stderr, flush=True)
+    windows, what = model_inputs(model, tokenizer, a.texts, a.ids, st, a.bos, text=a.text)
+    return _Job(model, st, a, windows, what, where, scheme, n_layers, n_heads, width, tap, bridge, slopes_only,
+                takes_positions, estimate)
 
-    def call_kwargs(ids: torch.Tensor, attentions: bool) -> dict:
-        b, n = ids.shape
-        kwargs = {"input_ids": ids, "attention_mask": torch.ones(b, n, dtype=torch.long, device=where),
-                  "output_attentions": attentions, "use_cache": False}
-        if takes_positions and scheme in ("rope", "learned"):
-            kwargs["position_ids"] = (torch.zeros(b, n, dtype=torch.long, device=where) if off
-                                      else torch.arange(n, device=where).expand(b, n))
-        return kwargs
 
-    def hooked_of(start: int, stop: int, emit) -> None:
-        """A TransformerLens bridge's own named hooks: blocks.L.attn.hook_attn_scores (the masked pre-softmax
-        scores) and hook_pattern (the weights), one layer handed on at a time."""
-        ids = torch.from_numpy(windows[start:stop]).to(where)
-        n = ids.shape[1]
-        above = ~torch.ones(n, n, dtype=torch.bool, device=where).tril()
-        got: dict = {}
+def _probe_loaded(model, tokenizer, a: Arguments, bridge: Any = None) -> ProbeResult:
+    job = _plan(model, tokenizer, a, bridge)
+    if a.positions != "both":
+        return _run(job, a.positions)
+    on, off = _run(job, "on"), _run(job, "off")  # the same windows: the difference is paired
+    on.positions_off = off
+    on.model["positions"]["state"] = "on, and off on the same windows: " + off.model["positions"]["state"]
+    on.model["seconds"] = round(on.model["seconds"] + off.model["seconds"], 2)
+    return on
 
-        def grab(t: torch.Tensor, hook) -> torch.Tensor:
-            layer, kind = int(hook.name.split(".")[1]), hook.name.rsplit(".", 1)[1]
-            got.setdefault(layer, {})[kind] = t.detach()
-            if len(got[layer]) == 2:
-                rec = got.pop(layer)
-                p = rec["hook_pattern"]
-                check_attention_weights(p, layer + 1, f"TransformerLens {type(bridge).__name__}")
-                emit(layer, {"logits": rec["hook_attn_scores"].masked_fill(above, 0.0).to("cpu", torch.float32),
-                             "weights": p.to("cpu", torch.float32)})
-            return t
 
-        hooks = [(f"blocks.{q}.attn.{kind}", grab) for q in range(n_layers)
-                 for kind in ("hook_attn_scores", "hook_pattern")]
-        with torch.no_grad():
-            bridge.run_with_hooks(ids, fwd_hooks=hooks)
-        if got:
-            raise ValueError(f"TransformerLens {type(bridge).__name__}: layers {sorted(got)} gave scores or weights "
-                             f"without the other; refused")
+def _call_kwargs(job: _Job, ids: torch.Tensor, attentions: bool, off: bool) -> dict:
+    b, n = ids.shape
+    kwargs = {"input_ids": ids, "attention_mask": torch.ones(b, n, dtype=torch.long, device=job.where),
+              "output_attentions": attentions, "use_cache": False}
+    if "logits_to_keep" in inspect.signature(job.model.forward).parameters:
+        kwargs["logits_to_keep"] = 1  # the output layer on the last position only: no (B, n, vocabulary) logits
+    if job.takes_positions and job.scheme in ("rope", "learned"):
+        kwargs["position_ids"] = (torch.zeros(b, n, dtype=torch.long, device=job.where) if off
+                                  else torch.arange(n, device=job.where).expand(b, n))
+    return kwargs
 
-    def tapped_of(start: int, stop: int, emit) -> None:
-        from lnrecency.experiments.probes.logit_tap import tapping
-        from lnrecency.runtime.memory import return_freed
 
-        ids = torch.from_numpy(windows[start:stop]).to(where)
-        seen: list[int] = []
+def _hooked(job: _Job, start: int, stop: int, emit) -> None:
+    """A TransformerLens bridge's own named hooks: blocks.L.attn.hook_attn_scores (the masked pre-softmax scores)
+    and hook_pattern (the weights), one layer handed on at a time."""
+    ids = torch.from_numpy(job.windows[start:stop]).to(job.where)
+    n = ids.shape[1]
+    above = ~torch.ones(n, n, dtype=torch.bool, device=job.where).tril()
+    got: dict = {}
 
-        def take(layer: int, s: torch.Tensor, p: torch.Tensor) -> None:
-            check_attention_weights(p, layer + 1, type(model).__name__)
-            if layer != len(seen):
-                raise ValueError(f"{type(model).__name__}: the tap saw layer {layer + 1} after {len(seen)} layers; "
-                                 f"refused (the probe reads the layers in order)")
-            seen.append(layer)
-            emit(layer, {"logits": s.detach().to("cpu", torch.float32),
-                         "weights": p.detach().to("cpu", torch.float32)})
-            return_freed()  # the allocator's freed blocks back, every layer (runtime.memory.return_freed)
+    def grab(t: torch.Tensor, hook) -> torch.Tensor:
+        layer, kind = int(hook.name.split(".")[1]), hook.name.rsplit(".", 1)[1]
+        got.setdefault(layer, {})[kind] = t.detach()
+        if len(got[layer]) == 2:
+            rec = got.pop(layer)
+            p = rec["hook_pattern"]
+            check_attention_weights(p, layer + 1, f"TransformerLens {type(job.bridge).__name__}")
+            emit(layer, {"logits": rec["hook_attn_scores"].masked_fill(above, 0.0).to("cpu", torch.float32),
+                         "weights": p.to("cpu", torch.float32)})
+        return t
 
-        with torch.no_grad(), tapping(take):
-            model(**call_kwargs(ids, False))
-        if len(seen) != n_layers:
-            raise ValueError(f"{type(model).__name__}: the tap saw {len(seen)} of its {n_layers} layers' attention; "
-                             f"refused")
+    hooks = [(f"blocks.{q}.attn.{kind}", grab) for q in range(job.n_layers)
+             for kind in ("hook_attn_scores", "hook_pattern")]
+    with torch.no_grad():
+        job.bridge.run_with_hooks(ids, fwd_hooks=hooks)
+    if got:
+        raise ValueError(f"TransformerLens {type(job.bridge).__name__}: layers {sorted(got)} gave scores or weights "
+                         f"without the other; refused")
 
-    def traces_of(start: int, stop: int) -> list:
-        ids = torch.from_numpy(windows[start:stop]).to(where)
-        b, n = ids.shape
-        with torch.no_grad():
-            out = model(**call_kwargs(ids, True))
-        atts = getattr(out, "attentions", None)
-        if atts is None or len(atts) != n_layers or any(a is None or a.shape != (b, n_heads, n, n) for a in atts):
-            raise ValueError(f"{type(model).__name__} returned no attention weights of shape (batch, {n_heads} heads, "
-                             f"{n}, {n}) for each of its {n_layers} layers; refused")
-        traces = []
-        for q, att in enumerate(atts):
-            check_attention_weights(att, q + 1, type(model).__name__)
-            p = att.detach().to("cpu", torch.float64)
-            logits = torch.log(p.clamp_min(1e-300)).masked_fill(~torch.ones(n, n, dtype=torch.bool).tril(), 0.0)
-            traces.append({"logits": logits, "weights": p})
-        return traces
 
-    state = "on" if positions != "zero" else "zero: the learned position embedding replaced by zeros"
-    if off:
-        state = {"rope": "off: every position id 0 (no rotation)",
-                 "learned": "off: every position id 0 (one position embedding for every token)",
-                 "alibi": "off: ALiBi bias zero (slopes 0)",
-                 "none": "off: the model has no positional encoding"}[scheme]
-    if off and scheme in ("rope", "learned") and not takes_positions:
-        raise ValueError(f"positions='off': {type(model).__name__} ({scheme}) takes no position_ids to set to 0")
-    info = {"kind": "transformers", "class": type(model).__name__, "model_type": str(getattr(cfg, "model_type", "")),
-            "layers": n_layers, "heads": n_heads, "vocab": int(cfg.vocab_size), "inputs": what,
-            "positions": {"scheme": scheme, "state": state}, "device": str(where),
-            "parameters": int(sum(p.numel() for p in model.parameters()))}
-    info["streamed"] = tap or bridge is not None
-    note = ("exact pre-softmax logits S = q.k scaling (after any position rotation and QK normalisation, before the "
-            "mask), tapped layer by layer from transformers' attention interface" if tap else
-            "pre-softmax scores from TransformerLens's blocks.L.attn.hook_attn_scores, weights from hook_pattern"
-            if bridge is not None else
-            "log attention weights from transformers' output_attentions: the logits up to a per-row constant "
-            "(slopes, orderings and RP are exact)")
-    was_training = model.training
+def _tapped(job: _Job, off: bool, start: int, stop: int, emit) -> None:
+    """The exact logits from transformers' attention interface (:mod:`logit_tap`), layer by layer."""
+    from lnrecency.experiments.probes.logit_tap import tapping
+
+    ids = torch.from_numpy(job.windows[start:stop]).to(job.where)
+    seen: list[int] = []
+    name = type(job.model).__name__
+
+    def take(layer: int, s: torch.Tensor, p: torch.Tensor) -> None:
+        check_attention_weights(p, layer + 1, name)
+        if layer != len(seen):
+            raise ValueError(f"{name}: the tap saw layer {layer + 1} after {len(seen)} layers; refused (the probe "
+                             f"reads the layers in order)")
+        seen.append(layer)
+        emit(layer, {"logits": s.detach().to("cpu", torch.float32), "weights": p.detach().to("cpu", torch.float32)})
+
+    with torch.no_grad(), tapping(take):
+        job.model(**_call_kwargs(job, ids, False, off))
+    if len(seen) != job.n_layers:
+        raise ValueError(f"{name}: the tap saw {len(seen)} of its {job.n_layers} layers' attention; refused")
+
+
+def _weights_read(job: _Job, off: bool, start: int, stop: int) -> list:
+    """transformers' own attention weights (output_attentions), for a family outside the attention interface."""
+    ids = torch.from_numpy(job.windows[start:stop]).to(job.where)
+    b, n = ids.shape
+    with torch.no_grad():
+        out = job.model(**_call_kwargs(job, ids, True, off))
+    atts = getattr(out, "attentions", None)
+    name = type(job.model).__name__
+    if atts is None or len(atts) != job.n_layers or any(x is None or x.shape != (b, job.n_heads, n, n) for x in atts):
+        raise ValueError(f"{name} returned no attention weights of shape (batch, {job.n_heads} heads, {n}, {n}) for "
+                         f"each of its {job.n_layers} layers; refused")
+    traces = []
+    for q, att in enumerate(atts):
+        check_attention_weights(att, q + 1, name)
+        p = att.detach().to("cpu", torch.float64)
+        logits = torch.log(p.clamp_min(1e-300)).masked_fill(~torch.ones(n, n, dtype=torch.bool).tril(), 0.0)
+        traces.append({"logits": logits, "weights": p})
+    return traces
+
+
+_STATES = {"rope": "off: every position id 0 (no rotation)",
+           "learned": "off: every position id 0 (one position embedding for every token)",
+           "alibi": "off: ALiBi bias zero (slopes 0)", "none": "off: the model has no positional encoding"}
+_NOTES = {"tap": "exact pre-softmax logits S = q.k scaling (after any position rotation and QK normalisation, "
+                 "before the mask), tapped layer by layer from transformers' attention interface",
+          "bridge": "pre-softmax scores from TransformerLens's blocks.L.attn.hook_attn_scores, weights from "
+                    "hook_pattern",
+          "weights": "log attention weights from transformers' output_attentions: the logits up to a per-row "
+                     "constant (slopes, orderings and RP are exact)"}
+
+
+def _info(job: _Job, positions: str) -> dict:
+    model, cfg = job.model, job.model.config
+    state = {"on": "on", "zero": "zero: the learned position embedding replaced by zeros"}.get(positions)
+    return {"kind": "transformers", "class": type(model).__name__, "model_type": str(getattr(cfg, "model_type", "")),
+            "layers": job.n_layers, "heads": job.n_heads, "vocab": int(cfg.vocab_size), "inputs": job.what,
+            "inputs_sha256": hashlib.sha256(np.ascontiguousarray(job.windows, dtype=np.int64)).hexdigest(),
+            "positions": {"scheme": job.scheme, "state": state or _STATES[job.scheme]}, "device": str(job.where),
+            "parameters": int(sum(p.numel() for p in model.parameters())),
+            "streamed": job.tap or job.bridge is not None,
+            "maps": job.a.maps, "slopes_only": job.slopes_only, "estimate_seconds": round(job.estimate, 2)}
+
+
+def _run(job: _Job, positions: str) -> ProbeResult:
+    """One probe of the planned windows at ``positions`` ("on", "off" or "zero"), the model restored after."""
+    from lnrecency.experiments.decoders.train import deterministic
+    from lnrecency.experiments.probes.gguf import THREADS
+    from lnrecency.experiments.probes.hf import qk_of
+
+    model, off = job.model, positions == "off"
+    reader = (partial(_tapped, job, off) if job.tap else partial(_hooked, job) if job.bridge is not None
+              else partial(_weights_read, job, off))
+    note = _NOTES["tap" if job.tap else "bridge" if job.bridge is not None else "weights"]
+    info = _info(job, positions)
+    was_training, t0 = model.training, time.perf_counter()
     model.eval()
     try:
-        with deterministic(1), _attention(model, tap), (_alibi_off(model) if off and scheme == "alibi"
-                                                        else contextlib.nullcontext()), \
+        with deterministic(THREADS), _attention(model, job.tap), \
+                (_alibi_off(model) if off and job.scheme == "alibi" else contextlib.nullcontext()), \
                 (_learned_zero(model) if positions == "zero" else contextlib.nullcontext()):
-            return probe(tapped_of if tap else hooked_of if bridge is not None else traces_of, n_layers=n_layers,
-                         n_heads=n_heads, settings=st,
-                         model_info=info, assumptions={"identity": False, "family": info["model_type"],
-                                                       "positions": scheme, "positions_off": off, "w_qk": None},
-                         progress=progress, light=True, maps=False, width=width, stream=tap or bridge is not None,
-                         slopes_only=slopes_only, logits_note=note)
+            res = probe(reader, n_layers=job.n_layers, n_heads=job.n_heads, settings=job.st, model_info=info,
+                        assumptions={"identity": False, "family": info["model_type"], "positions": job.scheme,
+                                     "positions_off": off, "w_qk": qk_of(model)},
+                        progress=job.a.progress, light=True, maps=job.a.maps, width=job.width,
+                        stream=info["streamed"], slopes_only=job.slopes_only, logits_note=note)
     finally:
         model.train(was_training)
+    res.inputs = job.windows
+    res.model["seconds"] = round(time.perf_counter() - t0, 2)
+    return res

@@ -181,42 +181,89 @@ class LayerProbe:
 
 @dataclass
 class ProbeResult:
+    """A probe's result: ``layers`` (:class:`LayerProbe`, each with its ``heads``, :class:`HeadProbe`), the model and
+    the settings it was measured on.
+
+    Index convention, stated once: layers and heads count from 1, as printed, in the JSON, the tidy rows and the
+    plots (``res.layer(1)`` is the first layer, ``res.layer(1).heads[0].head == 1``; ``res.layer(0)`` is refused).
+
+    ``inputs``: the (sequences, n) token ids probed (None for the theory's inputs); ``positions_off``: with
+    ``positions="both"``, the probe of the same windows with positions off (:meth:`positions_difference`).
+    Arrays on request: :meth:`maps`; a figure: :meth:`plot`; rows: :meth:`records`, :meth:`to_frame`,
+    :meth:`to_csv`; everything: :meth:`to_json`."""
+
     model: dict
     settings: ProbeSettings
     layers: list
     assumptions: dict
     logits_note: str = "attention logits S = q.k scale (exact)"
+    inputs: np.ndarray | None = None
+    positions_off: ProbeResult | None = None
 
     def layer(self, layer: int) -> LayerProbe:
-        return self.layers[check_int("layer", layer, minimum=1, maximum=len(self.layers)) - 1]
+        """The layer numbered ``layer``, counting from 1 (the class's index convention)."""
+        try:
+            q = check_int("layer", layer, minimum=1, maximum=len(self.layers))
+        except ValueError as exc:
+            raise ValueError(f"{exc} (layers count from 1: res.layer(1) is the first)") from None
+        return self.layers[q - 1]
 
     def gu_sink(self, eps: float = GU_EPS) -> float | None:
         """Gu et al.'s Sink^eps_1 (lnrecency.experiments.probes.tidy.gu_sink)."""
         return tidy.gu_sink(self, eps)
 
-    def records(self, eps: float = GU_EPS) -> list[dict]:
-        """Tidy rows, one per layer and head (lnrecency.experiments.probes.tidy)."""
-        return tidy.records(self, eps)
+    def records(self, eps: float = GU_EPS, maps: bool = False) -> list[dict]:
+        """Tidy rows, one per layer and head (lnrecency.experiments.probes.tidy); ``maps``: the mean logit maps'
+        cells too (measure ``mean_logit``, with ``query`` and ``key``, from 1)."""
+        return tidy.records(self, eps, maps)
 
-    def to_frame(self, eps: float = GU_EPS):
+    def to_frame(self, eps: float = GU_EPS, maps: bool = False):
         """:meth:`records` as a pandas DataFrame (pandas is an optional extra)."""
-        return tidy.to_frame(self, eps)
+        return tidy.to_frame(self, eps, maps)
 
     def to_csv(self, path, eps: float = GU_EPS) -> None:
         """:meth:`records` as CSV (empty cells for values not measured), written atomically."""
         tidy.to_csv(self, path, eps)
 
+    def maps(self) -> dict:
+        """The mean logit maps as arrays (NaN above the diagonal; index [layer - 1, head - 1, query - 1, key - 1]):
+        ``mean_logit`` (layers, n, n), the head mean; ``diag_normalised`` (layers, n, n), the authors' map (each
+        lower diagonal's mean removed); with ``maps=True`` at the probe, ``head_mean_logit`` and
+        ``head_mean_logit_se`` (layers, heads, n, n). Float64: 8 L (2 H + 2) n^2 bytes; ValueError where the probe
+        kept none (slopes only)."""
+        return tidy.maps(self)
+
+    def positions_difference(self) -> list[dict]:
+        """With ``positions="both"``: per layer, the slope with positions on and off over the same windows, their
+        difference on - off and its paired SE (the SD of the per-window differences over sqrt(windows))."""
+        return tidy.positions_difference(self)
+
+    def plot(self, map_layer: int | None = None, path=None):
+        """A matplotlib figure: each layer's slope with its SE and each head's beside it; and a layer's
+        head-mean logit map (``map_layer``, from 1; default the last) where the probe kept one. ``path``: also
+        saved there. (lnrecency.experiments.probes.probe_plot)"""
+        from lnrecency.experiments.probes.probe_plot import plot
+
+        return plot(self, map_layer, path)
+
     def to_json(self) -> dict:
         s = self.settings
-        return {"model": self.model, "settings": {"n": s.n, "sequences": s.sequences, "seed": s.seed,
-                                                  "tokens": s.tokens, "bos_first": s.bos_first,
-                                                  "min_keys": MIN_KEYS, "row_weights": "number of keys",
-                                                  "rate": s.rate},
-                "logits": self.logits_note, "assumptions": self.assumptions,
-                "gu_sink": {"eps": GU_EPS, "share_of_heads": self.gu_sink(),
-                            "definition": "Gu et al. 2024 Sink^eps_1: the share of (layer, head) pairs whose mean "
-                                          "attention to the first token (rows i >= 2) exceeds eps"},
-                "layers": [lp.to_json(self.model.get("kind") != "gguf") for lp in self.layers]}
+        keep_maps = self.model.get("maps") or self.model.get("kind") not in ("gguf",)
+        out = {"model": self.model, "settings": {"n": s.n, "sequences": s.sequences, "seed": s.seed,
+                                                 "tokens": s.tokens, "bos_first": s.bos_first,
+                                                 "min_keys": MIN_KEYS, "row_weights": "number of keys",
+                                                 "rate": s.rate},
+               "index": "layers, heads, queries and keys count from 1",
+               "logits": self.logits_note, "assumptions": self.assumptions,
+               "gu_sink": {"eps": GU_EPS, "share_of_heads": self.gu_sink(),
+                           "definition": "Gu et al. 2024 Sink^eps_1: the share of (layer, head) pairs whose mean "
+                                         "attention to the first token (rows i >= 2) exceeds eps"},
+               "layers": [lp.to_json(bool(keep_maps)) for lp in self.layers]}
+        if self.positions_off is not None:
+            out["positions_difference"] = self.positions_difference()
+            out["positions_off"] = {"model": {"positions": self.positions_off.model.get("positions")},
+                                    "layers": [lp.to_json(False) for lp in self.positions_off.layers]}
+        return out
 
 
 def check_probe_bounds(st: ProbeSettings, n_layers: int, n_heads: int, width: int, *, light: bool = False,
@@ -251,41 +298,118 @@ def probe(traces_of: Callable, *, n_layers: int, n_heads: int, settings: ProbeSe
     ``width``: the model's d, for the memory bound: sequences are taken :func:`probe_chunk` at a time (at most
     ``settings.chunk``). ``slopes_only`` (with ``light``): slopes, sink and rollout from running row sums, no
     head-mean map and no RP (O(n^3) a row set), a layer read a few heads at a time in float64
-    (:data:`SLOPE_WORK_BYTES`): memory O(B H n^2) for the layer in flight plus O(L (H + n)), for large n."""
-    from tqdm import tqdm
-
+    (:data:`SLOPE_WORK_BYTES`): memory O(B H n^2) for the layer in flight plus O(L (H + n)), for large n.
+    ``progress``: a bar on a terminal, else a line on stderr about every tenth of the sequences."""
     st = settings
-    n = st.n
     if slopes_only and not light:
         raise ValueError("slopes_only goes with light (the full probe keeps per-head maps and RP)")
     chunk = check_probe_bounds(st, n_layers, n_heads, width, light=light, maps=maps, stream=stream,
                                slopes_only=slopes_only)
-    skip = 1 if st.bos_first else 0
-    w = torch.from_numpy(row_slope_weights(n, skip))
-    omega = row_weights(n, skip)
-    rows = np.flatnonzero(omega)  # 0-based rows that enter the layer slope
-    omega_rows = torch.from_numpy(omega[rows])
-    mom = [{name: Moments() for name in ("S", "Smean", "seq_slope", "rp", "osq", "psq", "vsq", "vcross",
-                                          "layer_rows", "layer_slope", "layer_rp", "sink", "head_sink",
-                                          "first_rows", "late", "rollout", "rollout_res")}
-           for _ in range(n_layers)]
-    roll: dict = {}  # the chunk's running rollouts (B, n, n), plain and residual-aware: layers arrive in order
-    late_rows = np.arange(1, n + 1) - LATE_KEY >= MIN_KEYS  # rows with MIN_KEYS keys >= LATE_KEY
-    w_late = torch.from_numpy(row_slope_weights(n, LATE_KEY - 1)) if late_rows.any() else None
-    omega_late = torch.from_numpy(row_weights(n, LATE_KEY - 1)) if late_rows.any() else None
-    region_w = {}
-    for name, wanted in (regions or {}).items():  # the layer-slope weights restricted to the region's rows
-        keep = np.isin(rows + 1, np.asarray(list(wanted), dtype=int))
-        if keep.any():
-            region_w[name] = torch.from_numpy(np.where(keep, omega[rows], 0.0) / omega[rows][keep].sum())
-    region_mom = [{name: Moments() for name in region_w} for _ in range(n_layers)]
-    grams = [dict() for _ in range(n_layers)]
-    values: list[list] = [[] for _ in range(n_layers)]  # per sequence, the layer slope (B floats a step)
-    n_triples = triples(n, skip)
+    sums = _Sums(st, n_layers, light, maps, slopes_only, regions)
+    report = _Progress(st.sequences, progress)
+    for start in range(0, st.sequences, chunk):
+        stop = min(start + chunk, st.sequences)
+        if stream:
+            traces_of(start, stop, sums.take)
+        else:
+            for l0, tr in enumerate(traces_of(start, stop)):
+                sums.take(l0, tr)
+        report.update(stop)
+    report.close()
+    layers = [sums.layer_result(l0, n_heads) for l0 in range(n_layers)]
+    return ProbeResult(model_info, st, layers, assumptions, logits_note or ProbeResult.logits_note)
 
-    def take_slopes(l0: int, tr: dict) -> None:
+
+class _Progress:
+    """A tqdm bar where stderr is a terminal; else one line on stderr about every tenth of the sequences, with the
+    time so far and the time left at the rate so far."""
+
+    def __init__(self, total: int, on: bool) -> None:
+        import sys
+        import time
+
+        self.total, self.on, self.t0, self.next = total, on, time.perf_counter(), max(1, total // 10)
+        self.tty = on and sys.stderr.isatty()
+        self.bar = None
+        if self.tty:
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=total, desc="probe", unit="seq", leave=False)
+        self.done = 0
+
+    def update(self, done: int) -> None:
+        import sys
+        import time
+
+        if self.bar is not None:
+            self.bar.update(done - self.done)
+        elif self.on and (done >= self.next or done == self.total):
+            spent = time.perf_counter() - self.t0
+            left = spent / done * (self.total - done)
+            print(f"probe: {done}/{self.total} sequences, {spent:.1f} s, about {left:.0f} s left", file=sys.stderr,
+                  flush=True)
+            self.next = done + max(1, self.total // 10)
+        self.done = done
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+_MOMENTS = ("S", "Smean", "seq_slope", "rp", "osq", "psq", "vsq", "vcross", "layer_rows", "layer_slope", "layer_rp",
+            "sink", "head_sink", "first_rows", "late", "rollout", "rollout_res")
+
+
+class _Sums:
+    """The probe's running sums, layer by layer (:func:`probe`): what each layer's traces add, and the layer's
+    result from them once every sequence is in."""
+
+    def __init__(self, st: ProbeSettings, n_layers: int, light: bool, maps: bool, slopes_only: bool,
+                 regions: dict | None) -> None:
+        n = st.n
+        self.st, self.n, self.light, self.maps, self.slopes_only = st, n, light, maps, slopes_only
+        self.skip = 1 if st.bos_first else 0
+        self.w = torch.from_numpy(row_slope_weights(n, self.skip))
+        omega = row_weights(n, self.skip)
+        self.rows = np.flatnonzero(omega)  # 0-based rows that enter the layer slope
+        self.omega_rows = torch.from_numpy(omega[self.rows])
+        self.mom = [{name: Moments() for name in _MOMENTS} for _ in range(n_layers)]
+        self.roll: dict = {}  # the chunk's running rollouts (B, n, n), plain and residual-aware: layers in order
+        late_rows = np.arange(1, n + 1) - LATE_KEY >= MIN_KEYS  # rows with MIN_KEYS keys >= LATE_KEY
+        self.w_late = torch.from_numpy(row_slope_weights(n, LATE_KEY - 1)) if late_rows.any() else None
+        self.omega_late = torch.from_numpy(row_weights(n, LATE_KEY - 1)) if late_rows.any() else None
+        self.region_w = {}
+        for name, wanted in (regions or {}).items():  # the layer-slope weights restricted to the region's rows
+            keep = np.isin(self.rows + 1, np.asarray(list(wanted), dtype=int))
+            if keep.any():
+                self.region_w[name] = torch.from_numpy(np.where(keep, omega[self.rows], 0.0)
+                                                       / omega[self.rows][keep].sum())
+        self.region_mom = [{name: Moments() for name in self.region_w} for _ in range(n_layers)]
+        self.grams = [dict() for _ in range(n_layers)]
+        self.values: list[list] = [[] for _ in range(n_layers)]  # per sequence, the layer slope (B floats a step)
+        self.n_triples = triples(n, self.skip)
+        self.eye = torch.eye(n, dtype=torch.float64)
+        self.buffers: dict = {}
+
+    def float64(self, name: str, t: torch.Tensor) -> torch.Tensor:
+        """``t`` copied into this probe's float64 buffer ``name``, made once per shape and reused layer after layer
+        (a fresh 30 MiB array every layer is memory handed back and faulted in again: page faults that grow with
+        the depth)."""
+        buf = self.buffers.get(name)
+        if buf is None or buf.shape != t.shape:
+            buf = self.buffers[name] = torch.empty(t.shape, dtype=torch.float64)
+        return buf.copy_(t)
+
+    def take(self, l0: int, tr: dict) -> None:
+        """One layer's traces of one chunk of sequences added to the sums."""
+        if self.slopes_only:
+            self.take_slopes(l0, tr)
+        else:
+            self.take_full(l0, tr)
+
+    def take_slopes(self, l0: int, tr: dict) -> None:
         """The slopes, sink and rollout of one layer from its logits and weights read a few heads at a time."""
-        m = mom[l0]
+        n, m = self.n, self.mom[l0]
         s_in, p_in = tr["logits"], tr["weights"]
         # finite iff the least and largest entries are (torch.aminmax propagates NaN): one pass, no copy
         if not all(math.isfinite(float(x)) for t in (s_in, p_in) for x in torch.aminmax(t)):
@@ -298,61 +422,63 @@ def probe(traces_of: Callable, *, n_layers: int, n_heads: int, settings: ProbeSe
         a = torch.zeros(b, n, n, dtype=torch.float64)
         for h0 in range(0, h, group):
             sh, ph = s_in[:, h0:h0 + group].to(torch.float64), p_in[:, h0:h0 + group].to(torch.float64)
-            slopes[:, h0:h0 + group] = torch.einsum("bhij,ij->bhi", sh, w)
+            slopes[:, h0:h0 + group] = torch.einsum("bhij,ij->bhi", sh, self.w)
             sm += sh.sum(1)
             a += ph.sum(1)
             del sh, ph
         sm /= h
         a /= h
-        m["seq_slope"].add(slopes[..., rows] @ omega_rows)
-        layer_sums(l0, sm, p_in[:, :, :, 0].to(torch.float64), a)
+        m["seq_slope"].add(slopes[..., self.rows] @ self.omega_rows)
+        self.layer_sums(l0, sm, p_in[:, :, :, 0].to(torch.float64), a)
 
-    def layer_sums(l0: int, sm: torch.Tensor, first: torch.Tensor, a: torch.Tensor) -> None:
+    def layer_sums(self, l0: int, sm: torch.Tensor, first: torch.Tensor, a: torch.Tensor) -> None:
         """What every probe sums from a layer's head means: the layer slope (rows, per sequence, per region), the
         first key's share (sm: head-mean logits (B, n, n); first: each head's weight on key 1, (B, H, n); a:
         head-mean weights), the two rollouts and the late slope."""
-        m = mom[l0]
-        lr = torch.einsum("bij,ij->bi", sm, w)[:, rows]
+        m, n = self.mom[l0], self.n
+        lr = torch.einsum("bij,ij->bi", sm, self.w)[:, self.rows]
         m["layer_rows"].add(lr)
-        m["layer_slope"].add((lr @ omega_rows)[:, None])
-        values[l0].append((lr @ omega_rows).numpy())
-        for name, rw in region_w.items():
-            region_mom[l0][name].add((lr @ rw)[:, None])
+        seq = lr @ self.omega_rows
+        m["layer_slope"].add(seq[:, None])
+        self.values[l0].append(seq.numpy())
+        for name, rw in self.region_w.items():
+            self.region_mom[l0][name].add((lr @ rw)[:, None])
         m["sink"].add(first[:, :, 1:].mean((1, 2))[:, None])  # P_i1 over heads and rows i >= 2
         m["head_sink"].add(first[:, :, 1:].mean(2))  # per head (B, H)
         m["first_rows"].add(first.mean(1))  # the first key's share per query row (B, n)
-        mixed = (1.0 - ROLLOUT_LAMBDA) * torch.eye(n, dtype=a.dtype) + ROLLOUT_LAMBDA * a
-        roll["plain"] = a if l0 == 0 else a @ roll["plain"]
-        roll["res"] = mixed if l0 == 0 else mixed @ roll["res"]
-        m["rollout"].add(roll["plain"][:, n - 1, :])
-        m["rollout_res"].add(roll["res"][:, n - 1, :])
-        if w_late is not None:
-            m["late"].add((torch.einsum("bij,ij->bi", sm, w_late) @ omega_late)[:, None])
+        mixed = (1.0 - ROLLOUT_LAMBDA) * self.eye.to(a.dtype) + ROLLOUT_LAMBDA * a
+        self.roll["plain"] = a if l0 == 0 else a @ self.roll["plain"]
+        self.roll["res"] = mixed if l0 == 0 else mixed @ self.roll["res"]
+        m["rollout"].add(self.roll["plain"][:, n - 1, :])
+        m["rollout_res"].add(self.roll["res"][:, n - 1, :])
+        if self.w_late is not None:
+            m["late"].add((torch.einsum("bij,ij->bi", sm, self.w_late) @ self.omega_late)[:, None])
 
-    def take(l0: int, tr: dict) -> None:
-        if slopes_only:
-            take_slopes(l0, tr)
-            return
-        m = mom[l0]
+    def take_full(self, l0: int, tr: dict) -> None:
+        """A layer's maps, slopes, RP and sums (and, unless light, its norm profiles and Gram panels)."""
+        m = self.mom[l0]
+        s, p = self.float64("logits", tr["logits"]), self.float64("weights", tr["weights"])  # (B, H, n, n)
         for name, t in tr.items():  # logits, weights, values, head outputs, residual states
-            if torch.is_tensor(t) and t.is_floating_point() and not bool(torch.isfinite(t).all()):
+            t = s if name == "logits" else p if name == "weights" else t
+            # finite iff the least and largest entries are (torch.aminmax propagates NaN): one pass, no copy
+            if torch.is_tensor(t) and t.is_floating_point() and t.numel() and \
+                    not all(math.isfinite(float(x)) for x in torch.aminmax(t)):
                 raise ValueError(f"layer {l0 + 1}: the {TRACE_NAMES.get(name, name)} are not finite (NaN or "
                                  f"overflow); nothing is decided from them")
-        s = tr["logits"].to(torch.float64)  # (B, H, n, n)
         sm = s.mean(1)  # head-mean logits (B, n, n)
-        if maps:
-            m["S"].add(s)
-        else:
-            m["Smean"].add(sm)
-        slopes = torch.einsum("bhij,ij->bhi", s, w)  # (B, H, n)
-        m["seq_slope"].add(slopes[..., rows] @ omega_rows)
-        if not light:
-            m["rp"].add(recency_counts(s, skip) / n_triples)
-        m["layer_rp"].add((recency_counts(sm, skip) / n_triples)[:, None])
-        p = tr["weights"].to(torch.float64)
-        layer_sums(l0, sm, p[:, :, :, 0], p.mean(1))  # the first key's weights (a view), head-mean weights
-        if light:
-            return
+        m["S" if self.maps else "Smean"].add(s if self.maps else sm)
+        slopes = torch.einsum("bhij,ij->bhi", s, self.w)  # (B, H, n)
+        m["seq_slope"].add(slopes[..., self.rows] @ self.omega_rows)
+        if not self.light:
+            m["rp"].add(recency_counts(s, self.skip) / self.n_triples)
+        m["layer_rp"].add((recency_counts(sm, self.skip) / self.n_triples)[:, None])
+        self.layer_sums(l0, sm, p[:, :, :, 0], p.mean(1))  # the first key's weights (a view), head-mean weights
+        if not self.light:
+            self.take_norms(l0, tr, p)
+
+    def take_norms(self, l0: int, tr: dict, p: torch.Tensor) -> None:
+        """The norm profiles and the Gram panels of a full probe."""
+        m, n = self.mom[l0], self.n
         m["psq"].add((p * p).sum(-1))  # sum_k P_ik^2, (B, H, n)
         if tr.get("head_out") is not None:
             o = tr["head_out"].to(torch.float64)
@@ -361,8 +487,7 @@ def probe(traces_of: Callable, *, n_layers: int, n_heads: int, settings: ProbeSe
             g = v @ v.transpose(-1, -2)  # (B, H, n, n)
             diag = torch.diagonal(g, dim1=-2, dim2=-1)
             m["vsq"].add(diag.mean(-1))
-            off = (g.sum((-1, -2)) - diag.sum(-1)) / (n * (n - 1))
-            m["vcross"].add(off)
+            m["vcross"].add((g.sum((-1, -2)) - diag.sum(-1)) / (n * (n - 1)))
         for name in ("normed", "head_out_cat", "attn_out", "mid", "mlp_in", "out"):
             x = tr.get(name)
             if name == "head_out_cat" and tr.get("head_out") is not None:
@@ -372,40 +497,17 @@ def probe(traces_of: Callable, *, n_layers: int, n_heads: int, settings: ProbeSe
                 continue
             x = x.to(torch.float64)
             acc = (x @ x.transpose(-1, -2)).sum(0)
-            grams[l0][name] = acc if name not in grams[l0] else grams[l0][name] + acc
+            self.grams[l0][name] = acc if name not in self.grams[l0] else self.grams[l0][name] + acc
 
-    bar = tqdm(total=st.sequences, disable=not progress, desc="probe", unit="seq", leave=False)
-    for start in range(0, st.sequences, chunk):
-        stop = min(start + chunk, st.sequences)
-        if stream:
-            traces_of(start, stop, take)
-        else:
-            for l0, tr in enumerate(traces_of(start, stop)):
-                take(l0, tr)
-        bar.update(stop - start)
-    bar.close()
-
-    # Student-t quantiles (B - 1 degrees of freedom): the slopes are studentised means over B sequences
-    df = max(st.sequences - 1, 1)
-    k = float(student_t.isf(st.rate / 4.0, df))
-    row_k = float(student_t.isf(st.rate / (4.0 * max(len(rows), 1)), df))
-    layers = []
-    for l0, m in enumerate(mom):
+    def head_results(self, l0: int, n_heads: int, mask: np.ndarray) -> list:
+        m = self.mom[l0]
         heads = []
-        mask = np.tril(np.ones((n, n), dtype=bool))
-        if maps:
-            smean, sse = m["S"].mean, m["S"].se
-            head_mean = np.where(mask, smean.mean(0), np.nan)
-        elif slopes_only:
-            head_mean = None
-        else:
-            head_mean = np.where(mask, m["Smean"].mean, np.nan)
         for h in range(n_heads):
-            hp = HeadProbe(h + 1, *((np.where(mask, smean[h], np.nan), np.where(mask, sse[h], np.nan)) if maps
-                                    else (None, None)),
+            hp = HeadProbe(h + 1, *((np.where(mask, m["S"].mean[h], np.nan), np.where(mask, m["S"].se[h], np.nan))
+                                    if self.maps else (None, None)),
                            float(m["seq_slope"].mean[h]), float(m["seq_slope"].se[h]),
-                           *((math.nan, math.nan) if light else (float(m["rp"].mean[h]), float(m["rp"].se[h]))))
-            if skip:
+                           *((math.nan, math.nan) if self.light else (float(m["rp"].mean[h]), float(m["rp"].se[h]))))
+            if self.skip:
                 hp.sink, hp.sink_se = float(m["head_sink"].mean[h]), float(m["head_sink"].se[h])
             if m["osq"].count:
                 s2, cross = float(m["vsq"].mean[h]), float(m["vcross"].mean[h])
@@ -414,27 +516,31 @@ def probe(traces_of: Callable, *, n_layers: int, n_heads: int, settings: ProbeSe
                 hp.norm_law = s2 * (rho + (1.0 - rho) * m["psq"].mean[h])
                 hp.value_sq, hp.value_rho = s2, rho
             heads.append(hp)
-        row_mean, row_se = m["layer_rows"].mean, m["layer_rows"].se
+        return heads
+
+    def layer_result(self, l0: int, n_heads: int) -> LayerProbe:
+        """Layer ``l0``'s :class:`LayerProbe` from its sums, with the phase test at Student-t quantiles (B - 1
+        degrees of freedom: the slopes are studentised means over B sequences)."""
+        st, m, rows, n = self.st, self.mom[l0], self.rows, self.n
+        df = max(st.sequences - 1, 1)
+        k = float(student_t.isf(st.rate / 4.0, df))
+        row_k = float(student_t.isf(st.rate / (4.0 * max(len(rows), 1)), df))
+        mask = np.tril(np.ones((n, n), dtype=bool))
+        head_mean = (np.where(mask, m["S"].mean.mean(0), np.nan) if self.maps else None if self.slopes_only
+                     else np.where(mask, m["Smean"].mean, np.nan))
         slope, slope_se = float(m["layer_slope"].mean[0]), float(m["layer_slope"].se[0])
-        phase, pos, neg = phase_of(z_scores(row_mean, row_se), float(z_scores(np.array(slope), np.array(slope_se))),
-                                   k, row_k)
-        layers.append(LayerProbe(l0 + 1, phase, slope, slope_se, k, row_k, [int(rows[p - 1]) + 1 for p in pos],
-                                 [int(rows[q - 1]) + 1 for q in neg],
-                                 *((math.nan, math.nan) if slopes_only else (float(m["layer_rp"].mean[0]),
-                                                                             float(m["layer_rp"].se[0]))),
-                                 head_mean, None if head_mean is None
-                                 else diag_normalise(np.nan_to_num(head_mean)) * np.where(mask, 1, np.nan),
-                                 heads, {name: (g / st.sequences).numpy() for name, g in grams[l0].items()},
-                                 sink=float(m["sink"].mean[0]) if skip else None,
-                                 sink_se=float(m["sink"].se[0]) if skip else None,
-                                 slope_values=np.concatenate(values[l0]),
-                                 regions={k: (float(v.mean[0]), float(v.se[0])) for k, v in region_mom[l0].items()},
-                                 first_share_rows=m["first_rows"].mean, first_share_rows_se=m["first_rows"].se,
-                                 late_slope=(float(m["late"].mean[0]), float(m["late"].se[0])) if m["late"].count
-                                 else None,
-                                 rollout_last=m["rollout"].mean, rollout_last_se=m["rollout"].se,
-                                 rollout_residual_last=m["rollout_res"].mean,
-                                 rollout_residual_last_se=m["rollout_res"].se))
-    return ProbeResult(model_info, st, layers, assumptions, logits_note or ProbeResult.logits_note)
-
-
+        phase, pos, neg = phase_of(z_scores(m["layer_rows"].mean, m["layer_rows"].se),
+                                   float(z_scores(np.array(slope), np.array(slope_se))), k, row_k)
+        rp = (math.nan, math.nan) if self.slopes_only else (float(m["layer_rp"].mean[0]), float(m["layer_rp"].se[0]))
+        sink = (float(m["sink"].mean[0]), float(m["sink"].se[0])) if self.skip else (None, None)
+        return LayerProbe(l0 + 1, phase, slope, slope_se, k, row_k, [int(rows[p - 1]) + 1 for p in pos],
+                          [int(rows[q - 1]) + 1 for q in neg], *rp, head_mean,
+                          None if head_mean is None else diag_normalise(np.nan_to_num(head_mean))
+                          * np.where(mask, 1, np.nan), self.head_results(l0, n_heads, mask),
+                          {name: (g / st.sequences).numpy() for name, g in self.grams[l0].items()},
+                          sink=sink[0], sink_se=sink[1], slope_values=np.concatenate(self.values[l0]),
+                          regions={k: (float(v.mean[0]), float(v.se[0])) for k, v in self.region_mom[l0].items()},
+                          first_share_rows=m["first_rows"].mean, first_share_rows_se=m["first_rows"].se,
+                          late_slope=(float(m["late"].mean[0]), float(m["late"].se[0])) if m["late"].count else None,
+                          rollout_last=m["rollout"].mean, rollout_last_se=m["rollout"].se,
+                          rollout_residual_last=m["rollout_res"].mean, rollout_residual_last_se=m["rollout_res"].se)

