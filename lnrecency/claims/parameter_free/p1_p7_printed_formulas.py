@@ -18,7 +18,6 @@ import sympy
 from lnrecency.claims.catalog import result_source
 from lnrecency.claims.declare import claim
 from lnrecency.inference.evidence import Evidence, item, ladder, record
-from lnrecency.inference.qualifiers import Qualifiers
 from lnrecency.inference.verdicts import ClaimResult
 from lnrecency.model.config import ModelConfig
 from lnrecency.theory import closed_forms as cf
@@ -137,28 +136,9 @@ def _formula_evidence(quantity: str, printed: tuple[str, str], params: dict) -> 
                         derived=str(r.derived), first_difference=r.first_difference)
 
 
-def _result(cid: str, statement: str, setting, verdict: str, ev, finding: str) -> ClaimResult:
-    """A printed line's verdict row, its source read from the catalogue, its qualifiers from its evidence (issue 75):
-    an exact decision, where the line and our derivation agree or where they first differ."""
-    return ClaimResult(cid, result_source(cid, statement), statement, setting, verdict, ev, finding,
-                       _qualifiers(cid, verdict, ev))
-
-
-def _qualifiers(cid: str, verdict: str, ev) -> Qualifiers:
-    if cid == "P4":
-        odd = [n for n in ev.numbers if not n.agrees_at_3_decimals]
-        return Qualifiers(holds="exactly: the formula equals our sympy derivation" + "".join(
-            f"; printed {n.printed} is {n.exact_6_digits} {'truncated' if n.agrees_when_truncated else 'misprinted'}"
-            for n in odd), exact=True)
-    if cid == "P5":
-        return Qualifiers(holds="exactly: all three coefficients negative for every alpha in [0, 1)", exact=True) \
-            if verdict == "confirmed" else Qualifiers(fails="a coefficient is not negative everywhere", exact=True)
-    if cid == "P7" and verdict != "confirmed":
-        return Qualifiers(fails="a sign typo in the middle term; corrected, the line and its conclusion hold",
-                          exact=True)
-    if verdict == "confirmed":
-        return Qualifiers(holds="exactly: equals our sympy derivation for every alpha in [0, 1)", exact=True)
-    return Qualifiers(fails="differs from our sympy derivation", exact=True)
+def _result(cid: str, statement: str, *rest) -> ClaimResult:
+    """A printed line's verdict row, its source read from the catalogue."""
+    return ClaimResult(cid, result_source(cid, statement), statement, *rest)
 
 
 def _verdict(ok: bool) -> str:
