@@ -39,6 +39,33 @@ ESTIMATOR_COST = {"none": 1.0, "quadratic": 6.0}
 UNMEASURED_COST = ESTIMATOR_COST["quadratic"]
 #: a target that needs more samples than this is reported as needing "more than" it (no float overflow)
 NEEDED_CAP = 10 ** 30
+
+CONTROL_VARIATES = ("none", "linear", "quadratic")
+
+
+def _check_control_variate(value: Any) -> str:
+    from lnrecency.runtime.arguments import check_choice
+
+    if value is None or value is True or value is False:
+        return "quadratic" if value else "none"
+    return check_choice("control_variate", value, CONTROL_VARIATES)
+
+
+MAX_SECONDS = 86400.0
+#: a run (or a pilot) estimated above this many seconds prints its plan and progress lines by default
+#: (progress=None), whether or not stderr is a terminal; progress=False keeps it quiet
+ANNOUNCE_SECONDS = 60.0
+#: seconds per sample and layer = RATE_FIXED + RATE_CUBIC n^3, fitted on this project's 2-core machine (gram
+#: sampler, n = 8..64; benchmarks/bench_estimates.py, data in benchmarks/estimates.json); the estimate is the fit
+#: times LOAD_MARGIN (the paired RP accumulators add up to 2x at n = 64; a loaded machine 2-4x)
+RATE_FIXED = 2.8e-6
+RATE_CUBIC = 4.8e-10
+LOAD_MARGIN = 1.5
+
+
+def estimate_seconds(n: int, layers: int, samples: int) -> float:
+    """The time of a simulation on this project's machine, estimated before any work (LOAD_MARGIN x the fit)."""
+    return LOAD_MARGIN * samples * layers * (RATE_FIXED + RATE_CUBIC * n ** 3)
 #: the pilot SD's upper bound is taken at this one-sided level
 UPPER_QUANTILE = 0.99
 #: draws of the run at most this many times when the bound fails
@@ -124,10 +151,8 @@ def _wanted_layers(se_layers: Any, layers: int) -> tuple[int, ...]:
 
 
 def _announce(progress: Any, seconds: float) -> bool:
-    """Whether a step estimated at ``seconds`` says its plan: above :data:`lnrecency.numerics.simulate.ANNOUNCE_SECONDS`
+    """Whether a step estimated at ``seconds`` says its plan: above :data:`ANNOUNCE_SECONDS`
     unless progress=False, terminal or not."""
-    from lnrecency.numerics.simulate import ANNOUNCE_SECONDS
-
     return progress is not False and seconds > ANNOUNCE_SECONDS
 
 
@@ -144,8 +169,6 @@ def plan_samples(run: Callable, n: int, layers: int, d: int, *, se: float, seed:
     config = make_config(kwargs.pop("config", None), **{k: kwargs.pop(k) for k in list(kwargs)
                                                          if k in ("norm", "residual", "gamma", "lam", "alpha",
                                                                   "embedding")})
-    from lnrecency.numerics.simulate import estimate_seconds
-
     pilot_seed = (*_seed_tuple(seed), _PILOT_TAG)
     progress = kwargs.get("progress")
     kwargs = {k: v for k, v in kwargs.items() if k not in ("paired", "progress")}  # the pilot's own
@@ -172,8 +195,6 @@ def by_precision(run: Callable, bound: int, n: int, layers: int, d: int, samples
     cv = "auto" if control_variate is None else {True: "quadratic", False: "none"}.get(control_variate,
                                                                                        control_variate)
     if cv != "auto":
-        from lnrecency.numerics.simulate import _check_control_variate
-
         cv = _check_control_variate(cv)
     return simulate_to_se(run, n, layers, d, se=se, max_samples=samples, bound=bound, se_layers=se_layers,
                           control_variate=cv, **kwargs)
@@ -197,7 +218,6 @@ def simulate_to_se(run: Callable, n: int, layers: int, d: int, *, se: float, see
     import dataclasses
     import sys
 
-    from lnrecency.numerics.simulate import MAX_SECONDS, estimate_seconds
     from lnrecency.runtime.timelimit import ENV, time_limit
 
     plan = plan_samples(run, n, layers, d, se=se, seed=seed, se_layers=se_layers, control_variate=control_variate,

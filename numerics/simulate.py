@@ -45,7 +45,14 @@ from lnrecency.numerics.chunks import (
     summarise_chunk,
 )
 from lnrecency.numerics.forward import forward
-from lnrecency.numerics.precision import PrecisionPlan, cost
+from lnrecency.numerics.precision import (
+                                          ANNOUNCE_SECONDS,
+                                          MAX_SECONDS,
+                                          PrecisionPlan,
+                                          _check_control_variate,
+                                          cost,
+                                          estimate_seconds,
+)
 from lnrecency.numerics.samplers import Representation, draw_range, embed
 from lnrecency.numerics.workspace import release
 from lnrecency.runtime.arguments import check_choice, check_int
@@ -56,13 +63,6 @@ __all__ = ["ScoreSimulation", "simulate_scores", "Instances", "sample_instances"
            "METHODS", "CHUNK_BUDGET_BYTES"]
 
 METHODS = ("direct", "gram")
-CONTROL_VARIATES = ("none", "linear", "quadratic")
-
-
-def _check_control_variate(value: Any) -> str:
-    if value is None or value is True or value is False:
-        return "quadratic" if value else "none"
-    return check_choice("control_variate", value, CONTROL_VARIATES)
 
 
 #: working memory aimed at by the default chunk (the estimate; the default path, which sums each layer's scores as
@@ -130,7 +130,7 @@ class ScoreSimulation:
     config: ModelConfig
     chunk: int
     representation: str  # "direct" (coordinates of R^d) or "bartlett" (d-independent)
-    control_variate: str  # one of CONTROL_VARIATES
+    control_variate: str  # one of numerics.precision.CONTROL_VARIATES
     output_sq_norm_mean: np.ndarray
     output_sq_norm_stderr: np.ndarray
     output_var_mean: np.ndarray
@@ -200,21 +200,6 @@ class ScoreSimulation:
 
 MAX_D = 2 ** 53  # widths enter float64 arithmetic (d - 1 - k in the Bartlett chi-square degrees of freedom)
 MAX_SAMPLES = 10 ** 13
-MAX_SECONDS = 86400.0
-#: a run (or a pilot) estimated above this many seconds prints its plan and progress lines by default
-#: (progress=None), whether or not stderr is a terminal; progress=False keeps it quiet
-ANNOUNCE_SECONDS = 60.0
-#: seconds per sample and layer = RATE_FIXED + RATE_CUBIC n^3, fitted on this project's 2-core machine (gram
-#: sampler, n = 8..64; benchmarks/bench_estimates.py, data in benchmarks/estimates.json); the estimate is the fit
-#: times LOAD_MARGIN (the paired RP accumulators add up to 2x at n = 64; a loaded machine 2-4x)
-RATE_FIXED = 2.8e-6
-RATE_CUBIC = 4.8e-10
-LOAD_MARGIN = 1.5
-
-
-def estimate_seconds(n: int, layers: int, samples: int) -> float:
-    """The time of a simulation on this project's machine, estimated before any work (LOAD_MARGIN x the fit)."""
-    return LOAD_MARGIN * samples * layers * (RATE_FIXED + RATE_CUBIC * n ** 3)
 
 
 def _validate(config, params, n, layers, d, samples, method, seed):
@@ -229,16 +214,13 @@ def _validate(config, params, n, layers, d, samples, method, seed):
     samples = check_int("samples", samples, minimum=2, maximum=MAX_SAMPLES)
     method = check_choice("method", method, METHODS)
     seconds = estimate_seconds(n, layers, samples)
-    from lnrecency.runtime.timelimit import time_limit
+    from lnrecency.runtime.timelimit import ENV, time_limit
 
     if seconds > time_limit(MAX_SECONDS):  # a library call: its arguments, not the command line's flags, are named
-        from lnrecency.runtime.timelimit import ENV
-
-        raise ValueError(f"simulate_scores(samples={samples}) at n={n}, layers={layers} would take about "
-                         f"{seconds:.3g} s here (estimate from timings on this project's 2-core machine), above the "
-                         f"time limit {time_limit(MAX_SECONDS):g} s; use fewer samples, or se= (a target standard "
-                         f"error: a pilot picks the estimator), or raise the limit ({ENV}; --max-seconds on the "
-                         f"command line)")
+        raise ValueError(f"simulate_scores(samples={samples}) at n={n}, layers={layers} would take about {seconds:.3g}"
+                         f" s here (estimate from timings on this project's 2-core machine), above the time limit "
+                         f"{time_limit(MAX_SECONDS):g} s; use fewer samples, or se= (a target standard error: a pilot "
+                         f"picks the estimator), or raise the limit ({ENV}; --max-seconds on the command line)")
     # |h^(l)| <= (1 + gamma)^(l - 1) max |x| (|o| <= max |N h|), scores <= lam |h|^2: stay well inside
     # float64 (1e308) with tokens of squared length up to ~10, before any allocation
     growth = 2 * (layers - 1) * math.log10(1 + float(config.gamma)) if config.residual else 0.0
@@ -302,7 +284,7 @@ def simulate_scores(n: int, layers: int, d: int, samples: int | None = None, *, 
     ``seed``: non-negative int (or tuple of them); the result is bit-for-bit a function of (seed, arguments) and
     independent of ``workers`` (threads processing chunks, merged in chunk order; default: the available CPUs, at
     most 4; BLAS runs single-threaded during the call); it depends on ``chunk`` only through
-    float rounding. ``control_variate`` (one of CONTROL_VARIATES; True = "quadratic"): subtract from
+    float rounding. ``control_variate`` (one of precision.CONTROL_VARIATES; True = "quadratic"): subtract from
     every draw's scores a Taylor polynomial of the shared layers in the draw's input-Gram deviation,
     centred at its exact mean (:mod:`lnrecency.theory.finite_width`); the estimator stays unbiased and
     the SE is that of the adjusted draws. "quadratic": second order, residual spread O(d^-3/2) instead
@@ -434,9 +416,8 @@ def _execute(r: _Request, plan: _Plan, *, executor: Any, progress: bool | None) 
     seconds = estimate_seconds(n, layers, samples) * cost(r.control_variate)
     long = progress is not False and seconds > ANNOUNCE_SECONDS
     if long:
-        print(f"simulate_scores: {samples} draws, estimator control_variate={r.control_variate!r}, n={n}, "
-              f"layers={layers}, d={r.d}: about {seconds:.3g} s estimated; progress every 10 s", file=sys.stderr,
-              flush=True)
+        print(f"simulate_scores: {samples} draws, estimator control_variate={r.control_variate!r}, n={n}, layers="
+              f"{layers}, d={r.d}: about {seconds:.3g} s estimated; progress every 10 s", file=sys.stderr, flush=True)
     enabled = None if progress or long or (progress is None and sys.stderr.isatty()) else False
     bar = Progress(samples, f"simulate d={r.d}", "samples", enabled=enabled)
     with one_blas_thread(), _closing(bar):

@@ -114,6 +114,7 @@ def test_a_long_run_says_its_plan_and_progress_without_a_terminal(monkeypatch, c
     simulate_scores(3, 1, 16, 10, seed=0, paired=False)
     assert capsys.readouterr().err == ""  # short: quiet
     monkeypatch.setattr(sim_module, "ANNOUNCE_SECONDS", 0.0)
+    monkeypatch.setattr(precision, "ANNOUNCE_SECONDS", 0.0)
     simulate_scores(3, 1, 16, 10, seed=0, paired=False)
     err = capsys.readouterr().err.splitlines()
     assert err[0].startswith("simulate_scores: 10 draws, estimator control_variate='none', n=3, layers=1, d=16: "
