@@ -115,31 +115,34 @@ def _record_class(name: str, renamed: bool = True) -> type:
 @functools.lru_cache(maxsize=None)
 def _hints(cls: type) -> dict:
     """The resolved field annotations of a record class, once per class (a folder holds thousands of records). An
-    annotation naming a record imported only for type checking is resolved among the tagged records; a record
-    whose annotations do not resolve is never built from stored evidence (StoreError)."""
+    annotation naming a record imported only for type checking is resolved among the tagged records (its module
+    imported, as decoding it would); a record whose annotations do not resolve is never built from stored evidence
+    (StoreError)."""
     import sys
     import typing
 
-    try:
-        return typing.get_type_hints(cls)
-    except NameError:
-        pass
-    names: dict = {}
-    for name in TAGS.values():
-        module, _, qualname = name.partition(":")
-        obj = sys.modules.get(module)
-        for part in qualname.split("."):
-            obj = getattr(obj, part, None)
-        if obj is not None:
-            short = qualname.rsplit(".", 1)[-1]
-            names[short] = None if short in names else obj  # a name two records share is not guessed
-    names = {k: v for k, v in names.items() if v is not None}
-    try:
-        spelled = {n: getattr(typing, n) for n in typing.__all__}  # typing's names imported for type checking only
-        return typing.get_type_hints(cls, globalns={**spelled, **names, **vars(sys.modules[cls.__module__])})
-    except Exception as exc:
-        raise StoreError(f"the record {cls.__module__}.{cls.__qualname__} has field annotations that do not resolve "
-                         f"({exc}); it is not built from stored evidence") from None
+    names = {n: getattr(typing, n) for n in ("Any", "ClassVar", "Optional", "Union", "Callable", "Literal",
+                                             "Iterable", "Sequence", "Mapping")}  # imported for type checking only
+    names.update(vars(sys.modules[cls.__module__]))
+    for _ in range(64):
+        try:
+            return typing.get_type_hints(cls, globalns=names)
+        except NameError as exc:
+            missing = getattr(exc, "name", None)
+            found = [n for n in TAGS.values() if n.rpartition(".")[2].rpartition(":")[2] == missing]
+            if missing is None or missing in names or len(found) != 1:  # unknown, or a name two records share
+                why = exc
+                break
+            module, _, qualname = found[0].partition(":")
+            obj: Any = importlib.import_module(module)
+            for part in qualname.split("."):
+                obj = getattr(obj, part)
+            names[missing] = obj
+        except Exception as exc:  # an annotation that is not a type
+            why = exc
+            break
+    raise StoreError(f"the record {cls.__module__}.{cls.__qualname__} has field annotations that do not resolve "
+                     f"({why}); it is not built from stored evidence")
 
 
 def _fits(value: Any, hint: Any) -> bool:
