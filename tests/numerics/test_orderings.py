@@ -189,18 +189,21 @@ def test_the_compiled_row_moments_add_in_draw_order(b):
 
 
 def test_the_extension_checks_every_size_product_for_overflow():
-    """Issue 78, item 2: sizes whose byte counts wrap around a 64-bit integer (2^61 draws, n = 2^21) with empty
-    buffers are refused with a ValueError naming the buffer, not a segfault (run in a child: the old module
-    crashed); a negative size likewise. The valid neighbour: b = 0 draws with empty buffers counts nothing."""
+    """Issue 78, item 2: sizes whose byte counts wrap around a 64-bit integer (2^61 draws, n = 2^21), with buffers
+    the wrapped products match, are refused with a ValueError naming the buffer, not a segfault (run in a child: the
+    old module crashed with exit 139 on each, checked against it); a negative size likewise. The valid neighbour:
+    b = 0 draws with empty buffers counts nothing."""
     import subprocess
     import sys
 
-    pytest.importorskip("lnrecency.numerics._orderings")
-    code = (
-        "import lnrecency.numerics._orderings as o\n"
-        "e = bytearray\n"
-        "for call in (lambda: o.counts(b'', 2**61, 2, e(), e(), e()), lambda: o.counts(b'', 0, 2**21, e(), e(), e()),"
-        " lambda: o.accumulate(b'', 2**61, 2, b'', e(), e(), e(), e(), e()),"
+    path = pytest.importorskip("lnrecency.numerics._orderings").__file__
+    code = (  # the extension alone, loaded from its file (not the package: no numpy, no scipy in the child)
+        "import importlib.util as u\n"
+        f"spec = u.spec_from_file_location('_orderings', {path!r})\n"
+        "o = u.module_from_spec(spec)\nspec.loader.exec_module(o)\n"
+        "e = bytearray\n"  # the calls that crashed the old module (exit 139), buffers sized to the wrapped products
+        "for call in (lambda: o.counts(b'', 2**61, 2, e(64), e(), e()), lambda: o.counts(b'', 0, 2**21, e(), e(), e()),"
+        " lambda: o.accumulate(b'', 2**61, 2, bytes(32), e(32), e(64), e(64), e(), e()),"
         " lambda: o.accumulate(b'', 0, 2**21, b'', e(), e(), e(), e(), e()),"
         " lambda: o.counts(b'', -1, 2, e(), e(), e())):\n"
         "    try:\n        call()\n    except ValueError as exc:\n        print(exc)\n"
