@@ -17,6 +17,9 @@ def test_seed_and_se_are_refused_before_the_heavy_imports(tmp_path):
                                                                                   "got -1"),
         "simulate seed": (["simulate", "--seed", "-1"], "--seed must be an integer >= 0; got -1"),
         "simulate se": (["simulate", "--se", "0"], "--se must be in (0, inf); got 0.0"),
+        "simulate d": (["simulate", "--d", "1"], "--d must be an integer >= 2 for --norm layernorm"),
+        "simulate samples": (["simulate", "--samples", "1"], "--samples must be an integer >= 2; got 1"),
+        "simulate method": (["simulate", "--method", "x"], "--method must be one of 'direct', 'gram'; got 'x'"),
         # the neighbour: a valid seed gets past the check, to the next refusal (--out is a file)
         "report seed ok": (["report", "--seed", "5", "--out", str(tmp_path / "afile")], "--out must be a directory"),
     }
