@@ -174,7 +174,8 @@ def read(path: Path, required: tuple = (), *, max_bytes: int = MAX_BYTES, max_de
     where = f"cache file {str(path)!r}"
     fix = "delete it and run the experiment again"
     try:
-        data = read_json(path, what="cache file", max_bytes=max_bytes, max_depth=max_depth)
+        data = read_json(path, what="cache file", max_bytes=max_bytes, max_depth=max_depth,
+                         links=False)  # opened without following a link put in its place after the check
     except (ValueError, OSError) as exc:
         raise DamagedCache(f"{exc}; {fix}") from None
     if not isinstance(data, dict):
