@@ -180,3 +180,17 @@ def test_the_docstring_example_runs():
     for t in doctest.DocTestFinder().find(model_probe.probe_model, "probe_model", globs={}):
         runner.run(t)
     assert runner.failures == 0 and runner.tries >= 4
+
+
+def test_no_function_in_the_probe_path_exceeds_60_lines():
+    import ast
+    from pathlib import Path
+
+    root = Path(lnrecency.__file__).parent
+    files = [root / "cli/commands/decoders/probe.py"] + [root / "experiments/probes" / f for f in (
+        "probe.py", "model_probe.py", "probe_arguments.py", "model_inputs.py", "gguf_probe.py", "tidy.py",
+        "probe_plot.py", "attention_checks.py", "logit_tap.py")]
+    long = [(f.name, node.name, node.end_lineno - node.lineno + 1) for f in files
+            for node in ast.walk(ast.parse(f.read_text())) if isinstance(node, ast.FunctionDef)
+            and node.end_lineno - node.lineno + 1 > 60]
+    assert long == []

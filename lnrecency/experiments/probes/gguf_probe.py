@@ -222,24 +222,33 @@ def probe_loaded(loaded: Loaded, settings: ProbeSettings, *, no_rope: bool = Fal
                     logits_note="exact pre-softmax logits S = q.k scaling (after RoPE and any QK normalisation, "
                                 "before the mask), tapped from the eager attention")
         phases["probe"] = time.perf_counter() - t0 - sum(phases.values())
-        ppl = {}
-        if is_text:
-            ppl["off" if no_rope else "on"] = math.exp(loss[0] / loss[1])
-            if no_rope:
-                ppl["on"] = perplexity(model, windows[:ppl_windows], False)
-        elif no_rope:
-            from lnrecency.experiments.text.text_windows import read_text, text_windows, token_stream
-
-            docs, _ = read_text(text)
-            ids = token_stream(lambda piece: loaded.tok(piece, add_special_tokens=False)["input_ids"], docs)
-            tw = text_windows(ids, settings.n, ppl_windows, settings.seed,  # the model's health: its own convention
-                              m.bos if (m.add_bos and m.bos is not None) else None)
-            ppl = {"on": perplexity(model, tw, False), "off": perplexity(model, tw, True)}
+        ppl = _perplexities(loaded, settings, windows[:ppl_windows], loss, no_rope, text)
         phases["perplexity"] = time.perf_counter() - t0 - sum(phases.values())
     info["perplexity"] = {**{k: round(v, 4) for k, v in ppl.items()}, "windows": ppl_windows} if ppl else None
     info["seconds"] = round(time.perf_counter() - t0, 1)
     info["phases"] = {k: round(v, 2) for k, v in phases.items()}
     return res
+
+
+def _perplexities(loaded: Loaded, settings: ProbeSettings, first: np.ndarray, loss: list, no_rope: bool,
+                  text) -> dict:
+    """The perplexity beside a probe: from the probed pass on text (``loss``), with positions on beside it when
+    they were off; on the text's windows with and without positions for a random probe without them."""
+    model, m = loaded.model, loaded.m
+    if settings.tokens == "text":
+        ppl = {"off" if no_rope else "on": math.exp(loss[0] / loss[1])}
+        if no_rope:
+            ppl["on"] = perplexity(model, first, False)
+        return ppl
+    if not no_rope:
+        return {}
+    from lnrecency.experiments.text.text_windows import read_text, text_windows, token_stream
+
+    docs, _ = read_text(text)
+    ids = token_stream(lambda piece: loaded.tok(piece, add_special_tokens=False)["input_ids"], docs)
+    tw = text_windows(ids, settings.n, len(first), settings.seed,  # the model's health: its own convention
+                      m.bos if (m.add_bos and m.bos is not None) else None)
+    return {"on": perplexity(model, tw, False), "off": perplexity(model, tw, True)}
 
 
 def probe_gguf(path, settings: ProbeSettings, *, no_rope: bool = False, text=None, progress: bool = False,

@@ -534,7 +534,7 @@ def _run(job: _Job, positions: str) -> ProbeResult:
                         assumptions={"identity": False, "family": info["model_type"], "positions": job.scheme,
                                      "positions_off": off, "w_qk": qk_of(model)},
                         progress=job.a.progress, light=True, maps=job.a.maps, width=job.width,
-                        stream=info["streamed"], slopes_only=job.slopes_only, logits_note=note)
+                        stream=info["streamed"], slopes_only=job.slopes_only, logits_note=note, pilot=True)
     finally:
         model.train(was_training)
     res.inputs = job.windows

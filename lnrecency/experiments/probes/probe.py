@@ -284,7 +284,7 @@ def check_probe_bounds(st: ProbeSettings, n_layers: int, n_heads: int, width: in
 def probe(traces_of: Callable, *, n_layers: int, n_heads: int, settings: ProbeSettings,
           model_info: dict, assumptions: dict, logits_note: str | None = None, progress: bool = False,
           light: bool = False, width: int = 0, stream: bool = False, maps: bool = True,
-          regions: dict | None = None, slopes_only: bool = False) -> ProbeResult:
+          regions: dict | None = None, slopes_only: bool = False, pilot: bool = False) -> ProbeResult:
     """The generic probe: ``traces_of(start, stop)`` returns, for sequences [start, stop) of the input stream,
     one record per layer with tensors ``logits`` and ``weights`` (B, H, n, n) and optionally ``values``,
     ``head_out`` (B, H, n, d_head) and Gram inputs (``normed``, ``attn_out``, ``mid``, ``mlp_in``, ``out``).
@@ -299,7 +299,9 @@ def probe(traces_of: Callable, *, n_layers: int, n_heads: int, settings: ProbeSe
     ``settings.chunk``). ``slopes_only`` (with ``light``): slopes, sink and rollout from running row sums, no
     head-mean map and no RP (O(n^3) a row set), a layer read a few heads at a time in float64
     (:data:`SLOPE_WORK_BYTES`): memory O(B H n^2) for the layer in flight plus O(L (H + n)), for large n.
-    ``progress``: a bar on a terminal, else a line on stderr about every tenth of the sequences."""
+    ``progress``: a bar on a terminal, else a line on stderr about every tenth of the sequences. ``pilot``: the
+    first step takes an eighth of the sequences, so that the time estimate from it (``estimate_from_first_windows_
+    seconds`` in the result's model) comes early."""
     st = settings
     if slopes_only and not light:
         raise ValueError("slopes_only goes with light (the full probe keeps per-head maps and RP)")
@@ -307,8 +309,8 @@ def probe(traces_of: Callable, *, n_layers: int, n_heads: int, settings: ProbeSe
                                slopes_only=slopes_only)
     sums = _Sums(st, n_layers, light, maps, slopes_only, regions)
     report = _Progress(st.sequences, progress)
-    for start in range(0, st.sequences, chunk):
-        stop = min(start + chunk, st.sequences)
+    first = min(chunk, max(1, st.sequences // 8)) if pilot else chunk  # a short first step: an early estimate
+    for start, stop in [(0, first)] + [(a, min(a + chunk, st.sequences)) for a in range(first, st.sequences, chunk)]:
         if stream:
             traces_of(start, stop, sums.take)
         else:
@@ -317,12 +319,16 @@ def probe(traces_of: Callable, *, n_layers: int, n_heads: int, settings: ProbeSe
         report.update(stop)
     report.close()
     layers = [sums.layer_result(l0, n_heads) for l0 in range(n_layers)]
-    return ProbeResult(model_info, st, layers, assumptions, logits_note or ProbeResult.logits_note)
+    res = ProbeResult(model_info, st, layers, assumptions, logits_note or ProbeResult.logits_note)
+    if report.estimate is not None:
+        res.model["estimate_from_first_windows_seconds"] = round(report.estimate, 2)
+    return res
 
 
 class _Progress:
     """A tqdm bar where stderr is a terminal; else one line on stderr about every tenth of the sequences, with the
-    time so far and the time left at the rate so far."""
+    time so far and the time left at the rate so far. After the first step, the time of the whole probe at that
+    step's rate (``estimate``; a line on stderr with ``on``): measured on this machine as it is loaded now."""
 
     def __init__(self, total: int, on: bool) -> None:
         import sys
@@ -335,12 +341,18 @@ class _Progress:
             from tqdm import tqdm
 
             self.bar = tqdm(total=total, desc="probe", unit="seq", leave=False)
-        self.done = 0
+        self.done, self.estimate = 0, None
 
     def update(self, done: int) -> None:
         import sys
         import time
 
+        if self.estimate is None:
+            spent = time.perf_counter() - self.t0
+            self.estimate = spent * self.total / max(done, 1)
+            if self.on and done < self.total:
+                print(f"probe: estimated {self.estimate:.3g} s in all (the first {done} of {self.total} sequences "
+                      f"took {spent:.2g} s)", file=sys.stderr, flush=True)
         if self.bar is not None:
             self.bar.update(done - self.done)
         elif self.on and (done >= self.next or done == self.total):

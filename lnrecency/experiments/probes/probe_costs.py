@@ -137,8 +137,9 @@ def check_engine_time(model, settings, n_layers: int, n_heads: int, width: int, 
     (``max_seconds``, default :data:`MAX_SECONDS`); returns the estimate."""
     from lnrecency.runtime.timelimit import refusal, time_limit
 
-    params = int(sum(p.numel() for name, p in model.named_parameters() if "embed_tokens" not in name
-                     and "wte" not in name))
+    params = int(sum(p.numel() for name, p in model.named_parameters()  # the blocks' weights: the input embedding
+                     if not any(k in name for k in ("embed_tokens", "wte", "lm_head"))))  # is a lookup, the output
+    # layer runs on the last position only
     seconds = engine_seconds(params, n_layers, n_heads, width, settings.n, settings.sequences, slopes_only, maps)
     if seconds > time_limit(MAX_SECONDS):
         said = refusal(f"the probe of {settings.sequences} sequences at n = {settings.n} ({n_layers} layers x "

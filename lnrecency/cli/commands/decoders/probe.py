@@ -39,7 +39,6 @@ DECODER_N, DECODER_SEQUENCES = 32, 256
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    from lnrecency.experiments.probes.probe_arguments import DEFAULT_N, DEFAULT_SEQUENCES
 
     p.add_argument("model_dir", nargs="?", default=None, help="checkpoint folder written by `lnrecency train`")
     p.add_argument("--identity", action="store_true",
@@ -67,6 +66,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="with --gguf: the largest model, in MiB of float32 weights (default 1024; the load needs "
                         "about 1.25 times that, beside the interpreter)")
     add_config_arguments(p, embedding=True, convention=False)
+    _add_window_arguments(p)
+
+
+def _add_window_arguments(p: argparse.ArgumentParser) -> None:
+    """The flags of the windows, the output and the run (each of a real model's is probe_model's argument)."""
+    from lnrecency.experiments.probes.probe_arguments import DEFAULT_N, DEFAULT_SEQUENCES
+
     p.add_argument("--d", type=int, default=None, help=f"width of the identity decoder (default {IDENTITY_D})")
     p.add_argument("--layers", type=int, default=None,
                    help=f"layers of the identity decoder (default {IDENTITY_LAYERS})")
