@@ -227,11 +227,13 @@ def write(path: Path, record: dict) -> Path:
 
 def cached_jobs(fn: Callable, jobs: list, path_of: Callable, *, args_of: Callable, use_cache: bool = True,
                 required: tuple = (), what: str = "runs", progress: bool | None = False,
-                workers: int | None = None, shape: Any = None, check_of: Callable | None = None) -> list:
+                workers: int | None = None, shape: Any = None, check_of: Callable | None = None,
+                scheduler: str = "local") -> list:
     """The records of ``jobs`` in job order: each read from its entry ``path_of(job)`` when there (``use_cache``),
-    else ``fn(*args_of(job))`` run ``workers`` at a time in worker processes (the same bytes as serially;
-    lnrecency.experiments.decoders.parallel) and written to its entry as it finishes, with a progress bar over
-    what is trained. ``shape`` and ``check_of(job)`` validate a cached record (:func:`read`)."""
+    else ``fn(*args_of(job))`` run ``workers`` at a time in worker processes, or each a task on the Dask cluster at
+    ``scheduler`` (the same bytes as serially; lnrecency.experiments.decoders.parallel) and written to its entry as
+    it finishes, with a progress bar over what is trained (one step per run, named). ``shape`` and ``check_of(job)``
+    validate a cached record (:func:`read`)."""
     from lnrecency.experiments.decoders.parallel import run_jobs
     from lnrecency.runtime.progress import Progress
 
@@ -243,10 +245,16 @@ def cached_jobs(fn: Callable, jobs: list, path_of: Callable, *, args_of: Callabl
     def finished(q: int, rec: dict) -> None:
         write(path_of(todo[q]), rec)
         job = todo[q]
-        bar.update(1, "/".join(map(str, job)) if isinstance(job, tuple) else str(job))
+        bar.update(1, named(job))
 
+    def named(job) -> str:
+        return "/".join(map(str, job)) if isinstance(job, tuple) else str(job)
+
+    argses = [args_of(job) for job in todo]
+    names = {id(a): named(job) for a, job in zip(argses, todo)}
     try:
-        for job, rec in zip(todo, run_jobs(fn, [args_of(job) for job in todo], workers=workers, done=finished)):
+        for job, rec in zip(todo, run_jobs(fn, argses, workers=workers, done=finished, scheduler=scheduler,
+                                           label=lambda a: names.get(id(a), str(a)))):
             done[job] = rec
     finally:
         bar.close()

@@ -199,7 +199,7 @@ def run_one(st: Seed002Settings, seed: int) -> dict:
 
 
 def run_seed002(st: Seed002Settings, *, use_cache: bool = True, progress: bool = False,
-                workers: int | None = None) -> list[dict]:
+                workers: int | None = None, scheduler: str = "local") -> list[dict]:
     """Every training seed's record (trained in parallel workers, or read from the cache)."""
     return run_cached("seed002", st, [(seed,) for seed in st.seeds], run_one, use_cache=use_cache,
-                      progress=progress, workers=workers)
+                      progress=progress, workers=workers, scheduler=scheduler)

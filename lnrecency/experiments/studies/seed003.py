@@ -83,7 +83,7 @@ def run_one(st: Seed003Settings, task: str, arch: str, seed: int) -> dict:
 
 
 def run_seed003(st: Seed003Settings, *, use_cache: bool = True, progress: bool = False,
-                workers: int | None = None) -> list[dict]:
+                workers: int | None = None, scheduler: str = "local") -> list[dict]:
     """Every (task, architecture, seed) record (trained in parallel workers, or read from the cache)."""
     return run_cached("seed003", st, runs_of("seed003", st), run_one, use_cache=use_cache, progress=progress,
-                      workers=workers)
+                      workers=workers, scheduler=scheduler)

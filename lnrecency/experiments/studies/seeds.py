@@ -8,7 +8,7 @@ __all__ = ["run_experiment"]
 
 
 def run_experiment(experiment: str, settings, *, use_cache: bool = True, progress: bool | None = False,
-                   workers: int | None = None) -> list[dict]:
+                   workers: int | None = None, scheduler: str = "local") -> list[dict]:
     """Every run of ``experiment`` ("seed002" / "seed003") under ``settings``: trained, or read from the cache
     (imports torch)."""
     if experiment == "seed002":
@@ -17,4 +17,4 @@ def run_experiment(experiment: str, settings, *, use_cache: bool = True, progres
         from lnrecency.experiments.studies.seed003 import run_seed003 as runner
     else:
         raise ValueError(f"experiment must be one of {sorted(EXPERIMENTS)}; got {experiment!r}")
-    return runner(settings, use_cache=use_cache, progress=progress, workers=workers)
+    return runner(settings, use_cache=use_cache, progress=progress, workers=workers, scheduler=scheduler)

@@ -192,13 +192,13 @@ def run_check(job: tuple):
 
 
 def run_cached(experiment: str, settings, jobs: list, fn, *, use_cache: bool = True, progress: bool | None = False,
-               workers: int | None = None) -> list[dict]:
+               workers: int | None = None, scheduler: str = "local") -> list[dict]:
     """[fn(settings, *job)] for every job, each read from its cache file when there, else trained in parallel
     workers (lnrecency.experiments.run_cache.cached_jobs: the same bytes as serially) and cached as it finishes."""
     return run_cache.cached_jobs(fn, jobs, lambda job: run_path(experiment, settings, *job),
                                  args_of=lambda job: (settings, *job), use_cache=use_cache, required=("seed", "log"),
                                  what=f"{experiment} runs", progress=progress, workers=workers,
-                                 shape={"seed": int, "log": list}, check_of=run_check)
+                                 shape={"seed": int, "log": list}, check_of=run_check, scheduler=scheduler)
 
 
 def is_cached(experiment: str, settings) -> bool:

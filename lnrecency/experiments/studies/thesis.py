@@ -136,7 +136,7 @@ def train_run(arch: str, norm: str, seed: int, st: ThesisSettings) -> dict:
 
 
 def run_thesis(settings: ThesisSettings, *, use_cache: bool = True, progress: bool | None = False,
-               workers: int | None = None) -> ThesisResults:
+               workers: int | None = None, scheduler: str = "local") -> ThesisResults:
     """Train (or read from the cache) every run of ``settings`` and probe it; ``workers`` independent runs
     train at once in worker processes (lnrecency.experiments.decoders.parallel; default min(2, CPUs); 1: serially). The
     result is the same, byte for byte, whatever the number of workers."""
@@ -146,5 +146,6 @@ def run_thesis(settings: ThesisSettings, *, use_cache: bool = True, progress: bo
     jobs = [(a, m, s) for a in st.archs for m in st.norms for s in st.seeds]
     runs = cached_jobs(train_run, jobs, lambda job: cache_path(st, *job), args_of=lambda job: (*job, st),
                        use_cache=use_cache, required=RUN_KEYS, what="thesis runs", progress=progress,
-                       workers=workers, shape=RUN_SHAPE, check_of=lambda job: run_check(*job))
+                       workers=workers, shape=RUN_SHAPE, check_of=lambda job: run_check(*job),
+                       scheduler=scheduler)
     return ThesisResults(st, runs)

@@ -252,14 +252,16 @@ def cached_runs(st: TextThesisSettings) -> list | None:
 
 
 def run_thesis_text(st: TextThesisSettings, *, use_cache: bool = True, progress: bool | None = False,
-                    workers: int | None = None) -> list:
-    """Every run of ``st``, trained ``workers`` at a time or read from the cache (the same bytes either way)."""
+                    workers: int | None = None, scheduler: str = "local") -> list:
+    """Every run of ``st``, trained ``workers`` at a time (or on the Dask cluster at ``scheduler``) or read from the
+    cache (the same bytes either way)."""
     from lnrecency.experiments.run_cache import cached_jobs
 
     corpus_data(st.corpus)  # the tokenizer and the token ids cached once, before the workers start
     return cached_jobs(train_text_run, st.jobs(), lambda job: run_path(st, *job), args_of=lambda job: (*job, st),
                        use_cache=use_cache, required=RUN_KEYS, what="thesis-text runs", progress=progress,
-                       workers=workers, shape=RUN_SHAPE, check_of=lambda job: run_check(*job))
+                       workers=workers, shape=RUN_SHAPE, check_of=lambda job: run_check(*job),
+                       scheduler=scheduler)
 
 
 def learned(run: dict, st: TextThesisSettings) -> bool:

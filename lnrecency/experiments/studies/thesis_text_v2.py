@@ -245,15 +245,17 @@ def cached_v2(st: V2Settings) -> list | None:
 
 
 def run_v2(st: V2Settings, *, use_cache: bool = True, progress: bool | None = False,
-           workers: int | None = None) -> list:
-    """Every run of ``st``, trained ``workers`` at a time or read from the cache."""
+           workers: int | None = None, scheduler: str = "local") -> list:
+    """Every run of ``st``, trained ``workers`` at a time (or on the Dask cluster at ``scheduler``) or read from the
+    cache."""
     from lnrecency.experiments.run_cache import cached_jobs
 
     corpus_data(st.base.corpus)  # the tokenizer and the token ids cached once, before the workers start
     plain_corpus_data(st.base.corpus)
     return cached_jobs(train_v2_run, st.jobs(), lambda job: _path(st, *job), args_of=lambda job: (*job, st),
                        use_cache=use_cache, required=RUN_KEYS, what="thesis-text v2 runs", progress=progress,
-                       workers=workers, shape=RUN_SHAPE, check_of=lambda job: run_check(*job))
+                       workers=workers, shape=RUN_SHAPE, check_of=lambda job: run_check(*job),
+                       scheduler=scheduler)
 
 
 def _cell(bos: bool, norm: str) -> str:

@@ -141,22 +141,23 @@ def cached_v3(st: V3Settings | None = None) -> list | None:
 
 
 def run_v3(st: V3Settings | None = None, *, use_cache: bool = True, progress: bool | None = None,
-           workers: int | None = 2) -> list:
+           workers: int | None = 2, scheduler: str = "local") -> list:
     """Every run of the plan, probed ``workers`` at a time or read from the cache; plan v2's runs are read (or
     trained) first, and the no-BOS weights it did not keep trained again and checked against its records
-    (:func:`lnrecency.experiments.studies.v2_weights.ensure_weights`)."""
+    (:func:`lnrecency.experiments.studies.v2_weights.ensure_weights`); ``scheduler``: each of them one task on that
+    Dask cluster instead of local workers (lnrecency.experiments.decoders.parallel)."""
     from lnrecency.experiments.run_cache import cached_jobs
     from lnrecency.experiments.studies.thesis_text_v2 import run_v2
     from lnrecency.experiments.studies.v2_weights import ensure_weights
 
     st = st or V3Settings()
-    run_v2(st.v2, use_cache=use_cache, progress=progress, workers=workers)
-    ensure_weights(st.v2, workers=workers or 2, progress=progress)
+    run_v2(st.v2, use_cache=use_cache, progress=progress, workers=workers, scheduler=scheduler)
+    ensure_weights(st.v2, workers=workers or 2, progress=progress, scheduler=scheduler)
     corpus_data(st.v2.base.corpus)
     plain_corpus_data(st.v2.base.corpus)
     return cached_jobs(probe_run, st.jobs(), lambda job: _path(st, *job), args_of=lambda job: (*job, st),
                        use_cache=use_cache, required=RUN_KEYS, what="plan v3 probes", progress=progress,
-                       workers=workers, shape=RUN_SHAPE, check_of=lambda job: _check(*job))
+                       workers=workers, shape=RUN_SHAPE, check_of=lambda job: _check(*job), scheduler=scheduler)
 
 
 def _cell(bos: bool, norm: str) -> str:

@@ -87,9 +87,11 @@ def missing(st: V2Settings) -> list[tuple[bool, str, int]]:
     return [job for job in st.jobs() if not weights_path(st, *job).is_dir()]
 
 
-def ensure_weights(st: V2Settings | None = None, *, workers: int = 2, progress: bool | None = None) -> list[dict]:
+def ensure_weights(st: V2Settings | None = None, *, workers: int = 2, progress: bool | None = None,
+                   scheduler: str = "local") -> list[dict]:
     """Train the runs whose weights are not kept, ``workers`` at a time (about 35 min on 2 cores for the 24 no-BOS
-    runs of the default settings; seconds for the quick preset)."""
+    runs of the default settings; seconds for the quick preset), or each one task on the Dask cluster at
+    ``scheduler`` (its workers write the weights into their ``LNRECENCY_CACHE``)."""
     import multiprocessing as mp
     from concurrent.futures import ProcessPoolExecutor
 
@@ -103,6 +105,16 @@ def ensure_weights(st: V2Settings | None = None, *, workers: int = 2, progress: 
     plain_corpus_data(st.base.corpus)
     out = []
     bar = Progress(len(todo), "v2 weights", "runs", enabled=progress)
+    if scheduler != "local":
+        from lnrecency.experiments.decoders.parallel import run_jobs
+
+        def done(q: int, row: dict) -> None:
+            bar.update(1, f"{row['norm']} {row['seed']}")
+        try:
+            return run_jobs(train_weights, [(*job, st) for job in todo], scheduler=scheduler, done=done,
+                            label=lambda args: f"{'BOS' if args[0] else 'no-BOS'} {args[1]} seed {args[2]}")
+        finally:
+            bar.close()
     with ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("fork"), initializer=worker_init) as pool:
         for fut in [pool.submit(train_weights, *job, st) for job in todo]:
             out.append(fut.result())

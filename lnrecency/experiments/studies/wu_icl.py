@@ -212,13 +212,15 @@ def cached_wu(st: WuSettings) -> list | None:
 
 
 def run_wu(st: WuSettings, *, use_cache: bool = True, progress: bool | None = False,
-           workers: int | None = None) -> list:
-    """Every run of ``st``, trained ``workers`` at a time or read from the cache."""
+           workers: int | None = None, scheduler: str = "local") -> list:
+    """Every run of ``st``, trained ``workers`` at a time (or on the Dask cluster at ``scheduler``) or read from the
+    cache."""
     from lnrecency.experiments.run_cache import cached_jobs
 
     return cached_jobs(train_run, st.jobs(), lambda job: _path(st, *job), args_of=lambda job: (*job, st),
                        use_cache=use_cache, required=RUN_KEYS, what="Wu et al. ICL runs", progress=progress,
-                       workers=workers, shape=RUN_SHAPE, check_of=lambda job: run_check(*job, st))
+                       workers=workers, shape=RUN_SHAPE, check_of=lambda job: run_check(*job, st),
+                       scheduler=scheduler)
 
 
 def learned(run: dict) -> bool:

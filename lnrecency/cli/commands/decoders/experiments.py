@@ -34,7 +34,8 @@ published directions, Holm over the six) and P1-P6 (ours, Holm over the six) wit
 verdict R1): SmolLM2-135M and Gemma 3 270M, whichever ``--models DIR`` holds, each probed on text and on the
 neutral random control with positions on and off (n = 256, 16 windows; ``--quick``: n = 64, 8 windows).
 Independent trainings run in ``--workers`` processes (default 2), with the same bytes as serially; the README
-states the measured times.
+states the measured times. ``--scheduler tcp://HOST:PORT`` runs each training as one task on an existing Dask cluster
+instead (lnrecency.experiments.decoders.parallel), with the same bytes.
 
 Runs are cached by configuration hash (``$LNRECENCY_CACHE`` or ~/.cache/lnrecency); the report reads them.
 ``--json``: {"experiment", "settings", "verdicts": [ClaimResult JSON + "training_seeds"], "runs": [...]}.
@@ -77,6 +78,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "sink theory's at its fitted bonus (lnrecency.theory.sink) into this PNG")
     p.add_argument("--workers", type=int, default=None,
                    help="trainings at once in worker processes (default min(2, CPUs); same bytes as 1)")
+    p.add_argument("--scheduler", default="local",
+                   help="'local' (worker processes here, default) or the address of a running Dask scheduler "
+                        "(tcp://HOST:PORT; the dask extra): each training one task on that cluster, progress per "
+                        "run, the same bytes as local workers; a run whose worker is lost is run again, one that "
+                        "still fails is named after the others finish")
 
 
 def _summary(res, run: dict) -> dict:
@@ -140,7 +146,8 @@ def _thesis_text_v2(args: Options) -> int:
     from lnrecency.inference.evidence import strict_json as strict
 
     st = V2Settings.preset(args.quick)
-    runs = run_v2(st, use_cache=not args.no_cache, progress=None if not args.json else False, workers=args.workers)
+    runs = run_v2(st, use_cache=not args.no_cache, progress=None if not args.json else False, workers=args.workers,
+                  scheduler=args.scheduler)
     decided = decide(runs, st)
     # a quick run decides nothing: its rows say so instead of a verdict (the interval stays, as a number)
     # each test with the per-seed values it was decided on (issue 67: every verdict recomputed from the snapshot)
@@ -180,7 +187,7 @@ def _thesis_text_v3(args: Options) -> int:
 
     st = V3Settings.preset(args.quick)
     runs = run_v3(st, use_cache=not args.no_cache, progress=None if not args.json else False,
-                  workers=args.workers or 2)
+                  workers=args.workers or 2, scheduler=args.scheduler)
     snap = snapshot(runs, cached_v2(st.v2), st)
     if args.quick:  # a quick run decides nothing: its rows say so instead of a verdict
         for t in snap["tests"].values():
@@ -218,7 +225,8 @@ def _wu_icl(args: Options) -> int:
     from lnrecency.inference.evidence import strict_json as strict
 
     st = WuSettings.preset(args.quick)
-    runs = run_wu(st, use_cache=not args.no_cache, progress=None if not args.json else False, workers=args.workers)
+    runs = run_wu(st, use_cache=not args.no_cache, progress=None if not args.json else False, workers=args.workers,
+                  scheduler=args.scheduler)
     from lnrecency.claims.trained.w2_w4_wu_icl import STATEMENTS, label, short
 
     decided = decide(runs, st)
@@ -246,10 +254,31 @@ def _wu_icl(args: Options) -> int:
     return 0
 
 
+def _check_scheduler(args: Options) -> None:
+    """--scheduler: 'local' or a Dask scheduler's address, refused by name before torch or Dask load; an address
+    goes with an experiment that trains, and without --workers (a cluster's workers are its own)."""
+    from lnrecency.experiments.decoders.parallel import LOCAL, check_scheduler
+
+    scheduler = getattr(args, "scheduler", LOCAL)
+    try:
+        check_scheduler(scheduler)
+    except ValueError as exc:
+        raise ValueError("--" + str(exc)) from None
+    if scheduler == LOCAL:
+        return
+    if args.experiment == "pretrained":
+        raise ValueError(f"--scheduler {scheduler!r}: the pretrained experiment trains nothing; it runs here "
+                         f"(--scheduler local)")
+    if args.workers is not None:
+        raise ValueError(f"--workers {args.workers}: goes with --scheduler local; the cluster at {scheduler} runs "
+                         f"its own workers")
+
+
 def run(args: Options) -> int:
     from lnrecency.runtime.arguments import check_choice
 
     check_choice("experiment", args.experiment, EXPERIMENTS)
+    _check_scheduler(args)
     if args.workers is not None:
         from lnrecency.experiments.decoders.parallel import check_workers
 
@@ -295,7 +324,7 @@ def run(args: Options) -> int:
 
         st = TextThesisSettings.preset(args.quick)
         runs = run_thesis_text(st, use_cache=not args.no_cache, progress=None if not args.json else False,
-                               workers=args.workers)
+                               workers=args.workers, scheduler=args.scheduler)
         ids, settings = list(text_ids), {**asdict(st), "plan_sha256": plan_sha256()}
         summaries = [{"arch": r["arch"], "norm": r["norm"], "seed": r["seed"], "seconds": r["seconds"],
                       "final_heldout_loss": r["log"][-1]["heldout_loss"], "unigram_entropy": r["unigram"],
@@ -310,7 +339,7 @@ def run(args: Options) -> int:
 
         st = ThesisSettings.preset(args.quick)
         res = run_thesis(st, use_cache=not args.no_cache, progress=None if not args.json else False,
-                         workers=args.workers)
+                         workers=args.workers, scheduler=args.scheduler)
         settings, summaries = res.to_json()["settings"], [_summary(res, r) for r in res.runs]
     else:
         from dataclasses import asdict
@@ -322,7 +351,8 @@ def run(args: Options) -> int:
         st = SETTINGS[args.experiment].preset(args.quick)
         ids = S2 if args.experiment == "seed002" else S3
         runs = run_experiment(args.experiment, st, use_cache=not args.no_cache,
-                              progress=None if not args.json else False, workers=args.workers)
+                              progress=None if not args.json else False, workers=args.workers,
+                              scheduler=args.scheduler)
         settings, summaries = asdict(st), [_seed_summary(r) for r in runs]
     if args.experiment in ("thesis", "seed002", "seed003"):
         seeds = len(st.seeds)
