@@ -13,12 +13,14 @@ import json
 import shutil
 from pathlib import Path
 
+#: what each source of statements is (the catalogue's source keys, lnrecency.claims.catalog.SOURCES)
 SOURCE_NOTE = {
-    "seed text": "the paper's own text (abstract, TL;DR, Theorem 1 as stated, figure captions)",
-    "printed derivation": "the first version's printed derivation (arXiv 2509.21042v1, Sec. 3.2 and App. A)",
-    "our formulation": "the project's precise formulation of what the paper reports (its full text is not "
-                       "available)",
-    "trained models, our formulation": "our formulation, tested on decoders trained here",
+    "paper": "the paper's own text as the seeds give it (abstract, TL;DR, Theorem 1 as stated, figure captions)",
+    "v1": "the first version's printed derivation (arXiv 2509.21042v1, Sec. 3.2 and App. A)",
+    "seed002": "Eoin Farrell's essay, as seed 002 gives it",
+    "seed003": "Li, Boduljak and Zhou, as seed 003 gives it",
+    "ours": "the project's precise formulation of what the paper or a seed reports (its full text is not available)",
+    "wu2025": "Wu et al. (ICML 2025), prior work the paper answers",
 }
 
 
@@ -46,6 +48,11 @@ def _md(text: str) -> str:
     return str(text).replace("\\", "\\\\").replace("*", "\\*").replace("<", "&lt;").replace(">", "&gt;")
 
 
+def _cell(text: str) -> str:
+    """Plain text as one Markdown table cell: :func:`_md`, with '|' escaped."""
+    return _md(text).replace("|", "\\|")
+
+
 def _setting_needed(claim, v2: dict | None) -> list[str]:
     """Plan v1's thesis-on-text claims (TT1-TT4) measured with BOS first: which setting their result needs, from
     plan v2's run (docs/thesis_text_v2.json, lnrecency.report.v2_results.v2_sentence)."""
@@ -60,14 +67,14 @@ def _setting_needed(claim, v2: dict | None) -> list[str]:
 
 
 def _claim_page(claim, rows: list, snap: dict, v2: dict | None = None) -> str:
-    from lnrecency.report.headline import source_group
+    from lnrecency.claims import catalog
     from lnrecency.report.views.outputs import VIEWS
     from lnrecency.report.views.registry import VIEW_LIST  # noqa: F401  (imports every view module)
     from lnrecency.report.views.shared import setting_summary
 
     lines = [f"# {claim.id}: {claim.description}", ""]
-    if rows:  # the README's cell for each of its sources, from the same findings (lnrecency.report.findings)
-        from lnrecency.report.findings import claim_rows, findings_of
+    if rows:  # the README's cell for each of its sources, from the same findings (lnrecency.report.words.findings)
+        from lnrecency.report.words.findings import claim_rows, finding_of, findings_of
 
         for _, group, label, plain in claim_rows(findings_of(rows)):
             lines += [f"**In the README** ({group}): {label}; {_md(plain)}.", ""]
@@ -78,14 +85,19 @@ def _claim_page(claim, rows: list, snap: dict, v2: dict | None = None) -> str:
         lines += [f"**Verdicts** (from `lnrecency verify{flags}`, the run the README's headline was generated "
                   f"from). This claim decides {len(groups)} statement{'s' * (len(groups) > 1)}; each verdict "
                   f"below decides the statement it is listed under, one row per setting group.", ""]
+        declared = {s.text: s for s in catalog.declared(claim.id).statements}
         for k, (text, group) in enumerate(groups.items(), 1):
-            first = group[0]
-            lines += [f"## Statement {k}" if len(groups) > 1 else "## Statement", "", _md(text), "",
-                      f"**Source.** {source_group(claim.id, first['statement'])} ({first['source']}: "
-                      f"{SOURCE_NOTE.get(first['source'], first['source'])}).", ""]
-            for r in group:
-                setting = setting_summary(r["setting"], 400)
-                lines += [f"- **{r['verdict']}** ({_md(setting)}). {_md(r['finding'] or 'no finding recorded')}", ""]
+            statement = declared.get(text)
+            lines += [f"## Statement {k}" if len(groups) > 1 else "## Statement", "", _md(text), ""]
+            if statement is not None:
+                lines += [f"**Source.** {statement.group} ({SOURCE_NOTE[statement.source]}).", ""]
+            lines += ["| verdict | settings | in plain words |", "|---|---|---|"]
+            found = [finding_of(r) for r in group]
+            for r, f in zip(group, found):
+                lines.append(f"| {f.verdict} | {_cell(setting_summary(r['setting'], None))} | {_cell(f.plain)} |")
+            lines += ["", "The findings, whole:", ""]
+            lines += [f"- **{f.verdict}**: {_md(r['finding'] or 'no finding recorded')}" for r, f in zip(group, found)]
+            lines.append("")
     else:
         lines += ["**Verdict.** Not in the verdict snapshot (docs/verdicts.json): run "
                   f"`lnrecency verify --claim {claim.id}`.", ""]

@@ -6,6 +6,8 @@ import ast
 import re
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 ALIAS = {"theory": "lnrecency.theory", "numerics": "lnrecency.numerics"}
 #: The floors, bottom to top, keyed by sub-package: a module may import its own floor and the floors below,
@@ -275,50 +277,31 @@ def test_no_module_is_longer_than_the_limit_without_a_reason():
     assert long == {}, long
 
 
-def ids_named(stem: str) -> tuple[set[str], list[tuple[str, int, int]]]:
-    """The claim ids a module name covers: its leading id tokens. ``t1_theorem1`` -> T1; ``p1_p7_...`` -> P1..P7;
-    ``s2_0_premise`` -> S2.0; ``s2_s3_...`` -> every S2.x and S3.x."""
-    tokens = stem.split("_")
-    exact, families, ranges = set(), set(), []
-    heads = []
-    for q, tok in enumerate(tokens):
-        if re.fullmatch(r"[a-z]+\d+", tok):
-            heads.append(tok)
-        elif re.fullmatch(r"\d+", tok) and heads:
-            exact.add(f"{heads.pop()}.{tok}")
-        else:
-            break
-    if len(heads) == 2 and re.match(r"[a-z]+", heads[0]).group() == re.match(r"[a-z]+", heads[1]).group():
-        letters = re.match(r"[a-z]+", heads[0]).group()
-        ranges.append((letters, int(heads[0][len(letters):]), int(heads[1][len(letters):])))
-    else:
-        exact |= set(heads)
-        families |= set(heads)
-    return exact | {f + ".*" for f in families}, ranges
-
-
-def covers(stem: str, claim_id: str) -> bool:
-    exact, ranges = ids_named(stem)
-    cid = claim_id.lower()
-    if cid in exact or cid.split(".")[0] + ".*" in exact and "." in cid:
-        return True
-    m = re.fullmatch(r"([a-z]+)(\d+)(\.\d+)?", cid)  # TM3 in tm1_tm5; S3.2 in s2_s3 (family 3 of 2..3)
-    return bool(m) and any(m.group(1) == a and lo <= int(m.group(2)) <= hi for a, lo, hi in ranges)
-
-
 def test_claim_modules_are_named_by_the_ids_they_declare():
+    """The ID rule lives in the catalogue (lnrecency.claims.catalog.ID_RULE, module_covers), checked when a claim is
+    declared; here every registered claim is checked once more by the same function."""
+    from lnrecency.claims.catalog import module_covers
     from lnrecency.claims.registry import CATALOG
 
     for claim in CATALOG:
-        stem = claim.module.rpartition(".")[2]
-        assert covers(stem, claim.id), (claim.id, stem)
+        assert module_covers(claim.module, claim.id), (claim.id, claim.module)
 
 
 def test_the_naming_rule_can_say_no():
-    assert covers("p1_p7_printed_formulas", "P3") and not covers("p1_p7_printed_formulas", "P8")
-    assert covers("s2_0_premise", "S2.0") and not covers("s2_0_premise", "S2.1")
-    assert covers("s2_s3_seed_experiments", "S3.2") and not covers("s2_s3_seed_experiments", "TM1")
-    assert not covers("deeper", "C6") and covers("c6_deeper_layers", "C6") and not covers("c6_deeper_layers", "C7")
+    from lnrecency.claims.catalog import S as Statement
+    from lnrecency.claims.catalog import declare, id_parts, module_covers
+
+    assert module_covers("p1_p7_printed_formulas", "P3") and not module_covers("p1_p7_printed_formulas", "P8")
+    assert module_covers("s2_0_premise", "S2.0") and not module_covers("s2_0_premise", "S2.1")
+    assert module_covers("s2_s3_seed_experiments", "S3.2") and not module_covers("s2_s3_seed_experiments", "TM1")
+    assert not module_covers("deeper", "C6") and module_covers("c6_deeper_layers", "C6")
+    assert not module_covers("c6_deeper_layers", "C7")
+    with pytest.raises(ValueError, match="claim id must be"):
+        id_parts("C3X")
+    with pytest.raises(ValueError, match="must be named by the IDs it declares"):
+        declare("C10", "parameter_free.c3_residual", "a title", Statement("s", "ours", "A statement."))
+    made = declare("C10", "parameter_free.c10_new_claim", "a title", Statement("s", "ours", "A statement."))
+    assert made.id == "C10"
 
 
 # ---- rules of the house that the import scan alone does not show ---------------------------------------------
@@ -385,3 +368,14 @@ def test_defined_once():
     assert definitions("cached_jobs") == ["lnrecency/experiments/run_cache.py"]
     # the scan finds a second definition when there is one (both `run` of two commands)
     assert len(definitions("run")) >= 2
+
+
+def test_every_package_folder_is_installed():
+    """A wheel holds only the packages pyproject.toml lists: every folder of Python modules under lnrecency/ (and
+    theory/, numerics/) must be there, or a non-editable install misses it."""
+    import tomllib
+
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]["packages"])
+    folders = {".".join(p.relative_to(ROOT).parts) for p in (ROOT / "lnrecency").rglob("*")
+               if p.is_dir() and any(p.glob("*.py"))} | {"lnrecency"}
+    assert folders - listed == set()

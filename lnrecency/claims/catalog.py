@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 __all__ = ["SOURCES", "SOURCE_SHORT", "FAMILIES", "Statement", "Declared", "S", "declare", "CATALOG", "DECLARED", "ids",
            "trained_ids", "declared", "statement_source", "result_source", "modules", "ANSWER", "answer_parts",
-           "answer_ids", "row_matches"]
+           "answer_ids", "row_matches", "THEIRS", "label", "ID_RULE", "id_parts", "module_covers"]
 
 #: where a statement comes from (key -> the words the report counts it under), the paper's own first
 SOURCES: dict[str, str] = {
@@ -91,9 +91,54 @@ class Declared:
 S = Statement
 
 
+#: the one rule for a claim ID: capital letters, a number, and an optional ".number" ("T1", "TM3", "S2.0"); its
+#: module's file name starts with the IDs it declares, lower case ("t1_theorem1", "p1_p7_...", "s2_s3_...")
+ID_RULE = r"([A-Z]+)(\d+)(?:\.(\d+))?"
+
+
+def id_parts(claim_id: str) -> tuple[str, int, int | None]:
+    """(letters, number, sub-number or None) of a claim ID (ValueError naming :data:`ID_RULE`)."""
+    import re
+
+    m = re.fullmatch(ID_RULE, claim_id) if isinstance(claim_id, str) else None
+    if m is None:
+        raise ValueError(f"claim id must be capital letters, a number and an optional .number (T1, TM3, S2.0); "
+                         f"got {claim_id!r}")
+    return m.group(1), int(m.group(2)), int(m.group(3)) if m.group(3) is not None else None
+
+
+def module_covers(module: str, claim_id: str) -> bool:
+    """Whether a claim module's file name (``module``'s last part) names ``claim_id``: its leading ID tokens, one
+    ID ("t1_theorem1"), a range of one letter family ("p1_p7_...": P1 to P7), an ID with its sub-number
+    ("s2_0_premise": S2.0) or families ("s2_s3_...": every S2.x and S3.x)."""
+    import re
+
+    letters, number, sub = id_parts(claim_id)
+    heads, exact = [], set()
+    for tok in module.rpartition(".")[2].split("_"):
+        if re.fullmatch(r"[a-z]+\d+", tok):
+            heads.append(tok)
+        elif re.fullmatch(r"\d+", tok) and heads:
+            exact.add(f"{heads.pop()}.{tok}")
+        else:
+            break
+    cid = claim_id.lower()
+    split = [re.fullmatch(r"([a-z]+)(\d+)", h).groups() for h in heads]
+    if len(split) == 2 and split[0][0] == split[1][0] and sub is None:  # a range: p1_p7
+        return letters.lower() == split[0][0] and int(split[0][1]) <= number <= int(split[1][1])
+    if cid in exact or cid in heads:
+        return True
+    return sub is not None and f"{letters.lower()}{number}" in heads  # a family: s2_s3 covers S2.x
+
+
 def declare(claim_id: str, module: str, title: str, *statements: Statement, command: str | None = None,
             family: str = "parameter-free", primary: bool = True) -> Declared:
-    """One catalogue line: see the module docstring."""
+    """One catalogue line: see the module docstring. The ID follows :data:`ID_RULE` and its module's name covers it
+    (:func:`module_covers`), checked here, when the claim is declared."""
+    id_parts(claim_id)
+    if not module_covers(module, claim_id):
+        raise ValueError(f"claim {claim_id}'s module {module!r} must be named by the IDs it declares (e.g. "
+                         f"'{claim_id.lower().replace('.', '_')}_what_it_checks')")
     if not statements:
         raise ValueError(f"claim {claim_id} declares no statement")
     if family not in FAMILIES:
@@ -167,10 +212,10 @@ CATALOG: tuple[Declared, ...] = (
               "With normalisation, the recency bias persists at deeper layers: every layer 3..L has recency bias on "
               "every row i >= 2.")),
     declare("C7", "parameter_free.c7_output_norm", "seed 002: does the attention output shrink with position?",
-            S("statement", "seed003",
+            S("statement", "seed002",
               "Layer 1, alpha = 0: |o_i|^2 = sum_k P_ik^2 in the limit; the attention output shrinks with position, "
               "|o_i|^2 ~ 1/i (i |o_i|^2 -> 1) for long sequences or near-uniform attention."),
-            S("shrink_to_zero", "seed003",
+            S("shrink_to_zero", "seed002",
               "In the seed's scope (weakly correlated vectors, alpha = 0): the layer-1 attention output norm |o_i| "
               "tends to 0 with position i."),
             S("extension", "ours",
@@ -235,8 +280,12 @@ CATALOG: tuple[Declared, ...] = (
               "P9: LayerNorm with d scaling (lam = 1) behaves like l2."),
             S("p9b", "v1",
               "P9: LayerNorm with sqrt(d) scaling (lam = sqrt(d)) sharpens the layer-1 softmax."),
-            S("p9c", "v1",
-              "P9: LayerNorm with sqrt(d) scaling weakens the layer-2 recency pattern (vs d scaling).")),
+            S("p9c_logits", "v1",
+              "P9, read in attention logits: LayerNorm with sqrt(d) scaling weakens the layer-2 recency pattern (vs d "
+              "scaling): the layer-2 gap S_87 - S_81 itself is smaller."),
+            S("p9c_per_lam", "v1",
+              "P9, read per unit of lam: LayerNorm with sqrt(d) scaling weakens the layer-2 recency pattern (vs d "
+              "scaling): the layer-2 gap divided by lam is smaller.")),
     declare("TM1", "trained.tm1_tm5_trained_decoders", "trained decoders: LayerNorm gives recency at layers >= 2",
             S("s1", "ours",
               "Trained NoPE decoders with LayerNorm (pre-LN, residual) show recency at every layer >= 2: the "
@@ -486,7 +535,7 @@ def trained_ids() -> tuple[str, ...]:
 
 
 #: each claim's part in the report's plain answer (issue 66), declared here with the catalogue and never in the
-#: answer's code (lnrecency.report.headline, lnrecency.report.readme_answer ask for a role): role -> ((claim, which
+#: answer's code (lnrecency.report.headline, lnrecency.report.words.answer ask for a role): role -> ((claim, which
 #: of its rows: None for all, "source:KEY" for the statements from one source, "statement:KEY" for one statement;
 #: the words the answer says of it), ...), in the answer's order
 ANSWER: dict[str, tuple[tuple[str, str | None, str], ...]] = {
@@ -533,6 +582,38 @@ def row_matches(claim_id: str, statement: str, source: str, which: str | None) -
     legacy = {"our formulation": "ours", "trained models, our formulation": "ours", "printed derivation": "v1",
               "prior work (Wu et al. 2025)": "wu2025"}.get(source, "paper")
     return kind == "source" and legacy == key
+
+
+#: the sources whose statements are someone else's result: tested on models trained here (or real models), their
+#: verdicts read "reproduced" / "the opposite shown"; the paper's and the project's own read confirmed / refuted
+THEIRS = ("seed002", "seed003", "wu2025")
+#: a decision -> its label for someone else's statement tested on our models, and back
+_THEIR_LABEL = {"confirmed": "reproduced", "refuted": "the opposite shown"}
+_OUR_LABEL = {v: k for k, v in _THEIR_LABEL.items()}
+
+
+def label(claim_id: str, statement: str, verdict: str) -> str:
+    """The verdict label of a row of ``claim_id`` deciding ``statement``, by whose statement it is (issue 75):
+    "reproduced" / "the opposite shown" only for a seed text's or prior work's statement tested on trained or real
+    models (:data:`THEIRS`), confirmed / refuted for the paper's and the project's own; a secondary claim's rows read
+    "secondary"; "inconclusive" stays. A row stored before its statement was reworded is labelled by its claim's
+    one source (ValueError when the claim has several)."""
+    decl = declared(claim_id)
+    if verdict in ("inconclusive", "secondary"):
+        return verdict
+    if not decl.primary:
+        return "secondary"
+    text = " ".join(str(statement).split())
+    found = next((s for s in decl.statements if s.text == text), None)
+    if found is None:
+        statement_source(claim_id, text, stored=True)  # ValueError unless the claim has one source
+        found = decl.statements[0]
+    theirs = found.source in THEIRS and decl.training
+    decision = _OUR_LABEL.get(verdict, verdict)
+    if decision not in ("confirmed", "refuted"):
+        raise ValueError(f"verdict must be confirmed, refuted, inconclusive, reproduced, the opposite shown or "
+                         f"secondary; got {verdict!r}")
+    return _THEIR_LABEL[decision] if theirs else decision
 
 
 def declared(claim_id: str) -> Declared:

@@ -361,12 +361,14 @@ def evidence_reason(verdict: str, group: list) -> str:
     return "; ".join(bits) + "."
 
 
-def grouped(claim_id: str, statement: str, base: dict, items: list[tuple[dict, str, Any]], finding=None) -> list:
+def grouped(claim_id: str, statement: str, base: dict, items: list[tuple[dict, str, Any]], finding=None,
+            qualify=None) -> list:
     """One ClaimResult per verdict among per-setting items (setting, verdict, evidence record), its source read from
     the catalogue (:func:`lnrecency.claims.catalog.result_source`).
 
     ``finding``: a string, or a function (verdict, [(setting, evidence), ...]) -> string, giving what
-    holds and what fails in that group (ClaimResult.finding)."""
+    holds and what fails in that group (ClaimResult.finding); ``qualify``: a function (verdict, [(setting,
+    evidence), ...]) -> :class:`lnrecency.inference.qualifiers.Qualifiers`, the same group's typed qualifiers."""
 
     from lnrecency.claims.catalog import result_source
 
@@ -382,5 +384,5 @@ def grouped(claim_id: str, statement: str, base: dict, items: list[tuple[dict, s
         evidence = SettingGroup(per_setting=tuple(PerSetting(setting=s, evidence=e) for s, e in group),
                                 settings_total=len(items), settings_here=len(group))
         out.append(ClaimResult(claim_id, source, statement, {**base, "settings": settings}, verdict, evidence,
-                               text))
+                               text, qualify(verdict, group) if qualify is not None else None))
     return out

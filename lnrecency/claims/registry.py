@@ -13,6 +13,7 @@ refuted in others).
 """
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import multiprocessing as mp
 from concurrent.futures import ProcessPoolExecutor
@@ -31,9 +32,25 @@ from lnrecency.runtime.child import worker_init
 MODULES: tuple[str, ...] = catalog.modules()
 
 
+def untagged_records(module) -> list[str]:
+    """The evidence records ``module`` defines that the store has no tag for (lnrecency/files/record_tags.py):
+    checked as each claim module is loaded, so a new claim's records are named at once, not when its first
+    evaluation is stored."""
+    from lnrecency.files.record_tags import TAGS
+    from lnrecency.inference.evidence import Evidence
+
+    tagged = set(TAGS.values())
+    return sorted(f"{module.__name__}:{c.__qualname__}" for c in vars(module).values()
+                  if isinstance(c, type) and issubclass(c, Evidence) and c.__module__ == module.__name__
+                  and f"{module.__name__}:{c.__qualname__}" not in tagged)
+
+
 def _catalog() -> tuple[Claim, ...]:
     for m in MODULES:
-        importlib.import_module(f"lnrecency.claims.{m}")
+        missing = untagged_records(importlib.import_module(f"lnrecency.claims.{m}"))
+        if missing:
+            raise RuntimeError(f"give these evidence records a tag in lnrecency/files/record_tags.py (tag -> "
+                               f"'module:qualname'): {missing}")
     rank = {f"lnrecency.claims.{m}": q for q, m in enumerate(MODULES)}
     strays = sorted({c.module for c in REGISTERED.values()} - set(rank))
     if strays:
@@ -64,7 +81,14 @@ def _run(cid: str, quick: bool, progress: bool | None = False) -> list[ClaimResu
         return damaged(cid, str(exc))
     for r in out:  # every verdict decides a statement its claim declares, word for word
         catalog.statement_source(cid, r.statement)
-    return out
+    return labelled(out)
+
+
+def labelled(results: list[ClaimResult]) -> list[ClaimResult]:
+    """Each result labelled by whose statement it decides (issue 75; :func:`lnrecency.claims.catalog.label`),
+    whatever its module, or stored evidence written before the rule, wrote."""
+    return [r if r.not_run or catalog.label(r.id, r.statement, r.verdict) == r.verdict else
+            dataclasses.replace(r, verdict=catalog.label(r.id, r.statement, r.verdict)) for r in results]
 
 
 def damaged(cid: str, reason: str) -> list[ClaimResult]:

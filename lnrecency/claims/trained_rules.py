@@ -290,13 +290,19 @@ def claim_rows(cid: str, statement: str, base: dict, rows: list, *, quick: bool)
     sentences as the finding (led by the quick label in a quick run), and the row's evidence; its source read from
     the catalogue."""
     from lnrecency.claims.catalog import result_source
+    from lnrecency.claims.trained_qualifiers import SEED_WORDS, row_qualifiers
     from lnrecency.inference.verdicts import ClaimResult
 
     source = result_source(cid, statement)
-
     lead = QUICK + ". " if quick else ""
-    return [ClaimResult(cid, source, statement, {**base, **setting}, row_verdict(parts), row_evidence(parts),
-                        lead + " ".join(part_text(p) + "." for p in parts)) for setting, parts in rows]
+    out = []
+    for setting, parts in rows:
+        verdict, ev = row_verdict(parts), row_evidence(parts)
+        q = (row_qualifiers(cid, {"verdict": verdict, **ev.top_level()}, min_learned=MIN_LEARNED, quick=quick)
+             if cid in SEED_WORDS else None)
+        out.append(ClaimResult(cid, source, statement, {**base, **setting}, verdict, ev,
+                               lead + " ".join(part_text(p) + "." for p in parts), q))
+    return out
 
 
 SECONDARY_LEAD = "Secondary (an interval, not a verdict): "

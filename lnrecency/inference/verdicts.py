@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from lnrecency.inference.evidence import VERDICTS, Evidence, NotRun, Setting, combine, decide, jsonable  # noqa: F401 (re-exported)
+from lnrecency.inference.qualifiers import Qualifiers
 
 SOURCES = ("seed text", "printed derivation", "our formulation", "trained models, our formulation",
            "prior work (Wu et al. 2025)")
@@ -31,9 +32,13 @@ class ClaimResult:
     verdict: str
     evidence: Evidence
     finding: str = ""
+    qualifiers: Qualifiers | None = None  # what the row says beyond its label, as typed fields (issue 75)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "setting", Setting.of(self.setting))
+        if self.qualifiers is not None and not isinstance(self.qualifiers, Qualifiers):
+            raise TypeError(f"qualifiers must be an lnrecency.inference.qualifiers.Qualifiers; "
+                            f"got {type(self.qualifiers).__name__}")
         if self.verdict not in VERDICTS:
             raise ValueError(f"verdict must be one of {VERDICTS}; got {self.verdict!r}")
         if self.source not in SOURCES:
@@ -55,6 +60,8 @@ class ClaimResult:
         out = {"id": self.id, "source": self.source, "statement": self.statement,
                "setting": self.setting.to_json(), "verdict": self.verdict, "finding": self.finding,
                "evidence": jsonable(self.evidence)}
+        if self.qualifiers is not None:
+            out["qualifiers"] = self.qualifiers.to_json()
         top = getattr(self.evidence, "top_level", None)  # trained verdict rows: their summary fields
         if callable(top):
             out.update(top())

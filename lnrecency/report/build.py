@@ -64,8 +64,8 @@ HOW_TO_READ = (
     "mean (MC), its standard error (SE) and z = (MC - prediction) / SE; the prediction at finite d is the "
     "first-order expectation limit + c/d. dS columns are paired Monte Carlo differences S_(n,j) - S_(n,j-1) "
     "(positive = recency). \"n/a\" marks a cell undefined by design; \"exact (no test)\" an entry with no "
-    "randomness (the diagonal S_ii = lam). Long settings are cited by a label (setting 1, setting 2, ...) spelled "
-    "out under each table. Words: docs/glossary.md.")
+    "randomness (the diagonal S_ii = lam). Long settings are cited by a label (setting 1, setting 2 and so on) "
+    "spelled out under each table. Words: docs/glossary.md.")
 
 
 TITLE = "lnrecency report: does LayerNorm induce recency bias in transformer decoders?"
@@ -93,11 +93,12 @@ def provenance_lines(used, cache: str | None = None) -> list[str]:
                 "`--cache DIR` reads another cache than `$LNRECENCY_CACHE`)."]
     lines = [f"{len(used)} cached result{'s' if len(used) != 1 else ''} read, each validated before use (the claims "
              "on trained and real models rest on these and on nothing else; `lnrecency report --no-cache` reads "
-             "none):", "", "| experiment | entry | plan (SHA-256) | written | SHA-256 | bytes |",
+             "none):", "",
+             "| experiment | entry | plan (SHA-256, first 12 digits) | written | SHA-256 (first 12 digits) | bytes |",
              "|---|---|---|---|---|---:|"]
     for e in used:
-        plan = e["plan_sha256"][:12] + "..." if e.get("plan_sha256") else "-"
-        lines.append(f"| {e['kind']} | `{e['entry']}` | {plan} | {e['modified']} | {e['sha256'][:12]}... | "
+        plan = e["plan_sha256"][:12] if e.get("plan_sha256") else "-"
+        lines.append(f"| {e['kind']} | `{e['entry']}` | {plan} | {e['modified']} | {e['sha256'][:12]} | "
                      f"{e['bytes']} |")
     return lines
 

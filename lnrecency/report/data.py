@@ -222,9 +222,12 @@ class ReportData:
         return {cid: self._verdicts.get(cid, []) for cid in ids}
 
     def set_verdicts(self, results: list[ClaimResult]) -> None:
-        """Use ``results`` (every claim, e.g. evaluated in another process) as this report's verdicts."""
+        """Use ``results`` (every claim, e.g. evaluated in another process or read from stored evidence) as this
+        report's verdicts, each labelled by whose statement it decides (lnrecency.claims.registry.labelled)."""
+        from lnrecency.claims.registry import labelled
+
         self._verdicts = {}
-        for r in results:
+        for r in labelled(list(results)):
             self._verdicts.setdefault(r.id, []).append(r)
         self._all_verdicts = True
 

@@ -4,8 +4,8 @@ In order: the plain answer (:func:`answer`: 4-6 sentences on "does LayerNorm ind
 built from the verdicts); the verdicts counted by the source of the statement they decide (the paper, its first
 version's printed derivation, seed 002, seed 003, the project's own formulations; :func:`source_of`); the
 claims this run did not evaluate, with the command that fills them; then one finding per claim, what fails
-first, each statement of the claim with its own verdict and one complete lead sentence of about 40 words at
-most (:func:`lead_sentence`: a list is cut, never a clause).
+first, each statement of the claim with its own verdict and its plain words, rendered from the gravest row's typed
+qualifiers (:mod:`lnrecency.report.words`: whole, at most 20 words; ``lnrecency verify`` prints the finding whole).
 
 The findings are chosen by rule, not by hand. The one finding that no verdict row carries, the ceiling of
 cumulant expansions at the authors' width d = 16, is a measurement of ``lnrecency reproduce`` (minutes; not
@@ -20,14 +20,13 @@ from lnrecency.claims import catalog
 from lnrecency.inference.evidence import VERDICTS
 from lnrecency.inference.verdicts import ClaimResult
 from lnrecency.report.trained_answer import trained_summary, v2_setting  # noqa: F401 (re-exported)
+from lnrecency.report.words import glossary as _glossary
 
 __all__ = ["GLOSSES", "words_line",
            "Finding", "Statement", "MEASURED", "SOURCE_GROUPS", "source_group", "source_of", "counts_by_source",
            "counts_line", "answer", "not_run_claims", "damaged_claims", "filled_by", "findings", "finding_lines",
-           "lead_sentence", "headline_markdown", "trained_summary", "v2_setting"]
+           "headline_markdown", "trained_summary", "v2_setting"]
 
-#: about the longest lead sentence of a finding, in words (the claim's page and `verify` give it whole)
-LEAD_WORDS = 40
 #: verdict order of the headline: what fails first
 ORDER = ("refuted", "the opposite shown", "inconclusive", "secondary", "reproduced", "confirmed")
 #: where a statement comes from, as the headline counts them (declared per statement in the claim catalogue)
@@ -45,19 +44,9 @@ def source_of(r: ClaimResult) -> str:
     return source_group(r.id, r.statement)
 
 
-#: the statistics and symbols a reader meets in the answer and the verdict table, each in plain words (the full
-#: definitions: docs/glossary.md); :func:`words_line` glosses those a text uses, on their first use
-GLOSSES: dict[str, tuple[str, str]] = {
-    "d": (r"\bd = \d", "the width"),
-    "lam": (r"\blam\b", "the scores' scale before the softmax"),
-    "row": (r"\brow \d", "the query position read"),
-    "logit per key": (r"logit per key|\bslope", "a slope: a query's logit rise per later key (> 0: recency)"),
-    "RP": (r"\bRP\b", "the share of key triples one draw orders by recency (0.5 = none)"),
-    "rollout": (r"\brollout\b", "attention weights multiplied across layers"),
-    "NoPE": (r"\bNoPE\b", "no positional encoding"),
-    "SE": (r"\bSE\b", "standard error"),
-    "z": (r"\bz\b", "a difference in standard errors"),
-}
+#: the terms a reader meets in the answer and the verdict table, each in a few plain words (the full definitions:
+#: docs/glossary.md, from lnrecency.report.words.glossary); :func:`words_line` glosses those a text uses
+GLOSSES: dict[str, tuple[str, str]] = {t.names[0]: (t.pattern, t.gloss) for t in _glossary.TERMS if t.gloss}
 
 
 def words_line(text: str) -> str:
@@ -105,42 +94,13 @@ MEASURED = Finding(
     "docs/authors.md")
 
 
-def _words(text: str) -> int:
-    return len(text.split())
+def _plain(r: ClaimResult) -> str:
+    """A row's plain words (issue 75): rendered from its typed qualifiers by the one grammar, whole, never a cut of
+    its finding's prose (``lnrecency verify --claim ID`` prints the finding whole)."""
+    from lnrecency.report.readme import row_of
+    from lnrecency.report.words.findings import finding_of
 
-
-def lead_sentence(text: str, limit: int = LEAD_WORDS) -> str:
-    """The first sentence of ``text``, complete. When it runs over ``limit`` words and is a list (items after
-    a lead-in, three or more separated by '; '), the list is cut after the items that fit (at least one) and
-    the rest counted ("and 3 more"); a sentence that is not a list is kept whole: a clause is never cut."""
-    text = " ".join(str(text).split())
-    m = re.search(r"(?<=\S)\.(?=\s+[A-Z(])", text[20:])
-    first = text[:20 + m.start() + 1] if m is not None else text
-    items = _top_level_items(first.rstrip("."))
-    if _words(first) <= limit or len(items) < 3:  # a list has three items or more; else keep it whole
-        return first
-    kept = [items[0]]
-    for item in items[1:]:
-        if _words("; ".join(kept + [item])) > limit:
-            break
-        kept.append(item)
-    rest = len(items) - len(kept)
-    return "; ".join(kept) + (f"; and {rest} more" if rest else "") + "."
-
-
-def _top_level_items(text: str) -> list[str]:
-    """``text`` split at the '; ' that stand outside parentheses and brackets (a '; ' inside one belongs to a
-    clause, never a list)."""
-    items, depth, start = [], 0, 0
-    for k, ch in enumerate(text):
-        if ch in "([":
-            depth += 1
-        elif ch in ")]":
-            depth -= 1
-        if depth == 0 and text.startswith("; ", k):
-            items.append(text[start:k])
-            start = k + 2
-    return items + [text[start:]]
+    return finding_of(row_of(r)).plain
 
 
 def _statements(rows: list[ClaimResult]) -> tuple[Statement, ...]:
@@ -152,7 +112,7 @@ def _statements(rows: list[ClaimResult]) -> tuple[Statement, ...]:
         words = sorted(dict.fromkeys(r.verdict for r in group), key=ORDER.index)
         lead = next(r for r in group if r.verdict == words[0])
         out.append(Statement(text, source_of(lead), tuple((w, sum(r.verdict == w for r in group)) for w in words),
-                             lead_sentence(lead.finding or "no finding recorded")))
+                             _plain(lead)))
     return tuple(sorted(out, key=lambda s: ORDER.index(s.verdicts[0][0])))
 
 
@@ -177,11 +137,15 @@ def counts(results: list[ClaimResult]) -> dict[str, int]:
 
 
 def counts_line(results: list[ClaimResult], *, quick: bool) -> str:
+    """The verdicts counted (secondary intervals apart: never verdicts) and the claims they are on."""
     results = [r for r in results if not r.not_run]
-    c = counts(results)
+    decided = [r for r in results if r.verdict != "secondary"]
+    c = counts(decided)
     claims = len(dict.fromkeys(r.id for r in results))
-    return (f"**{len(results)} verdicts on {claims} claims** ({'quick' if quick else 'default'} settings): "
-            + ", ".join(f"{n} {v}" for v, n in c.items()) + ".")
+    apart = len(results) - len(decided)
+    return (f"**{len(decided)} verdicts on {claims} claims** ({'quick' if quick else 'default'} settings): "
+            + ", ".join(f"{n} {v}" for v, n in c.items())
+            + (f"; {apart} secondary interval{'s' * (apart != 1)} (no verdict)" if apart else "") + ".")
 
 
 def counts_by_source(results: list[ClaimResult]) -> list[tuple[str, int, dict[str, int]]]:
@@ -363,7 +327,7 @@ def answer(results: list[ClaimResult]) -> list[str]:
     """The plain answer to "does LayerNorm induce recency bias, and where?" (the report's opening): 4-6 sentences
     from the verdicts of the claims the catalogue gives each role (lnrecency.claims.catalog.ANSWER) and the
     trained-model claims, each omitted when its claims were not evaluated. The README's shorter answer is
-    lnrecency.report.readme_answer."""
+    lnrecency.report.words.answer."""
     out = [s for s in (_t1_sentence(results), _printed_sentence(results), _mechanism_sentence(results),
                        _rollout_sentence(results)) if s is not None]
     return out + [trained_summary(results)]

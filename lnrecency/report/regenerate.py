@@ -7,7 +7,8 @@
   evaluates are evaluated afresh (default and ``--quick`` settings, about two minutes); the rows of the claims
   on trained and real models, and the README's paragraph on them, are kept as they are unless ``--trained``
   (which evaluates them from their cached experiments, training what is not cached);
-* the documentation's claim pages (docs/claims/, docs/build_pages.py), from the catalogue and docs/verdicts.json.
+* the documentation's claim pages (docs/claims/, docs/build_pages.py), from the catalogue and docs/verdicts.json;
+* docs/glossary.md, from :mod:`lnrecency.report.words.glossary`.
 
 The parser's ID lists and ``verify --list`` read :mod:`lnrecency.claims.catalog` directly: nothing is copied.
 ``--check`` writes nothing and exits 1 when the notebooks or the claim pages are out of date (it evaluates nothing).
@@ -22,7 +23,7 @@ from lnrecency.runtime.parser import OneLineParser
 
 ROOT = Path(__file__).resolve().parents[2]
 
-__all__ = ["main", "claim_pages"]
+__all__ = ["main", "claim_pages", "glossary_page"]
 
 
 def claim_pages(*, check: bool) -> bool:
@@ -55,6 +56,19 @@ def claim_pages(*, check: bool) -> bool:
         if old.get(name) != text:
             (docs / "claims" / name).write_text(text, encoding="utf-8")
     return False
+
+
+def glossary_page(*, check: bool) -> bool:
+    """Write docs/glossary.md from :mod:`lnrecency.report.words.glossary` (``check``: write nothing); whether it was
+    current."""
+    from lnrecency.files.atomic import atomic_write_text
+    from lnrecency.report.words.glossary import page
+
+    path = ROOT / "docs" / "glossary.md"
+    current = path.is_file() and path.read_text(encoding="utf-8") == page()
+    if not current and not check:
+        atomic_write_text(path, page())
+    return current
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -93,6 +107,8 @@ def main(argv: list[str] | None = None) -> int:
             stale.append("notebooks/")
     if (ROOT / "docs" / "build_pages.py").is_file() and not claim_pages(check=args.check):
         stale.append("docs/claims/")
+    if (ROOT / "docs").is_dir() and not glossary_page(check=args.check):
+        stale.append("docs/glossary.md")
     if args.check:
         if stale:
             print("out of date: " + ", ".join(stale) + "; run: python3 -m lnrecency.report.regenerate",

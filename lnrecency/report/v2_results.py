@@ -30,7 +30,7 @@ def v2_block(snapshot: dict) -> str:
 
     def pair(p):
         return "n/a" if p is None or p[0] is None else f"{p[0]:+.4f} (SE {p[1]:.4f})"
-    lines = [V2_BEGIN, f"Plan SHA-256 `{snapshot['plan_sha256'][:16]}...`"
+    lines = [V2_BEGIN, f"Plan SHA-256 `{snapshot['plan_sha256']}`"
              + (" (quick run: not decisive)" if snapshot.get("quick") else "") + "; Holm over Q1-Q6 at 0.05.", "",
              "| test | statement | verdict | interval (95 %, logit per key) | detectable effect "
              "| p (pair) / Holm level |",
@@ -224,8 +224,9 @@ def v3_block(snapshot: dict, v2: dict | None = None) -> str:
         return "n/a" if p is None or p[0] is None else f"{p[0]:+.4f} (SE {p[1]:.4f})"
     tests, cells = snapshot["tests"], cells_of(snapshot["runs"])
     order = [k for k in ("A1", "B1", "C1", "A0", "C0") if k in tests]
-    lines = [V3_BEGIN, _v3_reading(tests, cells, snapshot.get("theory") or {}), "",
-             f"Plan SHA-256 `{snapshot['plan_sha256'][:16]}...`; Holm over the five tests at 0.05; each per-seed "
+    reading = _v3_reading(tests, cells, snapshot.get("theory") or {}, snapshot.get("secondary"))
+    lines = [V3_BEGIN, reading, "", *([_v3_theory(snapshot["theory"]), ""] if snapshot.get("theory") else []),
+             f"Plan SHA-256 `{snapshot['plan_sha256']}`; Holm over the five tests at 0.05; each per-seed "
              f"value is intervened - 0.5 x intact (logit per key), stated side below 0.", "",
              "| test | statement | verdict | interval (95 %) | p (pair) / Holm level |", "|---|---|---|---|---|"]
     pairs = [tests[k].get("p_pair", float("nan")) for k in order]
@@ -272,32 +273,46 @@ def v3_block(snapshot: dict, v2: dict | None = None) -> str:
     return "\n".join(lines + [V3_END])
 
 
-def _v3_reading(tests: dict, cells: dict, theory: dict) -> str:
-    """Plan v3 in plain words, every number from the snapshot (its cells, tests and theory)."""
+def _v3_reading(tests: dict, cells: dict, theory: dict, secondary: dict | None = None) -> str:
+    """Plan v3 in plain words, at most 120 words (issue 75, item 9), every number from the snapshot (its cells,
+    tests, theory and secondary intervals): the BOS path beside the other-content path, what each intervention
+    leaves and what it removes, that the c I baseline has recency of its own, that these runs cannot tell reading the
+    sink from forming it, and the matched-loss interval without BOS."""
     bos, free, none_bos = cells.get("bos layernorm"), cells.get("no bos layernorm"), cells.get("bos none")
-    if not bos or not free or not none_bos or any(bos[k][0] is None for k in ("slope", "bos")):
+    keys = ("slope", "bos", "other", "qk_identity", "bos_direction", "scale_fixed")
+    if not bos or not free or not none_bos or any(bos[k][0] is None for k in keys):
         return "Plan v3's snapshot has no LayerNorm cells to read."
     v = {k: t["verdict"] for k, t in tests.items()}
-    share = 100 * free["scale"][0] / free["slope"][0]
-    text = (f"**In plain words.** With BOS, LayerNorm's layer-2 slope ({bos['slope'][0]:+.3f} logit per key) is a "
-            f"learned read-out of layer 1's BOS share: the BOS path carries {bos['bos'][0]:+.3f} of it, through its "
-            f"own change along the keys ({bos['bos numerator'][0]:+.3f}: the share decaying with the position), while "
-            f"the per-token scale's decay, the paper's mechanism, works against it ({bos['bos scale'][0]:+.3f}). "
-            f"Replacing layer 2's QK by c I leaves {bos['qk_identity'][0]:+.3f} (A1 {v.get('A1')}), removing the keys' "
-            f"BOS direction leaves {bos['bos_direction'][0]:+.3f} (B1 {v.get('B1')}), and fixing the scale raises it "
-            f"to {bos['scale_fixed'][0]:+.3f} (C1 {v.get('C1')}). Without normalisation the same BOS path carries "
-            f"{none_bos['bos'][0]:+.4f}: the read-out appears only where the stream is normalised. Without BOS the "
-            f"slope is small ({free['slope'][0]:+.4f}) and the paper's mechanism is about {share:.0f} % of it (the "
-            f"scale part {free['scale'][0]:+.4f}); fixing the scale leaves {free['scale_fixed'][0]:+.4f} (C0 "
-            f"{v.get('C0')}), and QK = c I raises it to {free['qk_identity'][0]:+.4f} (A0 {v.get('A0')}).")
-    t, f = theory.get("bos layernorm"), theory.get("no bos layernorm")
-    if t and f:
-        text += (f" The parameter-free sink theory in the models' own setting (residual, n = 64) predicts "
-                 f"{t['parameter_free']:+.4f} with BOS (b = {t['b']:.3f} fitted to the layer-1 share): it misses "
-                 + ("by its sign" if t["parameter_free"] * t["trained"] < 0 else "its size")
-                 + f". With a read-out of the first token at the gain measured from each model's logit level it "
-                 f"predicts {t['predicted']:+.4f}, {t['ratio']:.2f} of the trained slope "
-                 f"({t['predicted'] / t['bos_path']:.2f} of its BOS path); without BOS it predicts "
-                 f"{f['predicted']:+.4f} against {f['trained']:+.4f}: the no-BOS slope is not a read-out of the "
-                 f"first token, and the theory does not explain it.")
+    slope = bos["slope"][0]
+    text = (f"**In plain words.** With BOS, LayerNorm's layer-2 slope is {slope:+.3f} logit per key: the BOS path "
+            f"carries {bos['bos'][0]:+.3f}, other content {bos['other'][0]:+.3f} ({100 * bos['other'][0] / slope:.0f} "
+            f"%). QK = c I leaves {bos['qk_identity'][0]:+.3f} (A1 {v.get('A1')}), but c I has recency of its own: "
+            f"without BOS it gives {free['qk_identity'][0]:+.4f} against the intact {free['slope'][0]:+.4f} (A0 "
+            f"{v.get('A0')}). Removing the keys' whole BOS direction leaves {bos['bos_direction'][0]:+.3f} (B1 "
+            f"{v.get('B1')}, {100 * (1 - bos['bos_direction'][0] / slope):.0f} % gone); fixing the scale raises the "
+            f"slope to {bos['scale_fixed'][0]:+.3f} (C1 {v.get('C1')}).")
+    t, n = theory.get("bos layernorm"), theory.get("bos none")
+    if t and n:
+        text += (f" Without normalisation the BOS models barely form a sink (b {n['b']:.3f} against {t['b']:.3f}), so "
+                 f"these runs cannot tell reading the sink from forming it.")
+    m0 = (secondary or {}).get("M0")
+    if m0:
+        lo, hi = m0["interval"]
+        text += (f" Without BOS, LayerNorm minus none at matched loss is {m0['mean']:+.4f} [{lo:+.4f}, {hi:+.4f}], "
+                 f"{m0['side']} 0.")
     return text
+
+
+def _v3_theory(theory: dict) -> str:
+    """The sink theory against the trained slopes, in words (a paragraph of its own, after the plain one)."""
+    t, f = theory.get("bos layernorm"), theory.get("no bos layernorm")
+    if not (t and f):
+        return ""
+    return (f"The parameter-free sink theory in the models' own setting (residual, n = 64) predicts "
+            f"{t['parameter_free']:+.4f} with BOS (b = {t['b']:.3f} fitted to the layer-1 share): it misses "
+            + ("by its sign" if t["parameter_free"] * t["trained"] < 0 else "its size")
+            + f". With a read-out of the first token at the gain measured from each model's logit level it "
+            f"predicts {t['predicted']:+.4f}, {t['ratio']:.2f} of the trained slope "
+            f"({t['predicted'] / t['bos_path']:.2f} of its BOS path); without BOS it predicts "
+            f"{f['predicted']:+.4f} against {f['trained']:+.4f}: the no-BOS slope is not a read-out of the "
+            f"first token, and the theory does not explain it.")

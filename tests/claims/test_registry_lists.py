@@ -95,7 +95,7 @@ def test_the_answer_asks_for_roles_never_for_claim_ids():
 
     ids = set(catalog.ids())
     root = Path(catalog.__file__).parents[1] / "report"
-    for name in ("headline.py", "readme_answer.py"):
+    for name in ("headline.py", "words/answer.py"):
         tree = ast.parse((root / name).read_text(encoding="utf-8"))
         named = {n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and n.value in ids}
         assert named == set(), (name, named)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from lnrecency.claims import catalog
-from lnrecency.report.findings import PLAIN_WORDS, claim_rows, finding_of, findings_of
+from lnrecency.report.words.findings import PLAIN_WORDS, claim_rows, finding_of, findings_of
 
 ROOT = Path(__file__).resolve().parents[2]
 SNAPSHOT = json.loads((ROOT / "docs" / "verdicts.json").read_text(encoding="utf-8"))
@@ -37,7 +37,7 @@ def _row(cid: str, interval, finding: str = "Secondary (an interval, not a verdi
 
 @pytest.mark.parametrize("interval, side", [([0.1, 0.2], "above"), ([-0.2, -0.1], "below"), ([-0.1, 0.2], "across")])
 def test_an_intervals_side_is_read_from_its_numbers(interval, side):
-    assert finding_of(_row("TM2", interval)).interval.side == side
+    assert finding_of(_row("TM2", interval)).qualifiers.side == side
 
 
 def test_the_sides_come_from_the_numbers_not_the_words():

@@ -1,19 +1,21 @@
-"""The headline's rules (lnrecency.report.headline): lead sentences cut at a list, never in a clause; verdicts
-counted by the source of the statement they decide; each statement of a claim with its own verdict; the claims
-not run named with their command. Each rule is also shown rejecting its planted violation."""
+"""The headline's rules (lnrecency.report.headline): each finding's plain words rendered whole from its typed
+qualifiers, never a cut of its prose; verdicts counted by the source of the statement they decide; each statement of
+a claim with its own verdict; the claims not run named with their command. Each rule is also shown rejecting its
+planted violation."""
 from __future__ import annotations
+
+import dataclasses
 
 from lnrecency.claims.catalog import declared
 from lnrecency.inference.evidence import SettingGroup
+from lnrecency.inference.qualifiers import Qualifiers
 from lnrecency.inference.verdicts import ClaimResult
 from lnrecency.report.headline import (
-    LEAD_WORDS,
     SOURCE_GROUPS,
     answer,
     counts_by_source,
     filled_by,
     headline_markdown,
-    lead_sentence,
     not_run_claims,
 )
 
@@ -28,29 +30,18 @@ def row(cid, source, statement, verdict, finding="a finding.", evidence=None) ->
                        evidence or SettingGroup(per_setting=(), settings_total=1, settings_here=1), finding=finding)
 
 
-def test_a_short_first_sentence_is_kept_whole_and_alone():
-    text = "Holds in expectation only: RP = 0.64 at d = 16. Evidence: proved for every row."
-    assert lead_sentence(text) == "Holds in expectation only: RP = 0.64 at d = 16."
-
-
-def test_a_long_list_is_cut_between_items_and_the_rest_counted():
-    items = [f"setting {k}: holds for n < {10 * k} at layers 3, 4 and 5" for k in range(1, 9)]
-    text = "; ".join(items) + ". Decided over alpha by region."
-    lead = lead_sentence(text)
-    assert len(lead.split()) <= LEAD_WORDS + 4 and lead.endswith(" more.")
-    kept = lead.rsplit("; and ", 1)[0].split("; ")
-    assert kept == items[: len(kept)]  # whole items only: no item is cut inside
-    assert lead.endswith(f"and {len(items) - len(kept)} more.")
-    naive = text[:200]  # what a character cut would give: it ends inside an item
-    assert not any(naive.endswith(i) for i in items)
-
-
-def test_a_long_sentence_that_is_not_a_list_is_never_cut():
-    text = ("With residual the closed form adds the token with weight 1 (it equals our limit with gamma = 1 to "
-            "2e-16); the simulations add the unscaled LayerNorm output, gamma = sqrt(d (1 - alpha)) = 8 at alpha "
-            "= 0, so the shapes h(j)/h(1) differ by up to 0.035 over the whole range that the authors plot.")
-    assert len(text.split()) > LEAD_WORDS
-    assert lead_sentence(text) == text
+def test_a_findings_words_come_from_its_qualifiers_whole_never_from_its_prose():
+    """Issue 75: the headline's line for a row is its plain words (lnrecency.report.words), rendered from typed
+    qualifiers; a long finding is never cut, and rewording it changes nothing."""
+    q = Qualifiers(where="with the residual", fails="at layers 5-6, alpha below 0.91", margin=1.4e-9,
+                   margin_of="failing keys' weight")
+    long = "; ".join(f"setting {k}: holds for n < {10 * k} at layers 3, 4 and 5" for k in range(1, 9)) + "."
+    for finding in (long, "Other words entirely."):
+        r = dataclasses.replace(row("C2", "our formulation", said("C2", 1), "refuted", finding), qualifiers=q)
+        text = headline_markdown([r], quick=True)
+        line = next(x for x in text.splitlines() if x.startswith("- **C2"))
+        assert "with the residual: fails at layers 5-6, alpha below 0.91; failing keys' weight at most 1.4e-09" in line
+        assert "more." not in line and "setting 1" not in line
 
 
 def test_verdicts_are_counted_by_the_source_of_their_statement():
@@ -58,7 +49,7 @@ def test_verdicts_are_counted_by_the_source_of_their_statement():
                row("C5", "seed text", said("C5", 0), "confirmed"),  # the paper's 'can amplify'
                row("C5", "our formulation", said("C5", 1), "refuted"),  # ours: 'grows on all of [0, 1)'
                row("P7", "printed derivation", said("P7"), "refuted"),
-               row("C7", "seed text", said("C7", 0), "confirmed"),  # seed 003's
+               row("C8", "seed text", said("C8", 0), "confirmed"),  # seed 003's
                row("S2.4", "trained models, our formulation", said("S2.4"), "the opposite shown")]
     got = {g: (n, c) for g, n, c in counts_by_source(results)}
     assert got[SOURCE_GROUPS[0]] == (2, {"confirmed": 2, "refuted": 0, "inconclusive": 0})
@@ -100,15 +91,6 @@ def test_the_answer_comes_first_and_says_what_was_not_run():
     assert "not run" in sentences[-1]
     text = headline_markdown(results, quick=True)
     assert text.startswith("**The answer.** Yes, in expectation")
-
-
-def test_a_semicolon_inside_parentheses_is_not_a_list_boundary():
-    text = ("attn2 layer 2: slope -0.88 [-1.77, 0.002] (95% over 5 seeds): inconclusive (statement: above 0; one-sided "
-            "p 0.97 for it, 0.025 against it; Holm family of 68 at 0.0382, first threshold 0.00056 on 2 min(p)); "
-            "neutral control -0.88; trajectory quarter 0.04, half -0.06, final -0.88; the sign changes along training.")
-    lead = lead_sentence(text)
-    assert lead.count("(") == lead.count(")") and lead.count("[") == lead.count("]")
-    assert lead.endswith(" more.") and "one-sided p 0.97" in lead  # the parenthesis kept whole
 
 
 def test_the_trained_summary_states_only_what_rows_carry():

@@ -29,6 +29,7 @@ from lnrecency.claims.catalog import declared
 from lnrecency.claims.declare import claim
 from lnrecency.claims.mc_checks import grouped, mc_means, mc_orderings, mc_paired_mean, row_labels, setting
 from lnrecency.inference.evidence import Evidence, item, record
+from lnrecency.inference.qualifiers import Qualifiers
 from lnrecency.inference.records import LimitProfile, MCMeans, OrderingTests, PairedMean, ProofRecord, RegionRecord
 from lnrecency.inference.verdicts import combine, decide
 from lnrecency.model.config import ModelConfig
@@ -131,7 +132,7 @@ def evaluate(*, quick: bool = False, progress=None, seed: int = 20260202) -> lis
                                       alpha=f"[0, {ALPHA_MAX:g}] (region)"), v, ev))
     base = {"norm": "none"}
     return (grouped(ID, FLAT, {**base, "layer": 2}, flat_items)
-            + grouped(ID, EARLIER, {**base, "layers": f"3..{depth}"}, earlier_items, _finding))
+            + grouped(ID, EARLIER, {**base, "layers": f"3..{depth}"}, earlier_items, _finding, _qualifiers))
 
 
 def earlier_evidence(cfg: ModelConfig, depth: int, n_max: int, *, scan: int) -> EarlierEvidence:
@@ -159,6 +160,33 @@ def failing_row(cfg: ModelConfig, layer: int, n_max: int) -> FailingRow:
     return FailingRow(boundary=b, alpha=cfg.alpha, weight_on_token_1=float(p[0]),
                       largest_weight_where_order_breaks=float(max(max(p[j - 1], p[j]) for j in broken)),
                       keys_where_order_breaks=broken)
+
+
+def _layers(names) -> str:
+    """'3-4' for consecutive layers, '3, 5' otherwise."""
+    ls = sorted(int(x) for x in names)
+    return f"{ls[0]}-{ls[-1]}" if len(ls) > 1 and ls == list(range(ls[0], ls[-1] + 1)) else ", ".join(map(str, ls))
+
+
+def _qualifiers(verdict: str, group) -> Qualifiers:
+    """Where the deeper layers' earlier-token bias holds and fails over alpha (issue 75): the layers that hold for
+    every alpha, the failing layers with the largest alpha of a failing interval, and the margin: the largest
+    attention weight among the keys where the order breaks (the failure's size)."""
+    residual = {st["residual"] for st, _ in group}
+    where = "with the residual" if residual == {True} else "without the residual" if residual == {False} else ""
+    layers = {L for _, ev in group for L in ev.regions}
+    failing = {L for _, ev in group for L, r in ev.regions.items() if r.fails}
+    if not failing:
+        return Qualifiers(where=where, settings=len(group),
+                          holds=f"at layers {_layers(layers)} for every alpha up to {ALPHA_MAX:g}")
+    top = max(hi for _, ev in group for r in ev.regions.values() for _, hi in r.fails)
+    margin = max((row.largest_weight_where_order_breaks for _, ev in group
+                  for row in (ev.failing_rows or {}).values() if row.largest_weight_where_order_breaks is not None),
+                 default=None)
+    held = layers - failing
+    return Qualifiers(where=where, settings=len(group), holds=f"at layers {_layers(held)}" if held else "",
+                      fails=f"at layers {_layers(failing)}, alpha below {top:.2g}", margin=margin,
+                      margin_of="failing keys' weight")
 
 
 def _share(w: float) -> str:

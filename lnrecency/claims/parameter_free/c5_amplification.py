@@ -32,6 +32,7 @@ from lnrecency.claims.catalog import declared
 from lnrecency.claims.declare import claim
 from lnrecency.claims.mc_checks import gap_comparison, grouped, setting
 from lnrecency.inference.evidence import Evidence, item, ladder, record
+from lnrecency.inference.qualifiers import Qualifiers
 from lnrecency.inference.records import GapComparison
 from lnrecency.inference.stats import EXACT_RATE, bernstein_halfwidth, register
 from lnrecency.inference.verdicts import combine
@@ -183,6 +184,46 @@ def _interval_finding(verdict: str, group) -> str:
     return "; ".join(parts) + "."
 
 
+def _lams(group) -> str:
+    """'relative gap, lam 1': the measure and the lams a group covers."""
+    lams = sorted({st["lam"] for st, _ in group})
+    measures = sorted({st["measure"] for st, _ in group})
+    return f"{' and '.join(measures)} gap, lam " + " and ".join(f"{x:g}" for x in lams)
+
+
+def _interval_qualifiers(verdict: str, group) -> Qualifiers:
+    """Can anisotropy amplify (issue 75): where it can, up to which alpha; where it cannot, that the gap falls."""
+    if verdict == "confirmed":
+        top = max(b for _, ev in group for _, b in ev.exact.amplified)
+        return Qualifiers(where=_lams(group), settings=len(group), exact=True,
+                          holds=f"in {len(group)} settings, the gap above alpha 0's up to alpha {top:.3g}")
+    return Qualifiers(where=_lams(group), settings=len(group), exact=True,
+                      fails=f"in {len(group)} settings: the gap falls as soon as alpha leaves 0")
+
+
+def _monotone_qualifiers(verdict: str, group) -> Qualifiers:
+    """Does the gap grow on all of [0, 1): where not, the largest alpha where it turns."""
+    if verdict == "confirmed":
+        return Qualifiers(where=_lams(group), settings=len(group), exact=True,
+                          holds=f"in {len(group)} settings, the gap rising over all of [0, 0.999]")
+    turns = [ev.exact.maximisers[0] for _, ev in group if ev.exact.maximisers]
+    return Qualifiers(where=_lams(group), settings=len(group), exact=True,
+                      fails=f"in {len(group)} settings: turns down" + (
+                          f" by alpha {max(turns):.2g}" if turns else "") + (
+                          ", or falls from 0" if len(turns) < len(group) else ""))
+
+
+def _rp_qualifiers(verdict: str, group) -> Qualifiers:
+    """RP along alpha at the authors' widths: from what to what, and why a width is not decided."""
+    words = ", ".join(f"d = {s['d']}{' with the residual' if s['residual'] else ''}" for s, _ in group)
+    lo = min(e.rp[0] for _, e in group)
+    hi = max(e.rp[-1] for _, e in group)
+    return Qualifiers(where=words if len(group) == 1 else f"{len(group)} widths and residuals",
+                      holds=f"RP from {lo:.2f} at alpha 0 to {hi:.2f} at alpha 0.8" if verdict == "confirmed" else "",
+                      reason="not significant" if verdict == "inconclusive" else "",
+                      fails="" if verdict != "refuted" else "RP falls between adjacent alphas")
+
+
 def _monotone_finding(verdict: str, group) -> str:
     parts = []
     for st, ev in group:
@@ -221,9 +262,11 @@ def evaluate(*, quick: bool = False, progress=None, seed: int = 20260505) -> lis
                                                       mc_up=up, mc_down=down)))
             mono.append((st, ladder(dec.increasing), GrowsEvidence(exact=dec)))
         out += grouped(ID, CAN_AMPLIFY.format(measure=measure),
-                       {"norm": "layernorm", "layer": 2, "measure": measure}, can, _interval_finding)
+                       {"norm": "layernorm", "layer": 2, "measure": measure}, can, _interval_finding,
+                       _interval_qualifiers)
         out += grouped(ID, GROWS.format(measure=measure),
-                       {"norm": "layernorm", "layer": 2, "measure": measure}, mono, _monotone_finding)
+                       {"norm": "layernorm", "layer": 2, "measure": measure}, mono, _monotone_finding,
+                       _monotone_qualifiers)
     rp_items = []
     samples = 20000 if quick else 200000
     for residual, d in product((False, True), (16,) if quick else (16, 64)):  # quick: the width that decides
@@ -235,5 +278,5 @@ def evaluate(*, quick: bool = False, progress=None, seed: int = 20260505) -> lis
         return "; ".join(f"d={s['d']}, {'residual' if s['residual'] else 'no residual'}: RP = "
                          + ", ".join(f"{r:.4f}" for r in e.rp) for s, e in group) + " (alpha = 0..0.8)."
 
-    out += grouped(ID, RP_AMPLIFIES, {"layer": 2, "measure": "RP"}, rp_items, rp_finding)
+    out += grouped(ID, RP_AMPLIFIES, {"layer": 2, "measure": "RP"}, rp_items, rp_finding, _rp_qualifiers)
     return out

@@ -20,6 +20,7 @@ from lnrecency.claims.catalog import declared
 from lnrecency.claims.declare import claim
 from lnrecency.claims.mc_checks import adjacent_triples, boundary_finding, grouped, mc_means, mc_orderings, setting
 from lnrecency.inference.evidence import Evidence, item, record
+from lnrecency.inference.qualifiers import Qualifiers
 from lnrecency.inference.records import BoundarySearch, MCMeans, OrderingTests, RegionRecord
 from lnrecency.model.config import ModelConfig
 from lnrecency.theory.boundary import boundary
@@ -102,4 +103,25 @@ def evaluate(*, quick: bool = False, progress=None, seed: int = 20260606) -> lis
                       DeeperEvidence(search=search, gap_row_n=gaps, mc_counterexample=dip, mc_layer3=keep,
                                      mc_counterexample_widths=dip_w, mc_layer3_widths=keep_w,
                                      alpha_regions=regions)))
-    return grouped(ID, STATEMENT, {"norm": "layernorm (l2 / rmsnorm: same limit)"}, items, _finding)
+    return grouped(ID, STATEMENT, {"norm": "layernorm (l2 / rmsnorm: same limit)"}, items, _finding, _qualifiers)
+
+
+def _qualifiers(verdict: str, group) -> Qualifiers:
+    """Where the deeper layers keep recency (every n searched) and, where they lose it, from which row on: the
+    smallest and largest first failing row over the group's settings and layers."""
+    residual = {st["residual"] for st, _ in group}
+    where = "with the residual" if residual == {True} else "without the residual" if residual == {False} else \
+        "with and without the residual"
+    alphas = sorted({st["alpha"] for st, _ in group})
+    where += f", alpha {alphas[0]:g}" + (f"-{alphas[-1]:g}" if len(alphas) > 1 else "")
+    n_max = max(ev.search.n_max for _, ev in group)
+    layers = sorted({int(L) for _, ev in group for L in ev.search.boundary})
+    first = [b.first_failing_n for _, ev in group for b in ev.search.boundary.values()
+             if b.first_failing_n is not None]
+    if verdict == "refuted" and first:
+        return Qualifiers(where=where, settings=len(group),
+                          fails=f"from row {min(first)}-{max(first)} on (first failing row by setting and layer)")
+    return Qualifiers(where=where, settings=len(group),
+                      holds=(f"at layers {layers[0]}-{layers[-1]} for every row up to {n_max}"
+                             if verdict == "confirmed" else ""),
+                      reason="" if verdict != "inconclusive" else "checks failed")

@@ -19,6 +19,7 @@ from lnrecency.claims.catalog import declared
 from lnrecency.claims.declare import claim
 from lnrecency.claims.mc_checks import grouped, mc_means, setting
 from lnrecency.inference.evidence import Evidence, item, ladder, record
+from lnrecency.inference.qualifiers import Qualifiers
 from lnrecency.inference.records import MCMeans, ProofRecord
 from lnrecency.inference.verdicts import decide
 from lnrecency.model.config import ModelConfig
@@ -133,5 +134,9 @@ def evaluate(*, quick: bool = False, progress=None, seed: int = 20260707) -> lis
                    lambda v, g: ("It does not extend: |o_i|^2 -> alpha (a floor, "
                                  + ", ".join(e.limit_i_to_oo_of_osq for _, e in g)
                                  + " here), not 0; the seed restricts itself to weakly correlated vectors, "
-                                   "where the claim is confirmed.") if v == "refuted" else "")
+                                   "where the claim is confirmed.") if v == "refuted" else "",
+                   lambda v, g: Qualifiers(
+                       where="correlated tokens, alpha " + ", ".join(f"{s['alpha']:g}" for s, _ in g),
+                       fails="as the norm tends to alpha, not 0" if v == "refuted" else "",
+                       holds="" if v == "refuted" else "the norm tends to 0", exact=True))
     return out

@@ -22,6 +22,7 @@ from lnrecency.claims.catalog import declared
 from lnrecency.claims.declare import claim
 from lnrecency.claims.mc_checks import ROUNDING, grouped, mc_means, setting, simulate
 from lnrecency.inference.evidence import Evidence, item, ladder, record
+from lnrecency.inference.qualifiers import Qualifiers
 from lnrecency.inference.records import MCMeans, ProofRecord
 from lnrecency.inference.stats import OrderingCheck, mean_check, ordering_check, register
 from lnrecency.model.config import ModelConfig
@@ -126,6 +127,10 @@ def evaluate(*, quick: bool = False, progress=None, seed: int = 20260808) -> lis
                       lambda v, g: ("It does not extend: d Var_i -> alpha (a floor, "
                                     + ", ".join(e.limit_i_to_oo_of_d_Var for _, e in g)
                                     + " here), not 0; the seed restricts itself to weakly correlated "
-                                      "vectors, where the claim is confirmed.") if v == "refuted" else "")
+                                      "vectors, where the claim is confirmed.") if v == "refuted" else "",
+                      lambda v, g: Qualifiers(
+                          where="correlated tokens, alpha " + ", ".join(f"{s['alpha']:g}" for s, _ in g),
+                          fails="as the variance tends to alpha, not 0" if v == "refuted" else "",
+                          holds="" if v == "refuted" else "the variance tends to 0", exact=True))
             + grouped(ID, FIXED, {"layer": 2}, [({"norm": "layernorm vs none", "alpha": 0.0,
                                                           "lam": 1.0, "n": N}, v, ev)]))

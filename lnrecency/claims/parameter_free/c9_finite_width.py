@@ -25,6 +25,7 @@ from lnrecency.claims.catalog import declared
 from lnrecency.claims.declare import claim
 from lnrecency.claims.mc_checks import grouped, simulate, theory, theory_mean_checks
 from lnrecency.inference.evidence import Evidence, ladder, record
+from lnrecency.inference.qualifiers import Qualifiers
 from lnrecency.inference.records import MeanChecks
 from lnrecency.inference.stats import EXACT_RATE, PER_COMPARISON, clopper_pearson_interval, register
 from lnrecency.model.config import ModelConfig
@@ -187,7 +188,12 @@ def evaluate(*, quick: bool = False, progress=None, seed: int = 20260909) -> lis
     out += grouped(ID, FINITE, {"layer": 2}, finite,
                    lambda v, g: "; ".join(f"{e.pair}: d* = {e.smallest_d} (widths 2..256"
                                           + (f"; reversed at d = {list(e.reversed_at)}" if e.reversed_at else "")
-                                          + ")" for _, e in g) + ".")
+                                          + ")" for _, e in g) + ".",
+                   lambda v, g: Qualifiers(
+                       where="row 8, widths 2-256",
+                       holds="from width " + " and ".join(str(e.smallest_d) for _, e in g)
+                             + " on (last key against the first, then the one before)" if v == "confirmed" else "",
+                       reason="not significant" if v == "inconclusive" else ""))
 
     rate = EXACT_RATE
     register("C9 per-instance Clopper-Pearson intervals", 2, rate=rate, basis="exact")
@@ -202,5 +208,7 @@ def evaluate(*, quick: bool = False, progress=None, seed: int = 20260909) -> lis
         out += grouped(ID, statement, {"layer": 2},
                        [({**cfg.as_dict(), "d": d, "i": 8, "j": 7, "k": 6}, v,
                          Frequency(frequency=p.estimate, count=p.count, samples=p.samples, seed=seed + d,
-                                   clopper_pearson=(lo, hi), rate=rate))])
+                                   clopper_pearson=(lo, hi), rate=rate))], qualify=lambda v, g, d=d, lo=lo, hi=hi,
+                       p=p: Qualifiers(where=f"one draw at d = {d}", quantity="share of draws ordering the two "
+                                       "latest keys by recency", estimate=p.estimate, low=lo, high=hi))
     return out

@@ -15,9 +15,10 @@ from typing import TYPE_CHECKING, Callable
 import mpmath
 import sympy
 
-from lnrecency.claims.catalog import result_source
+from lnrecency.claims.catalog import declared, result_source
 from lnrecency.claims.declare import claim
 from lnrecency.inference.evidence import Evidence, item, ladder, record
+from lnrecency.inference.qualifiers import Qualifiers
 from lnrecency.inference.verdicts import ClaimResult
 from lnrecency.model.config import ModelConfig
 from lnrecency.theory import closed_forms as cf
@@ -136,9 +137,37 @@ def _formula_evidence(quantity: str, printed: tuple[str, str], params: dict) -> 
                         derived=str(r.derived), first_difference=r.first_difference)
 
 
-def _result(cid: str, statement: str, *rest) -> ClaimResult:
-    """A printed line's verdict row, its source read from the catalogue."""
-    return ClaimResult(cid, result_source(cid, statement), statement, *rest)
+# the statements are typed once, in the catalogue: the printed formulas this module checks must be the ones they quote
+for _cid, _printed in (("P2", P2[0]), ("P3", P3[0]), ("P6", P6_G[0]), ("P6", P6_H2[0]), ("P7", P7[0])):
+    if _printed not in declared(_cid).text("s1"):
+        raise ValueError(f"{_cid}'s statement in lnrecency/claims/catalog.py must quote {_printed!r}, the printed "
+                         f"formula this module checks")
+
+
+def _result(cid: str, setting, verdict: str, ev, finding: str) -> ClaimResult:
+    """A printed line's verdict row on its statement as the catalogue types it (once), its source read from there,
+    its qualifiers from its evidence (issue 75): an exact decision, where the line and our derivation agree or where
+    they first differ."""
+    statement = declared(cid).text("s1")
+    return ClaimResult(cid, result_source(cid, statement), statement, setting, verdict, ev, finding,
+                       _qualifiers(cid, verdict, ev))
+
+
+def _qualifiers(cid: str, verdict: str, ev) -> Qualifiers:
+    if cid == "P4":
+        odd = [n for n in ev.numbers if not n.agrees_at_3_decimals]
+        return Qualifiers(holds="exactly: the formula equals our sympy derivation" + "".join(
+            f"; printed {n.printed} is {n.exact_6_digits} {'truncated' if n.agrees_when_truncated else 'misprinted'}"
+            for n in odd), exact=True)
+    if cid == "P5":
+        return Qualifiers(holds="exactly: all three coefficients negative for every alpha in [0, 1)", exact=True) \
+            if verdict == "confirmed" else Qualifiers(fails="a coefficient is not negative everywhere", exact=True)
+    if cid == "P7" and verdict != "confirmed":
+        return Qualifiers(fails="by a sign typo in the middle term; corrected, the line and its conclusion hold",
+                          exact=True)
+    if verdict == "confirmed":
+        return Qualifiers(holds="exactly: equals our sympy derivation for every alpha in [0, 1)", exact=True)
+    return Qualifiers(fails="differs from our sympy derivation", exact=True)
 
 
 def _verdict(ok: bool) -> str:
@@ -161,18 +190,17 @@ def _formula_finding(*checks: PrintedFormula) -> str:
 
 def p1() -> ClaimResult:
     ev = PrintedFormulas(checks=(_formula_evidence("p_diag", P1_DIAG, RES), _formula_evidence("p_off", P1_OFF, RES)))
-    return _result("P1", "P1: layer-1 weights P_ij = f(i,j)/(e+(i-1)e^a), f = e on the "
-                       "diagonal, e^a below it.", SETTING_RES, _verdict(ev.equal), ev, _formula_finding(*ev.checks))
+    return _result("P1", SETTING_RES, _verdict(ev.equal), ev, _formula_finding(*ev.checks))
 
 
 def p2() -> ClaimResult:
     ev = _formula_evidence("g", P2, RES)
-    return _result("P2", f"P2: g(i) = {P2[0]}.", SETTING_RES, _verdict(ev.equal), ev, _formula_finding(ev))
+    return _result("P2", SETTING_RES, _verdict(ev.equal), ev, _formula_finding(ev))
 
 
 def p3() -> ClaimResult:
     ev = _formula_evidence("h2", P3, RES)
-    return _result("P3", f"P3: h(i)^2 = {P3[0]}.", SETTING_RES, _verdict(ev.equal), ev,
+    return _result("P3", SETTING_RES, _verdict(ev.equal), ev,
                        _formula_finding(ev))
 
 
@@ -220,9 +248,7 @@ def p4(printed_numbers: dict | None = None) -> ClaimResult:
         formula=PrintedFormula(printed="S^(2)_ij = g(i)/(h(i)h(j)) with g = P2, h^2 = P3", typed=formula,
                              equal=fr.equal, method=fr.method, first_difference=fr.first_difference),
         numbers=tuple(numbers), exact_values_from="theory.limit (mpmath, 30 digits), n = 3, a = 0", summary=summary)
-    return _result("P4", "P4: S^(2)_ij = g(i)/(h(i)h(j)); Figure 1 prints, for n = 3, a = 0: "
-                       "S_21 = 0.154, S_31 = 0.132, S_32 = 0.150.",
-                       dict(SETTING_RES, alpha=0, n=3), _verdict(fr.equal and agree), ev,
+    return _result("P4", dict(SETTING_RES, alpha=0, n=3), _verdict(fr.equal and agree), ev,
                        _p4_lead(fr.equal, numbers) + ". The formula S = g/(h h) " + (
                            "is exact (" + fr.method + "); " if fr.equal else "differs from our derivation; ")
                        + summary + ".")
@@ -279,15 +305,12 @@ def p5() -> ClaimResult:
                f"0 <= a < 1 (each coefficient rewritten with e^a = e/(1+w), w = e^(1-a) - 1 > 0, a = A/(A+B): every "
                f"monomial's sign decided by sympy), so h(j) strictly decreases." if ok else
                f"The numerator's coefficients in j do not all have the printed sign: {signs}.")
-    return _result("P5", "P5: the numerator of h(j+1)^2 - h(j)^2 is quadratic in j and its three "
-                       "coefficients are negative for 0 <= a < 1, so h strictly decreases.",
-                       SETTING_RES, _verdict(ok), ev, finding)
+    return _result("P5", SETTING_RES, _verdict(ok), ev, finding)
 
 
 def p6() -> ClaimResult:
     ev = PrintedFormulas(checks=(_formula_evidence("g", P6_G, NORES), _formula_evidence("h2", P6_H2, NORES)))
-    return _result("P6", f"P6 (no residual): g'(i) = {P6_G[0]}, h'(i)^2 = {P6_H2[0]}.",
-                       SETTING_NORES, _verdict(ev.equal), ev, _formula_finding(*ev.checks))
+    return _result("P6", SETTING_NORES, _verdict(ev.equal), ev, _formula_finding(*ev.checks))
 
 
 def p7() -> ClaimResult:
@@ -327,8 +350,7 @@ def p7() -> ClaimResult:
                    + (f"; the expression as printed is not even negative: >= 0 at a = 0 for i = "
                       f"{', '.join(map(str, positive_at[:5]))}{' ...' if len(positive_at) > 5 else ''}"
                       if positive_at else "") + ".")
-    return _result("P7", f"P7 (no residual): h'(i+1)^2 - h'(i)^2 = {P7[0]} < 0.",
-                       SETTING_NORES, verdict, ev, finding)
+    return _result("P7", SETTING_NORES, verdict, ev, finding)
 
 
 def evaluate_printed_symbolic() -> list[ClaimResult]:

@@ -34,6 +34,7 @@ from lnrecency.claims.declare import claim
 from lnrecency.claims.mc_checks import gap_comparison, grouped, setting, simulate, theory
 from lnrecency.experiments.profiler import bias_profile
 from lnrecency.inference.evidence import Evidence, item, ladder, record
+from lnrecency.inference.qualifiers import Qualifiers
 from lnrecency.inference.stats import PER_COMPARISON, OrderingCheck, ordering_check, register
 from lnrecency.model.config import ModelConfig
 from lnrecency.theory import closed_forms as cf
@@ -42,7 +43,9 @@ from lnrecency.theory.limit import limit_scores
 P8 = declared("P8").text("p8")
 P9A = declared("P9").text("p9a")
 P9B = declared("P9").text("p9b")
-P9C = declared("P9").text("p9c")
+#: P9's "weakens" is ambiguous between two units; each reading is its own statement, decided in its unit
+P9C_LOGITS = declared("P9").text("p9c_logits")
+P9C_PER_LAM = declared("P9").text("p9c_per_lam")
 
 
 @record
@@ -199,7 +202,11 @@ def p9a(samples: int, seed: int, progress=None) -> list:
                f"row 8's layer-2 scores differ by at most {worst_d:.3g} (d x that = {d * worst_d:.3g}: the O(1/d) "
                f"effect of the centring).")
     return grouped("P9", P9A, {}, [({"norm": "layernorm vs l2", "lam": 1, "alpha": 0, "residual": False},
-                                           verdict, ev)], finding=finding)
+                                           verdict, ev)], finding=finding,
+                   qualify=lambda v, g: Qualifiers(
+                       where="lam 1", holds="exactly in the limit; alike at d = 64" if v == "confirmed" else "",
+                       fails="" if v == "confirmed" else "the limits or the profiles at d = 64 differ",
+                       quantity="largest score difference at d = 64", estimate=worst_d, exact=True))
 
 
 def p9b() -> list:
@@ -217,7 +224,10 @@ def p9b() -> list:
                                            ladder(same, opposite=False),
                                            SharpensEvidence(dP_ii_dlam=str(dp), positive_form=str(expected),
                                                             equal_to_positive_form=bool(same), P_88_alpha0=vals))],
-                   finding=finding)
+                   finding=finding,
+                   qualify=lambda v, g: Qualifiers(
+                       holds="exactly: the layer-1 self-weight grows with lam for every alpha below 1" if same else "",
+                       reason="" if same else "not resolved", exact=True))
 
 
 def p9c(samples: int, seed: int, progress=None) -> list:
@@ -248,20 +258,37 @@ def p9c(samples: int, seed: int, progress=None) -> list:
                     per_lam=PerLamGaps(gap_lam1_per_lam=lam1.mean, gap_lam_sqrt_d_per_lam=lam_d.mean / lam,
                                        check=per_lam))
                 items.append((setting(ModelConfig(residual=residual, alpha=alpha), d=d,
-                                      lam=f"1 vs sqrt(d) = {lam:g}"), ev.verdict, ev))
-    return grouped("P9", P9C, {"measure": "S_{8,7} - S_{8,1}, layer 2"}, items, finding=weakens_finding)
+                                      lam=f"1 vs sqrt(d) = {lam:g}"), ev))
+    out = []
+    for unit, statement in zip(UNITS, (P9C_LOGITS, P9C_PER_LAM)):
+        mine = [(s, ev.unit_verdicts[unit], ev) for s, ev in items]
+        out += grouped("P9", statement, {"measure": f"layer-2 gap, {unit}"}, mine,
+                       finding=lambda v, g, u=unit: weakens_finding(v, g, u),
+                       qualify=lambda v, g, u=unit: weakens_qualifiers(v, g, u))
+    return out
 
 
-def weakens_finding(verdict: str, group: list) -> str:
-    """What the Monte Carlo at the named width shows, per setting, in both units: the layer-2 gap S_87 - S_81
-    (a log ratio of attention weights) with d scaling (lam = 1) against sqrt(d) scaling (lam = sqrt(d)), each
-    +- its SE, and the same per unit of lam."""
-    split = [(s, ev) for s, ev in group if ev.split_by_unit]
-    lead = {"confirmed": "Holds in both units: with sqrt(d) scaling the layer-2 recency gap S_87 - S_81 is smaller "
-                         "than with d scaling, in attention logits and per unit of lam (significant at the stated k)",
-            "refuted": "Fails in both units: with sqrt(d) scaling the layer-2 recency gap S_87 - S_81 is larger than "
-                       "with d scaling, in attention logits and per unit of lam (significant at the stated k)",
-            "inconclusive": "Not settled"}[verdict]
+def weakens_qualifiers(verdict: str, group: list, unit: str) -> Qualifiers:
+    """One reading of P9c in its unit: in how many settings, at which widths, and the largest gap difference."""
+    diffs = [(ev.mc.gap_lam1 - ev.mc.gap_lam_sqrt_d) if unit == UNITS[0] else
+             (ev.per_lam.gap_lam1_per_lam - ev.per_lam.gap_lam_sqrt_d_per_lam) for _, ev in group]
+    big = max(diffs, key=abs)
+    where = {UNITS[0]: "in attention logits", UNITS[1]: "per unit of lam"}[unit]
+    n = f"in {len(group)} setting{'s' * (len(group) > 1)} at d 64 and 1024"
+    return Qualifiers(where=where, settings=len(group), holds=n if verdict == "confirmed" else "",
+                      fails=n if verdict == "refuted" else "", comparison="largest gap, d minus sqrt(d) scaling",
+                      estimate=big, reason="not significant" if verdict == "inconclusive" else "")
+
+
+def weakens_finding(verdict: str, group: list, unit: str = UNITS[0]) -> str:
+    """What the Monte Carlo at the named width shows, per setting, in one unit (the reading decided), with the other
+    beside: the layer-2 gap S_87 - S_81 (a log ratio of attention weights) with d scaling (lam = 1) against sqrt(d)
+    scaling (lam = sqrt(d)), each +- its SE, and the same per unit of lam."""
+    lead = {"confirmed": f"Holds in {unit}: with sqrt(d) scaling the layer-2 recency gap is smaller than with d "
+                         f"scaling (significant at the stated k)",
+            "refuted": f"Fails in {unit}: with sqrt(d) scaling the layer-2 recency gap is larger than with d "
+                       f"scaling (significant at the stated k)",
+            "inconclusive": f"Not settled in {unit}: the two gaps differ by less than the test resolves"}[verdict]
     parts = []
     for s, ev in group:
         m = ev.mc
@@ -273,14 +300,7 @@ def weakens_finding(verdict: str, group: list) -> str:
                      + (" (" + ", ".join(f"{unit.split(' (')[0]}: {v}" for unit, v in ev.unit_verdicts.items()) + ")"
                         if ev.split_by_unit else ""))
         parts.append(text)
-    if verdict == "inconclusive":
-        lead = (f"Split by unit in {len(split)} of {len(group)} setting(s): with sqrt(d) scaling the gap is larger "
-                f"in attention logits (the log ratio P_87/P_81: the pattern sharpens) but smaller per unit of lam "
-                f"(the pattern of the normalised scores weakens), so the verdict depends on what 'weakens' "
-                f"measures" if split else "Not settled: the two gaps differ by less than the test resolves")
-        if split and len(split) < len(group):
-            lead += "; in the others the two gaps differ by less than the test resolves"
-    return f"{lead}, in {len(group)} setting(s): " + "; ".join(parts[:4]) + ("; ..." if len(parts) > 4 else "") + "."
+    return f"{lead}, in {len(group)} setting{'s' * (len(group) > 1)}: " + "; ".join(parts) + "."
 
 
 @claim("P8")

@@ -17,6 +17,7 @@ from lnrecency.claims.catalog import declared, result_source
 from lnrecency.claims.declare import claim
 from lnrecency.claims.mc_checks import adjacent_triples, mc_means, mc_orderings, row_labels, setting
 from lnrecency.inference.evidence import Evidence, ladder, record
+from lnrecency.inference.qualifiers import Counter, Qualifiers
 from lnrecency.inference.records import LimitProfile, MCMeans, OrderingTests, ProofRecord
 from lnrecency.inference.verdicts import ClaimResult, combine
 from lnrecency.model.config import ModelConfig
@@ -84,4 +85,28 @@ def evaluate(*, quick: bool = False, progress=None, seed: int = 20260101) -> lis
             ID, result_source(ID, STATEMENT), STATEMENT, setting(cfg, layer=2, n_limit=n, n_mc=N_MC), verdict,
             T1Evidence(proof=ProofRecord.of(proof, steps=2), limit=limit, mc_ordering=order, mc_means=means,
                        per_instance_rp=tuple(rp)), finding))
-    return out
+    return _qualified(out)
+
+
+def _qualified(out: list[ClaimResult]) -> list[ClaimResult]:
+    """Each row's qualifiers (issue 75): in expectation, and what one draw shows at the widest width the RP was
+    measured at; the lam = 1 rows carry the sqrt(d)-scaled row (lam = 8: the sqrt(d) scaling of d = 64 only) as
+    their counter-row."""
+    import dataclasses
+
+    def rp_at(r, d):
+        return next(m for dd, m, _ in r.evidence.per_instance_rp if dd == d)
+
+    d = max(RP_WIDTHS)
+    scaled = next((r for r in out if r.setting.to_json().get("lam") == d ** 0.5 and r.setting.to_json().get("norm")
+                   == "layernorm"), None)
+    label = f"lam = {d ** 0.5:g}, sqrt(d) scaling of d = {d} only"
+    done = []
+    for r in out:
+        counter = Counter(label, rp_at(scaled, d)) if scaled is not None and r is not scaled else None
+        q = Qualifiers(where=label if r is scaled else f"d = {d}",
+                       holds="in expectation" if r.verdict == "confirmed" else "",
+                       reason="" if r.verdict == "confirmed" else "checks failed",
+                       quantity="one-draw RP", estimate=rp_at(r, d), counter=counter)
+        done.append(dataclasses.replace(r, qualifiers=q))
+    return done

@@ -27,6 +27,7 @@ from lnrecency.claims.catalog import declared
 from lnrecency.claims.declare import claim
 from lnrecency.claims.mc_checks import grouped, setting
 from lnrecency.inference.evidence import Evidence, ladder, record
+from lnrecency.inference.qualifiers import Qualifiers
 from lnrecency.model.config import ModelConfig
 from lnrecency.theory.limit import limit_scores
 from lnrecency.theory.rollout import limit_rollout
@@ -80,7 +81,7 @@ def _depth_finding(verdict: str, group: list) -> str:
     rates = [e.rate for _, e in group]
     where = "; ".join(f"{s['norm']}, {'residual' if s['residual'] else 'no residual'}, lam {s['lam']:g}, alpha "
                       f"{s['alpha']:g}: rho = {e.rate:.4g}, R^(L)_n1 = {e.first_token_mass[-1]:.3g}"
-                      for s, e in group[:4]) + ("; ..." if len(group) > 4 else "")
+                      for s, e in group)
     lead = {"confirmed": "Holds in the limit: the rollout's mass on token 1 rises at every layer and the rest shrinks "
                          f"geometrically (per-layer factor rho from {min(rates):.3g} to {max(rates):.6g})",
             "refuted": "Fails in the limit: the rollout's mass on token 1 falls at some layer",
@@ -94,10 +95,10 @@ def _side_finding(verdict: str, group: list) -> str:
     margin = min(min(e.smallest_score_rise, e.smallest_rollout_fall) for _, e in group)
     where = "; ".join(f"{s['norm']}, {'residual' if s['residual'] else 'no residual'}, lam {s['lam']:g}, alpha "
                       f"{s['alpha']:g}: scores {e.scores_row_n[0]:.3g} -> {e.scores_row_n[-1]:.3g}, rollout "
-                      f"{e.rollout_row_n[0]:.3g} -> {e.rollout_row_n[-1]:.3g}" for s, e in group[:3])
+                      f"{e.rollout_row_n[0]:.3g} -> {e.rollout_row_n[-1]:.3g}" for s, e in group)
     if verdict == "confirmed":
         return (f"Holds in the limit in {len(group)} setting(s): the layer-2 scores of row {N} rise with the key while "
-                f"the layer-2 rollout of the same row falls (smallest step of either {margin:.3g}); {where}; ....")
+                f"the layer-2 rollout of the same row falls (smallest step of either {margin:.3g}); {where}.")
     return f"Fails in {len(group)} setting(s) (scores not rising or rollout not falling over the keys): {where}."
 
 
@@ -119,5 +120,39 @@ def evaluate(*, quick: bool = False, progress=None) -> list:
             n=N, scores_row_n=[float(x) for x in s], rollout_row_n=[float(x) for x in r],
             smallest_score_rise=float(np.diff(s).min()), smallest_rollout_fall=float(-np.diff(r).max()))))
     base = {"quantity": "attention rollout R^(l) (Abnar & Zuidema) in the d -> infinity limit", "n": N}
-    return (grouped(ID, THEOREM, base, depth_items, _depth_finding)
-            + grouped(ID, SIDE, {**base, "layer": 2}, side_items, _side_finding))
+    return (grouped(ID, THEOREM, base, depth_items, _depth_finding, _depth_qualifiers)
+            + grouped(ID, SIDE, {**base, "layer": 2}, side_items, _side_finding, _side_qualifiers))
+
+
+def _where(group: list) -> str:
+    """The group's settings in words: the normalisations, and the residual and lam when the group has one only."""
+    norms = list(dict.fromkeys(s["norm"] for s, _ in group))
+    res = {s["residual"] for s, _ in group}
+    lams = sorted({s["lam"] for s, _ in group})
+    words = [("no normalisation" if norms == ["none"] else "norm " + ", ".join(norms))]
+    if len(res) == 1:
+        words.append("with the residual" if res == {True} else "without the residual")
+    if len(lams) == 1:
+        words.append(f"lam {lams[0]:g}")
+    return ", ".join(words)
+
+
+def _depth_qualifiers(verdict: str, group: list) -> Qualifiers:
+    """Theorem 4.1 in the limit: the per-layer factor rho of the rest's mass, its range, or why it is not resolved."""
+    rates = [e.rate for _, e in group]
+    if verdict == "inconclusive":
+        return Qualifiers(where=_where(group), reason="not resolved", margin=RATE_RESOLUTION,
+                          margin_of="per-layer factor's distance from 1", settings=len(group))
+    return Qualifiers(where=_where(group), settings=len(group),
+                      holds=f"in all {len(group)} settings, per-layer factor {min(rates):.3g}-{max(rates):.6g}"
+                      if verdict == "confirmed" else "", fails="" if verdict == "confirmed" else
+                      f"in {len(group)} settings: the first token's mass falls at some layer")
+
+
+def _side_qualifiers(verdict: str, group: list) -> Qualifiers:
+    """Scores rise while the rollout falls over the keys: in how many settings, and the smallest step of either."""
+    margin = min(min(e.smallest_score_rise, e.smallest_rollout_fall) for _, e in group)
+    return Qualifiers(where=_where(group), settings=len(group),
+                      holds=f"in all {len(group)} settings" if verdict == "confirmed" else "",
+                      fails="" if verdict == "confirmed" else f"in {len(group)} settings",
+                      margin=margin if verdict == "confirmed" else None, margin_of="smallest step", exact=True)

@@ -17,6 +17,7 @@ from dataclasses import field
 from lnrecency.claims.catalog import declared, result_source
 from lnrecency.claims.declare import claim
 from lnrecency.inference.evidence import Evidence, NotRun, record
+from lnrecency.inference.qualifiers import Qualifiers
 
 STATEMENT = declared("R1").text("statement")
 COMMAND = "lnrecency experiments pretrained --models DIR"
@@ -80,6 +81,19 @@ def decide(data: dict) -> dict:
                 s, level) for k, s, r, level in zip(keys, stats, rejected, levels)}
 
 
+def qualifiers(name: str, verdict: str, statistic: dict | None = None) -> Qualifiers:
+    """One model's row (issue 75): the model and the setting, where the mean layer slope lies (by the verdict, as
+    decided) and, when the statistic is at hand, its size."""
+    word = {"confirmed": "with the mean layer slope above 0", "refuted": "with the mean layer slope below 0"}
+    decision = {"reproduced": "confirmed", "the opposite shown": "refuted"}.get(verdict, verdict)
+    s = statistic or {}
+    return Qualifiers(where=f"{name.split(' (')[0]}, positions off",
+                      holds=word["confirmed"] if decision == "confirmed" else "",
+                      fails=word["refuted"] if decision == "refuted" else "",
+                      quantity="mean" if s.get("mean") is not None else "", unit="logit per key" if s else "",
+                      estimate=s.get("mean"), reason="not significant" if decision == "inconclusive" else "")
+
+
 def evaluate(*, quick: bool = False, progress=None) -> list:
     from lnrecency.inference.verdicts import ClaimResult
 
@@ -128,7 +142,7 @@ def evaluate(*, quick: bool = False, progress=None) -> list:
         out.append(ClaimResult("R1", result_source("R1", STATEMENT), STATEMENT, {"case": m["name"], "n": st.n,
                                                          "probe": f"{st.windows} text windows, positions off "
                                                                   f"(every position id 0)"},
-                               verdict, ev, finding))
+                               verdict, ev, finding, qualifiers(m["name"], verdict, s)))
     return out
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 from lnrecency.claims.catalog import declared, result_source
 from lnrecency.claims.declare import claim
 from lnrecency.inference.evidence import Evidence, NotRun, record
+from lnrecency.inference.qualifiers import Counter, Qualifiers
 
 STATEMENT = declared("S2.0").text("statement")
 
@@ -71,7 +72,19 @@ def evaluate(*, quick: bool = False, progress=None) -> list:
                         STATEMENT, {"case": "default corpus (Python standard library source)",
                                                     "seed_setting": "seed 002's model was trained on C4 and code "
                                                                     "(TransformerLens attn-only-2l)"},
-                        verdict, ev, finding)]
+                        verdict, ev, finding, _qualifiers(counts["subsets"], name))]
+
+
+def _qualifiers(subsets: dict, decisive: str) -> Qualifiers:
+    """The premise where it is decided (the corpus, the earlier [A]s within 16 tokens) and, as its counter-row, the
+    same difference over every event of the corpus (issue 75: both subsets named)."""
+    s, every = subsets[decisive], subsets.get("all") or {}
+    lo, hi = s["d_interval"] if s.get("d_interval") else (None, None)
+    counter = (Counter("all distances", every["d"], *(every.get("d_interval") or (None, None)))
+               if every.get("d") is not None else None)
+    return Qualifiers(where="Python stdlib source, earlier [A]s within 16 tokens",
+                      comparison="later - earlier continuation share", estimate=s["d"], low=lo, high=hi,
+                      counter=counter)
 
 
 claim("S2.0", available=lambda quick: available())(evaluate)

@@ -63,29 +63,26 @@ SEED003_SETTING = ("Li, Boduljak and Zhou (arXiv 2504.02827): Transformers train
 
 S2 = {
     "S2.1": declared("S2.1").text("s1"),
-    "S2.2": "Seed 002, Figure 1: after <BOS> R [A][B] .. [A][C] .. [A], [C] is more probable than [B] when the "
-            f"second [A] is within 4 tokens of the end (positions {NEAR[0]}-{NEAR[-1]}; statistic: the mean of "
-            "P(C) - P(B) over those positions).",
+    "S2.2": declared("S2.2").text("s1"),
     "S2.3": declared("S2.3").text("s1"),
     "S2.4": declared("S2.4").text("s1"),
     "S2.5": declared("S2.5").text("s1"),
-    "S2.6": "Seed 002, mechanism: the output norm of layer-0 heads that do not attend strongly to themselves "
-            f"(mean P_ii < {SELF_ATTENTION}) shrinks with position (log-log slope of E|z_i|^2 against i + 1 "
-            "below 0).",
-    "S2.7": "Seed 002, mechanism: the law for an average of uncorrelated vectors, E sum_k P_ik^2 |v_k|^2 from "
-            "the measured weights and values, explains the shrinkage (its log-log slope agrees with the "
-            f"measured one within {LAW_MARGIN}: equivalence by two one-sided tests).",
+    "S2.6": declared("S2.6").text("s1"),
+    "S2.7": declared("S2.7").text("s1"),
 }
 
 
 S3 = {
     "S3.1": declared("S3.1").text("s1"),
     "S3.2": declared("S3.2").text("s1"),
-    "S3.3": "Seed 003: a LayerNorm right after attention improves length extrapolation (accuracy above the "
-            "constant-answer baseline at 8x the training length, post-LN (or both) minus pre-LN, above 0; "
-            f"decided on the models that learned the task at the training length, accuracy >= {LEARNED}, when at "
-            f"least 3 per placement did).",
+    "S3.3": declared("S3.3").text("s1"),
 }
+# the statements are typed once, in the catalogue; the constants this module decides with must be the ones they state
+for _cid, _said in (("S2.2", f"positions {NEAR[0]}-{NEAR[-1]}"), ("S2.6", f"mean P_ii < {SELF_ATTENTION}"),
+                    ("S2.7", f"within {LAW_MARGIN}"), ("S3.3", f"accuracy >= {LEARNED}")):
+    if _said not in declared(_cid).text("s1"):
+        raise ValueError(f"{_cid}'s statement in lnrecency/claims/catalog.py must state {_said!r} (the constant "
+                         f"this module decides with)")
 
 
 STATEMENTS = {**S2, **S3}

@@ -15,6 +15,7 @@ import numpy as np
 from lnrecency.claims.cached_study import CachedStudy
 from lnrecency.claims.catalog import declared, result_source
 from lnrecency.claims.declare import claim
+from lnrecency.claims.trained_qualifiers import plan_qualifiers
 from lnrecency.claims.trained_rules import by_a_hair, not_installed, one_claim_of
 from lnrecency.inference.evidence import Evidence, record
 
@@ -116,7 +117,9 @@ def _evaluate_all(quick: bool, progress=None) -> list:
                    "training_seeds": len(st.v2.seeds),
                    "probe": f"{st.windows} held-out windows, {bos}, first key out; plan v3 {snap['plan_sha256'][:12]}"}
         out.append(ClaimResult(cid, result_source(cid, statement), statement, setting, verdict, ev,
-                               _finding(cid, t, quick, cells, levels.get(PLAN_KEYS[cid]))))
+                               _finding(cid, t, quick, cells, levels.get(PLAN_KEYS[cid])),
+                               plan_qualifiers(PLAN_KEYS[cid], t if t.get("interval") is not None else None,
+                                               t.get("why", ""), quick=quick)))
     return out
 
 

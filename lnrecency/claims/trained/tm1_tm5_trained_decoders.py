@@ -54,14 +54,16 @@ LN_RECENCY = declared("TM1").text("s1")
 NONE_EARLIER = declared("TM2").text("s1")
 
 
-RMS_LIKE_LN = ("RMSNorm behaves like LayerNorm: at every layer >= 2 the per-instance RP of the two normalisations "
-               f"differs by less than {RP_MARGIN} (equivalence by two one-sided tests over training seeds).")
+RMS_LIKE_LN = declared("TM3").text("s1")
 
 
-INIT_THEORY = ("At initialisation (independent N(0, s^2) weights) the expected logits carry no position: at every "
-               f"layer the recency slope is within +-{INIT_SLOPE_NATS} / (n - 2) of 0 (less than "
-               f"{INIT_SLOPE_NATS} nat across a row), and E S_ij^2 = s^4 |y_i|^2 |y_j|^2 (their ratio within "
-               f"+-{RATIO_MARGIN} of 1); equivalence by two one-sided tests.")
+INIT_THEORY = declared("TM4").text("s1")
+# the statements are typed once, in the catalogue; the margins this module decides with must be the ones they state
+for _cid, _said in (("TM3", f"less than {RP_MARGIN}"), ("TM4", f"+-{INIT_SLOPE_NATS} / (n - 2)"),
+                    ("TM4", f"+-{RATIO_MARGIN} of 1")):
+    if _said not in declared(_cid).text("s1"):
+        raise ValueError(f"{_cid}'s statement in lnrecency/claims/catalog.py must state {_said!r} (the margin this "
+                         f"module decides with)")
 
 
 MATCHED = declared("TM5").text("s1")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from lnrecency.claims.catalog import declared, result_source
 from lnrecency.claims.declare import claim
+from lnrecency.claims.trained_qualifiers import plan_qualifiers
 from lnrecency.claims.trained_rules import not_installed, one_claim_of, reproduction_label
 from lnrecency.inference.evidence import Evidence, record
 
@@ -106,6 +107,7 @@ def _evaluate_all(quick: bool, progress=None) -> list:
 
         runs = run_thesis_text(st, progress=progress)
     decisions, m, sha = decide(runs, st), matched(runs, st), plan_sha256()
+    as_json = {k: (None if d is None else d.to_json()) for k, (d, _) in decisions.items()}
     out = []
     for cid, statement in STATEMENTS.items():
         d, why = decisions[PLAN_KEYS[cid]]
@@ -149,7 +151,9 @@ def _evaluate_all(quick: bool, progress=None) -> list:
                                                          "layer": 2, "training_seeds": len(st.primary_seeds),
                                                          "probe": f"{st.probe_windows} held-out windows, BOS first, "
                                                                   f"its key out; plan {sha[:12]}"},
-                               verdict, ev, finding))
+                               verdict, ev, finding,
+                               plan_qualifiers(PLAN_KEYS[cid], as_json[PLAN_KEYS[cid]], why, quick=quick,
+                                               decisions=as_json)))
     return out
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 from lnrecency.claims.cached_study import CachedStudy
 from lnrecency.claims.catalog import declared, result_source
 from lnrecency.claims.declare import claim
+from lnrecency.claims.trained_qualifiers import plan_qualifiers
 from lnrecency.claims.trained_rules import by_a_hair, not_installed, one_claim_of, reproduction_label
 from lnrecency.inference.evidence import Evidence, record
 
@@ -78,6 +79,8 @@ def _evaluate_all(quick: bool, progress=None) -> list:
     levels = dict(zip(decisions, holm_levels([float("nan") if d is None else d.test.p_pair
                                               for d, _ in decisions.values()], 0.05)))
     cells = {name: {k: c[k] for k in CELL_KEYS} for name, c in summary(runs, st).items()}
+    as_json = {k: (None if d is None else d.to_json()) for k, (d, _) in decisions.items()}
+    none = (cells.get("no bos none") or {}).get("slope") or (None, None)
     out = []
     for cid, statement in STATEMENTS.items():
         d, why = decisions[PLAN_KEYS[cid]]
@@ -91,7 +94,10 @@ def _evaluate_all(quick: bool, progress=None) -> list:
                                                          "layer": 2, "training_seeds": len(st.seeds),
                                                          "probe": f"{st.base.probe_windows} held-out windows, {bos}; "
                                                                   f"plan v2 {sha[:12]}"},
-                               verdict, ev, _finding(cid, d, why, quick, cells, levels.get(PLAN_KEYS[cid]))))
+                               verdict, ev, _finding(cid, d, why, quick, cells, levels.get(PLAN_KEYS[cid])),
+                               plan_qualifiers(PLAN_KEYS[cid], as_json[PLAN_KEYS[cid]], why, quick=quick,
+                                               decisions=as_json,
+                                               none_slope=none[0] if PLAN_KEYS[cid] == "Q1" else None)))
     return out
 
 

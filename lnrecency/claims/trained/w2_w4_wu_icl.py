@@ -20,6 +20,7 @@ from __future__ import annotations
 from lnrecency.claims.cached_study import CachedStudy
 from lnrecency.claims.catalog import declared, result_source
 from lnrecency.claims.declare import claim
+from lnrecency.claims.trained_qualifiers import plan_qualifiers
 from lnrecency.claims.trained_rules import by_a_hair, not_installed, one_claim_of, reproduction_label
 from lnrecency.inference.evidence import Evidence, record
 
@@ -165,6 +166,7 @@ def _evaluate_all(quick: bool, progress=None) -> list:
                                             decisions[k][0].test.p_pair for k in fam], 0.05)))
     cells = {name: {k: c[k] for k in CELL_KEYS} for name, c in summary(runs, st).items()}
     names = [f"{a}-{b}" for a, b in PAIRS]
+    as_json = {k: (None if d is None else d.to_json()) for k, (d, _) in decisions.items()}
     out = []
     for test, statement in STATEMENTS.items():
         d, why = decisions[test]
@@ -179,7 +181,9 @@ def _evaluate_all(quick: bool, progress=None) -> list:
                                 "probe": f"{st.test_size} novel-class sequences per test after {st.steps:,} steps; "
                                          f"plan {sha[:12]}"},
                                verdict, ev,
-                               _finding(test, d, why, quick, published, levels.get(test), cells, st.steps)))
+                               _finding(test, d, why, quick, published, levels.get(test), cells, st.steps),
+                               plan_qualifiers(test, as_json[test], why, quick=quick, decisions=as_json,
+                                               theirs=(published,) if published is not None else ())))
     return out
 
 

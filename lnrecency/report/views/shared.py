@@ -52,10 +52,11 @@ def _value_text(v: Any) -> str:
     return f"{v:g}" if isinstance(v, float) else str(v)
 
 
-def setting_summary(setting: dict, limit: int | None = 240) -> str:
+def setting_summary(setting: dict, limit: None = None) -> str:
     """A one-line, exact summary of a ClaimResult setting: scalars as k=v; a list of per-setting dicts
     ("settings") as the keys they share, then each case by the keys that vary, e.g.
-    "3 settings: norm=layernorm, gamma=1; cases (residual=False, lam=1), (residual=True, lam=1), ..."."""
+    "3 settings: norm=layernorm, gamma=1; cases (residual=False, lam=1), (residual=True, lam=1), (residual=True,
+    lam=3)". Whole, never cut (issue 75); ``limit`` is accepted for old callers and must be None."""
     parts = []
     for key, value in setting.items():
         if isinstance(value, list) and value and all(isinstance(x, dict) for x in value):
@@ -72,8 +73,9 @@ def setting_summary(setting: dict, limit: int | None = 240) -> str:
             parts.append(text)
         elif not isinstance(value, (dict, list)):
             parts.append(f"{key}={_value_text(value)}")
-    text = "; ".join(parts)
-    return text if limit is None or len(text) <= limit else text[: limit - 3] + "..."
+    if limit is not None:
+        raise ValueError(f"limit must be None: a setting is never cut (issue 75); got {limit!r}")
+    return "; ".join(parts)
 
 
 def verdict_note(data, *ids: str) -> list[str]:

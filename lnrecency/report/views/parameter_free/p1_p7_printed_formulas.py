@@ -24,15 +24,14 @@ def _leaves(x: Any, prefix: str = ""):
         yield prefix, x
 
 
-def _evidence_text(evidence, limit: int = 400) -> str:
-    """The decisive scalar entries of a verdict's evidence record, read from its JSON form (``lnrecency verify
+def _evidence_text(evidence) -> str:
+    """The decisive scalar entries of a verdict's evidence record, read from its JSON form, whole (``lnrecency verify
     --json`` has all of it)."""
     leaves = [(path, v) for path, v in _leaves(jsonable(evidence)) if not isinstance(v, (dict, list))]
     key = [(p, v) for p, v in leaves
            if any(p == k or p.endswith("." + k) or p.split("]")[-1].lstrip(".") == k for k in _KEY_EVIDENCE)]
     parts = [f"{p}={v:.6g}" if isinstance(v, float) else f"{p}={v}" for p, v in (key or leaves)]
-    text = "; ".join(parts)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+    return "; ".join(parts)
 
 
 def printed_table(data) -> Table:

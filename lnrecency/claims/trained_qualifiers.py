@@ -1,0 +1,161 @@
+"""The qualifiers of the verdict rows on trained and real models (issue 75), from typed numbers only: a plan's
+decision (its JSON: verdict, interval, p-values; :meth:`lnrecency.inference.seed_tests.SeedDecision.to_json`), a
+seed experiment's row fields (interval, rule, learned) and the plans' declared words below. The claim modules call
+these when they decide; ``python3 -m lnrecency.report.words.requalify`` calls the same functions on the published
+snapshots (docs/thesis_text*.json, docs/wu_icl.json) for rows kept from an earlier run.
+
+Each plan test's words: where it is decided, what it compares (what minus what) and the unit, and its strongest
+counter-row (the test whose setting differs in the one factor a reader would ask about: matched loss beside equal
+tokens).
+"""
+from __future__ import annotations
+
+from lnrecency.inference.qualifiers import Counter, Qualifiers
+
+__all__ = ["PLAN_WORDS", "COUNTER_OF", "plan_qualifiers", "reason_of", "row_qualifiers", "SEED_WORDS"]
+
+SLOPE = "logit per key"
+#: plan test -> (where, comparison, unit)
+PLAN_WORDS: dict[str, tuple[str, str, str]] = {
+    "H1": ("text, BOS first", "LayerNorm slope", SLOPE),
+    "H2": ("BOS first, equal tokens", "LayerNorm - none", SLOPE),
+    "H3": ("BOS first, matched loss", "LayerNorm - none", SLOPE),
+    "H4": ("BOS first, equal tokens", "RMSNorm - LayerNorm", SLOPE),
+    "Q1": ("text, no BOS", "LayerNorm slope", SLOPE),
+    "Q2": ("no BOS, equal tokens", "LayerNorm - none", SLOPE),
+    "Q3": ("no BOS, matched loss", "LayerNorm - none", SLOPE),
+    "Q4": ("BOS, LayerNorm, layer-1 BOS share fixed", "ablated - half intact", SLOPE),
+    "Q5": ("BOS, no normalisation, BOS share fixed", "ablated - half intact", SLOPE),
+    "Q6": ("BOS first, equal tokens", "RMSNorm - LayerNorm", SLOPE),
+    "A1": ("BOS, layer-2 QK as c times identity", "intervened - half intact", SLOPE),
+    "B1": ("BOS, BOS direction removed from keys", "intervened - half intact", SLOPE),
+    "C1": ("BOS, per-token scale fixed", "intervened - half intact", SLOPE),
+    "A0": ("no BOS, layer-2 QK as c times identity", "intervened - half intact", SLOPE),
+    "C0": ("no BOS, per-token scale fixed", "intervened - half intact", SLOPE),
+    "R1": ("depth 2", "first-middle gap", "accuracy"),
+    "R2": ("depth 2", "first-last gap", "accuracy"),
+    "R3": ("depth 6", "first-middle gap", "accuracy"),
+    "R4": ("depth 6", "first-last gap", "accuracy"),
+    "R5": ("depth 2 residual", "first-middle gap", "accuracy"),
+    "R6": ("depth 2 residual", "first-last gap", "accuracy"),
+    "P1": ("depth 2", "LayerNorm - none first-last gap", "accuracy"),
+    "P2": ("depth 6", "LayerNorm - none first-last gap", "accuracy"),
+    "P3": ("depth 2 residual", "LayerNorm - none first-last gap", "accuracy"),
+    "P4": ("depth 2", "RMSNorm - none first-last gap", "accuracy"),
+    "P5": ("depth 2, LayerNorm", "first-last gap", "accuracy"),
+    "P6": ("depth 2, LayerNorm", "scale fixed - intact gap", "accuracy"),
+}
+#: plan test -> (its strongest counter-row's test, that row's label in a cell)
+COUNTER_OF: dict[str, tuple[str, str]] = {
+    "H2": ("H3", "matched loss"), "H3": ("H2", "equal tokens"),
+    "Q2": ("Q3", "matched loss"), "Q3": ("Q2", "equal tokens"),
+}
+
+
+def _estimate(decision: dict) -> float:
+    """The estimate of a decision: the middle of its t interval (symmetric about the mean)."""
+    lo, hi = decision["interval"]
+    return 0.5 * (float(lo) + float(hi))
+
+
+def reason_of(decision: dict | None, why: str, quick: bool) -> str:
+    """Why an undecided test is not decided (:data:`lnrecency.inference.qualifiers.REASONS`): a quick run; not
+    learned (a plan leaves a test without a decision only when too few of its runs learned; ``why`` says how many,
+    for the finding); stopped by Holm (significant alone, one-sided p below the family rate); else not
+    significant."""
+    if quick:
+        return "quick run"
+    if decision is None:
+        return "not learned"
+    if min(decision.get("p_confirm", 1.0), decision.get("p_refute", 1.0)) < decision.get("fwer", 0.05) / 2:
+        return "holm"
+    return "not significant"
+
+
+def plan_qualifiers(test: str, decision: dict | None, why: str = "", *, quick: bool = False,
+                    decisions: dict | None = None, theirs: tuple[float, ...] = (), none_slope: float | None = None
+                    ) -> Qualifiers:
+    """A plan test's qualifiers from its decision JSON (None when not decided, ``why`` says why): where, the
+    comparison and unit (:data:`PLAN_WORDS`), the estimate and interval, the reason when undecided, the counter-row
+    from ``decisions`` (test -> decision JSON or None; :data:`COUNTER_OF`), Wu et al.'s published values
+    ``theirs`` (direction only when ours agree in sign but the values lie outside our interval), and, for plan v2's
+    Q1, the slope without normalisation ``none_slope`` as its counter-row."""
+    where, comparison, unit = PLAN_WORDS[test]
+    verdict = "inconclusive" if decision is None or quick else decision["verdict"]
+    reason = reason_of(decision, why, quick) if verdict == "inconclusive" else ""
+    if decision is None:
+        return Qualifiers(where=where, comparison=comparison, unit=unit, reason=reason, theirs=tuple(theirs))
+    lo, hi = (float(x) for x in decision["interval"])
+    counter = None
+    other = COUNTER_OF.get(test)
+    if other is not None and decisions and decisions.get(other[0]) is not None:
+        counter = Counter(other[1], _estimate(decisions[other[0]]), *decisions[other[0]]["interval"],
+                          verdict=decisions[other[0]]["verdict"])
+    elif none_slope is not None:
+        counter = Counter("none alone", none_slope)
+    outside = bool(theirs) and any(not lo <= t <= hi for t in theirs)
+    same_sign = bool(theirs) and all((t > 0) == (_estimate(decision) > 0) for t in theirs)
+    return Qualifiers(where=where, comparison=comparison, unit=unit, estimate=_estimate(decision), low=lo, high=hi,
+                      reason=reason, counter=counter, theirs=tuple(theirs),
+                      direction_only=outside and same_sign and verdict in ("confirmed", "reproduced"))
+
+
+#: seed experiments and the synthetic task: claim -> (where, quantity, unit) of its rows; the claims whose rows are
+#: told apart by their part's label (its task and placement, or its architecture) add it to where
+SEED_WORDS: dict[str, tuple[str, str, str]] = {
+    "TM1": ("synthetic task, LayerNorm", "layer slope", SLOPE),
+    "TM2": ("synthetic task, no normalisation", "layer slope", SLOPE),
+    "TM3": ("synthetic task", "RMSNorm - LayerNorm RP", ""),
+    "TM4": ("at initialisation", "", ""),
+    "TM5": ("synthetic task, matched loss", "LayerNorm - none slope", SLOPE),
+    "S2.1": ("per seed", "largest induction score", ""),
+    "S2.2": ("second [A] near the end", "P(C) - P(B)", ""),
+    "S2.3": ("induction head", "attention slope to [C] over [B]", ""),
+    "S2.4": ("random sequences", "induction head slope", SLOPE),
+    "S2.5": ("no positions, one layer-0 head", "slope", SLOPE),
+    "S2.6": ("layer-0 heads", "log-log slope of output norm", ""),
+    "S2.7": ("layer-0 heads", "law - measured log-log slope", ""),
+    "S3.1": ("", "log-log variance slope", ""),
+    "S3.2": ("8x training length", "pre-LN - post-LN shift", ""),
+    "S3.3": ("8x training length", "post-LN - pre-LN accuracy", ""),
+}
+#: the claims whose rows differ by their part (its label names the task and placement, or the layer)
+BY_PART = ("S3.1", "TM4")
+
+
+def _decided_at_95(rule: dict, lo: float, hi: float) -> bool:
+    """Whether the row's 95% interval alone settles its rule (wholly on one side of the boundary, or wholly within
+    or outside an equivalence margin): then an undecided row was stopped by Holm's family, not by its own noise."""
+    b, margin = rule.get("boundary"), rule.get("margin")
+    if not isinstance(b, (int, float)):
+        return False
+    if rule.get("rule") == "equivalence" and isinstance(margin, (int, float)):
+        return (b - margin < lo and hi < b + margin) or hi < b - margin or lo > b + margin
+    return lo > b or hi < b
+
+
+def row_qualifiers(cid: str, row: dict, *, min_learned: int, quick: bool = False) -> Qualifiers:
+    """A seed experiment's or the synthetic task's row from its typed fields (verdict, interval, rule, learned,
+    the probe's stability): where and what (:data:`SEED_WORDS`, with the deciding part's label for
+    :data:`BY_PART`), the interval and, when undecided, why: a quick run; fewer than ``min_learned`` runs learned;
+    the random control disagrees in sign (unstable); its 95% interval settles the rule but the family's Holm did
+    not; else not significant."""
+    where, quantity, unit = SEED_WORDS[cid]
+    rule = row.get("rule") or {}
+    if cid in BY_PART and isinstance(rule.get("part"), str):
+        where = ", ".join(x for x in (where, rule["part"]) if x)
+    iv = row.get("interval")
+    lo = hi = None
+    if isinstance(iv, (list, tuple)) and len(iv) == 2 and all(isinstance(x, (int, float)) for x in iv):
+        lo, hi = float(min(iv)), float(max(iv))
+    reason = ""
+    if row.get("verdict") == "inconclusive":
+        learned = row.get("learned")
+        stable = (row.get("probe") or {}).get("stable")
+        reason = ("quick run" if quick else "not learned" if isinstance(learned, int) and learned < min_learned
+                  else "unstable" if stable is False else "holm" if lo is not None and _decided_at_95(rule, lo, hi)
+                  else "not significant")
+    per_seed = rule.get("rule") == "per seed"
+    estimate = None if lo is None or per_seed else 0.5 * (lo + hi)
+    return Qualifiers(where=where, quantity=("range over seeds of the " if per_seed else "") + quantity, unit=unit,
+                      estimate=estimate, low=lo, high=hi, reason=reason)

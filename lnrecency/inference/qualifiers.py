@@ -1,0 +1,153 @@
+"""What a verdict row says beyond its label, as typed fields (issue 75): where it holds and where not, its size and
+unit, what it compares, its interval, the margin of an exact decision, the reason it is not decided, and its
+strongest counter-row. A claim module fills them from the numbers it decides with; every plain sentence, cell and
+count of the report is rendered from them (:mod:`lnrecency.report.words.plain`), never from a finding's prose.
+
+Standard library only: docs/verdicts.json stores them as JSON (:meth:`Qualifiers.to_json`) and
+:meth:`Qualifiers.from_json` reads them back checking every field against its declared type.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, fields
+
+__all__ = ["REASONS", "Counter", "Qualifiers"]
+
+#: why a statement is not decided: key -> the words a cell says (each defined in docs/glossary.md under
+#: "inconclusive"); a row reads inconclusive only with one of these
+REASONS: dict[str, str] = {
+    "not significant": "not significant",
+    "holm": "not significant after Holm",
+    "not learned": "the models did not learn",
+    "unstable": "unstable across seeds",
+    "quick run": "a quick run decides nothing",
+    "not resolved": "unresolved in the layers computed",
+    "checks failed": "a Monte Carlo check failed",
+}
+
+
+def _number(value, name: str, *, optional: bool = True) -> float | None:
+    if value is None and optional:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise ValueError(f"qualifier {name} must be a finite number{' or null' if optional else ''}; got {value!r}")
+    return float(value)
+
+
+def _text(value, name: str) -> str:
+    if not isinstance(value, str):
+        raise ValueError(f"qualifier {name} must be a string; got {type(value).__name__}")
+    return " ".join(value.split())
+
+
+@dataclass(frozen=True)
+class Counter:
+    """The strongest row against a finding: ``label`` (the setting in words, e.g. "at matched loss"), its estimate,
+    interval and ``verdict`` (of its own statement, or "" when it is a secondary interval)."""
+
+    label: str
+    estimate: float
+    low: float | None = None
+    high: float | None = None
+    verdict: str = ""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "label", _text(self.label, "counter.label"))
+        object.__setattr__(self, "estimate", _number(self.estimate, "counter.estimate", optional=False))
+        object.__setattr__(self, "low", _number(self.low, "counter.low"))
+        object.__setattr__(self, "high", _number(self.high, "counter.high"))
+        object.__setattr__(self, "verdict", _text(self.verdict, "counter.verdict"))
+        if not self.label:
+            raise ValueError("qualifier counter.label must not be empty")
+
+    def to_json(self) -> dict:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    @classmethod
+    def from_json(cls, data) -> "Counter":
+        if not isinstance(data, dict) or set(data) - {f.name for f in fields(cls)}:
+            raise ValueError(f"qualifier counter must be an object with keys among "
+                             f"{', '.join(f.name for f in fields(cls))}; got {data!r}")
+        return cls(**data)
+
+
+@dataclass(frozen=True)
+class Qualifiers:
+    """A verdict row's qualifiers. ``where``: the setting and scope in words ("layers 5-6 with the residual");
+    ``holds`` / ``fails``: where, within it, the statement holds and fails; ``quantity``, ``unit`` and
+    ``comparison`` ("LayerNorm minus none") of ``estimate`` and its interval [``low``, ``high``]; ``margin``: the
+    largest violation of an exact decision (``margin_of`` names it: "failing keys' weight"); ``reason``: a
+    :data:`REASONS` key when the row is not decided; ``counter``: its strongest counter-row; ``theirs``: the values
+    the statement's authors published, and ``direction_only`` when ours agree in sign but not in size;
+    ``settings``: how many settings the row covers; ``exact``: decided by exact arithmetic or a proof."""
+
+    where: str = ""
+    holds: str = ""
+    fails: str = ""
+    quantity: str = ""
+    unit: str = ""
+    comparison: str = ""
+    estimate: float | None = None
+    low: float | None = None
+    high: float | None = None
+    margin: float | None = None
+    margin_of: str = ""
+    reason: str = ""
+    counter: Counter | None = None
+    theirs: tuple[float, ...] = ()
+    direction_only: bool = False
+    settings: int | None = None
+    exact: bool = False
+
+    def __post_init__(self) -> None:
+        for name in ("where", "holds", "fails", "quantity", "unit", "comparison", "margin_of", "reason"):
+            object.__setattr__(self, name, _text(getattr(self, name), name))
+        for name in ("estimate", "low", "high", "margin"):
+            object.__setattr__(self, name, _number(getattr(self, name), name))
+        if self.reason and self.reason not in REASONS:
+            raise ValueError(f"qualifier reason must be one of {', '.join(REASONS)}; got {self.reason!r}")
+        if (self.low is None) != (self.high is None) or (self.low is not None and self.low > self.high):
+            raise ValueError(f"qualifier interval must have both ends, low <= high; got [{self.low}, {self.high}]")
+        if self.counter is not None and not isinstance(self.counter, Counter):
+            raise ValueError(f"qualifier counter must be a Counter; got {type(self.counter).__name__}")
+        if not isinstance(self.theirs, (tuple, list)):
+            raise ValueError(f"qualifier theirs must be a list of numbers; got {self.theirs!r}")
+        object.__setattr__(self, "theirs", tuple(_number(x, "theirs", optional=False) for x in self.theirs))
+        for name in ("direction_only", "exact"):
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(f"qualifier {name} must be true or false; got {getattr(self, name)!r}")
+        if self.settings is not None and (isinstance(self.settings, bool) or not isinstance(self.settings, int)
+                                          or self.settings < 1):
+            raise ValueError(f"qualifier settings must be a positive integer or null; got {self.settings!r}")
+
+    @property
+    def side(self) -> str:
+        """The side of 0 the interval lies on: "above", "below" or "across" ("" without an interval)."""
+        if self.low is None:
+            return ""
+        return "above" if self.low > 0 else "below" if self.high < 0 else "across"
+
+    def to_json(self) -> dict:
+        """The fields that differ from their defaults (JSON types only)."""
+        out = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if value == f.default:
+                continue
+            out[f.name] = (value.to_json() if isinstance(value, Counter) else list(value) if isinstance(value, tuple)
+                           else value)
+        return out
+
+    @classmethod
+    def from_json(cls, data) -> "Qualifiers":
+        """Read stored qualifiers, every field checked against its declared type (ValueError naming the field)."""
+        names = {f.name for f in fields(cls)}
+        if not isinstance(data, dict) or set(data) - names:
+            raise ValueError(f"qualifiers must be an object with keys among {', '.join(sorted(names))}; "
+                             f"got {sorted(data) if isinstance(data, dict) else type(data).__name__}")
+        data = dict(data)
+        if data.get("counter") is not None:
+            data["counter"] = Counter.from_json(data["counter"])
+        if "theirs" in data and not isinstance(data["theirs"], list):
+            raise ValueError(f"qualifier theirs must be a list of numbers; got {data['theirs']!r}")
+        return cls(**data)

@@ -1,0 +1,117 @@
+"""The README's answer (issues 66, 75): the plain answer to "does LayerNorm induce recency bias, and where?" in at most
+about 125 words, each part from its claims' findings (their verdict labels and typed qualifiers,
+:mod:`lnrecency.report.words.findings`) and plans v2 and v3's snapshots; never from a finding's prose, and never from
+evidence that docs/verdicts.json does not keep (so ``regenerate --claim`` renders it on a fresh clone). The verdicts
+row by row are in the table below it (:mod:`lnrecency.report.readme`)."""
+from __future__ import annotations
+
+__all__ = ["readme_answer"]
+
+
+def _label(rows: list) -> str:
+    """One label for some findings: their verdict when they agree, else "split"."""
+    kinds = list(dict.fromkeys(f.verdict for f in rows))
+    return kinds[0] if len(kinds) == 1 else "split"
+
+
+def _role(found: list, role: str, k: int = 0) -> tuple[list, str]:
+    """The findings of the ``k``-th part of an answer role (lnrecency.claims.catalog.ANSWER: all of a claim's rows,
+    one statement's, or one source's) and its words."""
+    from lnrecency.claims.catalog import SOURCES, answer_parts
+
+    cid, which, words = answer_parts(role)[k]
+    kind, _, value = (which or "").partition(":")
+    return [f for f in found if f.claim == cid and (
+        which is None or (f.statement_key == value if kind == "statement" else f.source == SOURCES[value]))], words
+
+
+def readme_answer(found: list, v2: dict | None = None, v3: dict | None = None) -> str:
+    """The README's answer in plain English, at most about 125 words: the effect in expectation, where it does not
+    hold (no normalisation, with the size of the failure; a single draw; sqrt(d) scaling), what carries it on text
+    with BOS (plan v2's snapshot ``v2``; how layer 2 reads it, plan v3's ``v3``), where it holds and where it reverses
+    without BOS (equal tokens beside matched loss), and the printed derivation; each part left out when its findings
+    are not there."""
+    from lnrecency.claims.catalog import answer_parts
+
+    out = []
+    theorem, _ = _role(found, "theorem")
+    if theorem:
+        out.append(f"Yes, in expectation: LayerNorm's expected layer-2 score rises with the key's position "
+                   f"(Theorem 1: {_label(theorem)}).")
+    flat, flat_words = _role(found, "boundary", 0)
+    deep, deep_words = _role(found, "boundary", 1)
+    if flat and deep:  # each part with its own verdict, the deeper layers' where each holds, with the failure's size
+        where = "; ".join(_deep_words(f) for f in sorted(deep, key=lambda f: f.verdict != "confirmed"))
+        out.append(f"Without normalisation {flat_words} ({_label(flat)}) and {deep_words} ({where}).")
+    one = next((f for f in theorem if f.setting.get("norm") == "layernorm" and f.qualifiers.counter is not None
+                and f.qualifiers.estimate is not None), None)
+    if one is not None:
+        q = one.qualifiers
+        out.append(f"One draw orders key triples by recency with probability {q.estimate:.2f} at {q.where}, "
+                   f"{q.counter.estimate:.2f} (chance) with {q.counter.label}.")
+    cells = (v2 or {}).get("cells") or {}
+    ln = ((cells.get("bos layernorm") or {}).get("change") or (None, None))[0]
+    if ln is not None:
+        out.append(f"In our text models BOS carries it: fixing layer 1's attention to BOS removes "
+                   f"{-100 * ln:.0f} % of LayerNorm's slope{_read_out(v3)}.")
+    no_bos = _no_bos(found)
+    if no_bos:
+        out.append(no_bos)
+    printed = {cid: [f for f in found if f.claim == cid] for cid, _, _ in answer_parts("printed")}
+    printed = {cid: rows for cid, rows in printed.items() if rows}
+    if printed:
+        good = sum(_label(rows) == "confirmed" for rows in printed.values())
+        other = [f"{cid} {_label(rows)}" for cid, rows in printed.items() if _label(rows) != "confirmed"]
+        out.append(f"The printed derivation holds in {good} of {len(printed)} lines"
+                   + (f" ({', '.join(other)})" if other else "") + ".")
+    return " ".join(out)
+
+
+def _deep_words(f) -> str:
+    """One group of the deeper layers' findings in words, from its typed qualifiers: its verdict, where, and where
+    it fails with the failure's size ("refuted with the residual (layers 3-4 hold for every alpha): layers 5-6 fail
+    for alpha below 0.91, on keys holding at most 1.4e-09 of the weight")."""
+    q = f.qualifiers
+    if not q.fails:
+        return f"{f.verdict} {q.where}".strip()
+    size = f", on keys holding at most {q.margin:.2g} of the weight" if q.margin is not None else ""
+    return f"{q.where}, {f.verdict} {q.fails}{size}"
+
+
+def _no_bos(found: list) -> str:
+    """Without BOS (plan v2's Q1-Q3, from their findings' qualifiers): LayerNorm's slope beside none's, and LayerNorm
+    minus none at equal tokens and at matched loss, each with its verdict: where it holds and where it reverses."""
+    from lnrecency.claims.catalog import answer_ids
+    from lnrecency.inference.qualifiers import REASONS
+    from lnrecency.report.words.plain import number
+
+    ids = answer_ids("plan v2")
+    rows = {q: next((f for f in found if f.claim == ids.get(q)), None) for q in ("Q1", "Q2", "Q3")}
+    if any(f is None or f.qualifiers.estimate is None for f in rows.values()):
+        return ""
+    one, eq, ml = (rows[q] for q in ("Q1", "Q2", "Q3"))
+    none = one.qualifiers.counter
+    why = REASONS[ml.qualifiers.reason] if ml.verdict == "inconclusive" and ml.qualifiers.reason else ml.verdict
+    return (f"Without BOS, LayerNorm's slope ({number(one.qualifiers.estimate, True)} logit per key"
+            + (f"; none: {number(none.estimate, True)}" if none is not None else "")
+            + f") {'exceeds' if eq.verdict == 'confirmed' else 'is not shown above'} none's at equal tokens "
+            f"({number(eq.qualifiers.estimate, True)}, {eq.verdict}) "
+            + ("and at" if ml.verdict == "confirmed" else "but not at")
+            + f" matched loss ({number(ml.qualifiers.estimate, True)}, {why}).")
+
+
+def _read_out(v3: dict | None) -> str:
+    """How layer 2 reads the BOS share, from plan v3's snapshot: ", read by layer 2's weights, not the
+    normalisation's scale" when a test of the learned weights is confirmed and fixing the scale raised the slope (its
+    test refuted); "" otherwise."""
+    if not v3:
+        return ""
+    with_bos = [t for t in (v3.get("tests") or {}).values() if t.get("bos")]
+    rows = [r for r in (v3.get("runs") or {}).get("bos layernorm", []) if r.get("learned")]
+    scale = [t["verdict"] for t in with_bos if t.get("intervention") == "scale_fixed"]
+    learned = [t["verdict"] for t in with_bos if t.get("intervention") not in (None, "scale_fixed")]
+    if not rows or scale != ["refuted"] or "confirmed" not in learned:
+        return ""
+    intact = sum(r["slope"] for r in rows) / len(rows)
+    fixed = sum(r["scale_fixed"] for r in rows) / len(rows)
+    return ", read by layer 2's weights, not the normalisation's scale" if fixed > intact else ""

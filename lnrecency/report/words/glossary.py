@@ -1,0 +1,155 @@
+"""The glossary as data (issue 75): every term the README, the report and the documentation pages use, with the
+pattern that finds its use, a few plain words (the README's "Words:" line) and its definition. docs/glossary.md is
+generated from it (:func:`page`, by ``python3 -m lnrecency.report.regenerate``); tests/report/test_glossary.py checks
+both directions: every term defined here is used on a page, and every term of the project's vocabulary a page uses is
+defined here. Standard library only.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from lnrecency.inference.qualifiers import REASONS
+
+__all__ = ["Term", "TERMS", "page", "term"]
+
+
+@dataclass(frozen=True)
+class Term:
+    """One glossary entry: its ``names`` (the first is its heading), the regular expression ``pattern`` that finds
+    its use in a page, ``gloss`` (a few plain words; "" when the README never glosses it) and ``definition``."""
+
+    names: tuple[str, ...]
+    pattern: str
+    gloss: str
+    definition: str
+
+
+_REASONS = ", ".join(REASONS.values())
+
+TERMS: tuple[Term, ...] = (
+    Term(("confirmed", "refuted", "inconclusive"), r"\bconfirmed\b|\brefuted\b|\binconclusive\b", "",
+         "The verdicts on the paper's statements and the project's own, each with one meaning on every page. "
+         "Confirmed: the statement is shown, by an exact result or a significant test in its direction (an "
+         "equality: an equivalence test within a margin fixed in advance). Refuted: its opposite is shown the same "
+         f"way. Inconclusive: not decided either way, for one of these reasons: {_REASONS}. A statement that can be "
+         "read two ways is split into its readings, each decided."),
+    Term(("reproduced", "the opposite shown"), r"\breproduced\b|the opposite shown", "",
+         "The same decisions when the statement is someone else's result (a seed text's or prior work's) tested on "
+         "models trained here or on real models: reproduced = confirmed, the opposite shown = refuted (significant "
+         "in the opposite direction). Never used for the paper's or the project's own statements. Where the sign is "
+         "reproduced but the size is not, the row says \"direction only\"."),
+    Term(("secondary", "secondary interval"), r"\bsecondary\b",
+         "an interval with its side of 0, no verdict",
+         "A result reported as an interval with the side of the boundary it lies on, never as a verdict: counted "
+         "apart from the verdicts."),
+    Term(("split",), r"\bsplit\b", "different verdicts in different settings",
+         "A claim whose rows differ: \"split: 2 confirmed, 1 refuted\" counts each verdict; its plain words say "
+         "where each holds."),
+    Term(("decided by a hair",), r"decided by a hair", "",
+         "A verdict whose test statistic lies within a factor of 2 of its threshold (for example a p-value within a "
+         "factor of 2 of its Holm level, either side); the finding says which side."),
+    Term(("seed text", "seed 002", "seed 003"), r"\bseed text|\bseed 00\d", "",
+         "The sources the project was given (`../shared/seeds/`): the paper's abstract, TL;DR, Theorem 1 and "
+         "figure captions (seeds 000, 001), Eoin Farrell's essay (seed 002) and Li, Boduljak and Zhou (seed 003)."),
+    Term(("our formulation", "the project's own formulations"), r"our formulation|own formulations", "",
+         "A precise statement written by this project for something the paper reports but whose exact wording is "
+         "not available (Definition 1, Propositions 1-3, the claims C2-C9), or for a test on models trained here. "
+         "Verdicts say when they rest on it, and are counted apart."),
+    Term(("printed derivation",), r"printed derivation", "",
+         "The first version of the paper (arXiv 2509.21042v1, Sec. 3.2 and App. A), whose lines P1-P9 are checked "
+         "against the project's own sympy derivation."),
+    Term(("recency bias", "earlier-token bias", "flat"), r"\brecency\b|earlier-token|\bflat\b", "",
+         "Definition 1 (our formulation): on row i, E S_ij > E S_ik for every k < j < i; \"earlier-token bias\" is "
+         "the reverse; \"flat\" means equal."),
+    Term(("d",), r"\bd = \d|\bd \d|\bwidths?\b", "the width",
+         "The width of the embeddings (the model's dimension); the paper's limit is d -> infinity."),
+    Term(("lam",), r"\blam\b", "the scores' scale before the softmax",
+         "The scale of the attention scores before the softmax (lam = 1: \"d scaling\"; lam = sqrt(d): \"sqrt(d) "
+         "scaling\", of one width d only)."),
+    Term(("sqrt(d) scaling",), r"sqrt\(d\)", "lam = sqrt(d) of one width",
+         "lam = sqrt(d): the usual 1/sqrt(d) attention scaling for the normalised embeddings of this model; lam = 8 "
+         "is it for d = 64 only."),
+    Term(("alpha",), r"\balpha\b", "the tokens' correlation (anisotropy)",
+         "The anisotropy of the embeddings: E<x_i, x_j> = alpha for i != j (0: isotropic)."),
+    Term(("gamma", "residual"), r"\bgamma\b|\bresidual\b", "",
+         "With a residual connection each layer adds gamma times its input to the attention output (gamma = 1 the "
+         "usual)."),
+    Term(("row",), r"\brows? \d|\brow i\b|\bevery row\b", "the query position read",
+         "Row i of a score matrix: the scores of query i over the keys j <= i."),
+    Term(("logit per key", "slope"), r"logit per key|\bslope", "a query's logit rise per later key (> 0: recency)",
+         "The recency slope: the least-squares slope of a query's attention logits against the key's position, in "
+         "logit per key, averaged over queries (the first key, the attention sink, left out and reported apart)."),
+    Term(("BOS",), r"\bBOS\b", "a beginning-of-sequence token first in every window",
+         "A beginning-of-sequence token placed first in every training and probe window; its key is the attention "
+         "sink."),
+    Term(("none",), r"\bnone\b", "no normalisation",
+         "In the trained models' rows: no normalisation (the comparison arm of LayerNorm and RMSNorm)."),
+    Term(("equal tokens", "matched loss"), r"equal tokens|matched loss", "",
+         "Two ways to compare normalisations: after the same number of training tokens, or at the same held-out "
+         "loss (each arm read where it first reaches a target loss)."),
+    Term(("Holm",), r"\bHolm", "",
+         "Holm's step-down procedure: a family of tests decided together at a family-wise rate; a test can be "
+         "significant alone and still stopped because a test before it was not."),
+    Term(("rollout",), r"\brollout\b", "attention weights multiplied across layers",
+         "The attention rollout R^(l) = P^(l) ... P^(1) (Abnar and Zuidema): Wu et al.'s quantity."),
+    Term(("per-layer factor",), r"per-layer factor", "",
+         "In Wu et al.'s Theorem 4.1, the factor rho < 1 by which the rollout's mass on the other tokens shrinks per "
+         "layer."),
+    Term(("NoPE",), r"\bNoPE\b", "no positional encoding", "No positional encoding."),
+    Term(("limit",), r"d -> infinity|\blimit\b", "",
+         "The exact d -> infinity value of an expected score: a deterministic recursion on the Gram matrix, "
+         "computed in float64, in mpmath at any precision, or exactly in sympy."),
+    Term(("c", "c/d"), r"\bc/d\b", "",
+         "The first-order finite-width correction: E_d S = limit + c/d + O(1/d^2) (`lnrecency finite-width`)."),
+    Term(("R/d^2",), r"R/d\^2", "",
+         "The allowance for the second-order remainder in a mean check at width d; R is measured from the "
+         "simulation (`finite-width --measure`)."),
+    Term(("SE",), r"\bSE\b", "standard error", "Standard error of a Monte Carlo mean (or of a paired difference)."),
+    Term(("z", "z*"), r"\bz\*? = |\bz\b", "a difference in standard errors",
+         "z = (MC - prediction) / SE; z* = (MC - limit - c/d) / SE, what the first-order theory leaves."),
+    Term(("RP",), r"\bRP\b", "the share of key triples one draw orders by recency (0.5 = none)",
+         "Recency probability: the fraction of key triples (k < j < i) that one draw orders by recency, averaged "
+         "over draws. RP = 1/2 is chance; the authors' panels print RP."),
+    Term(("n_limit", "n_mc"), r"n_limit|n_mc", "",
+         "The sequence lengths of a verdict's exact-limit decision (n_limit) and of its Monte Carlo check (n_mc)."),
+    Term(("gram sampler",), r"gram sampler|\"gram\"", "",
+         "The Monte Carlo sampler that draws the Gram matrix of the embeddings (Wishart) instead of the vectors: "
+         "exact for these models, and its cost does not depend on d."),
+    Term(("setting label",), r"setting \d", "",
+         "\"setting 1\", \"setting 2\" and so on: the short name of a long setting description in a Markdown or "
+         "HTML table of the report, spelled out under the table (the CSV and JSON keep the full text)."),
+    Term(("false-alarm budget",), r"false-alarm budget", "",
+         "The union bound on the probability that a correct claim fails by chance, over every Monte Carlo "
+         "comparison of the test suite (printed at the end of `pytest`)."),
+    Term(("family-wise rate",), r"family-wise", "",
+         "The probability of at least one wrong decision in a family of verdicts (trained models: 0.05, Holm), or "
+         "of at least one false alarm among the entries of one two-sided Monte Carlo check (1e-6, Bonferroni "
+         "within: each of m entries at 1e-6 / m)."),
+    Term(("expansion ceiling",), r"expansion ceiling|ceiling", "",
+         "How many of the authors' printed panels any cumulant (Edgeworth) expansion can reach when fed each "
+         "setting's exact cumulants; see [The authors' own simulations](authors.md)."),
+)
+
+
+def term(name: str) -> Term:
+    """The entry one of whose names is ``name`` (KeyError naming the terms there are)."""
+    for t in TERMS:
+        if name in t.names:
+            return t
+    raise KeyError(f"glossary term must be one of {', '.join(n for t in TERMS for n in t.names)}; got {name!r}")
+
+
+def page() -> str:
+    """docs/glossary.md: every term, its names as the heading, its definition."""
+    lines = ["# Glossary", "", "<!-- generated from lnrecency/report/words/glossary.py by python3 -m "
+             "lnrecency.report.regenerate; do not edit -->", "", "```{glossary}"]
+    for t in TERMS:
+        lines += [", ".join(t.names), _wrap(t.definition), ""]
+    return "\n".join(lines[:-1] + ["```", ""])
+
+
+def _wrap(text: str, width: int = 110) -> str:
+    import textwrap
+
+    return "\n".join(textwrap.wrap(text, width, initial_indent="  ", subsequent_indent="  ",
+                                   break_on_hyphens=False))

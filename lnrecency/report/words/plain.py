@@ -1,0 +1,141 @@
+"""The one small grammar of the report's plain words (issue 75): a verdict row's cell rendered from its typed
+qualifiers (:class:`lnrecency.inference.qualifiers.Qualifiers`) and its claim's declared question, never from the
+prose of its finding. A cell says where the row holds and where not, with sizes and units, its reason when it is not
+decided and its strongest counter-row; it is at most :data:`PLAIN_WORDS` words, whole (tests/report/test_plain.py
+checks every row of docs/verdicts.json: the fields are written to fit, nothing is cut here).
+"""
+from __future__ import annotations
+
+from lnrecency.inference.qualifiers import REASONS, Qualifiers
+
+__all__ = ["PLAIN_WORDS", "VERB", "number", "interval", "cell", "short", "split_cell", "words", "scope_of"]
+
+#: the longest plain cell, in words
+PLAIN_WORDS = 20
+
+
+def number(x: float, signed: bool = False) -> str:
+    """A number as a cell prints it: 3 significant digits (4 decimals for values below 0.1 in size), '+' when
+    ``signed``."""
+    if x == 0:
+        return "0"
+    body = f"{x:+.4f}" if abs(x) < 0.1 and abs(x) >= 1e-4 else f"{x:+.3g}"
+    return body if signed else body.lstrip("+")
+
+
+def interval(low: float | None, high: float | None, signed: bool = True) -> str:
+    """'[-0.0035, -0.0003]' ('' without an interval)."""
+    if low is None:
+        return ""
+    return f"[{number(low, signed)}, {number(high, signed)}]"
+
+
+def words(text: str) -> int:
+    return len(text.split())
+
+
+def _signed(q: Qualifiers) -> bool:
+    """A difference or a slope is printed with its sign; a probability or a ratio without."""
+    return bool(q.comparison) or bool(q.unit) or (q.estimate is not None and q.estimate < 0) or \
+        (q.low is not None and q.low < 0)
+
+
+def _size(q: Qualifiers) -> str:
+    """'LayerNorm minus none -0.0019 [-0.0035, -0.0003] logit per key'."""
+    if q.estimate is None and q.low is None:
+        return ""
+    what = q.comparison or q.quantity
+    est = number(q.estimate, _signed(q)) if q.estimate is not None else ""
+    text = " ".join(x for x in (what, est, interval(q.low, q.high, _signed(q)), q.unit) if x)
+    return text
+
+
+def cell(verdict: str, q: Qualifiers, question: str) -> str:
+    """The plain words of one row: its scope (``where``), then what holds and what fails (with the largest
+    violation of an exact decision), its size, the reason it is not decided, the published values beside ours
+    and its strongest counter-row; the claim's declared ``question`` when the row has no qualifier at all."""
+    parts = []
+    if verdict == "secondary":
+        parts.append(f"interval {q.side} 0" + (f": {_size(q)}" if _size(q) else "") if q.side else _size(q))
+    else:
+        if q.reason:
+            parts.append(REASONS[q.reason])
+        if q.holds:
+            parts.append(f"holds {q.holds}")
+        if q.fails:
+            parts.append(f"fails {q.fails}")
+        if q.margin is not None:  # an exact decision's size: the largest violation, or the smallest slack
+            smallest = q.margin_of.startswith("smallest")
+            parts.append(f"{q.margin_of or 'margin'}{'' if smallest else ' at most'} {q.margin:.2g}")
+        if _size(q):
+            parts.append(_size(q))
+    if q.theirs and q.estimate is not None:
+        theirs = ", ".join(number(x, True) for x in q.theirs)
+        parts.append(f"{'direction only: ' if q.direction_only else ''}published {theirs}")
+    if q.counter is not None:  # its estimate beside ours (its interval is on its own row)
+        parts.append(f"{q.counter.label}: {number(q.counter.estimate, _signed(q))}")
+    body = "; ".join(p for p in parts if p)
+    if not body and q.settings:
+        body = VERB[verdict] + (f" in {'all ' * (verdict in ('confirmed', 'reproduced'))}{q.settings} settings"
+                                f"{' tried' * (verdict in ('confirmed', 'reproduced'))}" if q.settings > 1 else "")
+    if q.where:
+        body = f"{q.where}: {body}" if body else q.where
+    return body or question
+
+
+#: a verdict as the verb of a cell that has only its settings to say
+VERB = {"confirmed": "holds", "reproduced": "holds", "refuted": "fails", "the opposite shown": "fails",
+        "inconclusive": "undecided", "secondary": "an interval"}
+
+
+def short(verdict: str, q: Qualifiers) -> str:
+    """A row in a few words, for a split cell's other verdicts: '{where}, {what it compares}: {verdict}'."""
+    where = ", ".join(x for x in (q.where, q.comparison) if x)
+    return f"{where}: {verdict}" if where else verdict
+
+
+def split_cell(rows: list[tuple[str, Qualifiers]], question: str) -> str:
+    """A claim's cell from one representative row per verdict, the gravest first: each row's whole cell while the
+    cell stays within :data:`PLAIN_WORDS` words, else its short form, else left to the label's count."""
+    out: list[str] = []
+    for k, (verdict, q) in enumerate(rows):
+        for text in (cell(verdict, q, question), short(verdict, q)):
+            if text in out:  # a row that says nothing the cell does not already say
+                break
+            if k == 0 or words("; ".join(out + [text])) <= PLAIN_WORDS:
+                out.append(text)
+                break
+    return "; ".join(out)
+
+
+#: the setting fields a scope names, in order, with their words
+_SCOPE = (("norm", "norm"), ("residual", ""), ("gamma", "gamma"), ("lam", "lam"), ("alpha", "alpha"), ("d", "d"),
+          ("n", "n"))
+#: fields named even when the row has one value of them (where a claim's rows differ)
+_NAMED_ALONE = ("residual", "lam", "alpha")
+
+
+def scope_of(settings: list[dict], most: int = 3) -> str:
+    """The settings a row covers in words, from their typed fields: each field that varies as its range ("lam
+    0.5-3", "with and without the residual") first, then the residual, lam and alpha where the row has one value;
+    at most ``most`` fields; "" when none is typed."""
+    varying, alone = [], []
+    for key, name in _SCOPE:
+        values = [s.get(key) for s in settings if isinstance(s, dict) and key in s]
+        distinct = list(dict.fromkeys(values))
+        if not distinct or len(values) != len(settings):
+            continue
+        if key == "residual" and all(isinstance(v, bool) for v in distinct):
+            words = ("with and without the residual" if len(distinct) > 1 else
+                     "with the residual" if distinct[0] else "without the residual")
+        elif all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in distinct):
+            words = f"{name} {min(distinct):g}" + (f"-{max(distinct):g}" if len(distinct) > 1 else "")
+        elif key == "norm" and all(isinstance(v, str) for v in distinct) and len(distinct) > 1:
+            words = f"{name} " + ", ".join(distinct)
+        else:
+            continue
+        if len(distinct) > 1:
+            varying.append(words)
+        elif key in _NAMED_ALONE:
+            alone.append(words)
+    return ", ".join((varying + alone)[:most])

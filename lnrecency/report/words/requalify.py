@@ -1,0 +1,98 @@
+"""Qualifiers for the rows on trained models kept in docs/verdicts.json (issue 75), from the published snapshots of
+the runs that decided them (docs/thesis_text.json, thesis_text_v2.json, thesis_text_v3.json, wu_icl.json: typed
+decisions, never a finding's prose), by the same functions the claim modules call
+(:mod:`lnrecency.claims.trained_qualifiers`):
+
+    python3 -m lnrecency.report.words.requalify [docs]
+
+rewrites each such row's ``qualifiers`` field in docs/verdicts.json; a row whose snapshot is missing keeps what it
+has. Then ``python3 -m lnrecency.report.regenerate`` renders the README and the pages from them.
+"""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from lnrecency.claims.trained_qualifiers import PLAN_WORDS, SEED_WORDS, plan_qualifiers, row_qualifiers
+from lnrecency.claims.trained_rules import MIN_LEARNED
+
+__all__ = ["decisions", "qualify_rows", "main"]
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def _read(path: Path) -> dict | None:
+    from lnrecency.files.readers import read_json
+
+    return read_json(path, what=f"the snapshot {path.name}", max_bytes=64 * 2**20, max_depth=16) \
+        if path.is_file() else None
+
+
+def decisions(docs: Path) -> tuple[dict, dict]:
+    """(test -> decision JSON or None, claim -> extra keyword arguments of plan_qualifiers) from the snapshots."""
+    out: dict = {}
+    extra: dict = {}
+    v1 = _read(docs / "thesis_text.json")
+    for r in (v1 or {}).get("verdicts", []):
+        ev = r.get("evidence") or {}
+        out[ev.get("hypothesis")] = ev.get("decision") or None
+    for name in ("thesis_text_v2.json", "thesis_text_v3.json", "wu_icl.json"):
+        snap = _read(docs / name) or {}
+        for key, t in (snap.get("tests") or {}).items():
+            out[key] = t if t.get("interval") is not None else None
+        if name == "thesis_text_v2.json" and snap.get("cells"):
+            extra["Q1"] = {"none_slope": snap["cells"]["no bos none"]["slope"][0]}
+        if name == "wu_icl.json" and snap.get("published"):
+            for k, arm in enumerate(("depth 2", "depth 2", "depth 6", "depth 6", "depth 2 residual",
+                                     "depth 2 residual"), start=1):
+                extra[f"R{k}"] = {"theirs": (snap["published"][arm][(k - 1) % 2],)}
+    return out, extra
+
+
+#: claim -> its plan test, for claims with one test each (W2-W4 read it from the row's setting "case")
+TEST_OF = {**{f"TT{k}": f"H{k}" for k in range(1, 5)}, **{f"TV{k}": f"Q{k}" for k in range(1, 7)},
+           "TC1": "A1", "TC2": "B1", "TC3": "C1", "TC4": "A0", "TC5": "C0"}
+
+
+def qualify_rows(rows: list[dict], docs: Path) -> int:
+    """Set the qualifiers of every trained row of ``rows`` that a snapshot decides; how many were set."""
+    found, extra = decisions(docs)
+    done = 0
+    for r in rows:
+        test = TEST_OF.get(r["id"]) or (r.get("setting") or {}).get("case")
+        if isinstance(test, str) and test in PLAN_WORDS and test in found:
+            why = "" if found[test] is not None else "not learned"
+            r["qualifiers"] = plan_qualifiers(test, found[test], why, decisions=found,
+                                              **extra.get(test, {})).to_json()
+            done += 1
+        elif r["id"] in SEED_WORDS:
+            r["qualifiers"] = row_qualifiers(r["id"], r, min_learned=MIN_LEARNED).to_json()
+            done += 1
+        elif r["id"] == "R1" and isinstance((r.get("setting") or {}).get("case"), str):
+            from lnrecency.claims.trained.r1_pretrained_decoders import qualifiers
+
+            r["qualifiers"] = qualifiers(r["setting"]["case"], r["verdict"]).to_json()
+            done += 1
+    return done
+
+
+def main(argv: list[str] | None = None) -> int:
+    from lnrecency.files.atomic import atomic_write_text
+    from lnrecency.runtime.parser import OneLineParser
+
+    p = OneLineParser(prog="python3 -m lnrecency.report.words.requalify", description=__doc__.split("\n")[0])
+    p.add_argument("docs", nargs="?", default=str(ROOT / "docs"))
+    args = p.parse_args(argv)
+    docs = Path(args.docs)
+    data = _read(docs / "verdicts.json")
+    if data is None:
+        p.error(f"docs: {str(docs)!r} holds no verdicts.json")
+    n = qualify_rows(data["verdicts"], docs)
+    atomic_write_text(docs / "verdicts.json", json.dumps(data, indent=1, ensure_ascii=False) + "\n")
+    print(f"qualified {n} rows of {docs / 'verdicts.json'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,150 @@
+"""The words hold (issue 75): every cell a reviewer reads is rendered from typed qualifiers by one grammar, says where
+it holds and where not with sizes, is whole and short, and carries the label of whose statement it decides; the
+secondary intervals are counted apart. Each rule is shown rejecting a planted wrong row by the same code."""
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+
+import pytest
+
+from lnrecency.claims import catalog
+from lnrecency.inference.qualifiers import REASONS, Counter, Qualifiers
+from lnrecency.report.words.findings import claim_rows, finding_of, findings_of, fresh_counts, scope_line
+from lnrecency.report.words.plain import PLAIN_WORDS, cell
+
+ROOT = Path(__file__).resolve().parents[2]
+SNAPSHOT = json.loads((ROOT / "docs" / "verdicts.json").read_text(encoding="utf-8"))
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+
+#: what a plain cell never holds: a formula's symbols, a plan's code, a count of "setting(s)", a cut
+NOT_WORDS = {"formula": re.compile(r"\w_\w|\^|\b[ghS]\(|\bE S\b"),
+             "plan code": re.compile(r"\(plan |\bplan v\d|\b[HQ]\d\b"),
+             "setting(s)": re.compile(r"setting\(s\)"), "cut": re.compile(r"\w\.\.\.|; \.\.\.|, \.\.\.")}
+
+
+def _bad_words(text: str) -> list[str]:
+    return [name for name, pattern in NOT_WORDS.items() if pattern.search(text)]
+
+
+def test_every_cell_is_whole_words_within_the_limit():
+    cells = [f.plain for f in findings_of(SNAPSHOT["verdicts"])] + [c for *_, c in
+                                                                    claim_rows(findings_of(SNAPSHOT["verdicts"]))]
+    for text in cells:
+        assert len(text.split()) <= PLAIN_WORDS and _bad_words(text) == [], (text, _bad_words(text))
+
+
+def test_the_not_words_rules_can_say_no():
+    for text in ("S_32 printed 0.150", "holds (plan v2 Q4)", "holds in 3 setting(s)", "alpha in [0, 0.4] and la..."):
+        assert _bad_words(text), text
+    assert _bad_words("with the residual: holds at layers 3-4; fails at layers 5-6, alpha below 0.91") == []
+
+
+def test_every_stored_row_renders_from_its_qualifiers_not_its_prose():
+    """Rewording a finding leaves every cell as it is: no module reads prose back."""
+    for row in SNAPSHOT["verdicts"]:
+        f = finding_of(row)
+        assert f.plain == row["plain"] and f.verdict == row["verdict"], row["id"]
+        reworded = finding_of({**row, "finding": "Entirely different words: lies above 0 at lam=8, 3 intervals."})
+        assert reworded.plain == f.plain and reworded.verdict == f.verdict, row["id"]
+
+
+def test_every_undecided_row_says_why_with_a_glossary_reason():
+    for f in findings_of(SNAPSHOT["verdicts"]):
+        if f.verdict == "inconclusive":
+            assert f.qualifiers.reason in REASONS, (f.claim, f.statement_key, f.qualifiers)
+            assert REASONS[f.qualifiers.reason] in f.plain, (f.claim, f.plain)
+
+
+def test_labels_follow_whose_statement_it_is():
+    """reproduced / the opposite shown only for a seed text's or prior work's statement tested on trained or real
+    models; confirmed / refuted for the paper's and the project's own (issue 75, item 3)."""
+    for row in SNAPSHOT["verdicts"]:
+        f = finding_of(row)
+        decl = catalog.declared(row["id"])
+        theirs = next(s for s in decl.statements if s.key == f.statement_key).source in catalog.THEIRS
+        if f.verdict in ("reproduced", "the opposite shown"):
+            assert theirs and decl.training, (row["id"], f.verdict)
+        if f.verdict in ("confirmed", "refuted"):
+            assert not (theirs and decl.training), (row["id"], f.verdict)
+
+
+@pytest.mark.parametrize("cid, stored, shown", [("TT1", "reproduced", "confirmed"), ("R1", "the opposite shown",
+                                                "refuted"), ("W2", "confirmed", "reproduced"),
+                                               ("S2.4", "refuted", "the opposite shown"), ("P9", "reproduced",
+                                                                                            "confirmed"),
+                                               ("TM1", "confirmed", "secondary")])
+def test_a_row_stored_with_the_wrong_label_is_shown_with_the_right_one(cid, stored, shown):
+    row = {"id": cid, "statement": catalog.declared(cid).statements[0].text, "verdict": stored, "finding": ""}
+    assert finding_of(row).verdict == shown
+
+
+def test_secondary_rows_are_counted_apart_never_as_verdicts():
+    statement = catalog.declared("TM1").statements[0].text
+    rows = [{"id": "TM1", "statement": statement, "verdict": "secondary", "interval": [-1.0, 0.5]},
+            {"id": "T1", "statement": catalog.declared("T1").statements[0].text, "verdict": "confirmed"}]
+    found = findings_of(rows)
+    assert fresh_counts(found, quick=False).startswith("**1 verdicts on 2 claims**")
+    assert "1 secondary interval (no verdict)" in fresh_counts(found, quick=False)
+    assert scope_line(found, ("TM1",)).startswith("In all: 1 verdicts (1 from a fresh report, 0 on trained and real "
+                                                  "models) and 1 secondary intervals on 2 claims")
+    decided = [f for f in findings_of(SNAPSHOT["verdicts"]) if not f.secondary]
+    assert f"In all: {len(decided)} verdicts" in README
+
+
+def test_qualifiers_are_checked_field_by_field():
+    q = Qualifiers(where="no BOS, matched loss", comparison="LayerNorm - none", unit="logit per key",
+                   estimate=-0.0019, low=-0.0035, high=-0.0003, reason="holm",
+                   counter=Counter("equal tokens", 0.0045, 0.0024, 0.0065, "confirmed"))
+    assert Qualifiers.from_json(json.loads(json.dumps(q.to_json()))) == q and q.side == "below"
+    for bad, match in (({"estimate": "0.1"}, "estimate must be a finite number"), ({"estimate": math.nan}, "finite"),
+                       ({"reason": "a feeling"}, "reason must be one of"), ({"colour": "red"}, "keys among"),
+                       ({"low": 1.0, "high": 0.0}, "low <= high"), ({"low": 1.0}, "both ends"),
+                       ({"counter": {"label": "x", "estimate": "1"}}, "counter.estimate"),
+                       ({"theirs": "0.059"}, "list of numbers"), ({"exact": "yes"}, "true or false")):
+        with pytest.raises(ValueError, match=match):
+            Qualifiers.from_json(bad)
+    row = {"id": "TV3", "statement": catalog.declared("TV3").statements[0].text, "verdict": "inconclusive",
+           "qualifiers": {"estimate": "__import__('os')"}}
+    with pytest.raises(ValueError, match="estimate"):
+        finding_of(row)
+
+
+def test_the_grammar_says_where_it_holds_where_it_fails_and_by_how_much():
+    q = Qualifiers(where="with the residual", holds="at layers 3-4", fails="at layers 5-6, alpha below 0.91",
+                   margin=1.4e-9, margin_of="failing keys' weight")
+    assert cell("refuted", q, "title") == ("with the residual: holds at layers 3-4; fails at layers 5-6, alpha below "
+                                          "0.91; failing keys' weight at most 1.4e-09")
+    direction = Qualifiers(where="depth 2", comparison="first-middle gap", unit="accuracy", estimate=0.129,
+                           low=0.0759, high=0.183, theirs=(0.059,), direction_only=True)
+    assert "direction only: published +0.0590" in cell("reproduced", direction, "title")
+    assert cell("confirmed", Qualifiers(), "the declared question") == "the declared question"
+
+
+def test_the_snapshot_says_the_issue_s_qualifiers():
+    """The rows a reviewer checked (issue 75, items 1-3): matched loss beside equal tokens, C2's layers, alpha range
+    and margin, S2.0's corpus and distance with both subsets, T1's lam = 8 scope, Wu et al.'s sizes."""
+    cells = {(cid, group): said for cid, group, _, said in claim_rows(findings_of(SNAPSHOT["verdicts"]))}
+    ours = catalog.SOURCES["ours"]
+    assert "matched loss" in cells[("TV2", ours)] and "equal tokens" in cells[("TV3", ours)]
+    assert re.search(r"layers 5-6, alpha below 0\.\d+; failing keys' weight at most 1\.\de-09", cells[("C2", ours)])
+    s20 = cells[("S2.0", catalog.SOURCES["seed002"])]
+    assert "Python stdlib source" in s20 and "within 16 tokens" in s20 and "all distances: +0.0198" in s20
+    assert "lam = 8, sqrt(d) scaling of d = 64 only" in cells[("T1", catalog.SOURCES["paper"])]
+    assert "direction only: published +0.0590" in cells[("W2", catalog.SOURCES["wu2025"])]
+
+
+def test_the_answer_says_where_the_effect_holds_and_where_it_reverses():
+    from lnrecency.report.readme import BEGIN, END
+
+    answer = next(line for line in README.split(BEGIN, 1)[1].split(END, 1)[0].splitlines()
+                  if line.startswith("**The answer.**"))
+    found = {f.claim: f for f in findings_of(SNAPSHOT["verdicts"])}
+    eq, ml = found["TV2"].qualifiers, found["TV3"].qualifiers
+    assert f"at equal tokens ({eq.estimate:+.4f}, {found['TV2'].verdict})" in answer
+    assert f"at matched loss ({ml.estimate:+.4f}, {REASONS[ml.reason]})" in answer
+    assert "sqrt(d) scaling of d = 64 only" in answer
+    assert "1.4e-09 of the weight" in answer
+    assert len(answer.split()) <= 150, len(answer.split())

@@ -1,0 +1,73 @@
+"""``regenerate --claim ID`` on a fresh clone (issue 75, item 8): one claim evaluated afresh, every other row taken from
+the committed docs/verdicts.json (nothing cached needed); the rows read back are checked before use; a snapshot
+without the quick rows is refused with the command that writes them."""
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from lnrecency.experiments import run_cache
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def clone(tmp_path):
+    """The README and the committed snapshots, as a fresh clone has them (no cache)."""
+    (tmp_path / "docs").mkdir()
+    shutil.copyfile(ROOT / "README.md", tmp_path / "README.md")
+    for name in ("verdicts.json", "thesis_text_v2.json", "thesis_text_v3.json"):
+        shutil.copyfile(ROOT / "docs" / name, tmp_path / "docs" / name)
+    return tmp_path
+
+
+def test_one_claim_afresh_every_other_row_from_the_committed_snapshot(clone, quick_verdicts, monkeypatch, capsys):
+    from lnrecency.claims import registry
+    from lnrecency.report.readme import main
+
+    _, results = quick_verdicts
+    asked = []
+
+    def evaluate(ids, *, quick=False, **_):  # the registry's evaluator, answered from the session's quick run
+        asked.append((list(ids), quick))
+        return [r for r in results if r.id in ids]
+    monkeypatch.setattr(registry, "evaluate", evaluate)
+    before = json.loads((clone / "docs" / "verdicts.json").read_text(encoding="utf-8"))
+    with run_cache.using_root(clone / "empty-cache"):
+        assert main([str(clone / "README.md"), "--claim", "C3"]) == 0
+    assert asked == [(["C3"], False), (["C3"], True)]
+    after = json.loads((clone / "docs" / "verdicts.json").read_text(encoding="utf-8"))
+    old = [r for r in before["verdicts"] if r["id"] != "C3"]
+    assert [r for r in after["verdicts"] if r["id"] != "C3"] == old  # every other row exactly as committed
+    fresh = [r for r in after["verdicts"] if r["id"] == "C3"]
+    assert [r["finding"] for r in fresh] == [r.finding for r in results if r.id == "C3"]
+    assert [r["id"] for r in after["quick_rows"] if r["id"] != "C3"] == \
+        [r["id"] for r in before["quick_rows"] if r["id"] != "C3"]
+    readme = (clone / "README.md").read_text(encoding="utf-8")
+    assert "**The answer.**" in readme and "| [C3](docs/claims/C3.md)" in readme
+    assert not (clone / "empty-cache" / "regenerate").exists()  # nothing kept, nothing needed
+    capsys.readouterr()
+
+
+@pytest.mark.parametrize("damage, message", [
+    (lambda d: d.pop("quick_rows"), "at the --quick settings"),
+    (lambda d: d["verdicts"].append({"id": "ZZ9<script>", "statement": "x", "verdict": "confirmed"}),
+     "not a verdict row of a declared claim"),
+    (lambda d: d["verdicts"].append({"id": "C5", "statement": "A statement C5 never made.", "verdict": "confirmed"}),
+     "does not declare"),
+    (lambda d: d["verdicts"][0].update(qualifiers={"estimate": "1e9"}), "estimate must be a finite number"),
+])
+def test_a_snapshot_that_cannot_be_trusted_is_refused(clone, capsys, damage, message):
+    from lnrecency.report.readme import main
+
+    path = clone / "docs" / "verdicts.json"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    damage(data)
+    path.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(SystemExit) as exc:
+        main([str(clone / "README.md"), "--claim", "C3"])
+    assert exc.value.code == 2
+    assert message in capsys.readouterr().err
