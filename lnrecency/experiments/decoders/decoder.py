@@ -29,7 +29,7 @@ from torch import nn
 from lnrecency.experiments.decoders.decoder_config import DecoderConfig
 from lnrecency.model.layers import NORMALISATIONS
 
-__all__ = ["Decoder", "LayerTrace", "build", "fix_first_share"]
+__all__ = ["Decoder", "LayerTrace", "build", "fix_first_share", "imposed_weights", "impose_first_share"]
 
 
 @dataclass
@@ -107,10 +107,26 @@ def fix_first_share(w: torch.Tensor, share) -> torch.Tensor:
     return out
 
 
+def imposed_weights(s: torch.Tensor, share: torch.Tensor) -> torch.Tensor:
+    """Causal attention weights (..., n, n) from the logits ``s`` with the first key's share *set* (plan v4's U1 and
+    U2, issue 76): query i >= 2 (0-based row r >= 1) gives key 1 the share ``share[r]``, and keys 2..i share the rest
+    in the proportions of their own softmax; query 1 sees only key 1. Gradients flow through those proportions (and
+    the values), never through the first key's share, so training cannot move it."""
+    n = s.shape[-1]
+    c = share[1:n].to(device=s.device, dtype=s.dtype)[:, None].expand(*s.shape[:-2], n - 1, 1)  # rows 2..n
+    low = torch.ones(n - 1, n - 1, dtype=torch.bool).tril()
+    content = torch.softmax(s[..., 1:, 1:].masked_fill(~low, float("-inf")), dim=-1)  # keys 2..i of rows 2..n
+    top = torch.zeros_like(s[..., :1, :])
+    top[..., 0] = 1.0
+    return torch.cat([top, torch.cat([c, content * (1 - c)], dim=-1)], dim=-2)
+
+
 class Attention(nn.Module):
     def __init__(self, cfg: DecoderConfig):
         super().__init__()
         self.cfg = cfg
+        #: layer's first-key share per query row, set (:func:`impose_first_share`); None: the softmax's own
+        self.imposed: torch.Tensor | None = None
         if cfg.is_identity:
             self.scale = float(cfg.identity.lam)
         else:
@@ -130,7 +146,10 @@ class Attention(nn.Module):
                 q, k = rotary_embedding(q), rotary_embedding(k)
         s = (q @ k.transpose(-1, -2)) * self.scale
         mask = torch.ones(n, n, dtype=torch.bool).tril()
-        w = torch.softmax(s.masked_fill(~mask, float("-inf")), dim=-1)
+        if self.imposed is not None:
+            w = imposed_weights(s, self.imposed)
+        else:
+            w = torch.softmax(s.masked_fill(~mask, float("-inf")), dim=-1)
         if first_share is not None:
             w = fix_first_share(w, first_share)
         heads = w @ v
@@ -230,6 +249,25 @@ class Decoder(nn.Module):
                 traces.append(tr)
         logits = None if self.cfg.is_identity else self.head(self.final(h))
         return logits, traces
+
+
+def impose_first_share(model: Decoder, shares: dict | None) -> Decoder:
+    """Set the first key's share of attention, row by row, in the given layers of ``model`` (in place; returned):
+    ``shares`` {layer index (0-based): the share of each query row 1..context (the first, which sees only the first
+    key, is not used)}; None or {} leaves every layer its own softmax. Kept through training, the probe and
+    ``copy.deepcopy`` (a plain attribute, not a weight: a checkpoint does not hold it; plan v4 records it beside)."""
+    for attn in (b.attn for b in model.blocks):
+        attn.imposed = None
+    for layer, profile in (shares or {}).items():
+        if isinstance(layer, bool) or not isinstance(layer, int) or not 0 <= layer < len(model.blocks):
+            raise ValueError(f"shares: a layer index must be an integer in [0, {len(model.blocks) - 1}]; got "
+                             f"{layer!r}")
+        p = torch.as_tensor(profile, dtype=torch.float64).flatten()
+        if p.numel() < model.cfg.context or not bool(torch.isfinite(p).all()) or bool(((p < 0) | (p > 1)).any()):
+            raise ValueError(f"shares: layer {layer}'s profile must hold at least context = {model.cfg.context} "
+                             f"shares in [0, 1]; got {p.numel()} values in [{float(p.min()):g}, {float(p.max()):g}]")
+        model.blocks[layer].attn.imposed = p
+    return model
 
 
 def build(cfg: DecoderConfig, seed: int) -> Decoder:

@@ -42,7 +42,7 @@ class TrainResult:
     log: list = field(default_factory=list)  # [{"step", "train_loss", "heldout_loss"}]
     snapshots: list = field(default_factory=list)  # [(step, heldout_loss, state_dict)] when asked for
     seconds: float = 0.0
-    stopped: str = "cap"  # "converged" (the convergence rule) or "cap" (st.steps reached)
+    stopped: str = "cap"  # "converged" (the convergence rule), "target" (``stop``) or "cap" (st.steps reached)
 
     @property
     def final_heldout(self) -> float | None:
@@ -166,7 +166,7 @@ def check_train_time(cfg: DecoderConfig, st: TrainSettings) -> None:
 
 
 def train(cfg: DecoderConfig, st: TrainSettings, *, progress: bool | None = False, snapshots: bool = False,
-          on_eval=None, data=None, device: str = "cpu") -> TrainResult:
+          on_eval=None, data=None, device: str = "cpu", first_share: dict | None = None, stop=None) -> TrainResult:
     """Train a decoder of ``cfg`` on ``st.task``; ``snapshots``: keep a copy of the weights at every
     held-out evaluation; ``on_eval(step, model, entry)``: called at every held-out evaluation (the model in
     eval mode; it must not change the model). With ``st.converge`` > 0 training stops at the first
@@ -174,7 +174,11 @@ def train(cfg: DecoderConfig, st: TrainSettings, *, progress: bool | None = Fals
     ("cap"). ``data``: the batches of task "lm" (lnrecency.experiments.text.corpus.CorpusData: ``train(n, size,
     rng)``
     and ``heldout(n, size, rng)``). ``device``: "cpu" (deterministic, byte-identical) or "cuda" (for the scale
-    where induction heads form on text; CUDA kernels are not bit-reproducible, so a GPU run is not)."""
+    where induction heads form on text; CUDA kernels are not bit-reproducible, so a GPU run is not).
+    ``first_share``: {layer index: each query row's share of the first key}, set in those layers for the whole
+    training (:func:`lnrecency.experiments.decoders.decoder.impose_first_share`; plan v4's U1 and U2). ``stop(entry)``:
+    called with each held-out evaluation's log entry; training stops there when it returns True (``result.stopped``
+    = "target"; plan v4's N1 stops at a held-out loss)."""
     if st.task == "lm" and data is None:
         raise ValueError("task 'lm' trains on a corpus: give --corpus DIR")
     if cfg.is_identity:
@@ -189,6 +193,10 @@ def train(cfg: DecoderConfig, st: TrainSettings, *, progress: bool | None = Fals
     start = time.perf_counter()
     with deterministic(st.threads):
         model = build(cfg, st.seed).to(device)
+        if first_share:
+            from lnrecency.experiments.decoders.decoder import impose_first_share
+
+            impose_first_share(model, first_share)
         model.train()
         opt = torch.optim.AdamW(model.parameters(), lr=st.lr, betas=(0.9, 0.98), weight_decay=st.weight_decay)
         warm = max(st.warmup, 1)
@@ -228,6 +236,9 @@ def train(cfg: DecoderConfig, st: TrainSettings, *, progress: bool | None = Fals
             bar.update(1, f"loss {value:.3f}")
             if st.eval_every and (step % st.eval_every == 0 or step == st.steps):
                 evaluate(step, value)
+                if stop is not None and stop(result.log[-1]):
+                    result.stopped = "target"
+                    break
                 if converged(result.log, st):
                     result.stopped = "converged"
                     break

@@ -1,5 +1,5 @@
-"""`lnrecency experiments thesis|thesis-text|thesis-text-v2|thesis-text-v3|wu-icl|seed002|seed003|pretrained [--quick]
-[--json]`: trained model experiments.
+"""`lnrecency experiments thesis|thesis-text|thesis-text-v2|thesis-text-v3|thesis-text-v4|wu-icl|seed002|seed003|
+pretrained [--quick] [--json] [--workers N | --scheduler ADDRESS]`: trained model experiments.
 
 ``thesis``: the paper's thesis in trained decoders (lnrecency.experiments.studies.thesis): trains (or reads from the
 cache)
@@ -26,6 +26,11 @@ lnrecency/data/thesis_text_plan_v3.md; issue 67): plan v2's 48 models (their wei
 again and checked against their records, about 35 min on 2 cores once), each probed on 320 held-out windows with
 layer 2's QK replaced by c I, the BOS value direction removed from the keys, and the per-token scale fixed; prints
 A1, B1, C1, A0, C0 (Holm over them only) and each cell's path decomposition of the layer-2 slope.
+``thesis-text-v4``: its fourth pre-registered plan (lnrecency.experiments.studies.text_v4, plan
+lnrecency/data/thesis_text_plan_v4.md; issue 76): U1 (BOS, no normalisation, layer 1's first-key share set to the
+LayerNorm level), U2 (BOS, LayerNorm, the share clamped to the none level), 8 seeds each, and N1 (no BOS, LayerNorm
+against none, 21 seeds each, trained to held-out loss 4.25); prints U1, U2, N1 (Holm over them only; no claim of the
+registry yet) and each cell's mean slope. Estimated 57 min on 2 cores (the plan's budget).
 ``wu-icl``: Wu et al.'s in-context classification experiment (ICML 2025, their Fig. 2) reproduced and extended with
 LayerNorm and RMSNorm inserted (lnrecency.experiments.studies.wu_icl, plan lnrecency/data/wu_icl_plan.md; issue 51):
 depth 2, depth 6, depth 2 with residual x none / LayerNorm / RMSNorm, 5 seeds (45 models); prints R1-R6 (their
@@ -62,8 +67,8 @@ def _claims_by_experiment() -> str:
 
 
 HELP = f"trained-model experiments ({_claims_by_experiment()}); needs the models extra (pretrained: the hf extra)"
-EXPERIMENTS = ("thesis", "thesis-text", "thesis-text-v2", "thesis-text-v3", "wu-icl", "seed002", "seed003",
-               "pretrained")
+EXPERIMENTS = ("thesis", "thesis-text", "thesis-text-v2", "thesis-text-v3", "thesis-text-v4", "wu-icl", "seed002",
+               "seed003", "pretrained")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -208,6 +213,33 @@ def _thesis_text_v3(args: Options) -> int:
     return 0
 
 
+def _thesis_text_v4(args: Options) -> int:
+    """Plan v4 (issue 76): train or read its runs, decide U1, U2, N1, print them with each cell's mean slope."""
+    from lnrecency.experiments.studies.text_v4.thesis_text_v4 import V4Settings, run_v4, snapshot
+    from lnrecency.experiments.studies.text_v4.v4_plan import plan_sha256
+    from lnrecency.inference.evidence import strict_json as strict
+
+    st = V4Settings.preset(args.quick)
+    snap = snapshot(run_v4(st, use_cache=not args.no_cache, progress=None if not args.json else False,
+                           workers=args.workers or 2, scheduler=args.scheduler), st)
+    if args.quick:  # a quick run decides nothing: its rows say so instead of a verdict
+        for t in snap["tests"].values():
+            t["verdict"] = "not decisive (quick run)"
+    if args.json:
+        print(json.dumps(strict({**snap, "quick": args.quick}), allow_nan=False))
+        return 0
+    print(f"plan v4 (SHA-256 {plan_sha256()[:16]}...), {st.windows} windows"
+          + ("  -- quick run: not decisive" if args.quick else ""))
+    _print_tests(snap["tests"], "statement", 4)
+    for cell, rows in snap["runs"].items():
+        mean = sum(r["slope"] for r in rows) / len(rows)
+        print(f"  {cell}: layer-2 slope {mean:+.4f}, {len(rows)} seeds, probe SE / seed SD "
+              f"{snap['noise'][cell]['ratio'] or float('nan'):.2f}")
+    if snap["missed_target"]:
+        print(f"  did not reach the target loss: {', '.join(snap['missed_target'])}")
+    return 0
+
+
 def _wu_icl(args: Options) -> int:
     """Wu et al.'s experiment (issue 51): train or read its runs, decide both families, print them and the cells."""
     from dataclasses import asdict
@@ -298,6 +330,8 @@ def run(args: Options) -> int:
         return _thesis_text_v2(args)
     if args.experiment == "thesis-text-v3":
         return _thesis_text_v3(args)
+    if args.experiment == "thesis-text-v4":
+        return _thesis_text_v4(args)
     if args.experiment == "wu-icl":
         return _wu_icl(args)
     from lnrecency.claims.registry import evaluate
