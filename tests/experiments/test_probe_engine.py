@@ -14,7 +14,7 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
 import lnrecency  # noqa: E402
-from lnrecency.experiments.probes.probe_arguments import SHARED_FLAGS  # noqa: E402
+from lnrecency.experiments.probes.model_inputs import SHARED_FLAGS  # noqa: E402
 
 N, SEQ, V = 16, 8, 64
 
@@ -188,9 +188,48 @@ def test_no_function_in_the_probe_path_exceeds_60_lines():
 
     root = Path(lnrecency.__file__).parent
     files = [root / "cli/commands/decoders/probe.py"] + [root / "experiments/probes" / f for f in (
-        "probe.py", "model_probe.py", "probe_arguments.py", "model_inputs.py", "gguf_probe.py", "tidy.py",
-        "probe_plot.py", "attention_checks.py", "logit_tap.py")]
+        "probe.py", "model_probe.py", "model_inputs.py", "gguf_probe.py", "tidy.py",
+        "attention_checks.py", "logit_tap.py", "probe_costs.py", "probe_sums.py")]
     long = [(f.name, node.name, node.end_lineno - node.lineno + 1) for f in files
             for node in ast.walk(ast.parse(f.read_text())) if isinstance(node, ast.FunctionDef)
             and node.end_lineno - node.lineno + 1 > 60]
     assert long == []
+
+
+def test_the_command_lines_refusals_come_before_torch_in_under_a_second(tmp_path):
+    """Each refusal of a real model's probe flag (by its Python argument's check, read as the flag) in one fresh
+    interpreter: exit 2, one line naming the flag, no torch or transformers loaded, within a second of main()."""
+    import os
+    import subprocess
+    import sys
+    import textwrap
+
+    hf = tmp_path / "hf"
+    hf.mkdir()
+    (hf / "config.json").write_text(json.dumps({"model_type": "llama", "max_position_embeddings": 512,
+                                                "num_hidden_layers": 2, "num_attention_heads": 4}))
+    cases = {"--batch-size must be": ["--hf", str(hf), "--batch-size", "0"],
+             "--tokens must be one of 'random', 'text'": ["--hf", str(hf), "--tokens", "task"],
+             "--sequences must be an integer in [8,": ["--hf", str(hf), "--sequences", "3"],
+             "--positions both goes with --hf or --gguf": ["--identity", "--positions", "both"],
+             "--maps goes with --hf or --gguf": ["--identity", "--maps"],
+             "--text '": ["--gguf", str(tmp_path / "m.gguf"), "--tokens", "text", "--text", str(tmp_path / "no")]}
+    script = textwrap.dedent(f"""
+        import contextlib, io, json, sys, time
+        from lnrecency.cli.app import main
+        out = {{}}
+        for key, argv in json.loads({json.dumps(json.dumps(cases))}).items():
+            err = io.StringIO()
+            t = time.perf_counter()
+            with contextlib.redirect_stderr(err):
+                rc = main(["probe", *argv])
+            out[key] = [rc, err.getvalue(), time.perf_counter() - t,
+                        [m for m in ("torch", "transformers") if m in sys.modules]]
+        print(json.dumps(out))
+    """)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "LNRECENCY_CACHE": str(tmp_path / "cache")})
+    assert done.returncode == 0, done.stderr[-2000:]
+    for key, (rc, err, seconds, heavy) in json.loads(done.stdout.strip().splitlines()[-1]).items():
+        assert rc == 2 and key in err and err.count("\n") == 1 and heavy == [], (key, err, heavy)
+        assert seconds < 1.0, (key, seconds)

@@ -10,7 +10,8 @@ from typing import Any
 
 import torch
 
-__all__ = ["unwrap", "NO_ATTENTION", "check_family", "declared_window", "device_of", "check_attention_weights"]
+__all__ = ["unwrap", "NO_ATTENTION", "check_family", "declared_window", "device_of", "check_attention_weights",
+           "target_device"]
 
 
 def unwrap(model) -> tuple[Any, str | None]:
@@ -136,3 +137,19 @@ def check_attention_weights(p: torch.Tensor, layer: int, what: str) -> None:
         raise ValueError(f"layer {layer}: {what} gives key {j + 1} no weight at all for query {i + 1} (head {h + 1}): "
                          f"a sliding window or local attention shorter than n = {n}, or a mask the probe cannot read; "
                          f"the slope would be read from masked logits; probe with a shorter n")
+
+
+def target_device(device: Any) -> torch.device | None:
+    """The device a model the probe loads itself goes to, checked before the load."""
+    if device is None:
+        return None
+    try:
+        want = torch.device(device)
+    except (TypeError, ValueError, RuntimeError):
+        raise ValueError(f"device must be a torch device or its name ('cpu', 'cuda', 'cuda:0'); got {device!r}") \
+            from None
+    if want.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"device={device!r}: no CUDA device is available here")
+    if want.type == "meta":
+        raise ValueError("device='meta' holds no weights; the probe runs a model on a real device")
+    return want

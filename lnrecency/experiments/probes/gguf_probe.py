@@ -102,11 +102,12 @@ def open_model(path, *, plan: list, max_model_mib: float | None = None, announce
     what = f"the probe of {src.name!r} ({m.layers} layers; " + ", ".join(
         f"n = {st.n} x {st.sequences} {st.tokens}{' without positions' if off else ''}" for st, off in plan) + ")"
     if seconds > time_limit(MAX_SECONDS):
-        raise refusal(what, seconds, time_limit(MAX_SECONDS), "lower --sequences or --n")
+        said = str(refusal(what, seconds, time_limit(MAX_SECONDS), "lower sequences or n (--sequences, --n)"))
+        raise ValueError(said.replace("with --max-seconds", "with max_seconds (--max-seconds on the command line)"))
     free = available_memory()
     if peak > free:
         raise ValueError(f"{what} needs about {peak / 2**20:.0f} MiB at its peak (the load and the probe's sums), "
-                         f"above the {free / 2**20:.0f} MiB free; lower --n or --sequences")
+                         f"above the {free / 2**20:.0f} MiB free; lower n or sequences (--n, --sequences)")
     if announce:
         print(f"probe: loading {src.name} ({m.architecture}, {m.layers} layers, {m.float32_bytes / 2**20:.0f} MiB "
               f"float32); estimated {seconds:.0f} s, peak {peak / 2**20:.0f} MiB", file=sys.stderr, flush=True)

@@ -1,17 +1,11 @@
-"""Any local Hugging Face causal LM directory through the same probe (``transformers``, optional extra ``hf``).
+"""A local Hugging Face causal LM folder, read as data for :func:`lnrecency.probe_model` (``transformers``, optional
+extra ``hf``): its config and side files validated, safetensors weights only, no remote code, nothing downloaded
+(:func:`load_hf`); and the model's W_Q^T W_K per head against a multiple of I (:func:`qk_of`, LLaMA-style q_proj /
+k_proj and GPT-2 c_attn attention; others: None), reported with the probe's assumptions.
 
-The model is loaded from a local folder only (``local_files_only=True``; nothing is downloaded) with eager
-attention, and run with ``output_attentions`` and ``output_hidden_states``. What the probe reads:
-
-* logits: the attention weights' logarithm, log P_ij = S_ij - logsumexp_j S_ij: the logits up to a
-  per-row constant. Row orderings, row slopes, RP and the phase are unaffected by that constant; the
-  mean-logit matrix is shown up to it (the JSON says so);
-* Gram panel (a): the residual stream entering each layer (hidden_states[l], not normalised: the
-  normalisation of a family is not read generically);
-* W_Q^T W_K per head for LLaMA-style (q_proj / k_proj) and GPT-2 (c_attn) attention; others: null.
-
-``no_rope=True`` turns rotary embeddings off in LLaMA-family models for the duration of the probe, as the
-authors did for their NoPE checkpoint (concept/with_params.ipynb patches ``apply_rotary_pos_emb``).
+``rope_off`` turns rotary embeddings off in LLaMA-family models for a block, as the authors did for their NoPE
+checkpoint (concept/with_params.ipynb patches ``apply_rotary_pos_emb``); the probe itself switches positions off by
+position ids (:func:`lnrecency.experiments.probes.model_probe.position_scheme`).
 """
 from __future__ import annotations
 
@@ -19,14 +13,11 @@ import contextlib
 import math
 from pathlib import Path
 
-import numpy as np
 import torch
 
 from lnrecency.experiments.probes.declared_sizes import MAX_CONFIG_BYTES, MAX_DEPTH, SIZE_FIELDS
-from lnrecency.experiments.probes.probe import ProbeResult, ProbeSettings, probe
-from lnrecency.experiments.probes.probe_decoder import mean_cosine
 
-__all__ = ["probe_hf", "load_hf", "check_loaded", "qk_of"]
+__all__ = ["load_hf", "check_loaded", "qk_of", "rope_off", "read_config"]
 
 
 #: weight files that would be unpickled: refused by name (only safetensors are read)
@@ -222,74 +213,3 @@ def _qk_distance_of(a: torch.Tensor, b: torch.Tensor) -> dict:
     dist2 = max(sym2 - 2 * c * (c * d) + c * c * d, 0.0)
     return {"distance": math.sqrt(dist2 / sym2) if sym2 > 0 else None,
             "antisymmetric": math.sqrt(anti2 / m2) if m2 > 0 else None, "scale": c}
-
-
-def probe_hf(path: str | Path, settings: ProbeSettings, *, no_rope: bool = False, progress: bool = False,
-             bos: str = "model") -> ProbeResult:
-    """:func:`lnrecency.experiments.probes.probe.probe` on a local Hugging Face causal LM: the neutral random
-    control, i.e. the model's BOS first when its config names one (the first key is left out of slopes and RP and
-    reported as the sink, whatever token it is; ``bos`` "none": no BOS, "first": its BOS, refused when it names
-    none), then tokens uniform over the vocabulary less the special tokens its config names (BOS, EOS, padding)."""
-    from lnrecency.experiments.decoders.train import deterministic
-    from lnrecency.experiments.probes.probe_settings import BOS_CHOICES
-    from lnrecency.runtime.arguments import check_choice
-
-    check_choice("--bos", bos, BOS_CHOICES)  # before the load
-    if settings.tokens != "random":
-        raise ValueError("--tokens task needs a model trained by lnrecency; a Hugging Face model takes random tokens")
-    from lnrecency.experiments.probes.attention_checks import check_attention_weights, check_family, declared_window
-
-    model = load_hf(path)
-    cfg = model.config
-    vocab = int(cfg.vocab_size)
-    n_pos = getattr(cfg, "max_position_embeddings", None) or getattr(cfg, "n_positions", None)
-    if n_pos is not None and settings.n > n_pos:
-        raise ValueError(f"n must be <= the model's context {n_pos}; got n={settings.n}")
-    n_layers, n_heads = check_family(model)  # an encoder, encoder-decoder or attention-free model refused by name
-    window = declared_window(cfg)
-    if window is not None and settings.n > window[0]:
-        raise ValueError(f"n={settings.n} is longer than the model's attention window {window[0]} (config "
-                         f"{window[1]}); use n <= {window[0]}")
-
-    special = {int(v) for v in (getattr(cfg, "bos_token_id", None), getattr(cfg, "eos_token_id", None),
-                                getattr(cfg, "pad_token_id", None)) if isinstance(v, int) and 0 <= v < vocab}
-    content = np.setdiff1d(np.arange(vocab), sorted(special))
-    from lnrecency.experiments.probes.probe_settings import bos_token
-
-    declared = getattr(cfg, "bos_token_id", None)
-    bos = bos_token(declared if isinstance(declared, int) and 0 <= declared < vocab else None, True, bos)
-
-    def tokens(start: int, stop: int) -> torch.Tensor:
-        rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence([settings.seed, start])))
-        toks = content[rng.integers(0, content.size, size=(stop - start, settings.n))]
-        if bos is not None:
-            toks[:, 0] = bos
-        return torch.from_numpy(toks)
-
-    def traces_of(start: int, stop: int) -> list:
-        with torch.no_grad():
-            out = model(input_ids=tokens(start, stop), output_attentions=True, output_hidden_states=True)
-        traces = []
-        for l0, att in enumerate(out.attentions):
-            check_attention_weights(att, l0 + 1, type(model).__name__)  # causal and full-window, or refused
-            p = att.to(torch.float64)
-            logits = torch.log(p.clamp_min(1e-300)).masked_fill(
-                ~torch.ones(p.shape[-1], p.shape[-1], dtype=torch.bool).tril(), 0.0)
-            traces.append({"logits": logits, "weights": p, "normed": out.hidden_states[l0]})
-        return traces
-
-    with deterministic(1), rope_off(model, no_rope):
-        with torch.no_grad():
-            emb = model.get_input_embeddings()(tokens(0, min(settings.chunk, settings.sequences)))
-        assumptions = {"identity": False, "family": cfg.model_type, "rope_disabled": bool(no_rope),
-                       "w_qk": qk_of(model), "alpha_tokens": mean_cosine(
-                           model.get_input_embeddings().weight.detach()[None, : min(vocab, 4096)]),
-                       "alpha_inputs": mean_cosine(emb)}
-        info = {"kind": "huggingface", "path": str(path), "model_type": cfg.model_type, "layers": n_layers,
-                "heads": n_heads, "vocab": vocab, "parameters": int(sum(p.numel() for p in model.parameters()))}
-        return probe(traces_of, n_layers=n_layers, n_heads=n_heads, settings=settings, model_info=info,
-                     assumptions=assumptions, progress=progress,
-                     width=int(getattr(cfg, "hidden_size", None) or getattr(cfg, "n_embd", 0) or 0),
-                     logits_note="log attention weights: the logits up to a per-row constant (orderings, slopes, "
-                                 "RP and phases are exact; the mean-logit matrix is shifted per row); Gram (a) is "
-                                 "the un-normalised residual stream")

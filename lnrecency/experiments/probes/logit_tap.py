@@ -7,6 +7,11 @@ the optional tanh soft-cap, the mask added, softmax in float32, P V), and hands 
 weights P, as they are made, to the callback installed by :func:`tapping`. Nothing is kept between layers: a
 probe sums what it needs and lets the tensors go, so its memory is one layer's, whatever the depth.
 
+The probe's three readers hand one layer's logits and weights at a time to its sums (``job``: the plan of
+:mod:`lnrecency.experiments.probes.model_probe`): :func:`read_tapped` (this tap), :func:`read_bridge` (a
+TransformerLens bridge's named hooks) and :func:`read_weights` (transformers' own ``output_attentions``, for a
+family outside the attention interface: log P, the logits up to a per-row constant).
+
 The mask transformers builds is checked on every call: it must be the plain causal mask (0 on and below the
 diagonal, at most -1e30 above it), so a sliding window shorter than n, a packed-sequence mask, or a padding
 mask is refused instead of being read as the model's preference.
@@ -14,11 +19,14 @@ mask is refused instead of being read as the model's preference.
 from __future__ import annotations
 
 import contextlib
+import inspect
 from typing import Callable, Iterator
 
 import torch
 
-__all__ = ["TAP", "tapping", "register"]
+from lnrecency.experiments.probes.attention_checks import check_attention_weights
+
+__all__ = ["TAP", "tapping", "register", "call_kwargs", "read_bridge", "read_tapped", "read_weights"]
 
 #: the attention implementation's name in transformers' registry
 TAP = "lnrecency_tap"
@@ -76,3 +84,83 @@ def tapping(callback: Callable[[int, torch.Tensor, torch.Tensor], None]) -> Iter
         yield
     finally:
         _SINK.pop()
+
+
+def call_kwargs(job, ids: torch.Tensor, attentions: bool, off: bool) -> dict:
+    b, n = ids.shape
+    kwargs = {"input_ids": ids, "attention_mask": torch.ones(b, n, dtype=torch.long, device=job.where),
+              "output_attentions": attentions, "use_cache": False}
+    if "logits_to_keep" in inspect.signature(job.model.forward).parameters:
+        kwargs["logits_to_keep"] = 1  # the output layer on the last position only: no (B, n, vocabulary) logits
+    if job.takes_positions and job.scheme in ("rope", "learned"):
+        kwargs["position_ids"] = (torch.zeros(b, n, dtype=torch.long, device=job.where) if off
+                                  else torch.arange(n, device=job.where).expand(b, n))
+    return kwargs
+
+
+def read_bridge(job, start: int, stop: int, emit) -> None:
+    """A TransformerLens bridge's own named hooks: blocks.L.attn.hook_attn_scores (the masked pre-softmax scores)
+    and hook_pattern (the weights), one layer handed on at a time."""
+    ids = torch.from_numpy(job.windows[start:stop]).to(job.where)
+    n = ids.shape[1]
+    above = ~torch.ones(n, n, dtype=torch.bool, device=job.where).tril()
+    got: dict = {}
+
+    def grab(t: torch.Tensor, hook) -> torch.Tensor:
+        layer, kind = int(hook.name.split(".")[1]), hook.name.rsplit(".", 1)[1]
+        got.setdefault(layer, {})[kind] = t.detach()
+        if len(got[layer]) == 2:
+            rec = got.pop(layer)
+            p = rec["hook_pattern"]
+            check_attention_weights(p, layer + 1, f"TransformerLens {type(job.bridge).__name__}")
+            emit(layer, {"logits": rec["hook_attn_scores"].masked_fill(above, 0.0).to("cpu", torch.float32),
+                         "weights": p.to("cpu", torch.float32)})
+        return t
+
+    hooks = [(f"blocks.{q}.attn.{kind}", grab) for q in range(job.n_layers)
+             for kind in ("hook_attn_scores", "hook_pattern")]
+    with torch.no_grad():
+        job.bridge.run_with_hooks(ids, fwd_hooks=hooks)
+    if got:
+        raise ValueError(f"TransformerLens {type(job.bridge).__name__}: layers {sorted(got)} gave scores or weights "
+                         f"without the other; refused")
+
+
+def read_tapped(job, off: bool, start: int, stop: int, emit) -> None:
+    """The exact logits from transformers' attention interface (:mod:`logit_tap`), layer by layer."""
+    ids = torch.from_numpy(job.windows[start:stop]).to(job.where)
+    seen: list[int] = []
+    name = type(job.model).__name__
+
+    def take(layer: int, s: torch.Tensor, p: torch.Tensor) -> None:
+        check_attention_weights(p, layer + 1, name)
+        if layer != len(seen):
+            raise ValueError(f"{name}: the tap saw layer {layer + 1} after {len(seen)} layers; refused (the probe "
+                             f"reads the layers in order)")
+        seen.append(layer)
+        emit(layer, {"logits": s.detach().to("cpu", torch.float32), "weights": p.detach().to("cpu", torch.float32)})
+
+    with torch.no_grad(), tapping(take):
+        job.model(**call_kwargs(job, ids, False, off))
+    if len(seen) != job.n_layers:
+        raise ValueError(f"{name}: the tap saw {len(seen)} of its {job.n_layers} layers' attention; refused")
+
+
+def read_weights(job, off: bool, start: int, stop: int) -> list:
+    """transformers' own attention weights (output_attentions), for a family outside the attention interface."""
+    ids = torch.from_numpy(job.windows[start:stop]).to(job.where)
+    b, n = ids.shape
+    with torch.no_grad():
+        out = job.model(**call_kwargs(job, ids, True, off))
+    atts = getattr(out, "attentions", None)
+    name = type(job.model).__name__
+    if atts is None or len(atts) != job.n_layers or any(x is None or x.shape != (b, job.n_heads, n, n) for x in atts):
+        raise ValueError(f"{name} returned no attention weights of shape (batch, {job.n_heads} heads, {n}, {n}) for "
+                         f"each of its {job.n_layers} layers; refused")
+    traces = []
+    for q, att in enumerate(atts):
+        check_attention_weights(att, q + 1, name)
+        p = att.detach().to("cpu", torch.float64)
+        logits = torch.log(p.clamp_min(1e-300)).masked_fill(~torch.ones(n, n, dtype=torch.bool).tril(), 0.0)
+        traces.append({"logits": logits, "weights": p})
+    return traces

@@ -1,14 +1,28 @@
-"""The inputs of a probe of a transformers model, every argument checked before any is built: windows of text in
-the model's own tokenizer (``texts=``, at most the command line's --text bound), token ids given as an integer array
-(``tokens=``, its shape read from the data), or the neutral random control (content tokens uniformly, the model's
-BOS first where it has one)."""
+"""The inputs of a probe of a transformers model and the arguments of :func:`lnrecency.probe_model`, every one checked
+before any input is built or model read: windows of text in the model's own tokenizer (``texts=``, at most the
+command line's --text bound, or ``text=`` a file or folder), token ids given as an integer array (``tokens=``, its
+shape read from the data), or the neutral random control (content tokens uniformly, the model's BOS first where it
+has one).
+
+The arguments are declared once (:func:`check_arguments`): the command line's ``probe --hf | --gguf`` reads the same
+declaration (:data:`SHARED_FLAGS`: each such flag is a Python argument of the same name, meaning and default;
+tests/experiments/test_probe_engine.py checks it against the signature), so a refusal names the Python argument
+and the command line turns it into its flag. Light: numpy and the project's argument checks only (no torch), so
+that a bad argument is refused in well under a second, before any model is read."""
 from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from lnrecency.experiments.probes.probe_settings import ProbeSettings
+from lnrecency.experiments.probes.probe_settings import BOS_CHOICES, MAX_N, ProbeSettings
+from lnrecency.runtime.arguments import check_choice, check_flag, check_int, check_real
 
-__all__ = ["model_inputs", "check_texts", "check_tokens"]
+__all__ = ["model_inputs", "check_texts", "check_tokens", "encoder", "DEFAULT_N", "DEFAULT_SEQUENCES", "POSITIONS",
+           "INPUT_KINDS", "SHARED_FLAGS", "MIN_SEQUENCES", "Arguments", "check_arguments", "check_device_name",
+           "is_gguf"]
 
 
 def _content_tokens(model, tokenizer) -> np.ndarray:
@@ -78,7 +92,13 @@ def model_inputs(model, tokenizer, texts, tokens, st: ProbeSettings, bos: str = 
             raise ValueError("tokenizer: text inputs (texts=, text=) need the model's tokenizer (tokenizer=...)")
         ids = token_stream(encoder(tokenizer), docs)
         first = _bos_choice(model, tokenizer, bos)
-        return (text_windows(ids, st.n, st.sequences, st.seed, first),
+        try:
+            windows = text_windows(ids, st.n, st.sequences, st.seed, first)
+        except ValueError as exc:  # in the library's words, the command line's beside them
+            raise ValueError(str(exc).replace("lower --sequences or --n, or give a longer --text",
+                                              "lower sequences or n (--sequences, --n), or give more text (texts= "
+                                              "or text=; --text)")) from None
+        return (windows,
                 "text windows" + (f" of {source}" if source else "")
                 + (", BOS first" if first is not None else ", no BOS"))
     if tokens is not None:
@@ -133,3 +153,154 @@ def check_tokens(tokens) -> np.ndarray:
         raise ValueError(f"tokens must be an integer array (sequences, n) of token ids; got {arr.dtype} of shape "
                          f"{arr.shape}")
     return arr
+
+
+#: the window length and number of windows when neither they nor an array of ``tokens`` are given
+DEFAULT_N = 64
+DEFAULT_SEQUENCES = 32
+#: the fewest windows a probe takes (the SEs need them)
+MIN_SEQUENCES = 8
+#: "on"; "off" (by the model's scheme); "zero" (learned absolute positions: the embedding replaced by zeros);
+#: "both": on and off on the same windows, the off probe and the paired on-off difference of each layer's slope
+#: reported beside the positions-on result (:meth:`lnrecency.experiments.probes.probe.ProbeResult.positions_difference`)
+POSITIONS = ("on", "off", "zero", "both")
+#: what ``tokens`` names when it is not an array of ids (the command line's ``--tokens`` for a real model)
+INPUT_KINDS = ("random", "text")
+#: the command line's flags of ``probe --hf`` and ``probe --gguf`` that are :func:`lnrecency.probe_model`'s
+#: arguments, by the argument's name (the flag is ``--`` and the name with ``-`` for ``_``)
+SHARED_FLAGS = ("tokens", "text", "positions", "n", "sequences", "seed", "bos", "max_model_mib", "maps", "device",
+                "batch_size")
+
+
+def is_gguf(model: Any) -> bool:
+    """Whether ``model`` names a GGUF file or a wheel holding one (by its suffix, or a file's first bytes: GGUF's
+    magic or a zip's)."""
+    if not isinstance(model, (str, Path)):
+        return False
+    p = Path(model)
+    if p.suffix in (".gguf", ".whl"):
+        return True
+    try:
+        with open(p, "rb") as f:
+            return p.is_file() and f.read(4) in (b"GGUF", b"PK\x03\x04")
+    except OSError:
+        return False
+
+
+def check_device_name(device: Any) -> None:
+    """``device`` is None or a device's name or object (its availability is checked where torch is loaded)."""
+    if device is None:
+        return
+    kind = type(device).__name__
+    if kind != "device" and not isinstance(device, str):
+        raise ValueError(f"device must be a torch device or its name ('cpu', 'cuda', 'cuda:0'); got {device!r}")
+
+
+@dataclass(frozen=True)
+class Arguments:
+    """The checked arguments of one probe (:func:`check_arguments`)."""
+
+    kind: str  # "random", "text" (texts= or text=), "given" (an array of ids)
+    texts: list | None
+    text: str | Path | None
+    ids: np.ndarray | None
+    positions: str
+    n: int | None  # None: the default, shortened to the model's context or window
+    sequences: int
+    seed: int
+    rate: float
+    progress: bool
+    bos: str
+    device: Any
+    slopes_only: bool | None
+    batch_size: int | None
+    max_seconds: float | None
+    maps: bool
+    max_model_mib: float | None
+
+    @property
+    def n_default(self) -> bool:
+        return self.n is None
+
+    @property
+    def window(self) -> int:
+        return DEFAULT_N if self.n is None else self.n
+
+
+def _inputs(tokens, texts, text) -> tuple[str, np.ndarray | None, list | None]:
+    """(kind, ids, texts) from ``tokens`` (an array of ids, "random", "text" or None), ``texts`` and ``text``."""
+    if texts is not None and text is not None:
+        raise ValueError("give texts= (strings) or text= (a file or folder of text), not both")
+    wants_text = texts is not None or text is not None
+    if isinstance(tokens, str):
+        if tokens not in INPUT_KINDS:
+            raise ValueError(f"tokens must be an integer array (sequences, n) of token ids, or one of "
+                             f"{', '.join(map(repr, INPUT_KINDS))}; got {tokens[:60]!r}")
+        if tokens == "random" and wants_text:
+            raise ValueError("tokens='random' is the random control; texts= and text= go with tokens='text'")
+        return tokens, None, None if texts is None else _texts(texts)
+    if tokens is not None:
+        if wants_text:
+            raise ValueError("give texts= or text= or an array of tokens=, not both")
+        ids = check_tokens(tokens)
+        if ids.shape[0] < MIN_SEQUENCES:
+            raise ValueError(f"tokens must hold at least {MIN_SEQUENCES} sequences (rows); got an array of shape "
+                             f"{ids.shape}")
+        return "given", ids, None
+    return ("text" if wants_text else "random"), None, None if texts is None else _texts(texts)
+
+
+def _texts(texts) -> list:
+    if isinstance(texts, (str, Path)) and len(str(texts)) < 4096 and "\n" not in str(texts) \
+            and Path(texts).exists():
+        raise ValueError(f"texts={str(texts)!r} names a file or folder; texts= is the text itself (strings), text= "
+                         f"names a file or folder of text")
+    return check_texts(texts)
+
+
+def check_arguments(model: Any, tokenizer: Any = None, *, texts=None, text=None, tokens=None, positions="on",
+                    n=None, sequences=None, seed=0, rate=1e-3, progress=False, bos="model", device=None,
+                    slopes_only=None, batch_size=None, max_seconds=None, maps=False,
+                    max_model_mib=None) -> Arguments:
+    """Every argument of :func:`lnrecency.probe_model` checked, each refusal naming it, before any model is read."""
+    kind, ids, docs = _inputs(tokens, texts, text)
+    check_choice("positions", positions, POSITIONS)
+    check_choice("bos", bos, BOS_CHOICES)
+    if kind == "given" and bos != "model":
+        raise ValueError(f"bos={bos!r} applies to texts=, text= and the random control; tokens= are probed as given")
+    if ids is not None:  # the shape is read from the data; n= and sequences=, if given, must agree with it
+        for name, given, got in (("sequences", sequences, ids.shape[0]), ("n", n, ids.shape[1])):
+            if given is not None and given != got:
+                raise ValueError(f"{name}={given!r} disagrees with tokens= of shape {ids.shape} (its {name} is "
+                                 f"{got}); leave {name} out, it is read from tokens")
+        sequences, n = int(ids.shape[0]), int(ids.shape[1])
+    if n is not None:
+        n = check_int("n", n, minimum=3, maximum=MAX_N)
+    sequences = check_int("sequences", DEFAULT_SEQUENCES if sequences is None else sequences,
+                          minimum=MIN_SEQUENCES, maximum=10**6)
+    check_int("seed", seed, minimum=0, maximum=2**63 - 1)
+    check_real("rate", rate, low=0.0, high=0.5, low_open=True)
+    check_flag("progress", progress)
+    check_flag("maps", maps)
+    if slopes_only is not None:
+        check_flag("slopes_only", slopes_only)
+        if slopes_only and maps:
+            raise ValueError("maps=True keeps the per-head mean logit maps; slopes_only=True keeps none (give one)")
+    if batch_size is not None:
+        check_int("batch_size", batch_size, minimum=1, maximum=4096)
+    if max_seconds is not None:
+        check_real("max_seconds", max_seconds, low=0.0, low_open=True)
+    check_device_name(device)
+    if max_model_mib is not None:
+        if not is_gguf(model):
+            raise ValueError("max_model_mib applies to a GGUF model (a .gguf file or a wheel holding one)")
+        check_real("max_model_mib", max_model_mib, low=1.0, high=2.0**20)
+    if kind == "text" and docs is None:
+        from lnrecency.experiments.text.text_windows import text_size
+
+        try:  # a missing or unreadable text file refused now, before a model is read, naming text=
+            text_size(text)
+        except ValueError as exc:
+            raise ValueError(str(exc).replace("--text", "text", 1)) from None
+    return Arguments(kind, docs, text, ids, positions, n, sequences, seed, rate, progress, bos, device, slopes_only,
+                     batch_size, max_seconds, maps, max_model_mib)

@@ -57,18 +57,20 @@ from lnrecency.experiments.probes.attention_checks import (  # noqa: F401 (re-ex
     check_family,
     declared_window,
     device_of,
+    target_device,
     unwrap,
 )
-from lnrecency.experiments.probes.model_inputs import model_inputs
-from lnrecency.experiments.probes.probe import ProbeResult, ProbeSettings, check_probe_bounds, probe
-from lnrecency.experiments.probes.probe_arguments import (  # noqa: F401 (re-exported)
+from lnrecency.experiments.probes.logit_tap import read_bridge, read_tapped, read_weights
+from lnrecency.experiments.probes.model_inputs import (  # noqa: F401 (re-exported)
     DEFAULT_N,
     DEFAULT_SEQUENCES,
     POSITIONS,
     Arguments,
     check_arguments,
     is_gguf,
+    model_inputs,
 )
+from lnrecency.experiments.probes.probe import ProbeResult, ProbeSettings, check_probe_bounds, probe
 from lnrecency.experiments.probes.probe_costs import check_engine_time
 from lnrecency.runtime.timelimit import max_seconds as max_seconds_limit
 
@@ -196,7 +198,7 @@ def probe_model(model: Any, tokenizer: Any = None, *, texts: str | Sequence[str]
     there). ``slopes_only``: slopes, sink and rollout only (default above n = :data:`SLOPES_ONLY_ABOVE`).
     ``batch_size``: windows per forward pass. ``max_seconds``: the time limit of the estimate (refused above it).
     ``maps``: keep each head's mean logit map (``res.maps()``, shape (layers, heads, n, n)). ``max_model_mib``: a
-    GGUF model's size limit. Every argument is checked before a model is read (:mod:`probe_arguments`); every
+    GGUF model's size limit. Every argument is checked before a model is read (:mod:`model_inputs`); every
     layer's attention is checked causal and full-window before a number is returned.
 
     Layers and heads count from 1 (``res.layer(1)`` is the first layer; ``res.layer(0)`` is refused).
@@ -233,22 +235,6 @@ def _from_object(model: Any, tokenizer: Any, a: Arguments) -> ProbeResult:
     return res
 
 
-def _target(device: Any) -> torch.device | None:
-    """The device a model the probe loads itself goes to, checked before the load."""
-    if device is None:
-        return None
-    try:
-        want = torch.device(device)
-    except (TypeError, ValueError, RuntimeError):
-        raise ValueError(f"device must be a torch device or its name ('cpu', 'cuda', 'cuda:0'); got {device!r}") \
-            from None
-    if want.type == "cuda" and not torch.cuda.is_available():
-        raise ValueError(f"device={device!r}: no CUDA device is available here")
-    if want.type == "meta":
-        raise ValueError("device='meta' holds no weights; the probe runs a model on a real device")
-    return want
-
-
 #: files one of which a model folder's tokenizer needs
 _TOKENIZER_FILES = ("tokenizer.json", "tokenizer.model", "vocab.json", "spiece.model", "tokenizer_config.json")
 
@@ -271,7 +257,7 @@ def _from_folder(p: Path, tokenizer: Any, a: Arguments) -> ProbeResult:
     """A local transformers model folder (validated as data: :func:`lnrecency.experiments.probes.hf.load_hf`)."""
     from lnrecency.experiments.probes.hf import load_hf
 
-    where = _target(a.device)
+    where = target_device(a.device)
     if not p.is_dir() or not (p / "config.json").is_file():
         raise ValueError(f"model must be a local Hugging Face model folder with a config.json, a GGUF file or a "
                          f"transformers model object; got {str(p)!r}")
@@ -299,7 +285,7 @@ def _from_gguf(p: Path, tokenizer: Any, a: Arguments) -> ProbeResult:
     if a.positions == "zero":
         raise ValueError("positions='zero' applies to learned absolute positions; a GGUF model's are RoPE (use "
                          "positions='off')")
-    where = _target(a.device)
+    where = target_device(a.device)
     st = ProbeSettings(n=a.window, sequences=a.sequences, seed=a.seed, tokens=a.kind, rate=a.rate)
     plan = [(st, a.positions == "off")] + ([(st, True)] if a.positions == "both" else [])
     with time_limit(a.max_seconds):
@@ -408,88 +394,6 @@ def _probe_loaded(model, tokenizer, a: Arguments, bridge: Any = None) -> ProbeRe
     return on
 
 
-def _call_kwargs(job: _Job, ids: torch.Tensor, attentions: bool, off: bool) -> dict:
-    b, n = ids.shape
-    kwargs = {"input_ids": ids, "attention_mask": torch.ones(b, n, dtype=torch.long, device=job.where),
-              "output_attentions": attentions, "use_cache": False}
-    if "logits_to_keep" in inspect.signature(job.model.forward).parameters:
-        kwargs["logits_to_keep"] = 1  # the output layer on the last position only: no (B, n, vocabulary) logits
-    if job.takes_positions and job.scheme in ("rope", "learned"):
-        kwargs["position_ids"] = (torch.zeros(b, n, dtype=torch.long, device=job.where) if off
-                                  else torch.arange(n, device=job.where).expand(b, n))
-    return kwargs
-
-
-def _hooked(job: _Job, start: int, stop: int, emit) -> None:
-    """A TransformerLens bridge's own named hooks: blocks.L.attn.hook_attn_scores (the masked pre-softmax scores)
-    and hook_pattern (the weights), one layer handed on at a time."""
-    ids = torch.from_numpy(job.windows[start:stop]).to(job.where)
-    n = ids.shape[1]
-    above = ~torch.ones(n, n, dtype=torch.bool, device=job.where).tril()
-    got: dict = {}
-
-    def grab(t: torch.Tensor, hook) -> torch.Tensor:
-        layer, kind = int(hook.name.split(".")[1]), hook.name.rsplit(".", 1)[1]
-        got.setdefault(layer, {})[kind] = t.detach()
-        if len(got[layer]) == 2:
-            rec = got.pop(layer)
-            p = rec["hook_pattern"]
-            check_attention_weights(p, layer + 1, f"TransformerLens {type(job.bridge).__name__}")
-            emit(layer, {"logits": rec["hook_attn_scores"].masked_fill(above, 0.0).to("cpu", torch.float32),
-                         "weights": p.to("cpu", torch.float32)})
-        return t
-
-    hooks = [(f"blocks.{q}.attn.{kind}", grab) for q in range(job.n_layers)
-             for kind in ("hook_attn_scores", "hook_pattern")]
-    with torch.no_grad():
-        job.bridge.run_with_hooks(ids, fwd_hooks=hooks)
-    if got:
-        raise ValueError(f"TransformerLens {type(job.bridge).__name__}: layers {sorted(got)} gave scores or weights "
-                         f"without the other; refused")
-
-
-def _tapped(job: _Job, off: bool, start: int, stop: int, emit) -> None:
-    """The exact logits from transformers' attention interface (:mod:`logit_tap`), layer by layer."""
-    from lnrecency.experiments.probes.logit_tap import tapping
-
-    ids = torch.from_numpy(job.windows[start:stop]).to(job.where)
-    seen: list[int] = []
-    name = type(job.model).__name__
-
-    def take(layer: int, s: torch.Tensor, p: torch.Tensor) -> None:
-        check_attention_weights(p, layer + 1, name)
-        if layer != len(seen):
-            raise ValueError(f"{name}: the tap saw layer {layer + 1} after {len(seen)} layers; refused (the probe "
-                             f"reads the layers in order)")
-        seen.append(layer)
-        emit(layer, {"logits": s.detach().to("cpu", torch.float32), "weights": p.detach().to("cpu", torch.float32)})
-
-    with torch.no_grad(), tapping(take):
-        job.model(**_call_kwargs(job, ids, False, off))
-    if len(seen) != job.n_layers:
-        raise ValueError(f"{name}: the tap saw {len(seen)} of its {job.n_layers} layers' attention; refused")
-
-
-def _weights_read(job: _Job, off: bool, start: int, stop: int) -> list:
-    """transformers' own attention weights (output_attentions), for a family outside the attention interface."""
-    ids = torch.from_numpy(job.windows[start:stop]).to(job.where)
-    b, n = ids.shape
-    with torch.no_grad():
-        out = job.model(**_call_kwargs(job, ids, True, off))
-    atts = getattr(out, "attentions", None)
-    name = type(job.model).__name__
-    if atts is None or len(atts) != job.n_layers or any(x is None or x.shape != (b, job.n_heads, n, n) for x in atts):
-        raise ValueError(f"{name} returned no attention weights of shape (batch, {job.n_heads} heads, {n}, {n}) for "
-                         f"each of its {job.n_layers} layers; refused")
-    traces = []
-    for q, att in enumerate(atts):
-        check_attention_weights(att, q + 1, name)
-        p = att.detach().to("cpu", torch.float64)
-        logits = torch.log(p.clamp_min(1e-300)).masked_fill(~torch.ones(n, n, dtype=torch.bool).tril(), 0.0)
-        traces.append({"logits": logits, "weights": p})
-    return traces
-
-
 _STATES = {"rope": "off: every position id 0 (no rotation)",
            "learned": "off: every position id 0 (one position embedding for every token)",
            "alibi": "off: ALiBi bias zero (slopes 0)", "none": "off: the model has no positional encoding"}
@@ -520,8 +424,8 @@ def _run(job: _Job, positions: str) -> ProbeResult:
     from lnrecency.experiments.probes.hf import qk_of
 
     model, off = job.model, positions == "off"
-    reader = (partial(_tapped, job, off) if job.tap else partial(_hooked, job) if job.bridge is not None
-              else partial(_weights_read, job, off))
+    reader = (partial(read_tapped, job, off) if job.tap else partial(read_bridge, job) if job.bridge is not None
+              else partial(read_weights, job, off))
     note = _NOTES["tap" if job.tap else "bridge" if job.bridge is not None else "weights"]
     info = _info(job, positions)
     was_training, t0 = model.training, time.perf_counter()

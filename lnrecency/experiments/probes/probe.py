@@ -35,7 +35,7 @@ embedding anisotropy as a mean cosine; W_O, MLP, positions, training).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
@@ -49,6 +49,7 @@ from lnrecency.experiments.probes.probe_costs import (  # noqa: F401 (re-exporte
     MAX_SECONDS,
     PROBE_COST,
     SLOPE_WORK_BYTES,
+    Progress,
     check_probe_cost,
     probe_bytes,
     probe_chunk,
@@ -71,6 +72,7 @@ from lnrecency.experiments.probes.probe_sums import (  # noqa: F401 (re-exported
     triples,
     z_scores,
 )
+from lnrecency.experiments.probes.tidy import LATE_KEY, HeadProbe, LayerProbe  # noqa: F401 (re-exported)
 from lnrecency.inference.recency_slope import MIN_KEYS, row_slope_weights, row_weights  # noqa: F401 (re-exported)
 from lnrecency.runtime.arguments import check_int
 
@@ -82,101 +84,10 @@ __all__ = ["ProbeSettings", "ProbeResult", "probe", "check_probe_bounds", "BOS_C
            "probe_chunk", "probe_seconds"]
 
 PHASES = ("recency", "earlier", "flat", "mixed")
-#: the late slope (:attr:`LayerProbe.late_slope`) reads keys from this one on (issue 50: in the BOS-trained text
-#: models the slope is curved, keys 1-7 carrying most of it)
-LATE_KEY = 8
 #: what each traced tensor is, for the refusal of a non-finite one
 TRACE_NAMES = {"logits": "attention logits", "weights": "attention weights", "values": "attention values",
                "head_out": "head outputs", "normed": "normalised inputs of attention", "attn_out": "attention outputs",
                "mid": "residual states after attention", "mlp_in": "MLP inputs", "out": "layer outputs"}
-
-
-@dataclass
-class HeadProbe:
-    head: int
-    mean_logit: np.ndarray | None  # None when the probe keeps no per-head maps (real models)
-    mean_logit_se: np.ndarray | None
-    recency_slope: float
-    recency_slope_se: float
-    rp: float
-    rp_se: float
-    norm_profile: np.ndarray | None = None  # E |o_i|^2
-    norm_profile_se: np.ndarray | None = None
-    norm_law: np.ndarray | None = None  # s2 (rho + (1 - rho) E sum_k P_ik^2)
-    value_sq: float | None = None  # s2
-    value_rho: float | None = None  # rho
-    sink: float | None = None  # the first key's share of this head's attention (mean P_i1, rows i >= 2), its SE
-    sink_se: float | None = None
-
-    def to_json(self) -> dict:
-        return {"head": self.head, "mean_logit": tidy.triangle(self.mean_logit),
-                "mean_logit_se": tidy.triangle(self.mean_logit_se),
-                "recency_slope": self.recency_slope, "recency_slope_se": self.recency_slope_se,
-                "rp": self.rp, "rp_se": self.rp_se,
-                "norm_profile": tidy.vector(self.norm_profile), "norm_profile_se": tidy.vector(self.norm_profile_se),
-                "norm_law": tidy.vector(self.norm_law), "value_sq": self.value_sq, "value_rho": self.value_rho,
-                "sink": self.sink, "sink_se": self.sink_se}
-
-
-@dataclass
-class LayerProbe:
-    layer: int
-    phase: str
-    slope: float  # head-mean logits
-    slope_se: float
-    k: float
-    row_k: float
-    rows_recency: list  # rows (1-indexed) with a significantly positive slope
-    rows_earlier: list
-    rp: float
-    rp_se: float
-    mean_logit: np.ndarray
-    diag_normalised: np.ndarray
-    heads: list
-    grams: dict = field(default_factory=dict)
-    sink: float | None = None  # the BOS key's share of attention (mean P_i1), with its SE
-    sink_se: float | None = None
-    slope_values: np.ndarray | None = None  # the layer slope of each sequence, in input order
-    regions: dict = field(default_factory=dict)  # {name: (mean, se)}: the layer slope over a region's rows
-    #: the first key's share of each query row's attention (mean over heads and sequences; row 1 is 1), with SEs:
-    #: the position-dependent sink share a later layer may read (issue 50)
-    first_share_rows: np.ndarray | None = None
-    first_share_rows_se: np.ndarray | None = None
-    #: (mean, se) of the layer slope over keys >= LATE_KEY only (None where n leaves no row with MIN_KEYS of them)
-    late_slope: tuple | None = None
-    #: the attention rollout up to this layer (Abnar & Zuidema 2020; Wu et al.'s cumulative context probability):
-    #: the last query's row of A^(l) ... A^(1), A the head-mean attention weights, mean over sequences, with SEs;
-    #: and the residual-aware rollout, A replaced by (1 - ROLLOUT_LAMBDA) I + ROLLOUT_LAMBDA A (issue 51)
-    rollout_last: np.ndarray | None = None
-    rollout_last_se: np.ndarray | None = None
-    rollout_residual_last: np.ndarray | None = None
-    rollout_residual_last_se: np.ndarray | None = None
-
-    @property
-    def slope_interval(self) -> tuple[float, float]:
-        return (self.slope - self.k * self.slope_se, self.slope + self.k * self.slope_se)
-
-    def to_json(self, maps: bool = True) -> dict:
-        if not maps:  # a real model's result: the n x n maps are left out (60 MB of JSON at 30 layers, n = 256)
-            return {k: v for k, v in self.to_json().items() if k not in ("mean_logit", "diag_normalised", "grams")}
-        late = {"late_slope": None if self.late_slope is None else {
-                    "from_key": LATE_KEY, "mean": self.late_slope[0], "se": self.late_slope[1]},
-                "first_share_by_row": tidy.vector(self.first_share_rows),
-                "first_share_by_row_se": tidy.vector(self.first_share_rows_se)}
-        if self.rollout_last is not None:
-            late["rollout"] = {"row": len(self.rollout_last), "by_key": tidy.vector(self.rollout_last),
-                               "by_key_se": tidy.vector(self.rollout_last_se),
-                               "residual_lambda": ROLLOUT_LAMBDA,
-                               "residual_by_key": tidy.vector(self.rollout_residual_last),
-                               "residual_by_key_se": tidy.vector(self.rollout_residual_last_se)}
-        return {**late, "layer": self.layer, "phase": self.phase, "recency_slope": self.slope,
-                "recency_slope_se": self.slope_se, "k": self.k, "row_k": self.row_k,
-                "rows_recency": self.rows_recency, "rows_earlier": self.rows_earlier, "rp": self.rp,
-                "rp_se": self.rp_se, "sink": self.sink, "sink_se": self.sink_se,
-                "regions": {k: {"recency_slope": v[0], "recency_slope_se": v[1]} for k, v in self.regions.items()},
-                "mean_logit": tidy.triangle(self.mean_logit),
-                "diag_normalised": tidy.triangle(self.diag_normalised), "heads": [h.to_json() for h in self.heads],
-                "grams": {k: tidy.triangle(v, full=True) for k, v in self.grams.items()}}
 
 
 @dataclass
@@ -241,10 +152,8 @@ class ProbeResult:
     def plot(self, map_layer: int | None = None, path=None):
         """A matplotlib figure: each layer's slope with its SE and each head's beside it; and a layer's
         head-mean logit map (``map_layer``, from 1; default the last) where the probe kept one. ``path``: also
-        saved there. (lnrecency.experiments.probes.probe_plot)"""
-        from lnrecency.experiments.probes.probe_plot import plot
-
-        return plot(self, map_layer, path)
+        saved there. (lnrecency.experiments.probes.tidy.plot)"""
+        return tidy.plot(self, map_layer, path)
 
     def to_json(self) -> dict:
         s = self.settings
@@ -300,17 +209,20 @@ def probe(traces_of: Callable, *, n_layers: int, n_heads: int, settings: ProbeSe
     head-mean map and no RP (O(n^3) a row set), a layer read a few heads at a time in float64
     (:data:`SLOPE_WORK_BYTES`): memory O(B H n^2) for the layer in flight plus O(L (H + n)), for large n.
     ``progress``: a bar on a terminal, else a line on stderr about every tenth of the sequences. ``pilot``: the
-    first step takes an eighth of the sequences, so that the time estimate from it (``estimate_from_first_windows_
-    seconds`` in the result's model) comes early."""
+    first two steps take an eighth of the sequences each, so that the time estimate from the second
+    (``estimate_from_first_windows_seconds`` in the result's model) comes early."""
     st = settings
     if slopes_only and not light:
         raise ValueError("slopes_only goes with light (the full probe keeps per-head maps and RP)")
     chunk = check_probe_bounds(st, n_layers, n_heads, width, light=light, maps=maps, stream=stream,
                                slopes_only=slopes_only)
-    sums = _Sums(st, n_layers, light, maps, slopes_only, regions)
-    report = _Progress(st.sequences, progress)
-    first = min(chunk, max(1, st.sequences // 8)) if pilot else chunk  # a short first step: an early estimate
-    for start, stop in [(0, first)] + [(a, min(a + chunk, st.sequences)) for a in range(first, st.sequences, chunk)]:
+    sums = _Sums(st, n_layers, light, maps, slopes_only, regions, batch=chunk)
+    report = Progress(st.sequences, progress)
+    first = min(chunk, max(1, st.sequences // 8)) if pilot else chunk  # two short first steps: an early estimate
+    steps = [(0, first), (first, min(2 * first, st.sequences))] if pilot else [(0, first)]
+    steps = [(a, b) for a, b in steps if a < b]
+    steps += [(a, min(a + chunk, st.sequences)) for a in range(steps[-1][1], st.sequences, chunk)]
+    for start, stop in steps:
         if stream:
             traces_of(start, stop, sums.take)
         else:
@@ -325,49 +237,6 @@ def probe(traces_of: Callable, *, n_layers: int, n_heads: int, settings: ProbeSe
     return res
 
 
-class _Progress:
-    """A tqdm bar where stderr is a terminal; else one line on stderr about every tenth of the sequences, with the
-    time so far and the time left at the rate so far. After the first step, the time of the whole probe at that
-    step's rate (``estimate``; a line on stderr with ``on``): measured on this machine as it is loaded now."""
-
-    def __init__(self, total: int, on: bool) -> None:
-        import sys
-        import time
-
-        self.total, self.on, self.t0, self.next = total, on, time.perf_counter(), max(1, total // 10)
-        self.tty = on and sys.stderr.isatty()
-        self.bar = None
-        if self.tty:
-            from tqdm import tqdm
-
-            self.bar = tqdm(total=total, desc="probe", unit="seq", leave=False)
-        self.done, self.estimate = 0, None
-
-    def update(self, done: int) -> None:
-        import sys
-        import time
-
-        if self.estimate is None:
-            spent = time.perf_counter() - self.t0
-            self.estimate = spent * self.total / max(done, 1)
-            if self.on and done < self.total:
-                print(f"probe: estimated {self.estimate:.3g} s in all (the first {done} of {self.total} sequences "
-                      f"took {spent:.2g} s)", file=sys.stderr, flush=True)
-        if self.bar is not None:
-            self.bar.update(done - self.done)
-        elif self.on and (done >= self.next or done == self.total):
-            spent = time.perf_counter() - self.t0
-            left = spent / done * (self.total - done)
-            print(f"probe: {done}/{self.total} sequences, {spent:.1f} s, about {left:.0f} s left", file=sys.stderr,
-                  flush=True)
-            self.next = done + max(1, self.total // 10)
-        self.done = done
-
-    def close(self) -> None:
-        if self.bar is not None:
-            self.bar.close()
-
-
 _MOMENTS = ("S", "Smean", "seq_slope", "rp", "osq", "psq", "vsq", "vcross", "layer_rows", "layer_slope", "layer_rp",
             "sink", "head_sink", "first_rows", "late", "rollout", "rollout_res")
 
@@ -377,8 +246,9 @@ class _Sums:
     result from them once every sequence is in."""
 
     def __init__(self, st: ProbeSettings, n_layers: int, light: bool, maps: bool, slopes_only: bool,
-                 regions: dict | None) -> None:
+                 regions: dict | None, batch: int = 1) -> None:
         n = st.n
+        self.batch = batch  # the sequences of the largest step: the float64 buffers' leading size
         self.st, self.n, self.light, self.maps, self.slopes_only = st, n, light, maps, slopes_only
         self.skip = 1 if st.bos_first else 0
         self.w = torch.from_numpy(row_slope_weights(n, self.skip))
@@ -408,9 +278,10 @@ class _Sums:
         (a fresh 30 MiB array every layer is memory handed back and faulted in again: page faults that grow with
         the depth)."""
         buf = self.buffers.get(name)
-        if buf is None or buf.shape != t.shape:
-            buf = self.buffers[name] = torch.empty(t.shape, dtype=torch.float64)
-        return buf.copy_(t)
+        if buf is None or buf.shape[1:] != t.shape[1:] or buf.shape[0] < t.shape[0]:
+            buf = self.buffers[name] = torch.empty((max(t.shape[0], self.batch),) + tuple(t.shape[1:]),
+                                                   dtype=torch.float64)
+        return buf[:t.shape[0]].copy_(t)
 
     def take(self, l0: int, tr: dict) -> None:
         """One layer's traces of one chunk of sequences added to the sums."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 __all__ = ["MAX_CELLS", "MAX_PROBE_BYTES", "PROBE_COST", "STREAM_COST", "SLOPE_WORK_BYTES", "LOAD_MARGIN",
            "MAX_SECONDS", "probe_bytes", "probe_seconds", "check_probe_cost", "probe_chunk", "ENGINE_COST",
-           "forward_flops", "engine_seconds", "check_engine_time"]
+           "forward_flops", "engine_seconds", "check_engine_time", "Progress"]
 
 #: bound on sequences * n^2 * heads * layers (the work of one probe)
 MAX_CELLS = 4 * 10**9
@@ -147,3 +147,49 @@ def check_engine_time(model, settings, n_layers: int, n_heads: int, width: int, 
         raise ValueError(str(said).replace("with --max-seconds", "with max_seconds (--max-seconds on the command "
                                                                  "line)"))
     return seconds
+
+
+class Progress:
+    """A tqdm bar where stderr is a terminal; else one line on stderr about every tenth of the sequences, with the
+    time so far and the time left at the rate so far. After the second step, the time of the whole probe at that
+    step's rate (``estimate``; a line on stderr with ``on``): measured on this machine as it is loaded now, after
+    the first step's one-time costs (the first forward pass allocates what later ones reuse)."""
+
+    def __init__(self, total: int, on: bool) -> None:
+        import sys
+        import time
+
+        self.total, self.on, self.t0, self.next = total, on, time.perf_counter(), max(1, total // 10)
+        self.tty = on and sys.stderr.isatty()
+        self.bar = None
+        if self.tty:
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=total, desc="probe", unit="seq", leave=False)
+        self.done, self.estimate, self.last = 0, None, self.t0
+
+    def update(self, done: int) -> None:
+        import sys
+        import time
+
+        now = time.perf_counter()
+        if self.estimate is None and (self.done or done == self.total):  # the second step: the first one warmed up
+            step = now - self.last
+            self.estimate = now - self.t0 + step / max(done - self.done, 1) * (self.total - done)
+            if self.on and done < self.total:
+                print(f"probe: estimated {self.estimate:.3g} s in all (sequences {self.done + 1}-{done} of "
+                      f"{self.total} took {step:.2g} s)", file=sys.stderr, flush=True)
+        self.last = now
+        if self.bar is not None:
+            self.bar.update(done - self.done)
+        elif self.on and (done >= self.next or done == self.total):
+            spent = time.perf_counter() - self.t0
+            left = spent / done * (self.total - done)
+            print(f"probe: {done}/{self.total} sequences, {spent:.1f} s, about {left:.0f} s left", file=sys.stderr,
+                  flush=True)
+            self.next = done + max(1, self.total // 10)
+        self.done = done
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()

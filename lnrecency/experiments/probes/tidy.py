@@ -1,4 +1,4 @@
-"""A probe's result as tidy rows, a pandas DataFrame or CSV: what a user loads into a notebook.
+"""A probe's result as tidy rows, a pandas DataFrame, CSV or a figure: what a user loads into a notebook.
 
 Long and tidy: one row per layer, level, head and measure, with its value and standard error. ``level`` is
 ``"layer mean"`` (the mean over the layer's heads; ``head_index`` None) or ``"head"`` (``head_index`` 1, 2, ...), so
@@ -7,15 +7,25 @@ the layer mean is never mistaken for a head; no column is named after a DataFram
 key) and, per head, ``gu_sink_above_eps`` (1 when that share exceeds Gu et al.'s eps, else 0; no SE). A measure the
 probe did not make (a streamed or light probe computes no per-head RP) has no row: never a NaN.
 
+The figure (:func:`plot`, ``res.plot()``): each layer's recency slope with its SE as an error bar, each head's slope
+as a dot beside it, with ``positions="both"`` the slopes with positions off too; and a layer's head-mean logit map
+(queries down, keys across, from 1; above the diagonal blank) where the probe kept one. The records themselves:
+:class:`LayerProbe` per layer, :class:`HeadProbe` per head (layers and heads from 1).
+
 >>> df = res.to_frame()                                                      # doctest: +SKIP
 >>> df[(df.level == "layer mean") & (df.measure == "slope")][["layer", "value", "se"]]   # doctest: +SKIP
 """
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, field
 
-__all__ = ["COLUMNS", "MAP_COLUMNS", "MEASURES", "LEVELS", "records", "to_frame", "to_csv", "gu_sink", "triangle",
-           "vector", "maps", "positions_difference"]
+import numpy as np
+
+from lnrecency.experiments.probes.probe_settings import ROLLOUT_LAMBDA
+
+__all__ = ["HeadProbe", "LayerProbe", "LATE_KEY", "COLUMNS", "MAP_COLUMNS", "MEASURES", "LEVELS", "records",
+           "to_frame", "to_csv", "gu_sink", "triangle", "vector", "maps", "positions_difference", "plot"]
 
 #: the columns of every row
 COLUMNS = ("layer", "level", "head_index", "measure", "value", "se")
@@ -25,6 +35,98 @@ MAP_COLUMNS = ("query", "key")
 MEASURES = ("slope", "rp", "sink", "gu_sink_above_eps", "mean_logit")
 #: the levels a row is at
 LEVELS = ("layer mean", "head")
+
+
+#: the late slope (:attr:`LayerProbe.late_slope`) reads keys from this one on (issue 50: in the BOS-trained text
+#: models the slope is curved, keys 1-7 carrying most of it)
+LATE_KEY = 8
+
+@dataclass
+class HeadProbe:
+    head: int
+    mean_logit: np.ndarray | None  # None when the probe keeps no per-head maps (real models)
+    mean_logit_se: np.ndarray | None
+    recency_slope: float
+    recency_slope_se: float
+    rp: float
+    rp_se: float
+    norm_profile: np.ndarray | None = None  # E |o_i|^2
+    norm_profile_se: np.ndarray | None = None
+    norm_law: np.ndarray | None = None  # s2 (rho + (1 - rho) E sum_k P_ik^2)
+    value_sq: float | None = None  # s2
+    value_rho: float | None = None  # rho
+    sink: float | None = None  # the first key's share of this head's attention (mean P_i1, rows i >= 2), its SE
+    sink_se: float | None = None
+
+    def to_json(self) -> dict:
+        return {"head": self.head, "mean_logit": triangle(self.mean_logit),
+                "mean_logit_se": triangle(self.mean_logit_se),
+                "recency_slope": self.recency_slope, "recency_slope_se": self.recency_slope_se,
+                "rp": self.rp, "rp_se": self.rp_se,
+                "norm_profile": vector(self.norm_profile), "norm_profile_se": vector(self.norm_profile_se),
+                "norm_law": vector(self.norm_law), "value_sq": self.value_sq, "value_rho": self.value_rho,
+                "sink": self.sink, "sink_se": self.sink_se}
+
+
+@dataclass
+class LayerProbe:
+    layer: int
+    phase: str
+    slope: float  # head-mean logits
+    slope_se: float
+    k: float
+    row_k: float
+    rows_recency: list  # rows (1-indexed) with a significantly positive slope
+    rows_earlier: list
+    rp: float
+    rp_se: float
+    mean_logit: np.ndarray
+    diag_normalised: np.ndarray
+    heads: list
+    grams: dict = field(default_factory=dict)
+    sink: float | None = None  # the BOS key's share of attention (mean P_i1), with its SE
+    sink_se: float | None = None
+    slope_values: np.ndarray | None = None  # the layer slope of each sequence, in input order
+    regions: dict = field(default_factory=dict)  # {name: (mean, se)}: the layer slope over a region's rows
+    #: the first key's share of each query row's attention (mean over heads and sequences; row 1 is 1), with SEs:
+    #: the position-dependent sink share a later layer may read (issue 50)
+    first_share_rows: np.ndarray | None = None
+    first_share_rows_se: np.ndarray | None = None
+    #: (mean, se) of the layer slope over keys >= LATE_KEY only (None where n leaves no row with MIN_KEYS of them)
+    late_slope: tuple | None = None
+    #: the attention rollout up to this layer (Abnar & Zuidema 2020; Wu et al.'s cumulative context probability):
+    #: the last query's row of A^(l) ... A^(1), A the head-mean attention weights, mean over sequences, with SEs;
+    #: and the residual-aware rollout, A replaced by (1 - ROLLOUT_LAMBDA) I + ROLLOUT_LAMBDA A (issue 51)
+    rollout_last: np.ndarray | None = None
+    rollout_last_se: np.ndarray | None = None
+    rollout_residual_last: np.ndarray | None = None
+    rollout_residual_last_se: np.ndarray | None = None
+
+    @property
+    def slope_interval(self) -> tuple[float, float]:
+        return (self.slope - self.k * self.slope_se, self.slope + self.k * self.slope_se)
+
+    def to_json(self, maps: bool = True) -> dict:
+        if not maps:  # a real model's result: the n x n maps are left out (60 MB of JSON at 30 layers, n = 256)
+            return {k: v for k, v in self.to_json().items() if k not in ("mean_logit", "diag_normalised", "grams")}
+        late = {"late_slope": None if self.late_slope is None else {
+                    "from_key": LATE_KEY, "mean": self.late_slope[0], "se": self.late_slope[1]},
+                "first_share_by_row": vector(self.first_share_rows),
+                "first_share_by_row_se": vector(self.first_share_rows_se)}
+        if self.rollout_last is not None:
+            late["rollout"] = {"row": len(self.rollout_last), "by_key": vector(self.rollout_last),
+                               "by_key_se": vector(self.rollout_last_se),
+                               "residual_lambda": ROLLOUT_LAMBDA,
+                               "residual_by_key": vector(self.rollout_residual_last),
+                               "residual_by_key_se": vector(self.rollout_residual_last_se)}
+        return {**late, "layer": self.layer, "phase": self.phase, "recency_slope": self.slope,
+                "recency_slope_se": self.slope_se, "k": self.k, "row_k": self.row_k,
+                "rows_recency": self.rows_recency, "rows_earlier": self.rows_earlier, "rp": self.rp,
+                "rp_se": self.rp_se, "sink": self.sink, "sink_se": self.sink_se,
+                "regions": {k: {"recency_slope": v[0], "recency_slope_se": v[1]} for k, v in self.regions.items()},
+                "mean_logit": triangle(self.mean_logit),
+                "diag_normalised": triangle(self.diag_normalised), "heads": [h.to_json() for h in self.heads],
+                "grams": {k: triangle(v, full=True) for k, v in self.grams.items()}}
 
 
 def triangle(m, full: bool = False):
@@ -150,3 +252,56 @@ def to_csv(res, path, eps: float) -> None:
     for row in records(res, eps):
         w.writerow({k: ("" if v is None else v) for k, v in row.items()})
     atomic_write_text(path, buf.getvalue())
+
+
+def _slopes(ax, res) -> None:
+    import numpy as np
+
+    layers = np.array([lp.layer for lp in res.layers])
+    ax.errorbar(layers, [lp.slope for lp in res.layers], yerr=[lp.slope_se for lp in res.layers], fmt="o-",
+                color="C0", capsize=3, label="layer (head mean) +- SE")
+    for lp in res.layers:
+        heads = [h.recency_slope for h in lp.heads]
+        ax.plot(lp.layer + np.linspace(-0.2, 0.2, len(heads)), heads, ".", color="C0", alpha=0.35)
+    if res.positions_off is not None:
+        off = res.positions_off.layers
+        ax.errorbar(layers + 0.05, [lp.slope for lp in off], yerr=[lp.slope_se for lp in off], fmt="s--",
+                    color="C3", capsize=3, label="positions off (same windows)")
+    ax.axhline(0.0, color="0.5", lw=0.8)
+    ax.set_xlabel("layer (from 1)")
+    ax.set_ylabel("recency slope (logit per key)")
+    ax.set_xticks(layers)
+    ax.legend(fontsize=8)
+
+
+def plot(res, map_layer: int | None = None, path=None):
+    """The figure of the module docstring; ``map_layer`` (from 1; default the last layer) picks the map;
+    ``path``: also written there (any format matplotlib writes)."""
+    try:
+        import matplotlib
+
+        if path is not None:
+            matplotlib.use("Agg", force=False)
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise ValueError("plot() needs matplotlib: python3 -m pip install matplotlib") from None
+    import numpy as np
+
+    lp = res.layer(len(res.layers) if map_layer is None else map_layer)
+    has_map = lp.mean_logit is not None
+    fig, axes = plt.subplots(1, 2 if has_map else 1, figsize=(10 if has_map else 5.5, 4), squeeze=False)
+    _slopes(axes[0, 0], res)
+    axes[0, 0].set_title(f"{res.model.get('class') or res.model.get('kind')}: {res.settings.sequences} windows, "
+                         f"n = {res.settings.n}", fontsize=9)
+    if has_map:
+        n = lp.mean_logit.shape[0]
+        image = axes[0, 1].imshow(np.ma.masked_invalid(lp.mean_logit), cmap="viridis",
+                                  extent=(0.5, n + 0.5, n + 0.5, 0.5))
+        fig.colorbar(image, ax=axes[0, 1], label="mean logit (head mean)")
+        axes[0, 1].set_xlabel("key (from 1)")
+        axes[0, 1].set_ylabel("query (from 1)")
+        axes[0, 1].set_title(f"layer {lp.layer}: mean logits", fontsize=9)
+    fig.tight_layout()
+    if path is not None:
+        fig.savefig(path, dpi=120)
+    return fig

@@ -33,6 +33,9 @@ HELP = ("attention diagnostics of a trained model, the identity decoder, a local
 
 #: the identity decoder's width and depth when --d and --layers are not given
 IDENTITY_D, IDENTITY_LAYERS = 64, 2
+#: a refusal of lnrecency.probe_model naming its ``model`` argument names --hf on the command line
+#: (lnrecency.cli.app.flag_named, where the value refused is the one --hf gave)
+PARAMETER_FLAGS = {"model": "--hf"}
 #: a decoder of this project's (MODEL_DIR, --identity) window length and windows when --n and --sequences are not
 #: given (ProbeSettings' defaults); a real model's (--hf, --gguf) are lnrecency.probe_model's
 DECODER_N, DECODER_SEQUENCES = 32, 256
@@ -71,7 +74,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def _add_window_arguments(p: argparse.ArgumentParser) -> None:
     """The flags of the windows, the output and the run (each of a real model's is probe_model's argument)."""
-    from lnrecency.experiments.probes.probe_arguments import DEFAULT_N, DEFAULT_SEQUENCES
+    from lnrecency.experiments.probes.model_inputs import DEFAULT_N, DEFAULT_SEQUENCES
 
     p.add_argument("--d", type=int, default=None, help=f"width of the identity decoder (default {IDENTITY_D})")
     p.add_argument("--layers", type=int, default=None,
@@ -206,8 +209,8 @@ def _check_flags(args: Options, source: str) -> None:
 
 def model_arguments(args: Options) -> dict:
     """The keyword arguments of lnrecency.probe_model that the command line's flags give (each flag its argument
-    of the same name: lnrecency.experiments.probes.probe_arguments.SHARED_FLAGS), checked as Python checks them."""
-    from lnrecency.experiments.probes.probe_arguments import INPUT_KINDS, SHARED_FLAGS, check_arguments
+    of the same name: lnrecency.experiments.probes.model_inputs.SHARED_FLAGS), checked as Python checks them."""
+    from lnrecency.experiments.probes.model_inputs import INPUT_KINDS, SHARED_FLAGS, check_arguments
     from lnrecency.experiments.probes.probe_settings import check_gguf_tokens
     from lnrecency.runtime.arguments import check_choice, check_real
 
