@@ -24,7 +24,8 @@ import numpy as np
 
 from lnrecency.inference.recency_slope import row_slope_weights, row_weights
 
-__all__ = ["PATHS", "Layer2", "layer2", "decompose", "slopes", "intervened_logits", "INTERVENTIONS", "readout_gain"]
+__all__ = ["PATHS", "Layer2", "layer2", "decompose", "slopes", "intervened_logits", "INTERVENTIONS", "readout_gain",
+           "affine_readout", "readout_shape"]
 
 #: the paths of a layer-2 key, in the order reported
 PATHS = ("own", "bos", "other", "bias")
@@ -179,6 +180,52 @@ def intervened_logits(l2: Layer2, kind: str, intact: np.ndarray | None = None) -
         yf = l2.normed(fixed)
         return l2.logits(yf, yf)
     raise ValueError(f"intervention must be one of {', '.join(INTERVENTIONS)}; got {kind!r}")
+
+
+def _coordinate(l2: Layer2) -> tuple[np.ndarray, np.ndarray]:
+    """(the BOS-path logits (B, n, n), each key's coordinate (B, n) along the first token's layer-1 value direction
+    after the normalisation's map, in the theory's units: a normalised vector of length 1, the coordinate / sqrt(d))."""
+    y = l2.normed()
+    u = l2.shape(l2.bos_value)
+    u = u / np.linalg.norm(u, axis=-1, keepdims=True)
+    keys = l2.shape(l2.parts["bos"]) / l2.sigma[..., None]
+    return l2.logits(y, keys), np.einsum("bjd,bd->bj", keys, u) / np.sqrt(y.shape[-1])
+
+
+def affine_readout(coordinate: np.ndarray, logit: np.ndarray, read: np.ndarray) -> dict:
+    """The read-out's shape from (row, key) pairs (issue 76, item 2): ``logit`` (B, n, n) against the key's
+    ``coordinate`` (B, n), over the pairs ``read`` (n, n) marks. ``level``: mean logit / mean coordinate (the gain of
+    :func:`readout_gain`, a line through the origin); ``gain``, ``intercept``, ``r2``: the least-squares line
+    logit = intercept + gain x coordinate (it passes through the means, so level = gain + intercept / mean coordinate
+    exactly); ``within``: the least-squares gain within rows (each row its own intercept: what a row's slope sees)."""
+    c = np.broadcast_to(coordinate[:, None, :], logit.shape)[:, read]
+    x = logit[:, read]
+    cm, xm = float(c.mean()), float(x.mean())
+    dc, dx = c - cm, x - xm
+    gain = float((dc * dx).sum() / (dc * dc).sum())
+    resid = dx - gain * dc
+    full = np.broadcast_to(coordinate[:, None, :], logit.shape)
+    cnt = np.maximum(read.sum(-1), 1)
+
+    def within_row(v: np.ndarray) -> np.ndarray:  # each pair minus its row's mean over the pairs read
+        return np.where(read, v - (np.where(read, v, 0.0).sum(-1) / cnt)[..., None], 0.0)
+    cw, xw = within_row(full), within_row(logit)
+    return {"level": xm / cm, "gain": gain, "intercept": xm - gain * cm, "mean_coordinate": cm,
+            "r2": float(1 - (resid * resid).sum() / (dx * dx).sum()),
+            "within": float((cw * xw).sum() / (cw * cw).sum())}
+
+
+def readout_shape(l2: Layer2) -> dict:
+    """The first token's read-out fitted in shape, not assumed proportional (issue 76, item 2): the fits of
+    :func:`affine_readout` over the pairs a slope reads, the slope of the coordinate and of the BOS path (the path
+    decomposition's), and the BOS path's slope as each read-out predicts it from the coordinate's slope: ``level`` x,
+    ``gain`` x (the intercept has no slope) and ``within`` x slope(coordinate)."""
+    logit, coordinate = _coordinate(l2)
+    n = logit.shape[-1]
+    fit = affine_readout(coordinate, logit, row_slope_weights(n, SKIP) != 0)
+    slope_c = float(slopes(np.broadcast_to(coordinate[:, None, :], logit.shape)).mean())
+    return {**fit, "coordinate_slope": slope_c, "bos_path": float(slopes(logit).mean()),
+            **{f"predicted_{k}": fit[k] * slope_c for k in ("level", "gain", "within")}}
 
 
 def readout_gain(l2: Layer2) -> float:
