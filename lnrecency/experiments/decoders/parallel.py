@@ -114,6 +114,7 @@ def _on_cluster(fn: Callable, jobs: list, scheduler: str, done: Callable | None,
     more often than the scheduler allows, or an error of its own) does not stop the others: a task whose workers were
     lost is run once more alone (:func:`_alone`), and what still fails is named, with its error, in the RuntimeError
     raised once every other run has finished."""
+    import contextlib
     import uuid
 
     import distributed
@@ -124,7 +125,12 @@ def _on_cluster(fn: Callable, jobs: list, scheduler: str, done: Callable | None,
     failed: list[tuple[int, BaseException]] = []
     tag = uuid.uuid4().hex[:8]
     name = getattr(fn, "__name__", "job")
-    with client(scheduler, 1) as c:
+    with contextlib.ExitStack() as stack:
+        try:
+            c = stack.enter_context(client(scheduler, 1))
+        except ValueError as exc:  # the sweep's words name 'none', which trainings do not take
+            raise ValueError(f"{str(exc).split('; give')[0]}; give the address of a running Dask scheduler, or "
+                             f"'local' (worker processes here)") from None
         futures = {c.submit(_call, (fn, args), pure=False, key=f"lnrecency-{name}-{q}-{tag}"): q
                    for q, args in enumerate(jobs)}
         try:
