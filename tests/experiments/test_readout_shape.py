@@ -40,3 +40,19 @@ def test_on_a_decoder_the_fit_agrees_with_the_decomposition_and_the_level_gain(n
     assert shape["level"] - shape["gain"] == pytest.approx(shape["intercept"] / shape["mean_coordinate"], rel=1e-9)
     assert shape["predicted_gain"] == pytest.approx(shape["gain"] * shape["coordinate_slope"], rel=1e-12)
     assert 0.0 <= shape["r2"] <= 1.0
+
+
+def test_the_shaped_theory_at_the_level_gain_is_plan_v3s_published_prediction():
+    import json
+    from pathlib import Path
+
+    from lnrecency.experiments.studies.thesis_text_v3 import shaped_theory
+
+    v3 = json.loads((Path(__file__).resolve().parents[2] / "docs" / "thesis_text_v3.json").read_text())
+    cell, row = v3["theory"]["bos layernorm"], v3["runs"]["bos layernorm"][0]
+    shape = {"level": row["readout_gain"], "gain": row["readout_gain"] + 0.5, "within": 0.0,
+             "bos_path": row["paths"]["bos"]["slope"]}
+    got = shaped_theory(shape, cell["b"], 64, "layernorm")
+    assert got["level"] == pytest.approx(cell["predicted_per_seed"][0], rel=1e-12)
+    assert got["level"] - got["gain"] == pytest.approx(-0.5 * cell["coordinate_slope"], rel=1e-9)
+    assert got["within"] == pytest.approx(cell["parameter_free"], rel=1e-12)

@@ -21,7 +21,7 @@ from lnrecency.experiments.studies.thesis_text import NORMS, learned
 from lnrecency.experiments.studies.thesis_text_v2 import V2Settings, cached_v2, corpus_data, plain_corpus_data
 
 __all__ = ["V3Settings", "plan_path", "plan_sha256", "probe_run", "run_v3", "cached_v3", "seed_table",
-           "decide_table", "TESTS", "snapshot", "RUN_KEYS"]
+           "decide_table", "TESTS", "snapshot", "RUN_KEYS", "shaped_theory"]
 
 VERSION = 2  # 2: each model's read-out gain (the sink theory with a read-out, issue 67 item 4)
 #: the primary tests: id -> (BOS arm, intervention, the plan's words)
@@ -281,6 +281,24 @@ def theory(table: dict, v2_runs: list, st: V3Settings) -> dict:
                      "predicted": float(np.mean(predicted)), "predicted_per_seed": predicted, "trained": trained,
                      "bos_path": float(np.mean([r["paths"]["bos"]["slope"] for r in rows])),
                      "ratio": float(np.mean(predicted)) / trained if trained else None}
+    return out
+
+
+def shaped_theory(shape: dict, b: float, n: int, norm: str) -> dict:
+    """The sink theory with a read-out fitted in shape (issue 76, item 2), for one model: the parameter-free slope at
+    bonus ``b`` plus each read-out of :func:`~.v3_paths.readout_shape` (``level``: plan v3's line through the origin,
+    ``gain``: a line with an intercept, ``within``: within rows) times the theory's coordinate slope; beside the
+    model's BOS path, each prediction's ratio to it. The intercept has no slope, so the line through the origin
+    overshoots the line with it by exactly intercept / mean coordinate x the coordinate's slope."""
+    from lnrecency.inference.recency_slope import layer_slope
+    from lnrecency.theory.sink import bos_coordinate, sink_limit
+
+    base = sink_limit(n, 2, b=b, norm=norm, residual=True).slope(2)
+    per_key = layer_slope(np.tile(bos_coordinate(n, b=b, norm=norm, residual=True), (n, 1)), skip=1)
+    out = {"parameter_free": base, "coordinate_slope": per_key, "bos_path": shape["bos_path"]}
+    for k in ("level", "gain", "within"):
+        out[k] = base + shape[k] * per_key
+        out[f"{k}_ratio"] = out[k] / shape["bos_path"] if shape["bos_path"] else None
     return out
 
 
