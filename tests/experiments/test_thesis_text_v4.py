@@ -81,6 +81,10 @@ def test_the_rule_decides_each_way():
              "N1 layernorm": rows(0.001 + 0.0002 * np.arange(8)), "N1 none": rows(0.004 + 0.0002 * np.arange(8))}
     got = {k: d.verdict for k, (d, _) in decide_table(table).items()}
     assert got == {"U1": "confirmed", "U2": "refuted", "N1": "refuted"}
+    from lnrecency.experiments.studies.text_v4.thesis_text_v4 import secondary
+
+    sec = secondary(table, _json("docs/thesis_text_v2.json"))  # U1 far above v2's BOS none, U2 near its LayerNorm
+    assert sec["U1 - v2 bos none"]["side"] == "above" and sec["U2 - v2 bos layernorm"]["side"] == "across"
     table["N1 none"] = [{**r, "reached": i < 2} for i, r in enumerate(table["N1 none"])]  # two runs at the target
     d, why = decide_table(table)["N1"]
     assert d is None and "fewer than" in why

@@ -28,7 +28,7 @@ from lnrecency.experiments.studies.text_v4.v4_plan import PLAN_SHA256, plan_sha2
 from lnrecency.experiments.studies.thesis_text import TextThesisSettings
 
 __all__ = ["V4Settings", "ARMS", "TESTS", "U_BOUNDARY", "shares", "run_one", "run_v4", "cached_v4", "seed_table",
-           "decide_table", "noise", "snapshot", "RUN_KEYS"]
+           "decide_table", "noise", "secondary", "snapshot", "RUN_KEYS"]
 
 VERSION = 1
 #: arm -> (BOS first, the normalisations trained, the profile imposed on layer 1 or None)
@@ -257,10 +257,28 @@ def noise(table: dict) -> dict:
     return out
 
 
-def snapshot(runs: list, st: V4Settings) -> dict:
+def secondary(table: dict, v2: dict | None) -> dict:
+    """The plan's secondary intervals (no verdicts): U1 minus plan v2's BOS none slopes and U2 minus its BOS LayerNorm
+    slopes (Welch; ``v2``: the published snapshot, docs/thesis_text_v2.json), with the side of 0 each lies on."""
+    from lnrecency.inference.seed_tests import SeedTest
+
+    out: dict = {}
+    for tid, cell, old in (("U1", "U1 none", "bos none"), ("U2", "U2 layernorm", "bos layernorm")):
+        new = _used(table.get(cell, []), tid)
+        before = [r["slope"] for r in (v2 or {}).get("runs", {}).get(old, []) if r.get("learned", True)]
+        if len(new) < 2 or len(before) < 2:
+            continue
+        test = SeedTest(new, other=before)
+        lo, hi = test.interval()
+        out[f"{tid} - v2 {old}"] = {"mean": test.mean, "interval": [lo, hi], "seeds": [len(new), len(before)],
+                                    "side": "above" if lo > 0 else "below" if hi < 0 else "across"}
+    return out
+
+
+def snapshot(runs: list, st: V4Settings, v2: dict | None = None) -> dict:
     """The plan's results as ``docs/thesis_text_v4.json`` will hold them: settings, plan hash, the per-seed table,
-    the probe noise per cell and the three tests with their p-values and verdicts (and the per-seed values each was
-    decided on)."""
+    the probe noise per cell, the three tests with their p-values and verdicts (and the per-seed values each was
+    decided on) and the secondary intervals against plan v2's published cells (``v2``, when given)."""
     table = seed_table(runs)
     tests = {}
     for tid, (d, why) in decide_table(table).items():
@@ -270,7 +288,8 @@ def snapshot(runs: list, st: V4Settings) -> dict:
     missed = [f"N1 {r['norm']} seed {r['seed']}" for r in runs if r["arm"] == "N1" and not r["reached"]]
     return {"experiment": "thesis-text-v4", "plan_sha256": plan_sha256(),
             "settings": {k: v for k, v in asdict(st).items() if k != "base"} | {"base": asdict(st.base)},
-            "noise": noise(table), "tests": tests, "missed_target": missed, "runs": table}
+            "noise": noise(table), "tests": tests, "secondary": secondary(table, v2), "missed_target": missed,
+            "runs": table}
 
 
 if __name__ == "__main__":
