@@ -46,6 +46,10 @@ def untagged_records(module) -> list[str]:
 
 
 def _catalog() -> tuple[Claim, ...]:
+    for decl in catalog.CATALOG:  # the ID rule's second half: a module is named by the IDs it declares
+        if not catalog.module_covers(decl.module, decl.id):
+            raise RuntimeError(f"claim {decl.id}'s module {decl.module!r} must be named by the IDs it declares (e.g. "
+                               f"'{decl.id.lower().replace('.', '_')}_what_it_checks')")
     for m in MODULES:
         missing = untagged_records(importlib.import_module(f"lnrecency.claims.{m}"))
         if missing:
@@ -87,8 +91,9 @@ def _run(cid: str, quick: bool, progress: bool | None = False) -> list[ClaimResu
 def labelled(results: list[ClaimResult]) -> list[ClaimResult]:
     """Each result labelled by whose statement it decides (issue 75; :func:`lnrecency.claims.catalog.label`),
     whatever its module, or stored evidence written before the rule, wrote."""
-    return [r if r.not_run or catalog.label(r.id, r.statement, r.verdict) == r.verdict else
-            dataclasses.replace(r, verdict=catalog.label(r.id, r.statement, r.verdict)) for r in results]
+    return [r if not isinstance(r, ClaimResult) or r.not_run or catalog.label(r.id, r.statement, r.verdict) ==
+            r.verdict else dataclasses.replace(r, verdict=catalog.label(r.id, r.statement, r.verdict))
+            for r in results]
 
 
 def damaged(cid: str, reason: str) -> list[ClaimResult]:

@@ -97,8 +97,7 @@ MEASURED = Finding(
 def _plain(r: ClaimResult) -> str:
     """A row's plain words (issue 75): rendered from its typed qualifiers by the one grammar, whole, never a cut of
     its finding's prose (``lnrecency verify --claim ID`` prints the finding whole)."""
-    from lnrecency.report.readme import row_of
-    from lnrecency.report.words.findings import finding_of
+    from lnrecency.report.words.findings import finding_of, row_of
 
     return finding_of(row_of(r)).plain
 

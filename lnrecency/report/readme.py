@@ -20,6 +20,7 @@ from pathlib import Path
 from lnrecency.files.atomic import atomic_write_text
 from lnrecency.inference.verdicts import ClaimResult
 from lnrecency.report.v2_results import V2_BEGIN, V2_END, V3_BEGIN, V3_END, v2_block, v3_block
+from lnrecency.report.words.findings import row_of
 from lnrecency.runtime.parser import OneLineParser
 
 BEGIN, END = "<!-- verdicts:begin -->", "<!-- verdicts:end -->"
@@ -188,13 +189,6 @@ def update_fills(path: str | Path) -> Path:
         text = before + v3_block(json.loads(snapshot.read_text(encoding="utf-8")),
                                  json.loads(v2.read_text(encoding="utf-8")) if v2.is_file() else None) + after
     return atomic_write_text(path, text)
-
-
-def row_of(r: ClaimResult) -> dict:
-    """A verdict row as docs/verdicts.json holds it (no evidence)."""
-    from lnrecency.inference.evidence import strict_json
-
-    return {k: v for k, v in strict_json(r.to_json()).items() if k != "evidence"}
 
 
 def claim_page(cid: str) -> str:

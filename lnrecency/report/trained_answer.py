@@ -42,6 +42,11 @@ def v2_setting(cells: dict, verdicts: dict, matched: list | None, *, quick: bool
             f"({said('Q3')}).")
 
 
+def _quick(r: ClaimResult) -> bool:
+    """Whether a row was decided by a quick run, read from its typed qualifiers (issue 75: never from its prose)."""
+    return r.qualifiers is not None and r.qualifiers.reason == "quick run"
+
+
 def _v2_sentence(results: list[ClaimResult]) -> str | None:
     from lnrecency.claims.catalog import answer_ids
 
@@ -53,7 +58,7 @@ def _v2_sentence(results: list[ClaimResult]) -> str | None:
         return None
     tv3 = rows.get(claim["Q3"])
     matched = ((getattr(tv3.evidence, "decision", None) or {}).get("interval") if tv3 is not None else None)
-    quick = any(str(r.finding).startswith("quick run") for r in rows.values())
+    quick = any(_quick(r) for r in rows.values())
     return v2_setting(cells, {cid: r.verdict for cid, r in rows.items()}, matched, quick=quick)
 
 
@@ -108,7 +113,7 @@ def _wu_sentence(results: list[ClaimResult]) -> str | None:
     ev = next((r.evidence for r in rows if getattr(r.evidence, "cells", None)), None)
     if ev is None:
         return None
-    quick = any(str(r.finding).startswith("quick run") for r in rows)
+    quick = any(_quick(r) for r in rows)
     return wu_sentence(ev.cells, {r.setting.case: r.verdict for r in rows}, steps=ev.steps, seeds=ev.seeds,
                        quick=quick)
 

@@ -7,6 +7,17 @@ from __future__ import annotations
 __all__ = ["V2_BEGIN", "V2_END", "v2_block", "v2_sentence", "V3_BEGIN", "V3_END", "v3_block"]
 
 
+def plan_label(plan: str, test: str, verdict: str) -> str:
+    """A plan test's verdict as its claim's row reads it, by whose statement it is (lnrecency.claims.catalog.label;
+    the snapshots of runs before issue 75 wrote "reproduced" for the project's own statements)."""
+    from lnrecency.claims.catalog import answer_ids, declared, label
+
+    cid = answer_ids(plan).get(test)
+    if cid is None or verdict not in ("confirmed", "refuted", "reproduced", "the opposite shown", "inconclusive"):
+        return verdict
+    return label(cid, declared(cid).statements[0].text, verdict)
+
+
 def v2_sentence(snapshot: dict, *, brief: bool = False) -> str:
     """Plan v2's result in one plain sentence (issue 50; :func:`lnrecency.report.headline.v2_setting`), from the
     snapshot of its run (docs/thesis_text_v2.json), linked to its page."""
@@ -14,7 +25,8 @@ def v2_sentence(snapshot: dict, *, brief: bool = False) -> str:
     from lnrecency.report.headline import v2_setting
 
     tests = snapshot["tests"]
-    verdicts = {cid: tests[q]["verdict"] for q, cid in answer_ids("plan v2").items() if q in tests}
+    verdicts = {cid: plan_label("plan v2", q, tests[q]["verdict"]) for q, cid in answer_ids("plan v2").items()
+                if q in tests}
     return (v2_setting(snapshot["cells"], verdicts, tests.get("Q3", {}).get("interval"), quick=snapshot.get("quick"),
                        brief=brief) + " [Details](docs/thesis-text-v2.md).")
 
@@ -43,7 +55,7 @@ def v2_block(snapshot: dict) -> str:
     levels = holm_levels(pairs, 0.05)  # a pair decides when its p is at or below its step's level (and all before)
     for (key, t), p, level in zip(tests.items(), pairs, levels):
         lo, hi = (t.get("interval") or (None, None))
-        lines.append(f"| {key} | {t['statement']} | {t['verdict']} | "
+        lines.append(f"| {key} | {t['statement']} | {plan_label('plan v2', key, t['verdict'])} | "
                      + (f"[{num(lo)}, {num(hi)}]" if lo is not None else t.get("why") or "n/a")
                      + f" | {num(t.get('detectable_effect'), '.4f')} | "
                      + ("n/a" if p != p else f"{p:.2g} / {level:.3g}") + " |")

@@ -31,7 +31,7 @@ def test_every_read_entry_is_noted_once_with_its_plan_and_hash(root):
     assert e["sha256"] == hashlib.sha256(path.read_bytes()).hexdigest() and e["bytes"] == path.stat().st_size
     assert run_cache.read(run_cache.entry("runs", "missing.json")) is None and len(run_cache.reads()) == 1
     lines = "\n".join(provenance_lines(run_cache.reads()))
-    assert "1 cached result read" in lines and "| thesis-text | `k-attn2-none-0.json` | abababababab..." in lines
+    assert "1 cached result read" in lines and "| thesis-text | `k-attn2-none-0.json` | abababababab |" in lines
     assert "Not recorded" in provenance_lines(None)[0]  # evidence written before provenance was kept
     run_cache.clear_reads()
     assert "No cached result was read" in "\n".join(provenance_lines(run_cache.reads()))

@@ -257,7 +257,9 @@ def test_readme_verdict_block(tmp_path):
     text = readme.read_text()
     assert text.startswith("# x\n\n") and text.endswith(f"{END}\n\ntail\n") and "OLDBLOCK" not in text
     assert "**1 verdicts on 1 claims** (quick settings): 0 confirmed, 1 refuted, 0 inconclusive." in text
-    assert "| [C5](docs/claims/C5.md) | paper | refuted | holds for n < 9 |" in text
+    # the cell from the row's typed fields (its settings' scope: issue 75), never from its finding's prose
+    assert "| [C5](docs/claims/C5.md) | paper | refuted | lam 1-8: fails in 2 settings |" in text
+    assert "holds for n < 9" not in text
     assert "- **the paper (v2 text)**: 1 claim, 1 refuted." in text
     (tmp_path / "plain.md").write_text("no markers\n")
     with pytest.raises(ValueError, match="markers"):

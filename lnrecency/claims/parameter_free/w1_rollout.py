@@ -129,9 +129,9 @@ def _where(group: list) -> str:
     norms = list(dict.fromkeys(s["norm"] for s, _ in group))
     res = {s["residual"] for s, _ in group}
     lams = sorted({s["lam"] for s, _ in group})
-    words = [("no normalisation" if norms == ["none"] else "norm " + ", ".join(norms))]
+    words = [norms[0] if len(norms) == 1 else ", ".join(norms[:-1]) + " and " + norms[-1]]
     if len(res) == 1:
-        words.append("with the residual" if res == {True} else "without the residual")
+        words.append("residual" if res == {True} else "no residual")
     if len(lams) == 1:
         words.append(f"lam {lams[0]:g}")
     return ", ".join(words)
@@ -142,7 +142,7 @@ def _depth_qualifiers(verdict: str, group: list) -> Qualifiers:
     rates = [e.rate for _, e in group]
     if verdict == "inconclusive":
         return Qualifiers(where=_where(group), reason="not resolved", margin=RATE_RESOLUTION,
-                          margin_of="per-layer factor's distance from 1", settings=len(group))
+                          margin_of="factor's distance from 1", settings=len(group))
     return Qualifiers(where=_where(group), settings=len(group),
                       holds=f"in all {len(group)} settings, per-layer factor {min(rates):.3g}-{max(rates):.6g}"
                       if verdict == "confirmed" else "", fails="" if verdict == "confirmed" else

@@ -4,8 +4,8 @@ Our formulation of what the thesis would predict in the decoders people use: rec
 remains when the positional encoding is switched off. Tested on SmolLM2-135M and Gemma 3 270M (RMSNorm, RoPE),
 read from local GGUF wheels, with every position id 0 (RoPE then rotates nothing). Decided per model by the
 rule in the experiment's docstring (the per-window mean over layers of the layer slope on text, Holm over the
-models at 0.05); a statement about someone else's models tested here, so a row reads "reproduced" or "not
-reproduced in this setting". The per-layer slopes with positions on and off, on text and on the neutral random
+models at 0.05); the statement is ours (about someone else's models), so a row reads "confirmed" or "refuted"
+(lnrecency.claims.catalog.label). The per-layer slopes with positions on and off, on text and on the neutral random
 control, are secondary: intervals, no verdicts. Without positions the models are out of their training
 distribution (the perplexity says by how much), and every finding says so.
 """

@@ -5,8 +5,8 @@ continuation of the later [A]. Our formulation of the premise that would make th
 the later continuation is the more frequent next token. Counted on a local corpus (default: the running
 Python's standard library source), tokenised by a byte-level BPE trained here; decided on the subset fixed in
 advance (both earlier [A]s within 16 tokens of the last, as in seed 002's Figure 1) by a one-sided z-test of
-D = f_C - f_B with a cluster-robust (files) standard error at rate 0.01. A statement about one corpus, so it
-reads "reproduced" or "the opposite shown".
+D = f_C - f_B with a cluster-robust (files) standard error at rate 0.01. The statement is seed 002's (a premise it
+needs), tested on a corpus here, so it reads "reproduced" or "the opposite shown" (lnrecency.claims.catalog.label).
 """
 from __future__ import annotations
 

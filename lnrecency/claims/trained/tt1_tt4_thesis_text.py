@@ -3,9 +3,10 @@
 
 The four primary hypotheses of the pre-registered plan (``lnrecency/data/thesis_text_plan.md``; its SHA-256 is
 in every row's evidence), decided together by Holm's procedure at 0.05 over these four only. The thesis is the
-paper's; the models, corpus and tests are ours, so a row reads "reproduced", "the opposite
-shown" or "inconclusive". Everything else the experiment measures (layer 1, the neutral random control, the MLP arm, the
-trajectory) is secondary: intervals in the table and the figure, no verdict.
+paper's and the statements are ours, so a row reads "confirmed", "refuted" or "inconclusive" (the registry
+labels every row by whose statement it is, lnrecency.claims.catalog.label). Everything else the experiment measures
+(layer 1, the neutral random control, the MLP arm, the trajectory) is secondary: intervals in the table and the
+figure, no verdict.
 """
 from __future__ import annotations
 

@@ -4,9 +4,9 @@ language models trained here (:mod:`lnrecency.experiments.studies.thesis_text_v2
 The six primary tests Q1-Q6 of the pre-registered plan (``lnrecency/data/thesis_text_plan_v2.md``; its SHA-256
 is in every row's evidence), decided together by Holm's procedure at 0.05 over these six only: a family of their
 own, apart from plan version 1's TT1-TT4. The statements are ours (the paper says nothing of BOS), so a row reads
-"reproduced" or "the opposite shown"; a quick run decides nothing. The cells' slopes, the keys >= 8,
-the ablation in RMSNorm models and each row's layer-1 BOS share beside the sink theory are secondary: a table and a
-figure, no verdict.
+"confirmed" or "refuted" (lnrecency.claims.catalog.label); a quick run decides nothing. The cells' slopes, the
+keys >= 8, the ablation in RMSNorm models and each row's layer-1 BOS share beside the sink theory are secondary: a
+table and a figure, no verdict.
 """
 from __future__ import annotations
 

@@ -17,7 +17,7 @@ from lnrecency.inference.qualifiers import Qualifiers
 from lnrecency.report.words.plain import PLAIN_WORDS, cell, scope_of, split_cell
 
 __all__ = ["Finding", "finding_of", "findings_of", "qualifiers_of", "source_counts", "scope_line", "claim_rows",
-           "fresh_counts", "GRAVITY", "PLAIN_WORDS"]
+           "fresh_counts", "row_of", "GRAVITY", "PLAIN_WORDS"]
 
 #: the verdicts from gravest to mildest: a claim's cell is its gravest row's
 GRAVITY = ("refuted", "the opposite shown", "inconclusive", "secondary", "confirmed", "reproduced")
@@ -58,6 +58,13 @@ def _statement(row: dict):
     return found
 
 
+def row_of(r) -> dict:
+    """A verdict row as docs/verdicts.json holds it (a ClaimResult's JSON, no evidence)."""
+    from lnrecency.inference.evidence import strict_json
+
+    return {k: v for k, v in strict_json(r.to_json()).items() if k != "evidence"}
+
+
 def qualifiers_of(row: dict) -> Qualifiers:
     """A row's qualifiers: those it stores (checked field by field), else what its typed fields say: the number of
     settings it covers and, for a row of trained models, its interval."""
@@ -88,12 +95,14 @@ def findings_of(rows: list[dict]) -> list[Finding]:
     return [finding_of(r) for r in rows]
 
 
-def _counts(found: list[Finding]) -> str:
+def _counts(found: list[Finding], *, always: tuple = ()) -> str:
+    """'38 confirmed, 9 refuted; 12 secondary intervals (no verdict)': each verdict that occurs (and those of
+    ``always``), the secondary intervals apart."""
     from lnrecency.inference.evidence import VERDICTS
 
     decided = [f for f in found if not f.secondary]
     text = ", ".join(f"{sum(f.verdict == v for f in decided)} {v}" for v in VERDICTS
-                     if any(f.verdict == v for f in decided))
+                     if v in always or any(f.verdict == v for f in decided))
     apart = len(found) - len(decided)
     if apart:
         text += ("; " if text else "") + f"{apart} secondary interval{'s' * (apart != 1)} (no verdict)"
@@ -106,7 +115,7 @@ def fresh_counts(found: list[Finding], *, quick: bool) -> str:
     decided = [f for f in found if not f.secondary]
     claims = len(dict.fromkeys(f.claim for f in found))
     return (f"**{len(decided)} verdicts on {claims} claims** ({'quick' if quick else 'default'} settings): "
-            f"{_counts(found)}.")
+            f"{_counts(found, always=('confirmed', 'refuted', 'inconclusive'))}.")
 
 
 def source_counts(found: list[Finding]) -> list[str]:
