@@ -285,13 +285,15 @@ class _Sums:
 
     def take(self, l0: int, tr: dict) -> None:
         """One layer's traces of one chunk of sequences added to the sums."""
-        if self.slopes_only:
+        if self.slopes_only or (self.light and not self.maps):  # no per-head map kept: a few heads at a time
             self.take_slopes(l0, tr)
         else:
             self.take_full(l0, tr)
 
     def take_slopes(self, l0: int, tr: dict) -> None:
-        """The slopes, sink and rollout of one layer from its logits and weights read a few heads at a time."""
+        """The slopes, sink and rollout of one layer from its logits and weights read a few heads at a time (no
+        float64 copy of the whole layer: :data:`SLOPE_WORK_BYTES` of it at once); for a light probe that is not
+        slopes-only, the head-mean map and the layer RP too."""
         n, m = self.n, self.mom[l0]
         s_in, p_in = tr["logits"], tr["weights"]
         # finite iff the least and largest entries are (torch.aminmax propagates NaN): one pass, no copy
@@ -312,6 +314,9 @@ class _Sums:
         sm /= h
         a /= h
         m["seq_slope"].add(slopes[..., self.rows] @ self.omega_rows)
+        if not self.slopes_only:  # the light probe: the head-mean map and the layer's RP, from the head means
+            m["Smean"].add(sm)
+            m["layer_rp"].add((recency_counts(sm, self.skip) / self.n_triples)[:, None])
         self.layer_sums(l0, sm, p_in[:, :, :, 0].to(torch.float64), a)
 
     def layer_sums(self, l0: int, sm: torch.Tensor, first: torch.Tensor, a: torch.Tensor) -> None:
