@@ -105,6 +105,10 @@ def test_a_lost_worker_costs_its_run_only(cluster, tmp_path):
     assert finished == [(1, 30)]
 
 
+def test_nothing_to_run_reaches_no_cluster():
+    assert run_jobs(_die_unless, [], scheduler="tcp://127.0.0.1:1") == []  # no connection tried (it would time out)
+
+
 @pytest.mark.parametrize("bad", ["", "bogus", "http://x:1", "tcp://", " local", "tcp://a b", None, 3])
 def test_a_bad_scheduler_is_refused_by_name(bad):
     with pytest.raises(ValueError, match="^scheduler must be 'local'"):

@@ -78,6 +78,8 @@ def run_jobs(fn: Callable, jobs: list, *, workers: int | None = None, done: Call
     on the Dask cluster at ``scheduler`` (its workers, whatever ``workers`` says); ``done(index, record)`` is called
     in the parent as each job finishes (to cache it and report progress); ``label(args)`` names a job that failed."""
     check_scheduler(scheduler)
+    if not jobs:  # everything cached: no cluster to reach
+        return []
     if scheduler != LOCAL:
         return _on_cluster(fn, jobs, scheduler, done, label)
     workers = default_workers() if workers is None else check_workers(workers)
