@@ -305,8 +305,9 @@ def _secondary(row: dict) -> dict:
     return {**row, "verdict": "secondary", "finding": secondary_finding(row.get("interval"), row.get("finding", ""))}
 
 
-def main(argv: list[str] | None = None) -> int:
-    p = OneLineParser(prog="python3 -m lnrecency.report.readme", description=__doc__.split("\n")[0])
+def main(argv: list[str] | None = None, prog: str = "python3 -m lnrecency.report.readme") -> int:
+    """The command; ``prog``: the name its errors give (``regenerate`` passes its own)."""
+    p = OneLineParser(prog=prog, description=__doc__.split("\n")[0])
     p.add_argument("readme", nargs="?", default="README.md")
     p.add_argument("--quick", action="store_true", help="quick verdict settings")
     how = p.add_mutually_exclusive_group()

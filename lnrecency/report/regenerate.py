@@ -94,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
 
         readme.main([str(ROOT / "README.md")] + (["--trained"] if args.trained else ["--keep-trained"])
                     + (["--refresh", *args.refresh] if args.refresh else [])
-                    + (["--claim", *args.claim] if args.claim else []))
+                    + (["--claim", *args.claim] if args.claim else []), prog="python3 -m lnrecency.report.regenerate")
         # the generated blocks of the docs pages: measured times (costs.json), plans v2 and v3 (their snapshots)
         for page in ("getting-started.md", "report.md", "pretrained.md", "thesis-text-v2.md", "thesis-text-v3.md",
                      "wu-icl.md"):

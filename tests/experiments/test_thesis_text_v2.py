@@ -129,20 +129,21 @@ def test_the_claims_read_the_plans_decisions_and_the_answer_names_the_setting(mo
     from lnrecency.report.headline import trained_summary
 
     rows = _claims(monkeypatch, planted())
+    # the statements are ours: labelled confirmed / refuted by whose statement it is (issue 75)
     assert {cid: r.verdict for cid, r in rows.items()} == {
-        "TV1": "reproduced", "TV2": "reproduced", "TV3": "the opposite shown", "TV4": "reproduced",
-        "TV5": "reproduced", "TV6": "reproduced"}
+        "TV1": "confirmed", "TV2": "confirmed", "TV3": "refuted", "TV4": "confirmed",
+        "TV5": "confirmed", "TV6": "confirmed"}
     assert all(declared(cid).family == "thesis-text plan v2" and r.evidence.plan_sha256 == v2.plan_sha256()
                for cid, r in rows.items())
     assert "change of -8" in rows["TV4"].finding or "change of -9" in rows["TV4"].finding
     text = trained_summary(list(rows.values()))
-    assert "Which setting it needs (plan v2, ours)" in text and "TV4 reproduced" in text
-    assert "TV3 the opposite shown" in text
+    assert "Which setting it needs (plan v2, ours)" in text and "TV4 confirmed" in text
+    assert "TV3 refuted" in text
 
 
 def test_the_claims_say_no_when_the_ablation_changes_nothing(monkeypatch):
     rows = _claims(monkeypatch, planted(ln_ablated=0.17, rms_bos=0.05))
-    assert rows["TV4"].verdict == rows["TV6"].verdict == "the opposite shown"
+    assert rows["TV4"].verdict == rows["TV6"].verdict == "refuted"
     assert "change of +0 %" in rows["TV4"].finding or "change of -0 %" in rows["TV4"].finding
 
 

@@ -71,3 +71,40 @@ def test_a_snapshot_that_cannot_be_trusted_is_refused(clone, capsys, damage, mes
         main([str(clone / "README.md"), "--claim", "C3"])
     assert exc.value.code == 2
     assert message in capsys.readouterr().err
+
+
+def test_a_bad_claim_id_is_refused_before_the_claims_load(tmp_path):
+    """Issue 78, item 9: ``regenerate --claim ../../x`` (and "", S2.1, ``--refresh ../x``) is refused by the
+    catalogue alone, in one line naming the flag and the value, before any claim module, numpy's users or scipy
+    load; a valid ID gets past the check (to the missing snapshot of an empty folder)."""
+    import os
+    import subprocess
+    import sys
+    import textwrap
+
+    cases = {"path": ["--claim", "../../x"], "empty": ["--claim", ""], "trained": ["--claim", "S2.1"],
+             "refresh": ["--refresh", "../x"]}
+    script = textwrap.dedent(f"""
+        import contextlib, io, json, sys, time
+        from lnrecency.report.regenerate import main
+        out = {{}}
+        for name, argv in json.loads({json.dumps(json.dumps(cases))}).items():
+            err, start = io.StringIO(), time.process_time()
+            with contextlib.redirect_stderr(err):
+                try:
+                    main(argv)
+                    rc = 0
+                except SystemExit as exc:
+                    rc = exc.code
+            heavy = sorted(m for m in ("scipy", "sympy", "lnrecency.claims.registry", "torch") if m in sys.modules)
+            out[name] = [rc, err.getvalue(), heavy, time.process_time() - start]
+        print(json.dumps(out))
+    """)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "LNRECENCY_CACHE": str(tmp_path / "cache")})
+    assert done.returncode == 0, done.stderr[-2000:]
+    got = json.loads(done.stdout.strip().splitlines()[-1])
+    for name, argv in cases.items():
+        rc, err, heavy, cpu = got[name]
+        assert rc == 2 and argv[0] in err and repr(argv[1])[1:-1] in err and err.count("\n") == 1, (name, err)
+        assert heavy == [] and cpu < 1.0, (name, heavy, cpu)
