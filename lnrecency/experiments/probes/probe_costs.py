@@ -110,12 +110,12 @@ def probe_chunk(n_layers: int, n_heads: int, n: int, width: int, chunk: int, lig
 
 #: the time model of :func:`lnrecency.probe_model` on a transformers model (the forward pass and the probe's sums,
 #: no load): seconds = S (FLOP x forward FLOPs + L (PER_LAYER + CELL H n^2 + CUBE n^3 [not slopes only]
-#: + MAP_CELL H n^2 [maps])). FLOP from the least-disturbed plain forward of SmolLM2-135M through the tap on this
-#: project's 2-core machine (32 windows of n = 64: 4.2 s for 4.4e11 FLOPs); CELL (a head's float64 row slopes
-#: and head mean, per cell) and CUBE (the layer RP and the two rollouts, per n^3) from the 32-layer, 32-head model
-#: built small (benchmarks/bench_probe_cost.py prints the estimate beside the measured time; the machine is shared,
-#: so the probe also prints its own rate after its second step)
-ENGINE_COST = {"FLOP": 1.0e-11, "PER_LAYER": 1.0e-4, "CELL": 5.0e-9, "CUBE": 1.5e-9, "MAP_CELL": 4.0e-9}
+#: + MAP_CELL H n^2 [maps])). Fitted on this project's 2-core machine (benchmarks/bench_probe_cost.py --quick,
+#: 2026-11-29, the least of three runs each): FLOP from SmolLM2-135M's plain forward through the tap (32 windows of
+#: n = 64: 2.35 s for 4.4e11 FLOPs); CELL (a head's float64 row slopes and head mean, per cell) and CUBE (the layer
+#: RP and the two rollouts, per n^3) from the 32-layer, 32-head model built small and its 4-layer sibling. The
+#: machine is shared: the probe also prints the whole probe's time at its own rate after its second step
+ENGINE_COST = {"FLOP": 6.0e-12, "PER_LAYER": 1.0e-4, "CELL": 5.0e-9, "CUBE": 1.5e-9, "MAP_CELL": 4.0e-9}
 
 
 def forward_flops(parameters: int, n_layers: int, n_heads: int, width: int, n: int) -> float:

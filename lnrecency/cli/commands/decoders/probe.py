@@ -245,8 +245,12 @@ def _from_model(args: Options, source: str):
         if args.n is not None and context is not None and args.n > context:
             raise ValueError(f"--n must be <= the model's context {context}; got {args.n}")
     else:
+        from pathlib import Path
+
         from lnrecency.experiments.probes.declared_sizes import check_context
 
+        if not (Path(args.hf) / "config.json").is_file():
+            raise ValueError(f"--hf must be a local Hugging Face model folder with a config.json; got {args.hf!r}")
         if args.n is not None:
             check_context(args.hf, args.n, "--n")  # from its config.json
     require_extra("hf")
