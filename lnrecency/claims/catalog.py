@@ -34,7 +34,7 @@ SOURCE_SHORT: dict[str, str] = {"paper": "paper", "v1": "paper v1", "seed002": "
                                 "ours": "ours", "wu2025": "Wu et al."}
 #: the families a claim's decisions belong to (each with its own family-wise rate, docs/trained.md)
 FAMILIES = ("parameter-free", "trained", "corpus", "thesis-text plan", "thesis-text plan v2", "thesis-text plan v3",
-            "Wu et al. reproduction", "Wu et al. plan", "pretrained")
+            "thesis-text plan v4", "Wu et al. reproduction", "Wu et al. plan", "pretrained")
 
 
 @dataclass(frozen=True)
@@ -478,6 +478,27 @@ CATALOG: tuple[Declared, ...] = (
               "The paper's mechanism without BOS (plan v3 C0): in the same no-BOS LayerNorm models, fixing the "
               "normalisation's per-token scale at layer 2's input removes more than half of layer 2's recency slope."),
           command="experiments thesis-text-v3", family="thesis-text plan v3"),
+    declare("TU1", "trained.tu1_tu2_tn1_thesis_text_v4",
+            "with BOS, no normalisation, the sink imposed: does layer 2 learn the slope?",
+            S("s1", "ours",
+              "Upstream (plan v4 U1): in the plan's NoPE language models trained with BOS first and no normalisation, "
+              "with layer 1's share of attention to BOS set to the LayerNorm models' level, layer 2's recency slope "
+              "on held-out text is above 0.0764 logit per key (half of the LayerNorm models' slope)."),
+          command="experiments thesis-text-v4", family="thesis-text plan v4"),
+    declare("TU2", "trained.tu1_tu2_tn1_thesis_text_v4",
+            "with BOS, LayerNorm, the sink clamped low: does the slope vanish?",
+            S("s1", "ours",
+              "The sink needed (plan v4 U2): in the plan's LayerNorm models trained with BOS first, with layer 1's "
+              "share of attention to BOS clamped to the models without normalisation's level, layer 2's recency "
+              "slope on held-out text is below 0.0764 logit per key."),
+          command="experiments thesis-text-v4", family="thesis-text plan v4"),
+    declare("TN1", "trained.tu1_tu2_tn1_thesis_text_v4",
+            "without BOS: LayerNorm above none at matched loss, with the power to tell?",
+            S("s1", "ours",
+              "Matched loss without BOS (plan v4 N1): in the plan's NoPE language models trained and probed without "
+              "any BOS, each stopped where its held-out loss first reaches 4.25, layer 2's recency slope on held-out "
+              "text is larger with LayerNorm than with no normalisation."),
+          command="experiments thesis-text-v4", family="thesis-text plan v4"),
     declare("W2", "trained.w2_w4_wu_icl",
             "Wu et al.'s Fig. 2 without normalisation: does the earlier item win?",
             S("statement", "wu2025",
@@ -550,6 +571,7 @@ ANSWER: dict[str, tuple[tuple[str, str | None, str], ...]] = {
     "plan v2": tuple((f"TV{k}", None, f"Q{k}") for k in range(1, 7)),
     "plan v3": (("TC1", None, "A1"), ("TC2", None, "B1"), ("TC3", None, "C1"), ("TC4", None, "A0"),
                 ("TC5", None, "C0")),
+    "plan v4": (("TU1", None, "U1"), ("TU2", None, "U2"), ("TN1", None, "N1")),
     "wu": (("W2", None, "R1-R6"), ("W3", None, "P1-P4"), ("W4", None, "P5, P6")),
     "pretrained": (("R1", None, "real pretrained decoders"),),
 }

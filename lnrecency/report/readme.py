@@ -20,6 +20,7 @@ from pathlib import Path
 from lnrecency.files.atomic import atomic_write_text
 from lnrecency.inference.verdicts import ClaimResult
 from lnrecency.report.v2_results import V2_BEGIN, V2_END, V3_BEGIN, V3_END, v2_block, v3_block
+from lnrecency.report.v4_results import V4_BEGIN, V4_END, v4_block
 from lnrecency.report.words.findings import row_of
 from lnrecency.runtime.parser import OneLineParser
 
@@ -85,7 +86,8 @@ def fills_table() -> str:
     order = list(catalog.ids())
     for command, cids in by.items():  # claims in a row of the catalogue as first-last, others listed
         run = order[order.index(cids[0]):order.index(cids[-1]) + 1] == cids
-        span = f"{cids[0]}-{cids[-1]}" if len(cids) > 2 and run else ", ".join(cids)
+        letters = {catalog.id_parts(c)[0] for c in cids}  # "TC1-TC5", never "TU1-TN1"
+        span = f"{cids[0]}-{cids[-1]}" if len(cids) > 2 and run and len(letters) == 1 else ", ".join(cids)
         lines.append(f"| {span} | `lnrecency {command}` | {catalog.cost_words(command, True)} |")
     return "\n".join(lines + [FILLS_END])
 
@@ -180,6 +182,12 @@ def update_fills(path: str | Path) -> Path:
 
         before, _, after = _between(text, V2_BEGIN, V2_END, f"path {str(path)!r}")
         text = before + v2_block(json.loads(snapshot.read_text(encoding="utf-8"))) + after
+    snapshot = path.parent / "thesis_text_v4.json"
+    if V4_BEGIN in text and snapshot.is_file():  # plan v4's results, from the snapshot of its run
+        import json
+
+        before, _, after = _between(text, V4_BEGIN, V4_END, f"path {str(path)!r}")
+        text = before + v4_block(json.loads(snapshot.read_text(encoding="utf-8"))) + after
     snapshot = path.parent / "thesis_text_v3.json"
     if V3_BEGIN in text and snapshot.is_file():  # plan v3's results, from the snapshot of its run
         import json

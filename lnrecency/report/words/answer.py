@@ -87,6 +87,9 @@ def _no_bos(found: list) -> str:
 
     ids = answer_ids("plan v2")
     rows = {q: next((f for f in found if f.claim == ids.get(q)), None) for q in ("Q1", "Q2", "Q3")}
+    n1 = next((f for f in found if f.claim == answer_ids("plan v4").get("N1")), None)
+    if n1 is not None and n1.qualifiers.estimate is not None:  # plan v4 decided matched loss with the power to tell
+        rows["Q3"] = n1
     if any(f is None or f.qualifiers.estimate is None for f in rows.values()):
         return ""
     one, eq, ml = (rows[q] for q in ("Q1", "Q2", "Q3"))
