@@ -270,7 +270,7 @@ def _slopes(ax, res) -> None:
     ax.axhline(0.0, color="0.5", lw=0.8)
     ax.set_xlabel("layer (from 1)")
     ax.set_ylabel("recency slope (logit per key)")
-    ax.set_xticks(layers)
+    ax.set_xticks(layers if len(layers) <= 16 else layers[::-(-len(layers) // 10)])
     ax.legend(fontsize=8)
 
 
@@ -285,13 +285,16 @@ def plot(res, map_layer: int | None = None, path=None):
         import matplotlib.pyplot as plt
     except ImportError:
         raise ValueError("plot() needs matplotlib: python3 -m pip install matplotlib") from None
+    from pathlib import Path
+
     import numpy as np
 
     lp = res.layer(len(res.layers) if map_layer is None else map_layer)
     has_map = lp.mean_logit is not None
     fig, axes = plt.subplots(1, 2 if has_map else 1, figsize=(10 if has_map else 5.5, 4), squeeze=False)
     _slopes(axes[0, 0], res)
-    axes[0, 0].set_title(f"{res.model.get('class') or res.model.get('kind')}: {res.settings.sequences} windows, "
+    name = Path(str(res.model.get("path"))).name if res.model.get("path") else res.model.get("class")
+    axes[0, 0].set_title(f"{name or res.model.get('kind')}: {res.settings.sequences} windows ({res.settings.tokens}), "
                          f"n = {res.settings.n}", fontsize=9)
     if has_map:
         n = lp.mean_logit.shape[0]
