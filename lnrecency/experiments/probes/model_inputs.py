@@ -87,7 +87,10 @@ def model_inputs(model, tokenizer, texts, tokens, st: ProbeSettings, bos: str = 
     if texts is not None or st.tokens == "text":
         from lnrecency.experiments.text.text_windows import read_text, text_windows, token_stream
 
-        docs, source = (check_texts(texts), "") if texts is not None else read_text(text)
+        try:
+            docs, source = (check_texts(texts), "") if texts is not None else read_text(text)
+        except ValueError as exc:  # the text reader's refusals name the flag; the library names text=
+            raise ValueError(str(exc).replace("--text", "text", 1)) from None
         if tokenizer is None:
             raise ValueError("tokenizer: text inputs (texts=, text=) need the model's tokenizer (tokenizer=...)")
         ids = token_stream(encoder(tokenizer), docs)
