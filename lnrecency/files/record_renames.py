@@ -184,12 +184,14 @@ RENAMED: dict[str, str] = {
     "lnrecency.experiments.decoders.gguf_probe:Loaded": "lnrecency.experiments.probes.gguf_probe:Loaded",
     "lnrecency.experiments.decoders.pretrained:PretrainedSettings":
         "lnrecency.experiments.studies.pretrained:PretrainedSettings",
-    "lnrecency.experiments.decoders.probe:HeadProbe": "lnrecency.experiments.probes.probe:HeadProbe",
-    "lnrecency.experiments.decoders.probe:LayerProbe": "lnrecency.experiments.probes.probe:LayerProbe",
+    "lnrecency.experiments.decoders.probe:HeadProbe": "lnrecency.experiments.probes.tidy:HeadProbe",
+    "lnrecency.experiments.decoders.probe:LayerProbe": "lnrecency.experiments.probes.tidy:LayerProbe",
     "lnrecency.experiments.decoders.probe:ProbeResult": "lnrecency.experiments.probes.probe:ProbeResult",
     "lnrecency.experiments.decoders.probe:ProbeSettings":
         "lnrecency.experiments.probes.probe_settings:ProbeSettings",
     "lnrecency.experiments.probes.probe:ProbeSettings": "lnrecency.experiments.probes.probe_settings:ProbeSettings",
+    "lnrecency.experiments.probes.probe:HeadProbe": "lnrecency.experiments.probes.tidy:HeadProbe",
+    "lnrecency.experiments.probes.probe:LayerProbe": "lnrecency.experiments.probes.tidy:LayerProbe",
     "lnrecency.experiments.decoders.seeds_config:Seed002Settings":
         "lnrecency.experiments.studies.seeds_config:Seed002Settings",
     "lnrecency.experiments.decoders.seeds_config:Seed003Settings":
@@ -207,8 +209,8 @@ RENAMED: dict[str, str] = {
     "lnrecency.models.config:TrainSettings": "lnrecency.experiments.decoders.decoder_config:TrainSettings",
     "lnrecency.models.corpus:Corpus": "lnrecency.experiments.text.corpus:Corpus",
     "lnrecency.models.decoder:LayerTrace": "lnrecency.experiments.decoders.decoder:LayerTrace",
-    "lnrecency.models.probe:HeadProbe": "lnrecency.experiments.probes.probe:HeadProbe",
-    "lnrecency.models.probe:LayerProbe": "lnrecency.experiments.probes.probe:LayerProbe",
+    "lnrecency.models.probe:HeadProbe": "lnrecency.experiments.probes.tidy:HeadProbe",
+    "lnrecency.models.probe:LayerProbe": "lnrecency.experiments.probes.tidy:LayerProbe",
     "lnrecency.models.probe:ProbeResult": "lnrecency.experiments.probes.probe:ProbeResult",
     "lnrecency.models.probe:ProbeSettings": "lnrecency.experiments.probes.probe_settings:ProbeSettings",
     "lnrecency.models.seeds_config:Seed002Settings": "lnrecency.experiments.studies.seeds_config:Seed002Settings",

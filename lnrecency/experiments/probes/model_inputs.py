@@ -13,12 +13,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from lnrecency.experiments.probes.probe_settings import BOS_CHOICES, MAX_N, ProbeSettings
 from lnrecency.runtime.arguments import check_choice, check_flag, check_int, check_real
+
+if TYPE_CHECKING:  # annotations only: numpy loads where it is used (the command line's parser reads this module)
+    import numpy as np
 
 __all__ = ["model_inputs", "check_texts", "check_tokens", "encoder", "DEFAULT_N", "DEFAULT_SEQUENCES", "POSITIONS",
            "INPUT_KINDS", "SHARED_FLAGS", "MIN_SEQUENCES", "Arguments", "check_arguments", "check_device_name",
@@ -26,6 +27,7 @@ __all__ = ["model_inputs", "check_texts", "check_tokens", "encoder", "DEFAULT_N"
 
 
 def _content_tokens(model, tokenizer) -> np.ndarray:
+    import numpy as np
     cfg = model.config
     vocab = int(cfg.vocab_size)
     special = {getattr(cfg, k, None) for k in ("bos_token_id", "eos_token_id", "pad_token_id")}
@@ -83,6 +85,7 @@ def model_inputs(model, tokenizer, texts, tokens, st: ProbeSettings, bos: str = 
     """(sequences, n) token ids of a probe and what they are: ``texts`` (strings) or, when ``st.tokens`` is "text"
     and no texts are given, the file or folder ``text`` (None: the default text), in the model's tokenizer;
     ``tokens`` (ids, used as given); else the random control."""
+    import numpy as np
     vocab = int(model.config.vocab_size)
     if texts is not None or st.tokens == "text":
         from lnrecency.experiments.text.text_windows import read_text, text_windows, token_stream
@@ -145,6 +148,7 @@ def check_texts(texts) -> list[str]:
 def check_tokens(tokens) -> np.ndarray:
     """tokens= as an integer array (sequences, n), its shape read from the data: at least 8 sequences of 3 to 1,024
     tokens (the probe's bounds)."""
+    import numpy as np
     if isinstance(tokens, (str, bytes)):
         raise ValueError(f"tokens must be an integer array (sequences, n); got {type(tokens).__name__}")
     try:
