@@ -10,7 +10,6 @@ they are committed so that their links work on GitHub; the notebook copies are n
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 #: what each source of statements is (the catalogue's source keys, lnrecency.claims.catalog.SOURCES)
@@ -155,6 +154,7 @@ def generate(here: Path) -> None:
     nb_out = here / "notebooks"
     nb_out.mkdir(exist_ok=True)
     for nb in sorted((here.parent / "notebooks").glob("*.ipynb")):
-        target = nb_out / nb.name
-        if not target.exists() or target.read_bytes() != nb.read_bytes():
-            shutil.copyfile(nb, target)
+        target = nb_out / nb.name  # docs/notebooks/: an image linked as ../docs/X.png is docs/X.png, ../X.png here
+        data = nb.read_bytes().replace(b"](../docs/", b"](../")
+        if not target.exists() or target.read_bytes() != data:
+            target.write_bytes(data)

@@ -95,8 +95,13 @@ PAGE_NOTEBOOKS: dict[str, str] = {"10_probe_your_model": "docs/probe-your-model.
 
 
 def page_cells(page: str) -> list[tuple[str, str]]:
-    """A Markdown page as notebook cells: the text between code blocks as Markdown, each ```python block as code."""
+    """A Markdown page as notebook cells: the text between code blocks as Markdown, each ```python block as code. An
+    image the page shows beside it (``](name.png)``) is linked from the notebooks folder (``](../docs/name.png)``)."""
+    import re
+
     text = (HERE.parent / page).read_text(encoding="utf-8")
+    folder = Path(page).parent.name
+    text = re.sub(r"\]\(([\w.-]+\.png)\)", lambda m: f"](../{folder}/{m.group(1)})", text)
     cells = []
     for k, part in enumerate(text.split("```python")):
         code, md = part.split("```", 1) if k else ("", part)

@@ -42,6 +42,28 @@ def v2_setting(cells: dict, verdicts: dict, matched: list | None, *, quick: bool
             f"({said('Q3')}).")
 
 
+def _v4_sentence(results: list[ClaimResult]) -> str | None:
+    """Plan v4 (issue 76) in one plain sentence from its rows' typed qualifiers: where the slope holds with the sink
+    imposed or clamped, and LayerNorm minus none without BOS at matched loss, each with its verdict (None when not
+    evaluated)."""
+    from lnrecency.claims.catalog import answer_ids
+    from lnrecency.inference.qualifiers import REASONS
+
+    rows = {key: next((r for r in results if r.id == cid and not r.not_run), None)
+            for key, cid in answer_ids("plan v4").items()}
+    if any(r is None or r.qualifiers is None or r.qualifiers.estimate is None for r in rows.values()):
+        return None
+
+    def said(r):
+        q = r.qualifiers
+        why = f", {REASONS[q.reason]}" if q.reason else ""
+        return f"{q.estimate:+.4f} [{q.low:+.4f}, {q.high:+.4f}] logit per key ({r.verdict}{why})"
+    return (f"Upstream or read-out (plan v4): with BOS and no normalisation but layer 1's BOS share imposed at the "
+            f"LayerNorm level, layer 2's slope is {said(rows['U1'])}; with LayerNorm and the share clamped to the "
+            f"none level, {said(rows['U2'])}; without BOS at matched held-out loss, LayerNorm minus none is "
+            f"{said(rows['N1'])}.")
+
+
 def _quick(r: ClaimResult) -> bool:
     """Whether a row was decided by a quick run, read from its typed qualifiers (issue 75: never from its prose)."""
     return r.qualifiers is not None and r.qualifiers.reason == "quick run"
@@ -147,6 +169,9 @@ def trained_summary(results: list[ClaimResult]) -> str:
     v3 = _v3_sentence(results)
     if v3:
         out.append(v3)
+    v4 = _v4_sentence(results)
+    if v4:
+        out.append(v4)
     wu = _wu_sentence(results)
     if wu:
         out.append(wu)

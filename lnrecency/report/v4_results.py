@@ -47,8 +47,8 @@ def v4_reading(tests: dict) -> str:
             continue
         lo, hi = t["interval"]
         meaning = READING.get((key, t["verdict"]))
-        parts.append(f"{words[key]} {_mean(t):+.4f} logit per key [{lo:+.4f}, {hi:+.4f}] ({key} {t['verdict']})"
-                     + (f": {meaning}." if meaning else "."))
+        parts.append(f"{words[key]} {_mean(t):+.4f} logit per key [{lo:+.4f}, {hi:+.4f}] ({key} {t['verdict']})."
+                     + (f" The plan read this as: {meaning}." if meaning else ""))
     return "**In plain words.** " + " ".join(parts)
 
 

@@ -129,11 +129,11 @@ def test_the_sink_theory_with_the_residual_is_the_published_one(snapshot):
     at each cell's fitted b, and it agrees with the value the issue's independent code gave (-0.0011 at gamma 1,
     b = 2.078, n = 64; -0.0018 at gamma 2): with the residual the sink lowers layer 2's recency, the opposite sign of
     the trained +0.15."""
-    from lnrecency.theory.sink import sink_limit
-
     import math
 
     import numpy as np
+
+    from lnrecency.theory.sink import sink_limit
 
     n = snapshot["settings"]["base"]["n"]
     # the same limit at the same stored b, to float64 rounding: the limit's products and sums are BLAS reductions of

@@ -53,7 +53,7 @@ def readme_answer(found: list, v2: dict | None = None, v3: dict | None = None) -
     ln = ((cells.get("bos layernorm") or {}).get("change") or (None, None))[0]
     if ln is not None:
         out.append(f"In our text models BOS carries it: fixing layer 1's attention to BOS removes "
-                   f"{-100 * ln:.0f} % of LayerNorm's slope{_read_out(v3)}.")
+                   f"{-100 * ln:.0f} % of LayerNorm's slope{_read_out(v3)}{_upstream(found)}.")
     no_bos = _no_bos(found)
     if no_bos:
         out.append(no_bos)
@@ -65,6 +65,20 @@ def readme_answer(found: list, v2: dict | None = None, v3: dict | None = None) -
         out.append(f"The printed derivation holds in {good} of {len(printed)} lines"
                    + (f" ({', '.join(other)})" if other else "") + ".")
     return " ".join(out)
+
+
+def _upstream(found: list) -> str:
+    """Plan v4's U1 and U2 from their findings (issue 76): where the BOS route is not the only one, and where the
+    sink alone does not make the slope ("" until decided)."""
+    from lnrecency.claims.catalog import answer_ids
+    from lnrecency.report.words.plain import number
+
+    ids = answer_ids("plan v4")
+    u1, u2 = (next((f for f in found if f.claim == ids.get(k)), None) for k in ("U1", "U2"))
+    if u1 is None or u2 is None or u1.qualifiers.estimate is None or u2.qualifiers.estimate is None:
+        return ""
+    return (f"; trained with that share clamped low, LayerNorm still reaches {number(u2.qualifiers.estimate, True)}, "
+            f"and the share imposed without normalisation gives {number(u1.qualifiers.estimate, True)}")
 
 
 def _deep_words(f) -> str:
@@ -99,7 +113,8 @@ def _no_bos(found: list) -> str:
             + (f"; none: {number(none.estimate, True)}" if none is not None else "")
             + f") {'exceeds' if eq.verdict == 'confirmed' else 'is not shown above'} none's at equal tokens "
             f"({number(eq.qualifiers.estimate, True)}, {eq.verdict}) "
-            + ("and at" if ml.verdict == "confirmed" else "but not at")
+            + ("and at" if ml.verdict == "confirmed" else "but is below it at" if ml.verdict == "refuted"
+               else "but not shown at")
             + f" matched loss ({number(ml.qualifiers.estimate, True)}, {why}).")
 
 

@@ -82,6 +82,10 @@ TERMS: tuple[Term, ...] = (
     Term(("BOS",), r"\bBOS\b", "a beginning-of-sequence token first in every window",
          "A beginning-of-sequence token placed first in every training and probe window; its key is the attention "
          "sink."),
+    Term(("sink", "attention sink"), r"\bsink\b", "the first key drawing a large share of attention",
+         "The first key (BOS, where there is one) drawing a large share of every query's attention in layer 1; its "
+         "share is the quantity plan v2 fixed and plan v4 imposes or clamps. Slopes leave the first key out and "
+         "report its share apart."),
     Term(("none",), r"\bnone\b", "no normalisation",
          "In the trained models' rows: no normalisation (the comparison arm of LayerNorm and RMSNorm)."),
     Term(("equal tokens", "matched loss"), r"equal tokens|matched loss", "",
