@@ -313,8 +313,8 @@ CATALOG: tuple[Declared, ...] = (
               "between evaluations), at every layer >= 2."),
           command="experiments thesis", family="trained", primary=False),
     declare("S2.0", "trained.s2_0_premise",
-            "seed 002's premise: is the later continuation the more frequent one in real text?",
-            S("statement", "seed002",
+            "is the later continuation the more frequent one in real text? (a premise seed 002 needs)",
+            S("statement", "ours",
               "Seed 002's premise (our formulation): in real text, after .. [A][B] .. [A][C] .. [A] the next token "
               "is the later continuation [C] more often than the earlier [B] (both earlier [A]s within 16 tokens of "
               "the last; counted within files of a local corpus, default the running Python's standard library "

@@ -92,8 +92,11 @@ def plan_qualifiers(test: str, decision: dict | None, why: str = "", *, quick: b
     counter = None
     other = COUNTER_OF.get(test)
     if other is not None and decisions and decisions.get(other[0]) is not None:
+        # the counter-rows are the project's own plan tests: confirmed / refuted (snapshots before issue 75 wrote
+        # "reproduced" / "the opposite shown")
+        said = decisions[other[0]]["verdict"]
         counter = Counter(other[1], _estimate(decisions[other[0]]), *decisions[other[0]]["interval"],
-                          verdict=decisions[other[0]]["verdict"])
+                          verdict={"reproduced": "confirmed", "the opposite shown": "refuted"}.get(said, said))
     elif none_slope is not None:
         counter = Counter("none alone", none_slope)
     outside = bool(theirs) and any(not lo <= t <= hi for t in theirs)
@@ -160,5 +163,14 @@ def row_qualifiers(cid: str, row: dict, *, min_learned: int, quick: bool = False
                   else "not significant")
     per_seed = rule.get("rule") == "per seed"
     estimate = None if lo is None or per_seed else 0.5 * (lo + hi)
+    values = ((row.get("probe") or {}).get("task") or {}).get("values")
+    boundary = rule.get("boundary")
+    if per_seed and isinstance(values, list) and isinstance(boundary, (int, float)):  # read seed by seed
+        below = [v for v in values if v < boundary]
+        return Qualifiers(where=where, quantity=quantity, unit=unit, low=lo, high=hi, reason=reason,
+                          holds=f"in {len(values) - len(below)} of {len(values)} seeds" if below else
+                          f"in all {len(values)} seeds",
+                          fails=f"in {len(below)} ({', '.join(f'{v:.3g}' for v in below)} below {boundary:g})"
+                          if below else "")
     return Qualifiers(where=where, quantity=("range over seeds of the " if per_seed else "") + quantity, unit=unit,
                       estimate=estimate, low=lo, high=hi, reason=reason)

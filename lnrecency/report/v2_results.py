@@ -296,22 +296,23 @@ def _v3_reading(tests: dict, cells: dict, theory: dict, secondary: dict | None =
         return "Plan v3's snapshot has no LayerNorm cells to read."
     v = {k: t["verdict"] for k, t in tests.items()}
     slope = bos["slope"][0]
-    text = (f"**In plain words.** With BOS, LayerNorm's layer-2 slope is {slope:+.3f} logit per key: the BOS path "
+    text = (f"**In plain words.** With BOS, the LayerNorm slope is {slope:+.3f} logit per key: the BOS path "
             f"carries {bos['bos'][0]:+.3f}, other content {bos['other'][0]:+.3f} ({100 * bos['other'][0] / slope:.0f} "
-            f"%). QK = c I leaves {bos['qk_identity'][0]:+.3f} (A1 {v.get('A1')}), but c I has recency of its own: "
+            f"%), own key {bos['own'][0]:+.3f}. QK = c I leaves {bos['qk_identity'][0]:+.3f} (A1 {v.get('A1')}), but "
+            f"c I has its own recency: "
             f"without BOS it gives {free['qk_identity'][0]:+.4f} against the intact {free['slope'][0]:+.4f} (A0 "
             f"{v.get('A0')}). Removing the keys' whole BOS direction leaves {bos['bos_direction'][0]:+.3f} (B1 "
-            f"{v.get('B1')}, {100 * (1 - bos['bos_direction'][0] / slope):.0f} % gone); fixing the scale raises the "
-            f"slope to {bos['scale_fixed'][0]:+.3f} (C1 {v.get('C1')}).")
+            f"{v.get('B1')}, {100 * (1 - bos['bos_direction'][0] / slope):.0f} % gone); fixing the scale raises it to "
+            f"{bos['scale_fixed'][0]:+.3f} (C1 {v.get('C1')}).")
     t, n = theory.get("bos layernorm"), theory.get("bos none")
     if t and n:
-        text += (f" Without normalisation the BOS models barely form a sink (b {n['b']:.3f} against {t['b']:.3f}), so "
-                 f"these runs cannot tell reading the sink from forming it.")
+        text += (f" Without normalisation the BOS models barely form a sink (fitted bonus {n['b']:.2f} against "
+                 f"{t['b']:.2f}): these runs cannot tell reading it from forming it.")
     m0 = (secondary or {}).get("M0")
     if m0:
         lo, hi = m0["interval"]
-        text += (f" Without BOS, LayerNorm minus none at matched loss is {m0['mean']:+.4f} [{lo:+.4f}, {hi:+.4f}], "
-                 f"{m0['side']} 0.")
+        text += (f" Without BOS, at matched loss, a secondary interval ({m0['final_used']} none runs short of the "
+                 f"target) puts LayerNorm minus none at {m0['mean']:+.4f} [{lo:+.4f}, {hi:+.4f}].")
     return text
 
 

@@ -9,7 +9,9 @@ import math
 __all__ = ["V4_BEGIN", "V4_END", "READING", "v4_reading", "v4_block"]
 
 V4_BEGIN, V4_END = "<!-- thesis-text-v4:begin -->", "<!-- thesis-text-v4:end -->"
-#: what each decision means, as the plan wrote it before the runs ("What would change the reading")
+#: what each decision means, after the plan's "What would change the reading" (written before the runs), said of
+#: the interventions as they were made: U1 imposes the LayerNorm models' share, U2 clamps it to the none models'
+#: level (it is lowered, not removed)
 READING = {
     ("U1", "confirmed"): "once the sink is there, layer 2 learns the read-out without normalisation: LayerNorm's part "
                          "is upstream, where the sink forms",
@@ -17,8 +19,9 @@ READING = {
                        "normalisation is needed to read the share, not only to form the sink",
     ("U2", "confirmed"): "with the sink clamped low, LayerNorm models lose more than half their slope: the slope "
                          "needs the sink",
-    ("U2", "refuted"): "LayerNorm makes more than half its slope without the sink: its effect does not go through the "
-                       "BOS share",
+    ("U2", "refuted"): "trained with the share clamped to the none level, LayerNorm models still make more than half "
+                       "the slope: the slope does not need the LayerNorm-level share when the models are trained "
+                       "without it",
     ("N1", "confirmed"): "without BOS the LayerNorm effect holds at matched loss",
     ("N1", "refuted"): "without BOS the effect reverses at matched loss (none above LayerNorm)",
     ("N1", "inconclusive"): "a difference of 0.0015 either way would have been found with probability 0.80; a smaller "
@@ -48,7 +51,7 @@ def v4_reading(tests: dict) -> str:
         lo, hi = t["interval"]
         meaning = READING.get((key, t["verdict"]))
         parts.append(f"{words[key]} {_mean(t):+.4f} logit per key [{lo:+.4f}, {hi:+.4f}] ({key} {t['verdict']})."
-                     + (f" The plan read this as: {meaning}." if meaning else ""))
+                     + (f" In the plan's words, {meaning}." if meaning else ""))
     return "**In plain words.** " + " ".join(parts)
 
 

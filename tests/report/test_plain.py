@@ -129,8 +129,9 @@ def test_the_snapshot_says_the_issue_s_qualifiers():
     cells = {(cid, group): said for cid, group, _, said in claim_rows(findings_of(SNAPSHOT["verdicts"]))}
     ours = catalog.SOURCES["ours"]
     assert "matched loss" in cells[("TV2", ours)] and "equal tokens" in cells[("TV3", ours)]
-    assert re.search(r"layers 5-6, alpha below 0\.\d+; failing keys' weight at most 1\.\de-09", cells[("C2", ours)])
-    s20 = cells[("S2.0", catalog.SOURCES["seed002"])]
+    c2 = cells[("C2", ours)]
+    assert re.search(r"layers 5-6, alpha up to 0\.\d+; sampled failing keys' weight at most 1\.\de-09", c2)
+    s20 = cells[("S2.0", ours)]  # our formulation of a premise seed 002 needs
     assert "Python stdlib source" in s20 and "within 16 tokens" in s20 and "all distances: +0.0198" in s20
     assert "lam = 8, sqrt(d) scaling of d = 64 only" in cells[("T1", catalog.SOURCES["paper"])]
     assert "direction only: published +0.0590" in cells[("W2", catalog.SOURCES["wu2025"])]
@@ -143,11 +144,12 @@ def test_the_answer_says_where_the_effect_holds_and_where_it_reverses():
                   if line.startswith("**The answer.**"))
     found = {f.claim: f for f in findings_of(SNAPSHOT["verdicts"])}
     eq = found["TV2"].qualifiers
-    assert f"at equal tokens ({eq.estimate:+.4f}, {found['TV2'].verdict})" in answer
+    assert f"at equal tokens LayerNorm's slope is {found['TV1'].qualifiers.estimate:+.4f} logit per key" in answer
+    assert f"difference {eq.estimate:+.4f}, {found['TV2'].verdict})" in answer
     # matched loss from plan v4's N1 once decided (the power to tell), else plan v2's Q3
     ml = found["TN1"] if "TN1" in found else found["TV3"]
     said = REASONS[ml.qualifiers.reason] if ml.verdict == "inconclusive" else ml.verdict
-    assert f"at matched loss ({ml.qualifiers.estimate:+.4f}, {said})" in answer
+    assert f"at matched held-out loss LayerNorm minus none is {ml.qualifiers.estimate:+.4f} ({said})" in answer
     assert "sqrt(d) scaling of d = 64 only" in answer
-    assert "1.4e-09 of the weight" in answer
+    assert "1.4e-09 of the weight (sampled)" in answer
     assert len(answer.split()) <= 170, len(answer.split())

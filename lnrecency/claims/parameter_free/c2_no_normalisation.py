@@ -173,20 +173,21 @@ def _qualifiers(verdict: str, group) -> Qualifiers:
     every alpha, the failing layers with the largest alpha of a failing interval, and the margin: the largest
     attention weight among the keys where the order breaks (the failure's size)."""
     residual = {st["residual"] for st, _ in group}
-    where = "with the residual" if residual == {True} else "without the residual" if residual == {False} else ""
+    where = "residual" if residual == {True} else "no residual" if residual == {False} else ""
     layers = {L for _, ev in group for L in ev.regions}
     failing = {L for _, ev in group for L, r in ev.regions.items() if r.fails}
     if not failing:
         return Qualifiers(where=where, settings=len(group),
                           holds=f"at layers {_layers(layers)} for every alpha up to {ALPHA_MAX:g}")
     top = max(hi for _, ev in group for r in ev.regions.values() for _, hi in r.fails)
+    low = min(lo for _, ev in group for r in ev.regions.values() for lo, _ in r.fails)
     margin = max((row.largest_weight_where_order_breaks for _, ev in group
                   for row in (ev.failing_rows or {}).values() if row.largest_weight_where_order_breaks is not None),
                  default=None)
     held = layers - failing
     return Qualifiers(where=where, settings=len(group), holds=f"at layers {_layers(held)}" if held else "",
-                      fails=f"at layers {_layers(failing)}, alpha below {top:.2g}", margin=margin,
-                      margin_of="failing keys' weight")
+                      fails=f"at layers {_layers(failing)}, alpha {'up to' if low == 0 else f'{low:.2g} to'} {top:.2g}",
+                      margin=margin, margin_of="sampled failing keys' weight")
 
 
 def _share(w: float) -> str:

@@ -274,7 +274,9 @@ def weakens_qualifiers(verdict: str, group: list, unit: str) -> Qualifiers:
              (ev.per_lam.gap_lam1_per_lam - ev.per_lam.gap_lam_sqrt_d_per_lam) for _, ev in group]
     big = max(diffs, key=abs)
     where = {UNITS[0]: "in attention logits", UNITS[1]: "per unit of lam"}[unit]
-    n = f"in {len(group)} setting{'s' * (len(group) > 1)} at d 64 and 1024"
+    alphas = sorted({s["alpha"] for s, _ in group})
+    span = f"alpha {alphas[0]:g}" + (f"-{alphas[-1]:g}" if len(alphas) > 1 else "")
+    n = f"in {len(group)} setting{'s' * (len(group) > 1)}, {span}"
     return Qualifiers(where=where, settings=len(group), holds=n if verdict == "confirmed" else "",
                       fails=n if verdict == "refuted" else "", comparison="largest gap, d minus sqrt(d) scaling",
                       estimate=big, reason="not significant" if verdict == "inconclusive" else "")

@@ -6,7 +6,8 @@ the later continuation is the more frequent next token. Counted on a local corpu
 Python's standard library source), tokenised by a byte-level BPE trained here; decided on the subset fixed in
 advance (both earlier [A]s within 16 tokens of the last, as in seed 002's Figure 1) by a one-sided z-test of
 D = f_C - f_B with a cluster-robust (files) standard error at rate 0.01. The statement is seed 002's (a premise it
-needs), tested on a corpus here, so it reads "reproduced" or "the opposite shown" (lnrecency.claims.catalog.label).
+needs, written by us: the seed does not state it), counted on a corpus here, so it reads "confirmed" or "refuted"
+(lnrecency.claims.catalog.label).
 """
 from __future__ import annotations
 

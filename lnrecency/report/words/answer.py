@@ -52,8 +52,9 @@ def readme_answer(found: list, v2: dict | None = None, v3: dict | None = None) -
     cells = (v2 or {}).get("cells") or {}
     ln = ((cells.get("bos layernorm") or {}).get("change") or (None, None))[0]
     if ln is not None:
-        out.append(f"In our text models BOS carries it: fixing layer 1's attention to BOS removes "
-                   f"{-100 * ln:.0f} % of LayerNorm's slope{_read_out(v3)}{_upstream(found)}.")
+        intact = ((cells.get("bos layernorm") or {}).get("slope") or (None,))[0]
+        out.append(f"In our text models with BOS, fixing layer 1's BOS share at its mean removes {-100 * ln:.0f} % of "
+                   f"LayerNorm's slope{_upstream(found, intact)}.")
     no_bos = _no_bos(found)
     if no_bos:
         out.append(no_bos)
@@ -67,7 +68,7 @@ def readme_answer(found: list, v2: dict | None = None, v3: dict | None = None) -
     return " ".join(out)
 
 
-def _upstream(found: list) -> str:
+def _upstream(found: list, intact: float | None) -> str:
     """Plan v4's U1 and U2 from their findings (issue 76): where the BOS route is not the only one, and where the
     sink alone does not make the slope ("" until decided)."""
     from lnrecency.claims.catalog import answer_ids
@@ -77,8 +78,11 @@ def _upstream(found: list) -> str:
     u1, u2 = (next((f for f in found if f.claim == ids.get(k)), None) for k in ("U1", "U2"))
     if u1 is None or u2 is None or u1.qualifiers.estimate is None or u2.qualifiers.estimate is None:
         return ""
-    return (f"; trained with that share clamped low, LayerNorm still reaches {number(u2.qualifiers.estimate, True)}, "
-            f"and the share imposed without normalisation gives {number(u1.qualifiers.estimate, True)}")
+    u2_slope = u2.qualifiers.estimate
+    than = f", above the intact {number(intact, True)}" if intact is not None and u2_slope > intact else ""
+    return (f"; yet trained with it clamped to the none level, LayerNorm's slope is "
+            f"{number(u2_slope, True)}{than}, and the LayerNorm-level share imposed without normalisation gives "
+            f"{number(u1.qualifiers.estimate, True)}")
 
 
 def _deep_words(f) -> str:
@@ -86,10 +90,11 @@ def _deep_words(f) -> str:
     it fails with the failure's size ("refuted with the residual (layers 3-4 hold for every alpha): layers 5-6 fail
     for alpha below 0.91, on keys holding at most 1.4e-09 of the weight")."""
     q = f.qualifiers
+    where = {"residual": "with the residual", "no residual": "without the residual"}.get(q.where, q.where)
     if not q.fails:
-        return f"{f.verdict} {q.where}".strip()
-    size = f", on keys holding at most {q.margin:.2g} of the weight" if q.margin is not None else ""
-    return f"{q.where}, {f.verdict} {q.fails}{size}"
+        return f"{f.verdict} {where}".strip()
+    size = f", on keys holding at most {q.margin:.2g} of the weight (sampled)" if q.margin is not None else ""
+    return f"{where}, {f.verdict} {q.fails}{size}"
 
 
 def _no_bos(found: list) -> str:
@@ -109,13 +114,11 @@ def _no_bos(found: list) -> str:
     one, eq, ml = (rows[q] for q in ("Q1", "Q2", "Q3"))
     none = one.qualifiers.counter
     why = REASONS[ml.qualifiers.reason] if ml.verdict == "inconclusive" and ml.qualifiers.reason else ml.verdict
-    return (f"Without BOS, LayerNorm's slope ({number(one.qualifiers.estimate, True)} logit per key"
-            + (f"; none: {number(none.estimate, True)}" if none is not None else "")
-            + f") {'exceeds' if eq.verdict == 'confirmed' else 'is not shown above'} none's at equal tokens "
-            f"({number(eq.qualifiers.estimate, True)}, {eq.verdict}) "
-            + ("and at" if ml.verdict == "confirmed" else "but is below it at" if ml.verdict == "refuted"
-               else "but not shown at")
-            + f" matched loss ({number(ml.qualifiers.estimate, True)}, {why}).")
+    return (f"Without BOS, at equal tokens LayerNorm's slope is {number(one.qualifiers.estimate, True)} logit per key"
+            + (f" (none {number(none.estimate, True)}" if none is not None else " (")
+            + f"; difference {number(eq.qualifiers.estimate, True)}, {eq.verdict}), "
+            + ("and" if ml.verdict == "confirmed" else "but")
+            + f" at matched held-out loss LayerNorm minus none is {number(ml.qualifiers.estimate, True)} ({why}).")
 
 
 def _read_out(v3: dict | None) -> str:
