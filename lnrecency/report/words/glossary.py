@@ -92,8 +92,8 @@ TERMS: tuple[Term, ...] = (
          "Two ways to compare normalisations: after the same number of training tokens, or at the same held-out "
          "loss (each arm read where it first reaches a target loss)."),
     Term(("interval", "95 % interval"), r"\[[+-]?\d[\d.]*, [+-]?\d", "",
-         "A bracket [low, high] after an estimate is its 95 % interval, not adjusted for the family: a family decided by "
-         "Holm can leave a test whose interval excludes 0 undecided (\"not significant after Holm\")."),
+         "A bracket [low, high] after an estimate is its 95 % interval, not adjusted for the family: a family decided "
+         "by Holm can leave a test whose interval excludes 0 undecided (\"not significant after Holm\")."),
     Term(("fitted bonus", "b"), r"fitted bonus|\bb = \d|\(b \d", "",
          "The sink theory's logit bonus on the first key, b, fitted so that the theory's layer-1 share of the first "
          "key matches a trained cell's (plans v2 and v3)."),
