@@ -1,12 +1,12 @@
-"""The verdicts of the last full regeneration, kept so that ``regenerate --claim ID`` evaluates one claim only.
+"""A run's verdicts kept with their typed evidence in the experiment cache, and read back only after checks.
 
-A full ``python3 -m lnrecency.report.readme`` (or ``lnrecency.report.regenerate``) evaluates every claim the
-report evaluates, at the default and the ``--quick`` settings, and keeps both lists, with their typed evidence,
-in the experiment cache (``<cache root>/regenerate/default``, ``.../quick``; the store of
-:mod:`lnrecency.files.store`, read back by its one validated reader). ``--claim ID`` evaluates that claim at both
-settings and takes every other claim's rows from there: what the README, docs/verdicts.json and the claim pages
-are written from is then the last full run's, with this claim's rows afresh. The test suite checks that the
-README and docs/verdicts.json agree with the catalogue (tests/report/test_readme_table.py).
+``keep(results, quick=)`` stores a list of verdicts (every claim a report evaluates, at one setting) in the cache
+(``<cache root>/regenerate/default``, ``.../quick``; the store of :mod:`lnrecency.files.store`); ``kept(quick=)`` reads
+them back through the store's one validated reader, refusing a link on the way to any file it reads and any row not a
+verdict of a claim the catalogue declares and ``keep`` may store; ``with_claims`` replaces some claims' rows with
+fresh ones. Since issue 75, ``regenerate --claim ID`` takes the other claims' rows from the committed
+docs/verdicts.json instead (a fresh clone needs nothing cached), so the regeneration no longer writes or reads this
+store; it stays a checked way to keep a run's verdicts with their evidence.
 """
 from __future__ import annotations
 
