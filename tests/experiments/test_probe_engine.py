@@ -145,7 +145,10 @@ def test_maps_as_arrays_in_the_frame_and_the_json(llama):
     assert m["mean_logit"].shape == m["diag_normalised"].shape == (2, N, N)
     below = np.tril(np.ones((N, N), dtype=bool))
     assert np.isnan(m["mean_logit"][:, ~below]).all() and np.isfinite(m["mean_logit"][:, below]).all()
-    assert np.allclose(m["head_mean_logit"].mean(1)[:, below], m["mean_logit"][:, below], rtol=0, atol=1e-12)
+    # the same float64 logits averaged in another order (over heads, then windows): within (SEQ + heads) eps of their
+    # largest size
+    bound = (SEQ + 4) * np.finfo(float).eps * np.nanmax(np.abs(m["mean_logit"]))
+    assert np.allclose(m["head_mean_logit"].mean(1)[:, below], m["mean_logit"][:, below], rtol=0, atol=bound)
     df = res.to_frame(maps=True)
     cells = df[(df.measure == "mean_logit") & (df.level == "head")]
     assert len(cells) == 2 * 4 * N * (N + 1) // 2 and cells["query"].min() == 1 and cells["key"].max() == N
