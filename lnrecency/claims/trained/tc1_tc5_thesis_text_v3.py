@@ -16,7 +16,7 @@ from lnrecency.claims.cached_study import CachedStudy
 from lnrecency.claims.catalog import declared, result_source
 from lnrecency.claims.declare import claim
 from lnrecency.claims.trained_qualifiers import plan_qualifiers
-from lnrecency.claims.trained_rules import by_a_hair, not_installed, one_claim_of
+from lnrecency.claims.trained_rules import by_a_hair, not_installed, one_claim_of, snapshot_levels
 from lnrecency.inference.evidence import Evidence, record
 
 #: claim -> the plan's test
@@ -97,13 +97,10 @@ def _evaluate_all(quick: bool, progress=None) -> list:
         from lnrecency.experiments.studies.thesis_text_v3 import snapshot
     except ImportError as exc:
         return [not_installed(cid, s, exc) for cid, s in STATEMENTS.items()]
-    from lnrecency.inference.seed_tests import holm_levels
-
     st, runs = STUDY.runs(quick, progress)
     snap = snapshot(runs, cached_v2(st.v2), st)
     tests = snap["tests"]
-    # each test's Holm level in the step-down order, the undecided keeping their places (as decide_family does)
-    levels = dict(zip(tests, holm_levels([t.get("p_pair", float("nan")) for t in tests.values()], 0.05)))
+    levels = snapshot_levels(tests)
     cells = cells_of(snap["runs"])
     out = []
     for cid, statement in STATEMENTS.items():

@@ -80,7 +80,7 @@ def _upstream(found: list, intact: float | None) -> str:
         return ""
     u2_slope = u2.qualifiers.estimate
     than = f", above the intact {number(intact, True)}" if intact is not None and u2_slope > intact else ""
-    return (f"; yet trained with it clamped to the none level, LayerNorm's slope is "
+    return (f"; yet trained with it clamped to none's level, LayerNorm's slope is "
             f"{number(u2_slope, True)}{than}, and the LayerNorm-level share imposed without normalisation gives "
             f"{number(u1.qualifiers.estimate, True)}")
 
@@ -93,7 +93,7 @@ def _deep_words(f) -> str:
     where = {"residual": "with the residual", "no residual": "without the residual"}.get(q.where, q.where)
     if not q.fails:
         return f"{f.verdict} {where}".strip()
-    size = f", on keys holding at most {q.margin:.2g} of the weight (sampled)" if q.margin is not None else ""
+    size = f", on keys with at most {q.margin:.2g} weight (sampled)" if q.margin is not None else ""
     return f"{where}, {f.verdict} {q.fails}{size}"
 
 
