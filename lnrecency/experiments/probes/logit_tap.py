@@ -10,7 +10,9 @@ probe sums what it needs and lets the tensors go, so its memory is one layer's, 
 The probe's three readers hand one layer's logits and weights at a time to its sums (``job``: the plan of
 :mod:`lnrecency.experiments.probes.model_probe`): :func:`read_tapped` (this tap), :func:`read_bridge` (a
 TransformerLens bridge's named hooks) and :func:`read_weights` (transformers' own ``output_attentions``, for a
-family outside the attention interface: log P, the logits up to a per-row constant).
+family outside the attention interface (BLOOM, Falcon, MPT, GPT-Neo, ...): log P, the logits up to a per-row
+constant, taken by a forward hook on each layer's attention module as it returns them and dropped from its output,
+so the model keeps none). All three stream: the probe's memory is one layer's attention, whatever the depth.
 
 The mask transformers builds is checked on every call: it must be the plain causal mask (0 on and below the
 diagonal, at most -1e30 above it), so a sliding window shorter than n, a packed-sequence mask, or a padding
@@ -20,13 +22,15 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+from functools import partial
 from typing import Callable, Iterator
 
 import torch
 
 from lnrecency.experiments.probes.attention_checks import check_attention_weights
 
-__all__ = ["TAP", "tapping", "register", "call_kwargs", "read_bridge", "read_tapped", "read_weights"]
+__all__ = ["TAP", "tapping", "register", "call_kwargs", "read_bridge", "read_tapped", "read_weights",
+           "attention_modules"]
 
 #: the attention implementation's name in transformers' registry
 TAP = "lnrecency_tap"
@@ -146,21 +150,83 @@ def read_tapped(job, off: bool, start: int, stop: int, emit) -> None:
         raise ValueError(f"{name}: the tap saw {len(seen)} of its {job.n_layers} layers' attention; refused")
 
 
-def read_weights(job, off: bool, start: int, stop: int) -> list:
-    """transformers' own attention weights (output_attentions), for a family outside the attention interface."""
+def attention_modules(model, n_layers: int) -> list[list[torch.nn.Module]]:
+    """Each decoder layer's attention modules, layer by layer: in the model's list of its ``n_layers`` decoder layers
+    (the first ``ModuleList`` of that length with one in every layer), the modules whose class is named as attention
+    (BLOOM's and Falcon's ``self_attention``, MPT's ``attn``, GPT-Neo's ``attn`` and the ``attn.attention`` it wraps,
+    XGLM's, StableLM's and BioGPT's ``self_attn``, ...). A wrapper and the module it wraps both; the first to return
+    the weights gives them. ValueError naming the model when no such list is found (a hybrid model with attention in
+    some layers only)."""
+    for _, mod in model.named_modules():
+        if isinstance(mod, torch.nn.ModuleList) and len(mod) == n_layers:
+            found = [[m for m in layer.modules() if m is not layer and "Attention" in type(m).__name__]
+                     for layer in mod]
+            if all(found):
+                return found
+    raise ValueError(f"{type(model).__name__}: no list of its {n_layers} decoder layers with an attention module in "
+                     f"each; the probe cannot read its attention weights layer by layer; refused")
+
+
+@contextlib.contextmanager
+def _eager(model) -> Iterator[None]:
+    """The model's config set to eager attention for the block, restored after, where ``set_attn_implementation``
+    left it otherwise: a family outside the attention interface refuses the switch (transformers warns and keeps
+    sdpa), and Falcon under sdpa returns ``output_attentions`` weights built with sdpa's mask, not causal."""
+    cfg = model.config
+    before = getattr(cfg, "_attn_implementation", None)
+    if before in (None, "eager"):
+        yield
+        return
+    cfg._attn_implementation = "eager"
+    try:
+        yield
+    finally:
+        cfg._attn_implementation = before
+
+
+def read_weights(job, off: bool, start: int, stop: int, emit) -> None:
+    """transformers' own attention weights (``output_attentions``, eager), for a family outside the attention
+    interface, streamed: a forward hook on each layer's attention module (:func:`attention_modules`; registered for
+    the call, first of the module's hooks, removed after) takes the weights P as the module returns them, checks them
+    causal and full-window, hands ``{"logits": log P (0 above the diagonal), "weights": P}`` (float32) to
+    ``emit(layer0, record)`` and replaces them in the module's output by None, so that neither the model nor
+    transformers' output recorder keeps any: one layer's weights alive at a time. Refused by name when a layer's
+    weights do not arrive, arrive twice or out of order, or have another shape."""
     ids = torch.from_numpy(job.windows[start:stop]).to(job.where)
     b, n = ids.shape
-    with torch.no_grad():
-        out = job.model(**call_kwargs(job, ids, True, off))
-    atts = getattr(out, "attentions", None)
     name = type(job.model).__name__
-    if atts is None or len(atts) != job.n_layers or any(x is None or x.shape != (b, job.n_heads, n, n) for x in atts):
-        raise ValueError(f"{name} returned no attention weights of shape (batch, {job.n_heads} heads, {n}, {n}) for "
-                         f"each of its {job.n_layers} layers; refused")
-    traces = []
-    for q, att in enumerate(atts):
-        check_attention_weights(att, q + 1, name)
-        p = att.detach().to("cpu", torch.float64)
-        logits = torch.log(p.clamp_min(1e-300)).masked_fill(~torch.ones(n, n, dtype=torch.bool).tril(), 0.0)
-        traces.append({"logits": logits, "weights": p})
-    return traces
+    above = ~torch.ones(n, n, dtype=torch.bool).tril()
+    seen: list[int] = []
+
+    def grab(layer: int, module, args, output):
+        if not isinstance(output, (tuple, list)) or len(output) < 2 or output[1] is None:
+            return None  # no weights here (a wrapper whose inner module gave them already)
+        w = output[1]
+        if layer != len(seen):
+            raise ValueError(f"{name}: layer {layer + 1}'s attention weights arrived after {len(seen)} layers' "
+                             f"({'a layer read twice' if layer < len(seen) else 'a layer without weights'}); "
+                             f"refused (the probe reads each layer once, in order)")
+        if not torch.is_tensor(w) or tuple(w.shape) != (b, job.n_heads, n, n):
+            raise ValueError(f"{name}: layer {layer + 1}'s attention ({type(module).__name__}) returned "
+                             f"{tuple(w.shape) if torch.is_tensor(w) else type(w).__name__} where weights of shape "
+                             f"(batch {b}, {job.n_heads} heads, {n}, {n}) belong; refused")
+        check_attention_weights(w, layer + 1, name)
+        seen.append(layer)
+        p = w.detach().to("cpu", torch.float32)
+        emit(layer, {"logits": torch.log(p).masked_fill_(above, 0.0), "weights": p})
+        kept = list(output)
+        kept[1] = None  # the model keeps no weights: none in its output, none in transformers' recorder
+        return tuple(kept) if isinstance(output, tuple) else kept
+
+    handles = [m.register_forward_hook(partial(grab, q), prepend=True)
+               for q, mods in enumerate(attention_modules(job.model, job.n_layers)) for m in mods]
+    try:
+        with torch.no_grad(), _eager(job.model):
+            out = job.model(**call_kwargs(job, ids, True, off))
+    finally:
+        for h in handles:
+            h.remove()
+    left = [q + 1 for q, a in enumerate(getattr(out, "attentions", None) or ()) if a is not None]
+    if len(seen) != job.n_layers or left:
+        raise ValueError(f"{name} returned attention weights to the probe for {len(seen)} of its {job.n_layers} "
+                         f"layers{f' and kept those of layers {left}' if left else ''}; refused")

@@ -11,11 +11,11 @@ attention on the first key (the sink, left out of the slopes); Gu et al.'s Sink^
 (:meth:`~lnrecency.experiments.probes.probe.ProbeResult.gu_sink`). Where the family computes attention through
 transformers' attention interface, the exact pre-softmax logits are tapped layer by layer as they are made
 (:mod:`lnrecency.experiments.probes.logit_tap`; one layer alive at a time); otherwise they are read from
-transformers' own attention weights (``output_attentions`` with eager attention, switched on for the call and
-restored after): log P_ij = S_ij - logsumexp_j S_ij, the logits up to a per-row constant, which changes no slope,
-ordering or RP. Either way every layer is checked causal and full-window first
-(:mod:`lnrecency.experiments.probes.attention_checks`). A TransformerLens 4 bridge is read through its named hooks,
-an nnsight model unwrapped.
+transformers' own attention weights (``output_attentions``, eager attention switched on for the call and restored
+after), taken from each layer's attention module as it returns them and dropped from the model's output (one layer
+alive at a time too): log P_ij = S_ij - logsumexp_j S_ij, the logits up to a per-row constant (no slope, ordering or
+RP changes). Every layer is checked causal and full-window first (:mod:`lnrecency.experiments.probes.attention_checks`).
+A TransformerLens 4 bridge is read through its named hooks, an nnsight model unwrapped.
 
 Inputs (exactly one): ``texts`` (strings, tokenised by ``tokenizer`` piece by piece and cut into windows, the
 model's BOS first where its tokenizer adds one: :mod:`lnrecency.experiments.text.text_windows`), ``tokens`` (an
@@ -372,7 +372,7 @@ def _plan(model, tokenizer, a: Arguments, bridge: Any) -> _Job:
     runs = 2 if a.positions == "both" else 1
     with max_seconds_limit(a.max_seconds):
         check_probe_bounds(replace(st, sequences=runs * st.sequences), n_layers, n_heads, width, light=True,
-                           maps=a.maps, stream=tap or bridge is not None, timed=False, slopes_only=slopes_only)
+                           maps=a.maps, stream=True, timed=False, slopes_only=slopes_only)  # every reader streams
         estimate = runs * check_engine_time(model, st, n_layers, n_heads, width, slopes_only, a.maps)
     if a.progress:
         print(f"probe: {type(model).__name__}, {n_layers} layers x {n_heads} heads, {st.sequences} windows of n = "
@@ -401,8 +401,8 @@ _NOTES = {"tap": "exact pre-softmax logits S = q.k scaling (after any position r
                  "before the mask), tapped layer by layer from transformers' attention interface",
           "bridge": "pre-softmax scores from TransformerLens's blocks.L.attn.hook_attn_scores, weights from "
                     "hook_pattern",
-          "weights": "log attention weights from transformers' output_attentions: the logits up to a per-row "
-                     "constant (slopes, orderings and RP are exact)"}
+          "weights": "log attention weights from transformers' output_attentions, taken layer by layer from each "
+                     "attention module: the logits up to a per-row constant (slopes, orderings and RP are exact)"}
 
 
 def _info(job: _Job, positions: str) -> dict:
@@ -413,7 +413,7 @@ def _info(job: _Job, positions: str) -> dict:
             "inputs_sha256": hashlib.sha256(np.ascontiguousarray(job.windows, dtype=np.int64)).hexdigest(),
             "positions": {"scheme": job.scheme, "state": state or _STATES[job.scheme]}, "device": str(job.where),
             "parameters": int(sum(p.numel() for p in model.parameters())),
-            "streamed": job.tap or job.bridge is not None,
+            "streamed": True,  # every reader hands on one layer at a time (logit_tap)
             "maps": job.a.maps, "slopes_only": job.slopes_only, "estimate_seconds": round(job.estimate, 2)}
 
 
