@@ -169,7 +169,7 @@ def test_probe_helpers():
 
 def test_probe_json_schema_and_phases(capsys):
     assert main(["probe", "--identity", "--norm", "none", "--layers", "3", "--n", "6", "--d", "256",
-                 "--sequences", "2000", "--json"]) == 0
+                 "--sequences", "2000", "--maps", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert [lay["layer"] for lay in out["layers"]] == [1, 2, 3]
     head = out["layers"][0]["heads"][0]
@@ -187,8 +187,8 @@ def test_probe_json_schema_and_phases(capsys):
     (["probe"], "exactly one"), (["probe", "x", "--identity"], "exactly one"),
     (["probe", "--identity", "--n", "2"], "n must"), (["probe", "--identity", "--sequences", "10**30"], "invalid"),
     (["probe", "--identity", "--d", "100000"], "--d"), (["probe", "nowhere"], "checkpoint folder"),
-    (["probe", "--identity", "--no-rope"], "--no-rope"),
-    (["probe", "--identity", "--positions", "off"], "--positions off"),
+    (["probe", "--identity", "--no-rope", "--positions", "both"], "--no-rope is the deprecated spelling"),
+    (["probe", "--identity", "--positions", "zero"], "--positions zero replaces learned"),
     (["probe", "nowhere", "--alpha", "0.5"], "go with"),
     (["train", "copy", "--out", "x"], "task"), (["train", "induction", "--norm", "l2", "--out", "x"], "norm"),
     (["train", "induction", "--out", ""], "--out"), (["train", "induction", "--steps", "0", "--out", "x"], "steps"),

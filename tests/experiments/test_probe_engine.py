@@ -214,8 +214,9 @@ def test_the_command_lines_refusals_come_before_torch_in_under_a_second(tmp_path
     cases = {"--batch-size must be": ["--hf", str(hf), "--batch-size", "0"],
              "--tokens must be one of 'random', 'text'": ["--hf", str(hf), "--tokens", "task"],
              "--sequences must be an integer in [8,": ["--hf", str(hf), "--sequences", "3"],
-             "--positions both goes with --hf or --gguf": ["--identity", "--positions", "both"],
-             "--maps goes with --hf or --gguf": ["--identity", "--maps"],
+             "--tokens task needs a trained model": ["--identity", "--tokens", "task"],
+             "MODEL_DIR must be a checkpoint folder": [str(hf)],
+             "--ablate-sink: layer 3 is not one of the model's layers": ["--identity", "--ablate-sink", "3:0"],
              "--text '": ["--gguf", str(tmp_path / "m.gguf"), "--tokens", "text", "--text", str(tmp_path / "no")]}
     script = textwrap.dedent(f"""
         import contextlib, io, json, sys, time

@@ -222,3 +222,36 @@ def test_bloom_positions_off_equal_the_model_with_its_alibi_switched_off_by_hand
     assert np.allclose([lp.sink for lp in off.layers], sinks, rtol=0, atol=SEQ * 4 * N * EPS64)
     on, _, _, _ = _reference(_eager_weights(model, ids))  # the neighbour: with the bias, far from it
     assert min(abs(a - b) for a, b in zip(on, layers)) > 100 * bound
+
+
+def test_mpt_positions_off_equal_the_model_with_its_alibi_switched_off_by_hand(models):
+    """positions="off" builds MPT's ALiBi bias (build_mpt_alibi_tensor) as zeros; the reference instead hands each
+    attention module a zero position_bias through a forward pre-hook, on a copy (before, MPT's off was refused: its
+    builder has another name than BLOOM's)."""
+    model, ids = models["mpt"], _ids()
+    off = lnrecency.probe_model(model, tokens=ids, n=N, sequences=SEQ, positions="off")
+    no_alibi = copy.deepcopy(model)
+    for q in range(2):
+        def zero_bias(module, args, kwargs):
+            if "position_bias" in kwargs:
+                kwargs["position_bias"] = torch.zeros_like(kwargs["position_bias"])
+            else:
+                args = (args[0], torch.zeros_like(args[1]), *args[2:])
+            return args, kwargs
+        ATTENTION["mpt"](no_alibi, q).register_forward_pre_hook(zero_bias, with_kwargs=True)
+    layers, _, _, bound = _reference(_eager_weights(no_alibi, ids))
+    assert off.model["positions"]["state"].startswith("off: ALiBi bias zero")
+    assert np.allclose([lp.slope for lp in off.layers], layers, rtol=0, atol=bound), (off.layers, layers)
+    on, _, _, _ = _reference(_eager_weights(model, ids))
+    assert min(abs(a - b) for a, b in zip(on, layers)) > 100 * bound
+
+
+def test_gpt1s_learned_positions_are_found_by_their_own_name():
+    """OpenAI GPT names its position embedding positions_embed: read as learned (positions off sets every position
+    id to 0), never as a model without positions whose 'off' would leave them on."""
+    from lnrecency.experiments.probes.model_probe import position_scheme
+
+    torch.manual_seed(0)
+    gpt = transformers.OpenAIGPTLMHeadModel(transformers.OpenAIGPTConfig(vocab_size=V, n_positions=64, n_embd=32,
+                                                                        n_layer=1, n_head=4))
+    assert position_scheme(gpt) == "learned"

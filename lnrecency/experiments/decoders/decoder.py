@@ -21,6 +21,7 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass
+from typing import Iterator
 
 import numpy as np
 import torch
@@ -231,13 +232,27 @@ class Decoder(nn.Module):
         layer are ablated (output 0). ``positions=False``: no position embeddings. ``first_share``: {layer index
         (0-based): a share in [0, 1) or "mean"}: that layer's attention to the first token fixed at one share for
         every query (:func:`fix_first_share`, the sink ablation)."""
+        traces = [] if trace else None
+        h = None
+        for q, h, tr in self.layers(tokens, embeds=embeds, trace=trace, keep_heads=keep_heads, positions=positions,
+                                    first_share=first_share):
+            if trace:
+                traces.append(tr)
+        logits = None if self.cfg.is_identity else self.head(self.final(h))
+        return logits, traces
+
+    def layers(self, tokens: torch.Tensor | None = None, *, embeds: torch.Tensor | None = None, trace: bool = True,
+               keep_heads: dict | None = None, positions: bool = True,
+               first_share: dict | None = None) -> Iterator[tuple[int, torch.Tensor, LayerTrace | None]]:
+        """The blocks one at a time, as :meth:`forward` runs them: (0-based layer, its output, its trace or None),
+        so that a reader can take a layer's trace and let it go before the next is made (the probe's stream)."""
         if (tokens is None) == (embeds is None):
             raise ValueError("give exactly one of tokens and embeds")
         if embeds is None:
             if self.cfg.is_identity:
                 raise ValueError("the identity decoder takes embeds (the theory's input vectors), not tokens")
             embeds = self.embed(tokens, positions)
-        h, traces = embeds, [] if trace else None
+        h = embeds
         keep_heads = keep_heads or {}
         for q, block in enumerate(self.blocks):
             keep = None
@@ -245,10 +260,7 @@ class Decoder(nn.Module):
                 keep = torch.zeros(self.cfg.n_heads)
                 keep[list(keep_heads[q])] = 1.0
             h, tr = block(h, trace, keep, (first_share or {}).get(q))
-            if trace:
-                traces.append(tr)
-        logits = None if self.cfg.is_identity else self.head(self.final(h))
-        return logits, traces
+            yield q, h, tr
 
 
 def impose_first_share(model: Decoder, shares: dict | None) -> Decoder:

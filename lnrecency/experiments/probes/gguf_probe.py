@@ -18,6 +18,8 @@ import math
 import sys
 import time
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
 
 import numpy as np
 import torch
@@ -31,10 +33,11 @@ from lnrecency.experiments.probes.gguf import (
     estimate_probe,
     load_gguf,
 )
+from lnrecency.experiments.probes.model_inputs import Arguments
 from lnrecency.experiments.probes.probe import MAX_SECONDS, ProbeResult, ProbeSettings, probe
 from lnrecency.experiments.probes.probe_settings import check_gguf_tokens
 
-__all__ = ["Loaded", "open_model", "text_bytes_peak", "probe_loaded", "probe_gguf", "inputs", "perplexity",
+__all__ = ["from_gguf", "Loaded", "open_model", "text_bytes_peak", "probe_loaded", "probe_gguf", "inputs", "perplexity",
            "PPL_WINDOWS"]
 
 #: text windows over which the perplexity is measured
@@ -264,5 +267,41 @@ def probe_gguf(path, settings: ProbeSettings, *, no_rope: bool = False, text=Non
     check_gguf_tokens(settings.tokens)
     loaded = open_model(path, plan=[(settings, no_rope)], max_model_mib=max_model_mib, announce=announce, text=text)
     res = probe_loaded(loaded, settings, no_rope=no_rope, text=text, progress=progress, bos=bos)
+    res.model["seconds"] = round(res.model["seconds"] + loaded.load_seconds, 1)
+    return res
+
+
+def from_gguf(p: Path, tokenizer: Any, a: Arguments, run: Callable) -> ProbeResult:
+    """A GGUF model: its header checked and the load and probe estimated (refused above the time limit or the free
+    memory: :func:`lnrecency.experiments.probes.gguf_probe.open_model`), loaded, then the same engine; the
+    perplexity of the first text windows beside. ``a``: lnrecency.probe_model's checked arguments; ``run``: its
+    probe of a model object (lnrecency.experiments.probes.model_probe)."""
+    from lnrecency.experiments.probes.attention_checks import target_device
+    from lnrecency.runtime.timelimit import max_seconds as time_limit
+
+    if tokenizer is not None:
+        raise ValueError("tokenizer: a GGUF model carries its own tokenizer; leave tokenizer out")
+    if a.positions == "zero":
+        raise ValueError("positions='zero' applies to learned absolute positions; a GGUF model's are RoPE (use "
+                         "positions='off')")
+    where = target_device(a.device)
+    st = ProbeSettings(n=a.window, sequences=a.sequences, seed=a.seed, tokens=a.kind, rate=a.rate)
+    plan = [(st, a.positions == "off")] + ([(st, True)] if a.positions == "both" else [])
+    with time_limit(a.max_seconds):
+        loaded = open_model(p, plan=plan, max_model_mib=a.max_model_mib, announce=a.progress, text=a.text)
+    if where is not None:
+        loaded.model.to(where)
+    res = run(loaded.model, loaded.tok, a)
+    ppl = {}
+    if a.kind == "text":
+        with torch.no_grad():
+            first = res.inputs[:PPL_WINDOWS]
+            for state in ("on", "off") if a.positions in ("off", "both") else ("on",):
+                ppl[state] = round(perplexity(loaded.model, first, state == "off"), 4)
+    m = loaded.m
+    res.model.update({"kind": "gguf", "path": str(loaded.src.name), "architecture": m.architecture,
+                      "sha256": loaded.src.sha256, "kv_heads": m.kv_heads, "width": m.width,
+                      "estimate": loaded.estimate, "load_seconds": round(loaded.load_seconds, 1),
+                      "perplexity": {**ppl, "windows": min(a.sequences, PPL_WINDOWS)} if ppl else None})
     res.model["seconds"] = round(res.model["seconds"] + loaded.load_seconds, 1)
     return res

