@@ -121,7 +121,9 @@ def _attention(model, tap: bool) -> Iterator[None]:
         register()
         want = TAP
     before = getattr(model.config, "_attn_implementation", None)
-    switch = before != want and (tap or before is not None) and hasattr(model, "set_attn_implementation")
+    settable = hasattr(model, "set_attn_implementation") and (  # a family that cannot switch (Falcon) would warn
+        not hasattr(model, "_can_set_attn_implementation") or model._can_set_attn_implementation())
+    switch = before != want and (tap or before is not None) and settable  # its config set: logit_tap._eager
     if switch:
         model.set_attn_implementation(want)
     try:
