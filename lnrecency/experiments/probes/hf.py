@@ -192,23 +192,25 @@ def qk_of(model) -> list | None:
             continue
         dh = wq.shape[0] // heads
         kv = wk.shape[0] // dh
-        layer = []
-        for h in range(heads):
-            g = h // (heads // kv)  # grouped-query attention: query head h reads key head g
-            layer.append(_qk_distance_of(wq[h * dh:(h + 1) * dh], wk[g * dh:(g + 1) * dh]))
-        out.append({"layer": len(out) + 1, "heads": layer})
+        group = torch.arange(heads) // (heads // kv)  # grouped-query attention: query head h reads key head g
+        a, b = wq.reshape(heads, dh, -1), wk.reshape(kv, dh, -1)[group]
+        out.append({"layer": len(out) + 1, "heads": _qk_distances(a, b)})
     return out or None
 
 
-def _qk_distance_of(a: torch.Tensor, b: torch.Tensor) -> dict:
-    """:func:`lnrecency.experiments.probes.probe_decoder.qk_distance` of M = A^T B (A, B: d_head x d) without
-    forming the d x d matrix: every norm and trace through d_head x d_head products (|M|^2 = tr(A A^T B B^T),
-    tr M = sum A * B, tr(M M) = tr((B A^T)^2); sym and anti are (M +- M^T) / 2)."""
-    d = a.shape[1]
-    m2 = float(torch.sum((a @ a.T) * (b @ b.T)))
-    ba = b @ a.T
-    mm = float(torch.sum(ba * ba.T))
-    c = float(torch.sum(a * b)) / d
+def _qk_distances(a: torch.Tensor, b: torch.Tensor) -> list[dict]:
+    """Per head, :func:`lnrecency.experiments.probes.probe_decoder.qk_distance` of M = A^T B (A, B: heads x
+    d_head x d) without forming the d x d matrix: every norm and trace through d_head x d_head products, all heads at
+    once (|M|^2 = tr(A A^T B B^T), tr M = sum A * B, tr(M M) = tr((B A^T)^2); sym and anti are (M +- M^T) / 2)."""
+    d = a.shape[-1]
+    ba = b @ a.transpose(1, 2)
+    sums = torch.stack([((a @ a.transpose(1, 2)) * (b @ b.transpose(1, 2))).sum((1, 2)),
+                        (ba * ba.transpose(1, 2)).sum((1, 2)), (a * b).sum((1, 2))]).tolist()
+    return [_qk_distance_from(m2, mm, ab / d, d) for m2, mm, ab in zip(*sums)]
+
+
+def _qk_distance_from(m2: float, mm: float, c: float, d: int) -> dict:
+    """:func:`_qk_distances` of one head from |M|^2, tr(M M) and the scale c = tr M / d."""
     sym2, anti2 = max((m2 + mm) / 2, 0.0), max((m2 - mm) / 2, 0.0)
     dist2 = max(sym2 - 2 * c * (c * d) + c * c * d, 0.0)
     return {"distance": math.sqrt(dist2 / sym2) if sym2 > 0 else None,

@@ -4,8 +4,9 @@
 ``AttentionMaskInterface``); a model loaded with ``attn_implementation=TAP`` computes its attention exactly as
 transformers' eager path does (keys and values repeated over grouped-query heads, S = q k^T * scaling,
 the optional tanh soft-cap, the mask added, softmax in float32, P V), and hands each layer's logits S and
-weights P, as they are made, to the callback installed by :func:`tapping`. Nothing is kept between layers: a
-probe sums what it needs and lets the tensors go, so its memory is one layer's, whatever the depth.
+weights P, as they are made, to the callback installed by :func:`tapping`. Nothing of a layer is kept for the
+next: S and P are made in the same tensors layer after layer (overwritten, not allocated again), and a probe sums
+what it needs before the next layer, so its memory is one layer's, whatever the depth.
 
 The probe's three readers hand one layer's logits and weights at a time to its sums (``job``: the plan of
 :mod:`lnrecency.experiments.probes.model_probe`): :func:`read_tapped` (this tap), :func:`read_bridge` (a
@@ -35,38 +36,72 @@ __all__ = ["TAP", "tapping", "register", "call_kwargs", "read_bridge", "read_tap
 #: the attention implementation's name in transformers' registry
 TAP = "lnrecency_tap"
 _SINK: list = []
+#: per installed callback, the tap's own state while it is installed: the tensors S, the masked logits and P are
+#: made in, reused layer after layer (``buffers``, by name, shape, dtype and device), and the mask last found causal
+#: (``mask``: the tensor, and where its entries are, their version and n)
+_STATE: list = []
 
 
 def _check_mask(mask: torch.Tensor | None, n: int, layer: int) -> None:
     if mask is None:
         raise ValueError(f"layer {layer}: the model passed no attention mask; the probe reads causal models with "
                          f"an explicit mask only")
+    state = _STATE[-1] if _STATE else {}
+    seen = (mask.data_ptr(), tuple(mask.shape), mask.stride(), mask.dtype, mask.device, mask._version, n)
+    if state.get("mask") is not None and state["mask"][1] == seen:
+        return  # the tensor (or a view of the same entries) checked at an earlier layer and not written since: its
+        # memory is kept alive by the reference held below, and every write bumps its version counter
     m = mask[..., -n:, -n:]
     below = torch.ones(n, n, dtype=torch.bool, device=m.device).tril()
     if bool((m.masked_select(below.expand_as(m)) != 0).any()) or bool((m.masked_select(~below.expand_as(m))
                                                                       > -1e30).any()):
         raise ValueError(f"layer {layer}: the model's attention mask is not the causal mask at n = {n} (a sliding "
                          f"window shorter than n, or packed or padded inputs); refused")
+    if _STATE:
+        state["mask"] = (mask, seen)
+
+
+def _buffer(name: str, shape: tuple, like: torch.Tensor) -> torch.Tensor:
+    """The installed callback's tensor ``name`` of this shape, dtype and device, made once and reused layer after
+    layer (a fresh tensor of B H n^2 entries every layer is memory handed back and faulted in again)."""
+    key = (name, tuple(shape), like.dtype, like.device)
+    buffers = _STATE[-1].setdefault("buffers", {})
+    if key not in buffers:
+        for old in [k for k in buffers if k[0] == name]:  # one of each name: another shape replaces it
+            del buffers[old]
+        buffers[key] = torch.empty(shape, dtype=like.dtype, device=like.device)
+    return buffers[key]
 
 
 def tap_attention(module, query, key, value, attention_mask, scaling=None, dropout=0.0, softcap=None, **kwargs):
-    """transformers' eager attention, with S and P handed to the installed callback (see the module doc)."""
+    """transformers' eager attention, with S and P handed to the installed callback (see the module doc). With a
+    callback installed, S, the masked logits and P are made in tensors reused layer after layer (the same operations
+    into given outputs, the same numbers): the callback's S and P are valid during its call only."""
     if scaling is None:
         scaling = module.head_dim ** -0.5
     groups = getattr(module, "num_key_value_groups", 1)
     k = key.repeat_interleave(groups, dim=1) if groups > 1 else key
     v = value.repeat_interleave(groups, dim=1) if groups > 1 else value
-    s = torch.matmul(query, k.transpose(2, 3)) * scaling
-    if softcap is not None:
-        s = torch.tanh(s / softcap) * softcap
     layer = int(getattr(module, "layer_idx", -1))
-    if _SINK:
-        _check_mask(attention_mask, s.shape[-1], layer + 1)
-    logits = s + attention_mask if attention_mask is not None else s
-    p = torch.nn.functional.softmax(logits, dim=-1, dtype=torch.float32).to(query.dtype)
+    if not _SINK:
+        s = torch.matmul(query, k.transpose(2, 3)) * scaling
+        if softcap is not None:
+            s = torch.tanh(s / softcap) * softcap
+        logits = s + attention_mask if attention_mask is not None else s
+        p = torch.nn.functional.softmax(logits, dim=-1, dtype=torch.float32).to(query.dtype)
+        return torch.matmul(p, v).transpose(1, 2).contiguous(), None
+    shape = query.shape[:-1] + (k.shape[-2],)
+    _check_mask(attention_mask, shape[-1], layer + 1)
+    s = torch.matmul(query, k.transpose(2, 3), out=_buffer("s", shape, query)).mul_(scaling)
+    if softcap is not None:
+        s.div_(softcap).tanh_().mul_(softcap)
+    logits = torch.add(s, attention_mask, out=_buffer("logits", shape, s)) if attention_mask is not None else s
+    if logits.dtype == torch.float32:
+        p = torch.softmax(logits, -1, out=_buffer("p", shape, logits))
+    else:
+        p = torch.nn.functional.softmax(logits, dim=-1, dtype=torch.float32).to(query.dtype)
     out = torch.matmul(p, v).transpose(1, 2).contiguous()
-    if _SINK:
-        _SINK[-1](layer, s, p)
+    _SINK[-1](layer, s, p)
     return out, None
 
 
@@ -82,12 +117,14 @@ def register() -> None:
 @contextlib.contextmanager
 def tapping(callback: Callable[[int, torch.Tensor, torch.Tensor], None]) -> Iterator[None]:
     """Within the block, every tapped attention call hands (0-based layer, S, P) to ``callback``; S and P are
-    (B, H, n, n)."""
+    (B, H, n, n), made in tensors the tap reuses at the next layer: valid during the call (clone them to keep them)."""
     _SINK.append(callback)
+    _STATE.append({})
     try:
         yield
     finally:
         _SINK.pop()
+        _STATE.pop()
 
 
 def call_kwargs(job, ids: torch.Tensor, attentions: bool, off: bool) -> dict:

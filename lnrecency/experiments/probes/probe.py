@@ -47,6 +47,7 @@ from lnrecency.experiments.probes.probe_costs import (  # noqa: F401 (re-exporte
     MAX_CELLS,
     MAX_PROBE_BYTES,
     MAX_SECONDS,
+    PIECE_BYTES,
     PROBE_COST,
     SLOPE_WORK_BYTES,
     Progress,
@@ -67,6 +68,7 @@ from lnrecency.experiments.probes.probe_settings import (  # noqa: F401 (re-expo
 from lnrecency.experiments.probes.probe_sums import (  # noqa: F401 (re-exported)
     Moments,
     diag_normalise,
+    head_sums,
     phase_of,
     recency_counts,
     triples,
@@ -206,8 +208,8 @@ def probe(traces_of: Callable, *, n_layers: int, n_heads: int, settings: ProbeSe
     sequence, reported as ``LayerProbe.regions`` {name: (mean, se)} (the induction task's two copies).
     ``width``: the model's d, for the memory bound: sequences are taken :func:`probe_chunk` at a time (at most
     ``settings.chunk``). ``slopes_only`` (with ``light``): slopes, sink and rollout from running row sums, no
-    head-mean map and no RP (O(n^3) a row set), a layer read a few heads at a time in float64
-    (:data:`SLOPE_WORK_BYTES`): memory O(B H n^2) for the layer in flight plus O(L (H + n)), for large n.
+    head-mean map and no RP (O(n^3) a row set), a layer read a piece at a time in float64
+    (:data:`PIECE_BYTES`): memory O(B H n^2) for the layer in flight plus O(L (H + n)), for large n.
     ``progress``: a bar on a terminal, else a line on stderr about every tenth of the sequences. ``pilot``: the
     first two steps take an eighth of the sequences each, so that the time estimate from the second
     (``estimate_from_first_windows_seconds`` in the result's model) comes early."""
@@ -291,28 +293,18 @@ class _Sums:
             self.take_full(l0, tr)
 
     def take_slopes(self, l0: int, tr: dict) -> None:
-        """The slopes, sink and rollout of one layer from its logits and weights read a few heads at a time (no
-        float64 copy of the whole layer: :data:`SLOPE_WORK_BYTES` of it at once); for a light probe that is not
-        slopes-only, the head-mean map and the layer RP too."""
-        n, m = self.n, self.mom[l0]
+        """The slopes, sink and rollout of one layer from its logits and weights, a piece at a time in float64
+        (:func:`head_sums`: no float64 copy of the whole layer); for a light probe that is not slopes-only, the
+        head-mean map and the layer RP too."""
+        m = self.mom[l0]
         s_in, p_in = tr["logits"], tr["weights"]
-        # finite iff the least and largest entries are (torch.aminmax propagates NaN): one pass, no copy
-        if not all(math.isfinite(float(x)) for t in (s_in, p_in) for x in torch.aminmax(t)):
+        slopes, sm, a = head_sums(s_in, p_in, self.w, self.buffers)
+        # finite iff these sums are: every entry of S is in one of sm's float64 sums and every entry of P in one of
+        # a's, and a NaN or an infinity stays one through any sum (float32 entries cannot overflow one); no pass of
+        # its own over S or P
+        if not math.isfinite(float(sm.sum()) + float(a.sum())):
             raise ValueError(f"layer {l0 + 1}: the attention logits or weights are not finite (NaN or overflow); "
                              f"nothing is decided from them")
-        b, h = s_in.shape[:2]
-        group = max(1, SLOPE_WORK_BYTES // (8 * b * n * n))
-        slopes = torch.empty(b, h, n, dtype=torch.float64)
-        sm = torch.zeros(b, n, n, dtype=torch.float64)
-        a = torch.zeros(b, n, n, dtype=torch.float64)
-        for h0 in range(0, h, group):
-            sh, ph = s_in[:, h0:h0 + group].to(torch.float64), p_in[:, h0:h0 + group].to(torch.float64)
-            slopes[:, h0:h0 + group] = torch.einsum("bhij,ij->bhi", sh, self.w)
-            sm += sh.sum(1)
-            a += ph.sum(1)
-            del sh, ph
-        sm /= h
-        a /= h
         m["seq_slope"].add(slopes[..., self.rows] @ self.omega_rows)
         if not self.slopes_only:  # the light probe: the head-mean map and the layer's RP, from the head means
             m["Smean"].add(sm)
@@ -389,19 +381,27 @@ class _Sums:
 
     def head_results(self, l0: int, n_heads: int, mask: np.ndarray) -> list:
         m = self.mom[l0]
+        got: dict = {}
+
+        def mean(name: str) -> np.ndarray:  # each moment's mean and SE over every head made once, not once a head
+            return got[name, "mean"] if (name, "mean") in got else got.setdefault((name, "mean"), m[name].mean)
+
+        def se(name: str) -> np.ndarray:
+            return got[name, "se"] if (name, "se") in got else got.setdefault((name, "se"), m[name].se)
+
         heads = []
         for h in range(n_heads):
-            hp = HeadProbe(h + 1, *((np.where(mask, m["S"].mean[h], np.nan), np.where(mask, m["S"].se[h], np.nan))
+            hp = HeadProbe(h + 1, *((np.where(mask, mean("S")[h], np.nan), np.where(mask, se("S")[h], np.nan))
                                     if self.maps else (None, None)),
-                           float(m["seq_slope"].mean[h]), float(m["seq_slope"].se[h]),
-                           *((math.nan, math.nan) if self.light else (float(m["rp"].mean[h]), float(m["rp"].se[h]))))
+                           float(mean("seq_slope")[h]), float(se("seq_slope")[h]),
+                           *((math.nan, math.nan) if self.light else (float(mean("rp")[h]), float(se("rp")[h]))))
             if self.skip:
-                hp.sink, hp.sink_se = float(m["head_sink"].mean[h]), float(m["head_sink"].se[h])
+                hp.sink, hp.sink_se = float(mean("head_sink")[h]), float(se("head_sink")[h])
             if m["osq"].count:
-                s2, cross = float(m["vsq"].mean[h]), float(m["vcross"].mean[h])
+                s2, cross = float(mean("vsq")[h]), float(mean("vcross")[h])
                 rho = cross / s2 if s2 > 0 else float("nan")
-                hp.norm_profile, hp.norm_profile_se = m["osq"].mean[h], m["osq"].se[h]
-                hp.norm_law = s2 * (rho + (1.0 - rho) * m["psq"].mean[h])
+                hp.norm_profile, hp.norm_profile_se = mean("osq")[h], se("osq")[h]
+                hp.norm_law = s2 * (rho + (1.0 - rho) * mean("psq")[h])
                 hp.value_sq, hp.value_rho = s2, rho
             heads.append(hp)
         return heads

@@ -4,9 +4,9 @@ identity decoders by benchmarks/bench_estimates.py; refused above :data:`MAX_SEC
 estimate, with its load and output layer, is :mod:`lnrecency.experiments.probes.gguf`'s."""
 from __future__ import annotations
 
-__all__ = ["MAX_CELLS", "MAX_PROBE_BYTES", "PROBE_COST", "STREAM_COST", "SLOPE_WORK_BYTES", "LOAD_MARGIN",
-           "MAX_SECONDS", "probe_bytes", "probe_seconds", "check_probe_cost", "probe_chunk", "ENGINE_COST",
-           "forward_flops", "engine_seconds", "check_engine_time", "Progress"]
+__all__ = ["MAX_CELLS", "MAX_PROBE_BYTES", "PROBE_COST", "STREAM_COST", "SLOPE_WORK_BYTES", "PIECE_BYTES",
+           "LOAD_MARGIN", "MAX_SECONDS", "probe_bytes", "probe_seconds", "check_probe_cost", "probe_chunk",
+           "ENGINE_COST", "forward_flops", "engine_seconds", "check_engine_time", "Progress"]
 
 #: bound on sequences * n^2 * heads * layers (the work of one probe)
 MAX_CELLS = 4 * 10**9
@@ -15,7 +15,13 @@ MAX_CELLS = 4 * 10**9
 MAX_PROBE_BYTES = 512 * 2**20
 
 
-#: the float64 working copy of a few heads' logits and weights at a time in a slopes-only probe
+#: the float64 piece of a layer's logits or weights that a light probe works on at a time
+#: (lnrecency.experiments.probes.probe_sums.head_sums): it stays in the cache. 32 layers x 32 heads at n = 64, 24
+#: sequences, on this project's loaded 2-core machine: 1.7 ms a layer for the slopes and both head means, against 10
+#: ms from float64 copies of the whole layer; 1-8 MiB pieces within 15% of each other
+PIECE_BYTES = 4 * 2**20
+#: the bound counted for the float64 working buffers of a light probe: two pieces (two heads where one head is larger,
+#: within the bound up to n = 2048)
 SLOPE_WORK_BYTES = 64 * 2**20
 
 
@@ -110,12 +116,17 @@ def probe_chunk(n_layers: int, n_heads: int, n: int, width: int, chunk: int, lig
 
 #: the time model of :func:`lnrecency.probe_model` on a transformers model (the forward pass and the probe's sums,
 #: no load): seconds = S (FLOP x forward FLOPs + L (PER_LAYER + CELL H n^2 + CUBE n^3 [not slopes only]
-#: + MAP_CELL H n^2 [maps])). Fitted on this project's 2-core machine (benchmarks/bench_probe_cost.py --quick,
-#: 2026-11-29, the least of three runs each): FLOP from SmolLM2-135M's plain forward through the tap (32 windows of
-#: n = 64: 2.35 s for 4.4e11 FLOPs); CELL (a head's float64 row slopes and head mean, per cell) and CUBE (the layer
-#: RP and the two rollouts, per n^3) from the 32-layer, 32-head model built small and its 4-layer sibling. The
-#: machine is shared: the probe also prints the whole probe's time at its own rate after its second step
-ENGINE_COST = {"FLOP": 6.0e-12, "PER_LAYER": 1.0e-4, "CELL": 5.0e-9, "CUBE": 1.5e-9, "MAP_CELL": 4.0e-9}
+#: + MAP_CELL H n^2 [maps])). Fitted on this project's 2-core machine (benchmarks/bench_probe_cost.py, the least of
+#: three runs each): FLOP from SmolLM2-135M's plain forward through the tap (32 windows of n = 64: 2.35 s for 4.4e11
+#: FLOPs; 2026-11-29). CELL (a head's float64 row slopes and both head means, per cell) and CUBE (the layer RP and
+#: the two rollouts, per n^3) refitted 2026-11-29 after the sums were made a cached piece at a time (they were 5.0e-9
+#: and 1.5e-9: the estimate then came to 1.8 times the measured time of the 32-layer, 32-head model built small and
+#: 3.6 times at n = 256), on the five rows of the full benchmark (load average 1.0-1.5): the estimate 1.03-1.20 of
+#: those measured times for SmolLM2 and the 32- and 4-layer models at n = 64 and 256, 0.99-1.14 in the run after
+#: the refit (benchmarks/probe_cost.json, "full"), 1.01 for a slopes-only probe of the 4-layer model at n = 512.
+#: MAP_CELL (maps=True's per-head maps, unchanged) is not in the benchmark. The machine is shared: the probe also
+#: prints the whole probe's time at its own rate after its second step
+ENGINE_COST = {"FLOP": 6.0e-12, "PER_LAYER": 1.0e-4, "CELL": 3.5e-9, "CUBE": 1.2e-10, "MAP_CELL": 4.0e-9}
 
 
 def forward_flops(parameters: int, n_layers: int, n_heads: int, width: int, n: int) -> float:
