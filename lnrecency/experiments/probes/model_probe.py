@@ -75,7 +75,7 @@ from lnrecency.experiments.probes.model_inputs import (  # noqa: F401 (re-export
     refuse_decoder_arguments,
 )
 from lnrecency.experiments.probes.probe import ProbeResult, ProbeSettings, check_probe_bounds, probe
-from lnrecency.experiments.probes.probe_costs import check_engine_time
+from lnrecency.experiments.probes.probe_costs import SLOPES_ONLY_ABOVE, check_engine_time
 from lnrecency.runtime.timelimit import max_seconds as max_seconds_limit
 
 __all__ = ["probe_model", "unwrap", "position_scheme", "check_family", "check_attention_weights", "declared_window",
@@ -84,9 +84,6 @@ __all__ = ["probe_model", "unwrap", "position_scheme", "check_family", "check_at
 #: the positional schemes the probe recognises
 SCHEMES = ("rope", "learned", "alibi", "none")
 _LEARNED = ("wpe", "embed_positions", "position_embeddings", "positions_embed")
-#: above this n the probe of a transformers model measures the slopes, sink and rollout only (RP counts key triples,
-#: O(n^3) a row set); slopes_only= overrides it
-SLOPES_ONLY_ABOVE = 256
 
 
 def position_scheme(model) -> str:

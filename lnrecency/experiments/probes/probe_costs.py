@@ -5,8 +5,8 @@ estimate, with its load and output layer, is :mod:`lnrecency.experiments.probes.
 from __future__ import annotations
 
 __all__ = ["MAX_CELLS", "MAX_PROBE_BYTES", "PROBE_COST", "STREAM_COST", "SLOPE_WORK_BYTES", "PIECE_BYTES",
-           "LOAD_MARGIN", "MAX_SECONDS", "probe_bytes", "probe_seconds", "check_probe_cost", "probe_chunk",
-           "ENGINE_COST", "forward_flops", "engine_seconds", "check_engine_time", "Progress"]
+           "LOAD_MARGIN", "MAX_SECONDS", "SLOPES_ONLY_ABOVE", "probe_bytes", "probe_seconds", "check_probe_cost",
+           "probe_chunk", "ENGINE_COST", "forward_flops", "engine_seconds", "check_engine_time", "Progress"]
 
 #: bound on sequences * n^2 * heads * layers (the work of one probe)
 MAX_CELLS = 4 * 10**9
@@ -127,6 +127,11 @@ def probe_chunk(n_layers: int, n_heads: int, n: int, width: int, chunk: int, lig
 #: MAP_CELL (maps=True's per-head maps, unchanged) is not in the benchmark. The machine is shared: the probe also
 #: prints the whole probe's time at its own rate after its second step
 ENGINE_COST = {"FLOP": 6.0e-12, "PER_LAYER": 1.0e-4, "CELL": 3.5e-9, "CUBE": 1.2e-10, "MAP_CELL": 4.0e-9}
+
+
+#: above this n the probe of a transformers model measures the slopes, sink and rollout only (RP counts key triples,
+#: O(n^3) a row set); slopes_only= overrides it
+SLOPES_ONLY_ABOVE = 256
 
 
 def forward_flops(parameters: int, n_layers: int, n_heads: int, width: int, n: int) -> float:
