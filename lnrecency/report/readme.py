@@ -105,8 +105,9 @@ def costs_sentence() -> str:
     return (f"{COSTS_BEGIN}Measured on this project's 2-core machine ({rep['date']}): the first installs a "
             f"{i['report']['mb']} MB virtual environment and writes the report in {duration(rep['seconds'])} with "
             f"nothing cached (`--quick`: {duration(quick['seconds'])}); the second installs about "
-            f"{i['test']['mb'] / 1000:.1f} GB and runs the suite ({suite['tests']} tests) in "
-            f"{duration(suite['seconds'])} ({suite['date']}).{COSTS_END}")
+            f"{i['test']['mb'] / 1000:.1f} GB and runs the suite ({suite['tests']} tests: {suite['passed']} passed, "
+            f"{suite['tests'] - suite['passed']} skipped) in {duration(suite['seconds'])} "
+            f"({suite['date']}).{COSTS_END}")
 
 
 def timings_sentence() -> str:

@@ -45,26 +45,23 @@ __all__ = ["GGUFModel", "check_header", "estimate_load", "estimate_probe", "load
 
 #: torch threads of a probe (fixed, so that every machine computes the same bytes)
 THREADS = 2
-#: the time and memory model of a GGUF probe, fitted on SmolLM2-135M and Gemma 3 270M on this project's
-#: 2-core machine (benchmarks/bench_gguf.py --fit): seconds = LOAD_FIXED + LOAD_PER_BYTE float32 bytes
-#: + LOAD_PER_TOKEN vocabulary + FLOP_SECONDS (forward FLOPs of every pass, output layer of the perplexity
-#: included) + CELL_SECONDS (B L H n^2, the probe's sums) + CUBE_SECONDS (B L n^3 / 3, the layer RP);
+#: the time and memory model of a GGUF probe on this project's 2-core machine (benchmarks/bench_gguf.py --fit):
+#: seconds = LOAD_FIXED + LOAD_PER_BYTE float32 bytes + LOAD_PER_TOKEN vocabulary (the load) + FLOP_SECONDS x the
+#: perplexity passes' FLOPs (output layer included) + lnrecency.experiments.probes.probe_costs.engine_seconds (the
+#: probed pass: the engine's own time model, fitted by benchmarks/bench_probe_cost.py);
 #: bytes: BASE_BYTES + LOAD_FACTOR float32 bytes + VOCAB_BYTES per token of the vocabulary at the load (the GGUF
 #: tokenizer's conversion: Gemma 3's 262k tokens took about 1.4 GiB), BASE_BYTES + RUN_FACTOR float32 bytes + the
-#: probe's own arrays and activations (or the perplexity's output-layer rows) while probing
-#: Refitted 2026-11-27 on SmolLM2-135M alone (n 32-256, 16-64 windows; each phase within 0.75-1.18 of the fit; the
-#: default 256-window probe at n = 256: 409 s measured, 410 s fitted). The earlier fit's cases all had 16 windows,
-#: so the per-cell cost of the probe's float64 sums was not identifiable and came out 0 (estimates 0.46-0.58 of
-#: real).
-#: Refitted 2026-11-29 (issue 77), quiet machine, SmolLM2-135M: the load (its header parsed once, the tokenizer
-#: converted once) now takes 6.8-6.9 s, not the 31-33 s of 11-27, where the fit printed 32 s: LOAD_FIXED 20 -> 0 and
-#: the per-byte and per-token constants scaled by 6.85 / 12.2 (their ratio kept: one model cannot separate them).
-#: The probed pass is the engine's own time model (lnrecency.experiments.probes.probe_costs.engine_seconds, fitted by
-#: benchmarks/bench_probe_cost.py), so FLOP_SECONDS is its FLOP constant (the perplexity passes) and CELL_SECONDS and
-#: CUBE_SECONDS are no longer used: the default `probe --gguf` printed 39 s for a 12.8 s command, now 9.8 s
+#: probe's own arrays and activations (or the perplexity's output-layer rows) while probing.
+#: Refitted 2026-11-27 on SmolLM2-135M alone (n 32-256, 16-64 windows; the default 256-window probe at n = 256 then:
+#: 409 s measured, 410 s fitted). Refitted 2026-11-29 (issue 77), quiet machine, SmolLM2-135M: the load (its header
+#: parsed once, the tokenizer converted once) now takes 6.8-7.1 s, not the 31-33 s of 11-27, where the fit printed
+#: 32 s: LOAD_FIXED 20 -> 0 and the per-byte and per-token constants scaled by 6.85 / 12.2 (their ratio kept: one
+#: model cannot separate them); FLOP_SECONDS is the engine's FLOP constant. The default `probe --gguf` printed 39 s;
+#: it now prints 10 s, for a command of 12.7-13.6 s (lnrecency/data/costs.json, the interpreter's start included)
 GGUF_COST = {"LOAD_FIXED": 0.0, "LOAD_PER_BYTE": 6.3e-9, "LOAD_PER_TOKEN": 7.1e-5, "FLOP_SECONDS": ENGINE_COST["FLOP"],
              "BASE_BYTES": 600 * 2**20, "LOAD_FACTOR": LOAD_FACTOR, "VOCAB_BYTES": 5800, "RUN_FACTOR": 1.0}
-#: sequences per forward pass of a real model: activations grow with it (SmolLM2-135M, `probe --gguf --tokens text
+#: sequences per forward pass of a GGUF model (lnrecency.probe_model's default batch_size for one; the peak
+#: estimate's activations assume it): activations grow with it (SmolLM2-135M, `probe --gguf --tokens text
 #: --n 256` with 256 windows, measured on 2 cores: 64 per pass peaked at 2.97 GB resident in 6 min 25 s, 16 per pass
 #: at 2.55 GB in 6 min 31 s. The growth was the C allocator's fragmentation, not the load (1.2 GB): with the freed
 #: memory returned after every layer (lnrecency.runtime.memory.return_freed) 16 per pass peaked at 1.78 GB in

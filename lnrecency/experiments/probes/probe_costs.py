@@ -117,15 +117,15 @@ def probe_chunk(n_layers: int, n_heads: int, n: int, width: int, chunk: int, lig
 #: the time model of :func:`lnrecency.probe_model` on a transformers model (the forward pass and the probe's sums,
 #: no load): seconds = S (FLOP x forward FLOPs + L (PER_LAYER + CELL H n^2 + CUBE n^3 [not slopes only]
 #: + MAP_CELL H n^2 [maps])). Fitted on this project's 2-core machine (benchmarks/bench_probe_cost.py, the least of
-#: three runs each): FLOP from SmolLM2-135M's plain forward through the tap (32 windows of n = 64: 2.35 s for 4.4e11
-#: FLOPs; 2026-11-29). CELL (a head's float64 row slopes and both head means, per cell) and CUBE (the layer RP and
-#: the two rollouts, per n^3) refitted 2026-11-29 after the sums were made a cached piece at a time (they were 5.0e-9
-#: and 1.5e-9: the estimate then came to 1.8 times the measured time of the 32-layer, 32-head model built small and
-#: 3.6 times at n = 256), on the five rows of the full benchmark (load average 1.0-1.5): the estimate 1.03-1.20 of
-#: those measured times for SmolLM2 and the 32- and 4-layer models at n = 64 and 256, 0.99-1.14 in the run after
-#: the refit (benchmarks/probe_cost.json, "full"), 1.01 for a slopes-only probe of the 4-layer model at n = 512.
-#: MAP_CELL (maps=True's per-head maps, unchanged) is not in the benchmark. The machine is shared: the probe also
-#: prints the whole probe's time at its own rate after its second step
+#: three runs each). FLOP from SmolLM2-135M's forward through the tap (32 windows of n = 64, 4.4e11 FLOPs, at an
+#: earlier load; the plain forward now measures 2.21 s, 5.0e-12 a FLOP, so FLOP errs high by a fifth there). CELL (a
+#: head's float64 row slopes and both head means, per cell) and CUBE (the layer RP and the two rollouts, per n^3)
+#: refitted 2026-11-29 after the sums were made a cached piece at a time (they were 5.0e-9 and 1.5e-9: the estimate
+#: then came to 1.8 times the measured time of the 32-layer, 32-head model built small and 3.4 times at n = 256), on
+#: the five rows of the full benchmark then (before the head-size-64 case): 0.99-1.14 of the measured times in the
+#: run after the refit (benchmarks/probe_cost.json, "full", load average 1.3-1.55), 1.02-1.19 in the latest quick
+#: run ("quick"). MAP_CELL (maps=True's per-head maps, unchanged) is not in the benchmark. The machine is shared: the
+#: probe also prints the whole probe's time at its own rate after its second step
 ENGINE_COST = {"FLOP": 6.0e-12, "PER_LAYER": 1.0e-4, "CELL": 3.5e-9, "CUBE": 1.2e-10, "MAP_CELL": 4.0e-9}
 
 

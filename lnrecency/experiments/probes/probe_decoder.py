@@ -20,14 +20,18 @@ Every argument of probe_model is honoured or refused by name:
 * ``texts`` (strings): refused (a ``train lm`` model reads ``text``, a file or folder);
 * ``positions``: "on"; "off" and "zero" leave a decoder's learned position embeddings out (the same thing for these
   models); "both": on and off on the same windows, with the paired difference; a decoder without positions takes
-  "off" and says so; rotary positions cannot be switched off here (refused);
+  "off" and says so ("zero" is refused there); rotary positions cannot be switched off here (refused);
 * ``n``, ``sequences``: default :data:`~lnrecency.experiments.probes.model_inputs.DECODER_N` (shortened to the
   model's context) and :data:`~lnrecency.experiments.probes.model_inputs.DECODER_SEQUENCES`;
 * ``bos``: "model"; "first" (a task model's windows start with its BOS already; a ``train lm`` model has none:
-  refused); "none" (a task model: the task without its BOS, read as tokens "task-no-bos");
+  refused); "none" (a task model: the task without its BOS, read as tokens "task-no-bos", every key in the slopes;
+  refused with tokens "random" or "bos-response"; a ``train lm`` model: nothing changes); the identity decoder takes
+  "model" only;
 * ``device``: the CPU, where these models are trained and probed deterministically (anything else refused);
   ``batch_size``: windows per step; ``slopes_only``, ``maps``, ``max_seconds``, ``rate``, ``seed``, ``progress``:
-  as for any model; ``ablate_sink``: the sink ablation ({layer: share}, or "LAYER:SHARE,..."); ``tokenizer`` and
+  as for any model, except that slopes_only defaults to False at every n, the time estimate is
+  :func:`~lnrecency.experiments.probes.probe_costs.probe_seconds` and the early estimate comes after the second
+  step; ``ablate_sink``: the sink ablation ({layer: share}, or "LAYER:SHARE,..."); ``tokenizer`` and
   ``max_model_mib``: refused.
 """
 from __future__ import annotations

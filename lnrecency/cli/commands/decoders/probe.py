@@ -2,12 +2,14 @@
 layer and head.
 
 Per layer: the phase (recency | earlier | flat | mixed, a calibrated test), the recency slope and RP with
-their SEs, the authors' diagonal-normalised map; per head: mean logits with SEs, slope, RP, the norm
-profile beside the law of an average; and how far the model is from the theory's assumptions
+their SEs, the authors' diagonal-normalised map; per head: slope with its SE, mean logits with SEs (with --maps),
+and for MODEL_DIR and --identity RP and the norm profile beside the law of an average; and how far the model is
+from the theory's assumptions
 (lnrecency.experiments.probes.probe). ``--json``: {"model", "settings", "logits", "assumptions", "layers": [{"layer",
 "phase", ..., "heads": [{"head", "mean_logit", "mean_logit_se", "recency_slope", "recency_slope_se", "rp",
-"rp_se", ...}]}]}; layers and heads count from 1; entries above the diagonal are null. A GGUF model's result
-leaves the n x n maps out (unless --maps) and adds "perplexity", "estimate" and "load_seconds" to "model".
+"rp_se", ...}]}]}; layers and heads count from 1; entries above the diagonal are null. Every source leaves the
+per-head n x n maps out unless --maps; a GGUF model's result adds "perplexity", "estimate" and "load_seconds" to
+"model".
 
 Every source runs ``lnrecency.probe_model`` (one engine: the same windows for the same seed as a Python call, every
 flag its argument of the same name and default): ``--hf DIR`` and ``--gguf PATH`` with the path, MODEL_DIR with the
@@ -79,17 +81,20 @@ def _add_window_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--layers", type=int, default=None,
                    help=f"layers of the identity decoder (default {IDENTITY_LAYERS})")
     p.add_argument("--tokens", default=None,
-                   help="task | random | bos-response | text, each with its first key out of slopes and RP "
-                        "(reported as the sink): task = the model's training distribution (default for MODEL_DIR); "
-                        "random = the neutral control, content tokens only after BOS (the only choice for "
-                        "--identity; the default for --hf and --gguf); bos-response = BOS scattered in mid-sequence, "
-                        "a diagnostic of the model's reaction to BOS; text = windows of --text in the model's own "
-                        "tokenizer (--hf, --gguf, train lm models); task-no-bos = the training distribution without "
-                        "its BOS (every key in; induction models also report the slope over each copy's rows)")
+                   help="random | text | task | task-no-bos | bos-response: random = the neutral control, content "
+                        "tokens only after BOS (the default for --hf and --gguf); text = windows of --text in the "
+                        "model's own tokenizer (--hf, --gguf, a train lm MODEL_DIR); task = the model's training "
+                        "distribution (the default for MODEL_DIR); task-no-bos = the task without its BOS, every key "
+                        "in the slopes (a task-trained MODEL_DIR; induction models also report the slope over each "
+                        "copy's rows); bos-response = BOS scattered in mid-sequence, a diagnostic of the model's "
+                        "reaction to BOS (a task-trained MODEL_DIR). The first key is out of slopes and RP (reported "
+                        "as the sink) except with task-no-bos. --identity takes the theory's Gaussian inputs, no "
+                        "tokens")
     p.add_argument("--n", type=int, default=None,
                    help=f"window length (default: {DEFAULT_N} for --hf and --gguf, {DECODER_N} for MODEL_DIR and "
-                        f"--identity; the default is shortened to the model's context or attention window where "
-                        f"that is shorter; a larger --n is refused)")
+                        f"--identity; the default is shortened to the model's context (and, for --hf and --gguf, its "
+                        f"attention window) where that is shorter; a larger --n is refused, except for --identity, "
+                        f"which is built at --n)")
     p.add_argument("--sequences", type=int, default=None,
                    help=f"windows probed (default {DEFAULT_SEQUENCES} for --hf and --gguf, {DECODER_SEQUENCES} for "
                         f"MODEL_DIR and --identity)")
@@ -104,7 +109,9 @@ def _add_window_arguments(p: argparse.ArgumentParser) -> None:
                    help="the first token of every probe window, to probe a model with and without BOS: model (its "
                         "own convention, the default), first (its BOS token first in every window) or none (content "
                         "tokens only); with --gguf, --hf or MODEL_DIR (a task model: none turns --tokens task into "
-                        "task-no-bos; a train lm model has no BOS). The first key stays out of the slopes either way")
+                        "task-no-bos, every key in the slopes, and is refused with other --tokens; a train lm model "
+                        "has no BOS: first is refused, none changes nothing). Otherwise the first key stays out of "
+                        "the slopes")
     p.add_argument("--csv", default=None, metavar="FILE",
                    help="also write the tidy rows (one per layer and head: slope, SE, RP, sink, Gu et al.'s "
                         "Sink^eps count) as CSV to FILE")
@@ -116,7 +123,7 @@ def _add_window_arguments(p: argparse.ArgumentParser) -> None:
                         "run on the CPU only)")
     p.add_argument("--batch-size", type=int, default=None,
                    help="windows per forward pass (default: as many as the memory bound allows, "
-                        "at most 64)")
+                        "at most 64; 16 for --gguf)")
 
 
 def _strict(x):
