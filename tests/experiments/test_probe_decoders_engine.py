@@ -236,3 +236,12 @@ def test_decoder_only_arguments_are_refused_by_name_for_a_transformers_model():
         with pytest.raises(ValueError) as err:
             lnrecency.probe_model(llama, n=8, sequences=8, **kw)
         assert word in str(err.value)
+
+
+def test_the_command_line_announces_the_plan_and_shows_progress_off_a_terminal(checkpoint, capsys):
+    """Every source announces its plan and shows progress lines on stderr when it is not a terminal (here: captured),
+    a decoder as a transformers model does."""
+    assert main(["probe", str(checkpoint), "--sequences", str(SEQ)]) == 0
+    err = capsys.readouterr().err
+    assert f"probe: a decoder of this project, 2 layers x 4 heads, {SEQ} windows of n = {N} (task)" in err
+    assert f"probe: {SEQ}/{SEQ} sequences" in err

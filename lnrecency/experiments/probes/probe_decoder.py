@@ -393,6 +393,15 @@ def _probe(model, task: str | None, meta: dict | None, info: dict, a: Arguments)
                 seen.append(x.numpy().copy())
             return x
     scheme = cfg.positions
+    if a.progress:  # the plan, announced before any work (as a transformers model's probe does)
+        import sys
+
+        seconds = len(plan.states) * probe_seconds(cfg.n_layers, cfg.n_heads, st.n, cfg.d_model, st.sequences,
+                                                   bool(a.slopes_only))
+        print(f"probe: {'the identity decoder' if cfg.is_identity else 'a decoder of this project'}, "
+              f"{cfg.n_layers} layers x {cfg.n_heads} heads, {st.sequences} windows of n = {st.n} ({st.tokens})"
+              f"{' (positions on and off)' if len(plan.states) == 2 else ''}; estimated {seconds:.3g} s",
+              file=sys.stderr, flush=True)
     results = []
     for state in plan.states:
         seen.clear()

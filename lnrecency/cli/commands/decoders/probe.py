@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 
 from lnrecency.cli.app import add_config_arguments, config_from_args
 from lnrecency.cli.options import Options, require_extra
@@ -289,7 +288,7 @@ def _from_identity(args: Options):
 
     model = build(DecoderConfig.identity_of(cfg, d=width, layers=depth, n=DECODER_N if args.n is None else args.n),
                   0)
-    res = probe_model(model, progress=sys.stderr.isatty() and not args.json, **kw)
+    res = probe_model(model, progress=True, **kw)  # as every source: a bar on a terminal, else lines on stderr
     return res, None, getattr(model.cfg, "positions", None), False
 
 
@@ -309,7 +308,7 @@ def _from_checkpoint(args: Options):
     require_extra("models")
     from lnrecency.experiments.probes.model_probe import probe_model
 
-    show = sys.stderr.isatty() and not args.json
+    show = True  # as every source: a bar on a terminal, else lines on stderr
     res = probe_model(args.model_dir, progress=show, **kw)
     lm = res.model["training"].get("task") == "lm"
     other = "random" if res.settings.tokens in ("task", "text") else "task"
