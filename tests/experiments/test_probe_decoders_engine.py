@@ -245,3 +245,20 @@ def test_the_command_line_announces_the_plan_and_shows_progress_off_a_terminal(c
     err = capsys.readouterr().err
     assert f"probe: a decoder of this project, 2 layers x 4 heads, {SEQ} windows of n = {N} (task)" in err
     assert f"probe: {SEQ}/{SEQ} sequences" in err
+
+
+def test_fewer_windows_than_a_step_are_read_as_asked():
+    """sequences below the step size: exactly that many windows are drawn and enter the sums (a first step of a whole
+    chunk once read 64 windows for 16 asked, and reported 64/16 in its progress)."""
+    from lnrecency.experiments.probes.probe import ProbeSettings, probe
+
+    calls = []
+
+    def traces_of(start, stop):
+        calls.append((start, stop))
+        s = torch.zeros(stop - start, 1, 6, 6, dtype=torch.float64)
+        p = torch.tril(torch.ones(6, 6, dtype=torch.float64)) / torch.arange(1, 7, dtype=torch.float64)[:, None]
+        return [{"logits": s, "weights": p.expand(stop - start, 1, 6, 6).clone()}]
+    res = probe(traces_of, n_layers=1, n_heads=1, settings=ProbeSettings(n=6, sequences=9, chunk=64), model_info={},
+                assumptions={})
+    assert calls == [(0, 9)] and len(res.layer(1).slope_values) == 9

@@ -220,7 +220,8 @@ def probe(traces_of: Callable, *, n_layers: int, n_heads: int, settings: ProbeSe
                                slopes_only=slopes_only)
     sums = _Sums(st, n_layers, light, maps, slopes_only, regions, batch=chunk)
     report = Progress(st.sequences, progress)
-    first = min(chunk, max(1, st.sequences // 8)) if pilot else chunk  # two short first steps: an early estimate
+    first = min(chunk, max(1, st.sequences // 8)) if pilot else min(chunk, st.sequences)  # pilot: two short first
+    # steps, for an early estimate; never past the sequences asked for (a first step of a whole chunk read a chunk)
     steps = [(0, first), (first, min(2 * first, st.sequences))] if pilot else [(0, first)]
     steps = [(a, b) for a, b in steps if a < b]
     steps += [(a, min(a + chunk, st.sequences)) for a in range(steps[-1][1], st.sequences, chunk)]

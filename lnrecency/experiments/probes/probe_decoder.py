@@ -393,8 +393,11 @@ def _probe(model, task: str | None, meta: dict | None, info: dict, a: Arguments)
                 seen.append(x.numpy().copy())
             return x
     scheme = cfg.positions
-    if a.progress:  # the plan, announced before any work (as a transformers model's probe does)
+    if a.progress:  # the plan, announced before any work (as a transformers model's probe does), once it is allowed
         import sys
+
+        with max_seconds(a.max_seconds):
+            check_probe_cost(cfg.n_layers, cfg.n_heads, st.n, cfg.d_model, st, bool(a.slopes_only))
 
         seconds = len(plan.states) * probe_seconds(cfg.n_layers, cfg.n_heads, st.n, cfg.d_model, st.sequences,
                                                    bool(a.slopes_only))
