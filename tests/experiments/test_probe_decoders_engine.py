@@ -204,6 +204,7 @@ def test_slopes_only_and_maps_are_honoured(trained):
 
 @pytest.mark.parametrize("kw, word", [
     ({"device": "meta"}, "device='meta'"),
+    ({"device": "nowhere"}, "device must be a torch device or its name"),
     ({"tokenizer": object()}, "tokenizer"),
     ({"texts": "some text"}, "texts"),
     ({"tokens": "text"}, "tokens='text' needs a model with its own tokenizer"),

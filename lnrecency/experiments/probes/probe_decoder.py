@@ -252,9 +252,15 @@ def _refuse_early(a: Arguments, tokenizer: Any) -> None:
     if a.texts is not None:
         raise ValueError("texts: a train lm model reads text= (a file or folder) in its own tokenizer; this "
                          "project's decoders take no strings")
-    if a.device is not None and torch.device(a.device).type != "cpu":
-        raise ValueError(f"device={str(a.device)!r}: this project's decoders are probed on the CPU, where they are "
-                         f"trained (deterministic); leave device out or give 'cpu'")
+    if a.device is not None:
+        try:
+            kind = torch.device(a.device).type
+        except (TypeError, ValueError, RuntimeError):
+            raise ValueError(f"device must be a torch device or its name ('cpu', 'cuda', 'cuda:0'); got "
+                             f"{a.device!r}") from None
+        if kind != "cpu":
+            raise ValueError(f"device={str(a.device)!r}: this project's decoders are probed on the CPU, where they "
+                             f"are trained (deterministic); leave device out or give 'cpu'")
 
 
 def from_checkpoint(p: Path, tokenizer: Any, a: Arguments) -> ProbeResult:
@@ -274,6 +280,9 @@ def from_decoder(model: Any, tokenizer: Any, a: Arguments) -> ProbeResult:
     _refuse_early(a, tokenizer)
     if isinstance(model, TrainResult):
         training = asdict(model.settings)
+        if training.get("task") == "lm":
+            raise ValueError("model: a train lm TrainResult does not hold its corpus and tokenizer; probe its "
+                             "checkpoint folder (lnrecency train lm --out DIR), where they are recorded")
         return _probe(model.model, training.get("task"), None, {"training": training}, a)
     return _probe(model, None, None, {}, a)
 
