@@ -190,12 +190,22 @@ def test_the_identity_decoder_from_the_command_line_and_python_agree(capsys):
 
 
 def test_slopes_only_and_maps_are_honoured(trained):
-    """slopes_only reads the same slopes from running sums (float64 either way: equal to SEQ eps of their size)
-    and keeps no RP; maps keeps each head's mean logit map, and only then."""
+    """slopes_only reads the same slopes from running sums, float64 either way, the same float32 logits in another
+    order: a window's head or layer slope sums N^2 terms omega_i w_ij S_ij whose absolute values add up to at most
+    max|S| max_i sum_j |w_ij| (the row weights omega sum to 1), then SEQ windows are averaged; reordering such a
+    float64 sum moves it by at most (N^2 + SEQ) eps64 of that. It keeps no RP; maps keeps each head's mean logit map,
+    and only then."""
+    from lnrecency.inference.recency_slope import row_slope_weights
+
     full = lnrecency.probe_model(trained, sequences=SEQ)
     slim = lnrecency.probe_model(trained, sequences=SEQ, slopes_only=True)
-    scale = max(abs(s) for s in _slopes(full))
-    assert np.allclose(_slopes(full), _slopes(slim), rtol=0, atol=SEQ * 2.3e-16 * scale * 10)
+    with torch.no_grad():
+        top = max(float(tr.logits.abs().max()) for _, _, tr in trained.model.layers(torch.from_numpy(full.inputs)))
+    bound = (N * N + SEQ) * np.finfo(np.float64).eps * top * float(np.abs(row_slope_weights(N, 1)).sum(1).max())
+    assert np.allclose(_slopes(full), _slopes(slim), rtol=0, atol=bound)
+    heads = [[h.recency_slope for h in lp.heads] for lp in full.layers]
+    assert np.allclose(heads, [[h.recency_slope for h in lp.heads] for lp in slim.layers], rtol=0, atol=bound)
+    assert min(abs(s) for s in _slopes(full)) > 1e3 * bound  # the slopes are far above it: a wrong sum would show
     assert np.isnan(slim.layer(1).rp) and not np.isnan(full.layer(1).rp)
     assert full.layer(1).heads[0].mean_logit is None
     kept = lnrecency.probe_model(trained, sequences=SEQ, maps=True)

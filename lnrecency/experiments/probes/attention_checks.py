@@ -12,7 +12,7 @@ from typing import Any
 import torch
 
 __all__ = ["unwrap", "NO_ATTENTION", "check_family", "declared_window", "device_of", "check_attention_weights",
-           "target_device"]
+           "target_device", "parse_device"]
 
 
 def unwrap(model) -> tuple[Any, str | None]:
@@ -99,13 +99,7 @@ def device_of(model, device) -> torch.device:
     here = devices.pop() if devices else torch.device("cpu")
     if device is None:
         return here
-    try:
-        want = torch.device(device)
-    except (TypeError, ValueError, RuntimeError):
-        raise ValueError(f"device must be a torch device or its name ('cpu', 'cuda', 'cuda:0'); got {device!r}") \
-            from None
-    if want.type == "cuda" and not torch.cuda.is_available():
-        raise ValueError(f"device={device!r}: no CUDA device is available here")
+    want = parse_device(device)
     same = want.type == here.type and (want.index is None or here.index is None or want.index == here.index)
     if not same:
         raise ValueError(f"device={device!r}, but the model's weights are on {here}; move the model there first "
@@ -145,10 +139,9 @@ def _upper(n: int, dtype: torch.dtype, device: str) -> torch.Tensor:
     return torch.ones(n, n, dtype=dtype, device=device).triu(1).reshape(-1)
 
 
-def target_device(device: Any) -> torch.device | None:
-    """The device a model the probe loads itself goes to, checked before the load."""
-    if device is None:
-        return None
+def parse_device(device: Any) -> torch.device:
+    """``device`` (a torch device or its name) as a torch device; ValueError naming it when torch cannot read it, or
+    when it is a CUDA device and none is available here."""
     try:
         want = torch.device(device)
     except (TypeError, ValueError, RuntimeError):
@@ -156,6 +149,14 @@ def target_device(device: Any) -> torch.device | None:
             from None
     if want.type == "cuda" and not torch.cuda.is_available():
         raise ValueError(f"device={device!r}: no CUDA device is available here")
+    return want
+
+
+def target_device(device: Any) -> torch.device | None:
+    """The device a model the probe loads itself goes to, checked before the load."""
+    if device is None:
+        return None
+    want = parse_device(device)
     if want.type == "meta":
         raise ValueError("device='meta' holds no weights; the probe runs a model on a real device")
     return want

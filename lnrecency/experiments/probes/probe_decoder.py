@@ -253,12 +253,9 @@ def _refuse_early(a: Arguments, tokenizer: Any) -> None:
         raise ValueError("texts: a train lm model reads text= (a file or folder) in its own tokenizer; this "
                          "project's decoders take no strings")
     if a.device is not None:
-        try:
-            kind = torch.device(a.device).type
-        except (TypeError, ValueError, RuntimeError):
-            raise ValueError(f"device must be a torch device or its name ('cpu', 'cuda', 'cuda:0'); got "
-                             f"{a.device!r}") from None
-        if kind != "cpu":
+        from lnrecency.experiments.probes.attention_checks import parse_device
+
+        if parse_device(a.device).type != "cpu":
             raise ValueError(f"device={str(a.device)!r}: this project's decoders are probed on the CPU, where they "
                              f"are trained (deterministic); leave device out or give 'cpu'")
 
