@@ -117,7 +117,9 @@ def _claim_page(claim, rows: list, snap: dict, v2: dict | None = None) -> str:
         lines += ["Needs the models extra (`pip install -e '.[models]'`) and the cached experiment; see "
                   "[Trained models](../trained-experiments.md).", ""]
     if view is not None and view.notebook:
-        lines += [f"Notebook: [{view.notebook}](../notebooks/{view.notebook}.ipynb).", ""]
+        # the repository's notebook (../../notebooks/): the link resolves in a checkout and on GitHub; Sphinx serves
+        # it as a download (its rendered copy is under Notebooks)
+        lines += [f"Notebook: [{view.notebook}](../../notebooks/{view.notebook}.ipynb).", ""]
     return "\n".join(lines)
 
 

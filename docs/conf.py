@@ -50,5 +50,13 @@ def _plain_docstring(app, what, name, obj, options, lines):
     lines[:] = ["::", ""] + ["    " + line if line else "" for line in text] + [""]
 
 
+def _notebook_links(app, docname, source):
+    """A claim page links the repository's notebook (../../notebooks/X.ipynb: it resolves in a checkout and on
+    GitHub); in the site the same link goes to the notebook's rendered copy (docs/notebooks/X.ipynb)."""
+    if docname.startswith("claims/"):
+        source[0] = source[0].replace("](../../notebooks/", "](../notebooks/")
+
+
 def setup(app):
     app.connect("autodoc-process-docstring", _plain_docstring)
+    app.connect("source-read", _notebook_links)

@@ -24,6 +24,11 @@ ALLOWED = ("numbers, the names i, j, alpha (alias a), lam, gamma, e/E, pi, the f
 #: lnrecency.theory.formula: the longest formula read (characters)
 MAX_FORMULA_LENGTH = 2000
 
+#: lnrecency.experiments.compare: the quantities compared, and the scores' control variates offered (the quadratic one's
+#: mean uses c, the coefficient under test)
+COMPARE_QUANTITIES = ("scores", "output-norm", "output-variance", "h")
+COMPARE_ESTIMATORS = ("linear", "none")
+
 #: lnrecency.experiments.authors.reproduce: the keys of FIGURES, in its order
 FIGURE_KEYS = ("1", "2", "3", "4", "5", "A1", "A2", "v1-l2norm", "v1-l2norm_alpha", "v1-layernorm")
 #: lnrecency.experiments.authors.reproduce: draws per (row, d) by convention (S = 50 costs ~25x more per draw)

@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from lnrecency.experiments.profiler import bias_profile
+from lnrecency.inference.checks import remainder_bound
 from lnrecency.inference.evidence import PerSetting, SettingGroup
 from lnrecency.inference.records import (
     EntryCheck,
@@ -138,12 +139,9 @@ def remainder_constant(name: str, sims_ref: tuple, fw, layer: int, entries: list
     # one family-wise decision (Bonferroni within); deterministic entries (SE at rounding) carry no risk
     k = (register(f"{name}: O(1/d^2) remainder at d_ref={lo.d}, {hi.d}", random_entries, sided=2, family=True)
          if random_entries else k_for(PER_COMPARISON, sided=2))
-    worst = 0.0
-    for (i, j), pair in zip(entries, values):
-        ucb = [d ** 2 * (abs(est - lim - (c[(i, j)] if c is not None else cij) / d) + k * se)
-               for d, est, se, lim, cij in pair]
-        worst = max(worst, ucb[0] + 2 * ucb[1])
-    return RemainderConstant(R=float(worst), d_ref=lo.d, samples=lo.samples, seed=lo.seed, k=k)
+    pairs = [[(d, est, se, lim, c[(i, j)] if c is not None else cij) for d, est, se, lim, cij in pair]
+             for (i, j), pair in zip(entries, values)]
+    return RemainderConstant(R=remainder_bound(pairs, k), d_ref=lo.d, samples=lo.samples, seed=lo.seed, k=k)
 
 
 def theory_mean_checks(name: str, sims_ref: tuple | None, sim, fw, layer: int, entries: list[tuple[int, int]],

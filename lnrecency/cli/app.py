@@ -22,13 +22,14 @@ from lnrecency.runtime.signals import Terminated, end_children, stop_signals
 # Modules under lnrecency.cli.commands (those on decoders in its sub-package decoders), in the order `lnrecency
 # --help` lists them.
 COMMANDS = ("limit", "finite_width", "boundary", "region", "sweep", "reproduce", "report", "verify", "bias",
-            "simulate", "check_formula",
+            "simulate", "compare", "check_formula",
             "decoders.train", "decoders.probe", "decoders.experiments", "decoders.corpus_stats")
 
 
 #: commands whose work is estimated and refused above a time limit; they take --max-seconds (module names, without
 #: their sub-package)
-TIME_LIMITED = ("limit", "finite_width", "boundary", "region", "sweep", "bias", "simulate", "probe", "train")
+TIME_LIMITED = ("limit", "finite_width", "boundary", "region", "sweep", "bias", "simulate", "compare", "probe",
+                "train")
 
 
 def parse_number(text: str) -> float:

@@ -244,9 +244,12 @@ def _remove_stale_parts(folder: Path) -> None:
             part.unlink(missing_ok=True)
 
 
-def stage(src: GGUFSource, folder: str | os.PathLike) -> Path:
-    """The model as one ``model.gguf`` in a private folder under ``folder`` (see the module docstring)."""
+def stage(src: GGUFSource, folder: str | os.PathLike, note=None) -> Path:
+    """The model as one ``model.gguf`` in a private folder under ``folder`` (see the module docstring). ``note``: a
+    callable given one line saying where the model is staged and how large it is (copied now, or reused)."""
     base = Path(folder)
+    say = note or (lambda line: None)
+    mib = f"{src.size / 2**20:.0f} MiB"
     base.mkdir(parents=True, exist_ok=True)
     if src.sha256 is None:  # a plain file: linked into its own folder, read in place
         target = plain_folder(base, base / ("file-" + hashlib.sha256(os.path.realpath(src.name).encode())
@@ -257,6 +260,7 @@ def stage(src: GGUFSource, folder: str | os.PathLike) -> Path:
         elif link.exists():
             raise FileExistsError(f"staging file {str(link)!r} is not a link lnrecency made; remove it and run again")
         link.symlink_to(os.path.realpath(src.name))
+        say(f"model: read in place from {os.path.realpath(src.name)} ({mib}; nothing copied)")
         return link
     target = plain_folder(base, base / src.sha256, "staging folder") / "model.gguf"
     _remove_stale_parts(target.parent)
@@ -264,8 +268,11 @@ def stage(src: GGUFSource, folder: str | os.PathLike) -> Path:
         raise FileExistsError(f"staging file {str(target)!r} is not a file lnrecency made; remove it and run again")
     if target.is_file():
         if file_sha256(target) == src.sha256:
+            say(f"model: the copy cached at {target} ({mib}; delete its folder to free the space)")
             return target
         target.unlink()
+    say(f"model: copying {mib} from {src.name} into the cache at {target} (kept for later runs; delete its folder to "
+        f"free the space)")
     partial = target.with_name(f".model.gguf.{os.getpid()}.part")
     h = hashlib.sha256()
     try:

@@ -103,6 +103,7 @@ TAGS: dict[str, str] = {
     "PremiseEvidence": "lnrecency.claims.trained.s2_0_premise:PremiseEvidence",
     "PretrainedEvidence": "lnrecency.claims.trained.r1_pretrained_decoders:PretrainedEvidence",
     "PretrainedSettings": "lnrecency.experiments.studies.pretrained:PretrainedSettings",
+    "PublishedRuns": "lnrecency.claims.published:PublishedRuns",
     "PrintedFormula": "lnrecency.claims.parameter_free.p1_p7_printed_formulas:PrintedFormula",
     "PrintedFormulas": "lnrecency.claims.parameter_free.p1_p7_printed_formulas:PrintedFormulas",
     "PrintedNumber": "lnrecency.claims.parameter_free.p1_p7_printed_formulas:PrintedNumber",

@@ -102,3 +102,19 @@ def ordering_check(mean: float, stderr: float, *, k: float, width: float | None 
         half = bernstein_halfwidth(stderr, samples, width, rate=rate, sided=1)
         return OrderingCheck(float(mean), float(stderr), half / stderr if stderr > 0 else math.inf, half)
     return OrderingCheck(float(mean), float(stderr), float(k))
+
+
+def remainder_bound(pairs, k: float) -> float:
+    """R >= sup_{d >= d_ref} d^2 |E_d X - X_lim - c/d| over entries, from Monte Carlo at d_ref and 2 d_ref: per entry
+    ``pairs`` holds [(d_ref, estimate, SE, limit, c), (2 d_ref, ...)]. With y(d) = d^2 r(d) = e2 + e3/d + O(1/d^2), y
+    is monotone between y(d_ref) and e2 = 2 y(2 d_ref) - y(d_ref), so sup |y| <= |y1| + 2 |y2|; each |y| is replaced by
+    its upper confidence bound d^2 (|estimate - limit - c/d| + k SE). The largest over the entries (0 for none)."""
+    worst = 0.0
+    for pair in pairs:
+        (d1, *_), (d2, *_) = pair
+        if d2 != 2 * d1:
+            raise ValueError(f"the reference widths must be d_ref and 2 d_ref; got {d1} and {d2}")
+        ucb = [d ** 2 * (abs(est - lim - c / d) + k * se) for d, est, se, lim, c in pair]
+        worst = max(worst, ucb[0] + 2 * ucb[1])
+    return float(worst)
+

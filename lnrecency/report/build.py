@@ -31,6 +31,7 @@ from lnrecency.inference.evidence import strict_json
 from lnrecency.report import figure_list as figures
 from lnrecency.report import table_list as claim_tables
 from lnrecency.report.data import ReportData, ReportEvidence
+from lnrecency.report.published_rows import with_published
 from lnrecency.report.settings import ReportSettings
 from lnrecency.runtime.arguments import check_int
 from lnrecency.runtime.child import one_blas_thread, worker_init
@@ -335,9 +336,11 @@ def _build_into(out: Path, final: Path, settings: ReportSettings, fmts, jobs: in
                 if kind == "verdicts":
                     note = "lnrecency verify"
                     if not data.frozen:
-                        data.set_verdicts(pending.result() if pending is not None else
-                                          evaluate(_report_ids(settings.quick), quick=settings.quick,
-                                                   progress=False))
+                        # the trained claims whose experiments publish their runs: decided from them where not
+                        # cached (lnrecency.report.published_rows)
+                        data.set_verdicts(with_published(
+                            pending.result() if pending is not None else
+                            evaluate(_report_ids(settings.quick), quick=settings.quick, progress=False)))
                 elif kind == "table":
                     note = item.stem
                     table = item.build(data)

@@ -45,7 +45,14 @@ def verdict_block(rows: list, *, quick: bool, trained: bool = False, quick_rows:
     from lnrecency.claims.registry import TRAINED
     from lnrecency.report.headline import words_line
     from lnrecency.report.words.answer import readme_answer
-    from lnrecency.report.words.findings import claim_rows, findings_of, fresh_counts, scope_line, source_counts
+    from lnrecency.report.words.findings import (
+        claim_rows,
+        findings_of,
+        fresh_counts,
+        published_sentence,
+        scope_line,
+        source_counts,
+    )
 
     rows = [row_of(r) if isinstance(r, ClaimResult) else r for r in rows]
     flags = (" --quick" if quick else "") + (" --trained" if trained else "")
@@ -59,8 +66,13 @@ def verdict_block(rows: list, *, quick: bool, trained: bool = False, quick_rows:
     if quick_rows is not None:
         lines[-1] += " With `--quick`: " + fresh_counts([f for f in findings_of(quick_rows)
                                                          if f.claim not in TRAINED], quick=True)
-    lines += ["", "Verdicts by the source of their statement (trained rows: from the cache):",
-              ""] + source_counts(found) + ["", scope_line(found, TRAINED)]
+    from lnrecency.claims.published import publishes
+
+    published = {cid for cid in TRAINED if publishes(cid)}
+    lines[-1] += " " + published_sentence([f for f in found if f.claim in published],
+                                          len([c for c in TRAINED if c not in published]))
+    lines += ["", "Verdicts by the source of their statement:", ""] + source_counts(found) + [
+        "", scope_line(found, TRAINED, published)]
     lines += ["", "| claim | statement from | verdict | in plain words |", "|---|---|---|---|"]
     short = {catalog.SOURCES[k]: v for k, v in catalog.SOURCE_SHORT.items()}
     table = claim_rows(found)
@@ -74,11 +86,17 @@ def verdict_block(rows: list, *, quick: bool, trained: bool = False, quick_rows:
 
 
 def fills_table() -> str:
-    """Which command fills which claims, and its measured time (lnrecency/data/costs.json), from the catalogue."""
-    from lnrecency.claims import catalog
+    """Which command fills which claims, its measured time (lnrecency/data/costs.json), and what a fresh report does
+    without it (decides the claims from the per-run rows the experiment publishes, or says "not run"), from the
+    catalogue."""
+    import importlib
 
-    lines = [FILLS_BEGIN, "| claims | filled by | measured time (2 cores) |", "|---|---|---|",
-             f"| the others, tables and figures | `lnrecency report` | {catalog.cost_words('report', True)} |"]
+    from lnrecency.claims import catalog
+    from lnrecency.claims.published import publishes
+
+    lines = [FILLS_BEGIN, "| claims | filled by | measured time (2 cores) | a fresh report without it |",
+             "|---|---|---|---|",
+             f"| the others, tables and figures | `lnrecency report` | {catalog.cost_words('report', True)} | |"]
     by: dict[str, list[str]] = {}
     for c in catalog.CATALOG:
         if c.command:
@@ -88,7 +106,9 @@ def fills_table() -> str:
         run = order[order.index(cids[0]):order.index(cids[-1]) + 1] == cids
         letters = {catalog.id_parts(c)[0] for c in cids}  # "TC1-TC5", never "TU1-TN1"
         span = f"{cids[0]}-{cids[-1]}" if len(cids) > 2 and run and len(letters) == 1 else ", ".join(cids)
-        lines.append(f"| {span} | `lnrecency {command}` | {catalog.cost_words(command, True)} |")
+        module = importlib.import_module(f"lnrecency.claims.{catalog.declared(cids[0]).module}")
+        without = f"decides them from docs/{module.PUBLISHED}" if publishes(cids[0]) else "not run"
+        lines.append(f"| {span} | `lnrecency {command}` | {catalog.cost_words(command, True)} | {without} |")
     return "\n".join(lines + [FILLS_END])
 
 

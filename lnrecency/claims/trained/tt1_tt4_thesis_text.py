@@ -169,3 +169,28 @@ claim("TT3",
       module=__name__, available=available)(evaluator_for("TT3"))
 claim("TT4",
       module=__name__, available=available)(evaluator_for("TT4"))
+
+
+#: the per-run rows this experiment publishes (a file of docs/): a fresh report with nothing cached re-decides this
+#: module's rows from them by the plan's own rule (lnrecency.claims.published)
+PUBLISHED = "thesis_text.json"
+
+
+def redecide(snap: dict) -> list[tuple[str, str, str]]:
+    """(claim, statement, verdict) of every row this module decides, re-decided from the published snapshot's per-run
+    rows alone by the plan's own rule (the same code on JSON-exact values gives the same bits)."""
+    from lnrecency.experiments.studies.thesis_text import TextThesisSettings
+
+    decided = decide(runs_of(snap), TextThesisSettings.preset(False))
+    return [(cid, s, "inconclusive" if decided[PLAN_KEYS[cid]][0] is None else
+             reproduction_label(decided[PLAN_KEYS[cid]][0].verdict)) for cid, s in STATEMENTS.items()]
+
+
+def runs_of(snap: dict) -> list:
+    """The published rows (``lnrecency experiments thesis-text --json``'s "runs") as the records :func:`decide` reads:
+    the final probes whole, the trajectory's layer-2 slope."""
+    return [{"arch": s["arch"], "norm": s["norm"], "seed": s["seed"], "unigram": s["unigram_entropy"],
+             "log": [{"heldout_loss": s["final_heldout_loss"]}], "final": s["final"],
+             "trajectory": [{"tokens": e["tokens"], "heldout_loss": e["heldout_loss"],
+                             "text": [{"layer": 2, "slope": e["layer2_text_slope"]}]} for e in s["trajectory"]]}
+            for s in snap["runs"]]

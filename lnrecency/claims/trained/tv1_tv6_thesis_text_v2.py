@@ -108,3 +108,18 @@ def evaluator_for(cid: str):
 claim("TV1", module=__name__, available=available)(evaluator_for("TV1"))
 for _cid in ("TV2", "TV3", "TV4", "TV5", "TV6"):
     claim(_cid, module=__name__, available=available)(evaluator_for(_cid))
+
+
+#: the per-run rows this experiment publishes (a file of docs/): a fresh report with nothing cached re-decides this
+#: module's rows from them by the plan's own rule (lnrecency.claims.published)
+PUBLISHED = "thesis_text_v2.json"
+
+
+def redecide(snap: dict) -> list[tuple[str, str, str]]:
+    """(claim, statement, verdict) of every row this module decides, re-decided from the published snapshot's per-run
+    rows alone by the plan's own rule (the same code on JSON-exact values gives the same bits)."""
+    from lnrecency.experiments.studies.thesis_text_v2 import decide_table
+
+    decided = decide_table(snap["runs"])
+    return [(cid, s, "inconclusive" if decided[PLAN_KEYS[cid]][0] is None else
+             reproduction_label(decided[PLAN_KEYS[cid]][0].verdict)) for cid, s in STATEMENTS.items()]

@@ -194,3 +194,17 @@ def evaluator_for(cid: str):
 claim("W2", module=__name__, available=available)(evaluator_for("W2"))
 for _cid in ("W3", "W4"):
     claim(_cid, module=__name__, available=available)(evaluator_for(_cid))
+
+
+#: the per-run rows this experiment publishes (a file of docs/): a fresh report with nothing cached re-decides this
+#: module's rows from them by the plan's own rule (lnrecency.claims.published)
+PUBLISHED = "wu_icl.json"
+
+
+def redecide(snap: dict) -> list[tuple[str, str, str]]:
+    """(claim, statement, verdict) of every row this module decides, re-decided from the published snapshot's per-run
+    rows alone by the plan's own rule (the same code on JSON-exact values gives the same bits)."""
+    from lnrecency.experiments.studies.wu_icl import WuSettings, decide
+
+    decided = decide(snap["runs"], WuSettings.preset(False))
+    return [(TESTS[t][0], s, label(t, decided[t][0], False)) for t, s in STATEMENTS.items()]

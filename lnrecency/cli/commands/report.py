@@ -35,6 +35,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "authors-v2: the paper's Figure 1; authors-v1: its first version's LayerNorm figure)")
 
 
+def _index(formats) -> str:
+    """The page to open: the self-contained HTML page where it was written, else index.md (written always)."""
+    return "index.html" if "html" in formats else "index.md"
+
+
 def run(args: Options) -> int:
     formats = parse_formats(args.format, REPORT_FORMATS)  # flags are refused before the report's libraries load
     from lnrecency.runtime.arguments import check_int
@@ -78,7 +83,7 @@ def run(args: Options) -> int:
         result = build_report(args.out, quick=args.quick, formats=formats, seed=args.seed,
                               convention=args.convention, evidence=args.evidence, evidence_out=args.evidence_out)
     print(f"wrote {len(result.files)} files ({len(result.tables)} tables, {len(result.figures)} figures) "
-          f"to {result.out} in {result.seconds:.1f} s; see {result.out / 'index.md'}")
+          f"to {result.out} in {result.seconds:.1f} s; open {result.out / _index(formats)}")
     if args.evidence_out is not None:
         print(f"wrote its evidence to {args.evidence_out} (render it again with lnrecency report --from "
               f"{args.evidence_out} --out REPORT)")

@@ -17,7 +17,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="whose figures: authors-v2 (the paper, default) or authors-v1 (its first version)")
     p.add_argument("--figure", default="all", choices=FIGURE_KEYS + ("all",),
                    help="which figure (v2: 1-5, A1, A2 appendix; v1: v1-l2norm, v1-l2norm_alpha, v1-layernorm; "
-                        "see the README) or all of the convention's (default)")
+                        "docs/authors.md lists each figure's file) or all of the convention's (default)")
     p.add_argument("--samples", type=int, default=None,
                    help=f"draws per (row, d) (default {DEFAULT_SAMPLES['authors-v2']} for authors-v2, "
                         f"{DEFAULT_SAMPLES['authors-v1']} for authors-v1; the authors used 10000000 and 100000)")

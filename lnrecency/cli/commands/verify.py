@@ -74,6 +74,15 @@ def _check_claims(claims: list[str] | None) -> None:
             raise ValueError(f"--claim must be one of {', '.join(catalog.ids())} or ceiling; got {cid!r}")
 
 
+def _source_words(r) -> str:
+    """The row's source in the catalogue's words, as the README and the report name it (one name per source); a row
+    whose statement the catalogue no longer declares keeps the words it was stored with."""
+    try:
+        return catalog.statement_source(r.id, r.statement, stored=True)
+    except (ValueError, KeyError):
+        return r.source
+
+
 def run(args: Options) -> int:
     if args.lines < 0:
         raise ValueError(f"--lines must be an integer >= 0; got {args.lines}")
@@ -113,7 +122,7 @@ def run(args: Options) -> int:
         if r.not_run:
             print(f"[{r.id}] NOT RUN  ({r.finding})\n")
             continue
-        print(f"[{r.id}] {r.verdict.upper()}  ({r.source})")
+        print(f"[{r.id}] {r.verdict.upper()}  ({_source_words(r)})")
         print(f"  statement: {r.statement}")
         if r.finding:
             print(_wrap(f"finding:   {r.finding}", "  ", "             "))

@@ -142,14 +142,15 @@ def _parsed_once():
         library.GGUFReader, library.get_tensor_name_map = real_reader, real_map
 
 
-def load_gguf(src, m: GGUFModel, folder: Path):
-    """(model, tokenizer) of the checked source: staged under ``folder``, loaded as data (module docstring)."""
+def load_gguf(src, m: GGUFModel, folder: Path, note=None):
+    """(model, tokenizer) of the checked source: staged under ``folder``, loaded as data (module docstring);
+    ``note``: given the line saying where the model is staged and how large it is."""
     import transformers
 
     from lnrecency.experiments.probes.logit_tap import TAP, register
     from lnrecency.files.gguf_source import stage
 
-    path = stage(src, folder)
+    path = stage(src, folder, note)
     register()
     transformers.utils.logging.set_verbosity_error()
     transformers.utils.logging.disable_progress_bar()

@@ -116,7 +116,9 @@ def open_model(path, *, plan: list, max_model_mib: float | None = None, announce
         print(f"probe: loading {src.name} ({m.architecture}, {m.layers} layers, {m.float32_bytes / 2**20:.0f} MiB "
               f"float32); estimated {seconds:.0f} s, peak {peak / 2**20:.0f} MiB", file=sys.stderr, flush=True)
     with deterministic(1):
-        model, tok = load_gguf(src, m, make_folder(folder("gguf")))  # no link on the way from the cache root
+        model, tok = load_gguf(src, m, make_folder(folder("gguf")),  # no link on the way from the cache root
+                               (lambda line: print(f"probe: {line}", file=sys.stderr, flush=True)) if announce
+                               else None)
     return Loaded(src, m, model, tok, time.perf_counter() - t0, {"seconds": round(seconds, 1),
                                                                   "peak_mib": round(peak / 2**20)})
 

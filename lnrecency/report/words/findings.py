@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from lnrecency.inference.qualifiers import Qualifiers
 from lnrecency.report.words.plain import PLAIN_WORDS, cell, scope_of, split_cell
 
-__all__ = ["Finding", "finding_of", "findings_of", "qualifiers_of", "source_counts", "scope_line", "claim_rows",
-           "fresh_counts", "row_of", "GRAVITY", "PLAIN_WORDS"]
+__all__ = ["Finding", "finding_of", "findings_of", "qualifiers_of", "source_counts", "scope_line", "published_sentence",
+           "claim_rows", "fresh_counts", "row_of", "GRAVITY", "PLAIN_WORDS"]
 
 #: the verdicts from gravest to mildest: a claim's cell is its gravest row's
 GRAVITY = ("refuted", "the opposite shown", "inconclusive", "secondary", "confirmed", "reproduced")
@@ -132,19 +132,30 @@ def source_counts(found: list[Finding]) -> list[str]:
     return out
 
 
-def scope_line(found: list[Finding], trained) -> str:
-    """How the counts above and the table below relate (one unit, its scope said): verdicts in all (a fresh report's
-    and those on trained and real models), the secondary intervals apart, claims, and table rows (one per claim and
-    source)."""
+def published_sentence(found: list[Finding], others: int) -> str:
+    """What a fresh report decides from the per-run rows published in docs/ (lnrecency.claims.published), and how many
+    claims on trained and real models need their experiments."""
+    decided = [f for f in found if not f.secondary]
+    claims = len(dict.fromkeys(f.claim for f in found))
+    return (f"It also decides **{len(decided)} verdicts on {claims} claims** from the runs published in docs/ (each "
+            f"plan's rule run again): {_counts(found, always=('confirmed', 'refuted', 'inconclusive'))}; the other "
+            f"{others} trained claims' rows come from their last run.")
+
+
+def scope_line(found: list[Finding], trained, published=frozenset()) -> str:
+    """How the counts above and the table below relate (one unit, its scope said): verdicts in all (a fresh report's,
+    those it decides from published runs, and those on trained and real models from their last run), the secondary
+    intervals apart, claims, and table rows (one per claim and source)."""
     decided = [f for f in found if not f.secondary]
     claims = len(dict.fromkeys(f.claim for f in found))
     pairs = len(dict.fromkeys((f.claim, f.source) for f in found))
-    cached = sum(f.claim in trained for f in decided)
+    from_runs = sum(f.claim in published for f in decided)
+    cached = sum(f.claim in trained and f.claim not in published for f in decided)
     apart = len(found) - len(decided)
-    return (f"In all: {len(decided)} verdicts ({len(decided) - cached} from a fresh report, {cached} on trained and "
-            f"real models)" + (f" and {apart} secondary intervals" if apart else "") + f" on {claims} claims; the "
-            f"table has {pairs} rows, one per claim and source (a claim with two sources has two rows, counted under "
-            f"each).")
+    return (f"In all: {len(decided)} verdicts ({len(decided) - cached - from_runs} computed fresh, {from_runs} from "
+            f"published runs, {cached} from trained models' last run)"
+            + (f" and {apart} secondary intervals" if apart else "") + f" on {claims} claims; the table has {pairs} "
+            f"rows, one per claim and source (a claim with two sources has two rows, counted under each).")
 
 
 def claim_rows(found: list[Finding]) -> list[tuple[str, str, str, str]]:

@@ -372,9 +372,14 @@ def _print_header(res, args: Options, decoder_positions, lm_model: bool) -> None
     print(f"model: {md.get('kind')} {md.get('path', '')}".rstrip())
     # what the inputs began with: a train lm model's windows are corpus tokens (no BOS); a transformers model's
     # inputs say it themselves; the first key is out of slopes and RP either way
-    no_bos = lm_model or "no BOS" in str(md.get("inputs", "")) or args.bos == "none"
-    bos = ((", no BOS, the first key out of slopes and RP" if no_bos else ", BOS first, its key out of slopes and RP")
-           if st.bos_first else "")
+    inputs = str(md.get("inputs", ""))
+    # a transformers or GGUF model's inputs name their first token: BOS only where the model's tokenizer adds one (or
+    # --bos first); a decoder's task windows carry BOS unless they say otherwise
+    said = "random control" in inputs or "text windows" in inputs
+    no_bos = lm_model or "no BOS" in inputs or args.bos == "none" or (said and "BOS first" not in inputs)
+    bos = ((", no BOS, the first key out of slopes and RP"
+            + (" (the model's tokenizer adds none)" if said and args.bos == "model" and not lm_model else "")
+            if no_bos else ", BOS first, its key out of slopes and RP") if st.bos_first else "")
     if "seconds" in md:
         ppl = md.get("perplexity") or {}
         print(f"inputs: {md.get('inputs')}; "
@@ -386,6 +391,28 @@ def _print_header(res, args: Options, decoder_positions, lm_model: bool) -> None
     print(f"probe: n = {st.n}, {st.sequences} sequences ({st.tokens}{bos}), "
           f"seed {st.seed}; logits: {res.logits_note}")
     print(f"positions: {_positions_line(res, decoder_positions)}")
+    if _has_positions(res, decoder_positions) and args.positions == "on" and not args.no_rope:
+        print("    (on only: the paper's question compares positions on and off on the same windows; --positions both "
+              "adds the off pass and the paired on - off difference, about twice the time)")
+    print(f"labels: 'recency' / 'earlier' where the layer's slope interval (at the phase test's k) lies above / below "
+          f"0, else 'no sign'; 'rows:' is the row-by-row phase test (family-wise rate {st.rate:g} a layer)")
+
+
+def _has_positions(res, decoder_positions) -> bool:
+    """Whether the model has a positional scheme the probe can switch off (a NoPE model has nothing to compare)."""
+    said = res.model.get("positions")
+    if isinstance(said, dict):
+        return str(said.get("scheme", "none")).lower() not in ("none", "nope", "")
+    return decoder_positions not in (None, "none")
+
+
+def slope_label(lo: float, hi: float) -> str:
+    """A layer's label by its slope interval: 'recency' above 0, 'earlier' below, 'no sign' across it."""
+    return "recency" if lo > 0 else "earlier" if hi < 0 else "no sign"
+
+
+def _rows(rows: list) -> str:
+    return ", ".join(str(r) for r in rows[:6]) + (f" and {len(rows) - 6} more" if len(rows) > 6 else "")
 
 
 def _print_layers(res, beside) -> None:
@@ -397,8 +424,11 @@ def _print_layers(res, beside) -> None:
             sink += (f", rollout to token 1 {lp.rollout_last[0]:.3f} and to token n {lp.rollout_last[-1]:.3f} "
                      f"(residual-aware {lp.rollout_residual_last[0]:.3f}, {lp.rollout_residual_last[-1]:.3f})")
         rp = f", RP {lp.rp:.4f} +- {lp.rp_se:.4f}" if lp.rp == lp.rp else ""
-        print(f"layer {lp.layer}: {lp.phase:8s} slope {lp.slope:+.4g} (SE {lp.slope_se:.2g}; interval at the "
-              f"test's k = {lp.k:.2f}: [{lo:+.3g}, {hi:+.3g}]){rp}{sink}")
+        rows = lp.phase + (f" (rows {_rows(lp.rows_recency)} above 0" if lp.rows_recency else "") + (
+            (", " if lp.rows_recency else " (") + f"rows {_rows(lp.rows_earlier)} below 0" if lp.rows_earlier
+            else "") + (")" if lp.rows_recency or lp.rows_earlier else "")
+        print(f"layer {lp.layer}: {slope_label(lo, hi):8s} slope {lp.slope:+.4g} (SE {lp.slope_se:.2g}; interval at "
+              f"the test's k = {lp.k:.2f}: [{lo:+.3g}, {hi:+.3g}]); rows: {rows}{rp}{sink}")
         if lp.layer in diff:
             d = diff[lp.layer]
             print(f"    positions off (same windows): slope {d['off']:+.4g}; on - off {d['difference']:+.4g} "
@@ -408,8 +438,8 @@ def _print_layers(res, beside) -> None:
         if beside is not None:
             b = beside.layers[q]
             flag = "  UNSTABLE: the two inputs disagree in sign" if lp.slope * b.slope < 0 else ""
-            print(f"    beside, {beside.settings.tokens} tokens: {b.phase} slope {b.slope:+.4g} "
-                  f"(SE {b.slope_se:.2g}), RP {b.rp:.4f}{flag}")
+            print(f"    beside, {beside.settings.tokens} tokens: {slope_label(*b.slope_interval)} slope {b.slope:+.4g} "
+                  f"(SE {b.slope_se:.2g}; rows: {b.phase}), RP {b.rp:.4f}{flag}")
         for h in lp.heads:
             extra = ""
             if h.norm_profile is not None:

@@ -12,7 +12,8 @@ from pathlib import Path
 from lnrecency.cli.options import Options, require_extra
 
 NAME = "train"
-HELP = "train a decoder (lnrecency.experiments.decoders; needs the models extra) on induction | argmax | lookup"
+HELP = ("train a decoder (lnrecency.experiments.decoders; needs the models extra) on induction, repeats, argmax or "
+        "lookup, or a language model (lm) on local text")
 
 
 def add_architecture_arguments(p: argparse.ArgumentParser) -> None:
@@ -45,7 +46,7 @@ def decoder_from_args(args: Options, n: int):
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("task", help="induction | repeats | argmax | lookup (defined in the README, 'Trained decoders'), "
+    p.add_argument("task", help="induction | repeats | argmax | lookup (defined in docs/trained-experiments.md), "
                                 "or lm: a language model on --corpus")
     add_architecture_arguments(p)
     g = p.add_argument_group("training")
