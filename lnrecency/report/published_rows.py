@@ -71,15 +71,17 @@ def _published_for(cid: str, mine: list):
     return [_result(r, pub, lead) for r in stored]
 
 
-def with_published(results: list) -> list:
-    """``results`` with every claim whose experiment publishes its runs decided from them (module docstring), in the
-    catalogue's order; the other rows as they were."""
+def with_published(results: list, claims=None) -> list:
+    """``results`` with every claim of ``claims`` (default every claim) whose experiment publishes its runs decided
+    from them (module docstring), in the catalogue's order; the other rows as they were."""
     from lnrecency.claims.catalog import ids, trained_ids
 
     by: dict = {}
     for r in results:
         by.setdefault(r.id, []).append(r)
     for cid in trained_ids():
+        if claims is not None and cid not in claims:
+            continue
         mine = [r for r in by.get(cid, []) if not r.not_run]
         rows = _published_for(cid, mine)
         if rows is not None:

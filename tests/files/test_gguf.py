@@ -170,3 +170,21 @@ def test_metadata_arrays_are_kept_only_where_named():
     meta = [kv("tokenizer.ggml.token_type", ARR, (U32, [1, 3, 1])), kv("x", ARR, (STR, ["a", "b"]))]
     h = header(gguf(meta, []))
     assert h.metadata["tokenizer.ggml.token_type"] == [1, 3, 1] and h.metadata["x"] == 2
+
+
+def test_staging_says_where_the_model_goes_and_how_large_it_is(tmp_path):
+    """Issue 85, item 4: the copy into the cache is announced with its path and size, its reuse too, and a plain file
+    is said to be read in place."""
+    model = tiny_llama()
+    w = wheel(tmp_path / "p-1.0.0-py3-none-any.whl", "p", {"m.gguf": model})
+    said: list[str] = []
+    staged = stage(open_source(w), tmp_path / "stage", said.append)
+    mib = f"{len(model) / 2**20:.0f} MiB"
+    assert said == [f"model: copying {mib} from {w} into the cache at {staged} (kept for later runs; delete its "
+                    f"folder to free the space)"]
+    stage(open_source(w), tmp_path / "stage", said.append)
+    assert said[1] == f"model: the copy cached at {staged} ({mib}; delete its folder to free the space)"
+    plain = tmp_path / "m.gguf"
+    plain.write_bytes(model)
+    stage(open_source(plain), tmp_path / "stage", said.append)
+    assert said[2].startswith(f"model: read in place from {plain.resolve()}") and "nothing copied" in said[2]

@@ -106,10 +106,16 @@ def run(args: Options) -> int:
     ids = check_ids(args.claim, trained=args.trained)
     waiting = [] if args.train else _uncached(ids, args.quick)
     ids = [cid for cid in ids if cid not in waiting]
+    # an uncached claim whose experiment publishes its runs is decided from them, as the report does
+    from lnrecency.report.published_rows import with_published
+
+    decided = [r for r in with_published([]) if r.id in waiting]
+    waiting = [cid for cid in waiting if cid not in {r.id for r in decided}]
     if waiting:
         _would_train(waiting, args.quick)
     _announce_training(ids, args.quick)
-    results = evaluate(ids, quick=args.quick) if ids else []
+    results = with_published(evaluate(ids, quick=args.quick)) if ids else []
+    results = [r for r in results if r.id in ids] + decided
     if not results and waiting:
         return 0
     from lnrecency.inference.evidence import strict_json as strict

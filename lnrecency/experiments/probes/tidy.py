@@ -289,7 +289,12 @@ def plot(res, map_layer: int | None = None, path=None):
 
     import numpy as np
 
-    lp = res.layer(len(res.layers) if map_layer is None else map_layer)
+    try:
+        lp = res.layer(len(res.layers) if map_layer is None else map_layer)
+    except ValueError as exc:  # the argument the caller gave is map_layer, not layer
+        raise ValueError(str(exc).replace("layer must", "map_layer must", 1).replace("(layers count from 1: "
+                                                                                   "res.layer(1) is the first)",
+                                                                                   "(layers count from 1)")) from None
     has_map = lp.mean_logit is not None
     fig, axes = plt.subplots(1, 2 if has_map else 1, figsize=(10 if has_map else 5.5, 4), squeeze=False)
     _slopes(axes[0, 0], res)

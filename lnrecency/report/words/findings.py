@@ -142,10 +142,15 @@ def published_sentence(found: list[Finding], others: int) -> str:
             f"{others} trained claims' rows come from their last run.")
 
 
-def scope_line(found: list[Finding], trained, published=frozenset()) -> str:
+def scope_line(found: list[Finding], trained, published=None) -> str:
     """How the counts above and the table below relate (one unit, its scope said): verdicts in all (a fresh report's,
     those it decides from published runs, and those on trained and real models from their last run), the secondary
-    intervals apart, claims, and table rows (one per claim and source)."""
+    intervals apart, claims, and table rows (one per claim and source). ``published``: the claims of ``trained``
+    decided from published runs (default: those whose experiments publish them, lnrecency.claims.published)."""
+    if published is None:
+        from lnrecency.claims.published import publishes
+
+        published = {cid for cid in trained if publishes(cid)}
     decided = [f for f in found if not f.secondary]
     claims = len(dict.fromkeys(f.claim for f in found))
     pairs = len(dict.fromkeys((f.claim, f.source) for f in found))

@@ -343,7 +343,8 @@ def run(args: Options) -> int:
         else:
             res, beside, decoder_positions, lm = SOURCES[source](args)
     except ValueError as exc:
-        raise ValueError(in_flags(str(exc))) from None
+        said = str(exc).replace("model='", "--gguf '") if source == "--gguf" else str(exc)
+        raise ValueError(in_flags(said)) from None
     if args.csv is not None:
         res.to_csv(args.csv)
     if args.json:
@@ -378,7 +379,7 @@ def _print_header(res, args: Options, decoder_positions, lm_model: bool) -> None
     said = "random control" in inputs or "text windows" in inputs
     no_bos = lm_model or "no BOS" in inputs or args.bos == "none" or (said and "BOS first" not in inputs)
     bos = ((", no BOS, the first key out of slopes and RP"
-            + (" (the model's tokenizer adds none)" if said and args.bos == "model" and not lm_model else "")
+            + (" (the model adds none)" if said and args.bos == "model" and not lm_model else "")
             if no_bos else ", BOS first, its key out of slopes and RP") if st.bos_first else "")
     if "seconds" in md:
         ppl = md.get("perplexity") or {}
