@@ -12,7 +12,6 @@ that a bad argument is refused in well under a second, before any model is read.
 from __future__ import annotations
 
 import numbers
-
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -71,8 +70,9 @@ def encoder(tokenizer):
     tokenizer that returns None or no ids is refused by name, not left to a TypeError; so is one that cannot be
     called)."""
     if not callable(tokenizer):
-        raise ValueError(f"tokenizer: a {type(tokenizer).__name__} cannot be called on text; give the model's tokenizer "
-                         f"(a callable returning input_ids, e.g. transformers.AutoTokenizer.from_pretrained(...))")
+        raise ValueError(f"tokenizer: a {type(tokenizer).__name__} cannot be called on text; give the model's "
+                         f"tokenizer (a callable returning input_ids, e.g. transformers.AutoTokenizer.from_pretrained"
+                         f"(...))")
 
     def encode(piece: str):
         out = tokenizer(piece, add_special_tokens=False)
