@@ -334,6 +334,23 @@ def _secondary(row: dict) -> dict:
     return {**row, "verdict": "secondary", "finding": secondary_finding(row.get("interval"), row.get("finding", ""))}
 
 
+def _announce_refresh(ids, quick: bool) -> None:
+    """Before claims on trained models are evaluated afresh: which are cached, and which experiments train now (the
+    command and its measured time), on stderr; nothing trains silently."""
+    from lnrecency.claims import catalog
+    from lnrecency.claims.registry import available
+
+    cold = [cid for cid in ids if not available(cid, quick)]
+    if not cold:
+        print(f"readme: {', '.join(ids)} from their cached experiments", file=sys.stderr)
+        return
+    commands = dict.fromkeys(catalog.declared(cid).command for cid in cold)
+    mode = " --quick" if quick else ""
+    said = "; ".join(f"`lnrecency {c}{mode}` ({'1-2 min' if quick else catalog.cost_words(c)})" for c in commands)
+    print(f"readme: {', '.join(cold)} not cached: their experiments are trained now, as {said}; progress lines "
+          f"follow (Ctrl-C stops, nothing is written)", file=sys.stderr, flush=True)
+
+
 def main(argv: list[str] | None = None, prog: str = "python3 -m lnrecency.report.readme") -> int:
     """The command; ``prog``: the name its errors give (``regenerate`` passes its own)."""
     p = OneLineParser(prog=prog, description=__doc__.split("\n")[0])
@@ -378,6 +395,7 @@ def main(argv: list[str] | None = None, prog: str = "python3 -m lnrecency.report
     kept, was_trained = kept_trained_rows(path) if args.keep_trained else ([], False)
     afresh = list(args.claim) + list(args.refresh)
     if args.refresh:  # these trained claims afresh, in place of their kept rows
+        _announce_refresh(args.refresh, args.quick)
         kept = [r for r in kept if r["id"] not in args.refresh]
         kept += [row_of(r) for r in evaluate(list(args.refresh), quick=args.quick) if not r.not_run]
     if args.claim:  # these claims afresh, every other claim's rows as docs/verdicts.json has them

@@ -54,6 +54,30 @@ def check_scheduler(scheduler) -> str:
     return scheduler
 
 
+#: how long the first check of a scheduler's address waits for an answer (seconds)
+REACH_SECONDS = 4.0
+
+
+def check_reachable(scheduler: str) -> None:
+    """A tcp:// scheduler address answers (a plain TCP connection, no Dask), checked before any data work: a wrong
+    or dead address is refused within :data:`REACH_SECONDS`, not after the corpus is tokenised."""
+    import socket
+
+    scheme, _, rest = scheduler.partition("://")
+    if scheduler == LOCAL or scheme != "tcp":
+        return
+    host, _, port = rest.rpartition(":")
+    host = host.strip("[]")
+    if not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise ValueError(f"scheduler must be tcp://HOST:PORT with a port in [1, 65535]; got {scheduler!r:.80}")
+    try:
+        with socket.create_connection((host, int(port)), timeout=REACH_SECONDS):
+            pass
+    except OSError as exc:
+        raise ValueError(f"scheduler: nothing answers at {scheduler!r} ({exc.strerror or exc}; waited at most "
+                         f"{REACH_SECONDS:g} s); start the Dask scheduler first, or use --scheduler local") from None
+
+
 def _worker_init(parent: int) -> None:
     """A worker dies with its parent whatever ends it, SIGKILL included (PR_SET_PDEATHSIG; a parent already gone
     before that was set is seen by the parent id), and leaves Ctrl-C to the parent."""
@@ -139,7 +163,7 @@ def _on_cluster(fn: Callable, jobs: list, scheduler: str, done: Callable | None,
             for fut in distributed.as_completed(list(futures)):
                 q = futures[fut]
                 if fut.status != "finished":
-                    failed.append((q, fut.exception()))
+                    failed.append((q, _failure(fut, scheduler)))
                     continue
                 out[q] = fut.result()
                 if done is not None:
@@ -147,15 +171,35 @@ def _on_cluster(fn: Callable, jobs: list, scheduler: str, done: Callable | None,
         except BaseException:
             c.cancel(list(futures))
             raise
-        failed = _alone(c, fn, jobs, failed, out, done, f"{name}-{tag}")
+        lost = getattr(c, "status", "running") != "running"  # the client lost its scheduler
+        if not lost:
+            failed = _alone(c, fn, jobs, failed, out, done, f"{name}-{tag}")
     if failed:
         failed.sort(key=lambda x: x[0])
         def said(e: BaseException) -> str:
             return f"{type(e).__name__}: {str(e).splitlines()[0][:160]}" if str(e) else type(e).__name__
         names = "; ".join(f"{str(label(jobs[q]))[:120]} ({said(e)})" for q, e in failed)
+        kept = len(jobs) - len(failed)
+        if lost:
+            raise RuntimeError(f"the Dask scheduler at {scheduler} was lost: {len(failed)} of {len(jobs)} runs got no "
+                               f"result ({names}); the {kept} that finished were kept: restart the scheduler (or use "
+                               f"--scheduler local) and run again to finish the others") from None
         raise RuntimeError(f"{len(failed)} of {len(jobs)} runs failed on the cluster at {scheduler}: {names}; the "
                            f"other runs finished and were kept: run again to retry these") from failed[0][1]
     return out
+
+
+def _failure(fut, scheduler: str) -> BaseException:
+    """Why a task did not finish: its own error, or (a task cancelled or lost with its scheduler, which has no error
+    to give) a ConnectionError saying so."""
+    if fut.status == "error":
+        try:
+            exc = fut.exception(timeout=5)
+        except Exception as again:  # noqa: BLE001 - the scheduler may be gone as the error is asked for
+            exc = again
+        if exc is not None:
+            return exc
+    return ConnectionError(f"no result: the task was {fut.status}, its worker or the scheduler at {scheduler} lost")
 
 
 def _alone(c, fn: Callable, jobs: list, failed: list, out: list, done: Callable | None, tag: str) -> list:

@@ -289,11 +289,13 @@ def _wu_icl(args: Options) -> int:
 def _check_scheduler(args: Options) -> None:
     """--scheduler: 'local' or a Dask scheduler's address, refused by name before torch or Dask load; an address
     goes with an experiment that trains, and without --workers (a cluster's workers are its own)."""
-    from lnrecency.experiments.decoders.parallel import LOCAL, check_scheduler
+    from lnrecency.experiments.decoders.parallel import LOCAL, check_reachable, check_scheduler
 
     scheduler = getattr(args, "scheduler", LOCAL)
     try:
         check_scheduler(scheduler)
+        if args.experiment != "pretrained":
+            check_reachable(scheduler)  # before any data work: a dead address is refused in seconds
     except ValueError as exc:
         raise ValueError("--" + str(exc)) from None
     if scheduler == LOCAL:
