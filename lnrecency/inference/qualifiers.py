@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, fields
 
-__all__ = ["REASONS", "Counter", "Qualifiers"]
+__all__ = ["REASONS", "Counter", "Qualifiers", "contradiction"]
 
 #: why a statement is not decided: key -> the words a cell says (each defined in docs/glossary.md under
 #: "inconclusive"); a row reads inconclusive only with one of these
@@ -26,17 +26,30 @@ REASONS: dict[str, str] = {
 }
 
 
+#: the longest text a qualifier field holds (characters; the longest stored today is 85): a cell renders at most 20
+#: words, and a stored field longer than this is refused, not rendered
+MAX_TEXT = 400
+
+
 def _number(value, name: str, *, optional: bool = True) -> float | None:
     if value is None and optional:
         return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise ValueError(f"qualifier {name} must be a finite number{' or null' if optional else ''}; got {value!r}")
+    try:  # an integer beyond float's range (a 400-digit one) is refused by name, not an OverflowError
+        ok = not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(float(value))
+    except OverflowError:
+        ok = False
+    if not ok:
+        shown = f"{value!r:.40}" + ("..." if len(repr(value)) > 40 else "")
+        raise ValueError(f"qualifier {name} must be a finite number within float range{' or null' if optional else ''}"
+                         f"; got {shown}")
     return float(value)
 
 
 def _text(value, name: str) -> str:
     if not isinstance(value, str):
         raise ValueError(f"qualifier {name} must be a string; got {type(value).__name__}")
+    if len(value) > MAX_TEXT:
+        raise ValueError(f"qualifier {name} must be at most {MAX_TEXT} characters; got {len(value)}")
     return " ".join(value.split())
 
 
@@ -59,6 +72,9 @@ class Counter:
         object.__setattr__(self, "verdict", _text(self.verdict, "counter.verdict"))
         if not self.label:
             raise ValueError("qualifier counter.label must not be empty")
+        if (self.low is None) != (self.high is None) or (self.low is not None and self.low > self.high):
+            raise ValueError(f"qualifier counter's interval must have both ends, low <= high; got [{self.low}, "
+                             f"{self.high}]")
 
     def to_json(self) -> dict:
         return {f.name: getattr(self, f.name) for f in fields(self)}
@@ -67,7 +83,10 @@ class Counter:
     def from_json(cls, data) -> "Counter":
         if not isinstance(data, dict) or set(data) - {f.name for f in fields(cls)}:
             raise ValueError(f"qualifier counter must be an object with keys among "
-                             f"{', '.join(f.name for f in fields(cls))}; got {data!r}")
+                             f"{', '.join(f.name for f in fields(cls))}; got {str(data)[:80]!r}")
+        missing = [k for k in ("label", "estimate") if k not in data]
+        if missing:
+            raise ValueError(f"qualifier counter needs {' and '.join(missing)}; got keys {sorted(data)}")
         return cls(**data)
 
 
@@ -151,3 +170,21 @@ class Qualifiers:
         if "theirs" in data and not isinstance(data["theirs"], list):
             raise ValueError(f"qualifier theirs must be a list of numbers; got {data['theirs']!r}")
         return cls(**data)
+
+
+#: the labels of a statement shown to hold / shown to fail (lnrecency.claims.catalog.label's two readings)
+HOLDS_LABELS, FAILS_LABELS = ("confirmed", "reproduced"), ("refuted", "the opposite shown")
+
+
+def contradiction(verdict: str, q: Qualifiers | None) -> str:
+    """What in a row's qualifiers contradicts its label ("" when nothing does): a row that holds (confirmed,
+    reproduced) names no place where it fails and no reason it is not decided; a row shown to fail gives no such
+    reason either; a reason belongs to an inconclusive row; and a place where the statement fails belongs to a row
+    that fails (or an undecided one). Every committed row satisfies these (a test reads docs/verdicts.json)."""
+    if q is None:
+        return ""
+    if verdict in HOLDS_LABELS and q.fails:
+        return f"it reads {verdict} but its qualifiers say it fails ({q.fails!r:.60})"
+    if q.reason and verdict != "inconclusive":
+        return f"it reads {verdict} but its qualifiers give the reason {q.reason!r} (an undecided row's)"
+    return ""

@@ -58,12 +58,16 @@ def test_plot_names_map_layer(llama):
         res.plot(map_layer=5)
 
 
-def test_a_gpt_neo_folder_is_read_by_the_command_line(tmp_path, capsys):
+@pytest.mark.parametrize("family", ["gpt_neo", "mpt"])
+def test_gpt_neo_and_mpt_folders_are_read_by_the_command_line(family, tmp_path, capsys):
+    """Their configs name the heads num_heads (GPT-Neo) and n_heads, the layers n_layers (MPT)."""
     torch.manual_seed(0)
-    cfg = transformers.GPTNeoConfig(vocab_size=64, hidden_size=32, num_layers=2, num_heads=4,
-                                    max_position_embeddings=64, attention_types=[[["global"], 2]])
-    transformers.AutoModelForCausalLM.from_config(cfg).save_pretrained(str(tmp_path / "neo"))
-    assert main(["probe", "--hf", str(tmp_path / "neo"), "--n", "12", "--sequences", "8"]) == 0
+    cfg = (transformers.GPTNeoConfig(vocab_size=64, hidden_size=32, num_layers=2, num_heads=4,
+                                     max_position_embeddings=64, attention_types=[[["global"], 2]])
+           if family == "gpt_neo" else
+           transformers.MptConfig(vocab_size=64, d_model=32, n_layers=2, n_heads=4, max_seq_len=64))
+    transformers.AutoModelForCausalLM.from_config(cfg).save_pretrained(str(tmp_path / family))
+    assert main(["probe", "--hf", str(tmp_path / family), "--n", "12", "--sequences", "8"]) == 0
     assert "layer 2:" in capsys.readouterr().out
 
 

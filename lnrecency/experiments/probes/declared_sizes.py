@@ -17,8 +17,9 @@ MAX_CONFIG_BYTES = 1 << 20
 MAX_DEPTH = 32
 #: the sizes a config.json may state, checked before any model is built: (names used by the families, range)
 SIZE_FIELDS = {"vocabulary": (("vocab_size",), 1, 2**20),
-               "layers": (("num_hidden_layers", "n_layer", "num_layers"), 1, 256),
-               "attention heads": (("num_attention_heads", "n_head", "num_heads"), 1, 1024),  # num_heads: GPT-Neo
+               "layers": (("num_hidden_layers", "n_layer", "num_layers", "n_layers"), 1, 256),  # n_layers: MPT
+               # num_heads: GPT-Neo; n_heads: MPT
+               "attention heads": (("num_attention_heads", "n_head", "num_heads", "n_heads"), 1, 1024),
                "width": (("hidden_size", "n_embd", "d_model"), 1, 65536)}
 #: the fields the families name their context by (positions the model was built for), first found wins
 CONTEXT_FIELDS = ("max_position_embeddings", "n_positions", "n_ctx", "max_sequence_length", "seq_length")

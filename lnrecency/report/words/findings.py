@@ -84,9 +84,15 @@ def finding_of(row: dict) -> Finding:
     """The Finding of one verdict row (ValueError when the row decides a statement its claim does not declare)."""
     from lnrecency.claims import catalog
 
+    from lnrecency.inference.qualifiers import contradiction
+
     s = _statement(row)
     verdict = catalog.label(row["id"], s.text, row["verdict"])
     q = qualifiers_of(row)
+    said = contradiction(verdict, q)
+    if said:  # a stored row whose label its own qualifiers contradict is refused, never rendered or carried forward
+        raise ValueError(f"the {row['id']} row on {s.key!r} ({str(row.get('setting') or '')[:60]}) does not follow "
+                         f"from what is stored with it: {said}")
     return Finding(row["id"], s.key, s.group, verdict, str(row.get("finding") or ""), row.get("setting") or {}, q,
                    cell(verdict, q, catalog.declared(row["id"]).title))
 

@@ -39,7 +39,12 @@ def decisions(docs: Path) -> tuple[dict, dict]:
         out[ev.get("hypothesis")] = ev.get("decision") or None
     for name in ("thesis_text_v2.json", "thesis_text_v3.json", "wu_icl.json"):
         snap = _read(docs / name) or {}
-        for key, t in (snap.get("tests") or {}).items():
+        tests = snap.get("tests") if isinstance(snap, dict) else None
+        if not isinstance(tests or {}, dict):
+            raise ValueError(f"{name}: its tests must be an object of test -> decision; got {type(tests).__name__}")
+        for key, t in (tests or {}).items():
+            if not isinstance(t, dict):
+                raise ValueError(f"{name}: test {key!r} must be an object (its decision); got {type(t).__name__}")
             out[key] = t if t.get("interval") is not None else None
         if name == "thesis_text_v2.json" and snap.get("cells"):
             extra["Q1"] = {"none_slope": snap["cells"]["no bos none"]["slope"][0]}
@@ -85,10 +90,21 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("docs", nargs="?", default=str(ROOT / "docs"))
     args = p.parse_args(argv)
     docs = Path(args.docs)
-    data = _read(docs / "verdicts.json")
+    try:
+        data = _read(docs / "verdicts.json")
+    except ValueError as exc:
+        p.error(str(exc))
     if data is None:
         p.error(f"docs: {str(docs)!r} holds no verdicts.json")
-    n = qualify_rows(data["verdicts"], docs)
+    rows = data.get("verdicts") if isinstance(data, dict) else None
+    if not isinstance(rows, list) or not all(isinstance(r, dict) and isinstance(r.get("id"), str) for r in rows):
+        p.error(f"docs: {str(docs / 'verdicts.json')!r}: \"verdicts\" must be a list of verdict rows; got "
+                f"{type(rows).__name__}")
+    try:
+        n = qualify_rows(rows, docs)
+    except (ValueError, TypeError, KeyError, AttributeError, IndexError) as exc:
+        p.error(f"docs: the snapshots in {str(docs)!r} cannot requalify the rows: {type(exc).__name__}: "
+                f"{str(exc)[:200]}")
     atomic_write_text(docs / "verdicts.json", json.dumps(data, indent=1, ensure_ascii=False) + "\n")
     print(f"qualified {n} rows of {docs / 'verdicts.json'}")
     return 0
