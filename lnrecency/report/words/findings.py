@@ -83,7 +83,6 @@ def qualifiers_of(row: dict) -> Qualifiers:
 def finding_of(row: dict) -> Finding:
     """The Finding of one verdict row (ValueError when the row decides a statement its claim does not declare)."""
     from lnrecency.claims import catalog
-
     from lnrecency.inference.qualifiers import contradiction
 
     s = _statement(row)
