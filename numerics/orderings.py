@@ -97,6 +97,8 @@ def _check_scores(s) -> tuple[int, int]:
     if not isinstance(s, np.ndarray) or s.ndim != 3 or shape[1] != shape[2] or s.dtype.kind not in "biuf":
         raise ValueError(f"s must be a real array of shape (b, n, n) (b draws of an n x n score matrix); got "
                          f"{type(s).__name__} {getattr(s, 'dtype', '')} of shape {shape}")
+    if shape[1] < 1:  # (b, 0, 0) holds no score whatever b, and b may be huge: refused before (b,) counts exist
+        raise ValueError(f"s must hold at least one score (n >= 1); got shape {shape}")
     return shape[0], shape[1]
 
 
