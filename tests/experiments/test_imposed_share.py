@@ -68,3 +68,32 @@ def test_training_stops_at_the_first_evaluation_the_rule_accepts():
 def test_a_bad_profile_is_refused_by_name(shares, words):
     with pytest.raises(ValueError, match=f"^shares: .*{words}"):
         impose_first_share(build(CFG, 0), shares)
+
+
+def test_an_imposed_share_survives_a_checkpoint_and_the_probe_reads_it(tmp_path):
+    """Issue 82, item 4: train.save records the imposed share in config.json ("interventions") and train.load
+    restores it, so the probe of a reloaded model gives the slope of the model as trained, to the bit; a checkpoint
+    whose recorded intervention is malformed or unknown is refused by name."""
+    import json
+
+    import lnrecency
+    from lnrecency.experiments.decoders.train import load, save, train
+
+    st = TrainSettings(task="induction", steps=4, n=8, batch=4, warmup=1, eval_every=0)
+    res = train(CFG, st, first_share={0: PROFILE})
+    save(res, tmp_path / "ck")
+    meta = json.loads((tmp_path / "ck" / "config.json").read_text())
+    assert meta["interventions"] == {"imposed_first_share": {"0": PROFILE}}
+    model, _ = load(tmp_path / "ck")
+    assert torch.equal(model.blocks[0].attn.imposed, res.model.blocks[0].attn.imposed)
+    assert model.blocks[1].attn.imposed is None
+    before = lnrecency.probe_model(res, sequences=16)
+    after = lnrecency.probe_model(str(tmp_path / "ck"), sequences=16)
+    assert [lay.slope for lay in after.layers] == [lay.slope for lay in before.layers]
+    for bad, words in (({"imposed_first_share": {"0": [2.0] * 8}}, "shares in \\[0, 1\\]"),
+                       ({"frozen_scale": {}}, "keys among imposed_first_share"),
+                       ({"imposed_first_share": {"9": PROFILE}}, "layer index must be an integer")):
+        meta["interventions"] = bad
+        (tmp_path / "ck" / "config.json").write_text(json.dumps(meta))
+        with pytest.raises(ValueError, match=words):
+            load(tmp_path / "ck")

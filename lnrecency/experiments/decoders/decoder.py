@@ -267,7 +267,8 @@ def impose_first_share(model: Decoder, shares: dict | None) -> Decoder:
     """Set the first key's share of attention, row by row, in the given layers of ``model`` (in place; returned):
     ``shares`` {layer index (0-based): the share of each query row 1..context (the first, which sees only the first
     key, is not used)}; None or {} leaves every layer its own softmax. Kept through training, the probe and
-    ``copy.deepcopy`` (a plain attribute, not a weight: a checkpoint does not hold it; plan v4 records it beside)."""
+    ``copy.deepcopy`` (a plain attribute, not a weight: a checkpoint records it in its config.json, ``interventions``,
+    and :func:`lnrecency.experiments.decoders.train.load` restores it)."""
     for attn in (b.attn for b in model.blocks):
         attn.imposed = None
     for layer, profile in (shares or {}).items():

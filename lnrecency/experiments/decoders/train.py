@@ -273,9 +273,47 @@ def save(result: TrainResult, out: str | Path, *, extra: dict | None = None) -> 
         meta = {"format": "lnrecency-decoder-1", "decoder": result.model.cfg.as_dict(),
                 "training": asdict(result.settings), "final_heldout_loss": result.final_heldout,
                 **(extra or {}), "files": ["model.safetensors", "config.json", "train_log.json"]}
+        imposed = interventions_of(result.model)
+        if imposed:  # part of the model: restored by load (issue 82: an imposed share never lost without a word)
+            meta["interventions"] = imposed
         (stage / MANIFEST).write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n")
         publish(stage, out)
     return out
+
+
+#: the interventions a checkpoint records (config.json's "interventions"), each restored by :func:`load`
+INTERVENTIONS = ("imposed_first_share",)
+
+
+def interventions_of(model) -> dict:
+    """What is imposed on ``model`` beyond its weights, as config.json records it: {"imposed_first_share": {layer
+    index (0-based, as text): the share of each query row}} ({} when nothing is)."""
+    shares = {str(q): [float(x) for x in b.attn.imposed.tolist()] for q, b in enumerate(model.blocks)
+              if getattr(b.attn, "imposed", None) is not None}
+    return {"imposed_first_share": shares} if shares else {}
+
+
+def _restore_interventions(model, meta: dict, where: str) -> None:
+    """The interventions ``meta`` records, checked field by field and set on ``model`` (an unknown one refused by
+    name: a checkpoint never loads as a model it is not)."""
+    from lnrecency.experiments.decoders.decoder import impose_first_share
+
+    recorded = meta.get("interventions")
+    if recorded is None:
+        return
+    if not isinstance(recorded, dict) or set(recorded) - set(INTERVENTIONS):
+        raise ValueError(f"{where}: 'interventions' must be an object with keys among {', '.join(INTERVENTIONS)}; "
+                         f"got {str(recorded)[:80]!r}")
+    shares = recorded.get("imposed_first_share") or {}
+    if not isinstance(shares, dict) or not all(
+            isinstance(k, str) and k.isdigit() and isinstance(v, list) and len(v) <= 1 << 16
+            and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in v) for k, v in shares.items()):
+        raise ValueError(f"{where}: interventions.imposed_first_share must map layer indices (text) to lists of "
+                         f"shares; got {str(shares)[:80]!r}")
+    try:
+        impose_first_share(model, {int(k): v for k, v in shares.items()})
+    except ValueError as exc:
+        raise ValueError(f"{where}: interventions.imposed_first_share: {exc}") from None
 
 
 #: checkpoint limits: config.json size and nesting, and the float32 weights a probe may load (the probe's
@@ -357,5 +395,6 @@ def load(model_dir: str | Path) -> tuple[Decoder, dict]:
                              f"on it")
     model = Decoder(cfg)
     model.load_state_dict(state, strict=True)
+    _restore_interventions(model, meta, f"checkpoint configuration {str(path / MANIFEST)!r}")
     model.eval()
     return model, meta
