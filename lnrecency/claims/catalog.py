@@ -68,6 +68,9 @@ class Declared:
     command: str | None = None  # `lnrecency <command>` fills it (trained or real models); None: verify / report
     family: str = "parameter-free"
     primary: bool = True
+    #: whether it shows a table, figure or notebook of its own: its claim module's namesake under
+    #: lnrecency/report/views/ (checked when the views load: missing or misspelt, the report refuses to start)
+    view: bool = True
 
     @property
     def training(self) -> bool:
@@ -132,10 +135,17 @@ def module_covers(module: str, claim_id: str) -> bool:
 
 
 def declare(claim_id: str, module: str, title: str, *statements: Statement, command: str | None = None,
-            family: str = "parameter-free", primary: bool = True) -> Declared:
-    """One catalogue line: see the module docstring. The ID follows :data:`ID_RULE`, checked here, when the claim
-    is declared (and its module's name covers it, :func:`module_covers`, checked when the registry loads it)."""
+            family: str = "parameter-free", primary: bool = True, view: bool = True) -> Declared:
+    """One catalogue line: see the module docstring. The ID follows :data:`ID_RULE` and its module's name covers it
+    (:func:`module_covers`), both checked here, when the claim is declared. ``view``: whether the claim shows
+    anything of its own (the module of the same name under lnrecency/report/views/, checked when the views load)."""
     id_parts(claim_id)
+    placeholder = id_parts(claim_id)[0] == PLACEHOLDER_LETTERS  # a test's claim, its module the test file
+    if not isinstance(module, str) or not (placeholder or module_covers(module, claim_id)):
+        raise ValueError(f"claim {claim_id}'s module {module!r} must be named by the IDs it declares (e.g. "
+                         f"'parameter_free.{claim_id.lower().replace('.', '_')}_what_it_checks')")
+    if not isinstance(view, bool):
+        raise ValueError(f"claim {claim_id}: view must be True or False; got {view!r}")
     if not statements:
         raise ValueError(f"claim {claim_id} declares no statement")
     if family not in FAMILIES:
@@ -143,8 +153,12 @@ def declare(claim_id: str, module: str, title: str, *statements: Statement, comm
     keys = [s.key for s in statements]
     if len(set(keys)) != len(keys):
         raise ValueError(f"claim {claim_id} declares a statement key twice: {keys}")
-    return Declared(claim_id, module, title, tuple(statements), command, family, primary)
+    return Declared(claim_id, module, title, tuple(statements), command, family, primary, view)
 
+
+#: the letters no claim of the catalogue takes: tests declare placeholder claims under them ("X1"), so a real claim
+#: can never collide with one (checked below, when the catalogue loads)
+PLACEHOLDER_LETTERS = "X"
 
 CATALOG: tuple[Declared, ...] = (
     declare("T1", "parameter_free.t1_theorem1", "Theorem 1: layer-2 recency with normalisation, isotropic embeddings",
@@ -169,7 +183,7 @@ CATALOG: tuple[Declared, ...] = (
             S("side_by_side", "ours",
               "Scores and rollout at once: with normalisation, the layer-2 scores of the last row rise with the key "
               "(the paper's recency) while the layer-2 attention rollout of the same row falls with the key (Wu et "
-              "al.'s primacy); the paper reverses a per-layer quantity, not the rollout.")),
+              "al.'s primacy); the paper reverses a per-layer quantity, not the rollout."), view=False),
     declare("C3", "parameter_free.c3_residual", "residual connections weaken the bias but do not remove it",
             S("keeps", "ours",
               "With a residual connection (any gamma > 0) layer 2 still has recency bias on every row i >= 2."),
@@ -271,7 +285,7 @@ CATALOG: tuple[Declared, ...] = (
               "e^a)^2 (e+(i-1)e^a)^2) < 0.")),
     declare("P8", "parameter_free.p8_p9_printed_numeric", "printed: saturation of g(i)/h(i) for a != 0",
             S("p8", "v1",
-              "P8: for a != 0 the layer-2 pattern becomes nearly independent of i (g(i)/h(i) saturates).")),
+              "P8: for a != 0 the layer-2 pattern becomes nearly independent of i (g(i)/h(i) saturates)."), view=False),
     declare("P9", "parameter_free.p8_p9_printed_numeric", "printed: LayerNorm with sqrt(d) vs d scaling",
             S("p9a", "v1",
               "P9: LayerNorm with d scaling (lam = 1) behaves like l2."),
@@ -282,7 +296,7 @@ CATALOG: tuple[Declared, ...] = (
               "scaling): the layer-2 gap S_87 - S_81 itself is smaller."),
             S("p9c_per_lam", "v1",
               "P9, read per unit of lam: LayerNorm with sqrt(d) scaling weakens the layer-2 recency pattern (vs d "
-              "scaling): the layer-2 gap divided by lam is smaller.")),
+              "scaling): the layer-2 gap divided by lam is smaller."), view=False),
     declare("TM1", "trained.tm1_tm5_trained_decoders", "trained decoders: LayerNorm gives recency at layers >= 2",
             S("s1", "ours",
               "Trained NoPE decoders with LayerNorm (pre-LN, residual) show recency at every layer >= 2: the "
@@ -484,21 +498,21 @@ CATALOG: tuple[Declared, ...] = (
               "Upstream (plan v4 U1): in the plan's NoPE language models trained with BOS first and no normalisation, "
               "with layer 1's share of attention to BOS set to the LayerNorm models' level, layer 2's recency slope "
               "on held-out text is above 0.0764 logit per key (half of the LayerNorm models' slope)."),
-          command="experiments thesis-text-v4", family="thesis-text plan v4"),
+          command="experiments thesis-text-v4", family="thesis-text plan v4", view=False),
     declare("TU2", "trained.tu1_tu2_tn1_thesis_text_v4",
             "with BOS, LayerNorm, the sink clamped low: does the slope vanish?",
             S("s1", "ours",
               "The sink needed (plan v4 U2): in the plan's LayerNorm models trained with BOS first, with layer 1's "
               "share of attention to BOS clamped to the models without normalisation's level, layer 2's recency "
               "slope on held-out text is below 0.0764 logit per key."),
-          command="experiments thesis-text-v4", family="thesis-text plan v4"),
+          command="experiments thesis-text-v4", family="thesis-text plan v4", view=False),
     declare("TN1", "trained.tu1_tu2_tn1_thesis_text_v4",
             "without BOS: LayerNorm above none at matched loss, with the power to tell?",
             S("s1", "ours",
               "Matched loss without BOS (plan v4 N1): in the plan's NoPE language models trained and probed without "
               "any BOS, each stopped where its held-out loss first reaches 4.25, layer 2's recency slope on held-out "
               "text is larger with LayerNorm than with no normalisation."),
-          command="experiments thesis-text-v4", family="thesis-text plan v4"),
+          command="experiments thesis-text-v4", family="thesis-text plan v4", view=False),
     declare("W2", "trained.w2_w4_wu_icl",
             "Wu et al.'s Fig. 2 without normalisation: does the earlier item win?",
             S("statement", "wu2025",
@@ -539,6 +553,12 @@ DECLARED: dict[str, Declared] = {}
 for _c in CATALOG:
     if _c.id in DECLARED:
         raise ValueError(f"claim id {_c.id!r} is declared twice in the catalogue")
+    if id_parts(_c.id)[0] == PLACEHOLDER_LETTERS:
+        raise ValueError(f"claim id {_c.id!r}: the letters {PLACEHOLDER_LETTERS!r} are the tests' placeholders; choose "
+                         f"others")
+    if any(c.module == _c.module and c.view != _c.view for c in DECLARED.values()):
+        raise ValueError(f"claim {_c.id}: the claims of module {_c.module!r} must agree on view= (one view module "
+                         f"each)")
     DECLARED[_c.id] = _c
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 
+from lnrecency.claims import catalog
 from lnrecency.claims.registry import CATALOG, MODULES
 from lnrecency.report.views.outputs import VIEWS, View
 
@@ -16,10 +17,23 @@ SECTIONS: tuple[str, ...] = ("section_boundaries",)
 
 
 def _view_modules() -> tuple[str, ...]:
+    """The claim modules' view modules, each as its claims declare (catalog ``view=``): a claim that declares a view
+    whose module is missing or misspelt, or a view module for claims that declare none, is refused here, naming
+    both, before any report is built."""
     out = []
     for m in MODULES:
         name = f"lnrecency.report.views.{m}"
-        if importlib.util.find_spec(name) is not None:
+        exists = importlib.util.find_spec(name) is not None
+        claims = [c for c in catalog.CATALOG if c.module == m]
+        wants = any(c.view for c in claims)
+        if wants and not exists:
+            raise RuntimeError(f"claim {', '.join(c.id for c in claims)} declares a view, but there is no module "
+                               f"lnrecency/report/views/{m.replace('.', '/')}.py (missing or misspelt); write it, or "
+                               f"declare view=False in lnrecency/claims/catalog.py")
+        if exists and not wants:
+            raise RuntimeError(f"lnrecency/report/views/{m.replace('.', '/')}.py exists, but claim "
+                               f"{', '.join(c.id for c in claims)} declares view=False")
+        if exists:
             out.append(m)
     return tuple(out) + SECTIONS
 
