@@ -16,7 +16,7 @@ from pathlib import Path
 
 from lnrecency.inference.evidence import Evidence, record
 
-__all__ = ["Published", "PublishedRuns", "redecided", "DOCS", "publishes"]
+__all__ = ["Published", "PublishedRuns", "redecided", "DOCS", "publishes", "plan_rows"]
 
 #: where the published snapshots are (a source checkout; an installed wheel has none: nothing is decided from them)
 DOCS = Path(__file__).resolve().parents[2] / "docs"
@@ -33,11 +33,13 @@ class Published:
     runs: int
     command: str
     rows: tuple  # ((statement, verdict), ...)
+    intervals: tuple = ()  # each row's interval (low, high) as the rule gives it, or None where it decides nothing
 
     @property
     def note(self) -> str:
-        return (f"decided here from the {self.runs} runs published in {self.file} by the plan's own rule; retrain "
-                f"with `lnrecency {self.command}`")
+        return (f"verdict and interval re-derived here from the {self.runs} runs published in {self.file} by the "
+                f"plan's own rule (the rest of the row as docs/verdicts.json keeps it); retrain with "
+                f"`lnrecency {self.command}`")
 
 
 @record
@@ -49,6 +51,19 @@ class PublishedRuns(Evidence):
     runs: int
     command: str
     redecided: str
+
+
+def plan_rows(decided: dict, pairs, label=None) -> list[tuple]:
+    """The rows a module's ``redecide`` returns: for each (claim, statement, test key) of ``pairs``, the claim, the
+    statement, the verdict of ``decided[key]`` (a plan's decide result: key -> (SeedDecision or None, why)) as
+    ``label(key, decision)`` reads it (default the decision's own verdict; "inconclusive" when undecided) and its
+    interval (None when undecided)."""
+    out = []
+    for cid, statement, key in pairs:
+        d = decided[key][0]
+        verdict = label(key, d) if label is not None else ("inconclusive" if d is None else d.verdict)
+        out.append((cid, statement, verdict, None if d is None else tuple(float(x) for x in d.test.interval())))
+    return out
 
 
 def _module(cid: str):
@@ -95,5 +110,6 @@ def redecided(cid: str) -> Published | None:
     if name is None or not (DOCS / name).is_file():
         return None
     runs, rows = _decided(mod.__name__, name)
-    mine = tuple((s, label(cid, s, v)) for c, s, v in rows if c == cid)
-    return Published(f"docs/{name}", runs, declared(cid).command or "", mine)
+    mine = tuple((s, label(cid, s, v)) for c, s, v, _ in rows if c == cid)
+    intervals = tuple(iv for c, _, _, iv in rows if c == cid)
+    return Published(f"docs/{name}", runs, declared(cid).command or "", mine, intervals)

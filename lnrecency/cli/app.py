@@ -63,7 +63,8 @@ def add_config_arguments(parser: argparse.ArgumentParser, *, embedding: bool = F
     g.add_argument("--norm", default="layernorm", help=f"one of {', '.join(NORMS)} (default layernorm)")
     g.add_argument("--residual", action="store_true", help="h' = h + gamma * o instead of h' = o")
     g.add_argument("--gamma", type=parse_number, default=None, help="residual weight > 0 (default 1)")
-    g.add_argument("--lam", type=parse_number, default=None, help="inverse temperature > 0, e.g. 1 or sqrt(64)")
+    g.add_argument("--lam", type=parse_number, default=None,
+                   help="inverse temperature > 0, e.g. 1 or sqrt(64) (default 1)")
     g.add_argument("--alpha", type=parse_number, default=0.0, help="embedding anisotropy in [0, 1) (default 0)")
     if embedding:
         g.add_argument("--embedding", default=None, help=f"one of {', '.join(EMBEDDINGS)} (default gaussian)")

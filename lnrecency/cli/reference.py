@@ -19,6 +19,8 @@ def _cell(text) -> str:
 
 
 def _default(action: argparse.Action) -> str:
+    if action.required:
+        return "required"
     if isinstance(action, (argparse._StoreTrueAction, argparse._StoreFalseAction)):
         return "off" if action.default is False else "on"
     if action.default is None or action.default is argparse.SUPPRESS:

@@ -35,10 +35,12 @@ The decision. With E_d X = X_lim + c/d + r(d), r = O(1/d^2) (:mod:`lnrecency.the
 R is measured from the theory's own predictions, so an error e in the limit inflates R by about 9 d_ref^2 |e| and
 R/d^2 by 9 (d_ref / d)^2 |e|, and an error e of c by about 5 d_ref |e|: a wrong limit can be rejected only where
 d > 3 d_ref, a wrong c only where d > 5 d_ref. The default d_ref is max(2 + removed, d // 8) (8 at d = 64); each
-table states it. At d = 64 and n = 6, five settings (LayerNorm, none, RMSNorm, l2; residual on and off; alpha
-0-0.6) gave no "differs" with the true theory and 5-20 of 63 with c planted 1.5x too large
-(tests/experiments/test_compare.py plants one). The "detectable" column is the smallest error of the prediction that
-the check rejects with probability 0.8 (normal law): tolerance + 0.84 SE.
+table states it. Measured at d = 64, n = 6, 3 layers, 20,000 draws, fwer 0.01 (63 score entries a setting): five
+settings (LayerNorm, none, RMSNorm, l2; residual on and off; alpha 0-0.6) gave no "differs" with the true theory, and
+5-20 with c planted 1.5x too large (tests/experiments/test_compare.py plants c doubled and dropped at n = 4). The "detectable" column is the smallest error of the prediction, not
+itself in R, that the check rejects with probability 0.8 (normal law): tolerance + 0.84 SE; a wrong c also raises R,
+so it needs about 1 / (1 - 5 d_ref / d) times more (2.7x at the default d_ref), a wrong limit 1 / (1 - 9 (d_ref /
+d)^2) times more.
 
 The estimator. The scores' Monte Carlo uses the *linear* control variate by default (first order on the uncentred
 Gram, mean exactly 0: unbiased whatever c is, so the comparison does not lean on the theory it tests); ``"none"``
@@ -167,7 +169,8 @@ class Comparison:
                  "R/d^2 per alpha: " + ", ".join(f"{r['bound']:.3g} (R {r['R']:.3g})" for r in rem)
                  + f", R measured at d_ref = {self.d_ref} and {2 * self.d_ref} by this theory's own predictions "
                    f"(a wrong limit can be rejected only where d > 3 d_ref, a wrong c only where d > 5 d_ref)",
-                 f"estimator: {self.estimator} control variate for the scores, plain draws otherwise; samples "
+                 (f"estimator: {self.estimator} control variate for the scores, plain draws otherwise; samples "
+                  if "scores" in self.quantities else "estimator: plain draws; samples ")
                  + ", ".join(f"{self.samples[a]}" for a in self.alphas) + f"; seed {self.seed}",
                  "detectable: the error of limit + c/d rejected with probability 0.8 (tolerance + 0.84 SE); an "
                  "entry without randomness (SE at float rounding, e.g. S_ii under a fixed-length norm) shows SE 0 and "

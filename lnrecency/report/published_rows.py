@@ -68,6 +68,13 @@ def _published_for(cid: str, mine: list):
         return [_damaged(cid, f"docs/verdicts.json's rows of {cid} say {', '.join(v for _, v in said) or 'nothing'}; "
                               f"the {pub.runs} runs published in {pub.file} decide "
                               f"{', '.join(v for _, v in pub.rows)} by the plan's rule: the stored rows are refused")]
+    for r, interval in zip(stored, pub.intervals or [None] * len(stored)):
+        q = r.get("qualifiers") or {}
+        have = (q.get("low"), q.get("high")) if q.get("low") is not None else None
+        if have != interval:  # the same code on the same JSON values gives the same bits (tests/experiments)
+            return [_damaged(cid, f"docs/verdicts.json's {cid} row gives the interval {have}; the {pub.runs} runs "
+                                  f"published in {pub.file} give {interval} by the plan's rule: the stored rows are "
+                                  f"refused")]
     return [_result(r, pub, lead) for r in stored]
 
 

@@ -88,9 +88,9 @@ def test_secondary_rows_are_counted_apart_never_as_verdicts():
     found = findings_of(rows)
     assert fresh_counts(found, quick=False).startswith("**1 verdicts on 2 claims**")
     assert "1 secondary interval (no verdict)" in fresh_counts(found, quick=False)
-    assert scope_line(found, ("TM1",)).startswith("In all: 1 verdicts (1 computed fresh, 0 from published runs, 0 "
-                                                  "from trained models' last run) and 1 secondary intervals on 2 "
-                                                  "claims")
+    assert scope_line(found, ("TM1",)).startswith("In all: 1 verdicts (1 computed fresh; 0 from the experiments' "
+                                                  "last run, 0 of them re-derived from published runs) and 1 "
+                                                  "secondary intervals on 2 claims")
     decided = [f for f in findings_of(SNAPSHOT["verdicts"]) if not f.secondary]
     assert f"In all: {len(decided)} verdicts" in README
 

@@ -39,7 +39,8 @@ def test_a_fresh_report_decides_every_claim_that_publishes_its_runs_as_the_readm
         assert mine == [(s["statement"], s["verdict"]) for s in STORED if s["id"] == cid], cid
     for r in rows:
         assert isinstance(r.evidence, pub.PublishedRuns) and not r.not_run
-        assert r.finding.startswith(f"Decided here from the {r.evidence.runs} runs published in {r.evidence.file}")
+        assert r.finding.startswith(f"Verdict and interval re-derived here from the {r.evidence.runs} runs published "
+                                    f"in {r.evidence.file} by the plan's own rule")
         assert f"lnrecency {r.evidence.command}" in r.finding
     # the claims that publish no per-run rows stay as they were (not run here)
     assert not any(pub.publishes(cid) for cid in ("TM1", "S2.1", "S3.1", "R1"))
@@ -56,6 +57,22 @@ def test_a_stored_row_the_runs_do_not_decide_is_refused(docs):
     tn1 = rows["TN1"]
     assert tn1.not_run and "refuted" in tn1.finding and "confirmed" in tn1.finding and "refused" in tn1.finding
     assert not rows["TU1"].not_run  # the other rows of the plan still follow
+
+
+def test_a_stored_interval_the_runs_do_not_give_is_refused(docs, monkeypatch):
+    """The verdict alone is not enough: TU1's stored interval moved by a hair is refused, naming both."""
+    from lnrecency.report import published_rows
+
+    real = published_rows._stored_rows
+
+    def moved(cid):
+        rows = json.loads(json.dumps(real(cid)))
+        if cid == "TU1":
+            rows[0]["qualifiers"]["low"] += 1e-12
+        return rows
+    monkeypatch.setattr(published_rows, "_stored_rows", moved)
+    rows = {r.id: r for r in with_published([])}
+    assert rows["TU1"].not_run and "gives the interval" in rows["TU1"].finding and not rows["TU2"].not_run
 
 
 def test_a_damaged_snapshot_is_named(docs):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from lnrecency.claims.catalog import declared, result_source
 from lnrecency.claims.declare import claim
+from lnrecency.claims.published import plan_rows
 from lnrecency.claims.trained_qualifiers import plan_qualifiers
 from lnrecency.claims.trained_rules import not_installed, one_claim_of, reproduction_label
 from lnrecency.inference.evidence import Evidence, record
@@ -176,14 +177,14 @@ claim("TT4",
 PUBLISHED = "thesis_text.json"
 
 
-def redecide(snap: dict) -> list[tuple[str, str, str]]:
-    """(claim, statement, verdict) of every row this module decides, re-decided from the published snapshot's per-run
-    rows alone by the plan's own rule (the same code on JSON-exact values gives the same bits)."""
+def redecide(snap: dict) -> list[tuple[str, str, str, tuple | None]]:
+    """(claim, statement, verdict, interval or None) of every row this module decides, re-decided from the published
+    snapshot's per-run rows alone by the plan's own rule (the same code on JSON-exact values gives the same bits)."""
     from lnrecency.experiments.studies.thesis_text import TextThesisSettings
 
     decided = decide(runs_of(snap), TextThesisSettings.preset(False))
-    return [(cid, s, "inconclusive" if decided[PLAN_KEYS[cid]][0] is None else
-             reproduction_label(decided[PLAN_KEYS[cid]][0].verdict)) for cid, s in STATEMENTS.items()]
+    return plan_rows(decided, [(cid, s, PLAN_KEYS[cid]) for cid, s in STATEMENTS.items()],
+                     lambda key, d: "inconclusive" if d is None else reproduction_label(d.verdict))
 
 
 def runs_of(snap: dict) -> list:

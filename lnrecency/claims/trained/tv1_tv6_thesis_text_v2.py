@@ -13,6 +13,7 @@ from __future__ import annotations
 from lnrecency.claims.cached_study import CachedStudy
 from lnrecency.claims.catalog import declared, result_source
 from lnrecency.claims.declare import claim
+from lnrecency.claims.published import plan_rows
 from lnrecency.claims.trained_qualifiers import plan_qualifiers
 from lnrecency.claims.trained_rules import by_a_hair, not_installed, one_claim_of, reproduction_label
 from lnrecency.inference.evidence import Evidence, record
@@ -115,11 +116,11 @@ for _cid in ("TV2", "TV3", "TV4", "TV5", "TV6"):
 PUBLISHED = "thesis_text_v2.json"
 
 
-def redecide(snap: dict) -> list[tuple[str, str, str]]:
-    """(claim, statement, verdict) of every row this module decides, re-decided from the published snapshot's per-run
-    rows alone by the plan's own rule (the same code on JSON-exact values gives the same bits)."""
+def redecide(snap: dict) -> list[tuple[str, str, str, tuple | None]]:
+    """(claim, statement, verdict, interval or None) of every row this module decides, re-decided from the published
+    snapshot's per-run rows alone by the plan's own rule (the same code on JSON-exact values gives the same bits)."""
     from lnrecency.experiments.studies.thesis_text_v2 import decide_table
 
     decided = decide_table(snap["runs"])
-    return [(cid, s, "inconclusive" if decided[PLAN_KEYS[cid]][0] is None else
-             reproduction_label(decided[PLAN_KEYS[cid]][0].verdict)) for cid, s in STATEMENTS.items()]
+    return plan_rows(decided, [(cid, s, PLAN_KEYS[cid]) for cid, s in STATEMENTS.items()],
+                     lambda key, d: "inconclusive" if d is None else reproduction_label(d.verdict))

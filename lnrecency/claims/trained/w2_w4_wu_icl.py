@@ -20,6 +20,7 @@ from __future__ import annotations
 from lnrecency.claims.cached_study import CachedStudy
 from lnrecency.claims.catalog import declared, result_source
 from lnrecency.claims.declare import claim
+from lnrecency.claims.published import plan_rows
 from lnrecency.claims.trained_qualifiers import plan_qualifiers
 from lnrecency.claims.trained_rules import by_a_hair, not_installed, one_claim_of, reproduction_label
 from lnrecency.inference.evidence import Evidence, record
@@ -201,10 +202,10 @@ for _cid in ("W3", "W4"):
 PUBLISHED = "wu_icl.json"
 
 
-def redecide(snap: dict) -> list[tuple[str, str, str]]:
-    """(claim, statement, verdict) of every row this module decides, re-decided from the published snapshot's per-run
-    rows alone by the plan's own rule (the same code on JSON-exact values gives the same bits)."""
+def redecide(snap: dict) -> list[tuple[str, str, str, tuple | None]]:
+    """(claim, statement, verdict, interval or None) of every row this module decides, re-decided from the published
+    snapshot's per-run rows alone by the plan's own rule (the same code on JSON-exact values gives the same bits)."""
     from lnrecency.experiments.studies.wu_icl import WuSettings, decide
 
     decided = decide(snap["runs"], WuSettings.preset(False))
-    return [(TESTS[t][0], s, label(t, decided[t][0], False)) for t, s in STATEMENTS.items()]
+    return plan_rows(decided, [(TESTS[t][0], s, t) for t, s in STATEMENTS.items()], lambda t, d: label(t, d, False))

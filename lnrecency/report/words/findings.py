@@ -138,13 +138,15 @@ def source_counts(found: list[Finding]) -> list[str]:
 
 
 def published_sentence(found: list[Finding], others: int) -> str:
-    """What a fresh report decides from the per-run rows published in docs/ (lnrecency.claims.published), and how many
-    claims on trained and real models need their experiments."""
+    """What a fresh report shows of the claims whose experiments publish per-run rows in docs/ (each verdict and
+    interval re-derived from them, lnrecency.claims.published), and how many other claims on trained or pretrained
+    models and real text need their experiments."""
     decided = [f for f in found if not f.secondary]
     claims = len(dict.fromkeys(f.claim for f in found))
-    return (f"It also decides **{len(decided)} verdicts on {claims} claims** from the runs published in docs/ (each "
-            f"plan's rule run again): {_counts(found, always=('confirmed', 'refuted', 'inconclusive'))}; the other "
-            f"{others} trained claims' rows come from their last run.")
+    return (f"It also shows **{len(decided)} verdicts on {claims} claims** on trained models, verdicts and intervals "
+            f"re-derived from the per-run rows published in docs/: "
+            f"{_counts(found, always=('confirmed', 'refuted', 'inconclusive'))}; the other {others} claims on models "
+            f"or real text read \"not run\" there (rows below: their last run).")
 
 
 def scope_line(found: list[Finding], trained, published=None) -> str:
@@ -162,8 +164,8 @@ def scope_line(found: list[Finding], trained, published=None) -> str:
     from_runs = sum(f.claim in published for f in decided)
     cached = sum(f.claim in trained and f.claim not in published for f in decided)
     apart = len(found) - len(decided)
-    return (f"In all: {len(decided)} verdicts ({len(decided) - cached - from_runs} computed fresh, {from_runs} from "
-            f"published runs, {cached} from trained models' last run)"
+    return (f"In all: {len(decided)} verdicts ({len(decided) - cached - from_runs} computed fresh; "
+            f"{from_runs + cached} from the experiments' last run, {from_runs} of them re-derived from published runs)"
             + (f" and {apart} secondary intervals" if apart else "") + f" on {claims} claims; the table has {pairs} "
             f"rows, one per claim and source (a claim with two sources has two rows, counted under each).")
 

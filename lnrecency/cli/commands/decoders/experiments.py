@@ -63,7 +63,10 @@ def _claims_by_experiment() -> str:
     for c in catalog.CATALOG:
         if c.command and c.command.startswith("experiments "):
             by.setdefault(c.command.split()[1], []).append(c.id)
-    return "; ".join(f"{e}: " + (f"{ids[0]}-{ids[-1]}" if len(ids) > 2 else ", ".join(ids)) for e, ids in by.items())
+    def span(ids: list) -> str:  # "TC1-TC5", never "TU1-TN1" (one letter family only)
+        same = len({catalog.id_parts(c)[0] for c in ids}) == 1
+        return f"{ids[0]}-{ids[-1]}" if len(ids) > 2 and same else ", ".join(ids)
+    return "; ".join(f"{e}: {span(ids)}" for e, ids in by.items())
 
 
 HELP = f"trained-model experiments ({_claims_by_experiment()}); needs the models extra (pretrained: the hf extra)"
