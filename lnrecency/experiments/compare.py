@@ -34,13 +34,15 @@ The decision. With E_d X = X_lim + c/d + r(d), r = O(1/d^2) (:mod:`lnrecency.the
 
 R is measured from the theory's own predictions, so an error e in the limit inflates R by about 9 d_ref^2 |e| and
 R/d^2 by 9 (d_ref / d)^2 |e|, and an error e of c by about 5 d_ref |e|: a wrong limit can be rejected only where
-d > 3 d_ref, a wrong c only where d > 5 d_ref. The default d_ref is max(2 + removed, d // 8) (8 at d = 64); each
-table states it. Measured at d = 64, n = 6, 3 layers, 20,000 draws, fwer 0.01 (63 score entries a setting): five
-settings (LayerNorm, none, RMSNorm, l2; residual on and off; alpha 0-0.6) gave no "differs" with the true theory, and
-5-20 with c planted 1.5x too large (tests/experiments/test_compare.py plants c doubled and dropped at n = 4). The "detectable" column is the smallest error of the prediction, not
-itself in R, that the check rejects with probability 0.8 (normal law): tolerance + 0.84 SE; a wrong c also raises R,
-so it needs about 1 / (1 - 5 d_ref / d) times more (2.7x at the default d_ref), a wrong limit 1 / (1 - 9 (d_ref /
-d)^2) times more.
+d > 3 d_ref, a wrong c only where d > 5 d_ref. The default d_ref is max(2 + removed, d // 8), removed being the
+directions the normalisation removes (1 for LayerNorm's centring, else 0): 8 at d = 64; each table states it.
+Measured at d = 64, n = 6, 3 layers, 20,000 draws, fwer 0.01 (63 score entries a setting): five settings (LayerNorm,
+none, RMSNorm, l2; residual on and off; alpha 0-0.6) gave no "differs" with the true theory, and 0-20 with c planted
+1.5x too large (0 for LayerNorm at lam 4, 5 for none, 17-20 for the residual settings);
+tests/experiments/test_compare.py plants c doubled and dropped at n = 4. The "detectable" column is the smallest
+error of the prediction, not itself in R, that the check rejects with probability 0.8 (normal law): tolerance +
+0.84 SE; a wrong c also raises R, so it needs about 1 / (1 - 5 d_ref / d) times more (2.7x at the default d_ref), a
+wrong limit 1 / (1 - 9 (d_ref / d)^2) times more.
 
 The estimator. The scores' Monte Carlo uses the *linear* control variate by default (first order on the uncentred
 Gram, mean exactly 0: unbiased whatever c is, so the comparison does not lean on the theory it tests); ``"none"``
