@@ -24,3 +24,14 @@ def require_extra(extra: str = "models") -> None:
         import torch  # noqa: F401
     except ImportError:
         raise ValueError(f"this command needs the '{extra}' extra: python3 -m pip install -e '.[{extra}]'") from None
+
+
+def png_path(flag: str, value: str):
+    """A figure's file named on the command line: a .png in an existing folder, not a folder or a link (ValueError
+    naming ``flag`` and the value); returned as a Path."""
+    from pathlib import Path
+
+    fig = Path(value)
+    if fig.suffix != ".png" or not fig.parent.is_dir() or fig.is_symlink() or fig.is_dir():
+        raise ValueError(f"{flag} {value!r}: must name a .png file in an existing folder (not a folder or a link)")
+    return fig

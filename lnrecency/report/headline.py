@@ -198,8 +198,11 @@ def _not_run_line(results: list[ClaimResult]) -> str:
         by_reason: dict[str, list[str]] = {}
         for cid, why in broken.items():
             by_reason.setdefault(why, []).append(cid)
-        damaged = (" **Damaged caches, not counted:** " + "; ".join(f"{', '.join(ids)}: {why}"
-                                                                    for why, ids in by_reason.items()) + ".")
+        # a cache, or a row that its published runs do not re-derive (lnrecency.report.published_rows)
+        label = "Damaged caches" if all("docs/" not in why for why in broken.values()) \
+            else "Damaged inputs (a cache, or stored rows their published runs do not re-derive)"
+        damaged = (f" **{label}, not counted:** " + "; ".join(f"{', '.join(ids)}: {why}"
+                                                              for why, ids in by_reason.items()) + ".")
     if not missing:
         return (("Every registered claim was evaluated." if not broken else "") + damaged).strip()
     parts = [f"{', '.join(ids)} (`{cmd}`)" for cmd, ids in missing.items()]

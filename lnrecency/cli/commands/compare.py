@@ -7,7 +7,7 @@ import argparse
 import sys
 
 from lnrecency.cli.app import add_config_arguments, config_from_args, parse_number
-from lnrecency.cli.options import Options
+from lnrecency.cli.options import Options, png_path
 
 NAME = "compare"
 HELP = ("theory against Monte Carlo for a setting of your own: per quantity (scores, output norm and variance, h(j)) "
@@ -70,17 +70,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_config_arguments(p, embedding=True, width=False)
 
 
-def _check_figure(path: str | None):
-    from pathlib import Path
-
-    if path is None:
-        return None
-    fig = Path(path)
-    if fig.suffix != ".png" or not fig.parent.is_dir() or fig.is_symlink() or fig.is_dir():
-        raise ValueError(f"--figure {path!r}: must name a .png file in an existing folder (not a folder or a link)")
-    return fig
-
-
 def run(args: Options) -> int:
     import json
 
@@ -100,7 +89,7 @@ def run(args: Options) -> int:
     if args.alphas is not None and args.alpha != 0.0:
         raise ValueError(f"--alphas {','.join(f'{a:g}' for a in args.alphas)} replaces --alpha; got --alpha "
                          f"{args.alpha:g} too")
-    figure = _check_figure(args.figure)
+    figure = None if args.figure is None else png_path("--figure", args.figure)
     if args.out is not None:
         from lnrecency.files.atomic import check_out
 

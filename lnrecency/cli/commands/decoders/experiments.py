@@ -52,7 +52,7 @@ import json
 from pathlib import Path
 
 from lnrecency.claims import catalog
-from lnrecency.cli.options import Options, require_extra
+from lnrecency.cli.options import Options, png_path, require_extra
 
 NAME = "experiments"
 
@@ -322,12 +322,9 @@ def run(args: Options) -> int:
         check_workers(args.workers)
 
     if getattr(args, "figure", None) is not None:
-        fig = Path(args.figure)
         if args.experiment != "thesis-text-v2":
             raise ValueError("--figure goes with thesis-text-v2")
-        if fig.suffix != ".png" or not fig.parent.is_dir() or fig.is_symlink() or fig.is_dir():
-            raise ValueError(f"--figure {args.figure!r}: must name a .png file in an existing folder (not a folder "
-                             f"or a link)")
+        png_path("--figure", args.figure)
     if args.models is not None and args.experiment != "pretrained":
         raise ValueError("--models goes with the pretrained experiment")
     require_extra("hf" if args.experiment == "pretrained" else "models")
