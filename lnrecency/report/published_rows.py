@@ -11,6 +11,7 @@ are shown and the finding says that the cache disagrees (a cached run of other c
 silently preferred)."""
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 __all__ = ["with_published", "SNAPSHOT"]
@@ -19,9 +20,15 @@ SNAPSHOT = Path(__file__).resolve().parents[2] / "docs" / "verdicts.json"
 
 
 def _stored_rows(cid: str) -> list[dict]:
+    """docs/verdicts.json's rows of ``cid`` (the file read and checked once per process and modification)."""
+    return [r for r in _snapshot_rows(SNAPSHOT.stat().st_mtime_ns if SNAPSHOT.is_file() else 0) if r["id"] == cid]
+
+
+@functools.lru_cache(maxsize=2)
+def _snapshot_rows(_mtime: int) -> tuple:
     from lnrecency.report.readme import read_snapshot
 
-    return [r for r in (read_snapshot(SNAPSHOT).get("rows") or []) if r["id"] == cid]
+    return tuple(read_snapshot(SNAPSHOT).get("rows") or [])
 
 
 def _result(row: dict, pub, lead: str):
