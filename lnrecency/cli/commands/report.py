@@ -82,7 +82,9 @@ def run(args: Options) -> int:
           else contextlib.nullcontext(args.cache)) as root, using_root(root, hermetic=args.no_cache):
         result = build_report(args.out, quick=args.quick, formats=formats, seed=args.seed,
                               convention=args.convention, evidence=args.evidence, evidence_out=args.evidence_out)
-    print(f"wrote {len(result.files)} files ({len(result.tables)} tables, {len(result.figures)} figures) "
+    drawn = len(result.figures) - len(result.not_run)  # a figure whose experiment is not cached is not drawn
+    skipped = f"; {len(result.not_run)} not run: their experiments are not cached" if result.not_run else ""
+    print(f"wrote {len(result.files)} files ({len(result.tables)} tables, {drawn} figures drawn{skipped}) "
           f"to {result.out} in {result.seconds:.1f} s; open {result.out / _index(formats)}")
     if args.evidence_out is not None:
         print(f"wrote its evidence to {args.evidence_out} (render it again with lnrecency report --from "
