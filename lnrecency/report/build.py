@@ -340,7 +340,8 @@ def _build_into(out: Path, final: Path, settings: ReportSettings, fmts, jobs: in
                         # cached (lnrecency.report.published_rows)
                         data.set_verdicts(with_published(
                             pending.result() if pending is not None else
-                            evaluate(_report_ids(settings.quick), quick=settings.quick, progress=False), CLAIMS))
+                            evaluate(_report_ids(settings.quick), quick=settings.quick, progress=False), CLAIMS,
+                            quick=settings.quick))
                 elif kind == "table":
                     note = item.stem
                     table = item.build(data)

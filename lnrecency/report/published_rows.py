@@ -51,9 +51,11 @@ def _damaged(cid: str, reason: str):
     return ClaimResult(cid, result_source(cid, s), s, {}, "inconclusive", Damaged(reason=reason), reason)
 
 
-def _published_for(cid: str, mine: list):
+def _published_for(cid: str, mine: list, quick: bool = False):
     """``cid``'s rows: ``mine`` (evaluated here) where they agree with the published runs, else the published ones;
-    None when the claim's experiment publishes no runs."""
+    None when the claim's experiment publishes no runs. ``quick``: ``mine`` are a quick run's rows, which decide
+    nothing: the published ones are shown, and say so."""
+    from lnrecency.claims.catalog import label
     from lnrecency.claims.published import redecided
 
     try:
@@ -62,10 +64,13 @@ def _published_for(cid: str, mine: list):
         return [_damaged(cid, str(exc))]
     if pub is None:
         return None
-    if mine:
-        if [(r.statement, r.verdict) for r in mine] == list(pub.rows):
+    if mine and quick:
+        lead = f"the cache holds this claim's quick runs, which decide nothing; shown here: {pub.note}"
+    elif mine:
+        cached = [(r.statement, label(cid, r.statement, r.verdict)) for r in mine]  # as the registry labels them
+        if cached == list(pub.rows):
             return mine
-        lead = (f"the cached runs decide {', '.join(r.verdict for r in mine)}, the {pub.runs} runs published in "
+        lead = (f"the cached runs decide {', '.join(v for _, v in cached)}, the {pub.runs} runs published in "
                 f"{pub.file} {', '.join(v for _, v in pub.rows)}: shown here, the published ones ({pub.note})")
     else:
         lead = pub.note
@@ -85,9 +90,10 @@ def _published_for(cid: str, mine: list):
     return [_result(r, pub, lead) for r in stored]
 
 
-def with_published(results: list, claims=None) -> list:
+def with_published(results: list, claims=None, *, quick: bool = False) -> list:
     """``results`` with every claim of ``claims`` (default every claim) whose experiment publishes its runs decided
-    from them (module docstring), in the catalogue's order; the other rows as they were."""
+    from them (module docstring), in the catalogue's order; the other rows as they were. ``quick``: ``results`` are
+    a quick report's (a cached quick run decides nothing)."""
     from lnrecency.claims.catalog import ids, trained_ids
 
     by: dict = {}
@@ -97,7 +103,7 @@ def with_published(results: list, claims=None) -> list:
         if claims is not None and cid not in claims:
             continue
         mine = [r for r in by.get(cid, []) if not r.not_run]
-        rows = _published_for(cid, mine)
+        rows = _published_for(cid, mine, quick)
         if rows is not None:
             by[cid] = rows
     order = {c: k for k, c in enumerate(ids())}

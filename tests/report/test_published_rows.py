@@ -88,3 +88,19 @@ def test_cached_rows_are_kept_when_they_agree_and_named_when_they_do_not():
     differ = [dataclasses.replace(base["TU1"], verdict="confirmed", finding="from the cache")]
     row = next(r for r in with_published(differ) if r.id == "TU1")
     assert row.verdict == "refuted" and row.finding.startswith("The cached runs decide confirmed, the 58 runs")
+
+
+def test_cached_rows_are_compared_as_the_registry_labels_them():
+    """A cached TV row reads "reproduced" from its module (the registry labels it "confirmed": the statement is ours):
+    it agrees with the published runs, and is kept."""
+    base = {r.id: r for r in with_published([])}
+    cached = [dataclasses.replace(base["TV1"], verdict="reproduced", finding="from the cache")]
+    assert [r.finding for r in with_published(cached) if r.id == "TV1"] == ["from the cache"]
+
+
+def test_a_quick_runs_rows_give_way_to_the_published_ones_and_say_so():
+    base = {r.id: r for r in with_published([])}
+    quick = [dataclasses.replace(base["TU1"], verdict="inconclusive", finding="quick run: not decisive")]
+    row = next(r for r in with_published(quick, quick=True) if r.id == "TU1")
+    assert row.verdict == "refuted" and row.finding.startswith("The cache holds this claim's quick runs")
+

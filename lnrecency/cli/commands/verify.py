@@ -114,7 +114,7 @@ def run(args: Options) -> int:
     if waiting:
         _would_train(waiting, args.quick)
     _announce_training(ids, args.quick)
-    results = with_published(evaluate(ids, quick=args.quick)) if ids else []
+    results = with_published(evaluate(ids, quick=args.quick), quick=args.quick) if ids else []
     results = [r for r in results if r.id in ids] + decided
     if not results and waiting:
         return 0
