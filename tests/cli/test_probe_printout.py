@@ -7,7 +7,7 @@ import re
 import pytest
 
 from lnrecency.cli.app import main
-from lnrecency.cli.commands.decoders.probe import slope_label
+from lnrecency.experiments.probes.tidy import slope_label
 
 
 @pytest.mark.parametrize("lo, hi, label", [(0.01, 0.03, "recency"), (-0.03, -0.001, "earlier"),

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,8 @@ from lnrecency.report.words.plain import PLAIN_WORDS, cell
 ROOT = Path(__file__).resolve().parents[2]
 SNAPSHOT = json.loads((ROOT / "docs" / "verdicts.json").read_text(encoding="utf-8"))
 README = (ROOT / "README.md").read_text(encoding="utf-8")
+#: the size budgets' one written place (pyproject.toml; docs/layout.md, "Size budgets")
+BUDGETS = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["lnrecency"]["size-budgets"]
 
 #: what a plain cell never holds: a formula's symbols, a plan's code, a count of "setting(s)", a cut
 NOT_WORDS = {"formula": re.compile(r"\w_\w|\^|\b[ghS]\(|\bE S\b"),
@@ -153,4 +156,4 @@ def test_the_answer_says_where_the_effect_holds_and_where_it_reverses():
     assert f"at matched held-out loss LayerNorm minus none is {ml.qualifiers.estimate:+.4f} ({said})" in answer
     assert "sqrt(d) scaling of d = 64 only" in answer
     assert "at most 1.4e-09 weight (sampled)" in answer
-    assert len(answer.split()) <= 170, len(answer.split())
+    assert len(answer.split()) <= BUDGETS["answer-words"], len(answer.split())

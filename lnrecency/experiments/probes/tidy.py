@@ -24,8 +24,9 @@ import numpy as np
 
 from lnrecency.experiments.probes.probe_settings import ROLLOUT_LAMBDA
 
-__all__ = ["HeadProbe", "LayerProbe", "LATE_KEY", "COLUMNS", "MAP_COLUMNS", "MEASURES", "LEVELS", "records",
-           "to_frame", "to_csv", "gu_sink", "triangle", "vector", "maps", "positions_difference", "plot"]
+__all__ = ["HeadProbe", "LayerProbe", "slope_label", "positions_line", "has_positions", "LATE_KEY", "COLUMNS",
+           "MAP_COLUMNS", "MEASURES", "LEVELS", "records", "to_frame", "to_csv", "gu_sink", "triangle",
+           "vector", "maps", "positions_difference", "plot"]
 
 #: the columns of every row
 COLUMNS = ("layer", "level", "head_index", "measure", "value", "se")
@@ -68,6 +69,11 @@ class HeadProbe:
                 "sink": self.sink, "sink_se": self.sink_se}
 
 
+def slope_label(lo: float, hi: float) -> str:
+    """A layer's label by its slope interval [lo, hi]: "recency" above 0, "earlier" below, "no sign" across it."""
+    return "recency" if lo > 0 else "earlier" if hi < 0 else "no sign"
+
+
 @dataclass
 class LayerProbe:
     layer: int
@@ -105,6 +111,11 @@ class LayerProbe:
     @property
     def slope_interval(self) -> tuple[float, float]:
         return (self.slope - self.k * self.slope_se, self.slope + self.k * self.slope_se)
+
+    @property
+    def label(self) -> str:
+        """The layer's label by its slope interval (:func:`slope_label`); the phase test is :attr:`phase`."""
+        return slope_label(*self.slope_interval)
 
     def to_json(self, maps: bool = True) -> dict:
         if not maps:  # a real model's result: the n x n maps are left out (60 MB of JSON at 30 layers, n = 256)
@@ -313,3 +324,24 @@ def plot(res, map_layer: int | None = None, path=None):
     if path is not None:
         fig.savefig(path, dpi=120)
     return fig
+
+
+def positions_line(res, decoder_positions: str | None) -> str:
+    """The positional scheme and whether it was on, for every result: the model's own statement where the probe
+    makes one (transformers and GGUF models), else this project's decoder's configuration (never switched off)."""
+    said = res.model.get("positions")
+    if isinstance(said, dict):
+        return f"{said.get('scheme')}, {said.get('state')}"
+    if isinstance(said, str):
+        return said
+    if decoder_positions in (None, "none"):
+        return "none (the decoder has no positional encoding)"
+    return f"{decoder_positions}, on"
+
+
+def has_positions(res, decoder_positions) -> bool:
+    """Whether the model has a positional scheme the probe can switch off (a NoPE model has nothing to compare)."""
+    said = res.model.get("positions")
+    if isinstance(said, dict):
+        return str(said.get("scheme", "none")).lower() not in ("none", "nope", "")
+    return decoder_positions not in (None, "none")

@@ -139,19 +139,6 @@ def _strict(x):
     return x
 
 
-def _positions_line(res, decoder_positions: str | None) -> str:
-    """The positional scheme and whether it was on, for every result: the model's own statement where the probe
-    makes one (transformers and GGUF models), else this project's decoder's configuration (never switched off)."""
-    said = res.model.get("positions")
-    if isinstance(said, dict):
-        return f"{said.get('scheme')}, {said.get('state')}"
-    if isinstance(said, str):
-        return said
-    if decoder_positions in (None, "none"):
-        return "none (the decoder has no positional encoding)"
-    return f"{decoder_positions}, on"
-
-
 #: which source each flag goes with (a flag given with another source is refused, naming both)
 ONLY = {"--ablate-sink": ("MODEL_DIR", "--identity"), "--max-model-mib": ("--gguf",), "--d": ("--identity",),
         "--layers": ("--identity",)}
@@ -369,6 +356,8 @@ def _json(res, beside) -> dict:
 
 
 def _print_header(res, args: Options, decoder_positions, lm_model: bool) -> None:
+    from lnrecency.experiments.probes.tidy import has_positions, positions_line
+
     st, md = res.settings, res.model
     print(f"model: {md.get('kind')} {md.get('path', '')}".rstrip())
     # what the inputs began with: a train lm model's windows are corpus tokens (no BOS); a transformers model's
@@ -391,25 +380,12 @@ def _print_header(res, args: Options, decoder_positions, lm_model: bool) -> None
               + (f", {load['seconds']} s with the load; peak estimate {load['peak_mib']} MiB" if load else "") + ")")
     print(f"probe: n = {st.n}, {st.sequences} sequences ({st.tokens}{bos}), "
           f"seed {st.seed}; logits: {res.logits_note}")
-    print(f"positions: {_positions_line(res, decoder_positions)}")
-    if _has_positions(res, decoder_positions) and args.positions == "on" and not args.no_rope:
+    print(f"positions: {positions_line(res, decoder_positions)}")
+    if has_positions(res, decoder_positions) and args.positions == "on" and not args.no_rope:
         print("    (on only: the paper's question compares positions on and off on the same windows; --positions both "
               "adds the off pass and the paired on - off difference, about twice the time)")
     print(f"labels: 'recency' / 'earlier' where the layer's slope interval (at the phase test's k) lies above / below "
           f"0, else 'no sign'; 'rows:' is the row-by-row phase test (family-wise rate {st.rate:g} a layer)")
-
-
-def _has_positions(res, decoder_positions) -> bool:
-    """Whether the model has a positional scheme the probe can switch off (a NoPE model has nothing to compare)."""
-    said = res.model.get("positions")
-    if isinstance(said, dict):
-        return str(said.get("scheme", "none")).lower() not in ("none", "nope", "")
-    return decoder_positions not in (None, "none")
-
-
-def slope_label(lo: float, hi: float) -> str:
-    """A layer's label by its slope interval: 'recency' above 0, 'earlier' below, 'no sign' across it."""
-    return "recency" if lo > 0 else "earlier" if hi < 0 else "no sign"
 
 
 def _rows(rows: list) -> str:
@@ -428,7 +404,7 @@ def _print_layers(res, beside) -> None:
         rows = lp.phase + (f" (rows {_rows(lp.rows_recency)} above 0" if lp.rows_recency else "") + (
             (", " if lp.rows_recency else " (") + f"rows {_rows(lp.rows_earlier)} below 0" if lp.rows_earlier
             else "") + (")" if lp.rows_recency or lp.rows_earlier else "")
-        print(f"layer {lp.layer}: {slope_label(lo, hi):8s} slope {lp.slope:+.4g} (SE {lp.slope_se:.2g}; interval at "
+        print(f"layer {lp.layer}: {lp.label:8s} slope {lp.slope:+.4g} (SE {lp.slope_se:.2g}; interval at "
               f"the test's k = {lp.k:.2f}: [{lo:+.3g}, {hi:+.3g}]); rows: {rows}{rp}{sink}")
         if lp.layer in diff:
             d = diff[lp.layer]
@@ -439,7 +415,7 @@ def _print_layers(res, beside) -> None:
         if beside is not None:
             b = beside.layers[q]
             flag = "  UNSTABLE: the two inputs disagree in sign" if lp.slope * b.slope < 0 else ""
-            print(f"    beside, {beside.settings.tokens} tokens: {slope_label(*b.slope_interval)} slope {b.slope:+.4g} "
+            print(f"    beside, {beside.settings.tokens} tokens: {b.label} slope {b.slope:+.4g} "
                   f"(SE {b.slope_se:.2g}; rows: {b.phase}), RP {b.rp:.4f}{flag}")
         for h in lp.heads:
             extra = ""
