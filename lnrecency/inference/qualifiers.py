@@ -179,12 +179,15 @@ HOLDS_LABELS, FAILS_LABELS = ("confirmed", "reproduced"), ("refuted", "the oppos
 def contradiction(verdict: str, q: Qualifiers | None) -> str:
     """What in a row's qualifiers contradicts its label ("" when nothing does): a row that holds (confirmed,
     reproduced) names no place where it fails and no reason it is not decided; a row shown to fail gives no such
-    reason either; a reason belongs to an inconclusive row; and a place where the statement fails belongs to a row
-    that fails (or an undecided one). Every committed row satisfies these (a test reads docs/verdicts.json)."""
+    reason either, and names where it fails when it names where it holds; a reason belongs to an undecided row. Every
+    committed row satisfies these (a test reads docs/verdicts.json); every ClaimResult is checked when it is made, so
+    a stored one (the evidence store, the kept verdicts) is checked when it is read back."""
     if q is None:
         return ""
     if verdict in HOLDS_LABELS and q.fails:
         return f"it reads {verdict} but its qualifiers say it fails ({q.fails!r:.60})"
-    if q.reason and verdict != "inconclusive":
+    if verdict in FAILS_LABELS and q.holds and not q.fails:
+        return f"it reads {verdict} but its qualifiers say only where it holds ({q.holds!r:.60})"
+    if q.reason and verdict in HOLDS_LABELS + FAILS_LABELS:
         return f"it reads {verdict} but its qualifiers give the reason {q.reason!r} (an undecided row's)"
     return ""

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from lnrecency.inference.evidence import VERDICTS, Evidence, NotRun, Setting, combine, decide, jsonable  # noqa: F401 (re-exported)
-from lnrecency.inference.qualifiers import Qualifiers
+from lnrecency.inference.qualifiers import Qualifiers, contradiction
 
 SOURCES = ("seed text", "printed derivation", "our formulation", "trained models, our formulation",
            "prior work (Wu et al. 2025)")
@@ -39,6 +39,9 @@ class ClaimResult:
         if self.qualifiers is not None and not isinstance(self.qualifiers, Qualifiers):
             raise TypeError(f"qualifiers must be an lnrecency.inference.qualifiers.Qualifiers; "
                             f"got {type(self.qualifiers).__name__}")
+        said = contradiction(self.verdict, self.qualifiers)
+        if said:  # a row does not follow from what it carries: refused when made, and when read back from a store
+            raise ValueError(f"the {self.id} row does not follow from what is stored with it: {said}")
         if self.verdict not in VERDICTS:
             raise ValueError(f"verdict must be one of {VERDICTS}; got {self.verdict!r}")
         if self.source not in SOURCES:

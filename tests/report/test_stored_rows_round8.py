@@ -76,3 +76,22 @@ def test_requalify_refuses_malformed_snapshots_in_one_line(tmp_path, verdicts, s
     out = subprocess.run([sys.executable, "-m", "lnrecency.report.words.requalify", str(tmp_path)],
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 2 and words in out.stderr and "Traceback" not in out.stderr
+
+
+def test_a_flipped_verdict_in_an_evidence_store_is_refused_when_read_back(tmp_path):
+    """Issue 86, item 1: every ClaimResult is checked when it is made, so one read back from an evidence store
+    (report --from, the kept verdicts) whose verdict was flipped against its qualifiers is refused in one line."""
+    from lnrecency.files.store import StoreError, dumps, loads
+    from lnrecency.inference.evidence import NotRun
+    from lnrecency.inference.verdicts import ClaimResult
+
+    row = _row("C2", "refuted")
+    result = ClaimResult("C2", row["source"], row["statement"], row["setting"], "refuted", NotRun(reason="a test"),
+                         row["finding"], Qualifiers.from_json(row["qualifiers"]))
+    text, blob = dumps((result,))
+    (tmp_path / "evidence.json").write_text(text.replace('"refuted"', '"confirmed"'))
+    (tmp_path / "arrays.npz").write_bytes(blob)
+    with pytest.raises(StoreError, match="the C2 row does not follow from what is stored with it: it reads confirmed"):
+        loads(tmp_path)
+    (tmp_path / "evidence.json").write_text(text)
+    assert loads(tmp_path)[0].verdict == "refuted"  # as written, it reads back

@@ -154,11 +154,14 @@ def _result(cid: str, setting, verdict: str, ev, finding: str) -> ClaimResult:
 
 
 def _qualifiers(cid: str, verdict: str, ev) -> Qualifiers:
-    if cid == "P4":
+    if cid == "P4":  # the formula and each printed number: what holds, and (when refuted) what fails
         odd = [n for n in ev.numbers if not n.agrees_at_3_decimals]
-        return Qualifiers(holds="exactly: the formula equals our sympy derivation" + "".join(
-            f"; printed {n.printed} is {n.exact_6_digits} {'truncated' if n.agrees_when_truncated else 'misprinted'}"
-            for n in odd), exact=True)
+        wrong = [f"printed {n.printed} is {n.exact_6_digits} misprinted" for n in odd if not n.agrees_when_truncated]
+        truncated = "".join(f"; printed {n.printed} is {n.exact_6_digits} truncated" for n in odd
+                            if n.agrees_when_truncated)
+        holds = ("exactly: the formula equals our sympy derivation" + truncated) if ev.formula.equal else ""
+        fails = "; ".join(wrong + ([] if ev.formula.equal else ["the formula differs from our sympy derivation"]))
+        return Qualifiers(holds=holds, fails=fails, exact=True)
     if cid == "P5":
         return Qualifiers(holds="exactly: all three coefficients negative for every alpha in [0, 1)", exact=True) \
             if verdict == "confirmed" else Qualifiers(fails="a coefficient is not negative everywhere", exact=True)
