@@ -217,9 +217,9 @@ def _remove_stale_stages(folder: Path) -> None:
 
 
 def check_out(out: str | os.PathLike, names: Iterable[str] = (), flag: str = "--out") -> Path:
-    """Check an output folder before any work; return the folder to write (a symbolic link to a folder is
-    resolved: written through, the link stays). Refused (``OutputRefused``, one line): an empty name, '.',
-    '..', the root, a name longer than the file system allows, an existing non-folder, a link to nothing,
+    """Check an output folder before any work; return the folder to write. Refused (``OutputRefused``, one
+    line): an empty name, '.', '..', the root, a name longer than the file system allows, an existing
+    non-folder, a symbolic link (to a folder or to nothing: nothing is written through a link),
     a folder (or the nearest existing parent) not writable, and any of ``names`` (files the output will
     write) present in the folder but not written by lnrecency. ``flag``: the option that named the folder, in the
     messages."""
@@ -236,10 +236,9 @@ def check_out(out: str | os.PathLike, names: Iterable[str] = (), flag: str = "--
         if len(os.fsencode(part)) > _NAME_MAX:
             raise OutputRefused(f"{flag}: a name of {len(os.fsencode(part))} bytes; the file system allows "
                                 f"{_NAME_MAX}")
-    if path.is_symlink():
-        if not path.exists():
-            raise OutputRefused(f"{flag}: {text!r} is a symbolic link to {os.readlink(path)!r}, which does not "
-                                f"exist")
+    if path.is_symlink():  # no file is written through a link (a write there lands outside the named folder)
+        raise OutputRefused(f"{flag}: {text!r} is a symbolic link (to {os.readlink(path)!r}): an output folder is "
+                            f"never written through a link; give the folder itself")
     if path.exists() and not path.is_dir():
         raise OutputRefused(f"{flag} must be a directory; got {text!r}, an existing file")
     try:

@@ -1,5 +1,5 @@
 """Output folders (lnrecency.files.atomic): checked before the work, never losing, moving or overwriting a file
-lnrecency did not write, whatever a file in the folder claims; written through a symbolic link; a failed
+lnrecency did not write, whatever a file in the folder claims; never written through a symbolic link; a failed
 publish undone; a killed run's staging folder removed by the next run; workers dying with their parent."""
 from __future__ import annotations
 
@@ -84,15 +84,18 @@ def test_a_file_we_wrote_and_the_user_changed_is_the_users(tmp_path):
     assert (out / "a.md").read_text() == "edited by hand"
 
 
-def test_a_symlinked_folder_is_written_through_and_stays_a_link(tmp_path):
+def test_a_symlinked_folder_is_refused_and_nothing_is_written_through_it(tmp_path):
     target = tmp_path / "real"
     target.mkdir()
     (target / "mine.txt").write_text("mine")
     link = tmp_path / "link"
     link.symlink_to(target)
-    _write(link, {"a.md": "1"})
-    assert link.is_symlink() and _tree(target) | {MANIFEST: ""} == {"a.md": "1", "mine.txt": "mine", MANIFEST: ""}
+    with pytest.raises(OutputRefused, match="symbolic link.*give the folder itself"):
+        _write(link, {"a.md": "1"})
+    assert link.is_symlink() and _tree(target) == {"mine.txt": "mine"}
     assert sorted(p.name for p in tmp_path.iterdir()) == ["link", "real"]
+    assert main(["train", "induction", "--out", str(link), "--steps", "1"]) == 2  # the checkpoint folder too, before torch
+    assert _tree(target) == {"mine.txt": "mine"}
 
 
 @pytest.mark.parametrize("bad", ["", ".", "..", "/", "x/..", "dangling", "a_file"])
@@ -252,6 +255,7 @@ def test_random_layouts_never_lose_a_user_file(tmp_path_factory, user, manifest,
     after = {p.relative_to(real): p.read_bytes() for p in real.rglob("*") if p.is_file()}
     if refused:
         assert after == before
+    assert refused or not link  # nothing is written through a link
     for rel, data in theirs.items():
         assert after.get(rel) == data, rel
     assert not link or out.is_symlink()
