@@ -101,8 +101,8 @@ def _check_scores(s) -> tuple[int, int]:
         raise ValueError(f"s must hold at least one score (n >= 1); got shape {shape}")
     from lnrecency.runtime.memory import available_memory
 
-    need = 8 * shape[0] * (2 + shape[1])  # the (b,) counts and a row's working copy, before either exists
-    if need > 2**26 and need > available_memory():  # a broadcast view can declare any b: refused before numpy's MemoryError
+    need = 8 * shape[0] * (2 + shape[1])  # the (b,) counts and a row's working copy
+    if need > 2**26 and need > available_memory():  # a broadcast view may declare any b
         raise ValueError(f"s holds b = {shape[0]} draws: their counts need {need / 2**30:.3g} GiB, more than the "
                          f"{available_memory() / 2**30:.3g} GiB available; pass the draws in chunks")
     return shape[0], shape[1]

@@ -10,49 +10,16 @@ tokens).
 """
 from __future__ import annotations
 
+from lnrecency.experiments.plans.declared import plans
 from lnrecency.inference.qualifiers import Counter, Qualifiers
 
 __all__ = ["PLAN_WORDS", "COUNTER_OF", "plan_qualifiers", "reason_of", "row_qualifiers", "SEED_WORDS"]
 
 SLOPE = "logit per key"
-#: plan test -> (where, comparison, unit)
-PLAN_WORDS: dict[str, tuple[str, str, str]] = {
-    "H1": ("text, BOS first", "LayerNorm slope", SLOPE),
-    "H2": ("BOS first, equal tokens", "LayerNorm - none", SLOPE),
-    "H3": ("BOS first, matched loss", "LayerNorm - none", SLOPE),
-    "H4": ("BOS first, equal tokens", "RMSNorm - LayerNorm", SLOPE),
-    "Q1": ("text, no BOS", "LayerNorm slope", SLOPE),
-    "Q2": ("no BOS, equal tokens", "LayerNorm - none", SLOPE),
-    "Q3": ("no BOS, matched loss", "LayerNorm - none", SLOPE),
-    "Q4": ("BOS, LayerNorm, layer-1 BOS share fixed", "ablated - half intact", SLOPE),
-    "Q5": ("BOS, no normalisation, BOS share fixed", "ablated - half intact", SLOPE),
-    "Q6": ("BOS first, equal tokens", "RMSNorm - LayerNorm", SLOPE),
-    "A1": ("BOS, layer-2 QK as c times identity", "intervened - half intact", SLOPE),
-    "B1": ("BOS, BOS direction removed from keys", "intervened - half intact", SLOPE),
-    "C1": ("BOS, per-token scale fixed", "intervened - half intact", SLOPE),
-    "A0": ("no BOS, layer-2 QK as c times identity", "intervened - half intact", SLOPE),
-    "C0": ("no BOS, per-token scale fixed", "intervened - half intact", SLOPE),
-    "U1": ("BOS, no normalisation, LayerNorm-level sink imposed", "layer-2 slope (boundary +0.0764)", SLOPE),
-    "U2": ("BOS, LayerNorm, sink clamped to none's level", "layer-2 slope (boundary +0.0764)", SLOPE),
-    "N1": ("no BOS, matched loss 4.25", "LayerNorm - none", SLOPE),
-    "R1": ("depth 2", "first-middle gap", "accuracy"),
-    "R2": ("depth 2", "first-last gap", "accuracy"),
-    "R3": ("depth 6", "first-middle gap", "accuracy"),
-    "R4": ("depth 6", "first-last gap", "accuracy"),
-    "R5": ("depth 2 residual", "first-middle gap", "accuracy"),
-    "R6": ("depth 2 residual", "first-last gap", "accuracy"),
-    "P1": ("depth 2", "LayerNorm - none first-last gap", "accuracy"),
-    "P2": ("depth 6", "LayerNorm - none first-last gap", "accuracy"),
-    "P3": ("depth 2 residual", "LayerNorm - none first-last gap", "accuracy"),
-    "P4": ("depth 2", "RMSNorm - none first-last gap", "accuracy"),
-    "P5": ("depth 2, LayerNorm", "first-last gap", "accuracy"),
-    "P6": ("depth 2, LayerNorm", "scale fixed - intact gap", "accuracy"),
-}
-#: plan test -> (its strongest counter-row's test, that row's label in a cell)
-COUNTER_OF: dict[str, tuple[str, str]] = {
-    "H2": ("H3", "matched loss"), "H3": ("H2", "equal tokens"),
-    "Q2": ("Q3", "matched loss"), "Q3": ("Q2", "equal tokens"),
-}
+#: plan test -> (where, comparison, unit), and -> (its strongest counter-row's test, that row's label in a cell):
+#: read from each plan's declaration (lnrecency.experiments.plans.declared), never kept here
+PLAN_WORDS: dict[str, tuple[str, str, str]] = {t.id: (t.where, t.comparison, t.unit) for s in plans() for t in s.tests}
+COUNTER_OF: dict[str, tuple[str, str]] = {t.id: t.counter for s in plans() for t in s.tests if t.counter}
 
 
 def _estimate(decision: dict) -> float:

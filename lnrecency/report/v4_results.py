@@ -6,37 +6,24 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["V4_BEGIN", "V4_END", "READING", "v4_reading", "v4_block"]
+__all__ = ["V4_BEGIN", "V4_END", "v4_reading", "v4_block"]
 
 V4_BEGIN, V4_END = "<!-- thesis-text-v4:begin -->", "<!-- thesis-text-v4:end -->"
-#: what each decision means, after the plan's "What would change the reading" (written before the runs), said of
-#: the interventions as they were made: U1 imposes the LayerNorm models' share, U2 clamps it to the none models'
-#: level (it is lowered, not removed)
-READING = {
-    ("U1", "confirmed"): "once the sink is there, layer 2 learns the read-out without normalisation: LayerNorm's part "
-                         "is upstream, where the sink forms",
-    ("U1", "refuted"): "with the sink imposed, models without normalisation stay below half the slope: the "
-                       "normalisation is needed to read the share, not only to form the sink",
-    ("U2", "confirmed"): "with the sink clamped low, LayerNorm models lose more than half their slope: the slope "
-                         "needs the sink",
-    ("U2", "refuted"): "trained with the share clamped to the none level, LayerNorm models still make more than half "
-                       "the slope: the slope does not need the LayerNorm-level share when the models are trained "
-                       "without it",
-    ("N1", "confirmed"): "without BOS the LayerNorm effect holds at matched loss",
-    ("N1", "refuted"): "without BOS the effect reverses at matched loss (none above LayerNorm)",
-    ("N1", "inconclusive"): "a difference of 0.0015 either way would have been found with probability 0.80; a smaller "
-                            "one is not ruled out",
-}
-
-
 def _mean(t: dict) -> float | None:
     iv = t.get("interval")
     return None if not iv else 0.5 * (iv[0] + iv[1])
 
 
-def v4_reading(tests: dict) -> str:
-    """The plan's three tests in plain words, each with its estimate, interval and verdict, and what the plan said its
-    decision would mean."""
+def v4_reading(snapshot: dict) -> str:
+    """The plan's three tests in plain words, each with its estimate, interval and verdict, and what its decision
+    means: the reading declared with the plan (lnrecency.experiments.plans.declared), checked against the snapshot's
+    own rows by the engine before it is said (a reading the rows contradict is refused, never rendered), and marked
+    when it was written after the runs."""
+    from lnrecency.experiments.plans.declared import study
+    from lnrecency.experiments.plans.engine import check_readings
+
+    tests = snapshot["tests"]
+    readings = {} if snapshot.get("quick") else check_readings(study("thesis-text-v4"), snapshot)
     parts = []
     words = {"U1": "With BOS and no normalisation, layer 1's BOS share imposed at the LayerNorm level, layer 2's slope "
                    "is", "U2": "With BOS and LayerNorm, the share clamped to the none level, it is",
@@ -49,9 +36,11 @@ def v4_reading(tests: dict) -> str:
             parts.append(f"{words[key]} not decided ({t.get('why') or 'no test'}).")
             continue
         lo, hi = t["interval"]
-        meaning = READING.get((key, t["verdict"]))
+        r = readings.get(key)
+        meaning = "" if r is None else (f" In the plan's words, {r.text.rstrip('.')}." if r.written == "before the runs"
+                                        else f" Read after the runs (not in the plan), {r.text.rstrip('.')}.")
         parts.append(f"{words[key]} {_mean(t):+.4f} logit per key [{lo:+.4f}, {hi:+.4f}] ({key} {t['verdict']})."
-                     + (f" In the plan's words, {meaning}." if meaning else ""))
+                     + meaning)
     return "**In plain words.** " + " ".join(parts)
 
 
@@ -61,7 +50,7 @@ def v4_block(snapshot: dict) -> str:
 
     tests = snapshot["tests"]
     order = [k for k in ("U1", "U2", "N1") if k in tests]
-    lines = [V4_BEGIN, v4_reading(tests), "",
+    lines = [V4_BEGIN, v4_reading(snapshot), "",
              f"Plan SHA-256 `{snapshot['plan_sha256']}`" + (" (quick run: not decisive)" if snapshot.get("quick")
                                                             else "") + "; Holm over U1, U2, N1 at 0.05.", "",
              "| test | statement | verdict | interval (95 %, logit per key) | detectable effect | p (pair) / Holm "

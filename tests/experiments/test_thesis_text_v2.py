@@ -112,7 +112,9 @@ def test_theory_shares_recovers_a_planted_bonus_and_the_figure_draws():
     th = v2.theory_shares(lim.shares[0].tolist())
     assert th["b"] == pytest.approx(2.0, abs=1e-4) and th["largest_gap"] < 1e-6
     assert th["theory_slope_layernorm"] > 0 > th["theory_slope_none"]
-    fig = v2.sink_figure({"bos layernorm": {"first_share_rows": lim.shares[0].tolist()}})
+    from lnrecency.experiments.plans.hooks import sink_figure
+
+    fig = sink_figure({"bos layernorm": {"first_share_rows": lim.shares[0].tolist()}})
     assert len(fig.axes[0].lines) == 2
 
 

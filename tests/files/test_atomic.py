@@ -94,7 +94,7 @@ def test_a_symlinked_folder_is_refused_and_nothing_is_written_through_it(tmp_pat
         _write(link, {"a.md": "1"})
     assert link.is_symlink() and _tree(target) == {"mine.txt": "mine"}
     assert sorted(p.name for p in tmp_path.iterdir()) == ["link", "real"]
-    assert main(["train", "induction", "--out", str(link), "--steps", "1"]) == 2  # the checkpoint folder too, before torch
+    assert main(["train", "induction", "--out", str(link), "--steps", "1"]) == 2  # a checkpoint too
     assert _tree(target) == {"mine.txt": "mine"}
 
 

@@ -18,10 +18,11 @@ from lnrecency.claims.declare import claim
 from lnrecency.claims.published import plan_rows
 from lnrecency.claims.trained_qualifiers import plan_qualifiers
 from lnrecency.claims.trained_rules import by_a_hair, not_installed, one_claim_of, snapshot_levels
+from lnrecency.experiments.plans.declared import plan_keys
 from lnrecency.inference.evidence import Evidence, record
 
 #: claim -> the plan's test
-PLAN_KEYS = {"TC1": "A1", "TC2": "B1", "TC3": "C1", "TC4": "A0", "TC5": "C0"}
+PLAN_KEYS = plan_keys("thesis-text-v3")  # claim -> its test, from the plan's declaration
 STATEMENTS = {cid: declared(cid).text("s1") for cid in PLAN_KEYS}
 #: what each cell of the evidence keeps: the mean and SE over the cell's learned seeds
 CELL_KEYS = ("slope", "qk_identity", "bos_direction", "scale_fixed", "own", "bos", "other", "bias", "bos scale",

@@ -15,6 +15,7 @@ from lnrecency.claims.declare import claim
 from lnrecency.claims.published import plan_rows
 from lnrecency.claims.trained_qualifiers import plan_qualifiers
 from lnrecency.claims.trained_rules import not_installed, one_claim_of, reproduction_label
+from lnrecency.experiments.plans.declared import plan_keys
 from lnrecency.inference.evidence import Evidence, record
 
 STATEMENTS = {
@@ -23,7 +24,7 @@ STATEMENTS = {
     "TT3": declared("TT3").text("s1"),
     "TT4": declared("TT4").text("s1"),
 }
-PLAN_KEYS = {"TT1": "H1", "TT2": "H2", "TT3": "H3", "TT4": "H4"}
+PLAN_KEYS = plan_keys("thesis-text")  # claim -> its test, from the plan's declaration
 
 
 @record

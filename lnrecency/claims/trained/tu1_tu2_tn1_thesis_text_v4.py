@@ -17,10 +17,11 @@ from lnrecency.claims.declare import claim
 from lnrecency.claims.published import plan_rows
 from lnrecency.claims.trained_qualifiers import plan_qualifiers
 from lnrecency.claims.trained_rules import by_a_hair, not_installed, one_claim_of, snapshot_levels
+from lnrecency.experiments.plans.declared import plan_keys
 from lnrecency.inference.evidence import Evidence, record
 
 #: claim -> the plan's test
-PLAN_KEYS = {"TU1": "U1", "TU2": "U2", "TN1": "N1"}
+PLAN_KEYS = plan_keys("thesis-text-v4")  # claim -> its test, from the plan's declaration
 STATEMENTS = {cid: declared(cid).text("s1") for cid in PLAN_KEYS}
 
 

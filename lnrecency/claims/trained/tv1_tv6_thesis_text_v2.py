@@ -16,10 +16,11 @@ from lnrecency.claims.declare import claim
 from lnrecency.claims.published import plan_rows
 from lnrecency.claims.trained_qualifiers import plan_qualifiers
 from lnrecency.claims.trained_rules import by_a_hair, not_installed, one_claim_of, reproduction_label
+from lnrecency.experiments.plans.declared import plan_keys
 from lnrecency.inference.evidence import Evidence, record
 
 #: claim -> the plan's test (lnrecency.experiments.studies.thesis_text_v2.CLAIM_OF the other way round)
-PLAN_KEYS = {f"TV{k}": f"Q{k}" for k in range(1, 7)}
+PLAN_KEYS = plan_keys("thesis-text-v2")  # claim -> its test, from the plan's declaration
 STATEMENTS = {cid: declared(cid).text("s1") for cid in PLAN_KEYS}
 #: what each cell of the evidence keeps of the experiment's summary (the numbers the answer and the pages quote)
 CELL_KEYS = ("seeds", "not_learned", "slope", "late", "ablated", "change", "final_loss", "text rollout 2 first",

@@ -26,6 +26,8 @@ from pathlib import Path
 
 import numpy as np
 
+from lnrecency.experiments.plans.declaration import DATA, sha256_of
+from lnrecency.experiments.plans.declared import study
 from lnrecency.experiments.text.corpus import CorpusData
 
 __all__ = ["TextThesisSettings", "plan_path", "plan_sha256", "run_thesis_text", "cached_runs", "cached_run",
@@ -44,13 +46,12 @@ VERSION = 1
 RUN_KEYS = ("arch", "norm", "seed", "log", "trajectory", "final", "unigram", "plan_sha256")
 
 
-def plan_path() -> Path:
-    return Path(__file__).resolve().parents[2] / "data" / "thesis_text_plan.md"
+def plan_path() -> Path:  # the plan text, as its declaration names it
+    return DATA / study("thesis-text").plan_file
 
 
-def plan_sha256() -> str:
-    """The SHA-256 of the pre-registration file (its bytes as shipped)."""
-    return hashlib.sha256(plan_path().read_bytes()).hexdigest()
+def plan_sha256() -> str:  # its bytes as shipped (one definition: declaration.sha256_of)
+    return sha256_of(plan_path())
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,8 @@ from pathlib import Path
 
 import numpy as np
 
+from lnrecency.experiments.plans.declaration import DATA, sha256_of
+from lnrecency.experiments.plans.declared import study
 from lnrecency.experiments.studies.thesis_text import (
     NORMS,
     TextThesisSettings,
@@ -39,13 +41,12 @@ ABLATION = {1: "mean"}
 VERSION = 2  # 2: the final probes keep the attention rollout and each head's first-key share (issue 51)
 
 
-def plan_path() -> Path:
-    return Path(__file__).resolve().parents[2] / "data" / "thesis_text_plan_v2.md"
+def plan_path() -> Path:  # the plan text, as its declaration names it
+    return DATA / study("thesis-text-v2").plan_file
 
 
-def plan_sha256() -> str:
-    """The SHA-256 of plan version 2 (its bytes as shipped)."""
-    return hashlib.sha256(plan_path().read_bytes()).hexdigest()
+def plan_sha256() -> str:  # its bytes as shipped (one definition: declaration.sha256_of)
+    return sha256_of(plan_path())
 
 
 @dataclass(frozen=True)
@@ -424,26 +425,3 @@ def theory_shares(measured: list, lam: float = 1.0) -> dict:
                                                           residual=True).slope(2),
             "theory_slope_none_residual": sink_limit(n, 2, b=b, norm="none", lam=lam, residual=True).slope(2)}
 
-
-def sink_figure(cells: dict):
-    """Each BOS cell's measured layer-1 first-key share by query row (mean over seeds) beside the sink theory's
-    share at the fitted bonus b (:func:`theory_shares`): one panel, a line per normalisation."""
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(6.4, 3.6))
-    ax = fig.subplots()
-    for k, norm in enumerate(NORMS):
-        c = cells.get(f"bos {norm}")
-        if not c or not c["first_share_rows"]:
-            continue
-        rows = np.arange(1, len(c["first_share_rows"]) + 1)
-        th = theory_shares(c["first_share_rows"])
-        ax.plot(rows[1:], c["first_share_rows"][1:], "o", ms=3, color=f"C{k}", label=f"{norm}: trained (mean of seeds)")
-        ax.plot(rows[1:], th["predicted"][1:], "-", color=f"C{k}", lw=1,
-                label=f"{norm}: theory, fitted b = {th['b']:.2f}")
-    ax.set_xlabel("query position i")
-    ax.set_ylabel("layer-1 share of attention to BOS")
-    ax.set_title("BOS share: trained NoPE models (plan v2) and the sink theory", fontsize=10)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    return fig

@@ -17,6 +17,8 @@ from pathlib import Path
 
 import numpy as np
 
+from lnrecency.experiments.plans.declaration import DATA, sha256_of
+from lnrecency.experiments.plans.declared import study
 from lnrecency.experiments.studies.thesis_text import NORMS, learned
 from lnrecency.experiments.studies.thesis_text_v2 import V2Settings, cached_v2, corpus_data, plain_corpus_data
 
@@ -37,13 +39,12 @@ TESTS = {"A1": (True, "qk_identity", "with BOS, LayerNorm: layer 2's QK replaced
                                       "the layer-2 slope")}
 
 
-def plan_path() -> Path:
-    return Path(__file__).resolve().parents[2] / "data" / "thesis_text_plan_v3.md"
+def plan_path() -> Path:  # the plan text, as its declaration names it
+    return DATA / study("thesis-text-v3").plan_file
 
 
-def plan_sha256() -> str:
-    """The SHA-256 of plan version 3 (its bytes as shipped)."""
-    return hashlib.sha256(plan_path().read_bytes()).hexdigest()
+def plan_sha256() -> str:  # its bytes as shipped (one definition: declaration.sha256_of)
+    return sha256_of(plan_path())
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,8 @@ from pathlib import Path
 
 import numpy as np
 
+from lnrecency.experiments.plans.declaration import DATA, sha256_of
+from lnrecency.experiments.plans.declared import study
 from lnrecency.experiments.wu.icl_task import PAIRS, ICLTask
 
 __all__ = ["ARMS", "NORMS", "PUBLISHED", "WuSettings", "plan_path", "plan_sha256", "train_run", "run_wu", "seed_rows",
@@ -44,13 +46,12 @@ def gap_name(pair: tuple) -> str:
     return f"{pair[0]}-{pair[1]}"
 
 
-def plan_path() -> Path:
-    return Path(__file__).resolve().parents[2] / "data" / "wu_icl_plan.md"
+def plan_path() -> Path:  # the plan text, as its declaration names it
+    return DATA / study("wu-icl").plan_file
 
 
-def plan_sha256() -> str:
-    """The SHA-256 of the plan (its bytes as shipped)."""
-    return hashlib.sha256(plan_path().read_bytes()).hexdigest()
+def plan_sha256() -> str:  # its bytes as shipped (one definition: declaration.sha256_of)
+    return sha256_of(plan_path())
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from lnrecency.claims.trained_qualifiers import PLAN_WORDS, SEED_WORDS, plan_qualifiers, row_qualifiers
 from lnrecency.claims.trained_rules import MIN_LEARNED
+from lnrecency.experiments.plans.declared import test_of
 
 __all__ = ["decisions", "qualify_rows", "main"]
 
@@ -37,7 +38,7 @@ def decisions(docs: Path) -> tuple[dict, dict]:
     for r in (v1 or {}).get("verdicts", []):
         ev = r.get("evidence") or {}
         out[ev.get("hypothesis")] = ev.get("decision") or None
-    for name in ("thesis_text_v2.json", "thesis_text_v3.json", "wu_icl.json"):
+    for name in ("thesis_text_v2.json", "thesis_text_v3.json", "thesis_text_v4.json", "wu_icl.json"):
         snap = _read(docs / name) or {}
         tests = snap.get("tests") if isinstance(snap, dict) else None
         if not isinstance(tests or {}, dict):
@@ -55,9 +56,9 @@ def decisions(docs: Path) -> tuple[dict, dict]:
     return out, extra
 
 
-#: claim -> its plan test, for claims with one test each (W2-W4 read it from the row's setting "case")
-TEST_OF = {**{f"TT{k}": f"H{k}" for k in range(1, 5)}, **{f"TV{k}": f"Q{k}" for k in range(1, 7)},
-           "TC1": "A1", "TC2": "B1", "TC3": "C1", "TC4": "A0", "TC5": "C0"}
+#: claim -> its plan test, for claims with one test each (W2-W4 read it from the row's setting "case"): from the
+#: plans' declarations (plan v4's TU1, TU2, TN1 included)
+TEST_OF = test_of()
 
 
 def qualify_rows(rows: list[dict], docs: Path) -> int:

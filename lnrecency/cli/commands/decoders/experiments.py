@@ -53,6 +53,7 @@ from pathlib import Path
 
 from lnrecency.claims import catalog
 from lnrecency.cli.options import Options, png_path, require_extra
+from lnrecency.experiments.plans.declared import STUDIES, study
 
 NAME = "experiments"
 
@@ -70,8 +71,8 @@ def _claims_by_experiment() -> str:
 
 
 HELP = f"trained-model experiments ({_claims_by_experiment()}); needs the models extra (pretrained: the hf extra)"
-EXPERIMENTS = ("thesis", "thesis-text", "thesis-text-v2", "thesis-text-v3", "thesis-text-v4", "wu-icl", "seed002",
-               "seed003", "pretrained")
+#: the experiments, in the order declared (lnrecency.experiments.plans.declared: one declaration each, one engine)
+EXPERIMENTS = tuple(STUDIES)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -93,28 +94,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "still fails is named after the others finish")
 
 
-def _summary(res, run: dict) -> dict:
-    stages = ("init", "quarter", "half", "final", "matched")
-    return {"arch": run["arch"], "norm": run["norm"], "seed": run["seed"], "seconds": run["seconds"],
-            "stopped": run["stopped"], "final_step": run["log"][-1]["step"],
-            "final_heldout_loss": run["log"][-1]["heldout_loss"], "learned": res.learned(run),
-            "induction_score": run["induction_score"], "matched": {k: v for k, v in res.matched(run).items()
-                                                                 if k not in ("task", "random")},
-            "layers": {stage: {tokens: [{k: lay.get(k) for k in ("layer", "slope", "slope_se", "rp", "sink")}
-                                        for lay in res.stage(run, stage, tokens)["layers"]]
-                               for tokens in ("task", "random")} for stage in stages}}
-
-
-def _seed_summary(run: dict) -> dict:
-    """A seed002 / seed003 run without its large arrays (attention maps, per-head profiles)."""
-    skip = ("settings", "log", "attention_short", "attention_long", "ablated_map", "mechanism", "induction_scores")
-    out = {k: v for k, v in run.items() if k not in skip and k != "stages"}
-    out["final_heldout_loss"] = run["log"][-1]["heldout_loss"]
+def _words(plan) -> dict:
+    """Each test's statement, word for word from the claim it decides (lnrecency.claims.catalog)."""
+    out = {}
+    for t in plan.tests:
+        c = catalog.declared(t.claim)
+        out[t.id] = c.text(t.statement_key) if t.statement_key else c.title
     return out
-
-
-#: plan v2's tests in words: each is claim TVk's title (lnrecency.claims.catalog; ours, Holm over Q1-Q6 only)
-V2_TESTS = {f"Q{k}": catalog.declared(f"TV{k}").title for k in range(1, 7)}
 
 
 def _print_tests(tests: dict, words: str, digits: int) -> None:
@@ -126,275 +112,45 @@ def _print_tests(tests: dict, words: str, digits: int) -> None:
         print(f"[{k}] {t['verdict'].upper()}: {t[words]}{span}" + (f" ({t['why']})" if t["why"] else ""))
 
 
-def _decision(d) -> dict:
-    """A plan's decided test as its snapshot publishes it: the decision and the per-seed values it was decided on
-    (issue 67: every verdict recomputed from the snapshot); {} when not decided."""
-    from lnrecency.inference.evidence import strict_json
-
-    if d is None:
-        return {}
-    other = None if d.test.other is None else list(d.test.other)
-    return strict_json({**d.to_json(), "values": list(d.test.values), "other": other})
+def _options(args: Options) -> dict:
+    return {"use_cache": not args.no_cache, "progress": None if not args.json else False, "workers": args.workers,
+            "scheduler": args.scheduler, "models": args.models}
 
 
-def _thesis_text_v2(args: Options) -> int:
-    """Plan v2 (issue 50): train or read its runs, decide Q1-Q6, print them with each cell's summary."""
-    from dataclasses import asdict
-
-    from lnrecency.claims.trained_rules import reproduction_label
-    from lnrecency.experiments.studies.thesis_text_v2 import (
-        V2Settings,
-        decide,
-        plan_sha256,
-        run_v2,
-        seed_table,
-        summary,
-        theory_shares,
-    )
+def _plan(args: Options, plan) -> int:
+    """A plan decided by its own rule (lnrecency.experiments.plans.engine.run_plan): its tests, each checked against
+    its reading, and one line per cell."""
+    from lnrecency.experiments.plans.engine import hook, run_plan
     from lnrecency.inference.evidence import strict_json as strict
 
-    st = V2Settings.preset(args.quick)
-    runs = run_v2(st, use_cache=not args.no_cache, progress=None if not args.json else False, workers=args.workers,
-                  scheduler=args.scheduler)
-    decided = decide(runs, st)
-    # a quick run decides nothing: its rows say so instead of a verdict (the interval stays, as a number)
-    # each test with the per-seed values it was decided on (issue 67: every verdict recomputed from the snapshot)
-    tests = {k: {**_decision(d), "statement": V2_TESTS[k], "verdict": "not decisive (quick run)" if args.quick else
-                 ("inconclusive" if d is None else reproduction_label(d.verdict)), "why": why}
-             for k, (d, why) in decided.items()}
-    cells = summary(runs, st)
-    for name, c in cells.items():  # the sink theory beside each measured first-key share (lnrecency.theory.sink)
-        c["theory"] = theory_shares(c["first_share_rows"]) if c["first_share_rows"] else None
+    snap = run_plan(plan, quick=args.quick, words=_words(plan), **_options(args))
     if args.figure is not None:
-        from lnrecency.experiments.studies.thesis_text_v2 import sink_figure
         from lnrecency.files.figure_record import ReportFigure
 
         path = Path(args.figure)
-        ReportFigure(path.stem, "BOS share and the sink theory", "", sink_figure(cells)).write(path.parent, ("png",))
+        ReportFigure(path.stem, plan.title, "", hook(plan.figure)(snap)).write(path.parent, ("png",))
     if args.json:
-        print(json.dumps(strict({"experiment": "thesis-text-v2", "plan_sha256": plan_sha256(), "quick": args.quick,
-                                 "settings": asdict(st), "tests": tests, "cells": cells,
-                                 "runs": seed_table(runs, st)}), allow_nan=False))
+        print(json.dumps(strict(snap), allow_nan=False))
         return 0
-    print(f"plan v2 (SHA-256 {plan_sha256()[:16]}...), {len(st.seeds)} seeds per cell"
-          + ("  -- quick run: not decisive" if args.quick else ""))
-    _print_tests(tests, "statement", 4)
-    for name, c in cells.items():
-        def f(pair):
-            return "n/a" if pair[0] is None else f"{pair[0]:+.4f} (SE {pair[1]:.4f})"
-        print(f"  {name}: layer-2 slope {f(c['slope'])}, keys >= 8 {f(c['late'])}, ablated {f(c['ablated'])}, "
-              f"seeds {c['seeds']}" + (f", not learned {c['not_learned']}" if c["not_learned"] else ""))
+    print(f"{plan.title} (SHA-256 {snap['plan_sha256'][:16]}...), Holm over {', '.join(snap['tests'])} at "
+          f"{plan.fwer}" + ("  -- quick run: not decisive" if args.quick else ""))
+    _print_tests(snap["tests"], plan.test_words, plan.digits)
+    for line in hook(plan.lines)(snap):
+        print(line)
     return 0
 
 
-def _thesis_text_v3(args: Options) -> int:
-    """Plan v3 (issue 67): read or make its runs, decide A1-C0, print them with each cell's path decomposition."""
-    from lnrecency.experiments.studies.thesis_text_v2 import cached_v2
-    from lnrecency.experiments.studies.thesis_text_v3 import V3Settings, plan_sha256, run_v3, snapshot
-    from lnrecency.inference.evidence import strict_json as strict
-
-    st = V3Settings.preset(args.quick)
-    runs = run_v3(st, use_cache=not args.no_cache, progress=None if not args.json else False,
-                  workers=args.workers or 2, scheduler=args.scheduler)
-    snap = snapshot(runs, cached_v2(st.v2), st)
-    if args.quick:  # a quick run decides nothing: its rows say so instead of a verdict
-        for t in snap["tests"].values():
-            t["verdict"] = "not decisive (quick run)"
-    if args.json:
-        print(json.dumps(strict({**snap, "quick": args.quick}), allow_nan=False))
-        return 0
-    print(f"plan v3 (SHA-256 {plan_sha256()[:16]}...), {len(st.v2.seeds)} seeds per cell, {st.windows} windows"
-          + ("  -- quick run: not decisive" if args.quick else ""))
-    _print_tests(snap["tests"], "statement", 4)
-    for cell, rows in snap["runs"].items():
-        mean = {k: sum(r[k] for r in rows) / len(rows) for k in ("slope", "qk_identity", "bos_direction",
-                                                                   "scale_fixed")}
-        paths = ", ".join(f"{p} {sum(r['paths'][p]['slope'] for r in rows) / len(rows):+.4f}"
-                          for p in ("own", "bos", "other", "bias"))
-        print(f"  {cell}: layer-2 slope {mean['slope']:+.4f}; QK = cI {mean['qk_identity']:+.4f}, BOS direction "
-              f"removed {mean['bos_direction']:+.4f}, scale fixed {mean['scale_fixed']:+.4f}; paths: {paths}")
-    return 0
-
-
-def _thesis_text_v4(args: Options) -> int:
-    """Plan v4 (issue 76): train or read its runs, decide U1, U2, N1, print them with each cell's mean slope."""
-    from lnrecency.experiments.studies.text_v4.thesis_text_v4 import V4Settings, run_v4, snapshot
-    from lnrecency.experiments.studies.text_v4.v4_plan import plan_sha256
-    from lnrecency.inference.evidence import strict_json as strict
-
-    st = V4Settings.preset(args.quick)
-    snap = snapshot(run_v4(st, use_cache=not args.no_cache, progress=None if not args.json else False,
-                           workers=args.workers or 2, scheduler=args.scheduler), st)
-    if args.quick:  # a quick run decides nothing: its rows say so instead of a verdict
-        for t in snap["tests"].values():
-            t["verdict"] = "not decisive (quick run)"
-    if args.json:
-        print(json.dumps(strict({**snap, "quick": args.quick}), allow_nan=False))
-        return 0
-    print(f"plan v4 (SHA-256 {plan_sha256()[:16]}...), {st.windows} windows"
-          + ("  -- quick run: not decisive" if args.quick else ""))
-    _print_tests(snap["tests"], "statement", 4)
-    for cell, rows in snap["runs"].items():
-        mean = sum(r["slope"] for r in rows) / len(rows)
-        print(f"  {cell}: layer-2 slope {mean:+.4f}, {len(rows)} seeds, probe SE / seed SD "
-              f"{snap['noise'][cell]['ratio'] or float('nan'):.2f}")
-    if snap["missed_target"]:
-        print(f"  did not reach the target loss: {', '.join(snap['missed_target'])}")
-    return 0
-
-
-def _wu_icl(args: Options) -> int:
-    """Wu et al.'s experiment (issue 51): train or read its runs, decide both families, print them and the cells."""
-    from dataclasses import asdict
-
-    from lnrecency.experiments.studies.wu_icl import (
-        PUBLISHED,
-        WuSettings,
-        decide,
-        plan_sha256,
-        run_wu,
-        seed_rows,
-        summary,
-    )
-    from lnrecency.experiments.wu.icl_task import PAIRS
-    from lnrecency.inference.evidence import strict_json as strict
-
-    st = WuSettings.preset(args.quick)
-    runs = run_wu(st, use_cache=not args.no_cache, progress=None if not args.json else False, workers=args.workers,
-                  scheduler=args.scheduler)
-    from lnrecency.claims.trained.w2_w4_wu_icl import STATEMENTS, label, short
-
-    decided = decide(runs, st)
-    tests = {k: {**_decision(d), "statement": STATEMENTS[k], "test": short(k),
-                 "verdict": "not decisive (quick run)" if args.quick else label(k, d, False), "why": why}
-             for k, (d, why) in decided.items()}
-    cells = summary(runs, st)
-    if args.json:
-        print(json.dumps(strict({"experiment": "wu-icl", "plan_sha256": plan_sha256(), "quick": args.quick,
-                                 "settings": asdict(st), "published": PUBLISHED, "tests": tests, "cells": cells,
-                                 "runs": seed_rows(runs)}),
-                         allow_nan=False))
-        return 0
-    print(f"Wu et al.'s experiment, plan {plan_sha256()[:16]}..., {len(st.seeds)} seeds per cell, {st.steps} steps"
-          + ("  -- quick run: not decisive" if args.quick else ""))
-    _print_tests(tests, "test", 3)
-    names = [f"{a}-{b}" for a, b in PAIRS]
-    for c in cells.values():
-        def f(pair, sign="+"):
-            return "n/a" if pair[0] is None else f"{pair[0]:{sign}.3f} ({pair[1]:.3f})"
-        pub = " / ".join(f"{v:+.3f}" for v in PUBLISHED[c["arm"]]) if c["norm"] == "none" else ""
-        print(f"  {c['arm']}, {c['norm']}: gaps " + " / ".join(f(c["gaps"][g]) for g in names)
-              + (f" (Wu et al.: {pub})" if pub else "") + f"; in-context accuracy {f(c['plain'], '')}; seeds "
-              f"{c['seeds']}" + (f", not learned {c['not_learned']}" if c["not_learned"] else ""))
-    return 0
-
-
-def _check_scheduler(args: Options) -> None:
-    """--scheduler: 'local' or a Dask scheduler's address, refused by name before torch or Dask load; an address
-    goes with an experiment that trains, and without --workers (a cluster's workers are its own)."""
-    from lnrecency.experiments.decoders.parallel import LOCAL, check_reachable, check_scheduler
-
-    scheduler = getattr(args, "scheduler", LOCAL)
-    try:
-        check_scheduler(scheduler)
-        if args.experiment != "pretrained":
-            check_reachable(scheduler)  # before any data work: a dead address is refused in seconds
-    except ValueError as exc:
-        raise ValueError("--" + str(exc)) from None
-    if scheduler == LOCAL:
-        return
-    if args.experiment == "pretrained":
-        raise ValueError(f"--scheduler {scheduler!r}: the pretrained experiment trains nothing; it runs here "
-                         f"(--scheduler local)")
-    if args.workers is not None:
-        raise ValueError(f"--workers {args.workers}: goes with --scheduler local; the cluster at {scheduler} runs "
-                         f"its own workers")
-
-
-def run(args: Options) -> int:
-    from lnrecency.runtime.arguments import check_choice
-
-    check_choice("experiment", args.experiment, EXPERIMENTS)
-    _check_scheduler(args)
-    if args.workers is not None:
-        from lnrecency.experiments.decoders.parallel import check_workers
-
-        check_workers(args.workers)
-
-    if getattr(args, "figure", None) is not None:
-        if args.experiment != "thesis-text-v2":
-            raise ValueError("--figure goes with thesis-text-v2")
-        png_path("--figure", args.figure)
-    if args.models is not None and args.experiment != "pretrained":
-        raise ValueError("--models goes with the pretrained experiment")
-    require_extra("hf" if args.experiment == "pretrained" else "models")
-    if args.experiment == "thesis-text-v2":
-        return _thesis_text_v2(args)
-    if args.experiment == "thesis-text-v3":
-        return _thesis_text_v3(args)
-    if args.experiment == "thesis-text-v4":
-        return _thesis_text_v4(args)
-    if args.experiment == "wu-icl":
-        return _wu_icl(args)
+def _claims(args: Options, st_) -> int:
+    """A study whose claims the registry decides: its runs, then its claims evaluated from the cache."""
     from lnrecency.claims.registry import evaluate
+    from lnrecency.experiments.plans.engine import hook, run_study, settings_of
     from lnrecency.inference.evidence import strict_json as strict
 
-    if args.experiment == "pretrained":
-        from dataclasses import asdict
-
-        from lnrecency.experiments.studies.pretrained import PretrainedSettings, run_pretrained
-
-        st = PretrainedSettings.preset(args.quick)
-        data = run_pretrained(args.models, st, use_cache=not args.no_cache, progress=not args.json)
-        ids, settings = ["R1"], asdict(st)
-        summaries = [{"model": k, "sha256": v["sha256"],
-                      "layers": {c: [{q: lay[q] for q in ("layer", "slope", "slope_se", "sink")}
-                                     for lay in r["layers"]] for c, r in v["runs"].items()},
-                      "perplexity": {c: r["model"]["perplexity"] for c, r in v["runs"].items()}}
-                     for k, v in data["models"].items()]
-    elif args.experiment == "thesis-text":
-        from dataclasses import asdict
-
-        from lnrecency.claims.trained.tt1_tt4_thesis_text import STATEMENTS as text_ids
-        from lnrecency.experiments.studies.thesis_text import TextThesisSettings, learned, plan_sha256, run_thesis_text
-
-        st = TextThesisSettings.preset(args.quick)
-        runs = run_thesis_text(st, use_cache=not args.no_cache, progress=None if not args.json else False,
-                               workers=args.workers, scheduler=args.scheduler)
-        ids, settings = list(text_ids), {**asdict(st), "plan_sha256": plan_sha256()}
-        summaries = [{"arch": r["arch"], "norm": r["norm"], "seed": r["seed"], "seconds": r["seconds"],
-                      "final_heldout_loss": r["log"][-1]["heldout_loss"], "unigram_entropy": r["unigram"],
-                      "learned": learned(r, st), "final": r["final"],
-                      "trajectory": [{k: e[k] for k in ("tokens", "heldout_loss")} | {
-                          "layer2_text_slope": next(lay["slope"] for lay in e["text"] if lay["layer"] == 2)}
-                          for e in r["trajectory"]]} for r in runs]
-        seeds = len(st.primary_seeds)
-    elif args.experiment == "thesis":
-        from lnrecency.claims.trained.tm1_tm5_trained_decoders import STATEMENTS as ids
-        from lnrecency.experiments.studies.thesis import ThesisSettings, run_thesis
-
-        st = ThesisSettings.preset(args.quick)
-        res = run_thesis(st, use_cache=not args.no_cache, progress=None if not args.json else False,
-                         workers=args.workers, scheduler=args.scheduler)
-        settings, summaries = res.to_json()["settings"], [_summary(res, r) for r in res.runs]
-    else:
-        from dataclasses import asdict
-
-        from lnrecency.claims.trained.s2_s3_seed_experiments import S2, S3
-        from lnrecency.experiments.studies.seeds import run_experiment
-        from lnrecency.experiments.studies.seeds_config import EXPERIMENTS as SETTINGS
-
-        st = SETTINGS[args.experiment].preset(args.quick)
-        ids = S2 if args.experiment == "seed002" else S3
-        runs = run_experiment(args.experiment, st, use_cache=not args.no_cache,
-                              progress=None if not args.json else False, workers=args.workers,
-                              scheduler=args.scheduler)
-        settings, summaries = asdict(st), [_seed_summary(r) for r in runs]
-    if args.experiment in ("thesis", "seed002", "seed003"):
-        seeds = len(st.seeds)
-    elif args.experiment == "pretrained":
-        seeds = None  # pretrained models have no training seeds
-    results = evaluate(list(ids), quick=args.quick, progress=False)
+    st = settings_of(st_, args.quick)
+    settings, summaries = hook(st_.summaries)(run_study(st_, st, **_options(args)), st)
+    seeds = getattr(st, "primary_seeds", getattr(st, "seeds", None))  # the seeds a verdict reads (pretrained: none)
+    seeds = None if seeds is None else len(seeds)
+    results = evaluate(list(st_.claims), quick=args.quick, progress=False)
     if args.json:
         verdicts = [{"training_seeds": seeds, **strict(r.to_json())} for r in results]
         print(json.dumps({"experiment": args.experiment, "settings": settings,
@@ -410,3 +166,45 @@ def run(args: Options) -> int:
             print(f"  finding:   {r.finding}")
         print()
     return 0
+
+
+def _check_scheduler(args: Options) -> None:
+    """--scheduler: 'local' or a Dask scheduler's address, refused by name before torch or Dask load; an address
+    goes with an experiment that trains, and without --workers (a cluster's workers are its own)."""
+    from lnrecency.experiments.decoders.parallel import LOCAL, check_reachable, check_scheduler
+
+    scheduler = getattr(args, "scheduler", LOCAL)
+    try:
+        check_scheduler(scheduler)
+        if "scheduler" in study(args.experiment).options:
+            check_reachable(scheduler)  # before any data work: a dead address is refused in seconds
+    except ValueError as exc:
+        raise ValueError("--" + str(exc)) from None
+    if scheduler == LOCAL:
+        return
+    if "scheduler" not in study(args.experiment).options:
+        raise ValueError(f"--scheduler {scheduler!r}: the {args.experiment} experiment trains nothing; it runs here "
+                         f"(--scheduler local)")
+    if args.workers is not None:
+        raise ValueError(f"--workers {args.workers}: goes with --scheduler local; the cluster at {scheduler} runs "
+                         f"its own workers")
+
+
+def run(args: Options) -> int:
+    from lnrecency.runtime.arguments import check_choice
+
+    check_choice("experiment", args.experiment, EXPERIMENTS)
+    plan = study(args.experiment)
+    _check_scheduler(args)
+    if args.workers is not None:
+        from lnrecency.experiments.decoders.parallel import check_workers
+
+        check_workers(args.workers)
+    if getattr(args, "figure", None) is not None:
+        if plan.figure is None:
+            raise ValueError(f"--figure goes with {', '.join(s.name for s in STUDIES.values() if s.figure)}")
+        png_path("--figure", args.figure)
+    if args.models is not None and "models" not in plan.options:
+        raise ValueError(f"--models goes with {', '.join(s.name for s in STUDIES.values() if 'models' in s.options)}")
+    require_extra(plan.extra)
+    return _plan(args, plan) if plan.is_plan else _claims(args, plan)

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from lnrecency.experiments.studies.text_v4.v4_plan import PLAN_SHA256, plan_sha256
+from lnrecency.experiments.studies.text_v4.v4_plan import plan_sha256
 from lnrecency.experiments.studies.thesis_text import TextThesisSettings
 
 __all__ = ["V4Settings", "ARMS", "TESTS", "U_BOUNDARY", "shares", "run_one", "run_v4", "cached_v4", "seed_table",
@@ -196,9 +196,10 @@ def run_v4(st: V4Settings | None = None, *, use_cache: bool = True, progress: bo
     from lnrecency.experiments.run_cache import cached_jobs
 
     st = st or V4Settings()
-    if plan_sha256() != PLAN_SHA256:
-        raise ValueError(f"lnrecency/data/thesis_text_plan_v4.md is not the plan registered before the runs (SHA-256 "
-                         f"{PLAN_SHA256[:16]}...): a changed plan is a new plan version")
+    from lnrecency.experiments.plans.declared import study
+    from lnrecency.experiments.plans.engine import check_pinned
+
+    check_pinned(study("thesis-text-v4"))
     st.data("U1"), st.data("N1")  # the tokenizer and the token ids cached once, before the workers start
     return cached_jobs(run_one, st.jobs(), lambda job: _path(st, *job), args_of=lambda job: (*job, st),
                        use_cache=use_cache, required=RUN_KEYS, what="plan v4 runs", progress=progress,

@@ -9,18 +9,20 @@ last, one-sided 0.05 / 2).
 """
 from __future__ import annotations
 
-import hashlib
 import math
 from pathlib import Path
 
 import numpy as np
+
+from lnrecency.experiments.plans.declaration import DATA, sha256_of
+from lnrecency.experiments.plans.declared import study
 
 __all__ = ["plan_path", "plan_sha256", "PLAN_SHA256", "TARGET_LOSS", "EFFECT_N1", "FAMILY", "FWER", "U_SEEDS",
            "crossing", "matched_sds", "n1_power", "seeds_needed", "u_power", "windows_needed", "cost_seconds",
            "design", "imposed_profiles"]
 
 #: the SHA-256 of the plan as committed before any of its runs (a change to the plan is a new plan version)
-PLAN_SHA256 = "b4fbef11a3f5f662f6b6b67dd6c80574f5f517f3990fb53b959711470caaed61"
+PLAN_SHA256 = study("thesis-text-v4").pinned_sha256  # declared once, in lnrecency.experiments.plans.declared
 #: N1's matched held-out loss: every run trains until an evaluation at or below it (v2's eight none runs all crossed
 #: it, the last at 2.84M of their 3.0M tokens)
 TARGET_LOSS = 4.25
@@ -47,13 +49,12 @@ WORKERS = 2
 BUDGET_SECONDS = 3 * 3600
 
 
-def plan_path() -> Path:
-    return Path(__file__).resolve().parents[3] / "data" / "thesis_text_plan_v4.md"
+def plan_path() -> Path:  # the plan text, as its declaration names it
+    return DATA / study("thesis-text-v4").plan_file
 
 
-def plan_sha256() -> str:
-    """The SHA-256 of plan version 4 (its bytes as shipped)."""
-    return hashlib.sha256(plan_path().read_bytes()).hexdigest()
+def plan_sha256() -> str:  # its bytes as shipped (one definition: declaration.sha256_of)
+    return sha256_of(plan_path())
 
 
 def crossing(trajectory: list, target: float) -> tuple[float | None, float | None]:

@@ -98,14 +98,15 @@ def rollout_table(data) -> Table:
 
 def v2_figures(data) -> list[ReportFigure]:
     """Each BOS cell's layer-1 share of attention to BOS by query row (mean over seeds) beside the sink theory's
-    share at the fitted bonus (lnrecency.experiments.studies.thesis_text_v2.sink_figure)."""
+    share at the fitted bonus (lnrecency.experiments.plans.hooks.sink_figure)."""
     from lnrecency.report.views.shared import not_run_figure
 
     title = "Plan v2: layer-1 share of attention to BOS, trained and the sink theory"
     runs = STUDY.for_report(data)
     if runs is None:
         return [not_run_figure(STEMS[0], title, data.settings.quick, experiment="thesis-text-v2")]
-    from lnrecency.experiments.studies.thesis_text_v2 import sink_figure, summary
+    from lnrecency.experiments.plans.hooks import sink_figure
+    from lnrecency.experiments.studies.thesis_text_v2 import summary
 
     cells = summary(runs, STUDY.settings_for(data.settings.quick))
     return [ReportFigure(STEMS[0], title, "Layer 1's share of attention to the BOS key at each query position, mean "

@@ -1,0 +1,225 @@
+"""A study declared once (issue 82): what it trains and probes, its tests and, for a pre-registered plan, the
+sentence each outcome of each test means (its readings), as data. Standard library only: the claims, the report and
+the command line read a declaration without loading numpy or torch; :mod:`lnrecency.experiments.plans.engine` runs it.
+
+A declaration names its code by hooks, ``"module:attribute"`` strings, resolved only when the study runs. Everything
+is checked when the declaration is made: a wrong outcome, quantity, comparison, hook or a reading said to be written
+before the runs but missing from its plan's text is a ValueError naming the study, the test and the field.
+"""
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+__all__ = ["Condition", "Reading", "Test", "Design", "Study", "OUTCOMES", "QUANTITIES", "DATA", "file_sha256",
+           "sha256_of", "label"]
+
+#: where the plan texts live (their bytes are hashed; a changed file is a new plan)
+DATA = Path(__file__).resolve().parents[2] / "data"
+OUTCOMES = ("confirmed", "refuted", "inconclusive")
+#: the quantities a reading may state a condition on, each read from a snapshot's per-run rows of one cell (the runs
+#: the plan's rule uses: past the learning gate, and at the target where the cell has one); the engine defines them
+QUANTITIES = {
+    "mean slope": "the mean of the runs' layer-2 slopes (logit per key)",
+    "bos path share": "the BOS path's share of the mean slope (the path decomposition: own + bos + other + bias)",
+    "own path share": "the own-token path's share of the mean slope",
+    "other path share": "the other keys' path's share of the mean slope",
+}
+OPS = ("<", "<=", ">", ">=")
+WRITTEN = ("before the runs", "after the runs")
+_HOOK = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_][A-Za-z0-9_.]*$")
+
+
+def sha256_of(path: Path) -> str:
+    """The SHA-256 of a plan text (its bytes as shipped): the one definition every plan's ``plan_sha256`` calls."""
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def file_sha256(name: str) -> str:
+    """The SHA-256 of the plan text ``name`` in lnrecency/data/."""
+    return sha256_of(DATA / name)
+
+
+def label(verdict: str, whose: str) -> str:
+    """A decision as a row reads it: someone else's statement tested on our models is "reproduced" / "the opposite
+    shown" / "inconclusive"; ours confirmed / refuted / inconclusive (one label, one meaning)."""
+    if whose == "theirs":
+        return {"confirmed": "reproduced", "refuted": "the opposite shown"}.get(verdict, "inconclusive")
+    return verdict if verdict in OUTCOMES else "inconclusive"
+
+
+def _text(where: str, name: str, value, limit: int = 600, empty: bool = False) -> None:
+    if not isinstance(value, str) or (not value.strip() and not empty) or len(value) > limit:
+        raise ValueError(f"{where}: {name} must be a text of at most {limit} characters; got {value!r:.80}")
+
+
+@dataclass(frozen=True)
+class Condition:
+    """What a reading says of a recorded quantity, as a condition on the rows: ``quantity`` of ``cell`` ``op``
+    ``value`` (e.g. the BOS path share of "U2 layernorm" < 0.5), and the same in ``words``."""
+
+    cell: str
+    quantity: str
+    op: str
+    value: float
+    words: str
+
+    def __post_init__(self):
+        where = f"condition {self.words!r:.60}"
+        if self.quantity not in QUANTITIES:
+            raise ValueError(f"{where}: quantity must be one of {', '.join(QUANTITIES)}; got {self.quantity!r}")
+        if self.op not in OPS:
+            raise ValueError(f"{where}: op must be one of {', '.join(OPS)}; got {self.op!r}")
+        if isinstance(self.value, bool) or not isinstance(self.value, (int, float)) or self.value != self.value:
+            raise ValueError(f"{where}: value must be a finite number; got {self.value!r}")
+        _text(where, "cell", self.cell, 60)
+        _text(where, "words", self.words, 200)
+
+    def holds(self, x: float) -> bool:
+        return {"<": x < self.value, "<=": x <= self.value, ">": x > self.value, ">=": x >= self.value}[self.op]
+
+
+@dataclass(frozen=True)
+class Reading:
+    """The sentence one outcome of a test means, when it was written (before or after the runs) and the conditions
+    on the rows that its words state (checked when the plan is decided)."""
+
+    outcome: str
+    text: str
+    written: str = "before the runs"
+    conditions: tuple = ()
+
+    def __post_init__(self):
+        if self.outcome not in OUTCOMES:
+            raise ValueError(f"reading {self.text!r:.60}: outcome must be one of {', '.join(OUTCOMES)}; got "
+                             f"{self.outcome!r}")
+        if self.written not in WRITTEN:
+            raise ValueError(f"reading {self.text!r:.60}: written must be one of {', '.join(WRITTEN)}; got "
+                             f"{self.written!r}")
+        _text("reading", "text", self.text)
+        if not all(isinstance(c, Condition) for c in self.conditions):
+            raise ValueError(f"reading {self.text!r:.60}: conditions must be Condition records")
+
+
+@dataclass(frozen=True)
+class Test:
+    """One test of a plan: its ID in the plan, the claim whose row it decides (and the catalogue key of its statement,
+    None for the claim's title), whose statement it is, where it is read and what is compared in which unit (the
+    row's words), its margin when fixed in advance, its strongest counter-row (test, words) and its readings."""
+
+    id: str
+    claim: str
+    where: str
+    comparison: str
+    unit: str
+    statement_key: str | None = None
+    whose: str = "ours"
+    margin: float | None = None
+    counter: tuple = ()
+    readings: tuple = ()
+
+    def __post_init__(self):
+        at = f"test {self.id!r}"
+        if not re.fullmatch(r"[A-Z][0-9]", str(self.id)):
+            raise ValueError(f"{at}: a test ID is a capital letter and a digit")
+        for name in ("claim", "where", "comparison", "unit"):
+            _text(at, name, getattr(self, name), 120)
+        if self.whose not in ("ours", "theirs"):
+            raise ValueError(f"{at}: whose must be 'ours' or 'theirs'; got {self.whose!r}")
+        if self.counter and (len(self.counter) != 2 or not all(isinstance(x, str) for x in self.counter)):
+            raise ValueError(f"{at}: counter must be (test ID, words); got {self.counter!r:.80}")
+        outcomes = [r.outcome for r in self.readings]
+        if not all(isinstance(r, Reading) for r in self.readings) or len(set(outcomes)) != len(outcomes):
+            raise ValueError(f"{at}: readings must be Reading records, at most one per outcome; got {outcomes}")
+
+    def reading(self, outcome: str) -> Reading | None:
+        return next((r for r in self.readings if r.outcome == outcome), None)
+
+
+@dataclass(frozen=True)
+class Design:
+    """What a study trains and probes, in words a page renders: its arms, seeds, learning gate, stopping rule, what
+    is probed and recorded per run, and the power it needs."""
+
+    arms: tuple
+    seeds: str
+    gate: str
+    stopping: str
+    probes: str
+    power: str = ""
+
+
+@dataclass(frozen=True)
+class Study:
+    """A study: the experiment name the command takes, a title, its hooks (settings, run, and either snapshot +
+    lines for a plan decided by its own rule, or summaries for a study whose claims the registry decides), the
+    options its run takes, the optional extra it needs, whether it trains (a Dask scheduler applies), its design,
+    its tests (a plan's, Holm over them at ``fwer``), its plan text and the SHA-256 pinned before its runs."""
+
+    name: str
+    title: str
+    settings: str
+    run: str
+    claims: tuple
+    design: Design
+    snapshot: str | None = None
+    lines: str | None = None
+    summaries: str | None = None
+    figure: str | None = None
+    options: tuple = ("use_cache", "progress", "workers", "scheduler")
+    extra: str = "models"
+    plan_file: str | None = None
+    pinned_sha256: str | None = None
+    tests: tuple = ()
+    fwer: float = 0.05
+    digits: int = 4
+    test_words: str = "statement"
+    extras: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        at = f"study {self.name!r}"
+        if not re.fullmatch(r"[a-z][a-z0-9-]*", str(self.name)):
+            raise ValueError(f"{at}: a study's name is lower-case words joined by '-'")
+        for hook in ("settings", "run", "snapshot", "lines", "summaries", "figure"):
+            value = getattr(self, hook)
+            if value is not None and not _HOOK.match(str(value)):
+                raise ValueError(f"{at}: {hook} must be a hook 'package.module:attribute'; got {value!r:.80}")
+        if (self.snapshot is None) == (self.summaries is None):
+            raise ValueError(f"{at}: give snapshot (a plan decided by its own rule) or summaries (claims decided by "
+                             f"the registry), one of the two")
+        if self.snapshot is not None and (self.plan_file is None or self.lines is None or not self.tests):
+            raise ValueError(f"{at}: a plan names its plan_file, its lines hook and its tests")
+        if self.extra not in ("models", "hf"):
+            raise ValueError(f"{at}: extra must be 'models' or 'hf'; got {self.extra!r}")
+        if not isinstance(self.design, Design):
+            raise ValueError(f"{at}: design must be a Design record")
+        ids = [t.id for t in self.tests]
+        if len(set(ids)) != len(ids) or not all(isinstance(t, Test) for t in self.tests):
+            raise ValueError(f"{at}: tests must be Test records with distinct IDs; got {ids}")
+        for t in self.tests:
+            if t.counter and t.counter[0] not in ids:
+                raise ValueError(f"{at}: test {t.id}'s counter-row {t.counter[0]!r} is not one of its tests")
+        if self.plan_file is not None and not (DATA / self.plan_file).is_file():
+            raise ValueError(f"{at}: plan_file {self.plan_file!r} is not in lnrecency/data/")
+        before = [(t.id, r) for t in self.tests for r in t.readings if r.written == "before the runs"]
+        if before:  # written before the runs means hashed with the plan: the words are in its text
+            text = " ".join((DATA / self.plan_file).read_text(encoding="utf-8").split())
+            for tid, r in before:
+                if " ".join(r.text.split()) not in text:
+                    raise ValueError(f"{at}: test {tid}'s {r.outcome} reading is said to be written before the runs "
+                                     f"but is not in {self.plan_file}: {r.text!r:.80}")
+
+    @property
+    def is_plan(self) -> bool:
+        return self.snapshot is not None
+
+    def plan_sha256(self) -> str:
+        return file_sha256(self.plan_file)
+
+    def test(self, tid: str) -> Test:
+        for t in self.tests:
+            if t.id == tid:
+                return t
+        raise KeyError(f"study {self.name!r} has no test {tid!r}; its tests: {', '.join(t.id for t in self.tests)}")

@@ -1,0 +1,157 @@
+"""Every experiment on trained or real models, declared once (issue 82): the studies whose claims the registry decides
+(the thesis on the induction task, the seed texts' experiments, the pretrained decoders, plan v1 on text) and the
+pre-registered plans decided by their own rule (plans v2-v4, Wu et al.'s experiment), with their tests' words,
+counter-rows and readings. Standard library only.
+
+Plans v1-v4 and Wu's were written before this engine: their texts and SHA-256s stay as pinned, and a reading added to
+them now says ``written="after the runs"``. Plan v4's readings from its text ("What would change the reading") are
+kept with the conditions on the rows their words state; the one its own rows contradict (U2 refuted: "Its effect does
+not go through the BOS share", beside a BOS path that carries 86 % of U2's slope) is replaced by a reading written
+after the runs, and ``tests/experiments/test_plans.py`` shows the engine refusing the pinned one, naming the row.
+"""
+from __future__ import annotations
+
+from lnrecency.experiments.plans.declaration import Condition, Design, Reading, Study, Test
+
+__all__ = ["STUDIES", "study", "plans", "test_of", "plan_keys"]
+
+_S = "lnrecency.experiments.studies."
+_H = "lnrecency.experiments.plans.hooks:"
+SLOPE = "logit per key"
+_BOS_HALF = Condition("U2 layernorm", "bos path share", ">=", 0.5,
+                      "the BOS path carries at least half of U2's slope")
+
+_V1 = tuple(Test(f"H{k}", f"TT{k}", where, comparison, SLOPE, counter=counter) for k, (where, comparison, counter) in
+            enumerate((("text, BOS first", "LayerNorm slope", ()),
+                       ("BOS first, equal tokens", "LayerNorm - none", ("H3", "matched loss")),
+                       ("BOS first, matched loss", "LayerNorm - none", ("H2", "equal tokens")),
+                       ("BOS first, equal tokens", "RMSNorm - LayerNorm", ())), start=1))
+_V2 = tuple(Test(f"Q{k}", f"TV{k}", where, comparison, SLOPE, counter=counter) for k, (where, comparison, counter) in
+            enumerate((("text, no BOS", "LayerNorm slope", ()),
+                       ("no BOS, equal tokens", "LayerNorm - none", ("Q3", "matched loss")),
+                       ("no BOS, matched loss", "LayerNorm - none", ("Q2", "equal tokens")),
+                       ("BOS, LayerNorm, layer-1 BOS share fixed", "ablated - half intact", ()),
+                       ("BOS, no normalisation, BOS share fixed", "ablated - half intact", ()),
+                       ("BOS first, equal tokens", "RMSNorm - LayerNorm", ())), start=1))
+_V3 = tuple(Test(t, c, where, "intervened - half intact", SLOPE) for t, c, where in (
+    ("A1", "TC1", "BOS, layer-2 QK as c times identity"), ("B1", "TC2", "BOS, BOS direction removed from keys"),
+    ("C1", "TC3", "BOS, per-token scale fixed"), ("A0", "TC4", "no BOS, layer-2 QK as c times identity"),
+    ("C0", "TC5", "no BOS, per-token scale fixed")))
+_V4 = (
+    Test("U1", "TU1", "BOS, no normalisation, LayerNorm-level sink imposed", "layer-2 slope (boundary +0.0764)", SLOPE,
+         margin=0.0764, readings=(
+             Reading("confirmed", "once the sink is there, layer 2 learns more than half of the read-out without any "
+                                  "normalisation. LayerNorm's part is upstream: it lets the sink form."),
+             Reading("refuted", "with the LayerNorm-level share imposed, the none models stay below half. The "
+                                "normalisation is needed to read the share (in layer 2's read-out), not only to form "
+                                "the sink."))),
+    Test("U2", "TU2", "BOS, LayerNorm, sink clamped to none's level", "layer-2 slope (boundary +0.0764)", SLOPE,
+         margin=0.0764, readings=(
+             Reading("confirmed", "with the share clamped low, LayerNorm models lose more than half of their slope. "
+                                  "The slope needs the sink."),
+             Reading("refuted", "trained with layer 1's share clamped to the none level (lowered, not removed: it "
+                                "still falls with position), LayerNorm models keep more than half of their slope, "
+                                "and the BOS path still carries most of it: the slope does not need the "
+                                "LayerNorm-level share, and it still goes through the share that is left",
+                     written="after the runs", conditions=(_BOS_HALF,)))),
+    Test("N1", "TN1", "no BOS, matched loss 4.25", "LayerNorm - none", SLOPE, readings=(
+        Reading("confirmed", "without BOS the LayerNorm effect holds at matched loss."),
+        Reading("refuted", "without BOS the effect reverses at matched loss (none above LayerNorm), as M0's interval "
+                           "suggested."),
+        Reading("inconclusive", "a difference of 0.0015 either way would have been found with probability 0.80; a "
+                                "smaller one is not ruled out."))),
+)
+#: the pinned reading of U2 refuted, with the condition its words state ("does not go through the BOS share"): its
+#: own rows contradict it (the engine refuses it; tests/experiments/test_plans.py)
+U2_PINNED = Reading("refuted", "LayerNorm makes more than half of its slope without the sink. Its effect does not go "
+                               "through the BOS share.",
+                    conditions=(Condition("U2 layernorm", "bos path share", "<", 0.5,
+                                          "the BOS path carries under half of U2's slope"),))
+_WU_GAPS = ("first-middle gap", "first-last gap")
+_WU = (tuple(Test(f"R{k}", "W2", arm, _WU_GAPS[(k - 1) % 2], "accuracy", statement_key="statement", whose="theirs")
+             for k, arm in enumerate(("depth 2", "depth 2", "depth 6", "depth 6", "depth 2 residual",
+                                      "depth 2 residual"), start=1))
+       + tuple(Test(f"P{k}", "W3", arm, comparison, "accuracy", statement_key="lowers") for k, (arm, comparison) in
+               enumerate((("depth 2", "LayerNorm - none first-last gap"),
+                          ("depth 6", "LayerNorm - none first-last gap"),
+                          ("depth 2 residual", "LayerNorm - none first-last gap"),
+                          ("depth 2", "RMSNorm - none first-last gap")), start=1))
+       + (Test("P5", "W4", "depth 2, LayerNorm", "first-last gap", "accuracy", statement_key="turns"),
+          Test("P6", "W4", "depth 2, LayerNorm", "scale fixed - intact gap", "accuracy", statement_key="mechanism")))
+
+_LOCAL = ("use_cache", "progress", "workers", "scheduler")
+STUDIES: dict[str, Study] = {s.name: s for s in (
+    Study("thesis", "the thesis in trained decoders (synthetic task)", _S + "thesis:ThesisSettings.preset",
+          _S + "thesis:run_thesis", tuple(f"TM{k}" for k in range(1, 6)), summaries=_H + "thesis_summaries",
+          design=Design(("LayerNorm", "RMSNorm", "none") , "5 per arm", "the task learned (induction score)",
+                        "a convergence rule", "the slope, RP and sink share per layer along training")),
+    Study("thesis-text", "the thesis on text (plan v1)", _S + "thesis_text:TextThesisSettings.preset",
+          _S + "thesis_text:run_thesis_text", tuple(f"TT{k}" for k in range(1, 5)), summaries=_H + "text_summaries",
+          plan_file="thesis_text_plan.md", tests=_V1,
+          design=Design(("LayerNorm", "RMSNorm", "none"), "the plan's primary seeds", "held-out loss below the "
+                        "unigram entropy", "3M tokens", "layer-2 slope along training, on held-out text")),
+    Study("thesis-text-v2", "plan v2", _S + "thesis_text_v2:V2Settings.preset", _S + "thesis_text_v2:run_v2",
+          tuple(f"TV{k}" for k in range(1, 7)), snapshot=_H + "v2_snapshot", lines=_H + "v2_lines",
+          figure=_H + "v2_figure", plan_file="thesis_text_plan_v2.md",
+          tests=_V2,
+          design=Design(("BOS first / no BOS", "LayerNorm / RMSNorm / none"), "8 per cell", "held-out loss below "
+                        "the unigram entropy", "equal tokens", "layer-2 slope, late slope, the sink ablation")),
+    Study("thesis-text-v3", "plan v3", _S + "thesis_text_v3:V3Settings.preset", _S + "thesis_text_v3:run_v3",
+          tuple(f"TC{k}" for k in range(1, 6)), snapshot=_H + "v3_snapshot", lines=_H + "v3_lines",
+          plan_file="thesis_text_plan_v3.md", tests=_V3,
+          design=Design(("plan v2's 48 models",), "plan v2's", "plan v2's", "plan v2's", "layer-2 slope with QK = cI, "
+                        "the BOS direction removed, the scale fixed; the path decomposition")),
+    Study("thesis-text-v4", "plan v4", _S + "text_v4.thesis_text_v4:V4Settings.preset",
+          _S + "text_v4.thesis_text_v4:run_v4", ("TU1", "TU2", "TN1"), snapshot=_H + "v4_snapshot",
+          lines=_H + "v4_lines", plan_file="thesis_text_plan_v4.md", tests=_V4,
+          pinned_sha256="b4fbef11a3f5f662f6b6b67dd6c80574f5f517f3990fb53b959711470caaed61",
+          design=Design(("U1: BOS, none, LayerNorm-level share imposed", "U2: BOS, LayerNorm, share clamped to none's",
+                         "N1: no BOS, LayerNorm / none"), "8 per U arm, 21 per N1 arm", "held-out loss below the "
+                        "unigram entropy (U); the target loss reached (N1)", "3M tokens (U); held-out loss 4.25 (N1)",
+                        "layer-2 slope on 1600 windows, its probe SE, the path decomposition, the imposed share's gap",
+                        "0.94 (U1, U2), 0.80 for 0.0015 (N1), at the pair rule's level")),
+    Study("wu-icl", "Wu et al.'s experiment", _S + "wu_icl:WuSettings.preset", _S + "wu_icl:run_wu",
+          ("W2", "W3", "W4"), snapshot=_H + "wu_snapshot", lines=_H + "wu_lines", plan_file="wu_icl_plan.md",
+          tests=_WU, digits=3, test_words="test",
+          design=Design(("depth 2", "depth 6", "depth 2 residual", "none / LayerNorm / RMSNorm"), "5 per cell",
+                        "in-context accuracy above chance", "a fixed number of steps",
+                        "first-middle and first-last gaps, the scale ablation")),
+    Study("seed002", "seed 002's induction-head experiments", _S + "seeds_config:Seed002Settings.preset",
+          _S + "seed002:run_seed002", tuple(f"S2.{k}" for k in range(1, 8)), summaries=_H + "seed_summaries",
+          design=Design(("2-layer attention-only",), "3", "the task learned", "a fixed number of steps",
+                        "induction heads and attention maps")),
+    Study("seed003", "seed 003's vanishing variance and post-attention LayerNorm",
+          _S + "seeds_config:Seed003Settings.preset", _S + "seed003:run_seed003",
+          tuple(f"S3.{k}" for k in range(1, 4)), summaries=_H + "seed_summaries",
+          design=Design(("2 tasks", "3 placements"), "3", "the task learned", "a fixed number of steps",
+                        "variance by depth, the slope")),
+    Study("pretrained", "real pretrained decoders", _S + "pretrained:PretrainedSettings.preset",
+          _H + "run_pretrained", ("R1",), summaries=_H + "pretrained_summaries", options=("models", "use_cache",
+                                                                                            "progress"),
+          extra="hf", design=Design(("SmolLM2-135M", "Gemma 3 270M"), "none (pretrained weights)", "none",
+                                    "none", "text and the random control, positions on and off")),
+)}
+
+
+def study(name: str) -> Study:
+    """The declared study ``name``; ValueError naming the choices."""
+    if name not in STUDIES:
+        raise ValueError(f"experiment must be one of {', '.join(STUDIES)}; got {name!r}")
+    return STUDIES[name]
+
+
+def plans() -> tuple:
+    """The studies with tests (their words, counter-rows and readings), in declaration order."""
+    return tuple(s for s in STUDIES.values() if s.tests)
+
+
+def test_of() -> dict:
+    """Claim -> its plan test, for claims decided by one test each (W2-W4 hold several: their rows name the test)."""
+    pairs = [(t.claim, t.id) for s in plans() for t in s.tests]
+    claims = [c for c, _ in pairs]
+    return {c: t for c, t in pairs if claims.count(c) == 1}
+
+
+def plan_keys(name: str) -> dict:
+    """A plan's claim -> test key (for its claim module)."""
+    return {t.claim: t.id for t in study(name).tests}

@@ -1,0 +1,123 @@
+"""The one loop every declared study runs through (issue 82): settings -> the pinned plan checked -> runs (trained
+here, in local workers or on a Dask cluster, or read from the cache) -> the snapshot (a plan's per-run rows and its
+decisions) -> a quick run marked not decisive -> each decided test's reading checked against its own rows.
+
+    >>> from lnrecency.experiments.plans.engine import check_readings
+    >>> from lnrecency.experiments.plans.declared import study
+    >>> import json; snap = json.load(open("docs/thesis_text_v4.json"))   # doctest: +SKIP
+    >>> check_readings(study("thesis-text-v4"), snap)["U2"].outcome       # doctest: +SKIP
+    'refuted'
+
+A reading whose words state a condition on the rows (``Condition``) is checked when the plan is decided: one its rows
+contradict is refused (:class:`ReadingContradicted`, naming the study, the test, the row and the number), never
+rendered.
+"""
+from __future__ import annotations
+
+import importlib
+
+from lnrecency.experiments.plans.declaration import OUTCOMES, Reading, Study
+
+__all__ = ["hook", "settings_of", "run_study", "run_plan", "check_pinned", "quantity", "check_readings",
+           "ReadingContradicted", "NOT_DECISIVE"]
+
+NOT_DECISIVE = "not decisive (quick run)"
+_RAW = {"reproduced": "confirmed", "the opposite shown": "refuted"}  # a row's label back to the rule's outcome
+
+
+class ReadingContradicted(ValueError):
+    """A reading whose own rows contradict it."""
+
+
+def hook(path: str):
+    """The object a declaration's hook ``"module:attr.attr"`` names."""
+    module, _, attr = path.partition(":")
+    obj = importlib.import_module(module)
+    for part in attr.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+def settings_of(study: Study, quick: bool):
+    return hook(study.settings)(quick)
+
+
+def check_pinned(study: Study) -> None:
+    """A plan whose text is not the one pinned before its runs is refused (a changed plan is a new plan)."""
+    if study.pinned_sha256 and study.plan_sha256() != study.pinned_sha256:
+        raise ValueError(f"lnrecency/data/{study.plan_file} is not the plan registered before the runs (SHA-256 "
+                         f"{study.pinned_sha256[:16]}...): a changed plan is a new plan version")
+
+
+def run_study(study: Study, st, **options):
+    """The study's runs under settings ``st``; ``options`` (use_cache, progress, workers, scheduler, models) are
+    passed where the study's run takes them. A plan whose text is not the one pinned before its runs is refused."""
+    check_pinned(study)
+    return hook(study.run)(st, **{k: v for k, v in options.items() if k in study.options})
+
+
+def run_plan(study: Study, *, quick: bool, words: dict, **options) -> dict:
+    """A plan's snapshot: its runs, its decisions, ``quick`` marked (a quick run decides nothing: its rows say so
+    instead of a verdict; the interval stays, as a number) and, for a full run, each decided test's reading checked
+    against the rows (:func:`check_readings`). ``words``: test ID -> its statement (the catalogue's words)."""
+    st = settings_of(study, quick)
+    snap = hook(study.snapshot)(run_study(study, st, **options), st, words)
+    snap = {**snap, "quick": quick}
+    if quick:
+        for t in snap["tests"].values():
+            t["verdict"] = NOT_DECISIVE
+    else:
+        check_readings(study, snap)
+    return snap
+
+
+def _used(rows: list) -> list:
+    return [r for r in rows if isinstance(r, dict) and r.get("learned", True)]
+
+
+def _path(r: dict, name: str) -> float:
+    p = r["paths"][name]
+    return float(p["slope"] if isinstance(p, dict) else p)
+
+
+def quantity(snap: dict, cell: str, name: str) -> float:
+    """A recorded quantity of one cell of a snapshot (:data:`~.declaration.QUANTITIES`), from its runs past the
+    learning gate; ValueError naming the cell when it has no such runs or rows."""
+    rows = _used((snap.get("runs") or {}).get(cell) or [])
+    if not rows:
+        raise ValueError(f"the snapshot has no runs past the gate in cell {cell!r}")
+    mean = sum(float(r["slope"]) for r in rows) / len(rows)
+    if name == "mean slope":
+        return mean
+    part = name.split()[0]
+    if not all(isinstance(r.get("paths"), dict) and part in r["paths"] for r in rows):
+        raise ValueError(f"cell {cell!r}: its rows record no {part} path (the path decomposition)")
+    if mean == 0:
+        raise ValueError(f"cell {cell!r}: its mean slope is 0; a path's share of it is undefined")
+    return sum(_path(r, part) for r in rows) / len(rows) / mean
+
+
+def check_readings(study: Study, snap: dict, readings: dict | None = None) -> dict:
+    """Test ID -> the reading of its decided outcome (None where the plan wrote none), each condition checked on the
+    snapshot's rows. ``readings``: test ID -> a Reading to check instead of the declared one (what a reviewer
+    proposes). ReadingContradicted names the study, the test, the reading, the row and the number."""
+    out = {}
+    for t in study.tests:
+        decided = (snap.get("tests") or {}).get(t.id)
+        if not isinstance(decided, dict):
+            continue
+        outcome = _RAW.get(decided.get("verdict"), decided.get("verdict"))
+        if outcome not in OUTCOMES:
+            continue
+        r = (readings or {}).get(t.id) or t.reading(outcome)
+        if isinstance(r, Reading) and r.outcome != outcome:
+            raise ValueError(f"study {study.name}: test {t.id} was {outcome}; the reading given is for {r.outcome}")
+        for c in (r.conditions if r is not None else ()):
+            x = quantity(snap, c.cell, c.quantity)
+            if not c.holds(x):
+                raise ReadingContradicted(
+                    f"study {study.name}: test {t.id}'s {outcome} reading ({r.written}) is contradicted by its own "
+                    f"rows: it says {c.words} ({c.quantity} {c.op} {c.value:g}), but row {c.cell!r} has "
+                    f"{c.quantity} {x:.3f}: {r.text!r:.120}")
+        out[t.id] = r
+    return out

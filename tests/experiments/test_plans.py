@@ -1,0 +1,151 @@
+"""The study engine (issue 82): every experiment declared once and run by one loop; a plan's readings are data,
+checked against its own rows; a declaration with a missing or wrong part is refused when it is made."""
+from __future__ import annotations
+
+import copy
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from lnrecency.experiments.plans import engine
+from lnrecency.experiments.plans.declaration import Condition, Design, Reading, Study
+from lnrecency.experiments.plans.declaration import Test as PlanTest
+from lnrecency.experiments.plans.declared import STUDIES, U2_PINNED, plan_keys, study
+from lnrecency.experiments.plans.declared import test_of as claim_tests
+
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+V4 = json.loads((DOCS / "thesis_text_v4.json").read_text())
+
+
+def test_every_declared_hook_resolves_and_every_plan_names_its_published_hash():
+    for s in STUDIES.values():
+        for name in ("settings", "run", "snapshot", "lines", "summaries", "figure"):
+            if getattr(s, name):
+                assert engine.hook(getattr(s, name)) is not None, (s.name, name)
+    for name, file in (("thesis-text-v2", "thesis_text_v2.json"), ("thesis-text-v3", "thesis_text_v3.json"),
+                       ("thesis-text-v4", "thesis_text_v4.json"), ("wu-icl", "wu_icl.json")):
+        assert json.loads((DOCS / file).read_text())["plan_sha256"] == study(name).plan_sha256(), name
+    assert study("thesis-text-v4").pinned_sha256 == study("thesis-text-v4").plan_sha256()
+
+
+def test_the_per_plan_tables_come_from_the_declarations():
+    assert claim_tests()["TU2"] == "U2" and claim_tests()["TC4"] == "A0" and "W2" not in claim_tests()  # W2 holds R1-R6
+    assert plan_keys("thesis-text-v4") == {"TU1": "U1", "TU2": "U2", "TN1": "N1"}
+    from lnrecency.claims.trained_qualifiers import COUNTER_OF, PLAN_WORDS
+
+    assert PLAN_WORDS["N1"] == ("no BOS, matched loss 4.25", "LayerNorm - none", "logit per key")
+    assert COUNTER_OF["Q3"] == ("Q2", "equal tokens")
+
+
+def test_requalify_reproduces_every_kept_row_byte_for_byte_plan_v4_included():
+    from lnrecency.report.words.requalify import qualify_rows
+
+    kept = json.loads((DOCS / "verdicts.json").read_text())["verdicts"]
+    rows = copy.deepcopy(kept)
+    assert qualify_rows(rows, DOCS) >= 75
+    assert json.dumps(rows) == json.dumps(kept)
+    damaged = copy.deepcopy(kept)  # the same machinery says no: a TU2 row whose qualifiers were edited is rewritten
+    tu2 = next(r for r in damaged if r["id"] == "TU2")
+    tu2["qualifiers"]["where"] = "everywhere"
+    qualify_rows(damaged, DOCS)
+    assert json.dumps(damaged) == json.dumps(kept)
+
+
+def test_plan_v4s_readings_follow_from_its_rows_and_the_pinned_u2_reading_is_refused():
+    plan = study("thesis-text-v4")
+    said = engine.check_readings(plan, V4)
+    assert said["U2"].written == "after the runs" and said["U1"].written == "before the runs"
+    assert engine.quantity(V4, "U2 layernorm", "bos path share") == pytest.approx(0.858, abs=5e-4)
+    with pytest.raises(engine.ReadingContradicted, match=r"test U2's refuted reading .* row 'U2 layernorm' has bos "
+                                                         r"path share 0\.858"):
+        engine.check_readings(plan, V4, {"U2": U2_PINNED})
+    flipped = copy.deepcopy(V4)  # rows in which the BOS path carries under half: the declared reading is refused
+    for r in flipped["runs"]["U2 layernorm"]:
+        r["paths"]["other"], r["paths"]["bos"] = r["paths"]["bos"], r["paths"]["other"]
+    with pytest.raises(engine.ReadingContradicted, match="at least half"):
+        engine.check_readings(plan, flipped)
+    assert engine.check_readings(plan, flipped, {"U2": U2_PINNED})["U2"] is U2_PINNED  # and the pinned one holds
+
+
+def test_the_page_says_only_readings_its_rows_allow():
+    from lnrecency.report.v4_results import v4_block
+
+    page = (DOCS / "thesis-text-v4.md").read_text()
+    assert v4_block(V4) in page
+    assert "does not go through the BOS share" not in page and "the sink removed" not in page
+    assert "Read after the runs (not in the plan)" in v4_block(V4)
+
+
+def _test(**kw):
+    base = dict(id="Z1", claim="TU1", where="somewhere", comparison="a - b", unit="logit per key")
+    return PlanTest(**{**base, **kw})
+
+
+@pytest.mark.parametrize("make, match", [
+    (lambda: Reading("proven", "x"), "outcome must be one of"),
+    (lambda: Reading("refuted", "x", written="during"), "written must be one of"),
+    (lambda: Condition("U2 layernorm", "bos share", "<", 0.5, "w"), "quantity must be one of"),
+    (lambda: Condition("U2 layernorm", "bos path share", "!=", 0.5, "w"), "op must be one of"),
+    (lambda: Condition("U2 layernorm", "bos path share", "<", float("nan"), "w"), "finite number"),
+    (lambda: _test(id="Z12"), "a capital letter and a digit"),
+    (lambda: _test(whose="mine"), "whose must be"),
+    (lambda: _test(readings=(Reading("refuted", "a"), Reading("refuted", "b"))), "at most one per outcome"),
+    (lambda: replace(study("thesis-text-v4"), snapshot="no hook"), "snapshot must be a hook"),
+    (lambda: replace(study("thesis-text-v4"), summaries="lnrecency.x:y"), "one of the two"),
+    (lambda: replace(study("thesis-text-v4"), plan_file="thesis_text_plan_v9.md"), "is not in lnrecency/data"),
+    (lambda: replace(study("thesis-text-v4"),
+                     tests=(_test(readings=(Reading("confirmed", "words never in the plan"),)),)),
+     "said to be written before the runs but is not in thesis_text_plan_v4.md"),
+    (lambda: replace(study("thesis-text-v4"), tests=(_test(counter=("Z2", "w")),)), "counter-row 'Z2'"),
+])
+def test_a_declaration_with_a_wrong_part_is_refused_when_made(make, match):
+    with pytest.raises(ValueError, match=match):
+        make()
+
+
+# -- one loop: a plan declared by the recipe alone, run by the engine with hooks of its own ------------------------
+
+def toy_settings(quick):
+    return {"quick": quick}
+
+
+def toy_run(st, *, use_cache=True, progress=None, workers=None, scheduler="local"):
+    return [{"cell": "A", "learned": True, "slope": s, "paths": {"bos": 0.9 * s, "own": 0.1 * s}} for s in (1.0, 2.0)]
+
+
+def toy_snapshot(runs, st, words):
+    return {"plan_sha256": "0" * 64, "tests": {"Z1": {"statement": words["Z1"], "verdict": "confirmed", "why": ""}},
+            "runs": {"A": runs}}
+
+
+def toy_lines(snap):
+    return [f"  A: {len(snap['runs']['A'])} runs"]
+
+
+def _toy(condition_op):
+    reading = Reading("confirmed", "the slope goes through the BOS path", written="after the runs",
+                      conditions=(Condition("A", "bos path share", condition_op, 0.5, "the BOS path carries it"),))
+    return Study("toy-plan", "a toy plan", f"{__name__}:toy_settings", f"{__name__}:toy_run", ("TU1",),
+                 Design(("A",), "2", "none", "none", "the slope"), snapshot=f"{__name__}:toy_snapshot",
+                 lines=f"{__name__}:toy_lines", plan_file="thesis_text_plan_v4.md", tests=(_test(readings=(reading,)),))
+
+
+def test_a_new_plan_runs_through_the_one_loop_and_a_reading_its_rows_contradict_stops_it():
+    snap = engine.run_plan(_toy(">"), quick=False, words={"Z1": "a statement"}, workers=1, models="ignored")
+    assert snap["quick"] is False and snap["tests"]["Z1"]["verdict"] == "confirmed"
+    quick = engine.run_plan(_toy("<"), quick=True, words={"Z1": "a statement"})  # a quick run decides nothing
+    assert quick["tests"]["Z1"]["verdict"] == engine.NOT_DECISIVE
+    with pytest.raises(engine.ReadingContradicted, match="row 'A' has bos path share 0.900"):
+        engine.run_plan(_toy("<"), quick=False, words={"Z1": "a statement"})
+
+
+def test_the_command_takes_its_choices_from_the_declarations(capsys):
+    from lnrecency.cli.app import main
+    from lnrecency.cli.commands.decoders.experiments import EXPERIMENTS
+
+    assert EXPERIMENTS == tuple(STUDIES)
+    assert main(["experiments", "thesis-text-v4", "--figure", "x.png"]) == 2
+    assert "--figure goes with thesis-text-v2" in capsys.readouterr().err
+    assert main(["experiments", "pretrained", "--scheduler", "tcp://127.0.0.1:1"]) == 2
