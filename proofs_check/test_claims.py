@@ -66,9 +66,12 @@ def test_baseline(results):
     assert len(settings_of(results, "C2", "confirmed", baseline.FLAT)) == 18
     # earlier-token bias at layers 3..4 (quick depth) for every alpha in [0, 0.999], decided per (residual, lam)
     # over the whole alpha range (lnrecency region): prior work's setting (no residual) holds, and with residual
-    # the failures start at layer 5 (tests/theory/test_boundary.py: residual lam = 1 first fails at row 10 of layer 5)
-    confirmed = settings_of(results, "C2", "confirmed", baseline.EARLIER)
-    assert {(s["residual"], s["lam"]) for s in confirmed} == {(r, lam) for r in (False, True) for lam in (0.5, 1, 3)}
+    # the failures start at layer 5 (tests/theory/test_boundary.py: residual lam = 1 first fails at row 10 of layer 5).
+    # "layers >= 3" checked at layers 3-4 only is not confirmed by the quick run (issue 84): it holds there, undecided
+    held = settings_of(results, "C2", "inconclusive", baseline.EARLIER)
+    assert {(s["residual"], s["lam"]) for s in held} == {(r, lam) for r in (False, True) for lam in (0.5, 1, 3)}
+    assert {(r.qualifiers.reason, r.qualifiers.holds) for r, _ in select(results, "C2", statement=baseline.EARLIER)} \
+        == {("partial", "at layers 3-4")}
     for r, _ in select(results, "C2", statement=baseline.EARLIER):
         for ps in r.evidence.per_setting:
             assert all(reg.everywhere and reg.range == (0.0, 0.999) for reg in ps.evidence.regions.values())

@@ -154,9 +154,11 @@ def test_w1_decisions_say_no_on_planted_cases():
 
 def test_w1_in_the_limit(quick_verdicts):
     """W1 quick (the session's quick verdicts, conftest.py): the side-by-side statement holds in every normalised
-    setting; Theorem 4.1 is confirmed wherever the layers resolve a rate and refuted nowhere."""
+    setting; Theorem 4.1 ("rises with l", at every depth) holds at layers 1-6 wherever the layers resolve a rate and
+    fails nowhere, but the quick run's 6 layers are part of the full run's 8: not confirmed beyond them (issue 84)."""
     rows = [r for r in quick_verdicts[1] if r.id == "W1"]
     side = [r for r in rows if r.source == "our formulation"]
     depth = [r for r in rows if r.source != "our formulation"]
     assert [r.verdict for r in side] == ["confirmed"] and side[0].evidence.settings_here == 24
-    assert "refuted" not in {r.verdict for r in depth} and "confirmed" in {r.verdict for r in depth}
+    assert {r.verdict for r in depth} == {"inconclusive"}
+    assert ("partial", "at layers 1-6") in {(r.qualifiers.reason, r.qualifiers.holds) for r in depth}

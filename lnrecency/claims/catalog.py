@@ -15,6 +15,7 @@ here, then ``python3 -m lnrecency.report.regenerate`` (docs/layout.md).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 __all__ = ["SOURCES", "SOURCE_SHORT", "FAMILIES", "Statement", "Declared", "S", "declare", "CATALOG", "DECLARED", "ids",
            "trained_ids", "declared", "statement_source", "result_source", "modules", "ANSWER", "answer_parts",
@@ -69,7 +70,8 @@ class Declared:
     family: str = "parameter-free"
     primary: bool = True
     #: whether it shows a table, figure or notebook of its own: its claim module's namesake under
-    #: lnrecency/report/views/ (checked when the views load: missing or misspelt, the report refuses to start)
+    #: lnrecency/report/views/ (checked at declaration and when the views load: a missing or misspelt one is an
+    #: error naming it)
     view: bool = True
 
     @property
@@ -134,11 +136,15 @@ def module_covers(module: str, claim_id: str) -> bool:
     return sub is not None and f"{letters.lower()}{number}" in heads  # a family: s2_s3 covers S2.x
 
 
+_PACKAGE = Path(__file__).resolve().parents[1]  # lnrecency/
+
+
 def declare(claim_id: str, module: str, title: str, *statements: Statement, command: str | None = None,
             family: str = "parameter-free", primary: bool = True, view: bool = True) -> Declared:
     """One catalogue line: see the module docstring. The ID follows :data:`ID_RULE` and its module's name covers it
     (:func:`module_covers`), both checked here, when the claim is declared. ``view``: whether the claim shows
-    anything of its own (the module of the same name under lnrecency/report/views/, checked when the views load)."""
+    anything of its own (the module of the same name under lnrecency/report/views/). The claim's module and its view
+    module must exist: a missing or misspelt one is an error here, at import, naming it."""
     id_parts(claim_id)
     placeholder = id_parts(claim_id)[0] == PLACEHOLDER_LETTERS  # a test's claim, its module the test file
     if not isinstance(module, str) or not (placeholder or module_covers(module, claim_id)):
@@ -146,6 +152,14 @@ def declare(claim_id: str, module: str, title: str, *statements: Statement, comm
                          f"'parameter_free.{claim_id.lower().replace('.', '_')}_what_it_checks')")
     if not isinstance(view, bool):
         raise ValueError(f"claim {claim_id}: view must be True or False; got {view!r}")
+    if not placeholder:  # its parts are there, named right: checked at import, before anything loads them
+        for part, folder, wanted in (("claim", _PACKAGE / "claims", True),
+                                     ("view", _PACKAGE / "report" / "views", view)):
+            path = folder.joinpath(*module.split(".")).with_suffix(".py")
+            if wanted and not path.is_file():
+                raise ValueError(f"claim {claim_id}: its {part} module {str(path.relative_to(_PACKAGE.parent))!r} "
+                                 f"is missing (or {module!r} is misspelt)" + ("; or declare view=False"
+                                                                            if part == "view" else ""))
     if not statements:
         raise ValueError(f"claim {claim_id} declares no statement")
     if family not in FAMILIES:

@@ -23,6 +23,7 @@ REASONS: dict[str, str] = {
     "quick run": "a quick run decides nothing",
     "not resolved": "unresolved in the layers computed",
     "checks failed": "a Monte Carlo check failed",
+    "partial": "checked on part of its domain only",
 }
 
 

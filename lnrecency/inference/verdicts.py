@@ -11,7 +11,7 @@ JSON schema of one result (``ClaimResult.to_json()``):
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from lnrecency.inference.evidence import VERDICTS, Evidence, NotRun, Setting, combine, decide, jsonable  # noqa: F401 (re-exported)
@@ -53,6 +53,18 @@ class ClaimResult:
     @property
     def confirmed(self) -> bool:
         return self.verdict == "confirmed"
+
+    def on_part(self, checked: str, rest: str) -> "ClaimResult":
+        """This row as a check of part of its statement's domain (issue 84, item 2): a universal statement a run
+        checked only ``checked`` (e.g. "at layers 3-4") is not confirmed by it. A row that holds there reads
+        inconclusive, reason "partial", holding ``checked``, and its finding names ``rest`` (what the run did not
+        check); a row shown to fail there stays refuted (one counterexample decides), an undecided one stays."""
+        if self.verdict not in ("confirmed", "reproduced"):
+            return self
+        q = replace(self.qualifiers or Qualifiers(), holds=checked, reason="partial")
+        return replace(self, verdict="inconclusive", qualifiers=q,
+                       finding=f"Checked {checked} only; not checked: {rest}; not confirmed beyond what was checked. "
+                               + self.finding)
 
     @property
     def not_run(self) -> bool:
