@@ -84,8 +84,8 @@ NOTEBOOK_TITLES: dict[str, str] = {
         "# Seeds 002 and 003, reproduced at small scale\n\n"
         "Seed 002's induction-head experiments (its Figures 1, 3-6 and the norm mechanism) and seed 003's "
         "vanishing variance and post-attention LayerNorm, on small decoders trained here on CPU with at least 3 "
-        "training seeds. Verdicts S2.1-S2.7 and S3.1-S3.3 (source: trained models, our formulation); each says "
-        "its scale.",
+        "training seeds. Verdicts S2.1-S2.7 and S3.1-S3.3 (source: trained models, seed text: the seed texts' "
+        "statements, tested on our models); each says its scale.",
 }
 
 

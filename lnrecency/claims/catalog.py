@@ -698,8 +698,9 @@ def result_source(claim_id: str, text: str) -> str:
     ``claim_id``'s declared statement ``text``, derived from the catalogue alone (issue 66: no claim module names
     its own source): a parameter-free claim's row by its statement's source (the paper and the seed texts: "seed
     text"; the first version: "printed derivation"; ours: "our formulation"; Wu et al.'s: prior work); a claim on
-    trained or real models "trained models, our formulation" (Wu et al.'s statement: prior work; the corpus
-    premise: "our formulation"). ValueError when the claim does not declare the statement."""
+    trained or real models "trained models, our formulation", or "trained models, seed text" for a seed text's
+    statement (Wu et al.'s statement: prior work; the corpus premise: "our formulation"). ValueError when the claim
+    does not declare the statement."""
     text = " ".join(str(text).split())
     decl = declared(claim_id)
     key = next((s.source for s in decl.statements if s.text == text), None)
@@ -709,7 +710,9 @@ def result_source(claim_id: str, text: str) -> str:
         return "prior work (Wu et al. 2025)"
     if decl.family == "parameter-free":
         return {"v1": "printed derivation", "ours": "our formulation"}.get(key, "seed text")
-    return "our formulation" if decl.family == "corpus" else "trained models, our formulation"
+    if decl.family == "corpus":
+        return "our formulation"
+    return "trained models, seed text" if key in ("seed002", "seed003") else "trained models, our formulation"
 
 
 def cost(command: str) -> dict | None:

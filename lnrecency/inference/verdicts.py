@@ -18,7 +18,9 @@ from lnrecency.inference.evidence import VERDICTS, Evidence, NotRun, Setting, co
 from lnrecency.inference.qualifiers import Qualifiers, contradiction
 
 SOURCES = ("seed text", "printed derivation", "our formulation", "trained models, our formulation",
-           "prior work (Wu et al. 2025)")
+           "prior work (Wu et al. 2025)", "trained models, seed text")
+#: the sources whose statements are someone else's: the only rows that may read "reproduced" / "the opposite shown"
+THEIR_SOURCES = ("seed text", "prior work (Wu et al. 2025)", "trained models, seed text")
 
 
 @dataclass(frozen=True)
@@ -46,6 +48,9 @@ class ClaimResult:
             raise ValueError(f"verdict must be one of {VERDICTS}; got {self.verdict!r}")
         if self.source not in SOURCES:
             raise ValueError(f"source must be one of {SOURCES}; got {self.source!r}")
+        if self.verdict in ("reproduced", "the opposite shown") and self.source not in THEIR_SOURCES:
+            raise ValueError(f"the {self.id} row reads {self.verdict!r}, a label for someone else's statement, but its "
+                             f"source is {self.source!r} (ours: confirmed / refuted)")
         if not isinstance(self.evidence, Evidence):
             raise TypeError(f"evidence must be an lnrecency.inference.evidence record; "
                             f"got {type(self.evidence).__name__}")

@@ -50,7 +50,7 @@ def test_verdicts_are_counted_by_the_source_of_their_statement():
                row("C5", "our formulation", said("C5", 1), "refuted"),  # ours: 'grows on all of [0, 1)'
                row("P7", "printed derivation", said("P7"), "refuted"),
                row("C8", "seed text", said("C8", 0), "confirmed"),  # seed 003's
-               row("S2.4", "trained models, our formulation", said("S2.4"), "the opposite shown")]
+               row("S2.4", "trained models, seed text", said("S2.4"), "the opposite shown")]
     got = {g: (n, c) for g, n, c in counts_by_source(results)}
     assert got[SOURCE_GROUPS[0]] == (2, {"confirmed": 2, "refuted": 0, "inconclusive": 0})
     assert got[SOURCE_GROUPS[1]][1]["refuted"] == 1
@@ -111,10 +111,10 @@ def test_the_trained_summary_states_only_what_rows_carry():
                             statistic={"mean": -0.0014, "se": 0.0004}, holm_level=0.05, counts={}, perplexity={},
                             layers={})
     r1 = ClaimResult("R1", "trained models, our formulation", said("R1"), {"case": "x"},
-                     "the opposite shown", ev, finding="f")
+                     "refuted", ev, finding="f")
     text = trained_summary([tm, r1])
     assert "rows are secondary" in text and "rows of the first copy" not in text
-    assert "Model X: the opposite shown (mean slope -0.0014 logit per key)" in text
+    assert "Model X: refuted (mean slope -0.0014 logit per key)" in text
     plain = row("TM1", "trained models, our formulation", said("TM1"), "inconclusive",
                 finding=f"{sentence} More.")  # the sentence in the prose only: not quoted
     assert "rows of the first copy" not in trained_summary([plain])

@@ -91,11 +91,13 @@ def test_cached_rows_are_kept_when_they_agree_and_named_when_they_do_not():
 
 
 def test_cached_rows_are_compared_as_the_registry_labels_them():
-    """A cached TV row reads "reproduced" from its module (the registry labels it "confirmed": the statement is ours):
-    it agrees with the published runs, and is kept."""
+    """A cached TV row agrees with the published runs and is kept; one that reads "reproduced" (a label for someone
+    else's statement; TV1's is ours) cannot even be made: the label follows the source (issue 84, item 6)."""
     base = {r.id: r for r in with_published([])}
-    cached = [dataclasses.replace(base["TV1"], verdict="reproduced", finding="from the cache")]
+    cached = [dataclasses.replace(base["TV1"], finding="from the cache")]
     assert [r.finding for r in with_published(cached) if r.id == "TV1"] == ["from the cache"]
+    with pytest.raises(ValueError, match="the TV1 row reads 'reproduced', a label for someone else's statement"):
+        dataclasses.replace(base["TV1"], verdict="reproduced")
 
 
 def test_a_quick_runs_rows_give_way_to_the_published_ones_and_say_so():

@@ -14,7 +14,7 @@ from lnrecency.claims.catalog import declared, result_source
 from lnrecency.claims.declare import claim
 from lnrecency.claims.published import plan_rows
 from lnrecency.claims.trained_qualifiers import plan_qualifiers
-from lnrecency.claims.trained_rules import not_installed, one_claim_of, reproduction_label
+from lnrecency.claims.trained_rules import not_installed, one_claim_of
 from lnrecency.experiments.plans.declared import plan_keys
 from lnrecency.inference.evidence import Evidence, record
 
@@ -114,7 +114,7 @@ def _evaluate_all(quick: bool, progress=None) -> list:
     out = []
     for cid, statement in STATEMENTS.items():
         d, why = decisions[PLAN_KEYS[cid]]
-        verdict = "inconclusive" if (d is None or quick) else reproduction_label(d.verdict)
+        verdict = "inconclusive" if (d is None or quick) else d.verdict  # ours: confirmed / refuted
         lead = "quick run: not decisive. " if quick else ""
         if d is None:
             finding = f"{lead}Not decided: {why} (the plan's Holm family keeps its four places)."
@@ -185,7 +185,7 @@ def redecide(snap: dict) -> list[tuple[str, str, str, tuple | None]]:
 
     decided = decide(runs_of(snap), TextThesisSettings.preset(False))
     return plan_rows(decided, [(cid, s, PLAN_KEYS[cid]) for cid, s in STATEMENTS.items()],
-                     lambda key, d: "inconclusive" if d is None else reproduction_label(d.verdict))
+                     lambda key, d: "inconclusive" if d is None else d.verdict)
 
 
 def runs_of(snap: dict) -> list:

@@ -15,7 +15,7 @@ from lnrecency.claims.catalog import declared, result_source
 from lnrecency.claims.declare import claim
 from lnrecency.claims.published import plan_rows
 from lnrecency.claims.trained_qualifiers import plan_qualifiers
-from lnrecency.claims.trained_rules import by_a_hair, not_installed, one_claim_of, reproduction_label
+from lnrecency.claims.trained_rules import by_a_hair, not_installed, one_claim_of
 from lnrecency.experiments.plans.declared import plan_keys
 from lnrecency.inference.evidence import Evidence, record
 
@@ -86,7 +86,7 @@ def _evaluate_all(quick: bool, progress=None) -> list:
     out = []
     for cid, statement in STATEMENTS.items():
         d, why = decisions[PLAN_KEYS[cid]]
-        verdict = "inconclusive" if (d is None or quick) else reproduction_label(d.verdict)
+        verdict = "inconclusive" if (d is None or quick) else d.verdict  # ours: confirmed / refuted
         ev = TextThesisV2Evidence(test=PLAN_KEYS[cid], plan_sha256=sha, decision={} if d is None else d.to_json(),
                                   why_not=why, seeds=len(st.seeds), tokens=st.base.steps * st.base.tokens_per_step(),
                                   cells=cells)
@@ -124,4 +124,4 @@ def redecide(snap: dict) -> list[tuple[str, str, str, tuple | None]]:
 
     decided = decide_table(snap["runs"])
     return plan_rows(decided, [(cid, s, PLAN_KEYS[cid]) for cid, s in STATEMENTS.items()],
-                     lambda key, d: "inconclusive" if d is None else reproduction_label(d.verdict))
+                     lambda key, d: "inconclusive" if d is None else d.verdict)
