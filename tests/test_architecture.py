@@ -302,8 +302,9 @@ def test_the_naming_rule_can_say_no():
     with pytest.raises(ValueError, match="claim id must be"):
         id_parts("C3X")
     assert not module_covers("parameter_free.c3_residual", "C10")  # refused when the registry loads the catalogue
-    made = declare("C10", "parameter_free.c10_new_claim", "a title", Statement("s", "ours", "A statement."))
-    assert made.id == "C10" and module_covers(made.module, made.id)
+    assert module_covers("parameter_free.c10_new_claim", "C10")  # the name is right, the module is not there:
+    with pytest.raises(ValueError, match="c10_new_claim.py' is missing"):
+        declare("C10", "parameter_free.c10_new_claim", "a title", Statement("s", "ours", "A statement."))
 
 
 # ---- rules of the house that the import scan alone does not show ---------------------------------------------

@@ -329,7 +329,7 @@ def evidence_reason(verdict: str, group: list) -> str:
                 lo, hi = obj["clopper_pearson"]
                 freq.append(f"frequency {obj['frequency']:.4g}, exact interval [{lo:.4g}, {hi:.4g}] "
                             f"at rate {obj.get('rate', 0):.0e}")
-    bits = [f"{'holds' if verdict == 'confirmed' else verdict} in {len(group)} setting(s)"]
+    bits = [f"{'holds' if verdict == 'confirmed' else verdict} in {settings_count(len(group))}"]
     if proofs:
         bits.append("sympy proofs: " + "; ".join(sorted(proofs)))
     if rows:
@@ -384,3 +384,8 @@ def grouped(claim_id: str, statement: str, base: dict, items: list[tuple[dict, s
         out.append(ClaimResult(claim_id, source, statement, {**base, "settings": settings}, verdict, evidence,
                                text, qualify(verdict, group) if qualify is not None else None))
     return out
+
+
+def settings_count(k: int) -> str:
+    """'1 setting', '4 settings'."""
+    return f"{k} setting" + ("s" if k != 1 else "")

@@ -164,6 +164,10 @@ def _source_table(results: list[ClaimResult]) -> list[str]:
     lines = ["| statements from | claims | " + " | ".join(words) + " |", "|---|---:|" + "---:|" * len(words)]
     for group, claims, c in groups:
         lines.append(f"| {group} | {claims} | " + " | ".join(str(c.get(v, 0)) for v in words) + " |")
+    total, listed = len({r.id for r in results if not r.not_run}), sum(claims for _, claims, _ in groups)
+    if listed > total:  # the column's sum beside the headline's count, with its reason
+        lines += ["", f"The claims column sums to {listed} for {total} claim{'s' * (total != 1)}: a claim whose "
+                      f"statements come from several sources is counted under each."]
     return lines
 
 

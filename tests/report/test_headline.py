@@ -118,3 +118,14 @@ def test_the_trained_summary_states_only_what_rows_carry():
     plain = row("TM1", "trained models, our formulation", said("TM1"), "inconclusive",
                 finding=f"{sentence} More.")  # the sentence in the prose only: not quoted
     assert "rows of the first copy" not in trained_summary([plain])
+
+
+def test_the_source_tables_claims_column_gives_its_reason_when_it_sums_past_the_claims():
+    """Issue 84, item 6: C7 decides a seed text's statements and one of ours, so the per-source column counts it twice;
+    the table says so beside its sum, and says nothing when the column sums to the claims."""
+    from lnrecency.report.headline import _source_table
+
+    two = [row("C7", "seed text", said("C7", 0), "confirmed"), row("C7", "our formulation", said("C7", 2), "refuted")]
+    assert "The claims column sums to 2 for 1 claim: a claim whose statements come from several sources is counted " \
+           "under each." in _source_table(two)
+    assert not any("sums to" in line for line in _source_table(two[:1]))

@@ -134,7 +134,7 @@ def test_the_snapshot_says_the_issue_s_qualifiers():
     ours = catalog.SOURCES["ours"]
     assert "matched loss" in cells[("TV2", ours)] and "equal tokens" in cells[("TV3", ours)]
     c2 = cells[("C2", ours)]
-    assert re.search(r"layers 5-6, alpha up to 0\.\d+; sampled failing keys' weight at most 1\.\de-09", c2)
+    assert re.search(r"layers 5-6, alpha up to 0\.\d+; score step \(logits\) at most \d", c2)  # its own quantity
     s20 = cells[("S2.0", ours)]  # our formulation of a premise seed 002 needs
     assert "Python stdlib source" in s20 and "within 16 tokens" in s20 and "all distances: +0.0198" in s20
     assert "lam = 8, sqrt(d) scaling of d = 64 only" in cells[("T1", catalog.SOURCES["paper"])]
@@ -144,16 +144,16 @@ def test_the_snapshot_says_the_issue_s_qualifiers():
 def test_the_answer_says_where_the_effect_holds_and_where_it_reverses():
     from lnrecency.report.readme import BEGIN, END
 
-    answer = next(line for line in README.split(BEGIN, 1)[1].split(END, 1)[0].splitlines()
-                  if line.startswith("**The answer.**"))
+    answer = README.split(BEGIN, 1)[1].split(END, 1)[0].split("**The answer.**", 1)[1].split("\n\n", 1)[0]
     found = {f.claim: f for f in findings_of(SNAPSHOT["verdicts"])}
     eq = found["TV2"].qualifiers
-    assert f"at equal tokens LayerNorm's slope is {found['TV1'].qualifiers.estimate:+.4f} logit per key" in answer
+    assert f"At equal tokens LayerNorm's slope is {found['TV1'].qualifiers.estimate:+.4f} logit per key" in answer
     assert f"difference {eq.estimate:+.4f}, {found['TV2'].verdict})" in answer
     # matched loss from plan v4's N1 once decided (the power to tell), else plan v2's Q3
     ml = found["TN1"] if "TN1" in found else found["TV3"]
     said = REASONS[ml.qualifiers.reason] if ml.verdict == "inconclusive" else ml.verdict
     assert f"at matched held-out loss LayerNorm minus none is {ml.qualifiers.estimate:+.4f} ({said})" in answer
     assert "sqrt(d) scaling of d = 64 only" in answer
-    assert "at most 1.4e-09 weight (sampled)" in answer
+    c2 = [f for f in findings_of(SNAPSHOT["verdicts"]) if f.claim == "C2" and f.qualifiers.fails][0].qualifiers
+    assert f"{c2.margin_of} up to {c2.margin:.3g}" in answer and "score step (logits)" in c2.margin_of  # its quantity
     assert len(answer.split()) <= BUDGETS["answer-words"], len(answer.split())

@@ -43,13 +43,16 @@ def test_one_row_per_claim_and_source_in_source_order_with_one_label():
 
 
 def test_the_counts_by_source_are_the_snapshots():
+    """docs/sources.md holds them (generated from docs/verdicts.json; the README links there)."""
+    sources = (ROOT / "docs" / "sources.md").read_text(encoding="utf-8")
     for line in source_counts(findings_of(SNAPSHOT["verdicts"])):
-        assert line in README, line
+        assert line in sources, line
+    assert "docs/sources.md#verdicts-by-source" in README
 
 
 def test_a_split_claim_reads_split_with_its_counts():
     rows = [{"id": "C5", "statement": catalog.declared("C5").statements[0].text, "verdict": v, "finding": f}
-            for v, f in (("confirmed", "holds in 2 setting(s)"), ("refuted", "n=8, lam=1: increases then falls"))]
+            for v, f in (("confirmed", "holds in 2 settings"), ("refuted", "n=8, lam=1: increases then falls"))]
     ((cid, group, label, reason),) = claim_rows(findings_of(rows))
     assert (cid, label) == ("C5", "split: 1 confirmed, 1 refuted") and group == catalog.SOURCES["paper"]
     # the gravest row's lead is a setting ("n=8, lam=1"), not words: the claim's declared title, never a cut clause
@@ -127,9 +130,13 @@ def test_the_snapshot_agrees_with_the_catalogue():
 
 def test_the_answer_is_short_plain_and_names_where_it_fails():
     block = README.split(BEGIN, 1)[1].split(END, 1)[0]
-    answer = next(line for line in block.splitlines() if line.startswith("**The answer.**"))
+    answer = block.split("**The answer.**", 1)[1].split("\n\n", 1)[0]
     assert len(answer.split()) <= BUDGETS["answer-words"], len(answer.split())
-    for where in ("Without normalisation", "One draw", "lam = 8", "BOS"):
+    assert answer.strip().startswith("The paper claims")  # what the paper claims first, then one line per question
+    for question in ("In expectation?", "One draw?", "Without normalisation?", "Trained text models with BOS?",
+                     "Without BOS?", "The printed derivation?"):
+        assert f"- **{question}**" in answer, question
+    for where in ("lam = 8", "5.7x fewer tokens", "lowered, not removed"):
         assert where in answer, where
     assert "..." not in answer
 

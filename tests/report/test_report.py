@@ -260,7 +260,7 @@ def test_readme_verdict_block(tmp_path):
     # the cell from the row's typed fields (its settings' scope: issue 75), never from its finding's prose
     assert "| [C5](docs/claims/C5.md) | paper | refuted | lam 1-8: fails in 2 settings |" in text
     assert "holds for n < 9" not in text
-    assert "- **the paper (v2 text)**: 1 claim, 1 refuted." in text
+    assert "[Sources](docs/sources.md#verdicts-by-source)" in text  # the counts by source live there (issue 84)
     (tmp_path / "plain.md").write_text("no markers\n")
     with pytest.raises(ValueError, match="markers"):
         update_readme(tmp_path / "plain.md", [r], quick=True)

@@ -67,6 +67,8 @@ class FailingRow(Evidence):
     weight_on_token_1: float | None = item(omit_none=True)
     largest_weight_where_order_breaks: float | None = item(omit_none=True)
     keys_where_order_breaks: list | None = item(omit_none=True)
+    # the failure in the claim's own quantity: the largest score step S_i,j+1 - S_ij (logits) where the order breaks
+    largest_score_step: float | None = item(omit_none=True)
 
     @property
     def first_failing_n(self) -> int | None:
@@ -165,7 +167,7 @@ def failing_row(cfg: ModelConfig, layer: int, n_max: int) -> FailingRow:
     broken = [j for j, x in enumerate(diffs, start=1) if not x < 0]  # S_{i,j+1} >= S_{i,j}
     return FailingRow(boundary=b, alpha=cfg.alpha, weight_on_token_1=float(p[0]),
                       largest_weight_where_order_breaks=float(max(max(p[j - 1], p[j]) for j in broken)),
-                      keys_where_order_breaks=broken)
+                      keys_where_order_breaks=broken, largest_score_step=max(diffs[j - 1] for j in broken))
 
 
 def _layers(names) -> str:
@@ -187,13 +189,18 @@ def _qualifiers(verdict: str, group) -> Qualifiers:
                           holds=f"at layers {_layers(layers)} for every alpha up to {ALPHA_MAX:g}")
     top = max(hi for _, ev in group for r in ev.regions.values() for _, hi in r.fails)
     low = min(lo for _, ev in group for r in ev.regions.values() for lo, _ in r.fails)
-    margin = max((row.largest_weight_where_order_breaks for _, ev in group
-                  for row in (ev.failing_rows or {}).values() if row.largest_weight_where_order_breaks is not None),
-                 default=None)
+    steps = [row.largest_score_step for _, ev in group for row in (ev.failing_rows or {}).values()
+             if row.largest_score_step is not None]
+    weights = [row.largest_weight_where_order_breaks for _, ev in group for row in (ev.failing_rows or {}).values()
+               if row.largest_weight_where_order_breaks is not None]
     held = layers - failing
+    if steps:  # the failure in the claim's own quantity (logits), the keys' weight beside it (issue 84, item 2)
+        margin, margin_of = max(steps), "score step (logits)"  # the keys' weight is in the finding
+    else:  # evidence stored before the score step was recorded
+        margin, margin_of = (max(weights), "sampled failing keys' weight") if weights else (None, "")
     return Qualifiers(where=where, settings=len(group), holds=f"at layers {_layers(held)}" if held else "",
                       fails=f"at layers {_layers(failing)}, alpha {'up to' if low == 0 else f'{low:.2g} to'} {top:.2g}",
-                      margin=margin, margin_of="sampled failing keys' weight")
+                      margin=margin, margin_of=margin_of)
 
 
 def _share(w: float) -> str:

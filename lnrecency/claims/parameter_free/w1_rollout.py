@@ -25,7 +25,7 @@ import numpy as np
 
 from lnrecency.claims.catalog import declared
 from lnrecency.claims.declare import claim
-from lnrecency.claims.mc_checks import grouped, setting
+from lnrecency.claims.mc_checks import grouped, setting, settings_count
 from lnrecency.inference.evidence import Evidence, ladder, record
 from lnrecency.inference.qualifiers import Qualifiers
 from lnrecency.model.config import ModelConfig
@@ -88,7 +88,7 @@ def _depth_finding(verdict: str, group: list) -> str:
             "inconclusive": "Not shown within the layers computed: the mass on token 1 neither falls nor shrinks at a "
                             f"rate the layers resolve (rho within {RATE_RESOLUTION:g} of 1: the weights keep almost "
                             "all mass on the diagonal, so Theorem 4.1's eps is near 0)"}[verdict]
-    return f"{lead}, in {len(group)} setting(s): {where}."
+    return f"{lead}, in {settings_count(len(group))}: {where}."
 
 
 def _side_finding(verdict: str, group: list) -> str:
@@ -97,9 +97,9 @@ def _side_finding(verdict: str, group: list) -> str:
                       f"{s['alpha']:g}: scores {e.scores_row_n[0]:.3g} -> {e.scores_row_n[-1]:.3g}, rollout "
                       f"{e.rollout_row_n[0]:.3g} -> {e.rollout_row_n[-1]:.3g}" for s, e in group)
     if verdict == "confirmed":
-        return (f"Holds in the limit in {len(group)} setting(s): the layer-2 scores of row {N} rise with the key while "
-                f"the layer-2 rollout of the same row falls (smallest step of either {margin:.3g}); {where}.")
-    return f"Fails in {len(group)} setting(s) (scores not rising or rollout not falling over the keys): {where}."
+        return (f"Holds in the limit in {settings_count(len(group))}: the layer-2 scores of row {N} rise with the key "
+                f"while the layer-2 rollout of the same row falls (smallest step of either {margin:.3g}); {where}.")
+    return f"Fails in {settings_count(len(group))} (scores not rising or rollout not falling over the keys): {where}."
 
 
 @claim(ID)

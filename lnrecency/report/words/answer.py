@@ -25,47 +25,69 @@ def _role(found: list, role: str, k: int = 0) -> tuple[list, str]:
         which is None or (f.statement_key == value if kind == "statement" else f.source == SOURCES[value]))], words
 
 
-def readme_answer(found: list, v2: dict | None = None, v3: dict | None = None) -> str:
-    """The README's answer in plain English, at most about 125 words: the effect in expectation, where it does not
-    hold (no normalisation, with the size of the failure; a single draw; sqrt(d) scaling), what carries it on text
-    with BOS (plan v2's snapshot ``v2``; how layer 2 reads it, plan v3's ``v3``), where it holds and where it reverses
-    without BOS (equal tokens beside matched loss), and the printed derivation; each part left out when its findings
-    are not there."""
+#: what the paper claims, in one line (the answer's first; Theorem 1's statement in plain words)
+CLAIM = ("The paper claims that LayerNorm makes a decoder's attention favour recent tokens: the expected layer-2 "
+         "score rises with the key's position (its Theorem 1).")
+
+
+def readme_answer(found: list, v2: dict | None = None, v3: dict | None = None, v4: dict | None = None) -> str:
+    """The README's answer (issue 84, item 1): what the paper claims in one line, then one line per question a reader
+    brings (in expectation; one draw; deeper layers; trained models with BOS; without BOS; real pretrained models;
+    the printed derivation), each with its verdict, its size in the claim's own quantity, its scope and its strongest
+    counter-row, from the findings' typed qualifiers (plan v2's snapshot ``v2`` for the ablation, plan v4's readings
+    as its declaration holds them); a question whose findings are not there is left out."""
     from lnrecency.claims.catalog import answer_parts
 
     out = []
     theorem, _ = _role(found, "theorem")
     if theorem:
-        out.append(f"Yes, in expectation: LayerNorm's expected layer-2 score rises with the key's position "
+        out.append(f"**In expectation?** Yes: LayerNorm's expected layer-2 score rises with the key's position "
                    f"(Theorem 1: {_label(theorem)}).")
-    flat, flat_words = _role(found, "boundary", 0)
-    deep, deep_words = _role(found, "boundary", 1)
-    if flat and deep:  # each part with its own verdict, the deeper layers' where each holds, with the failure's size
-        where = "; ".join(_deep_words(f) for f in sorted(deep, key=lambda f: f.verdict != "confirmed"))
-        out.append(f"Without normalisation {flat_words} ({_label(flat)}) and {deep_words} ({where}).")
     one = next((f for f in theorem if f.setting.get("norm") == "layernorm" and f.qualifiers.counter is not None
                 and f.qualifiers.estimate is not None), None)
     if one is not None:
         q = one.qualifiers
-        out.append(f"One draw orders key triples by recency with probability {q.estimate:.2f} at {q.where}, "
-                   f"{q.counter.estimate:.2f} (chance) with {q.counter.label}.")
+        out.append(f"**One draw?** It orders key triples by recency with probability {q.estimate:.2f} at "
+                   f"{q.where} (0.5: none), {q.counter.estimate:.2f} with {q.counter.label}.")
+    flat, flat_words = _role(found, "boundary", 0)
+    deep, deep_words = _role(found, "boundary", 1)
+    if flat and deep:  # each part with its own verdict, the deeper layers' where each holds, with the failure's size
+        where = "; ".join(_deep_words(f) for f in sorted(deep, key=lambda f: f.verdict != "confirmed"))
+        out.append(f"**Without normalisation?** {flat_words.capitalize()} ({_label(flat)}) and {deep_words} "
+                   f"({where}).")
     cells = (v2 or {}).get("cells") or {}
     ln = ((cells.get("bos layernorm") or {}).get("change") or (None, None))[0]
     if ln is not None:
         intact = ((cells.get("bos layernorm") or {}).get("slope") or (None,))[0]
-        out.append(f"In our text models with BOS, fixing layer 1's BOS share at its mean removes {-100 * ln:.0f} % of "
-                   f"LayerNorm's slope{_upstream(found, intact)}.")
-    no_bos = _no_bos(found)
+        out.append(f"**Trained text models with BOS?** Fixing layer 1's BOS share at its mean removes "
+                   f"{-100 * ln:.0f} % of LayerNorm's slope{_upstream(found, intact)}.")
+    no_bos = _no_bos(found, v4)
     if no_bos:
-        out.append(no_bos)
+        rest = no_bos.removeprefix("Without BOS, ")
+        out.append(f"**Without BOS?** {rest[0].upper()}{rest[1:]}")
+    real = _pretrained(found)
+    if real:
+        out.append("**Real pretrained models?** " + real)
     printed = {cid: [f for f in found if f.claim == cid] for cid, _, _ in answer_parts("printed")}
     printed = {cid: rows for cid, rows in printed.items() if rows}
     if printed:
         good = sum(_label(rows) == "confirmed" for rows in printed.values())
         other = [f"{cid} {_label(rows)}" for cid, rows in printed.items() if _label(rows) != "confirmed"]
-        out.append(f"The printed derivation holds in {good} of {len(printed)} lines"
+        out.append(f"**The printed derivation?** It holds in {good} of {len(printed)} lines"
                    + (f" ({', '.join(other)})" if other else "") + ".")
-    return " ".join(out)
+    return "\n".join([CLAIM] + [f"- {line}" for line in out])
+
+
+def _pretrained(found: list) -> str:
+    """R1's rows in one sentence: each model's verdict and where (its qualifiers), "" when not there."""
+    from lnrecency.claims.catalog import answer_ids
+
+    rows = [f for f in found if f.claim in answer_ids("pretrained").values()]
+    if not rows:
+        return ""
+    parts = [f"{f.qualifiers.where}: {f.verdict} ({f.qualifiers.holds or f.qualifiers.fails})" for f in rows
+             if f.qualifiers.where]
+    return "; ".join(parts) + " (positions off is out of their training distribution: their pages say by how much)."
 
 
 def _upstream(found: list, intact: float | None) -> str:
@@ -80,24 +102,43 @@ def _upstream(found: list, intact: float | None) -> str:
         return ""
     u2_slope = u2.qualifiers.estimate
     than = f", above the intact {number(intact, True)}" if intact is not None and u2_slope > intact else ""
-    return (f"; yet trained with it clamped to none's level, LayerNorm's slope is "
-            f"{number(u2_slope, True)}{than}, and the LayerNorm-level share imposed without normalisation gives "
-            f"{number(u1.qualifiers.estimate, True)}")
+    from lnrecency.experiments.plans.declared import study
+
+    reading = study("thesis-text-v4").test("U1").reading(u1.verdict)
+    said = "" if reading is None else reading.text.rstrip(".").split(". ")[-1]
+    return (f"; trained with the share clamped to none's level (lowered, not removed), LayerNorm's slope is still "
+            f"{number(u2_slope, True)}{than} (U2, below half: {u2.verdict}), and the LayerNorm-level share imposed "
+            f"without normalisation gives only {number(u1.qualifiers.estimate, True)} (U1, half: {u1.verdict})"
+            + (f"; the plan's reading: {said[0].lower()}{said[1:]}" if said else ""))
 
 
 def _deep_words(f) -> str:
     """One group of the deeper layers' findings in words, from its typed qualifiers: its verdict, where, and where
     it fails with the failure's size ("refuted with the residual (layers 3-4 hold for every alpha): layers 5-6 fail
-    for alpha below 0.91, on keys holding at most 1.4e-09 of the weight")."""
+    for alpha below 0.91, the order broken ... by a score step (logits) up to 136")."""
     q = f.qualifiers
     where = {"residual": "with the residual", "no residual": "without the residual"}.get(q.where, q.where)
     if not q.fails:
         return f"{f.verdict} {where}".strip()
-    size = f", on keys with at most {q.margin:.2g} weight (sampled)" if q.margin is not None else ""
+    size = f", {q.margin_of} up to {q.margin:.3g}" if q.margin is not None else ""
     return f"{where}, {f.verdict} {q.fails}{size}"
 
 
-def _no_bos(found: list) -> str:
+def _matched_stage(v4: dict | None) -> tuple | None:
+    """Plan v4's N1 in its own rows: (how many times fewer tokens LayerNorm's runs took to reach the target loss than
+    none's, medians over the runs that reached it; LayerNorm's mean slope there), or None."""
+    import statistics
+
+    runs = (v4 or {}).get("runs") or {}
+    used = {norm: [r for r in runs.get(f"N1 {norm}", []) if r.get("reached")] for norm in ("layernorm", "none")}
+    if not all(used.values()):
+        return None
+    ln, none = (statistics.median(r["tokens"] for r in used[norm]) for norm in ("layernorm", "none"))
+    slope = statistics.fmean(r["slope"] for r in used["layernorm"])
+    return (none / ln, slope) if ln > 0 else None
+
+
+def _no_bos(found: list, v4: dict | None = None) -> str:
     """Without BOS (plan v2's Q1-Q3, from their findings' qualifiers): LayerNorm's slope beside none's, and LayerNorm
     minus none at equal tokens and at matched loss, each with its verdict: where it holds and where it reverses."""
     from lnrecency.claims.catalog import answer_ids
@@ -112,13 +153,16 @@ def _no_bos(found: list) -> str:
     if any(f is None or f.qualifiers.estimate is None for f in rows.values()):
         return ""
     one, eq, ml = (rows[q] for q in ("Q1", "Q2", "Q3"))
+    stage = _matched_stage(v4)
     none = one.qualifiers.counter
     why = REASONS[ml.qualifiers.reason] if ml.verdict == "inconclusive" and ml.qualifiers.reason else ml.verdict
     return (f"Without BOS, at equal tokens LayerNorm's slope is {number(one.qualifiers.estimate, True)} logit per key"
             + (f" (none {number(none.estimate, True)}" if none is not None else " (")
             + f"; difference {number(eq.qualifiers.estimate, True)}, {eq.verdict}), "
             + ("and" if ml.verdict == "confirmed" else "but")
-            + f" at matched held-out loss LayerNorm minus none is {number(ml.qualifiers.estimate, True)} ({why}).")
+            + f" at matched held-out loss LayerNorm minus none is {number(ml.qualifiers.estimate, True)} ({why})"
+            + (f"; LayerNorm reaches that loss with {stage[0]:.1f}x fewer tokens, its slope there "
+               f"{number(stage[1], True)}" if stage is not None and ml is n1 else "") + ".")
 
 
 def _read_out(v3: dict | None) -> str:

@@ -88,7 +88,8 @@ TERMS: tuple[Term, ...] = (
          "report its share apart."),
     Term(("none",), r"\bnone\b", "no normalisation",
          "In the trained models' rows: no normalisation (the comparison arm of LayerNorm and RMSNorm)."),
-    Term(("equal tokens", "matched loss"), r"equal tokens|matched loss", "",
+    Term(("equal tokens", "matched loss"), r"equal tokens|matched loss",
+         "compared after the same training tokens, or at the same held-out loss",
          "Two ways to compare normalisations: after the same number of training tokens, or at the same held-out "
          "loss (each arm read where it first reaches a target loss)."),
     Term(("interval", "95 % interval"), r"\[[+-]?\d[\d.]*, [+-]?\d", "",
@@ -97,7 +98,7 @@ TERMS: tuple[Term, ...] = (
     Term(("fitted bonus", "b"), r"fitted bonus|\bb = \d|\(b \d", "",
          "The sink theory's logit bonus on the first key, b, fitted so that the theory's layer-1 share of the first "
          "key matches a trained cell's (plans v2 and v3)."),
-    Term(("Holm",), r"\bHolm", "",
+    Term(("Holm",), r"\bHolm", "several tests decided together at one false-alarm rate",
          "Holm's step-down procedure: a family of tests decided together at a family-wise rate; a test can be "
          "significant alone and still stopped because a test before it was not."),
     Term(("rollout",), r"\brollout\b", "attention weights multiplied across layers",
@@ -117,6 +118,16 @@ TERMS: tuple[Term, ...] = (
     Term(("SE",), r"\bSE\b", "standard error", "Standard error of a Monte Carlo mean (or of a paired difference)."),
     Term(("z", "z*"), r"\bz\*? = |\bz\b", "a difference in standard errors",
          "z = (MC - prediction) / SE; z* = (MC - limit - c/d) / SE, what the first-order theory leaves."),
+    Term(("key triple",), r"key triples?", "three keys of one row, ordered by their scores",
+         "Three keys j > k > l of one query row: one draw orders them by recency when S_ij > S_ik > S_il; RP counts "
+         "the triples so ordered."),
+    Term(("half intact", "boundary"), r"half intact|\bboundary \+", "half of the intact models' slope, the "
+         "value a one-sided test is decided against",
+         "A plan's test compares an intervened model's slope with half of the intact models' mean slope (\"half "
+         "intact\"), or with a fixed boundary set before the run (plan v4's +0.0764: half of the BOS LayerNorm mean)."),
+    Term(("[A][B][C]",), r"\[A\]", "placeholder tokens of the induction pattern .. [A][B] .. [A][C] .. [A]",
+         "Seed 002's induction pattern: [A], [B], [C] stand for any tokens; after [A][B] and later [A][C], the next "
+         "[A] is followed by [C] (the later continuation) or [B] (the earlier)."),
     Term(("RP",), r"\bRP\b", "the share of key triples one draw orders by recency (0.5 = none)",
          "Recency probability: the fraction of key triples (k < j < i) that one draw orders by recency, averaged "
          "over draws. RP = 1/2 is chance; the authors' panels print RP."),
