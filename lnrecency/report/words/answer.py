@@ -41,8 +41,7 @@ def readme_answer(found: list, v2: dict | None = None, v3: dict | None = None, v
     out = []
     theorem, _ = _role(found, "theorem")
     if theorem:
-        out.append(f"**In expectation?** Yes: LayerNorm's expected layer-2 score rises with the key's position "
-                   f"(Theorem 1: {_label(theorem)}).")
+        out.append(f"**In expectation?** Yes (Theorem 1: {_label(theorem)}).")
     one = next((f for f in theorem if f.setting.get("norm") == "layernorm" and f.qualifiers.counter is not None
                 and f.qualifiers.estimate is not None), None)
     if one is not None:
@@ -55,6 +54,12 @@ def readme_answer(found: list, v2: dict | None = None, v3: dict | None = None, v
         where = "; ".join(_deep_words(f) for f in sorted(deep, key=lambda f: f.verdict != "confirmed"))
         out.append(f"**Without normalisation?** {flat_words.capitalize()} ({_label(flat)}) and {deep_words} "
                    f"({where}).")
+    deeper = [f for f in found if f.claim == "C6" and f.qualifiers.where]
+    if deeper:  # the mechanism role's "with normalisation the recency persists at deeper layers", row by row
+        parts = "; ".join(f"{f.verdict} {f.qualifiers.where}, "
+                          f"{(f.qualifiers.holds or f.qualifiers.fails).split(' (')[0]}"
+                          for f in sorted(deeper, key=lambda f: f.verdict != "confirmed"))
+        out.append(f"**Does recency persist at deeper layers with normalisation?** In the limit: {parts}.")
     cells = (v2 or {}).get("cells") or {}
     ln = ((cells.get("bos layernorm") or {}).get("change") or (None, None))[0]
     if ln is not None:
@@ -87,7 +92,7 @@ def _pretrained(found: list) -> str:
         return ""
     parts = [f"{f.qualifiers.where}: {f.verdict} ({f.qualifiers.holds or f.qualifiers.fails})" for f in rows
              if f.qualifiers.where]
-    return "; ".join(parts) + " (positions off is out of their training distribution: their pages say by how much)."
+    return "; ".join(parts) + " (positions off is outside their training: their pages give the perplexity)."
 
 
 def _upstream(found: list, intact: float | None) -> str:
