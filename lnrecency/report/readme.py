@@ -19,8 +19,8 @@ from pathlib import Path
 
 from lnrecency.files.atomic import atomic_write_text
 from lnrecency.inference.verdicts import ClaimResult
+from lnrecency.report.plan_results import markers, pages, plan_block
 from lnrecency.report.v2_results import V2_BEGIN, V2_END, V3_BEGIN, V3_END, v2_block, v3_block
-from lnrecency.report.v4_results import V4_BEGIN, V4_END, v4_block
 from lnrecency.report.words.costs import (
     COSTS_BEGIN,
     COSTS_END,
@@ -160,12 +160,14 @@ def update_fills(path: str | Path) -> Path:
 
         before, _, after = _between(text, V2_BEGIN, V2_END, f"path {str(path)!r}")
         text = before + v2_block(json.loads(snapshot.read_text(encoding="utf-8"))) + after
-    snapshot = path.parent / "thesis_text_v4.json"
-    if V4_BEGIN in text and snapshot.is_file():  # plan v4's results, from the snapshot of its run
-        import json
+    for plan in pages():  # a declared plan's results, from the snapshot of its run (lnrecency.report.plan_results)
+        begin, end = markers(plan)
+        snapshot = path.parent / plan.published
+        if path.name == plan.page and begin in text and snapshot.is_file():
+            import json
 
-        before, _, after = _between(text, V4_BEGIN, V4_END, f"path {str(path)!r}")
-        text = before + v4_block(json.loads(snapshot.read_text(encoding="utf-8"))) + after
+            before, _, after = _between(text, begin, end, f"path {str(path)!r}")
+            text = before + plan_block(plan, json.loads(snapshot.read_text(encoding="utf-8"))) + after
     snapshot = path.parent / "thesis_text_v3.json"
     if V3_BEGIN in text and snapshot.is_file():  # plan v3's results, from the snapshot of its run
         import json

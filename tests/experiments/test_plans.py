@@ -70,12 +70,12 @@ def test_plan_v4s_readings_follow_from_its_rows_and_the_pinned_u2_reading_is_ref
 
 
 def test_the_page_says_only_readings_its_rows_allow():
-    from lnrecency.report.v4_results import v4_block
+    from lnrecency.report.plan_results import plan_block
 
     page = (DOCS / "thesis-text-v4.md").read_text()
-    assert v4_block(V4) in page
+    assert plan_block(study("thesis-text-v4"), V4) in page
     assert "does not go through the BOS share" not in page and "the sink removed" not in page
-    assert "Read after the runs (not in the plan)" in v4_block(V4)
+    assert "Read after the runs (not in the plan)" in plan_block(study("thesis-text-v4"), V4)
 
 
 def _test(**kw):

@@ -64,9 +64,10 @@ def test_every_cell_publishes_its_runs_seed_by_seed(cell):
 
 
 def test_the_page_and_the_readme_say_what_the_snapshot_says():
-    from lnrecency.report.v4_results import v4_block
+    from lnrecency.experiments.plans.declared import study
+    from lnrecency.report.plan_results import plan_block
 
     page = (ROOT / "docs" / "thesis-text-v4.md").read_text(encoding="utf-8")
-    assert v4_block(SNAPSHOT) in page
+    assert plan_block(study("thesis-text-v4"), SNAPSHOT) in page
     for tid, t in SNAPSHOT["tests"].items():
         assert f"| {tid} | {t['statement']} | {t['verdict']} |" in page

@@ -176,6 +176,9 @@ class Study:
     fwer: float = 0.05
     digits: int = 4
     test_words: str = "statement"
+    published: str | None = None  # the snapshot of its run in docs/ (its per-run rows, its decisions)
+    page: str | None = None  # its page in docs/ whose results block the engine's renderer fills (report.plan_results)
+    gates: dict = field(default_factory=dict)  # cell prefix -> the row key that says a run is used (else "learned")
     extras: dict = field(default_factory=dict)
 
     def __post_init__(self):
@@ -201,6 +204,10 @@ class Study:
         for t in self.tests:
             if t.counter and t.counter[0] not in ids:
                 raise ValueError(f"{at}: test {t.id}'s counter-row {t.counter[0]!r} is not one of its tests")
+        for name in ("published", "page"):
+            value = getattr(self, name)
+            if value is not None and not re.fullmatch(r"[a-z0-9_.-]+\.(json|md)", str(value)):
+                raise ValueError(f"{at}: {name} must be a file name in docs/; got {value!r:.80}")
         if self.plan_file is not None and not (DATA / self.plan_file).is_file():
             raise ValueError(f"{at}: plan_file {self.plan_file!r} is not in lnrecency/data/")
         before = [(t.id, r) for t in self.tests for r in t.readings if r.written == "before the runs"]
@@ -210,6 +217,12 @@ class Study:
                 if " ".join(r.text.split()) not in text:
                     raise ValueError(f"{at}: test {tid}'s {r.outcome} reading is said to be written before the runs "
                                      f"but is not in {self.plan_file}: {r.text!r:.80}")
+
+    def used(self, cell: str, rows: list) -> list:
+        """The runs of ``cell`` its tests read: those past its gate (``gates``: e.g. plan v4's N1 reads the runs that
+        reached the target loss; every other cell the runs that learned)."""
+        key = next((k for prefix, k in self.gates.items() if cell.startswith(prefix)), "learned")
+        return [r for r in rows if isinstance(r, dict) and r.get(key, True)]
 
     @property
     def is_plan(self) -> bool:

@@ -105,6 +105,7 @@ STUDIES: dict[str, Study] = {s.name: s for s in (
           _S + "text_v4.thesis_text_v4:run_v4", ("TU1", "TU2", "TN1"), snapshot=_H + "v4_snapshot",
           lines=_H + "v4_lines", plan_file="thesis_text_plan_v4.md", tests=_V4,
           pinned_sha256="b4fbef11a3f5f662f6b6b67dd6c80574f5f517f3990fb53b959711470caaed61",
+          published="thesis_text_v4.json", page="thesis-text-v4.md", gates={"N1": "reached"},
           design=Design(("U1: BOS, none, LayerNorm-level share imposed", "U2: BOS, LayerNorm, share clamped to none's",
                          "N1: no BOS, LayerNorm / none"), "8 per U arm, 21 per N1 arm", "held-out loss below the "
                         "unigram entropy (U); the target loss reached (N1)", "3M tokens (U); held-out loss 4.25 (N1)",

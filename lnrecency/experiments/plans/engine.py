@@ -25,6 +25,15 @@ NOT_DECISIVE = "not decisive (quick run)"
 _RAW = {"reproduced": "confirmed", "the opposite shown": "refuted"}  # a row's label back to the rule's outcome
 
 
+class _AnyGate:
+    @staticmethod
+    def used(cell: str, rows: list) -> list:
+        return [r for r in rows if isinstance(r, dict) and r.get("learned", True)]
+
+
+_ANY = _AnyGate()
+
+
 class ReadingContradicted(ValueError):
     """A reading whose own rows contradict it."""
 
@@ -71,19 +80,16 @@ def run_plan(study: Study, *, quick: bool, words: dict, **options) -> dict:
     return snap
 
 
-def _used(rows: list) -> list:
-    return [r for r in rows if isinstance(r, dict) and r.get("learned", True)]
-
-
 def _path(r: dict, name: str) -> float:
     p = r["paths"][name]
     return float(p["slope"] if isinstance(p, dict) else p)
 
 
-def quantity(snap: dict, cell: str, name: str) -> float:
-    """A recorded quantity of one cell of a snapshot (:data:`~.declaration.QUANTITIES`), from its runs past the
-    learning gate; ValueError naming the cell when it has no such runs or rows."""
-    rows = _used((snap.get("runs") or {}).get(cell) or [])
+def quantity(snap: dict, cell: str, name: str, study: Study | None = None) -> float:
+    """A recorded quantity of one cell of a snapshot (:data:`~.declaration.QUANTITIES`), from the runs its tests read
+    (past the study's gate for that cell: :meth:`~.declaration.Study.used`; without a study, the runs that learned);
+    ValueError naming the cell when it has no such runs or rows."""
+    rows = (study or _ANY).used(cell, (snap.get("runs") or {}).get(cell) or [])
     if not rows:
         raise ValueError(f"the snapshot has no runs past the gate in cell {cell!r}")
     mean = sum(float(r["slope"]) for r in rows) / len(rows)
@@ -113,7 +119,7 @@ def check_readings(study: Study, snap: dict, readings: dict | None = None) -> di
         if isinstance(r, Reading) and r.outcome != outcome:
             raise ValueError(f"study {study.name}: test {t.id} was {outcome}; the reading given is for {r.outcome}")
         for c in (r.conditions if r is not None else ()):
-            x = quantity(snap, c.cell, c.quantity)
+            x = quantity(snap, c.cell, c.quantity, study)
             if not c.holds(x):
                 raise ReadingContradicted(
                     f"study {study.name}: test {t.id}'s {outcome} reading ({r.written}) is contradicted by its own "
