@@ -98,6 +98,11 @@ TERMS: tuple[Term, ...] = (
     Term(("fitted bonus", "b"), r"fitted bonus|\bb = \d|\(b \d", "",
          "The sink theory's logit bonus on the first key, b, fitted so that the theory's layer-1 share of the first "
          "key matches a trained cell's (plans v2 and v3)."),
+    Term(("not significant after Holm",), r"not significant after Holm",
+         "significant alone, not within its family; the interval beside it is not adjusted for the family",
+         "A test whose own 95 % interval excludes its boundary but which Holm's step-down, deciding its family "
+         "together, did not reach (or stopped before): undecided. The interval shown beside it is the test's own, "
+         "unadjusted for the family."),
     Term(("Holm",), r"\bHolm", "several tests decided together at one false-alarm rate",
          "Holm's step-down procedure: a family of tests decided together at a family-wise rate; a test can be "
          "significant alone and still stopped because a test before it was not."),
