@@ -45,8 +45,9 @@ def plan_reading(study, snapshot: dict) -> str:
             continue
         lo, hi = got["interval"]
         r = readings.get(t.id)
-        meaning = "" if r is None else (f" In the plan's words, {r.text.rstrip('.')}." if r.written == "before the runs"
-                                        else f" Read after the runs (not in the plan), {r.text.rstrip('.')}.")
+        meaning = "" if r is None else (f" The plan's reading of this outcome: \"{r.text.rstrip('.')}.\""
+                                        if r.written == "before the runs" else
+                                        f" Read after the runs (not in the plan): {r.text.rstrip('.')}.")
         parts.append(f"{lead} {_mean(got):+.4f} {t.unit} [{lo:+.4f}, {hi:+.4f}] ({t.id} {got['verdict']})." + meaning)
     return "**In plain words.** " + " ".join(parts)
 

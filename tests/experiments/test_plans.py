@@ -74,7 +74,8 @@ def test_the_page_says_only_readings_its_rows_allow():
 
     page = (DOCS / "thesis-text-v4.md").read_text()
     assert plan_block(study("thesis-text-v4"), V4) in page
-    assert "does not go through the BOS share" not in page and "the sink removed" not in page
+    assert U2_PINNED.text.rstrip(".") not in page and "the sink removed" not in page  # the refused reading: not said
+    assert "contradicted by its rows" in page  # and the page says why it is not
     assert "Read after the runs (not in the plan)" in plan_block(study("thesis-text-v4"), V4)
 
 

@@ -49,10 +49,12 @@ _V4 = (
          margin=0.0764, readings=(
              Reading("confirmed", "with the share clamped low, LayerNorm models lose more than half of their slope. "
                                   "The slope needs the sink."),
-             Reading("refuted", "trained with layer 1's share clamped to the none level (lowered, not removed: it "
-                                "still falls with position), LayerNorm models keep more than half of their slope, "
-                                "and the BOS path still carries most of it: the slope does not need the "
-                                "LayerNorm-level share, and it still goes through the share that is left",
+             Reading("refuted", "LayerNorm models trained with layer 1's share clamped to the none level (lowered, "
+                                "not removed: it falls with position) reach more than half of the intact models' "
+                                "slope, and the BOS path carries most of it: the slope does not need the "
+                                "LayerNorm-level share, but it goes through the share that is left (so the plan's "
+                                "own reading of this outcome, that the effect does not go through the BOS share, is "
+                                "contradicted by its rows)",
                      written="after the runs", conditions=(_BOS_HALF,)))),
     Test("N1", "TN1", "no BOS, matched loss 4.25", "LayerNorm - none", SLOPE, readings=(
         Reading("confirmed", "without BOS the LayerNorm effect holds at matched loss."),

@@ -54,12 +54,14 @@ def readme_answer(found: list, v2: dict | None = None, v3: dict | None = None, v
         where = "; ".join(_deep_words(f) for f in sorted(deep, key=lambda f: f.verdict != "confirmed"))
         out.append(f"**Without normalisation?** {flat_words.capitalize()} ({_label(flat)}) and {deep_words} "
                    f"({where}).")
-    deeper = [f for f in found if f.claim == "C6" and f.qualifiers.where]
-    if deeper:  # the mechanism role's "with normalisation the recency persists at deeper layers", row by row
-        parts = "; ".join(f"{f.verdict} {f.qualifiers.where}, "
-                          f"{(f.qualifiers.holds or f.qualifiers.fails).split(' (')[0]}"
+    deeper, _ = _role(found, "mechanism", 1)  # with normalisation the recency persists at deeper layers
+    deeper = [f for f in deeper if f.qualifiers.settings]
+    if deeper:  # row by row, each with how many settings it covers (its scope words stay on the claim's page)
+        parts = "; ".join(f"{f.verdict} in {f.qualifiers.settings} settings"
+                          + ("" if not f.qualifiers.fails else
+                             f" ({f.qualifiers.where}: fails {f.qualifiers.fails.split(' (')[0]})")
                           for f in sorted(deeper, key=lambda f: f.verdict != "confirmed"))
-        out.append(f"**Does recency persist at deeper layers with normalisation?** In the limit: {parts}.")
+        out.append(f"**Does recency persist at deeper layers with normalisation?** In the limit, layers 3-6: {parts}.")
     cells = (v2 or {}).get("cells") or {}
     ln = ((cells.get("bos layernorm") or {}).get("change") or (None, None))[0]
     if ln is not None:
@@ -92,7 +94,7 @@ def _pretrained(found: list) -> str:
         return ""
     parts = [f"{f.qualifiers.where}: {f.verdict} ({f.qualifiers.holds or f.qualifiers.fails})" for f in rows
              if f.qualifiers.where]
-    return "; ".join(parts) + " (positions off is outside their training: their pages give the perplexity)."
+    return "; ".join(parts) + " (positions off: outside their training)."
 
 
 def _upstream(found: list, intact: float | None) -> str:
@@ -106,15 +108,15 @@ def _upstream(found: list, intact: float | None) -> str:
     if u1 is None or u2 is None or u1.qualifiers.estimate is None or u2.qualifiers.estimate is None:
         return ""
     u2_slope = u2.qualifiers.estimate
-    than = f", above the intact {number(intact, True)}" if intact is not None and u2_slope > intact else ""
     from lnrecency.experiments.plans.declared import study
 
     reading = study("thesis-text-v4").test("U1").reading(u1.verdict)
-    said = "" if reading is None else reading.text.rstrip(".").split(". ")[-1]
-    return (f"; trained with the share clamped to none's level (lowered, not removed), LayerNorm's slope is still "
-            f"{number(u2_slope, True)}{than} (U2, below half: {u2.verdict}), and the LayerNorm-level share imposed "
-            f"without normalisation gives only {number(u1.qualifiers.estimate, True)} (U1, half: {u1.verdict})"
-            + (f"; the plan's reading: {said[0].lower()}{said[1:]}" if said else ""))
+    said = "" if reading is None else reading.text.rstrip(".").split(". ")[-1]  # what the outcome means
+    return (f"; trained with the share clamped to none's level (lowered, not removed), LayerNorm's slope is "
+            f"{number(u2_slope, True)} (U2, below half: {u2.verdict}; intact, trained apart: "
+            f"{number(intact, True) if intact is not None else 'n/a'}), and the LayerNorm-level share imposed without "
+            f"normalisation gives {number(u1.qualifiers.estimate, True)} (U1, above half: {u1.verdict})"
+            + (f"; U1's pre-registered reading: \"{said}\"" if said else ""))
 
 
 def _deep_words(f) -> str:
@@ -124,7 +126,7 @@ def _deep_words(f) -> str:
     q = f.qualifiers
     where = {"residual": "with the residual", "no residual": "without the residual"}.get(q.where, q.where)
     if not q.fails:
-        return f"{f.verdict} {where}".strip()
+        return f"{f.verdict} {where}".strip() + (f", {q.holds}" if q.holds else "")
     size = f", {q.margin_of} up to {q.margin:.3g}" if q.margin is not None else ""
     return f"{where}, {f.verdict} {q.fails}{size}"
 

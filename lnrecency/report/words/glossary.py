@@ -71,7 +71,7 @@ TERMS: tuple[Term, ...] = (
          "is it for d = 64 only."),
     Term(("alpha",), r"\balpha\b", "the tokens' correlation (anisotropy)",
          "The anisotropy of the embeddings: E<x_i, x_j> = alpha for i != j (0: isotropic)."),
-    Term(("gamma", "residual"), r"\bgamma\b|\bresidual\b", "",
+    Term(("residual", "gamma"), r"\bgamma\b|\bresidual\b", "each layer adds its input back to its output",
          "With a residual connection each layer adds gamma times its input to the attention output (gamma = 1 the "
          "usual)."),
     Term(("row",), r"\brows? \d|\brow i\b|\bevery row\b", "the query position read",
@@ -88,10 +88,19 @@ TERMS: tuple[Term, ...] = (
          "report its share apart."),
     Term(("none",), r"\bnone\b", "no normalisation",
          "In the trained models' rows: no normalisation (the comparison arm of LayerNorm and RMSNorm)."),
-    Term(("equal tokens", "matched loss"), r"equal tokens|matched loss",
-         "compared after the same training tokens, or at the same held-out loss",
-         "Two ways to compare normalisations: after the same number of training tokens, or at the same held-out "
-         "loss (each arm read where it first reaches a target loss)."),
+    Term(("equal tokens",), r"equal tokens", "models compared after the same number of training tokens",
+         "Two ways to compare normalisations: after the same number of training tokens (equal tokens), or at the same "
+         "held-out loss (matched loss)."),
+    Term(("matched loss", "matched held-out loss"), r"matched (held-out )?loss",
+         "models compared where each first reaches the same held-out loss",
+         "Each arm read where its held-out loss first reaches a target (plan v4: 4.25): the same loss, at different "
+         "numbers of tokens."),
+    Term(("score step",), r"score step", "the change of a row's score from one key to the next, in logits",
+         "S_i,j+1 - S_ij: how a query's score changes from key j to key j + 1; C2's failure is its largest value "
+         "where the earlier-token order breaks."),
+    Term(("positions off",), r"positions off", "every position id set to 0 (no positional information)",
+         "A pretrained model probed with every position id 0, so that its rotary positions carry nothing: out of the "
+         "distribution it was trained on (its perplexity says by how much)."),
     Term(("interval", "95 % interval"), r"\[[+-]?\d[\d.]*, [+-]?\d", "",
          "A bracket [low, high] after an estimate is its 95 % interval, not adjusted for the family: a family decided "
          "by Holm can leave a test whose interval excludes 0 undecided (\"not significant after Holm\")."),
