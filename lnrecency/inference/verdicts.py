@@ -23,6 +23,33 @@ SOURCES = ("seed text", "printed derivation", "our formulation", "trained models
 THEIR_SOURCES = ("seed text", "prior work (Wu et al. 2025)", "trained models, seed text")
 
 
+_RULE_OUTCOME = {"reproduced": "confirmed", "the opposite shown": "refuted"}
+
+
+def evidence_contradiction(verdict: str, evidence) -> str:
+    """What in a row's evidence contradicts its label ("" when nothing does): each setting's evidence that decides
+    the row by itself (a record with a ``verdict`` of its own, unless it says ``decides_row = False``) must give the
+    row's outcome, or the row must be inconclusive (a failed Monte Carlo check, or a domain checked only in part,
+    leaves a decided setting undecided; nothing makes an undecided or opposite setting decided)."""
+    from lnrecency.inference.evidence import SettingGroup
+
+    row = _RULE_OUTCOME.get(verdict, verdict)
+    if row in ("inconclusive", "secondary", "not run"):
+        return ""
+    items = [p.evidence for p in evidence.per_setting] if isinstance(evidence, SettingGroup) else [evidence]
+    for k, e in enumerate(items, start=1):
+        if not getattr(type(e), "decides_row", True):
+            continue
+        try:
+            own = getattr(e, "verdict", None)
+        except (ArithmeticError, LookupError, TypeError, ValueError):  # a damaged record decides nothing
+            return f"the evidence of setting {k} cannot be read back to a verdict"
+        if isinstance(own, str) and own in ("confirmed", "refuted", "inconclusive") and own != row:
+            return (f"it reads {verdict} but the evidence of setting {k} ({type(e).__name__}) decides "
+                    f"{own}")
+    return ""
+
+
 @dataclass(frozen=True)
 class ClaimResult:
     """One verdict. ``id``: "T1", "C2".. or "P1".."P9"; ``source``: one of :data:`SOURCES`."""
@@ -54,6 +81,9 @@ class ClaimResult:
         if not isinstance(self.evidence, Evidence):
             raise TypeError(f"evidence must be an lnrecency.inference.evidence record; "
                             f"got {type(self.evidence).__name__}")
+        said = evidence_contradiction(self.verdict, self.evidence)
+        if said:  # re-decided from the evidence stored with it (issue 86, item 1)
+            raise ValueError(f"the {self.id} row does not follow from what is stored with it: {said}")
 
     @property
     def confirmed(self) -> bool:

@@ -44,6 +44,11 @@ class DeeperEvidence(Evidence):
     # where a layer fails at alpha = 0: the alpha set of that layer (lnrecency.theory.region), {str(layer): ...}
     alpha_regions: dict | None = item(omit_none=True)
 
+    @property
+    def verdict(self) -> str:
+        """The exact search's verdict (a failed Monte Carlo check can only leave the row inconclusive)."""
+        return self.search.verdict
+
 
 def _finding(verdict: str, group) -> str:
     text = boundary_finding(group, lambda st: (

@@ -63,6 +63,11 @@ class PrintedFormula(Evidence):
     derived: str | None = item(omit_none=True)
     first_difference: Difference | None  # None or the first differing point
 
+    @property
+    def verdict(self) -> str:
+        """What the row reads, re-decided from the check stored with it."""
+        return ladder(self.equal)
+
 
 @record
 class PrintedFormulas(Evidence):
@@ -71,6 +76,11 @@ class PrintedFormulas(Evidence):
     @property
     def equal(self) -> bool:
         return all(c.equal for c in self.checks)
+
+    @property
+    def verdict(self) -> str:
+        """What the row reads, re-decided from the checks stored with it."""
+        return ladder(self.equal)
 
 
 @record
@@ -126,6 +136,11 @@ class DifferenceEvidence(Evidence):
     corrected_equal: bool
     corrected_method: str
     error: str
+
+    @property
+    def verdict(self) -> str:
+        """What the row reads (the line as printed and its conclusion < 0), re-decided from what is stored with it."""
+        return ladder(self.equal and self.conclusion_lt_0_holds)
     conclusion_lt_0_holds: bool
     conclusion_proof: str
     printed_expression_nonnegative_at_a0_for_i: list

@@ -120,6 +120,8 @@ UNITS = ("attention logits (Delta = log P_87/P_81)", "per unit of lam (Delta / l
 
 @record
 class WeakensEvidence(Evidence):
+    #: each P9 row reads one unit's verdict (unit_verdicts); ``verdict`` below is both units', not the row's
+    decides_row = False
     claim: str
     mc: GapsAtWidth
     context_limit_gaps_lam_fixed: dict
