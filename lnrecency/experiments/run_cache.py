@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 __all__ = ["KINDS", "MAX_BYTES", "MAX_DEPTH", "DamagedCache", "cache_root", "folder", "entry", "key", "read", "write",
+           "filed_as", "cached_all",
            "link_on_the_way",
            "make_folder", "cached_jobs", "READS", "reads", "clear_reads", "note_reads", "using_root"]
 
@@ -194,6 +195,26 @@ def read(path: Path, required: tuple = (), *, max_bytes: int = MAX_BYTES, max_de
         raise DamagedCache(f"{where}: {exc}; {fix}") from None
     _note(path, data)
     return data
+
+
+def filed_as(names: tuple, job: tuple, plan: str, what: str) -> Callable:
+    """The check of a cached record filed under ``job`` (the values of its fields ``names``): it holds the same job and
+    names the plan it was made under (SHA-256 ``plan``, ``what`` in words); the one check every plan's runs use."""
+    def check(rec: dict) -> None:
+        said = tuple(rec[n] for n in names)
+        if said != tuple(job):
+            raise ValueError(f"it is filed as {', '.join(f'{n} {v}' for n, v in zip(names, job))} but holds "
+                             f"{', '.join(f'{v!r:.20}' for v in said)}")
+        if rec["plan_sha256"] != plan:
+            raise ValueError(f"it was made under the plan with SHA-256 {rec['plan_sha256'][:16]:.16}..., not {what} "
+                             f"as shipped ({plan[:16]}...)")
+    return check
+
+
+def cached_all(jobs: list, path_of: Callable, required: tuple, *, shape: dict, check_of: Callable) -> list | None:
+    """Every job's record from the cache, read and checked (:func:`read`), in job order; None when one is missing."""
+    runs = [read(path_of(job), required, shape=shape, check=check_of(job)) for job in jobs]
+    return None if any(r is None for r in runs) else runs
 
 
 def link_on_the_way(path: Path) -> Path | None:

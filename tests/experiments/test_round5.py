@@ -174,7 +174,7 @@ def _text_run(arch="attn2", norm="layernorm", seed=0, **change):
 @pytest.mark.parametrize("change, words", [
     ({"arch": "attn3"}, "filed as arch attn2"),
     ({"seed": 7}, "filed as arch attn2, norm layernorm, seed 0"),
-    ({"plan_sha256": "0" * 64}, "another|not this version's plan"),
+    ({"plan_sha256": "0" * 64}, "another|not plan v1 as shipped"),
     ({"trajectory": [{"step": 20, "tokens": 100, "heldout_loss": None, "text": []}]}, "heldout_loss: null"),
     ({"final": {"text": [], "random": []}}, "final.text: an empty list"),
     ({"unigram": "6"}, "unigram: a string"),

@@ -228,15 +228,9 @@ RUN_SHAPE = {"arch": str, "norm": str, "seed": int, "unigram": float, "plan_sha2
 def run_check(arch: str, norm: str, seed: int):
     """The check of a cached run filed under (arch, norm, seed): the record says the same, and names this
     version's plan (records of another plan never decide this plan's claims)."""
-    def check(rec: dict) -> None:
-        said = (rec["arch"], rec["norm"], rec["seed"])
-        if said != (arch, norm, seed):
-            raise ValueError(f"it is filed as arch {arch}, norm {norm}, seed {seed} but holds {said[0]!r:.20}, "
-                             f"{said[1]!r:.20}, seed {said[2]!r:.20}")
-        if rec["plan_sha256"] != plan_sha256():
-            raise ValueError(f"it was trained under the plan with SHA-256 {rec['plan_sha256'][:16]:.16}..., not this "
-                             f"version's plan ({plan_sha256()[:16]}...)")
-    return check
+    from lnrecency.experiments.run_cache import filed_as
+
+    return filed_as(("arch", "norm", "seed"), (arch, norm, seed), plan_sha256(), "plan v1")
 
 
 def cached_run(st: TextThesisSettings, arch: str, norm: str, seed: int) -> dict | None:
@@ -248,8 +242,10 @@ def cached_run(st: TextThesisSettings, arch: str, norm: str, seed: int) -> dict 
 
 def cached_runs(st: TextThesisSettings) -> list | None:
     """Every run of ``st`` from the cache, in job order; None when one is missing."""
-    runs = [cached_run(st, *job) for job in st.jobs()]
-    return None if any(r is None for r in runs) else runs
+    from lnrecency.experiments.run_cache import cached_all
+
+    return cached_all(st.jobs(), lambda job: run_path(st, *job), RUN_KEYS, shape=RUN_SHAPE,
+                      check_of=lambda job: run_check(*job))
 
 
 def run_thesis_text(st: TextThesisSettings, *, use_cache: bool = True, progress: bool | None = False,

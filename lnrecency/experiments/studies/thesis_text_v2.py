@@ -221,14 +221,9 @@ RUN_KEYS = ("arch", "bos", "norm", "seed", "log", "trajectory", "final", "unigra
 
 def run_check(bos: bool, norm: str, seed: int):
     """The check of a cached run filed under (bos, norm, seed): the record says the same and names plan v2."""
-    def check(rec: dict) -> None:
-        said = (rec["bos"], rec["norm"], rec["seed"])
-        if said != (bos, norm, seed):
-            raise ValueError(f"it is filed as bos {bos}, norm {norm}, seed {seed} but holds {said!r:.60}")
-        if rec["plan_sha256"] != plan_sha256():
-            raise ValueError(f"it was trained under the plan with SHA-256 {rec['plan_sha256'][:16]:.16}..., not "
-                             f"plan v2 ({plan_sha256()[:16]}...)")
-    return check
+    from lnrecency.experiments.run_cache import filed_as
+
+    return filed_as(("bos", "norm", "seed"), (bos, norm, seed), plan_sha256(), "plan v2")
 
 
 def _path(st: V2Settings, bos: bool, norm: str, seed: int) -> Path:
@@ -239,10 +234,10 @@ def _path(st: V2Settings, bos: bool, norm: str, seed: int) -> Path:
 
 def cached_v2(st: V2Settings) -> list | None:
     """Every run of ``st`` from the cache, in job order; None when one is missing."""
-    from lnrecency.experiments.run_cache import read
+    from lnrecency.experiments.run_cache import cached_all
 
-    runs = [read(_path(st, *job), RUN_KEYS, shape=RUN_SHAPE, check=run_check(*job)) for job in st.jobs()]
-    return None if any(r is None for r in runs) else runs
+    return cached_all(st.jobs(), lambda job: _path(st, *job), RUN_KEYS, shape=RUN_SHAPE,
+                      check_of=lambda job: run_check(*job))
 
 
 def run_v2(st: V2Settings, *, use_cache: bool = True, progress: bool | None = False,

@@ -117,13 +117,9 @@ RUN_SHAPE = {"bos": bool, "norm": str, "seed": int, "windows": int, "plan_sha256
 
 
 def _check(bos: bool, norm: str, seed: int):
-    def check(rec: dict) -> None:
-        said = (rec["bos"], rec["norm"], rec["seed"])
-        if said != (bos, norm, seed):
-            raise ValueError(f"it is filed as bos {bos}, norm {norm}, seed {seed} but holds {said!r:.60}")
-        if rec["plan_sha256"] != plan_sha256():
-            raise ValueError("it was made under another plan than plan v3 as shipped")
-    return check
+    from lnrecency.experiments.run_cache import filed_as
+
+    return filed_as(("bos", "norm", "seed"), (bos, norm, seed), plan_sha256(), "plan v3")
 
 
 def _path(st: V3Settings, bos: bool, norm: str, seed: int) -> Path:
@@ -134,11 +130,11 @@ def _path(st: V3Settings, bos: bool, norm: str, seed: int) -> Path:
 
 def cached_v3(st: V3Settings | None = None) -> list | None:
     """Every run of the plan from the cache, in job order; None when one is missing."""
-    from lnrecency.experiments.run_cache import read
+    from lnrecency.experiments.run_cache import cached_all
 
     st = st or V3Settings()
-    runs = [read(_path(st, *job), RUN_KEYS, shape=RUN_SHAPE, check=_check(*job)) for job in st.jobs()]
-    return None if any(r is None for r in runs) else runs
+    return cached_all(st.jobs(), lambda job: _path(st, *job), RUN_KEYS, shape=RUN_SHAPE,
+                      check_of=lambda job: _check(*job))
 
 
 def run_v3(st: V3Settings | None = None, *, use_cache: bool = True, progress: bool | None = None,

@@ -165,13 +165,9 @@ RUN_SHAPE = {"arm": str, "bos": bool, "norm": str, "seed": int, "plan_sha256": s
 
 
 def _check(arm: str, norm: str, seed: int):
-    def check(rec: dict) -> None:
-        said = (rec["arm"], rec["norm"], rec["seed"])
-        if said != (arm, norm, seed):
-            raise ValueError(f"it is filed as {arm} {norm} seed {seed} but holds {said!r:.60}")
-        if rec["plan_sha256"] != plan_sha256():
-            raise ValueError("it was made under another plan than plan v4 as shipped")
-    return check
+    from lnrecency.experiments.run_cache import filed_as
+
+    return filed_as(("arm", "norm", "seed"), (arm, norm, seed), plan_sha256(), "plan v4")
 
 
 def _path(st: V4Settings, arm: str, norm: str, seed: int) -> Path:
@@ -182,11 +178,11 @@ def _path(st: V4Settings, arm: str, norm: str, seed: int) -> Path:
 
 def cached_v4(st: V4Settings | None = None) -> list | None:
     """Every run of the plan from the cache, in job order; None when one is missing."""
-    from lnrecency.experiments.run_cache import read
+    from lnrecency.experiments.run_cache import cached_all
 
     st = st or V4Settings()
-    runs = [read(_path(st, *job), RUN_KEYS, shape=RUN_SHAPE, check=_check(*job)) for job in st.jobs()]
-    return None if any(r is None for r in runs) else runs
+    return cached_all(st.jobs(), lambda job: _path(st, *job), RUN_KEYS, shape=RUN_SHAPE,
+                      check_of=lambda job: _check(*job))
 
 
 def run_v4(st: V4Settings | None = None, *, use_cache: bool = True, progress: bool | None = None,
