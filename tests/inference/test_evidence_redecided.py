@@ -14,16 +14,18 @@ from lnrecency.inference.verdicts import evidence_contradiction
 
 @pytest.fixture(scope="module")
 def rows():
-    return evaluate(["C6", "P7"], quick=True, progress=False)
+    return evaluate(["C6", "P7", "T1"], quick=True, progress=False)
 
 
 @pytest.mark.parametrize("cid, verdict, decided", [("C6", "refuted", "DeeperEvidence"),
-                                                   ("P7", "refuted", "DifferenceEvidence")])
+                                                   ("P7", "refuted", "DifferenceEvidence"),
+                                                   ("T1", "confirmed", "T1Evidence")])
 def test_a_flipped_label_is_refused_naming_the_setting(rows, cid, verdict, decided):
     row = next(r for r in rows if r.id == cid and r.verdict == verdict)
+    flipped = "refuted" if verdict == "confirmed" else "confirmed"
     with pytest.raises(ValueError, match=rf"the {cid} row does not follow from what is stored with it: it reads "
-                                         rf"confirmed but the evidence of setting 1 \({decided}\) decides refuted"):
-        dataclasses.replace(row, verdict="confirmed", qualifiers=None)
+                                         rf"{flipped} but the evidence of setting 1 \({decided}\) decides {verdict}"):
+        dataclasses.replace(row, verdict=flipped, qualifiers=None)
 
 
 def test_a_decided_setting_may_leave_its_row_undecided_never_the_reverse(rows):

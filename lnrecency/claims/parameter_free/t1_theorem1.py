@@ -40,6 +40,13 @@ class T1Evidence(Evidence):
     mc_means: MCMeans
     per_instance_rp: tuple  # ((d, RP mean, SE), ...) at the authors' widths: the scope of "in expectation"
 
+    @property
+    def verdict(self) -> str:
+        """The row's verdict, decided here once from what is stored (the evaluator reads it; a stored row is
+        re-decided by it): the proof, the exact limit's labels, the paired orderings and the means at the widths."""
+        return combine([ladder(self.proof.proven, opposite=False), ladder(self.limit.labels == {"recency"}),
+                        self.mc_ordering.verdict, ladder(self.mc_means.passed, opposite=False)])
+
 
 # ---- the claim's report tables, figures and notebook cells ----------------------------------------
 
@@ -54,21 +61,19 @@ def evaluate(*, quick: bool = False, progress=None, seed: int = 20260101) -> lis
                                          ("layernorm", 8.0)]):
         cfg = ModelConfig(norm=norm, lam=lam)
         limit = LimitProfile(n=n, rows_by_label=row_labels(n, 2, cfg))
-        limit_ok = limit.labels == {"recency"}
         name = f"T1[{cfg.label()}]"
         order = mc_orderings(name, cfg, N_MC, 2, adjacent_triples(N_MC), samples=samples,
                              seed=seed + 10 * s_idx, progress=progress)
         means = mc_means(name, cfg, N_MC, 2, [(N_MC, j) for j in range(1, N_MC + 1)],
                          samples=4000, seed=seed + 10 * s_idx + 5, progress=progress)
-        verdicts = [ladder(proof.proven, opposite=False),
-                    ladder(limit_ok), order.verdict,
-                    ladder(means.passed, opposite=False)]
         rp = []
         for d in RP_WIDTHS:  # per-instance recency probability: what a single draw shows at the authors' widths
             sim = simulate_scores(N_MC, 2, d, RP_SAMPLES, seed=seed + 10 * s_idx + 7, method="gram", config=cfg)
             est = sim.recency_probability(2)
             rp.append((d, float(est.mean), float(est.stderr)))
-        verdict = combine(verdicts)
+        ev = T1Evidence(proof=ProofRecord.of(proof, steps=2), limit=limit, mc_ordering=order, mc_means=means,
+                        per_instance_rp=tuple(rp))
+        verdict = ev.verdict
         smallest = min(t.check.z for t in order.tests)
         others = [d for d in RP_WIDTHS if d != lam * lam]
         scaling = ("lam = 1" if lam == 1 else f"lam = {lam:g}: the sqrt(d) scaling of d = {lam * lam:g} only"
@@ -82,9 +87,8 @@ def evaluate(*, quick: bool = False, progress=None, seed: int = 20260101) -> lis
                    f"{smallest:.3g} against k = {order.tests[0].check.k:.2f}, and the means at the authors' widths "
                    f"{'agree' if means.passed else 'do not all agree'} with limit + c/d.")
         out.append(ClaimResult(
-            ID, result_source(ID, STATEMENT), STATEMENT, setting(cfg, layer=2, n_limit=n, n_mc=N_MC), verdict,
-            T1Evidence(proof=ProofRecord.of(proof, steps=2), limit=limit, mc_ordering=order, mc_means=means,
-                       per_instance_rp=tuple(rp)), finding))
+            ID, result_source(ID, STATEMENT), STATEMENT, setting(cfg, layer=2, n_limit=n, n_mc=N_MC), verdict, ev,
+            finding))
     return _qualified(out)
 
 
