@@ -52,6 +52,18 @@ class KeepsEvidence(Evidence):
     mc_ordering: OrderingTests | None = item(omit_none=True)
     mc_means: MCMeans | None = item(omit_none=True)  # row N_MC at d = 16, 64, 256 against limit + c/d
 
+    @property
+    def verdict(self) -> str:
+        """The row's verdict, decided here once (the evaluator reads it; a stored row is re-decided by it): the exact
+        limit and the proof; the Monte Carlo orderings and means, where run, can only take a confirmation back."""
+        ok = self.limit.labels == {"recency"}
+        v = ladder(ok and self.proof.proven, opposite=not ok)
+        if v == "confirmed" and self.mc_ordering is not None and self.mc_ordering.verdict != "confirmed":
+            v = "inconclusive" if self.mc_ordering.verdict == "inconclusive" else "refuted"
+        if v == "confirmed" and self.mc_means is not None and not self.mc_means.passed:
+            v = "inconclusive"
+        return v
+
 
 @record
 class WeakensEvidence(Evidence):
@@ -63,6 +75,16 @@ class WeakensEvidence(Evidence):
     # the no-residual model's gap entries at d = 16, 64, 256 against limit + c/d (the residual model's are in the
     # same setting's KeepsEvidence.mc_means)
     mc_gap_entries_no_residual: MCMeans | None = item(omit_none=True)
+
+    @property
+    def verdict(self) -> str:
+        """Its own part of the row's verdict: weaker on every row in both gaps (exact), the Monte Carlo difference
+        and entries, where run, only able to take it back (the residual model's entries are the keeps record's)."""
+        v = ladder(not self.rows_where_absolute_not_weaker and not self.rows_where_relative_not_weaker)
+        mc, entries = self.mc_gap_difference, self.mc_gap_entries_no_residual
+        if v == "confirmed" and mc is not None and (mc.verdict != "confirmed" or not entries.passed):
+            v = "inconclusive"
+        return v
 
 
 def gaps(n: int, cfg: ModelConfig) -> tuple[np.ndarray, np.ndarray]:
@@ -84,20 +106,14 @@ def evaluate(*, quick: bool = False, progress=None, seed: int = 20260303) -> lis
         cfg = ModelConfig(norm="layernorm", residual=True, gamma=gamma, lam=lam, alpha=alpha)
         base = cfg.replace(residual=False)
         limit = LimitProfile(n=n, rows_by_label=row_labels(n, 2, cfg))
-        ok = limit.labels == {"recency"}
-        v = ladder(ok and proof.proven, opposite=not ok)
         order = means = None
         if (gamma, lam, alpha) == (1.0, 1.0, 0.0):
             order = mc_orderings(f"{ID} keeps[{cfg.label()}]", cfg, N_MC, 2, adjacent_triples(N_MC),
                                  samples=20000, seed=seed, progress=progress)
             means = mc_means(f"{ID} keeps[{cfg.label()}]", cfg, N_MC, 2, [(N_MC, j) for j in range(1, N_MC + 1)],
                              samples=4000, seed=seed + 20, progress=progress)
-            if order.verdict != "confirmed" and v == "confirmed":
-                v = "inconclusive" if order.verdict == "inconclusive" else "refuted"
-            if not means.passed and v == "confirmed":
-                v = "inconclusive"
-        keep_items.append((setting(cfg, n=n), v, KeepsEvidence(proof=ProofRecord.of(proof), limit=limit,
-                                                               mc_ordering=order, mc_means=means)))
+        keeps = KeepsEvidence(proof=ProofRecord.of(proof), limit=limit, mc_ordering=order, mc_means=means)
+        keep_items.append((setting(cfg, n=n), keeps.verdict, keeps))
 
         a_res, r_res = gaps(n, cfg)
         a_no, r_no = gaps(n, base)
