@@ -57,6 +57,16 @@ class FlatEvidence(Evidence):
     # S_{n,n-1} and S_{n,1} of layer 2 at d = 16, 64, 256 against limit + c/d (support at the authors' widths)
     mc_layer2_widths: MCMeans | None = item(omit_none=True)
 
+    @property
+    def verdict(self) -> str:
+        """The row's verdict, decided here once (the evaluator reads it; a stored row is re-decided by it): the
+        exact limit's labels and the proof; the Monte Carlo checks, where run, can only take a confirmation back."""
+        v = decide(self.limit_layer2.labels == {"flat"}, self.proof.proven)
+        if v == "confirmed" and self.mc_layer2 is not None and not (self.mc_layer2.passed
+                                                                    and self.mc_layer2_widths.passed):
+            v = "inconclusive"
+        return v
+
 
 @record
 class FailingRow(Evidence):
@@ -109,18 +119,15 @@ def evaluate(*, quick: bool = False, progress=None, seed: int = 20260202) -> lis
         cfg = ModelConfig(norm="none", residual=residual, lam=lam, alpha=alpha)
         proof = proof_flat_without_norm(cfg)
         lab2 = LimitProfile(n=n, rows_by_label=row_labels(n, 2, cfg, min_row=3))
-        v = decide(lab2.labels == {"flat"}, proof.proven)
         mc2 = widths2 = None
         if lam == 1.0 and alpha == 0.0:
             mc2 = mc_paired_mean(f"C2 flat[{cfg.label()}]", cfg, N_MC, 2, N_MC, N_MC - 1, 1, prediction=0.0,
                                  samples=4000, seed=seed + idx, progress=progress)
             widths2 = mc_means(f"C2 flat[{cfg.label()}]", cfg, N_MC, 2, [(N_MC, N_MC - 1), (N_MC, 1)],
                                samples=4000, seed=seed + 200 + 10 * idx, progress=progress)
-            if not (mc2.passed and widths2.passed):
-                v = "inconclusive" if v == "confirmed" else v
-        flat_items.append((setting(cfg), v, FlatEvidence(proof=ProofRecord.of(proof, steps=None),
-                                                         limit_layer2=lab2, mc_layer2=mc2,
-                                                         mc_layer2_widths=widths2)))
+        flat = FlatEvidence(proof=ProofRecord.of(proof, steps=None), limit_layer2=lab2, mc_layer2=mc2,
+                            mc_layer2_widths=widths2)
+        flat_items.append((setting(cfg), flat.verdict, flat))
     for idx, (residual, lam) in enumerate(product((False, True), (0.5, 1.0, 3.0))):
         cfg = ModelConfig(norm="none", residual=residual, lam=lam, alpha=0.0)
         ev = earlier_evidence(cfg, depth, n_max, scan=SCAN_QUICK if quick else SCAN_FULL)
