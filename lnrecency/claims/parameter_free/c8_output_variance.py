@@ -43,11 +43,21 @@ class DecayEvidence(Evidence):
     proof: ProofRecord
     mc_d_times_variance: MCMeans
 
+    @property
+    def verdict(self) -> str:
+        """Decided here once (the evaluator reads it; a stored row is re-decided by it): the proof, corroborated."""
+        return ladder(self.proof.proven and self.mc_d_times_variance.passed, opposite=False)
+
 
 @record
 class VarianceFloor(Evidence):
     limit_i_to_oo_of_d_Var: str
     floor_formula: str
+
+    @property
+    def verdict(self) -> str:
+        """Vanishes when the exact limit is 0."""
+        return ladder(self.limit_i_to_oo_of_d_Var == "0")
 
 
 @record
@@ -77,6 +87,12 @@ class PostNormEvidence(Evidence):
     normalised: dict = item(flatten=True)  # {"layernorm_d=<d>": DiagonalChecks}
     none: NoNormDecay = item(key="none_d=1e12")
 
+    @property
+    def verdict(self) -> str:
+        """Fixed with the normalisation at every width, decaying without it (both Monte Carlo)."""
+        ok = all(c.passed for c in self.normalised.values()) and self.none.decay_test.verdict == "confirmed"
+        return ladder(ok, opposite=False)
+
 
 def post_norm_evidence(*, samples: int, seed: int, progress=None) -> tuple[str, PostNormEvidence]:
     normalised = {}
@@ -97,8 +113,8 @@ def post_norm_evidence(*, samples: int, seed: int, progress=None) -> tuple[str, 
     none = NoNormDecay(S_ii_mc=[float(sim.mean[1, q, q]) for q in range(N)],
                        S_ii_limit=[float(lim[q, q]) for q in range(N)], decay_test=o,
                        note="SE of the difference bounded by SE_22 + SE_88 (valid for any correlation)")
-    ok = all(c.passed for c in normalised.values()) and o.verdict == "confirmed"
-    return (ladder(ok, opposite=False)), PostNormEvidence(normalised=normalised, none=none)
+    ev = PostNormEvidence(normalised=normalised, none=none)
+    return ev.verdict, ev
 
 
 # ---- the claim's report tables, figures and notebook cells ----------------------------------------
@@ -113,13 +129,11 @@ def evaluate(*, quick: bool = False, progress=None, seed: int = 20260808) -> lis
         cfg = ModelConfig(norm="layernorm", alpha=a)
         m = mc_means(f"C8[alpha={a}]", cfg, N, 1, [(q, q) for q in range(1, N + 1)], quantity="ovar",
                      samples=4000, seed=seed + idx, progress=progress)
-        v = ladder(proof.proven and m.passed, opposite=False)
-        decay_items.append((setting(cfg, lam="any > 0"), v, DecayEvidence(proof=ProofRecord.of(proof),
-                                                                          mc_d_times_variance=m)))
+        decay = DecayEvidence(proof=ProofRecord.of(proof), mc_d_times_variance=m)
+        decay_items.append((setting(cfg, lam="any > 0"), decay.verdict, decay))
         f = sympy.simplify(floor.subs(cf.alpha, sympy.nsimplify(a)))
-        (extension if a else vanish_items).append(
-            (setting(cfg, lam="any > 0"), ladder(f.is_zero),
-             VarianceFloor(limit_i_to_oo_of_d_Var=str(f), floor_formula=str(floor))))
+        vf = VarianceFloor(limit_i_to_oo_of_d_Var=str(f), floor_formula=str(floor))
+        (extension if a else vanish_items).append((setting(cfg, lam="any > 0"), vf.verdict, vf))
     v, ev = post_norm_evidence(samples=4000, seed=seed + 50, progress=progress)
     return (grouped(ID, DECAYS, {"layer": 1}, decay_items)
             + grouped(ID, VANISHES, {"layer": 1}, vanish_items)
