@@ -48,6 +48,11 @@ class RolloutDepthEvidence(Evidence):
     rate: float  # rho = max_l (1 - R^(l+1)_n1) / (1 - R^(l)_n1)
     smallest_rise: float  # min_l R^(l+1)_n1 - R^(l)_n1 (the margin of "rises")
 
+    @property
+    def verdict(self) -> str:
+        """Re-decided from the stored masses by the one rule (:func:`depth_decision`)."""
+        return depth_decision(np.asarray(self.first_token_mass, dtype=float))[0]
+
 
 @record
 class SideBySideEvidence(Evidence):
@@ -56,6 +61,11 @@ class SideBySideEvidence(Evidence):
     rollout_row_n: list  # layer-2 R_nj, j = 1..n-1
     smallest_score_rise: float  # min_j S_n,j+1 - S_nj (> 0: recency)
     smallest_rollout_fall: float  # min_j R_nj - R_n,j+1 (> 0: primacy)
+
+    @property
+    def verdict(self) -> str:
+        """Re-decided from the stored rows by the one rule (:func:`side_decision`)."""
+        return side_decision(np.asarray(self.scores_row_n, dtype=float), np.asarray(self.rollout_row_n, dtype=float))
 
 
 def depth_decision(r: np.ndarray) -> tuple[str, float, float]:
