@@ -76,10 +76,22 @@ class CanAmplifyEvidence(Evidence):
     mc_up: GapComparison | None = item(omit_none=True)
     mc_down: GapComparison | None = item(omit_none=True)
 
+    @property
+    def verdict(self) -> str:
+        """Decided here once (the evaluator reads it; a stored row is re-decided by it): amplified in the exact
+        limit, the Monte Carlo step up, where run, only able to take it back."""
+        v = ladder(self.exact.amplified)
+        return "inconclusive" if v == "confirmed" and self.mc_up is not None and self.mc_up.verdict != "confirmed" \
+            else v
+
 
 @record
 class GrowsEvidence(Evidence):
     exact: AlphaDecision
+
+    @property
+    def verdict(self) -> str:
+        return ladder(self.exact.increasing)
 
 
 @record
@@ -255,12 +267,10 @@ def evaluate(*, quick: bool = False, progress=None, seed: int = 20260505) -> lis
             if measure == "absolute" and (residual, lam, n) == (False, 1.0, 8):
                 up = mc_gap_compare(cfg, 0.1, 0.0, samples=20000, seed=seed, progress=progress)
                 down = mc_gap_compare(cfg, 0.0, 0.9, samples=20000, seed=seed + 10, progress=progress)
-            v_can = ladder(dec.amplified)
-            if up is not None and up.verdict != "confirmed" and v_can == "confirmed":
-                v_can = "inconclusive"
-            can.append((st, v_can, CanAmplifyEvidence(exact=dec, grid_context=profile(n, cfg, measure, grid),
-                                                      mc_up=up, mc_down=down)))
-            mono.append((st, ladder(dec.increasing), GrowsEvidence(exact=dec)))
+            can_ev = CanAmplifyEvidence(exact=dec, grid_context=profile(n, cfg, measure, grid), mc_up=up, mc_down=down)
+            can.append((st, can_ev.verdict, can_ev))
+            grows = GrowsEvidence(exact=dec)
+            mono.append((st, grows.verdict, grows))
         out += grouped(ID, CAN_AMPLIFY.format(measure=measure),
                        {"norm": "layernorm", "layer": 2, "measure": measure}, can, _interval_finding,
                        _interval_qualifiers)
