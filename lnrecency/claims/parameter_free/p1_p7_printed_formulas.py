@@ -108,6 +108,13 @@ class ScoreFormulaEvidence(Evidence):
     exact_values_from: str
     summary: str
 
+    @property
+    def verdict(self) -> str:
+        """Decided here once (the evaluator reads it): the formula exact and every printed number rounded or
+        truncated from the exact value."""
+        return ladder(self.formula.equal and all(n.agrees_at_3_decimals or n.agrees_when_truncated
+                                                 for n in self.numbers))
+
 
 @record
 class CoefficientSign(Evidence):
@@ -122,6 +129,11 @@ class NumeratorEvidence(Evidence):
     degree_in_j: int
     coefficients_c0_c1_c2: tuple[CoefficientSign, ...]
     method: str
+
+    @property
+    def verdict(self) -> str:
+        """Decided here once (the evaluator reads it): three coefficients in j, each negative for every alpha."""
+        return ladder(len(self.coefficients_c0_c1_c2) == 3 and all(c.sign == -1 for c in self.coefficients_c0_c1_c2))
 
 
 @record
@@ -237,7 +249,7 @@ def p4(printed_numbers: dict | None = None) -> ClaimResult:
     formula = f"({g}) / sqrt(({h2_i}) * ({h2_j}))"
     fr = check_formula("score", formula, **RES)
     exact = limit_scores(3, 2, norm="l2", residual=True, gamma=1, lam=1, alpha=0, dps=30)[1]
-    numbers, agree = [], True
+    numbers = []
     for (qi, qj), printed in printed_numbers.items():
         value = _decimal(exact[qi - 1, qj - 1])
         unit = Decimal(1).scaleb(Decimal(printed).as_tuple().exponent)  # the printed precision (0.001 for 0.150)
@@ -246,7 +258,6 @@ def p4(printed_numbers: dict | None = None) -> ClaimResult:
         two = value.quantize(Decimal("0.01"), ROUND_HALF_EVEN)
         ok = rounded == Decimal(printed)
         within = abs(value - Decimal(printed)) < unit
-        agree &= ok or truncated == Decimal(printed)
         numbers.append(PrintedNumber(
             i=qi, j=qj, printed=printed, exact=mpmath.nstr(exact[qi - 1, qj - 1], 15),
             exact_6_digits=mpmath.nstr(exact[qi - 1, qj - 1], 6), rounded_3_decimals=str(rounded),
@@ -266,7 +277,7 @@ def p4(printed_numbers: dict | None = None) -> ClaimResult:
         formula=PrintedFormula(printed="S^(2)_ij = g(i)/(h(i)h(j)) with g = P2, h^2 = P3", typed=formula,
                              equal=fr.equal, method=fr.method, first_difference=fr.first_difference),
         numbers=tuple(numbers), exact_values_from="theory.limit (mpmath, 30 digits), n = 3, a = 0", summary=summary)
-    return _result("P4", dict(SETTING_RES, alpha=0, n=3), _verdict(fr.equal and agree), ev,
+    return _result("P4", dict(SETTING_RES, alpha=0, n=3), ev.verdict, ev,
                        _p4_lead(fr.equal, numbers) + ". The formula S = g/(h h) " + (
                            "is exact (" + fr.method + "); " if fr.equal else "differs from our derivation; ")
                        + summary + ".")
@@ -323,7 +334,7 @@ def p5() -> ClaimResult:
                f"0 <= a < 1 (each coefficient rewritten with e^a = e/(1+w), w = e^(1-a) - 1 > 0, a = A/(A+B): every "
                f"monomial's sign decided by sympy), so h(j) strictly decreases." if ok else
                f"The numerator's coefficients in j do not all have the printed sign: {signs}.")
-    return _result("P5", SETTING_RES, _verdict(ok), ev, finding)
+    return _result("P5", SETTING_RES, ev.verdict, ev, finding)
 
 
 def p6() -> ClaimResult:
