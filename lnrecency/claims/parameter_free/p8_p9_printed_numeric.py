@@ -82,6 +82,17 @@ class DScalingEvidence(Evidence):
     measured_difference_row_8_d64: tuple[ScoreDifference, ...]
     d_times_max_abs_diff: float
 
+    @property
+    def verdict(self) -> str:
+        """Decided here once (the evaluator reads it): the limits equal at 40 digits and the profiles at d = 64 read
+        the same; refuted when the limits differ or two definite labels of a row contradict."""
+        labels = list(self.mc_profiles_d64.labels.values())
+        same = all(x == labels[0] for x in labels)
+        definite = ("recency", "earlier", "mixed", "trivial")
+        contradict = any(x != y and x in definite and y in definite for x, y in zip(*labels))
+        exact = self.limit_max_abs_diff_dps40 < 1e-35
+        return ladder(exact and same, opposite=not exact or contradict)
+
 
 @record
 class SharpensEvidence(Evidence):
@@ -89,6 +100,10 @@ class SharpensEvidence(Evidence):
     positive_form: str
     equal_to_positive_form: bool
     P_88_alpha0: dict  # {"lam=..": P_88}
+
+    @property
+    def verdict(self) -> str:
+        return ladder(self.equal_to_positive_form, opposite=False)
 
 
 @record
@@ -188,15 +203,12 @@ def p9a(samples: int, seed: int, progress=None) -> list:
     diffs = tuple(ScoreDifference(j=q, diff=float(s_ln.mean[1, n - 1, q - 1] - s_l2.mean[1, n - 1, q - 1]),
                                   stderr=math.hypot(s_ln.stderr[1, n - 1, q - 1], s_l2.stderr[1, n - 1, q - 1]))
                   for q in range(1, n))
-    definite = ("recency", "earlier", "mixed", "trivial")
-    contradict = any(x != y and x in definite and y in definite for x, y in zip(*labels.values()))
     same = labels["layernorm"] == labels["l2"]
-    exact = worst < mpmath.mpf(10) ** -35
     ev = DScalingEvidence(limit_max_abs_diff_dps40=float(worst),
                           mc_profiles_d64=ProfilesAtWidth(d=d, samples=samples, seed=seed, significance_per_profile=sig,
                                                           labels=labels),
                           measured_difference_row_8_d64=diffs, d_times_max_abs_diff=d * max(abs(x.diff) for x in diffs))
-    verdict = ladder(exact and same, opposite=not exact or contradict)
+    verdict = ev.verdict
     worst_d = max(abs(x.diff) for x in diffs)
     finding = (f"The d -> infinity limits of LayerNorm and l2 at lam = 1 agree to {float(worst):.2g} at 40 digits "
                f"(layers 1-3, n = 12); at d = {d} the Monte Carlo bias profiles read "
