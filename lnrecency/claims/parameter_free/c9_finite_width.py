@@ -75,6 +75,12 @@ class RateEvidence(Evidence):
     fitted_slope_se: float
     fit_entries: int
 
+    @property
+    def verdict(self) -> str:
+        """Decided here once (the evaluator reads it): every width's checks against limit + c/d and the exponent
+        test pass."""
+        return ladder(all(w.passed for w in self.theory_checks) and self.scaled_bias.passed)
+
 
 @record
 class WidthOrdering(Evidence):
@@ -152,14 +158,13 @@ def rate_item(cfg: ModelConfig, n: int, layer: int, samples: int, seed: int, pro
     r = checks[0].remainder_constant.R
     scaled = scaled_bias_test(res.bias[:, layer - 1], res.stderr[:, layer - 1], ds, r, entries,
                               name=f"{label} exponent")
-    ok = all(ch.passed for ch in checks) and scaled.passed
     fit = res.fit_rate(layer)
     ev = RateEvidence(ds=list(ds), samples=samples, seed=seed, control_variate="linear",
                       theory_checks=tuple(WidthCheck(d=ch.d, passed=ch.passed, max_abs_z_vs_c_over_d=ch.max_abs_z,
                                                      remainder_bound=ch.remainder_bound) for ch in checks),
                       mean_checks=tuple(checks), R=r, scaled_bias=scaled, fitted_slope=fit.slope,
                       fitted_slope_se=fit.stderr, fit_entries=fit.entries)
-    return ({**cfg.as_dict(), "layer": layer, "n": n}, ladder(ok), ev)
+    return ({**cfg.as_dict(), "layer": layer, "n": n}, ev.verdict, ev)
 
 
 # ---- the claim's report tables, figures and notebook cells ----------------------------------------
