@@ -150,3 +150,29 @@ def test_the_command_takes_its_choices_from_the_declarations(capsys):
     assert main(["experiments", "thesis-text-v4", "--figure", "x.png"]) == 2
     assert "--figure goes with thesis-text-v2" in capsys.readouterr().err
     assert main(["experiments", "pretrained", "--scheduler", "tcp://127.0.0.1:1"]) == 2
+
+
+def test_a_second_plan_cannot_take_a_test_id_or_a_claim(monkeypatch):
+    from lnrecency.experiments.plans import declared
+
+    v4 = study("thesis-text-v4")
+    same_id = replace(v4, name="toy-plan", tests=(_test(id="U1", claim="TM1"),))
+    with pytest.raises(ValueError, match="test ID U1 is already study 'thesis-text-v4''s"):
+        declared._one_owner({**STUDIES, "toy-plan": same_id})
+    same_claim = replace(v4, name="toy-plan", tests=(_test(id="Z1", claim="TU1"),))
+    with pytest.raises(ValueError, match="claim TU1 is already decided by study 'thesis-text-v4'"):
+        declared._one_owner({**STUDIES, "toy-plan": same_claim})
+
+
+def test_a_hook_that_does_not_resolve_names_the_study_and_the_field():
+    bad = replace(_toy(">"), lines="lnrecency.experiments.plans.hooks:v4_line")
+    with pytest.raises(ValueError, match=r"study 'toy-plan': its lines hook "
+                                         r"'lnrecency.experiments.plans.hooks:v4_line' does not resolve \(AttributeError"):
+        engine.hook(bad.lines, bad, "lines")
+
+
+def test_a_snapshot_that_is_not_the_plans_is_refused_and_an_unknown_cell_lists_the_cells():
+    with pytest.raises(ValueError, match=r"decides no test Z1 \(it decides U1, U2, N1\)"):
+        engine.check_readings(_toy(">"), V4)
+    with pytest.raises(ValueError, match=r"no cell 'U1 nones'; its cells: U1 none, U2 layernorm, N1 layernorm"):
+        engine.quantity(V4, "U1 nones", "mean slope")

@@ -2,9 +2,12 @@
 sentence each outcome of each test means (its readings), as data. Standard library only: the claims, the report and
 the command line read a declaration without loading numpy or torch; :mod:`lnrecency.experiments.plans.engine` runs it.
 
-A declaration names its code by hooks, ``"module:attribute"`` strings, resolved only when the study runs. Everything
-is checked when the declaration is made: a wrong outcome, quantity, comparison, hook or a reading said to be written
-before the runs but missing from its plan's text is a ValueError naming the study, the test and the field.
+A declaration names its code by hooks, ``"module:attribute"`` strings, resolved only when the study runs (a hook
+that does not resolve is a ValueError naming the study and the field, then; tests/experiments/test_plans.py resolves
+every declared one). The rest is checked when the declaration is made: a wrong outcome, quantity, operator, test ID,
+hook spelling, or a reading said to be written before the runs but missing from its plan's text is a ValueError naming
+the study, the test and the field; lnrecency.experiments.plans.declared refuses a test ID or a claim that a second plan
+takes.
 """
 from __future__ import annotations
 

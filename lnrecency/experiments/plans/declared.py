@@ -136,6 +136,27 @@ STUDIES: dict[str, Study] = {s.name: s for s in (
 )}
 
 
+def _one_owner(studies: dict) -> None:
+    """A test ID names one test across every plan (the rows' words are keyed by it), and a claim is decided by one
+    plan's tests (requalify and the claims' test keys read it from there): a second one is refused at import, naming
+    both studies."""
+    seen_ids: dict = {}
+    seen_claims: dict = {}
+    for s in studies.values():
+        for t in s.tests:
+            if t.id in seen_ids:
+                raise ValueError(f"study {s.name!r}: test ID {t.id} is already study {seen_ids[t.id]!r}'s; a test ID "
+                                 f"names one test across every plan (the rows' words are keyed by it)")
+            seen_ids[t.id] = s.name
+            owner = seen_claims.setdefault(t.claim, s.name)
+            if owner != s.name:
+                raise ValueError(f"study {s.name!r}: claim {t.claim} is already decided by study {owner!r}; a claim is "
+                                 f"decided by one plan (declare a new claim in lnrecency/claims/catalog.py)")
+
+
+_one_owner(STUDIES)
+
+
 def study(name: str) -> Study:
     """The declared study ``name``; ValueError naming the choices."""
     if name not in STUDIES:

@@ -38,17 +38,24 @@ class ReadingContradicted(ValueError):
     """A reading whose own rows contradict it."""
 
 
-def hook(path: str):
-    """The object a declaration's hook ``"module:attr.attr"`` names."""
+def hook(path: str, study: Study | None = None, field: str = "hook"):
+    """The object a declaration's hook ``"module:attr.attr"`` names; ValueError naming the study and the field when
+    it does not resolve (its spelling is checked when the declaration is made, that it resolves here, when it runs,
+    and for every declared study by tests/experiments/test_plans.py)."""
     module, _, attr = path.partition(":")
-    obj = importlib.import_module(module)
-    for part in attr.split("."):
-        obj = getattr(obj, part)
+    try:
+        obj = importlib.import_module(module)
+        for part in attr.split("."):
+            obj = getattr(obj, part)
+    except (ImportError, AttributeError) as exc:
+        who = f"study {study.name!r}: " if study is not None else ""
+        raise ValueError(f"{who}its {field} hook {path!r} does not resolve ({type(exc).__name__}: {exc}); name a "
+                         f"'package.module:attribute' that exists") from None
     return obj
 
 
 def settings_of(study: Study, quick: bool):
-    return hook(study.settings)(quick)
+    return hook(study.settings, study, "settings")(quick)
 
 
 def check_pinned(study: Study) -> None:
@@ -62,7 +69,7 @@ def run_study(study: Study, st, **options):
     """The study's runs under settings ``st``; ``options`` (use_cache, progress, workers, scheduler, models) are
     passed where the study's run takes them. A plan whose text is not the one pinned before its runs is refused."""
     check_pinned(study)
-    return hook(study.run)(st, **{k: v for k, v in options.items() if k in study.options})
+    return hook(study.run, study, "run")(st, **{k: v for k, v in options.items() if k in study.options})
 
 
 def run_plan(study: Study, *, quick: bool, words: dict, **options) -> dict:
@@ -70,7 +77,7 @@ def run_plan(study: Study, *, quick: bool, words: dict, **options) -> dict:
     instead of a verdict; the interval stays, as a number) and, for a full run, each decided test's reading checked
     against the rows (:func:`check_readings`). ``words``: test ID -> its statement (the catalogue's words)."""
     st = settings_of(study, quick)
-    snap = hook(study.snapshot)(run_study(study, st, **options), st, words)
+    snap = hook(study.snapshot, study, "snapshot")(run_study(study, st, **options), st, words)
     snap = {**snap, "quick": quick}
     if quick:
         for t in snap["tests"].values():
@@ -89,7 +96,10 @@ def quantity(snap: dict, cell: str, name: str, study: Study | None = None) -> fl
     """A recorded quantity of one cell of a snapshot (:data:`~.declaration.QUANTITIES`), from the runs its tests read
     (past the study's gate for that cell: :meth:`~.declaration.Study.used`; without a study, the runs that learned);
     ValueError naming the cell when it has no such runs or rows."""
-    rows = (study or _ANY).used(cell, (snap.get("runs") or {}).get(cell) or [])
+    cells = snap.get("runs") or {}
+    if cell not in cells:
+        raise ValueError(f"the snapshot has no cell {cell!r}; its cells: {', '.join(map(str, cells)) or 'none'}")
+    rows = (study or _ANY).used(cell, cells[cell] or [])
     if not rows:
         raise ValueError(f"the snapshot has no runs past the gate in cell {cell!r}")
     mean = sum(float(r["slope"]) for r in rows) / len(rows)
@@ -108,8 +118,13 @@ def check_readings(study: Study, snap: dict, readings: dict | None = None) -> di
     snapshot's rows. ``readings``: test ID -> a Reading to check instead of the declared one (what a reviewer
     proposes). ReadingContradicted names the study, the test, the reading, the row and the number."""
     out = {}
+    tests = snap.get("tests") or {}
+    missing = [t.id for t in study.tests if t.id not in tests]
+    if missing:  # the snapshot is not this plan's: its declared tests are not decided there
+        raise ValueError(f"study {study.name}: the snapshot decides no test {', '.join(missing)} (it decides "
+                         f"{', '.join(map(str, tests)) or 'none'}): is it this plan's snapshot?")
     for t in study.tests:
-        decided = (snap.get("tests") or {}).get(t.id)
+        decided = tests.get(t.id)
         if not isinstance(decided, dict):
             continue
         outcome = _RAW.get(decided.get("verdict"), decided.get("verdict"))

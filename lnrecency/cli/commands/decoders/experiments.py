@@ -128,14 +128,14 @@ def _plan(args: Options, plan) -> int:
         from lnrecency.files.figure_record import ReportFigure
 
         path = Path(args.figure)
-        ReportFigure(path.stem, plan.title, "", hook(plan.figure)(snap)).write(path.parent, ("png",))
+        ReportFigure(path.stem, plan.title, "", hook(plan.figure, plan, "figure")(snap)).write(path.parent, ("png",))
     if args.json:
         print(json.dumps(strict(snap), allow_nan=False))
         return 0
     print(f"{plan.title} (SHA-256 {snap['plan_sha256'][:16]}...), Holm over {', '.join(snap['tests'])} at "
           f"{plan.fwer}" + ("  -- quick run: not decisive" if args.quick else ""))
     _print_tests(snap["tests"], plan.test_words, plan.digits)
-    for line in hook(plan.lines)(snap):
+    for line in hook(plan.lines, plan, "lines")(snap):
         print(line)
     return 0
 
@@ -147,7 +147,7 @@ def _claims(args: Options, st_) -> int:
     from lnrecency.inference.evidence import strict_json as strict
 
     st = settings_of(st_, args.quick)
-    settings, summaries = hook(st_.summaries)(run_study(st_, st, **_options(args)), st)
+    settings, summaries = hook(st_.summaries, st_, "summaries")(run_study(st_, st, **_options(args)), st)
     seeds = getattr(st, "primary_seeds", getattr(st, "seeds", None))  # the seeds a verdict reads (pretrained: none)
     seeds = None if seeds is None else len(seeds)
     results = evaluate(list(st_.claims), quick=args.quick, progress=False)
