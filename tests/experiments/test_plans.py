@@ -166,8 +166,8 @@ def test_a_second_plan_cannot_take_a_test_id_or_a_claim(monkeypatch):
 
 def test_a_hook_that_does_not_resolve_names_the_study_and_the_field():
     bad = replace(_toy(">"), lines="lnrecency.experiments.plans.hooks:v4_line")
-    with pytest.raises(ValueError, match=r"study 'toy-plan': its lines hook "
-                                         r"'lnrecency.experiments.plans.hooks:v4_line' does not resolve \(AttributeError"):
+    said = r"study 'toy-plan': its lines hook 'lnrecency.experiments.plans.hooks:v4_line' does not resolve"
+    with pytest.raises(ValueError, match=said + r" \(AttributeError"):
         engine.hook(bad.lines, bad, "lines")
 
 
