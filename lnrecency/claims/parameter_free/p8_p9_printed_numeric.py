@@ -57,6 +57,14 @@ class Saturation(Evidence):
     relative_change_i_to_2i: dict
     no_saturation_at_a0: bool | None = item(omit_none=True)  # a = 0 only: r ~ 1/i
     contrast_a0: "Saturation | None" = item(omit_none=True)  # a > 0: the a = 0 contrast
+    # a > 0: the limit is positive and r(2i)/r(i) -> 1 (sympy), the decision kept as data (the strings above are
+    # sympy's words, never parsed back); None in evidence stored before it was kept
+    saturates: bool | None = item(omit_none=True)
+
+    @property
+    def verdict(self) -> str | None:
+        """The row's verdict from the stored decision (None where none is stored: nothing to re-decide)."""
+        return None if self.saturates is None else ladder(self.saturates)
 
 
 @record
@@ -179,11 +187,9 @@ def p8() -> list:
             contrast = Saturation(limit_r=str(lim), ratio=str(ratio), relative_change_i_to_2i=rel,
                                   no_saturation_at_a0=bool(lim == 0 and ratio == sympy.Rational(1, 2)))
             continue
-        saturates = bool(lim.is_positive) and ratio == 1
-        items.append(({"norm": "l2", "residual": True, "gamma": 1, "lam": 1, "alpha": float(a)},
-                      ladder(saturates),
-                      Saturation(limit_r=str(lim), ratio=str(ratio), relative_change_i_to_2i=rel,
-                                 contrast_a0=contrast)))
+        sat = Saturation(limit_r=str(lim), ratio=str(ratio), relative_change_i_to_2i=rel, contrast_a0=contrast,
+                         saturates=bool(lim.is_positive) and ratio == 1)
+        items.append(({"norm": "l2", "residual": True, "gamma": 1, "lam": 1, "alpha": float(a)}, sat.verdict, sat))
     return grouped("P8", P8, {"quantity": "r(i) = g(i)/h(i)"}, items)
 
 
