@@ -11,7 +11,7 @@ tokens).
 from __future__ import annotations
 
 from lnrecency.experiments.plans.declared import plans
-from lnrecency.inference.qualifiers import Counter, Qualifiers
+from lnrecency.inference.qualifiers import Counter, Qualifiers, rule_outcome
 
 __all__ = ["PLAN_WORDS", "COUNTER_OF", "plan_qualifiers", "reason_of", "row_qualifiers", "SEED_WORDS"]
 
@@ -63,7 +63,7 @@ def plan_qualifiers(test: str, decision: dict | None, why: str = "", *, quick: b
         # "reproduced" / "the opposite shown")
         said = decisions[other[0]]["verdict"]
         counter = Counter(other[1], _estimate(decisions[other[0]]), *decisions[other[0]]["interval"],
-                          verdict={"reproduced": "confirmed", "the opposite shown": "refuted"}.get(said, said))
+                          verdict=rule_outcome(said))
     elif none_slope is not None:
         counter = Counter("none alone", none_slope)
     outside = bool(theirs) and any(not lo <= t <= hi for t in theirs)

@@ -50,7 +50,9 @@ QUICK = "quick run: not decisive"
 def reproduction_label(verdict: str) -> str:
     """A seed test's decision (confirmed / refuted / inconclusive) as a verdict on trained models reads: a result
     of someone else's tested on ours is "reproduced" or "the opposite shown"."""
-    return {"confirmed": "reproduced", "refuted": "the opposite shown"}.get(verdict, "inconclusive")
+    from lnrecency.experiments.plans.declaration import label
+
+    return label(verdict, "theirs")
 def by_a_hair(p_pair: float, level: float | None, verdict: str) -> str:
     """The sentence a plan's finding adds when its pair's p lies within a factor of 2 of its Holm level (either
     side), saying which side and why ("" otherwise)."""

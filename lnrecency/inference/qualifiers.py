@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, fields
 
-__all__ = ["REASONS", "Counter", "Qualifiers", "contradiction"]
+__all__ = ["REASONS", "Counter", "Qualifiers", "contradiction", "rule_outcome"]
 
 #: why a statement is not decided: key -> the words a cell says (each defined in docs/glossary.md under
 #: "inconclusive"); a row reads inconclusive only with one of these
@@ -175,6 +175,12 @@ class Qualifiers:
 
 #: the labels of a statement shown to hold / shown to fail (lnrecency.claims.catalog.label's two readings)
 HOLDS_LABELS, FAILS_LABELS = ("confirmed", "reproduced"), ("refuted", "the opposite shown")
+
+
+def rule_outcome(label: str) -> str:
+    """A row's label read back as its rule's outcome: "reproduced" is confirmed and "the opposite shown" refuted
+    (someone else's statement, decided by the same rule); every other label is itself."""
+    return {"reproduced": "confirmed", "the opposite shown": "refuted"}.get(label, label)
 
 
 def contradiction(verdict: str, q: Qualifiers | None) -> str:

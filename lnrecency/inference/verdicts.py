@@ -15,15 +15,12 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from lnrecency.inference.evidence import VERDICTS, Evidence, NotRun, Setting, combine, decide, jsonable  # noqa: F401 (re-exported)
-from lnrecency.inference.qualifiers import Qualifiers, contradiction
+from lnrecency.inference.qualifiers import Qualifiers, contradiction, rule_outcome
 
 SOURCES = ("seed text", "printed derivation", "our formulation", "trained models, our formulation",
            "prior work (Wu et al. 2025)", "trained models, seed text")
 #: the sources whose statements are someone else's: the only rows that may read "reproduced" / "the opposite shown"
 THEIR_SOURCES = ("seed text", "prior work (Wu et al. 2025)", "trained models, seed text")
-
-
-_RULE_OUTCOME = {"reproduced": "confirmed", "the opposite shown": "refuted"}
 
 
 def evidence_contradiction(verdict: str, evidence) -> str:
@@ -33,7 +30,7 @@ def evidence_contradiction(verdict: str, evidence) -> str:
     leaves a decided setting undecided; nothing makes an undecided or opposite setting decided)."""
     from lnrecency.inference.evidence import SettingGroup
 
-    row = _RULE_OUTCOME.get(verdict, verdict)
+    row = rule_outcome(verdict)
     if row in ("inconclusive", "secondary", "not run"):
         return ""
     items = [p.evidence for p in evidence.per_setting] if isinstance(evidence, SettingGroup) else [evidence]

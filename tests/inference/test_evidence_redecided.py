@@ -36,6 +36,13 @@ def test_a_decided_setting_may_leave_its_row_undecided_never_the_reverse(rows):
 
 
 def test_a_record_that_decides_another_question_opts_out():
+    """P9's rows each read one unit; its record's own verdict is both units' (inconclusive when they differ), so it
+    would contradict them: the rows are made (the opt-out holds) although their records disagree with them."""
     from lnrecency.claims.parameter_free.p8_p9_printed_numeric import WeakensEvidence
+    from lnrecency.inference.evidence import SettingGroup
 
-    assert WeakensEvidence.decides_row is False  # each P9 row reads one unit; its record's verdict is both units'
+    assert WeakensEvidence.decides_row is False
+    rows = [r for r in evaluate(["P9"], quick=True, progress=False) if isinstance(r.evidence, SettingGroup)]
+    disagree = [r for r in rows for p in r.evidence.per_setting
+                if isinstance(p.evidence, WeakensEvidence) and p.evidence.verdict != r.verdict]
+    assert disagree, "P9's records agree with their rows: the opt-out is no longer needed"

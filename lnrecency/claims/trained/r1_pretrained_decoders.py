@@ -17,7 +17,7 @@ from dataclasses import field
 from lnrecency.claims.catalog import declared, result_source
 from lnrecency.claims.declare import claim
 from lnrecency.inference.evidence import Evidence, NotRun, record
-from lnrecency.inference.qualifiers import Qualifiers
+from lnrecency.inference.qualifiers import Qualifiers, rule_outcome
 
 STATEMENT = declared("R1").text("statement")
 COMMAND = "lnrecency experiments pretrained --models DIR"
@@ -85,7 +85,7 @@ def qualifiers(name: str, verdict: str, statistic: dict | None = None) -> Qualif
     """One model's row (issue 75): the model and the setting, where the mean layer slope lies (by the verdict, as
     decided) and, when the statistic is at hand, its size."""
     word = {"confirmed": "with the mean layer slope above 0", "refuted": "with the mean layer slope below 0"}
-    decision = {"reproduced": "confirmed", "the opposite shown": "refuted"}.get(verdict, verdict)
+    decision = rule_outcome(verdict)
     s = statistic or {}
     return Qualifiers(where=f"{name.split(' (')[0]}, positions off",
                       holds=word["confirmed"] if decision == "confirmed" else "",

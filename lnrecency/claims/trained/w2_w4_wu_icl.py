@@ -63,16 +63,6 @@ def _setting(test: str) -> tuple[str, str, str]:
     return (*SETTINGS[test], "first-last")
 
 
-def short(test: str) -> str:
-    """A test in a few words (the command's lines): its setting and its direction."""
-    arm, norm, gap = _setting(test)
-    if test.startswith("R"):
-        return f"{arm}, no normalisation: {gap} gap > 0 ({TESTS[test][0]}, Wu et al.'s)"
-    what = {"P5": f"{gap} gap < 0",
-            "P6": f"{gap} gap, scale fixed - intact > 0"}.get(test, f"{gap} gap, {norm} - none < 0")
-    return f"{arm}, {norm}: {what} ({TESTS[test][0]}, ours)"
-
-
 def _num(pair, fmt="+.3f") -> str:
     return "n/a" if not pair or pair[0] is None else f"{pair[0]:{fmt}}"
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from lnrecency.experiments.plans.declaration import Condition, Design, Reading, Study, Test
 
-__all__ = ["STUDIES", "study", "plans", "test_of", "plan_keys"]
+__all__ = ["STUDIES", "study", "plans", "test_of", "plan_keys", "test_for"]
 
 _S = "lnrecency.experiments.studies."
 _H = "lnrecency.experiments.plans.hooks:"
@@ -162,6 +162,11 @@ def study(name: str) -> Study:
     if name not in STUDIES:
         raise ValueError(f"experiment must be one of {', '.join(STUDIES)}; got {name!r}")
     return STUDIES[name]
+
+
+def test_for(claim: str):
+    """The declared plan test that decides ``claim`` (one at most: :func:`_one_owner`), or None."""
+    return next((t for s in plans() for t in s.tests if t.claim == claim), None)
 
 
 def plans() -> tuple:

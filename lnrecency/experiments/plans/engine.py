@@ -17,21 +17,12 @@ from __future__ import annotations
 import importlib
 
 from lnrecency.experiments.plans.declaration import OUTCOMES, Reading, Study
+from lnrecency.inference.qualifiers import rule_outcome
 
 __all__ = ["hook", "settings_of", "run_study", "run_plan", "check_pinned", "quantity", "check_readings",
            "ReadingContradicted", "NOT_DECISIVE"]
 
 NOT_DECISIVE = "not decisive (quick run)"
-_RAW = {"reproduced": "confirmed", "the opposite shown": "refuted"}  # a row's label back to the rule's outcome
-
-
-class _AnyGate:
-    @staticmethod
-    def used(cell: str, rows: list) -> list:
-        return [r for r in rows if isinstance(r, dict) and r.get("learned", True)]
-
-
-_ANY = _AnyGate()
 
 
 class ReadingContradicted(ValueError):
@@ -99,7 +90,8 @@ def quantity(snap: dict, cell: str, name: str, study: Study | None = None) -> fl
     cells = snap.get("runs") or {}
     if cell not in cells:
         raise ValueError(f"the snapshot has no cell {cell!r}; its cells: {', '.join(map(str, cells)) or 'none'}")
-    rows = (study or _ANY).used(cell, cells[cell] or [])
+    rows = (study.used(cell, cells[cell] or []) if study is not None else
+            [r for r in cells[cell] or [] if isinstance(r, dict) and r.get("learned", True)])
     if not rows:
         raise ValueError(f"the snapshot has no runs past the gate in cell {cell!r}")
     mean = sum(float(r["slope"]) for r in rows) / len(rows)
@@ -127,7 +119,7 @@ def check_readings(study: Study, snap: dict, readings: dict | None = None) -> di
         decided = tests.get(t.id)
         if not isinstance(decided, dict):
             continue
-        outcome = _RAW.get(decided.get("verdict"), decided.get("verdict"))
+        outcome = rule_outcome(str(decided.get("verdict")))
         if outcome not in OUTCOMES:
             continue
         r = (readings or {}).get(t.id) or t.reading(outcome)

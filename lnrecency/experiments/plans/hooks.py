@@ -86,6 +86,8 @@ def v2_snapshot(runs: list, st, words: dict) -> dict:
     from lnrecency.experiments.studies.thesis_text_v2 import decide, plan_sha256, seed_table, summary, theory_shares
     from lnrecency.inference.evidence import strict_json
 
+    # plan v2's snapshot was published labelling its tests as a reproduction's (docs/thesis_text_v2.json); kept so the
+    # snapshot's bytes do not change (the registry labels its claims' rows by whose statement they are)
     tests = {k: {**decision_json(d), "statement": words[k],
                  "verdict": "inconclusive" if d is None else label(d.verdict, "theirs"), "why": why}
              for k, (d, why) in decide(runs, st).items()}

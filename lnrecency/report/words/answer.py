@@ -101,6 +101,7 @@ def _upstream(found: list, intact: float | None) -> str:
     """Plan v4's U1 and U2 from their findings (issue 76): where the BOS route is not the only one, and where the
     sink alone does not make the slope ("" until decided)."""
     from lnrecency.claims.catalog import answer_ids
+    from lnrecency.inference.qualifiers import rule_outcome
     from lnrecency.report.words.plain import number
 
     ids = answer_ids("plan v4")
@@ -108,9 +109,10 @@ def _upstream(found: list, intact: float | None) -> str:
     if u1 is None or u2 is None or u1.qualifiers.estimate is None or u2.qualifiers.estimate is None:
         return ""
     u2_slope = u2.qualifiers.estimate
-    from lnrecency.experiments.plans.declared import study
+    from lnrecency.experiments.plans.declared import test_for
 
-    reading = study("thesis-text-v4").test("U1").reading(u1.verdict)
+    test = test_for(u1.claim)  # the plan test deciding U1's claim, with its declared readings
+    reading = None if test is None else test.reading(rule_outcome(u1.verdict))
     said = "" if reading is None else reading.text.rstrip(".").split(". ")[-1]  # what the outcome means
     return (f"; trained with the share clamped to none's level (lowered, not removed), LayerNorm's slope is "
             f"{number(u2_slope, True)} (U2, below half: {u2.verdict}; intact, trained apart: "
