@@ -72,9 +72,32 @@ def _norm(cfg: DecoderConfig, where: str) -> nn.Module:
         return TheoryNorm(cfg.identity.norm, cfg.d_model) if where == "pre" else nn.Identity()
     if not placed or cfg.norm == "none":
         return nn.Identity()
-    if cfg.norm == "layernorm":
-        return nn.LayerNorm(cfg.d_model)
-    return nn.RMSNorm(cfg.d_model, eps=1e-5)
+    if cfg.norm == "rmsnorm":
+        return nn.RMSNorm(cfg.d_model, eps=1e-5)
+    if cfg.norm in ("centre", "layernorm-stopscale"):
+        return PartNorm(cfg.d_model, cfg.norm)
+    norm = nn.LayerNorm(cfg.d_model)
+    if cfg.norm == "layernorm-fixgain":
+        norm.weight.requires_grad_(False)  # stays at its initial 1 (the optimiser skips it; a checkpoint keeps it)
+    return norm
+
+
+class PartNorm(nn.Module):
+    """LayerNorm taken apart (plan v5's P arms; ``weight``, ``bias`` and ``eps`` as :class:`torch.nn.LayerNorm`
+    names them): "centre" y = weight * (h - mean h) + bias, no per-token scale; "layernorm-stopscale" LayerNorm's
+    forward with its per-token 1 / sigma held out of the gradient (``detach``)."""
+
+    def __init__(self, d: int, kind: str):
+        super().__init__()
+        self.kind, self.eps = kind, 1e-5
+        self.weight = nn.Parameter(torch.ones(d))
+        self.bias = nn.Parameter(torch.zeros(d))
+
+    def forward(self, h: torch.Tensor) -> torch.Tensor:
+        c = h - h.mean(-1, keepdim=True)
+        if self.kind == "layernorm-stopscale":
+            c = c / torch.sqrt(h.var(-1, unbiased=False, keepdim=True) + self.eps).detach()
+        return c * self.weight + self.bias
 
 
 @functools.lru_cache(maxsize=64)

@@ -24,8 +24,11 @@ from lnrecency.runtime.arguments import check_choice, check_int, check_real
 __all__ = ["DecoderConfig", "TrainSettings", "DECODER_NORMS", "PLACEMENTS", "POSITIONS", "LIMITS", 
            "HELDOUT_SEED", "MAX_TOKENS"]
 
-#: normalisations of a trained decoder (the identity decoder takes the theory's, ModelConfig.norm)
-DECODER_NORMS = ("none", "layernorm", "rmsnorm")
+#: normalisations of a trained decoder (the identity decoder takes the theory's, ModelConfig.norm); the last three
+#: are LayerNorm taken apart (plan v5's P arms): "centre" y = g (h - mean h) + b (the centring, no scale),
+#: "layernorm-stopscale" LayerNorm whose per-token 1/sigma is held out of the gradient (the same forward), and
+#: "layernorm-fixgain" LayerNorm whose gain is fixed at 1 (its bias learned)
+DECODER_NORMS = ("none", "layernorm", "rmsnorm", "centre", "layernorm-stopscale", "layernorm-fixgain")
 PLACEMENTS = ("pre", "post", "both")
 POSITIONS = ("learned", "none", "rotary")
 #: upper bounds of the sizes (CPU scale: a model of these sizes trains on 2 cores)

@@ -5,11 +5,11 @@ The attn2 decoders are pre-normalisation, residual, attention only, without posi
 the residual stream h_j = e_j + sum_h sum_k P1_h[j, k] O_h v_h(y1_k): a key's own embedding e_j, the BOS path (the
 k = 1 terms: layer 1's weight on BOS times BOS's value, in the stream's space) and the other content (k >= 2). The
 normalisation maps h_j to y_j = g * C(h_j) / sigma_j + b (LayerNorm: C centres, sigma_j = sqrt(var h_j + eps);
-RMSNorm: C = identity, sigma_j = sqrt(mean h_j^2 + eps), b = 0; none: y_j = h_j). As C is linear, each key splits
-exactly into one term per path over the same per-token scale sigma_j, plus the bias b, and so does each layer-2
-logit s_ij = scale (W_Q y_i) . (W_K y_j) (the query kept whole). The layer slope is linear in the logits
-(:func:`lnrecency.inference.recency_slope.layer_slope`, the first key left out), so the paths' slopes sum to the
-model's slope.
+RMSNorm: C = identity, sigma_j = sqrt(mean h_j^2 + eps), b = 0; centring only: sigma_j = 1; none: y_j = h_j). As C
+is linear, each key splits exactly into one term per path over the same per-token scale sigma_j, plus the bias b,
+and so does each layer-2 logit s_ij = scale (W_Q y_i) . (W_K y_j) (the query kept whole). The layer slope is
+linear in the logits (:func:`lnrecency.inference.recency_slope.layer_slope`, the first key left out), so the paths'
+slopes sum to the model's slope.
 
 Each normalised path's logit is u_ij r_j with r_j = 1 / sigma_j. Within a row, over the keys the slope reads, it is
 split exactly (the row's slope weights sum to zero, so a row constant has no slope) into
@@ -92,8 +92,11 @@ def layer2(model, tokens: np.ndarray) -> Layer2:
         h2 = e + every
         mid = b2.pre(h2)  # the model's own layer-2 input, to check the reconstruction against
         norm = cfg.norm
-        if norm == "layernorm":
+        if norm in ("layernorm", "layernorm-stopscale", "layernorm-fixgain"):  # the same forward
             sigma = torch.sqrt(h2.var(-1, unbiased=False) + b2.pre.eps)
+            g, bias, centre = b2.pre.weight, b2.pre.bias, True
+        elif norm == "centre":  # no per-token scale
+            sigma = torch.ones(h2.shape[:2], dtype=torch.float64)
             g, bias, centre = b2.pre.weight, b2.pre.bias, True
         elif norm == "rmsnorm":
             sigma = torch.sqrt(h2.pow(2).mean(-1) + b2.pre.eps)
