@@ -35,7 +35,7 @@ SOURCE_SHORT: dict[str, str] = {"paper": "paper", "v1": "paper v1", "seed002": "
                                 "ours": "ours", "wu2025": "Wu et al."}
 #: the families a claim's decisions belong to (each with its own family-wise rate, docs/trained.md)
 FAMILIES = ("parameter-free", "trained", "corpus", "thesis-text plan", "thesis-text plan v2", "thesis-text plan v3",
-            "thesis-text plan v4", "Wu et al. reproduction", "Wu et al. plan", "pretrained")
+            "thesis-text plan v4", "thesis-text plan v5", "Wu et al. reproduction", "Wu et al. plan", "pretrained")
 
 
 @dataclass(frozen=True)
@@ -114,7 +114,7 @@ def id_parts(claim_id: str) -> tuple[str, int, int | None]:
 
 def module_covers(module: str, claim_id: str) -> bool:
     """Whether a claim module's file name (``module``'s last part) names ``claim_id``: its leading ID tokens, one
-    ID ("t1_theorem1"), a range of one letter family ("p1_p7_...": P1 to P7), an ID with its sub-number
+    ID ("t1_theorem1"), ranges of one letter family each ("p1_p7_...": P1 to P7), an ID with its sub-number
     ("s2_0_premise": S2.0) or families ("s2_s3_...": every S2.x and S3.x)."""
     import re
 
@@ -129,8 +129,9 @@ def module_covers(module: str, claim_id: str) -> bool:
             break
     cid = claim_id.lower()
     split = [re.fullmatch(r"([a-z]+)(\d+)", h).groups() for h in heads]
-    if len(split) == 2 and split[0][0] == split[1][0] and sub is None:  # a range: p1_p7
-        return letters.lower() == split[0][0] and int(split[0][1]) <= number <= int(split[1][1])
+    for a, b in zip(split, split[1:]):  # a range of one letter family: p1_p7 (several: tf1_tf3_tp1_tp4)
+        if a[0] == b[0] == letters.lower() and sub is None and int(a[1]) <= number <= int(b[1]):
+            return True
     if cid in exact or cid in heads:
         return True
     return sub is not None and f"{letters.lower()}{number}" in heads  # a family: s2_s3 covers S2.x
@@ -527,6 +528,76 @@ CATALOG: tuple[Declared, ...] = (
               "any BOS, each stopped where its held-out loss first reaches 4.25, layer 2's recency slope on held-out "
               "text is larger with LayerNorm than with no normalisation."),
           command="experiments thesis-text-v4", family="thesis-text plan v4", view=False),
+    declare("TF1", "trained.tf1_tf3_tp1_tp4_ts1_ts3_thesis_text_v5",
+            "with BOS, no sink at all in layer 1: does the slope vanish?",
+            S("s1", "ours",
+              "No sink (plan v5 F1): in the plan's NoPE language models trained with BOS first and LayerNorm, "
+              "with layer 1's share of attention to BOS held at 0 in every query row, layer 2's recency slope on "
+              "held-out text is below 0.0764 logit per key (half of the intact LayerNorm models' slope)."),
+          command="experiments thesis-text-v5", family="thesis-text plan v5", view=False),
+    declare("TF2", "trained.tf1_tf3_tp1_tp4_ts1_ts3_thesis_text_v5",
+            "with BOS, the sink flat at its own level: does the slope need the sink's fall?",
+            S("s1", "ours",
+              "Level or fall (plan v5 F2): in the plan's LayerNorm models trained with BOS first, with layer 1's "
+              "share of attention to BOS held flat at the LayerNorm models' mean level (0.2483) in every query "
+              "row, layer 2's recency slope on held-out text is below 0.0764 logit per key."),
+          command="experiments thesis-text-v5", family="thesis-text plan v5", view=False),
+    declare("TF3", "trained.tf1_tf3_tp1_tp4_ts1_ts3_thesis_text_v5",
+            "with BOS, the sink flat at a low level: does the slope vanish?",
+            S("s1", "ours",
+              "A low flat sink (plan v5 F3): in the plan's LayerNorm models trained with BOS first, with layer "
+              "1's share of attention to BOS held flat at the no-normalisation models' mean level (0.0580), layer "
+              "2's recency slope on held-out text is below 0.0764 logit per key."),
+          command="experiments thesis-text-v5", family="thesis-text plan v5", view=False),
+    declare("TP1", "trained.tf1_tf3_tp1_tp4_ts1_ts3_thesis_text_v5",
+            "with the sink set, is LayerNorm's centring alone enough?",
+            S("s1", "ours",
+              "Centring only (plan v5 P1): in the plan's NoPE language models trained with BOS first, layer 1's "
+              "share of attention to BOS set to the LayerNorm models' profile and every normalisation replaced by "
+              "its centring alone (no per-token scale), layer 2's recency slope on held-out text is above 0.0764 "
+              "logit per key."),
+          command="experiments thesis-text-v5", family="thesis-text plan v5", view=False),
+    declare("TP2", "trained.tf1_tf3_tp1_tp4_ts1_ts3_thesis_text_v5",
+            "with the sink set, is the per-token scale alone (RMSNorm) enough?",
+            S("s1", "ours",
+              "The per-token scale only (plan v5 P2): in the plan's models trained with BOS first, layer 1's "
+              "share set to the LayerNorm models' profile and RMSNorm in place of LayerNorm, layer 2's recency "
+              "slope on held-out text is above 0.0764 logit per key."),
+          command="experiments thesis-text-v5", family="thesis-text plan v5", view=False),
+    declare("TP3", "trained.tf1_tf3_tp1_tp4_ts1_ts3_thesis_text_v5",
+            "with the sink set, does learning need the gradient through LayerNorm's scale?",
+            S("s1", "ours",
+              "The scale out of the gradient (plan v5 P3): in the plan's models trained with BOS first, layer 1's "
+              "share set to the LayerNorm models' profile and LayerNorm's per-token scale held out of the "
+              "gradient, layer 2's recency slope on held-out text is above 0.0764 logit per key."),
+          command="experiments thesis-text-v5", family="thesis-text plan v5", view=False),
+    declare("TP4", "trained.tf1_tf3_tp1_tp4_ts1_ts3_thesis_text_v5",
+            "with the sink set, is LayerNorm's learned gain needed?",
+            S("s1", "ours",
+              "The gain fixed (plan v5 P4): in the plan's models trained with BOS first, layer 1's share set to "
+              "the LayerNorm models' profile and LayerNorm's gain fixed at 1, layer 2's recency slope on held-out "
+              "text is above 0.0764 logit per key."),
+          command="experiments thesis-text-v5", family="thesis-text plan v5", view=False),
+    declare("TS1", "trained.tf1_tf3_tp1_tp4_ts1_ts3_thesis_text_v5",
+            "without BOS, does LayerNorm's slope keep growing after matched loss?",
+            S("s1", "ours",
+              "The stage (plan v5 T1): in the plan's NoPE language models trained without BOS and with LayerNorm, "
+              "each run's layer-2 recency slope on held-out text at 3.0M tokens is above its slope where its "
+              "held-out loss first reached 4.25."),
+          command="experiments thesis-text-v5", family="thesis-text plan v5", view=False),
+    declare("TS2", "trained.tf1_tf3_tp1_tp4_ts1_ts3_thesis_text_v5",
+            "without BOS, at equal tokens: LayerNorm above none?",
+            S("s1", "ours",
+              "Equal tokens (plan v5 T2): in the plan's NoPE language models trained without BOS for 3.0M tokens, "
+              "layer 2's recency slope on held-out text is larger with LayerNorm than with no normalisation."),
+          command="experiments thesis-text-v5", family="thesis-text plan v5", view=False),
+    declare("TS3", "trained.tf1_tf3_tp1_tp4_ts1_ts3_thesis_text_v5",
+            "without BOS, at matched loss in the same runs: LayerNorm above none?",
+            S("s1", "ours",
+              "Matched loss, the same runs (plan v5 T3): in the plan v5 T runs, where each run's held-out loss "
+              "first reached 4.25, layer 2's recency slope on held-out text is larger with LayerNorm than with no "
+              "normalisation."),
+          command="experiments thesis-text-v5", family="thesis-text plan v5", view=False),
     declare("W2", "trained.w2_w4_wu_icl",
             "Wu et al.'s Fig. 2 without normalisation: does the earlier item win?",
             S("statement", "wu2025",
@@ -606,6 +677,9 @@ ANSWER: dict[str, tuple[tuple[str, str | None, str], ...]] = {
     "plan v3": (("TC1", None, "A1"), ("TC2", None, "B1"), ("TC3", None, "C1"), ("TC4", None, "A0"),
                 ("TC5", None, "C0")),
     "plan v4": (("TU1", None, "U1"), ("TU2", None, "U2"), ("TN1", None, "N1")),
+    "plan v5": (("TF1", None, "F1"), ("TF2", None, "F2"), ("TF3", None, "F3"), ("TP1", None, "D1"), ("TP2", None, "D2"),
+                ("TP3", None, "D3"), ("TP4", None, "D4"), ("TS1", None, "T1"), ("TS2", None, "T2"),
+                ("TS3", None, "T3")),
     "wu": (("W2", None, "R1-R6"), ("W3", None, "P1-P4"), ("W4", None, "P5, P6")),
     "pretrained": (("R1", None, "real pretrained decoders"),),
 }

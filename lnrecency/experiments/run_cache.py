@@ -23,8 +23,8 @@ __all__ = ["KINDS", "MAX_BYTES", "MAX_DEPTH", "DamagedCache", "cache_root", "fol
            "make_folder", "cached_jobs", "READS", "reads", "clear_reads", "note_reads", "using_root"]
 
 #: the folders of the cache, one per kind of entry
-KINDS = ("runs", "thesis-text", "thesis-text-v2", "thesis-text-v3", "thesis-text-v4", "wu-icl", "seeds", "pretrained",
-         "corpus", "gguf", "regenerate")
+KINDS = ("runs", "thesis-text", "thesis-text-v2", "thesis-text-v3", "thesis-text-v4", "thesis-text-v5", "wu-icl",
+         "seeds", "pretrained", "corpus", "gguf", "regenerate")
 #: the largest entry read back and its deepest nesting (a run's record is about 100 kB, nested about 6 deep)
 MAX_BYTES = 64 * 2**20
 MAX_DEPTH = 32

@@ -148,6 +148,7 @@ TAGS: dict[str, str] = {
     "TableOutput": "lnrecency.report.views.outputs:TableOutput",
     "TextThesisEvidence": "lnrecency.claims.trained.tt1_tt4_thesis_text:TextThesisEvidence",
     "TextThesisSettings": "lnrecency.experiments.studies.thesis_text:TextThesisSettings",
+    "TextThesisV5Evidence": "lnrecency.claims.trained.tf1_tf3_tp1_tp4_ts1_ts3_thesis_text_v5:TextThesisV5Evidence",
     "TextThesisV4Evidence": "lnrecency.claims.trained.tu1_tu2_tn1_thesis_text_v4:TextThesisV4Evidence",
     "TextThesisV3Evidence": "lnrecency.claims.trained.tc1_tc5_thesis_text_v3:TextThesisV3Evidence",
     "TextThesisV2Evidence": "lnrecency.claims.trained.tv1_tv6_thesis_text_v2:TextThesisV2Evidence",

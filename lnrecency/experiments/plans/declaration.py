@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 __all__ = ["Condition", "Reading", "Test", "Design", "Study", "OUTCOMES", "QUANTITIES", "DATA", "file_sha256",
-           "sha256_of", "label"]
+           "sha256_of", "label", "readings_in"]
 
 #: where the plan texts live (their bytes are hashed; a changed file is a new plan)
 DATA = Path(__file__).resolve().parents[2] / "data"
@@ -43,6 +43,16 @@ def sha256_of(path: Path) -> str:
 def file_sha256(name: str) -> str:
     """The SHA-256 of the plan text ``name`` in lnrecency/data/."""
     return sha256_of(DATA / name)
+
+
+def readings_in(name: str) -> dict:
+    """Test ID -> its readings as a plan text in lnrecency/data/ writes them, one line each (plan v5 onwards):
+    ``- **F1 confirmed:** the sentence``. The words are the hashed plan's own (nothing is copied by hand)."""
+    out: dict = {}
+    for tid, outcome, text in re.findall(r"^- \*\*([A-Z][0-9]) (confirmed|refuted|inconclusive):\*\* (.+)$",
+                                         (DATA / name).read_text(encoding="utf-8"), re.M):
+        out.setdefault(tid, []).append(Reading(outcome, text.strip()))
+    return {k: tuple(v) for k, v in out.items()}
 
 
 def label(verdict: str, whose: str) -> str:
@@ -122,11 +132,12 @@ class Test:
     margin: float | None = None
     counter: tuple = ()
     readings: tuple = ()
+    in_text: str | None = None  # the ID its plan's text gives it, where another plan's test already holds that one
 
     def __post_init__(self):
         at = f"test {self.id!r}"
-        if not re.fullmatch(r"[A-Z][0-9]", str(self.id)):
-            raise ValueError(f"{at}: a test ID is a capital letter and a digit")
+        if not all(re.fullmatch(r"[A-Z][0-9]", str(x)) for x in (self.id, self.in_text or self.id)):
+            raise ValueError(f"{at}: a test ID (and its ID in the plan's text) is a capital letter and a digit")
         for name in ("claim", "where", "comparison", "unit"):
             _text(at, name, getattr(self, name), 120)
         if self.whose not in ("ours", "theirs"):

@@ -11,7 +11,7 @@ after the runs, and ``tests/experiments/test_plans.py`` shows the engine refusin
 """
 from __future__ import annotations
 
-from lnrecency.experiments.plans.declaration import Condition, Design, Reading, Study, Test
+from lnrecency.experiments.plans.declaration import Condition, Design, Reading, Study, Test, readings_in
 
 __all__ = ["STUDIES", "study", "plans", "test_of", "plan_keys", "test_for"]
 
@@ -63,6 +63,22 @@ _V4 = (
         Reading("inconclusive", "a difference of 0.0015 either way would have been found with probability 0.80; a "
                                 "smaller one is not ruled out."))),
 )
+_HALF = "layer-2 slope (boundary +0.0764)"
+_R5 = readings_in("thesis_text_plan_v5.md")  # plan v5 writes its readings in its hashed text, one line each
+#: plan v5's text names its parts tests P1-P4; Wu's experiment holds those IDs, so they are declared D1-D4
+_V5 = tuple(Test("D" + t[1] if t[0] == "P" else t, c, where, comparison, SLOPE, counter=counter,
+                 margin=None if t[0] == "T" else 0.0764, readings=_R5[t], in_text=t if t[0] == "P" else None)
+            for t, c, where, comparison, counter in (
+    ("F1", "TF1", "BOS, LayerNorm, layer-1 share flat at 0 (no sink)", _HALF, ()),
+    ("F2", "TF2", "BOS, LayerNorm, share flat at the LayerNorm level", _HALF, ()),
+    ("F3", "TF3", "BOS, LayerNorm, share flat at the none level", _HALF, ()),
+    ("P1", "TP1", "BOS, LayerNorm profile set, centring only", _HALF, ()),
+    ("P2", "TP2", "BOS, LayerNorm profile set, RMSNorm", _HALF, ()),
+    ("P3", "TP3", "BOS, LayerNorm profile set, scale out of the gradient", _HALF, ()),
+    ("P4", "TP4", "BOS, LayerNorm profile set, gain fixed at 1", _HALF, ()),
+    ("T1", "TS1", "no BOS, LayerNorm, 3.0M tokens against loss 4.25", "later - earlier slope", ()),
+    ("T2", "TS2", "no BOS, equal tokens (3.0M)", "LayerNorm - none", ("T3", "matched loss")),
+    ("T3", "TS3", "no BOS, matched loss 4.25, the same runs", "LayerNorm - none", ("T2", "equal tokens"))))
 #: the pinned reading of U2 refuted, with the condition its words state ("does not go through the BOS share"): its
 #: own rows contradict it (the engine refuses it; tests/experiments/test_plans.py)
 U2_PINNED = Reading("refuted", "LayerNorm makes more than half of its slope without the sink. Its effect does not go "
@@ -113,6 +129,19 @@ STUDIES: dict[str, Study] = {s.name: s for s in (
                         "unigram entropy (U); the target loss reached (N1)", "3M tokens (U); held-out loss 4.25 (N1)",
                         "layer-2 slope on 1600 windows, its probe SE, the path decomposition, the imposed share's gap",
                         "0.94 (U1, U2), 0.80 for 0.0015 (N1), at the pair rule's level")),
+    Study("thesis-text-v5", "plan v5", _S + "text_v5.thesis_text_v5:V5Settings.preset",
+          _S + "text_v5.thesis_text_v5:run_v5", tuple(t.claim for t in _V5),
+          snapshot=_S + "text_v5.v5_decide:plan_snapshot", lines=_S + "text_v5.v5_decide:lines",
+          plan_file="thesis_text_plan_v5.md", tests=_V5,
+          pinned_sha256="75887e960cccd270e92ae93fc666c9880f74484c01f297f3af14013c1a9f53c6",
+          published="thesis_text_v5.json", page="thesis-text-v5.md",
+          design=Design(("F: BOS, LayerNorm, layer-1 share flat at 0 / the LayerNorm level / the none level",
+                         "P: BOS, the LayerNorm profile set; centring only / RMSNorm / scale out of the gradient / "
+                         "gain fixed", "T: no BOS, LayerNorm / none, probed along training"),
+                        "5 per F and P arm, 8 per T arm", "held-out loss 0.5 nat below the unigram entropy",
+                        "3.0M tokens (every run)", "layer-2 slope on 512 windows, the path decomposition (F, P), the "
+                        "slope at held-out losses 4.6-4.1 and at 0.5M-3.0M tokens (T)",
+                        "0.81 (F, P), 0.92 (T1), 0.95 (T2), 0.28 (T3: N1 decided it), at the pair rule's level")),
     Study("wu-icl", "Wu et al.'s experiment", _S + "wu_icl:WuSettings.preset", _S + "wu_icl:run_wu",
           ("W2", "W3", "W4"), snapshot=_H + "wu_snapshot", lines=_H + "wu_lines", plan_file="wu_icl_plan.md",
           tests=_WU, digits=3, test_words="test",

@@ -129,14 +129,16 @@ def run_one(arm: str, seed: int, st: V5Settings) -> dict:
     prof = profile_of(arm, cfg.context)
     windows = st.windows_of(arm, seed)
     points: list = []
-    left = list(st.levels)
+    left, steps_left = list(st.levels), list(st.token_steps)
 
     def on_eval(step, model, entry):  # T: probe at each loss level's first crossing and at the token steps
         loss = entry["heldout_loss"]
-        names = [f"loss {lv:g}" for lv in list(left) if loss is not None and loss <= lv]
+        names = [f"loss {lv:g}" for lv in left if loss is not None and loss <= lv]
         left[:] = [lv for lv in left if not (loss is not None and loss <= lv)]
-        if step in st.token_steps:
-            names.append(f"step {step}")
+        # the first evaluation at or after each token step (245 is not a multiple of the evaluation interval, 10:
+        # it is probed at step 250, a deviation of 10k tokens stated on the page)
+        names += [f"step {s}" for s in steps_left if step >= s]
+        steps_left[:] = [s for s in steps_left if step < s]
         if names:
             slopes, _, _ = _layer2_slopes(model, windows, decompose=False)
             points.extend(_point(slopes, entry, st, name) for name in names)
@@ -147,7 +149,7 @@ def run_one(arm: str, seed: int, st: V5Settings) -> dict:
     last = res.log[-1]["step"]
     paths, gap = None, 0.0
     if arm.startswith("T"):
-        end = next(p for p in points if p["at"] == f"step {last}")
+        end = next(p for p in points if p["at"] == f"step {st.token_steps[-1]}")
         slope = {"mean": end["slope"], "se": end["se"]}
     else:
         slopes, paths, gap = _layer2_slopes(res.model, windows, decompose=True)
@@ -196,13 +198,12 @@ def run_v5(st: V5Settings | None = None, *, use_cache: bool = True, progress: bo
            workers: int | None = 2, scheduler: str = "local") -> list:
     """Every run of the plan, trained ``workers`` at a time (or each one task on the Dask cluster at ``scheduler``)
     or read from the cache. Refused when the plan file is not the one committed before the runs."""
-    from lnrecency.experiments.plans.declaration import DATA, sha256_of
+    from lnrecency.experiments.plans.declared import study
+    from lnrecency.experiments.plans.engine import check_pinned
     from lnrecency.experiments.run_cache import cached_jobs
 
     st = st or V5Settings()
-    if sha256_of(DATA / v5_plan.PLAN_FILE) != v5_plan.PLAN_SHA256:
-        raise ValueError(f"{v5_plan.PLAN_FILE} is not the plan committed before the runs (its SHA-256 differs from "
-                         f"{v5_plan.PLAN_SHA256}); a change to the plan is a new plan version")
+    check_pinned(study("thesis-text-v5"))
     st.data("F0"), st.data("Tln")  # the tokenizer and the token ids cached once, before the workers start
     return cached_jobs(run_one, st.jobs(), lambda job: _path(st, *job), args_of=lambda job: (*job, st),
                        use_cache=use_cache, required=RUN_KEYS, what="plan v5 runs", progress=progress,

@@ -13,14 +13,17 @@ import math
 import numpy as np
 
 from lnrecency.experiments.plans.declaration import DATA, sha256_of
+from lnrecency.experiments.plans.declared import study
 from lnrecency.experiments.studies.text_v4 import v4_plan
 
 __all__ = ["plan_sha256", "FAMILIES", "FWER", "FP_SEEDS", "T_SEEDS", "LEVELS", "TOKEN_STEPS", "flat_levels",
            "predictions", "design"]
 
 PLAN_FILE = "thesis_text_plan_v5.md"
+#: the SHA-256 of the plan as committed before any of its runs (declared once, in lnrecency.experiments.plans.declared)
+PLAN_SHA256 = study("thesis-text-v5").pinned_sha256
 #: two Holm families, each at family-wise rate FWER (the plan's three questions: F and P with BOS, T without)
-FAMILIES = {"FP": ("F1", "F2", "F3", "P1", "P2", "P3", "P4"), "T": ("T1", "T2", "T3")}
+FAMILIES = {"FP": ("F1", "F2", "F3", "D1", "D2", "D3", "D4"), "T": ("T1", "T2", "T3")}
 FWER = 0.05
 #: F and P: seeds per arm (the power below holds at the SD plan v4 measured, rounded up)
 FP_SEEDS = 5
@@ -72,8 +75,8 @@ def predictions(v2: dict, v3: dict) -> dict:
 
     mean = lambda cell: float(np.mean([r["slope"] for r in v2["runs"][cell]]))  # noqa: E731
     return {"F1": f(lv["zero"]), "F2": f(lv["layernorm"]), "F3": f(lv["none"]),
-            "P1": float(np.mean([r["scale_fixed"] for r in rows])), "P2": mean("bos rmsnorm"),
-            "P3": mean("bos layernorm"), "P4": mean("bos layernorm")}
+            "D1": float(np.mean([r["scale_fixed"] for r in rows])), "D2": mean("bos rmsnorm"),
+            "D3": mean("bos layernorm"), "D4": mean("bos layernorm")}
 
 
 def design(v2: dict, v3: dict, v4: dict, costs: dict) -> dict:
@@ -117,7 +120,3 @@ def design(v2: dict, v3: dict, v4: dict, costs: dict) -> dict:
             "t3_power_first": t3_first, "t3_power_last": t3_last, "t3_sds": {k: v["assumed"] for k, v in sds.items()},
             "cost": {"run_core_seconds": run, "fp_core_seconds": fp, "t_core_seconds": t,
                      "wall_seconds": (fp + t) / v4_plan.WORKERS}}
-
-
-#: the SHA-256 of the plan as committed before any of its runs (a change to the plan is a new plan version)
-PLAN_SHA256 = "75887e960cccd270e92ae93fc666c9880f74484c01f297f3af14013c1a9f53c6"

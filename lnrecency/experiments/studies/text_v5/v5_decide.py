@@ -1,0 +1,214 @@
+"""Plan v5's decisions from its per-seed table (``docs/thesis_text_v5.json`` publishes the table; :func:`decide_table`
+decides the ten tests from it alone, in two Holm families of :data:`.v5_plan.FAMILIES`), its secondary intervals, the
+trajectories of T and the predictions compared with the outcomes."""
+from __future__ import annotations
+
+from dataclasses import asdict
+
+import numpy as np
+
+from lnrecency.experiments.studies.text_v5 import v5_plan
+
+__all__ = ["TESTS", "CELLS", "seed_table", "decide_table", "noise", "secondary", "trajectories", "compare",
+           "snapshot"]
+
+BOUNDARY = 0.0764
+#: test -> (cell, side) for F and P (one sample against BOUNDARY)
+CELLS = {"F1": ("F0", "below"), "F2": ("Fln", "below"), "F3": ("Fnone", "below"), "D1": ("Pcentre", "above"),
+         "D2": ("Prms", "above"), "D3": ("Pstop", "above"), "D4": ("Pgain", "above")}
+TESTS = {"F1": "with BOS, LayerNorm, layer 1's share flat at 0 (no sink): the layer-2 slope is below 0.0764 logit "
+               "per key",
+         "F2": "with BOS, LayerNorm, layer 1's share flat at the LayerNorm level (0.2483): the slope is below 0.0764",
+         "F3": "with BOS, LayerNorm, layer 1's share flat at the none level (0.0580): the slope is below 0.0764",
+         "D1": "with BOS, the LayerNorm profile set, centring only: the slope is above 0.0764",
+         "D2": "with BOS, the LayerNorm profile set, RMSNorm: the slope is above 0.0764",
+         "D3": "with BOS, the LayerNorm profile set, LayerNorm's scale out of the gradient: the slope is above 0.0764",
+         "D4": "with BOS, the LayerNorm profile set, LayerNorm's gain fixed at 1: the slope is above 0.0764",
+         "T1": "without BOS, LayerNorm's slope at 3.0M tokens is above its slope at held-out loss 4.25",
+         "T2": "without BOS, at 3.0M tokens, LayerNorm's slope is above none's",
+         "T3": "without BOS, at held-out loss 4.25, LayerNorm's slope is above none's"}
+END, MATCHED = "step 1465", "loss 4.25"
+
+
+def seed_table(runs: list) -> dict:
+    """One row per model, per arm: seed, gate, slope and its probe SE, final held-out loss, tokens, the imposed share's
+    largest gap, the path decomposition (F, P) and the probed points along training (T)."""
+    out: dict = {}
+    for r in runs:
+        out.setdefault(r["arm"], []).append(
+            {"seed": r["seed"], "learned": r["learned"], "slope": r["slope"]["mean"], "slope_se": r["slope"]["se"],
+             "final_loss": r["final_loss"], "tokens": r["tokens"], "imposed_gap": r["imposed_gap"],
+             "paths": r["paths"], "points": {p["at"]: {k: p[k] for k in ("step", "tokens", "loss", "slope", "se")}
+                                             for p in r["points"]}})
+    return out
+
+
+def _at(rows: list, point: str, gate: bool = True) -> dict:
+    """seed -> the slope at ``point`` of the runs that have it (and passed the gate)."""
+    return {r["seed"]: r["points"][point]["slope"] for r in rows if point in r["points"] and (r["learned"] or not gate)}
+
+
+def _values(table: dict) -> dict:
+    """test -> the per-seed values it reads (and the other arm's, for Welch)."""
+    out = {t: (tuple(r["slope"] for r in table.get(cell, []) if r["learned"]), None) for t, (cell, _) in CELLS.items()}
+    ln, none = table.get("Tln", []), table.get("Tnone", [])
+    end, matched = _at(ln, END), _at(ln, MATCHED, gate=False)
+    out["T1"] = (tuple(end[s] - matched[s] for s in sorted(end) if s in matched), None)
+    out["T2"] = (tuple(_at(ln, END).values()), tuple(_at(none, END).values()))
+    out["T3"] = (tuple(_at(ln, MATCHED, False).values()), tuple(_at(none, MATCHED, False).values()))
+    return out
+
+
+def decide_table(table: dict) -> dict:
+    """The ten tests from the per-seed table, each Holm family at 0.05 (the pair rule): id -> (SeedDecision or None,
+    why-not text)."""
+    from lnrecency.inference.seed_tests import MIN_VALUES, SeedTest, decide_family
+
+    values = _values(table)
+    out = {}
+    for family in v5_plan.FAMILIES.values():
+        tests, why = {}, {}
+        for tid in family:
+            mine, other = values[tid]
+            if len(mine) < MIN_VALUES or (other is not None and len(other) < MIN_VALUES):
+                tests[tid], why[tid] = None, f"fewer than {MIN_VALUES} runs past the gate (or at the point) in a sample"
+            elif other is not None:
+                tests[tid] = SeedTest(mine, side="above", other=other)
+            elif tid == "T1":
+                tests[tid] = SeedTest(mine, side="above", boundary=0.0)
+            else:
+                tests[tid] = SeedTest(mine, side=CELLS[tid][1], boundary=BOUNDARY)
+        for tid, d in zip(tests, decide_family(list(tests.values()), v5_plan.FWER)):
+            out[tid] = (d, why.get(tid, ""))
+    return out
+
+
+def noise(table: dict) -> dict:
+    """Per arm: one run's mean probe SE against the between-seed SD of its slope (T: at 3.0M tokens and at loss
+    4.25)."""
+    out = {}
+    for arm, rows in table.items():
+        for what, get in ((arm, lambda r: (r["slope"], r["slope_se"])),) + (
+                ((f"{arm} at {MATCHED}", lambda r: (r["points"][MATCHED]["slope"], r["points"][MATCHED]["se"])),)
+                if arm.startswith("T") else ()):
+            pairs = [get(r) for r in rows if not what.endswith(MATCHED) or MATCHED in r["points"]]
+            if len(pairs) < 2:
+                continue
+            sd = float(np.std([p[0] for p in pairs], ddof=1))
+            se = float(np.mean([p[1] for p in pairs]))
+            out[what] = {"probe_se": se, "seed_sd": sd, "ratio": se / sd if sd > 0 else None}
+    return out
+
+
+def _interval(new, old, boundary=None) -> dict | None:
+    from lnrecency.inference.seed_tests import SeedTest
+
+    if len(new) < 2 or (old is not None and len(old) < 2):
+        return None
+    test = SeedTest(tuple(new), other=None if old is None else tuple(old), boundary=boundary or 0.0)
+    lo, hi = test.interval()
+    return {"mean": test.mean, "interval": [lo, hi], "seeds": [len(new)] + ([len(old)] if old is not None else []),
+            "side": "above" if lo > 0 else "below" if hi < 0 else "across"}
+
+
+def trajectories(table: dict) -> dict:
+    """T per point: each arm's mean slope, loss and tokens, and LayerNorm - none (Welch) with its side."""
+    out = {}
+    points = sorted({p for arm in ("Tln", "Tnone") for r in table.get(arm, []) for p in r["points"]},
+                    key=lambda p: (p.startswith("step"), -float(p.split()[1]) if p.startswith("loss")
+                                   else float(p.split()[1])))
+    for p in points:
+        row = {}
+        for arm in ("Tln", "Tnone"):
+            got = [r["points"][p] for r in table.get(arm, []) if p in r["points"]]
+            row[arm] = {"runs": len(got), **({"slope": float(np.mean([g["slope"] for g in got])),
+                                              "tokens": float(np.median([g["tokens"] for g in got])),
+                                              "loss": float(np.mean([g["loss"] for g in got]))} if got else {})}
+        diff = _interval(list(_at(table.get("Tln", []), p, False).values()),
+                         list(_at(table.get("Tnone", []), p, False).values()))
+        out[p] = {**row, "layernorm - none": diff}
+    return out
+
+
+def secondary(table: dict, v2: dict | None, v4: dict | None) -> dict:
+    """The plan's secondary intervals (no verdicts): each F and P arm minus plan v4's U1 and minus plan v2's BOS
+    LayerNorm cell; each arm's BOS path share of the slope; none's own change from loss 4.25 to 3.0M tokens."""
+    out: dict = {}
+    u1 = [r["slope"] for r in (v4 or {}).get("runs", {}).get("U1 none", []) if r.get("learned", True)]
+    ln2 = [r["slope"] for r in (v2 or {}).get("runs", {}).get("bos layernorm", []) if r.get("learned", True)]
+    for tid, (cell, _) in CELLS.items():
+        new = [r["slope"] for r in table.get(cell, []) if r["learned"]]
+        for name, old in ((f"{cell} - v4 U1", u1), (f"{cell} - v2 bos layernorm", ln2)):
+            got = _interval(new, old)
+            if got:
+                out[name] = got
+        shares = [r["paths"]["bos"] / r["slope"] for r in table.get(cell, []) if r["paths"] and r["slope"]]
+        if shares:
+            out[f"{cell} bos path share"] = {"mean": float(np.mean(shares)), "runs": len(shares)}
+    none = table.get("Tnone", [])
+    end, matched = _at(none, END), _at(none, MATCHED, False)
+    got = _interval([end[s] - matched[s] for s in sorted(end) if s in matched], None)
+    if got:
+        out["Tnone 3.0M - loss 4.25"] = got
+    return out
+
+
+def compare(tests: dict, sizes: dict) -> dict:
+    """Each prediction of the plan against its test: the predicted verdict and size, the outcome and the measured
+    mean and interval; ``held``: the verdict is the predicted one."""
+    predicted_verdict = {t: "confirmed" for t in ("F1", "F2", "F3", "D1", "D2", "D3", "D4", "T1", "T2")}
+    predicted_verdict["T3"] = "refuted or inconclusive"
+    out = {}
+    for tid, t in tests.items():
+        size = sizes.get(tid)
+        interval = t.get("interval")
+        out[tid] = {"predicted": predicted_verdict[tid], "predicted_size": size, "verdict": t["verdict"],
+                    "mean": t.get("mean"), "interval": interval,
+                    "held": t["verdict"] in predicted_verdict[tid].split(" or "),
+                    "size_inside": (None if size is None or not interval else interval[0] <= size <= interval[1])}
+    return out
+
+
+def snapshot(runs: list, st, v2: dict | None = None, v3: dict | None = None, v4: dict | None = None) -> dict:
+    """The plan's results as ``docs/thesis_text_v5.json`` holds them: settings, plan hash, the per-seed table, the
+    probe noise, the ten tests (p-values, verdicts, the per-seed values each was decided on), the trajectories, the
+    secondary intervals and the predictions compared (``v2``, ``v3``, ``v4``: the published snapshots the plan's
+    predictions and secondary intervals read)."""
+    table = seed_table(runs)
+    tests = {}
+    for tid, (d, why) in decide_table(table).items():
+        tests[tid] = {"statement": TESTS[tid], "verdict": "inconclusive" if d is None else d.verdict, "why": why,
+                      **({} if d is None else {**d.to_json(), "p_pair": d.test.p_pair, "mean": d.test.mean,
+                                              "values": list(d.test.values),
+                                              "other": None if d.test.other is None else list(d.test.other)})}
+    sizes = v5_plan.predictions(v2, v3) if v2 and v3 else {}
+    missed = [f"{r['arm']} seed {r['seed']} ({MATCHED})" for r in runs if r["arm"].startswith("T")
+              and not any(p["at"] == MATCHED for p in r["points"])]
+    return {"experiment": "thesis-text-v5", "plan_sha256": v5_plan.plan_sha256(),
+            "settings": {k: v for k, v in asdict(st).items() if k != "base"} | {"base": asdict(st.base)},
+            "noise": noise(table), "tests": tests, "trajectories": trajectories(table),
+            "secondary": secondary(table, v2, v4), "predictions": compare(tests, sizes), "missed_target": missed,
+            "runs": table}
+
+
+def plan_snapshot(runs: list, st, words: dict) -> dict:
+    """The engine's snapshot hook: :func:`snapshot` with the published snapshots of plans v2-v4 read from docs/."""
+    import json
+    from pathlib import Path
+
+    docs = Path(__file__).resolve().parents[4] / "docs"
+    v2, v3, v4 = (json.loads((docs / f"thesis_text_v{k}.json").read_text(encoding="utf-8")) for k in (2, 3, 4))
+    return snapshot(runs, st, v2, v3, v4)
+
+
+def lines(snap: dict) -> list[str]:
+    """The command's printed lines: each arm's mean slope and probe noise, each prediction against its outcome."""
+    out = []
+    for cell, rows in snap["runs"].items():
+        ratio = (snap["noise"].get(cell) or {}).get("ratio")
+        mean = sum(r["slope"] for r in rows) / len(rows)
+        out.append(f"  {cell}: layer-2 slope {mean:+.4f}, {len(rows)} seeds, probe SE / seed SD "
+                   + ("n/a" if ratio is None else f"{ratio:.2f}"))
+    for tid, p in snap["predictions"].items():
+        out.append(f"  {tid}: predicted {p['predicted']}; {p['verdict']} ({'held' if p['held'] else 'failed'})")
+    return out
