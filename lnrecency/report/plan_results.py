@@ -78,29 +78,82 @@ def plan_block(study, snapshot: dict) -> str:
 
     begin, end = markers(study)
     tests = snapshot["tests"]
-    order = [t.id for t in study.tests if t.id in tests]
+    families = {k: [t for t in v if t in tests] for k, v in study.holm_families().items()}
     unit = study.tests[0].unit
+    holm = "; ".join(f"Holm over {', '.join(v)} at {study.fwer:g}" for v in families.values())
     lines = [begin, plan_reading(study, snapshot), "",
              f"Plan SHA-256 `{snapshot['plan_sha256']}`" + (" (quick run: not decisive)" if snapshot.get("quick")
                                                             else "")
-             + f"; Holm over {', '.join(order)} at {study.fwer:g}.", "",
+             + f"; {holm}" + (" (each family at its own rate)" if len(families) > 1 else "") + ".", "",
              f"| test | statement | verdict | interval (95 %, {unit}) | detectable effect | p (pair) / Holm level |",
              "|---|---|---|---|---|---|"]
-    pairs = [tests[k].get("p_pair", float("nan")) for k in order]
-    for k, p, level in zip(order, pairs, holm_levels(pairs, study.fwer)):
-        t = tests[k]
-        span = f"[{t['interval'][0]:+.4f}, {t['interval'][1]:+.4f}]" if t.get("interval") else t.get("why") or "n/a"
-        effect = f"{t['detectable_effect']:.4f}" if t.get("detectable_effect") is not None else "n/a"
-        lines.append(f"| {k} | {t['statement']} | {t['verdict']} | {span} | {effect} | "
-                     + ("n/a" if p is None or (isinstance(p, float) and math.isnan(p)) else f"{p:.2g} / {level:.3g}")
-                     + " |")
+    for order in families.values():
+        pairs = [tests[k].get("p_pair", float("nan")) for k in order]
+        for k, p, level in zip(order, pairs, holm_levels(pairs, study.fwer)):
+            t = tests[k]
+            span = (f"[{t['interval'][0]:+.4f}, {t['interval'][1]:+.4f}]" if t.get("interval")
+                    else t.get("why") or "n/a")
+            effect = f"{t['detectable_effect']:.4f}" if t.get("detectable_effect") is not None else "n/a"
+            lines.append(f"| {k} | {t['statement']} | {t['verdict']} | {span} | {effect} | "
+                         + ("n/a" if p is None or (isinstance(p, float) and math.isnan(p))
+                            else f"{p:.2g} / {level:.3g}") + " |")
     lines += ["", *_cells(study, snapshot)]
     if "missed_target" in snapshot:
         missed = snapshot["missed_target"] or []
         lines += ["", ("Every run with a target loss reached it." if not missed else
                        f"Never reached the target loss within the cap (left out): {', '.join(missed)}.")]
+    lines += _predictions(study, snapshot) + _trajectories(snapshot, unit)
     for key, m in (snapshot.get("secondary") or {}).items():  # intervals with their side, never verdicts
+        if "interval" not in m:  # a share, not an interval
+            lines += ["", f"Secondary (no verdict): {key}: {m['mean']:.2f} (mean over {m['runs']} runs)."]
+            continue
         lo, hi = m["interval"]
+        runs = " and ".join(str(n) for n in m["seeds"])
         lines += ["", f"Secondary (no verdict): {key}: {m['mean']:+.4f} {unit}, 95 % interval [{lo:+.4f}, "
-                      f"{hi:+.4f}], {m['side']} 0 ({m['seeds'][0]} and {m['seeds'][1]} runs)."]
+                      f"{hi:+.4f}], {m['side']} 0 ({runs} runs)."]
     return "\n".join(lines + [end])
+
+
+def _predictions(study, snapshot: dict) -> list[str]:
+    """The plan's predictions (written before its runs) against its outcomes: held or failed, never re-worded."""
+    got = snapshot.get("predictions") or {}
+    if not got:
+        return []
+    lines = ["", "Predictions written in the plan before the runs, against the outcomes:", "",
+             "| test | predicted | predicted size | outcome | measured (95 % interval) | prediction |",
+             "|---|---|---|---|---|---|"]
+    for t in study.tests:
+        p = got.get(t.id)
+        if p is None:
+            continue
+        size = "none stated" if p.get("predicted_size") is None else f"{p['predicted_size']:+.4f}"
+        iv = p.get("interval")
+        measured = "n/a" if not iv else f"{p['mean']:+.4f} [{iv[0]:+.4f}, {iv[1]:+.4f}]"
+        inside = {True: ", size inside the interval", False: ", size outside the interval"}.get(p.get("size_inside"),
+                                                                                               "")
+        lines.append(f"| {t.in_text or t.id} | {p['predicted']} | {size} | {p['verdict']} | {measured} | "
+                     f"{'held' if p['held'] else 'failed'}{inside} |")
+    return lines
+
+
+def _trajectories(snapshot: dict, unit: str) -> list[str]:
+    """A plan's slopes along training (its T arms): per probed point, each arm's mean slope, median tokens and mean
+    held-out loss, and LayerNorm - none with its interval and side (secondary, no verdict)."""
+    got = snapshot.get("trajectories") or {}
+    if not got:
+        return []
+    arms = [a for a in next(iter(got.values())) if a != "layernorm - none"]
+    lines = ["", f"Along training (secondary, no verdicts; slopes in {unit}):", "",
+             "| point | " + " | ".join(f"{a}: runs, slope, tokens, loss" for a in arms)
+             + " | LayerNorm - none (95 %) |", "|---|" + "---|" * (len(arms) + 1)]
+    for point, row in got.items():
+        cells = []
+        for a in arms:
+            r = row[a]
+            cells.append(f"{r['runs']}" + ("" if not r["runs"] else
+                                           f", {r['slope']:+.5f}, {r['tokens'] / 1e6:.2f}M, {r['loss']:.3f}"))
+        d = row.get("layernorm - none")
+        diff = "n/a" if not d else (f"{d['mean']:+.5f} [{d['interval'][0]:+.5f}, {d['interval'][1]:+.5f}], "
+                                    f"{d['side']} 0")
+        lines.append(f"| {point} | " + " | ".join(cells) + f" | {diff} |")
+    return lines

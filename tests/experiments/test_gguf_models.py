@@ -62,9 +62,12 @@ def _tapped(loaded, ids, no_rope):
 
 
 def _text_ids(loaded, n=32, count=2):
-    from lnrecency.experiments.probes.gguf_probe import inputs
+    """The first ``count`` of the engine's text windows (seed 0; SmolLM2's tokenizer adds no BOS)."""
+    from lnrecency.experiments.text.text_windows import read_text, text_windows, token_stream
 
-    return torch.from_numpy(inputs(loaded, ProbeSettings(n=n, sequences=8, tokens="text"))[0][:count])
+    docs, _ = read_text(None)
+    ids = token_stream(lambda piece: loaded.tok(piece, add_special_tokens=False)["input_ids"], docs)
+    return torch.from_numpy(text_windows(ids, n, 8, 0, None)[:count])
 
 
 def test_the_tapped_attention_is_the_models_own(smol):
@@ -94,13 +97,13 @@ def test_the_tapped_attention_is_the_models_own(smol):
 
 
 def test_the_streamed_slope_matches_a_direct_fit(smol):
-    """Layer 1's slope from the probe's streamed sums against a least-squares fit per row (numpy), rows
-    weighted by their keys, the first key out, on the same windows."""
-    from lnrecency.experiments.probes.gguf_probe import probe_loaded
+    """Layer 1's slope from the one engine's streamed sums (lnrecency.probe_model on the loaded model) against a
+    least-squares fit per row (numpy), rows weighted by their keys, the first key out, on the same windows."""
+    import lnrecency
 
-    st = ProbeSettings(n=32, sequences=8, tokens="text")
-    res = probe_loaded(smol, st)
-    ids = _text_ids(smol, count=8)
+    res = lnrecency.probe_model(smol.model, smol.tok, tokens="text", n=32, sequences=8)
+    ids = torch.from_numpy(res.inputs)
+    assert torch.equal(ids[:2], _text_ids(smol))  # the engine's windows, as the helper draws them
     s = _tapped(smol, ids, False)[0][0].double().mean(1).numpy()  # head-mean logits, (8, n, n)
     per_seq = []
     for b in range(8):
@@ -113,9 +116,8 @@ def test_the_streamed_slope_matches_a_direct_fit(smol):
     # the same float32 logits on both sides (up to the batch the probe computed them in: F32_REL relative),
     # combined in float64 by linear maps, so the slopes agree to F32_REL relative
     assert res.layers[0].slope == pytest.approx(float(np.mean(per_seq)), rel=F32_REL, abs=1e-12)
-    assert res.model["kind"] == "gguf" and res.settings.bos_first
     assert res.layers[0].sink is not None and 0.0 < res.layers[0].sink < 1.0
-    assert "mean_logit" not in res.to_json()["layers"][0]  # no n x n maps for a real model
+    assert "mean_logit" not in res.to_json()["layers"][0]  # no n x n maps unless asked
 
 
 def test_the_perplexity_is_the_models_own_loss(smol):
@@ -140,12 +142,12 @@ def test_without_positions_a_tokens_logits_do_not_depend_on_where_it_is(smol):
 
 
 def test_the_random_control_holds_no_special_token(smol):
-    from lnrecency.experiments.probes.gguf_probe import inputs
+    import lnrecency
 
-    ids, what = inputs(smol, ProbeSettings(n=64, sequences=16, tokens="random"))
+    res = lnrecency.probe_model(smol.model, smol.tok, tokens="random", n=64, sequences=16, slopes_only=True)
     special = set(smol.tok.all_special_ids) | set(smol.tok.added_tokens_decoder)
-    assert special and not (set(ids.ravel().tolist()) & special)
-    assert "content tokens" in what and ids.shape == (16, 64)
+    assert special and not (set(res.inputs.ravel().tolist()) & special)
+    assert res.inputs.shape == (16, 64)
 
 
 def test_gemma_is_joined_from_its_chunk_wheels_and_checked_before_loading():
@@ -165,20 +167,36 @@ def test_gemma_is_joined_from_its_chunk_wheels_and_checked_before_loading():
     assert len(src.pieces) == 4 and src.sha256 == "a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818"
     if not os.environ.get("LNRECENCY_GEMMA"):
         return
-    from lnrecency.experiments.probes.gguf_probe import probe_gguf
+    import lnrecency
 
-    res = probe_gguf(found["gemma3-270m"], ProbeSettings(n=32, sequences=8, tokens="text"), no_rope=True)
+    res = lnrecency.probe_model(str(found["gemma3-270m"]), tokens="text", n=32, sequences=8, positions="off")
     assert len(res.layers) == 18 and res.model["perplexity"]["off"] > res.model["perplexity"]["on"]
 
 
 def test_bos_at_probe_time(smol):
-    """--bos (issue 50): "first" puts the model's declared BOS first in every window, "none" nothing; SmolLM2's
+    """bos (issue 50): "first" puts the model's declared BOS first in every window, "none" nothing; SmolLM2's
     tokenizer adds no BOS, so its own convention ("model") is "none"."""
-    from lnrecency.experiments.probes.gguf_probe import inputs
+    import lnrecency
 
-    st = ProbeSettings(n=32, sequences=8, tokens="text")
-    own, first, none = (inputs(smol, st, None, b) for b in ("model", "first", "none"))
-    assert smol.m.bos is not None and not smol.m.add_bos
-    assert (first[0][:, 0] == smol.m.bos).all() and not (none[0][:, 0] == smol.m.bos).any()
-    assert np.array_equal(own[0], none[0]) and first[0].shape == none[0].shape == (8, 32)
-    assert first[1].endswith("BOS first") and none[1].endswith("no BOS")
+    bos = smol.tok.bos_token_id
+    own, first, none = (lnrecency.probe_model(smol.model, smol.tok, tokens="text", n=32, sequences=8, bos=b,
+                                              slopes_only=True).inputs for b in ("model", "first", "none"))
+    assert bos is not None and smol.m.bos == bos and not smol.m.add_bos
+    assert (first[:, 0] == bos).all() and not (none[:, 0] == bos).any()
+    assert np.array_equal(own, none) and first.shape == none.shape == (8, 32)
+
+
+def test_r1_reads_its_models_through_the_one_engine(tmp_path, monkeypatch):
+    """`experiments pretrained` (R1) probes through lnrecency.probe_model (issue 82): a GGUF wheel with positions
+    "both" gives the record R1 reads, positions on and off on the same windows with the perplexity of each (run at
+    R1's settings, this path gives R1's published SmolLM2 row word for word: docs/pretrained.md)."""
+    import lnrecency
+    from lnrecency.experiments.studies.pretrained import probe_summary
+
+    monkeypatch.setenv("LNRECENCY_CACHE", str(tmp_path))
+    res = lnrecency.probe_model(str(_wheel()), tokens="text", positions="both", n=32, sequences=8)
+    on, off = probe_summary(res), probe_summary(res.positions_off)
+    assert np.array_equal(res.inputs, res.positions_off.inputs) and len(on["layers"]) == len(off["layers"]) == 30
+    assert {"slope", "slope_se", "rp", "sink", "rollout_first"} <= set(on["layers"][0])
+    assert np.asarray(off["window_slopes"]).shape == (8, 30)
+    assert res.model["kind"] == "gguf" and res.model["perplexity"]["off"] > res.model["perplexity"]["on"]

@@ -98,7 +98,7 @@ def test_r1_decides_by_the_sign_of_the_mean_over_layers_with_holm():
     null = 0.001 * rng.standard_normal((16, 5))
     data = {"models": {k: {"runs": {"text/off": _run(v)}} for k, v in (("a", up), ("b", down), ("c", null))}}
     d = decide(data)
-    assert d["a"][0] == "reproduced" and d["b"][0] == "the opposite shown"
+    assert d["a"][0] == "confirmed" and d["b"][0] == "refuted"  # the statement is ours
     assert d["c"][0] == "inconclusive"
     assert sorted(level for _, _, level in d.values())[:2] == [RATE / 3, RATE / 2]
     c = layer_counts(_run(up))

@@ -77,7 +77,7 @@ def decide(data: dict) -> dict:
     stats = [model_statistic(data["models"][k]["runs"]["text/off"]) for k in keys]
     pvalues = [s["p"] for s in stats]
     rejected, levels = holm(pvalues, RATE), holm_levels(pvalues, RATE)
-    return {k: ("inconclusive" if not r else "reproduced" if s["mean"] > 0 else "the opposite shown",
+    return {k: ("inconclusive" if not r else "confirmed" if s["mean"] > 0 else "refuted",  # the statement is ours
                 s, level) for k, s, r, level in zip(keys, stats, rejected, levels)}
 
 

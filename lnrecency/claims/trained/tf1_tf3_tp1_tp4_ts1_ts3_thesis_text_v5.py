@@ -18,13 +18,13 @@ from lnrecency.claims.declare import claim
 from lnrecency.claims.published import plan_rows
 from lnrecency.claims.trained_qualifiers import plan_qualifiers
 from lnrecency.claims.trained_rules import by_a_hair, not_installed, one_claim_of, snapshot_levels
-from lnrecency.experiments.plans.declared import plan_keys
+from lnrecency.experiments.plans.declared import plan_keys, study
 from lnrecency.inference.evidence import Evidence, record
 
 PLAN_KEYS = plan_keys("thesis-text-v5")  # claim -> its test, from the plan's declaration
 STATEMENTS = {cid: declared(cid).text("s1") for cid in PLAN_KEYS}
-#: the two Holm families (the plan's rate at most 0.10)
-FAMILIES = {"FP": ("F1", "F2", "F3", "D1", "D2", "D3", "D4"), "T": ("T1", "T2", "T3")}
+#: the two Holm families (the plan's rate at most 0.10), as declared
+FAMILIES = study("thesis-text-v5").holm_families()
 
 
 @record
@@ -70,7 +70,6 @@ def _evaluate_all(quick: bool, progress=None) -> list:
     from lnrecency.inference.verdicts import ClaimResult
 
     try:
-        from lnrecency.experiments.plans.declared import study
         from lnrecency.experiments.plans.engine import hook
     except ImportError as exc:
         return [not_installed(cid, s, exc) for cid, s in STATEMENTS.items()]

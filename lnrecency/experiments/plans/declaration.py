@@ -194,6 +194,7 @@ class Study:
     page: str | None = None  # its page in docs/ whose results block the engine's renderer fills (report.plan_results)
     gates: dict = field(default_factory=dict)  # cell prefix -> the row key that says a run is used (else "learned")
     extras: dict = field(default_factory=dict)
+    families: dict = field(default_factory=dict)  # Holm family name -> its test IDs (none given: one family of all)
 
     def __post_init__(self):
         at = f"study {self.name!r}"
@@ -218,6 +219,9 @@ class Study:
         for t in self.tests:
             if t.counter and t.counter[0] not in ids:
                 raise ValueError(f"{at}: test {t.id}'s counter-row {t.counter[0]!r} is not one of its tests")
+        held = [tid for fam in self.families.values() for tid in fam]
+        if self.families and sorted(held) != sorted(ids):
+            raise ValueError(f"{at}: families must hold each test once; they hold {held}, the tests are {ids}")
         for name in ("published", "page"):
             value = getattr(self, name)
             if value is not None and not re.fullmatch(r"[a-z0-9_.-]+\.(json|md)", str(value)):
@@ -237,6 +241,10 @@ class Study:
         reached the target loss; every other cell the runs that learned)."""
         key = next((k for prefix, k in self.gates.items() if cell.startswith(prefix)), "learned")
         return [r for r in rows if isinstance(r, dict) and r.get(key, True)]
+
+    def holm_families(self) -> dict:
+        """Holm family name -> its test IDs in declaration order (one family "all" unless ``families`` says)."""
+        return {k: tuple(v) for k, v in self.families.items()} or {"all": tuple(t.id for t in self.tests)}
 
     @property
     def is_plan(self) -> bool:

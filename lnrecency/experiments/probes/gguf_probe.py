@@ -1,16 +1,12 @@
-"""The probe on a GGUF model: one checked load (:func:`open_model`), then any number of probes
-(:func:`probe_loaded`), each streaming exact logits layer by layer into running sums.
+"""A GGUF model for the one engine (:func:`lnrecency.probe_model`): its header checked, the load and every probe
+estimated and refused above the time limit or the free memory, then loaded (:func:`open_model`); :func:`from_gguf`
+hands the loaded model and its own tokenizer to the engine (its inputs, slopes, RP and sink are the engine's, as for
+any transformers model; the older reader of its own went with issue 82) and measures the perplexity beside.
 
-Inputs (:func:`inputs`): ``text``, windows of a local text in the model's own tokenizer
-(:mod:`lnrecency.experiments.text.text_windows`), or ``random``, the neutral control: content tokens only
-(:func:`lnrecency.experiments.probes.gguf.content_tokens`), uniformly. Either gets the model's BOS first
-where its tokenizer adds one (``tokenizer.ggml.add_bos_token``); either way the first key is left out of
-slopes and RP and its attention share reported as the sink.
-
-Perplexity (:func:`perplexity`): exp of the mean next-token loss over text windows, from the base model's last
-hidden state through the output layer :data:`lnrecency.experiments.probes.gguf.PPL_ROWS` rows at a time.
-With ``--tokens text`` it comes from the probed pass itself (the first :data:`PPL_WINDOWS` windows); with
-``--no-rope`` the positions-on value is measured beside it on the same windows.
+Perplexity (:func:`perplexity`): exp of the mean next-token loss over the first :data:`PPL_WINDOWS` text windows,
+from the base model's last hidden state through the output layer
+:data:`lnrecency.experiments.probes.gguf.PPL_ROWS` rows at a time, with positions on and (positions "off" or
+"both") off.
 """
 from __future__ import annotations
 
@@ -29,17 +25,14 @@ from lnrecency.experiments.probes.gguf import (
     PPL_ROWS,
     GGUFModel,
     check_header,
-    content_tokens,
     estimate_load,
     estimate_probe,
     load_gguf,
 )
 from lnrecency.experiments.probes.model_inputs import Arguments
-from lnrecency.experiments.probes.probe import MAX_SECONDS, ProbeResult, ProbeSettings, probe
-from lnrecency.experiments.probes.probe_settings import check_gguf_tokens
+from lnrecency.experiments.probes.probe import MAX_SECONDS, ProbeResult, ProbeSettings
 
-__all__ = ["from_gguf", "Loaded", "open_model", "text_bytes_peak", "probe_loaded", "probe_gguf", "inputs", "perplexity",
-           "PPL_WINDOWS"]
+__all__ = ["from_gguf", "Loaded", "open_model", "text_bytes_peak", "perplexity", "PPL_WINDOWS"]
 
 #: text windows over which the perplexity is measured
 PPL_WINDOWS = 16
@@ -123,30 +116,6 @@ def open_model(path, *, plan: list, max_model_mib: float | None = None, announce
                                                                   "peak_mib": round(peak / 2**20)})
 
 
-def inputs(loaded: Loaded, settings: ProbeSettings, text=None, bos_mode: str = "model") -> tuple[np.ndarray, str]:
-    """(sequences, n) token ids of a probe and what they are (module docstring); ``bos_mode``: which token comes
-    first (lnrecency.experiments.probes.probe.BOS_CHOICES)."""
-    from lnrecency.experiments.probes.probe_settings import bos_token
-
-    m, tok = loaded.m, loaded.tok
-    bos = bos_token(m.bos, bool(m.add_bos), bos_mode)
-    if settings.tokens == "text":
-        from lnrecency.experiments.text.text_windows import read_text, text_windows, token_stream
-
-        docs, what = read_text(text)
-        ids = token_stream(lambda piece: tok(piece, add_special_tokens=False)["input_ids"], docs)
-        return (text_windows(ids, settings.n, settings.sequences, settings.seed, bos),
-                f"text windows of {what}" + (", BOS first" if bos is not None else ", no BOS"))
-    check_gguf_tokens(settings.tokens)
-    content = content_tokens(tok, m.vocab)
-    rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence([settings.seed, 0x6a5d])))
-    out = content[rng.integers(0, content.size, size=(settings.sequences, settings.n))]
-    if bos is not None:
-        out[:, 0] = bos
-    return out, (f"the neutral random control ({content.size} content tokens, uniformly"
-                 + (", BOS first)" if bos is not None else ")"))
-
-
 def _base_call(model, ids: torch.Tensor, no_rope: bool) -> torch.Tensor:
     """The base model's last hidden state (no output layer). An explicit all-ones attention mask keeps
     transformers from reading zero position ids as packed sequences."""
@@ -180,98 +149,6 @@ def perplexity(model, windows: np.ndarray, no_rope: bool, chunk: int = 8) -> flo
             t, c = _loss(model, _base_call(model, ids, no_rope), ids)
             total, count = total + t, count + c
     return math.exp(total / count)
-
-
-def probe_loaded(loaded: Loaded, settings: ProbeSettings, *, no_rope: bool = False, text=None,
-                 progress: bool = False, bos: str = "model") -> ProbeResult:
-    """:func:`lnrecency.experiments.probes.probe.probe` on a loaded GGUF model: light (layer and per-head
-    slopes, layer RP, sink; no per-head maps), streamed layer by layer, the first key out."""
-    from dataclasses import replace
-
-    from lnrecency.experiments.decoders.train import deterministic
-    from lnrecency.experiments.probes.gguf import GGUF_CHUNK, THREADS
-    from lnrecency.experiments.probes.logit_tap import tapping
-    from lnrecency.runtime.memory import return_freed
-
-    t0 = time.perf_counter()
-    settings = replace(settings, chunk=min(settings.chunk, GGUF_CHUNK))  # bounded activations (GGUF_CHUNK)
-    m, model = loaded.m, loaded.model
-    is_text = settings.tokens == "text"
-    ppl_windows = min(settings.sequences, PPL_WINDOWS)
-    phases = {}
-    with deterministic(THREADS):
-        windows, what = inputs(loaded, settings, text, bos)
-        phases["inputs"] = time.perf_counter() - t0
-        loss = [0.0, 0]
-
-        def traces_of(start: int, stop: int, emit) -> None:
-            ids = torch.from_numpy(windows[start:stop])
-            def take(layer, s, p) -> None:
-                emit(layer, {"logits": s, "weights": p})
-                return_freed()  # the allocator's freed blocks back, every layer (runtime.memory.return_freed)
-
-            with torch.no_grad(), tapping(take):
-                hid = _base_call(model, ids, no_rope)
-                if is_text and start < ppl_windows:
-                    keep = min(stop, ppl_windows) - start
-                    t, c = _loss(model, hid[:keep], ids[:keep])
-                    loss[0], loss[1] = loss[0] + t, loss[1] + c
-
-        info = {"kind": "gguf", "path": str(loaded.src.name), "architecture": m.architecture,
-                "sha256": loaded.src.sha256, "layers": m.layers, "heads": m.heads, "kv_heads": m.kv_heads,
-                "width": m.width, "vocab": m.vocab, "parameters": int(sum(p.numel() for p in model.parameters())),
-                "inputs": what, "positions": "off (every position id 0)" if no_rope else "on (RoPE)",
-                "estimate": loaded.estimate, "load_seconds": round(loaded.load_seconds, 1)}
-        assumptions = {"identity": False, "family": m.architecture, "rope_disabled": bool(no_rope), "w_qk": None,
-                       "mlp": True, "positions": "RoPE"}
-        res = probe(traces_of, n_layers=m.layers, n_heads=m.heads, settings=settings, model_info=info,
-                    assumptions=assumptions, progress=progress, light=True, width=m.width, stream=True, maps=False,
-                    logits_note="exact pre-softmax logits S = q.k scaling (after RoPE and any QK normalisation, "
-                                "before the mask), tapped from the eager attention")
-        phases["probe"] = time.perf_counter() - t0 - sum(phases.values())
-        ppl = _perplexities(loaded, settings, windows[:ppl_windows], loss, no_rope, text)
-        phases["perplexity"] = time.perf_counter() - t0 - sum(phases.values())
-    info["perplexity"] = {**{k: round(v, 4) for k, v in ppl.items()}, "windows": ppl_windows} if ppl else None
-    info["seconds"] = round(time.perf_counter() - t0, 1)
-    info["phases"] = {k: round(v, 2) for k, v in phases.items()}
-    return res
-
-
-def _perplexities(loaded: Loaded, settings: ProbeSettings, first: np.ndarray, loss: list, no_rope: bool,
-                  text) -> dict:
-    """The perplexity beside a probe: from the probed pass on text (``loss``), with positions on beside it when
-    they were off; on the text's windows with and without positions for a random probe without them."""
-    model, m = loaded.model, loaded.m
-    if settings.tokens == "text":
-        ppl = {"off" if no_rope else "on": math.exp(loss[0] / loss[1])}
-        if no_rope:
-            ppl["on"] = perplexity(model, first, False)
-        return ppl
-    if not no_rope:
-        return {}
-    from lnrecency.experiments.text.text_windows import read_text, text_windows, token_stream
-
-    docs, _ = read_text(text)
-    ids = token_stream(lambda piece: loaded.tok(piece, add_special_tokens=False)["input_ids"], docs)
-    tw = text_windows(ids, settings.n, len(first), settings.seed,  # the model's health: its own convention
-                      m.bos if (m.add_bos and m.bos is not None) else None)
-    return {"on": perplexity(model, tw, False), "off": perplexity(model, tw, True)}
-
-
-def probe_gguf(path, settings: ProbeSettings, *, no_rope: bool = False, text=None, progress: bool = False,
-               announce: bool = False, max_model_mib: float | None = None, bos: str = "model") -> ProbeResult:
-    """One probe of the GGUF model at ``path``: :func:`open_model` then :func:`probe_loaded`; ``progress``: a
-    bar over the sequences; ``announce``: one line with the estimate before the load; ``bos``: which token comes
-    first in every window (lnrecency.experiments.probes.probe.BOS_CHOICES)."""
-    from lnrecency.experiments.probes.probe_settings import BOS_CHOICES
-    from lnrecency.runtime.arguments import check_choice
-
-    check_choice("--bos", bos, BOS_CHOICES)  # before the load
-    check_gguf_tokens(settings.tokens)
-    loaded = open_model(path, plan=[(settings, no_rope)], max_model_mib=max_model_mib, announce=announce, text=text)
-    res = probe_loaded(loaded, settings, no_rope=no_rope, text=text, progress=progress, bos=bos)
-    res.model["seconds"] = round(res.model["seconds"] + loaded.load_seconds, 1)
-    return res
 
 
 def from_gguf(p: Path, tokenizer: Any, a: Arguments, run: Callable) -> ProbeResult:

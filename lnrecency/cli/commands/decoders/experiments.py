@@ -1,5 +1,5 @@
-"""`lnrecency experiments thesis|thesis-text|thesis-text-v2|thesis-text-v3|thesis-text-v4|wu-icl|seed002|seed003|
-pretrained [--quick] [--json] [--workers N | --scheduler ADDRESS]`: trained model experiments.
+"""`lnrecency experiments thesis|thesis-text|thesis-text-v2|thesis-text-v3|thesis-text-v4|thesis-text-v5|wu-icl|
+seed002|seed003|pretrained [--quick] [--json] [--workers N | --scheduler ADDRESS]`: trained model experiments.
 
 ``thesis``: the paper's thesis in trained decoders (lnrecency.experiments.studies.thesis): trains (or reads from the
 cache)
@@ -31,6 +31,11 @@ lnrecency/data/thesis_text_plan_v4.md; issue 76): U1 (BOS, no normalisation, lay
 LayerNorm level), U2 (BOS, LayerNorm, the share clamped to the none level), 8 seeds each, and N1 (no BOS, LayerNorm
 against none, 21 seeds each, trained to held-out loss 4.25); prints U1, U2, N1 (Holm over them only; no claim of the
 registry yet) and each cell's mean slope. Estimated 57 min on 2 cores (the plan's budget).
+``thesis-text-v5``: its fifth pre-registered plan (lnrecency.experiments.studies.text_v5, plan
+lnrecency/data/thesis_text_plan_v5.md; issue 83): F (BOS, LayerNorm, layer 1's share flat at 0 / the LayerNorm level
+/ the none level), P (BOS, the LayerNorm profile set, one part of LayerNorm at a time), 5 seeds each, and T (no BOS,
+LayerNorm and none, 8 seeds each, probed along training); prints each arm's mean slope and each prediction of the plan
+against its outcome (two Holm families). Estimated 65 min on 2 cores (the plan's budget).
 ``wu-icl``: Wu et al.'s in-context classification experiment (ICML 2025, their Fig. 2) reproduced and extended with
 LayerNorm and RMSNorm inserted (lnrecency.experiments.studies.wu_icl, plan lnrecency/data/wu_icl_plan.md; issue 51):
 depth 2, depth 6, depth 2 with residual x none / LayerNorm / RMSNorm, 5 seeds (45 models); prints R1-R6 (their

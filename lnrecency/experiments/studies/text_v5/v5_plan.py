@@ -22,8 +22,9 @@ __all__ = ["plan_sha256", "FAMILIES", "FWER", "FP_SEEDS", "T_SEEDS", "LEVELS", "
 PLAN_FILE = "thesis_text_plan_v5.md"
 #: the SHA-256 of the plan as committed before any of its runs (declared once, in lnrecency.experiments.plans.declared)
 PLAN_SHA256 = study("thesis-text-v5").pinned_sha256
-#: two Holm families, each at family-wise rate FWER (the plan's three questions: F and P with BOS, T without)
-FAMILIES = {"FP": ("F1", "F2", "F3", "D1", "D2", "D3", "D4"), "T": ("T1", "T2", "T3")}
+#: two Holm families, each at family-wise rate FWER (F and the parts with BOS, T without; declared once, with the
+#: plan: the plan's P1-P4 are D1-D4 there, as Wu's experiment holds P1-P6)
+FAMILIES = study("thesis-text-v5").holm_families()
 FWER = 0.05
 #: F and P: seeds per arm (the power below holds at the SD plan v4 measured, rounded up)
 FP_SEEDS = 5
