@@ -55,7 +55,7 @@ def plan_reading(study, snapshot: dict) -> str:
 def _cells(study, snapshot: dict) -> list[str]:
     lines = [f"Each cell's runs (the per-seed rows are in docs/{study.published}):", "",
              "| cell | runs | used | mean slope (SE over runs) | one run's probe SE | between-run SD | ratio (target "
-             "< 1/3) |", "|---|---|---|---|---|---|---|"]
+             "< 1/3) | final held-out loss |", "|---|---|---|---|---|---|---|---|"]
     for cell, rows in snapshot["runs"].items():
         used = study.used(cell, rows)
         slopes = [r["slope"] for r in used]
@@ -68,8 +68,14 @@ def _cells(study, snapshot: dict) -> list[str]:
                      + ("n/a" if mean is None else f"{mean:+.5f}" + (f" ({se:.5f})" if se is not None else ""))
                      + " | " + ("n/a" if nz.get("probe_se") is None else f"{nz['probe_se']:.5f}") + " | "
                      + ("n/a" if nz.get("seed_sd") is None else f"{nz['seed_sd']:.5f}") + " | "
-                     + ("n/a" if ratio is None else f"{ratio:.2f} ({'met' if ratio < 1 / 3 else 'missed'})") + " |")
+                     + ("n/a" if ratio is None else f"{ratio:.2f} ({'met' if ratio < 1 / 3 else 'missed'})") + " | "
+                     + _range([r.get("final_loss") for r in used]) + " |")
     return lines
+
+
+def _range(values: list) -> str:
+    got = [v for v in values if isinstance(v, (int, float))]
+    return "n/a" if not got else f"{min(got):.2f}" if min(got) == max(got) else f"{min(got):.2f}-{max(got):.2f}"
 
 
 def plan_block(study, snapshot: dict) -> str:

@@ -137,7 +137,8 @@ def sources_list() -> str:
     from lnrecency.claims.published import DOCS
     from lnrecency.report.words.findings import findings_of, source_counts
 
-    return "\n".join(["", *source_counts(findings_of(read_snapshot(DOCS / "verdicts.json")["rows"])), ""])
+    lines = source_counts(findings_of(read_snapshot(DOCS / "verdicts.json")["rows"]))
+    return "\n".join([SOURCES_BEGIN, *lines, SOURCES_END])  # the markers kept: the next run fills them again
 
 
 GENERATED = {(SOURCES_BEGIN, SOURCES_END): sources_list, (FILLS_BEGIN, FILLS_END): fills_table,

@@ -33,7 +33,7 @@ def test_the_plan_is_the_one_its_declaration_pins():
     assert v5_plan.plan_sha256() == s.pinned_sha256 == v5_plan.PLAN_SHA256 == s.plan_sha256()
     # its readings are read from its hashed text (one line each), two or three per test, none copied by hand
     assert {t.in_text or t.id: len(t.readings) for t in s.tests} == {
-        **{k: 2 for k in ("F1", "F2", "F3", "P1", "P2", "P3", "P4")}, "T1": 3, "T2": 3, "T3": 3}
+        **{k: 2 for k in ("F1", "F2", "F3", "P2", "P3", "P4")}, "P1": 3, "T1": 3, "T2": 3, "T3": 3}
     assert [t.id for t in s.tests if t.in_text] == ["D1", "D2", "D3", "D4"]  # Wu's plan holds P1-P6
 
 

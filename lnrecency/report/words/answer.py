@@ -69,14 +69,14 @@ def readme_answer(found: list, v2: dict | None = None, v3: dict | None = None, v
     if ln is not None:
         intact = ((cells.get("bos layernorm") or {}).get("slope") or (None,))[0]
         out.append(f"**Trained text models with BOS?** Fixing layer 1's BOS share at its mean removes "
-                   f"{-100 * ln:.0f} % of LayerNorm's slope{_upstream(found, intact)}.")
-    carries = _flat_and_parts(found)
-    if carries:
-        out.append(f"**What in the sink and in LayerNorm does it need?** {carries}")
-    no_bos = _no_bos(found, v4)
+                   f"{-100 * ln:.0f} % of LayerNorm's slope{_sink(found, intact)}.")
+    parts = _parts(found, v5)
+    if parts:
+        out.append(f"**What in LayerNorm does it need there?** {parts}")
+    no_bos = _no_bos(found, v4, v5)
     if no_bos:
         rest = no_bos.removeprefix("Without BOS, ")
-        out.append(f"**Without BOS?** {rest[0].upper()}{rest[1:]}{_stage(found, v5)}")
+        out.append(f"**Without BOS?** {rest[0].upper()}{rest[1:]}")
     real = _pretrained(found)
     if real:
         out.append("**Real pretrained models?** " + real)
@@ -102,79 +102,63 @@ def _pretrained(found: list) -> str:
     return "; ".join(parts) + " (positions off: outside their training)."
 
 
-def _upstream(found: list, intact: float | None) -> str:
-    """Plan v4's U1 and U2 from their findings (issue 76): where the BOS route is not the only one, and where the
-    sink alone does not make the slope ("" until decided)."""
+def _row(found: list, role: str, key: str):
+    """The finding of a plan test's claim (``key``: the test in its plan, as the catalogue's ANSWER names it)."""
     from lnrecency.claims.catalog import answer_ids
-    from lnrecency.inference.qualifiers import rule_outcome
-    from lnrecency.report.words.plain import number
 
-    ids = answer_ids("plan v4")
-    u1, u2 = (next((f for f in found if f.claim == ids.get(k)), None) for k in ("U1", "U2"))
-    if u1 is None or u2 is None or u1.qualifiers.estimate is None or u2.qualifiers.estimate is None:
-        return ""
-    u2_slope = u2.qualifiers.estimate
-    from lnrecency.experiments.plans.declared import test_for
-
-    test = test_for(u1.claim)  # the plan test deciding U1's claim, with its declared readings
-    reading = None if test is None else test.reading(rule_outcome(u1.verdict))
-    said = "" if reading is None else reading.text.rstrip(".").split(". ")[-1]  # what the outcome means
-    return (f"; trained with the share clamped to none's level (lowered, not removed), LayerNorm's slope is "
-            f"{number(u2_slope, True)} (U2, below half: {u2.verdict}; intact, trained apart: "
-            f"{number(intact, True) if intact is not None else 'n/a'}), and the LayerNorm-level share imposed without "
-            f"normalisation gives {number(u1.qualifiers.estimate, True)} (U1, above half: {u1.verdict})"
-            + (f"; U1's pre-registered reading: \"{said}\"" if said else ""))
+    return next((f for f in found if f.claim == answer_ids(role).get(key)), None)
 
 
-def _flat_and_parts(found: list) -> str:
-    """Plan v5's F and parts tests from their findings (issue 83): each arm's slope with its verdict, and the
-    pre-registered reading of the flat share at the LayerNorm level ("" until decided)."""
-    from lnrecency.claims.catalog import answer_ids
+def _said(f, sep: str = ": ") -> str:
+    """The reading its plan declares for a finding's outcome (before or after the runs), its conclusion after
+    ``sep`` ("" where the plan wrote none)."""
     from lnrecency.experiments.plans.declared import test_for
     from lnrecency.inference.qualifiers import rule_outcome
+
+    test = test_for(f.claim)
+    reading = None if test is None else test.reading(rule_outcome(f.verdict))
+    return "" if reading is None else reading.text.rstrip(".").split(sep, 1)[-1]
+
+
+def _sink(found: list, intact: float | None) -> str:
+    """Plan v5's flat share (F1-F3) beside plan v4's clamped share (U2), from their findings: the slope rides on the
+    share's fall with position, not on its level ("" until decided)."""
     from lnrecency.report.words.plain import number
 
-    ids = answer_ids("plan v5")
-    rows = {k: next((f for f in found if f.claim == ids.get(k)), None) for k in ("F1", "F2", "F3", "D1", "D2", "D3",
-                                                                               "D4")}
-    if any(f is None or f.qualifiers.estimate is None for f in rows.values()):
+    flat = [_row(found, "plan v5", k) for k in ("F1", "F2", "F3")]
+    u2 = _row(found, "plan v4", "U2")
+    if any(f is None or f.qualifiers.estimate is None for f in flat + [u2]):
         return ""
-
-    def arm(k: str, words: str) -> str:
-        return f"{words} {number(rows[k].qualifiers.estimate, True)} ({rows[k].verdict})"
-    flat = ", ".join(arm(k, w) for k, w in (("F1", "at 0 (no sink)"), ("F2", "at the LayerNorm level"),
-                                            ("F3", "at the none level")))
-    parts = ", ".join(arm(k, w) for k, w in (("D1", "centring only"), ("D2", "RMSNorm"),
-                                             ("D3", "the scale out of the gradient"), ("D4", "the gain fixed")))
-    test = test_for(rows["F2"].claim)
-    reading = None if test is None else test.reading(rule_outcome(rows["F2"].verdict))
-    return (f"With layer 1's share held flat in every row, LayerNorm's slope is {flat} (plan v5, each against half "
-            f"the intact +0.153); with the LayerNorm profile set, {parts}"
-            + (f". F2's pre-registered reading: \"{reading.text.rstrip('.').split(': ')[-1]}\"" if reading else "")
-            + ".")
+    lo, hi = (fn(f.qualifiers.estimate for f in flat) for fn in (min, max))
+    verdicts = "/".join(sorted({f.verdict for f in flat}))
+    return (f"; held flat in every row (at 0, LayerNorm's level or none's) the share leaves {number(lo, True)} to "
+            f"{number(hi, True)} of the intact {number(intact, True) if intact is not None else 'slope'} (plan v5 "
+            f"F1-F3, below half: {verdicts}; their reading: \"{_said(flat[1])}\"), while clamped to none's level but "
+            f"still falling with position (lowered, not removed) it keeps {number(u2.qualifiers.estimate, True)} (U2, "
+            f"below half: {u2.verdict})")
 
 
-def _stage(found: list, v5: dict | None) -> str:
-    """Plan v5's T from its findings and snapshot: LayerNorm's slope at the matched loss and at 3.0M tokens in the
-    same runs (T1) and LayerNorm - none at 3.0M tokens (T2) ("" until decided)."""
-    from lnrecency.claims.catalog import answer_ids
-    from lnrecency.experiments.plans.declared import test_for
-    from lnrecency.inference.qualifiers import rule_outcome
+def _parts(found: list, v5: dict | None) -> str:
+    """Plan v4's U1 and plan v5's parts of LayerNorm (D1-D4), from their findings, with the strongest counter-row: the
+    held-out loss of the arm whose slope went, against RMSNorm's (from ``v5``) ("" until decided)."""
     from lnrecency.report.words.plain import number
 
-    ids = answer_ids("plan v5")
-    t1, t2 = (next((f for f in found if f.claim == ids.get(k)), None) for k in ("T1", "T2"))
-    traj = (v5 or {}).get("trajectories") or {}
-    at, end = ((traj.get(p) or {}).get("Tln") or {} for p in ("loss 4.25", "step 1465"))
-    if t1 is None or t2 is None or t2.qualifiers.estimate is None or "slope" not in at or "slope" not in end:
+    u1 = _row(found, "plan v4", "U1")
+    rows = {k: _row(found, "plan v5", k) for k in ("D1", "D2", "D3", "D4")}
+    if any(f is None or f.qualifiers.estimate is None for f in [u1, *rows.values()]):
         return ""
-    test = test_for(t1.claim)
-    reading = None if test is None else test.reading(rule_outcome(t1.verdict))
-    said = "" if reading is None else reading.text.rstrip(".").split(": ", 1)[-1]
-    return (f" In plan v5's runs LayerNorm's slope goes from {number(at['slope'], True)} at that loss to "
-            f"{number(end['slope'], True)} at 3.0M tokens (T1 {t1.verdict}"
-            + (f"; its pre-registered reading: \"{said}\"" if said else "") + "), and at 3.0M tokens LayerNorm minus "
-            f"none is {number(t2.qualifiers.estimate, True)} (T2 {t2.verdict}).")
+
+    def est(k: str) -> str:
+        return number(rows[k].qualifiers.estimate, True)
+    loss = {arm: [r["final_loss"] for r in ((v5 or {}).get("runs") or {}).get(arm, [])] for arm in ("Pstop", "Prms")}
+    counter = ("" if not all(loss.values()) else
+               f", but those models also learn worse (held-out loss {min(loss['Pstop']):.2f}-{max(loss['Pstop']):.2f} "
+               f"against RMSNorm's {min(loss['Prms']):.2f}-{max(loss['Prms']):.2f})")
+    return (f"With LayerNorm's share imposed and no normalisation the slope is {number(u1.qualifiers.estimate, True)} "
+            f"(U1, above half: {u1.verdict}). With it and RMSNorm, {est('D2')}; LayerNorm with its gain fixed, "
+            f"{est('D4')} (plan v5, above half: {rows['D2'].verdict}, {rows['D4'].verdict}); centring only, "
+            f"{est('D1')} ({rows['D1'].verdict}); LayerNorm learned without the gradient through its scale, "
+            f"{est('D3')} ({rows['D3'].verdict}; its reading: \"{_said(rows['D3'])}\"){counter}.")
 
 
 def _deep_words(f) -> str:
@@ -203,16 +187,18 @@ def _matched_stage(v4: dict | None) -> tuple | None:
     return (none / ln, slope) if ln > 0 else None
 
 
-def _no_bos(found: list, v4: dict | None = None) -> str:
+def _no_bos(found: list, v4: dict | None = None, v5: dict | None = None) -> str:
     """Without BOS (plan v2's Q1-Q3, from their findings' qualifiers): LayerNorm's slope beside none's, and LayerNorm
-    minus none at equal tokens and at matched loss, each with its verdict: where it holds and where it reverses."""
+    minus none at equal tokens and at matched loss, each with its verdict: where it holds and where it reverses; plan
+    v5's replication of both in the same runs (T2, T3) and the stage (T1: LayerNorm's slope from the matched loss to
+    3.0M tokens, from ``v5``'s trajectories)."""
     from lnrecency.claims.catalog import answer_ids
     from lnrecency.inference.qualifiers import REASONS
     from lnrecency.report.words.plain import number
 
     ids = answer_ids("plan v2")
     rows = {q: next((f for f in found if f.claim == ids.get(q)), None) for q in ("Q1", "Q2", "Q3")}
-    n1 = next((f for f in found if f.claim == answer_ids("plan v4").get("N1")), None)
+    n1 = _row(found, "plan v4", "N1")
     if n1 is not None and n1.qualifiers.estimate is not None:  # plan v4 decided matched loss with the power to tell
         rows["Q3"] = n1
     if any(f is None or f.qualifiers.estimate is None for f in rows.values()):
@@ -221,13 +207,24 @@ def _no_bos(found: list, v4: dict | None = None) -> str:
     stage = _matched_stage(v4)
     none = one.qualifiers.counter
     why = REASONS[ml.qualifiers.reason] if ml.verdict == "inconclusive" and ml.qualifiers.reason else ml.verdict
+    t1, t2, t3 = (_row(found, "plan v5", k) for k in ("T1", "T2", "T3"))
+    again = (None not in (t1, t2, t3) and t2.qualifiers.estimate is not None and t3.qualifiers.estimate is not None)
+
+    def v5_said(f) -> str:
+        return f"; plan v5: {number(f.qualifiers.estimate, True)}, {f.verdict}" if again else ""
+    traj = (v5 or {}).get("trajectories") or {}
+    at, end = ((traj.get(p) or {}).get("Tln") or {} for p in ("loss 4.25", "step 1465"))
+    grows = (f", and in plan v5's runs its slope goes from {number(at['slope'], True)} there to "
+             f"{number(end['slope'], True)} at 3.0M tokens (T1 {t1.verdict}; its reading: \"{_said(t1)}\")"
+             if again and "slope" in at and "slope" in end else "")
     return (f"Without BOS, at equal tokens LayerNorm's slope is {number(one.qualifiers.estimate, True)} logit per key"
             + (f" (none {number(none.estimate, True)}" if none is not None else " (")
-            + f"; difference {number(eq.qualifiers.estimate, True)}, {eq.verdict}), "
+            + f"; difference {number(eq.qualifiers.estimate, True)}, {eq.verdict}{v5_said(t2)}), "
             + ("and" if ml.verdict == "confirmed" else "but")
-            + f" at matched held-out loss LayerNorm minus none is {number(ml.qualifiers.estimate, True)} ({why})"
-            + (f"; LayerNorm reaches that loss with {stage[0]:.1f}x fewer tokens, its slope there "
-               f"{number(stage[1], True)}" if stage is not None and ml is n1 else "") + ".")
+            + f" at matched held-out loss LayerNorm minus none is {number(ml.qualifiers.estimate, True)} ({why}"
+            + (v5_said(t3) if ml is n1 else "") + ")"
+            + (f"; LayerNorm reaches that loss with {stage[0]:.1f}x fewer tokens" + grows
+               if stage is not None and ml is n1 else "") + ".")
 
 
 def _read_out(v3: dict | None) -> str:

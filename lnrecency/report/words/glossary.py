@@ -95,6 +95,25 @@ TERMS: tuple[Term, ...] = (
          "models compared where each first reaches the same held-out loss",
          "Each arm read where its held-out loss first reaches a target (plan v4: 4.25): the same loss, at different "
          "numbers of tokens."),
+    Term(("held flat", "flat share"), r"held flat|flat share",
+         "layer 1's share to the first key set to one value in every query row",
+         "Plan v5's F arms: layer 1's share of attention to the first key set to the same value for every query "
+         "(0, the LayerNorm models' mean or the none models' mean), during training and at the probe; the other keys "
+         "share the rest in the proportions of their own softmax. It keeps the share's level and removes its fall "
+         "with position."),
+    Term(("the LayerNorm profile",), r"LayerNorm profile",
+         "layer 1's share set, row by row, to the LayerNorm models' published one",
+         "Each query row's share of attention to the first key in plan v2's BOS LayerNorm models (mean over heads and "
+         "seeds), set in layer 1 during training and at the probe (plan v4's U1, plan v5's parts arms)."),
+    Term(("centring only",), r"centring only", "LayerNorm's centring without its per-token scale",
+         "Plan v5's first part of LayerNorm, in place of every normalisation of the model: y = g (h - mean h) + b, "
+         "no per-token scale. RMSNorm is the other part: the per-token scale without the centring."),
+    Term(("the scale out of the gradient",), r"scale out of the gradient",
+         "LayerNorm whose per-token scale is not learned through",
+         "Plan v5's LayerNorm with its per-token 1/sigma held out of the gradient (detached): the same forward, but "
+         "training cannot learn through the scale's dependence on the stream."),
+    Term(("the gain fixed",), r"gain fixed", "LayerNorm whose gain stays 1",
+         "Plan v5's LayerNorm with its per-coordinate gain fixed at 1 (its bias still learned)."),
     Term(("score step",), r"score step", "the change of a row's score from one key to the next, in logits",
          "S_i,j+1 - S_ij: how a query's score changes from key j to key j + 1; C2's failure is its largest value "
          "where the earlier-token order breaks."),
