@@ -677,9 +677,10 @@ ANSWER: dict[str, tuple[tuple[str, str | None, str], ...]] = {
     "plan v3": (("TC1", None, "A1"), ("TC2", None, "B1"), ("TC3", None, "C1"), ("TC4", None, "A0"),
                 ("TC5", None, "C0")),
     "plan v4": (("TU1", None, "U1"), ("TU2", None, "U2"), ("TN1", None, "N1")),
-    "plan v5": (("TF1", None, "F1"), ("TF2", None, "F2"), ("TF3", None, "F3"), ("TP1", None, "D1"), ("TP2", None, "D2"),
-                ("TP3", None, "D3"), ("TP4", None, "D4"), ("TS1", None, "T1"), ("TS2", None, "T2"),
-                ("TS3", None, "T3")),
+    "plan v5": (("TF1", None, "flat at 0"), ("TF2", None, "flat at LayerNorm's level"),
+                ("TF3", None, "flat at none's level"), ("TP1", None, "centring only"), ("TP2", None, "RMSNorm"),
+                ("TP3", None, "scale out of the gradient"), ("TP4", None, "gain fixed"), ("TS1", None, "the stage"),
+                ("TS2", None, "equal tokens"), ("TS3", None, "matched loss")),
     "wu": (("W2", None, "R1-R6"), ("W3", None, "P1-P4"), ("W4", None, "P5, P6")),
     "pretrained": (("R1", None, "real pretrained decoders"),),
 }

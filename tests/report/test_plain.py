@@ -148,11 +148,11 @@ def test_the_answer_says_where_the_effect_holds_and_where_it_reverses():
     found = {f.claim: f for f in findings_of(SNAPSHOT["verdicts"])}
     eq = found["TV2"].qualifiers
     assert f"At equal tokens LayerNorm's slope is {found['TV1'].qualifiers.estimate:+.4f} logit per key" in answer
-    assert f"difference {eq.estimate:+.4f}, {found['TV2'].verdict})" in answer
+    assert f"difference {eq.estimate:+.4f}, {found['TV2'].verdict}" in answer
     # matched loss from plan v4's N1 once decided (the power to tell), else plan v2's Q3
     ml = found["TN1"] if "TN1" in found else found["TV3"]
     said = REASONS[ml.qualifiers.reason] if ml.verdict == "inconclusive" else ml.verdict
-    assert f"at matched held-out loss LayerNorm minus none is {ml.qualifiers.estimate:+.4f} ({said})" in answer
+    assert f"at matched held-out loss LayerNorm minus none is {ml.qualifiers.estimate:+.4f} ({said}" in answer
     assert "sqrt(d) scaling of d = 64 only" in answer
     c2 = [f for f in findings_of(SNAPSHOT["verdicts"]) if f.claim == "C2" and f.qualifiers.fails][0].qualifiers
     assert f"{c2.margin_of} up to {c2.margin:.3g}" in answer and "score step (logits)" in c2.margin_of  # its quantity

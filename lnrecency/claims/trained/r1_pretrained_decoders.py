@@ -71,13 +71,14 @@ def decide(data: dict) -> dict:
     Holm over the models at the plan's rate (lnrecency.inference.seed_tests.holm). A statistic with no spread (SE 0
     or fewer than 3 windows) has p NaN and decides nothing."""
     from lnrecency.experiments.studies.pretrained import RATE, model_statistic
+    from lnrecency.inference.evidence import ladder
     from lnrecency.inference.seed_tests import holm, holm_levels
 
     keys = list(data["models"])
     stats = [model_statistic(data["models"][k]["runs"]["text/off"]) for k in keys]
     pvalues = [s["p"] for s in stats]
     rejected, levels = holm(pvalues, RATE), holm_levels(pvalues, RATE)
-    return {k: ("inconclusive" if not r else "confirmed" if s["mean"] > 0 else "refuted",  # the statement is ours
+    return {k: (ladder(bool(r) and s["mean"] > 0, opposite=bool(r) and s["mean"] < 0),  # the statement is ours
                 s, level) for k, s, r, level in zip(keys, stats, rejected, levels)}
 
 

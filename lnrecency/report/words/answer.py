@@ -125,7 +125,7 @@ def _sink(found: list, intact: float | None) -> str:
     share's fall with position, not on its level ("" until decided)."""
     from lnrecency.report.words.plain import number
 
-    flat = [_row(found, "plan v5", k) for k in ("F1", "F2", "F3")]
+    flat = [_row(found, "plan v5", k) for k in ("flat at 0", "flat at LayerNorm's level", "flat at none's level")]
     u2 = _row(found, "plan v4", "U2")
     if any(f is None or f.qualifiers.estimate is None for f in flat + [u2]):
         return ""
@@ -144,21 +144,24 @@ def _parts(found: list, v5: dict | None) -> str:
     from lnrecency.report.words.plain import number
 
     u1 = _row(found, "plan v4", "U1")
-    rows = {k: _row(found, "plan v5", k) for k in ("D1", "D2", "D3", "D4")}
+    rows = {k: _row(found, "plan v5", k) for k in ("centring only", "RMSNorm", "scale out of the gradient",
+                                                   "gain fixed")}
     if any(f is None or f.qualifiers.estimate is None for f in [u1, *rows.values()]):
         return ""
 
     def est(k: str) -> str:
         return number(rows[k].qualifiers.estimate, True)
+    stop = "scale out of the gradient"
     loss = {arm: [r["final_loss"] for r in ((v5 or {}).get("runs") or {}).get(arm, [])] for arm in ("Pstop", "Prms")}
     counter = ("" if not all(loss.values()) else
                f", but those models also learn worse (held-out loss {min(loss['Pstop']):.2f}-{max(loss['Pstop']):.2f} "
                f"against RMSNorm's {min(loss['Prms']):.2f}-{max(loss['Prms']):.2f})")
     return (f"With LayerNorm's share imposed and no normalisation the slope is {number(u1.qualifiers.estimate, True)} "
-            f"(U1, above half: {u1.verdict}). With it and RMSNorm, {est('D2')}; LayerNorm with its gain fixed, "
-            f"{est('D4')} (plan v5, above half: {rows['D2'].verdict}, {rows['D4'].verdict}); centring only, "
-            f"{est('D1')} ({rows['D1'].verdict}); LayerNorm learned without the gradient through its scale, "
-            f"{est('D3')} ({rows['D3'].verdict}; its reading: \"{_said(rows['D3'])}\"){counter}.")
+            f"(U1, above half: {u1.verdict}). With it and RMSNorm, {est('RMSNorm')}; LayerNorm with its gain fixed, "
+            f"{est('gain fixed')} (plan v5, above half: {rows['RMSNorm'].verdict}, {rows['gain fixed'].verdict}); "
+            f"centring only, {est('centring only')} ({rows['centring only'].verdict}); LayerNorm learned without the "
+            f"gradient through its scale, {est(stop)} ({rows[stop].verdict}; its reading: \"{_said(rows[stop])}\")"
+            f"{counter}.")
 
 
 def _deep_words(f) -> str:
@@ -207,7 +210,7 @@ def _no_bos(found: list, v4: dict | None = None, v5: dict | None = None) -> str:
     stage = _matched_stage(v4)
     none = one.qualifiers.counter
     why = REASONS[ml.qualifiers.reason] if ml.verdict == "inconclusive" and ml.qualifiers.reason else ml.verdict
-    t1, t2, t3 = (_row(found, "plan v5", k) for k in ("T1", "T2", "T3"))
+    t1, t2, t3 = (_row(found, "plan v5", k) for k in ("the stage", "equal tokens", "matched loss"))
     again = (None not in (t1, t2, t3) and t2.qualifiers.estimate is not None and t3.qualifiers.estimate is not None)
 
     def v5_said(f) -> str:
