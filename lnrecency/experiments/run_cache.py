@@ -13,12 +13,12 @@ import hashlib
 import json
 import os
 from contextlib import contextmanager
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
 __all__ = ["KINDS", "MAX_BYTES", "MAX_DEPTH", "DamagedCache", "cache_root", "folder", "entry", "key", "read", "write",
-           "filed_as", "cached_all",
+           "filed_as", "cached_all", "PlanRuns",
            "link_on_the_way",
            "make_folder", "cached_jobs", "READS", "reads", "clear_reads", "note_reads", "using_root"]
 
@@ -280,3 +280,36 @@ def cached_jobs(fn: Callable, jobs: list, path_of: Callable, *, args_of: Callabl
     finally:
         bar.close()
     return [done[job] for job in jobs]
+
+
+@dataclass(frozen=True)
+class PlanRuns:
+    """A plan's runs in the cache, defined once for every plan (plans v4 and v5): folder ``kind``, each job (a tuple
+    of the values of its fields ``names``) filed as ``{settings key}-{job values joined by -}.json`` and checked
+    (:func:`filed_as`) against the plan's SHA-256 (``plan()``), read with its ``required`` keys and ``shape``;
+    ``what``: the plan in words ("plan v5")."""
+
+    kind: str
+    names: tuple
+    plan: Callable[[], str]
+    what: str
+    required: tuple
+    shape: dict
+
+    def path(self, st, job: tuple) -> Path:
+        return entry(self.kind, f"{st.key()}-{'-'.join(map(str, job))}.json")
+
+    def check(self, job: tuple) -> Callable:
+        return filed_as(self.names, job, self.plan(), self.what)
+
+    def cached(self, st) -> list | None:
+        """Every run of ``st.jobs()`` from the cache, in job order; None when one is missing."""
+        return cached_all(st.jobs(), lambda job: self.path(st, job), self.required, shape=self.shape,
+                          check_of=self.check)
+
+    def run(self, fn: Callable, st, **options) -> list:
+        """Every run, ``fn(*job, st)`` for those not cached (:func:`cached_jobs`: ``options`` use_cache, progress,
+        workers, scheduler)."""
+        return cached_jobs(fn, st.jobs(), lambda job: self.path(st, job), args_of=lambda job: (*job, st),
+                           required=self.required, what=f"{self.what} runs", shape=self.shape, check_of=self.check,
+                           **options)

@@ -27,8 +27,8 @@ import numpy as np
 from lnrecency.experiments.studies.text_v4.v4_plan import plan_sha256
 from lnrecency.experiments.studies.thesis_text import TextThesisSettings
 
-__all__ = ["V4Settings", "ARMS", "TESTS", "U_BOUNDARY", "shares", "run_one", "run_v4", "cached_v4", "seed_table",
-           "decide_table", "noise", "secondary", "snapshot", "RUN_KEYS"]
+__all__ = ["V4Settings", "ARMS", "TESTS", "U_BOUNDARY", "shares", "layer2_slopes", "run_one", "run_v4", "cached_v4",
+           "seed_table", "decide_table", "noise", "secondary", "snapshot", "RUN_KEYS"]
 
 VERSION = 1
 #: arm -> (BOS first, the normalisations trained, the profile imposed on layer 1 or None)
@@ -106,7 +106,7 @@ class V4Settings:
         return text
 
 
-def _layer2_slopes(model, windows: np.ndarray, decompose: bool) -> tuple[np.ndarray, dict | None, float]:
+def layer2_slopes(model, windows: np.ndarray, decompose: bool) -> tuple[np.ndarray, dict | None, float]:
     """Per-window layer-2 slopes (the first key left out), the path decomposition's slopes averaged over the windows
     (``decompose``), and the largest gap between layer 1's first-key share and its imposed profile (0 when none is
     imposed), in float64 chunks of :data:`CHUNK` windows."""
@@ -145,7 +145,7 @@ def run_one(arm: str, norm: str, seed: int, st: V4Settings) -> dict:
     res = train(cfg, ts, data=data, first_share=imposed, stop=stop)
     final = res.final_heldout
     last = res.log[-1]["step"]
-    slopes, paths, gap = _layer2_slopes(res.model, st.windows_of(arm, norm, seed), decompose=arm != "N1")
+    slopes, paths, gap = layer2_slopes(res.model, st.windows_of(arm, norm, seed), decompose=arm != "N1")
     unigram = unigram_entropy(data)
     return {"arm": arm, "bos": bos, "norm": norm, "seed": int(seed), "plan_sha256": plan_sha256(),
             "imposed": profile, "imposed_gap": gap, "windows": int(len(slopes)),
@@ -164,42 +164,28 @@ RUN_SHAPE = {"arm": str, "bos": bool, "norm": str, "seed": int, "plan_sha256": s
              "steps": int, "tokens": int, "stopped": str, "reached": bool, "unigram": float, "learned": bool}
 
 
-def _check(arm: str, norm: str, seed: int):
-    from lnrecency.experiments.run_cache import filed_as
+def _runs():
+    from lnrecency.experiments.run_cache import PlanRuns
 
-    return filed_as(("arm", "norm", "seed"), (arm, norm, seed), plan_sha256(), "plan v4")
-
-
-def _path(st: V4Settings, arm: str, norm: str, seed: int) -> Path:
-    from lnrecency.experiments.run_cache import entry
-
-    return entry("thesis-text-v4", f"{st.key()}-{arm}-{norm}-{seed}.json")
+    return PlanRuns("thesis-text-v4", ("arm", "norm", "seed"), plan_sha256, "plan v4", RUN_KEYS, RUN_SHAPE)
 
 
 def cached_v4(st: V4Settings | None = None) -> list | None:
     """Every run of the plan from the cache, in job order; None when one is missing."""
-    from lnrecency.experiments.run_cache import cached_all
-
-    st = st or V4Settings()
-    return cached_all(st.jobs(), lambda job: _path(st, *job), RUN_KEYS, shape=RUN_SHAPE,
-                      check_of=lambda job: _check(*job))
+    return _runs().cached(st or V4Settings())
 
 
 def run_v4(st: V4Settings | None = None, *, use_cache: bool = True, progress: bool | None = None,
            workers: int | None = 2, scheduler: str = "local") -> list:
     """Every run of the plan, trained ``workers`` at a time (or each one task on the Dask cluster at ``scheduler``)
     or read from the cache. Refused when the plan file is not the one committed before the runs."""
-    from lnrecency.experiments.run_cache import cached_jobs
-
-    st = st or V4Settings()
     from lnrecency.experiments.plans.declared import study
     from lnrecency.experiments.plans.engine import check_pinned
 
+    st = st or V4Settings()
     check_pinned(study("thesis-text-v4"))
     st.data("U1"), st.data("N1")  # the tokenizer and the token ids cached once, before the workers start
-    return cached_jobs(run_one, st.jobs(), lambda job: _path(st, *job), args_of=lambda job: (*job, st),
-                       use_cache=use_cache, required=RUN_KEYS, what="plan v4 runs", progress=progress,
-                       workers=workers, shape=RUN_SHAPE, check_of=lambda job: _check(*job), scheduler=scheduler)
+    return _runs().run(run_one, st, use_cache=use_cache, progress=progress, workers=workers, scheduler=scheduler)
 
 
 def seed_table(runs: list) -> dict:

@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass, field, replace
 
 import numpy as np
 
-from lnrecency.experiments.studies.text_v4.thesis_text_v4 import _layer2_slopes, shares
+from lnrecency.experiments.studies.text_v4.thesis_text_v4 import layer2_slopes, shares
 from lnrecency.experiments.studies.text_v5 import v5_plan
 from lnrecency.experiments.studies.thesis_text import TextThesisSettings
 
@@ -140,7 +140,7 @@ def run_one(arm: str, seed: int, st: V5Settings) -> dict:
         names += [f"step {s}" for s in steps_left if step >= s]
         steps_left[:] = [s for s in steps_left if step < s]
         if names:
-            slopes, _, _ = _layer2_slopes(model, windows, decompose=False)
+            slopes, _, _ = layer2_slopes(model, windows, decompose=False)
             points.extend(_point(slopes, entry, st, name) for name in names)
 
     res = train(cfg, ts, data=data, first_share={0: prof} if prof else None,
@@ -152,7 +152,7 @@ def run_one(arm: str, seed: int, st: V5Settings) -> dict:
         end = next(p for p in points if p["at"] == f"step {st.token_steps[-1]}")
         slope = {"mean": end["slope"], "se": end["se"]}
     else:
-        slopes, paths, gap = _layer2_slopes(res.model, windows, decompose=True)
+        slopes, paths, gap = layer2_slopes(res.model, windows, decompose=True)
         slope = {"mean": float(slopes.mean()), "se": float(slopes.std(ddof=1) / np.sqrt(slopes.size))}
     unigram = unigram_entropy(data)
     every = max(1, 50 // ts.eval_every)
@@ -173,25 +173,15 @@ RUN_SHAPE = {"arm": str, "bos": bool, "norm": str, "seed": int, "plan_sha256": s
              "steps": int, "tokens": int, "unigram": float, "learned": bool}
 
 
-def _check(arm: str, seed: int):
-    from lnrecency.experiments.run_cache import filed_as
+def _runs():
+    from lnrecency.experiments.run_cache import PlanRuns
 
-    return filed_as(("arm", "seed"), (arm, seed), v5_plan.plan_sha256(), "plan v5")
-
-
-def _path(st: V5Settings, arm: str, seed: int):
-    from lnrecency.experiments.run_cache import entry
-
-    return entry("thesis-text-v5", f"{st.key()}-{arm}-{seed}.json")
+    return PlanRuns("thesis-text-v5", ("arm", "seed"), v5_plan.plan_sha256, "plan v5", RUN_KEYS, RUN_SHAPE)
 
 
 def cached_v5(st: V5Settings | None = None) -> list | None:
     """Every run of the plan from the cache, in job order; None when one is missing."""
-    from lnrecency.experiments.run_cache import cached_all
-
-    st = st or V5Settings()
-    return cached_all(st.jobs(), lambda job: _path(st, *job), RUN_KEYS, shape=RUN_SHAPE,
-                      check_of=lambda job: _check(*job))
+    return _runs().cached(st or V5Settings())
 
 
 def run_v5(st: V5Settings | None = None, *, use_cache: bool = True, progress: bool | None = None,
@@ -200,14 +190,11 @@ def run_v5(st: V5Settings | None = None, *, use_cache: bool = True, progress: bo
     or read from the cache. Refused when the plan file is not the one committed before the runs."""
     from lnrecency.experiments.plans.declared import study
     from lnrecency.experiments.plans.engine import check_pinned
-    from lnrecency.experiments.run_cache import cached_jobs
 
     st = st or V5Settings()
     check_pinned(study("thesis-text-v5"))
     st.data("F0"), st.data("Tln")  # the tokenizer and the token ids cached once, before the workers start
-    return cached_jobs(run_one, st.jobs(), lambda job: _path(st, *job), args_of=lambda job: (*job, st),
-                       use_cache=use_cache, required=RUN_KEYS, what="plan v5 runs", progress=progress,
-                       workers=workers, shape=RUN_SHAPE, check_of=lambda job: _check(*job), scheduler=scheduler)
+    return _runs().run(run_one, st, use_cache=use_cache, progress=progress, workers=workers, scheduler=scheduler)
 
 
 if __name__ == "__main__":
