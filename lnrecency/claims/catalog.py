@@ -582,8 +582,8 @@ CATALOG: tuple[Declared, ...] = (
             "without BOS, does LayerNorm's slope keep growing after matched loss?",
             S("s1", "ours",
               "The stage (plan v5 T1): in the plan's NoPE language models trained without BOS and with LayerNorm, "
-              "each run's layer-2 recency slope on held-out text at 3.0M tokens is above its slope where its "
-              "held-out loss first reached 4.25."),
+              "the mean over runs of each run's layer-2 recency slope on held-out text at 3.0M tokens minus its "
+              "slope where its held-out loss first reached 4.25 is above 0."),
           command="experiments thesis-text-v5", family="thesis-text plan v5", view=False),
     declare("TS2", "trained.tf1_tf3_tp1_tp4_ts1_ts3_thesis_text_v5",
             "without BOS, at equal tokens: LayerNorm above none?",

@@ -62,7 +62,10 @@ def _finding(key: str, test: dict, quick: bool, level: float | None, prediction:
         size = prediction.get("predicted_size")
         text += (f" Predicted before the runs: {prediction['predicted']}" + (f" ({size:+.4f})" if size is not None
                                                                               else "")
-                 + f"; the prediction {'held' if prediction['held'] else 'failed'}.")
+                 + f"; the verdict {'matched' if prediction['held'] else 'missed'} it"
+                 + ("" if prediction.get("size_inside") is None else
+                    "; the size lies inside the interval" if prediction["size_inside"] else
+                    "; the size lies outside the interval") + ".")
     return text
 
 

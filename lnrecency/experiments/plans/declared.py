@@ -67,7 +67,7 @@ _HALF = "layer-2 slope (boundary +0.0764)"
 _R5 = readings_in("thesis_text_plan_v5.md")  # plan v5 writes its readings in its hashed text, one line each
 #: an outcome the plan wrote no reading for, read after its runs (marked so wherever it is said)
 _R5_AFTER = {"P1": (Reading("inconclusive", "centring alone gives a slope above 0 but not told apart from half of the "
-                                            "intact slope: its five models spread from +0.006 to +0.083, and they "
+                                            "intact slope: its five models spread from +0.005 to +0.083, and they "
                                             "reach a held-out loss about 0.3 nat worse than with RMSNorm",
                             written="after the runs"),)}
 #: plan v5's text names its parts tests P1-P4; Wu's experiment holds those IDs, so they are declared D1-D4

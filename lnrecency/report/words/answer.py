@@ -68,8 +68,8 @@ def readme_answer(found: list, v2: dict | None = None, v3: dict | None = None, v
     ln = ((cells.get("bos layernorm") or {}).get("change") or (None, None))[0]
     if ln is not None:
         intact = ((cells.get("bos layernorm") or {}).get("slope") or (None,))[0]
-        out.append(f"**Trained text models with BOS?** Fixing layer 1's BOS share at its mean removes "
-                   f"{-100 * ln:.0f} % of LayerNorm's slope{_sink(found, intact)}.")
+        out.append(f"**Trained text models with BOS?** Fixing layer 1's BOS share at its mean in the trained models "
+                   f"(plan v2, at the probe) removes {-100 * ln:.0f} % of LayerNorm's slope{_sink(found, intact)}.")
     parts = _parts(found, v5)
     if parts:
         out.append(f"**What in LayerNorm does it need there?** {parts}")
@@ -131,9 +131,10 @@ def _sink(found: list, intact: float | None) -> str:
         return ""
     lo, hi = (fn(f.qualifiers.estimate for f in flat) for fn in (min, max))
     verdicts = "/".join(sorted({f.verdict for f in flat}))
-    return (f"; held flat in every row (at 0, LayerNorm's level or none's) the share leaves {number(lo, True)} to "
+    return (f"; trained with it held flat in every row (at 0, LayerNorm's level or none's) it leaves "
+            f"{number(lo, True)} to "
             f"{number(hi, True)} of the intact {number(intact, True) if intact is not None else 'slope'} (plan v5 "
-            f"F1-F3, below half: {verdicts}; their reading: \"{_said(flat[1])}\"), while clamped to none's level but "
+            f"F1-F3, below half: {verdicts}; F2's reading: \"{_said(flat[1])}\"), while clamped to none's level but "
             f"still falling with position (lowered, not removed) it keeps {number(u2.qualifiers.estimate, True)} (U2, "
             f"below half: {u2.verdict})")
 
@@ -156,11 +157,12 @@ def _parts(found: list, v5: dict | None) -> str:
     counter = ("" if not all(loss.values()) else
                f", but those models also learn worse (held-out loss {min(loss['Pstop']):.2f}-{max(loss['Pstop']):.2f} "
                f"against RMSNorm's {min(loss['Prms']):.2f}-{max(loss['Prms']):.2f})")
-    return (f"With LayerNorm's share imposed and no normalisation the slope is {number(u1.qualifiers.estimate, True)} "
+    return (f"With the LayerNorm profile imposed and no normalisation the slope is "
+            f"{number(u1.qualifiers.estimate, True)} "
             f"(U1, above half: {u1.verdict}). With it and RMSNorm, {est('RMSNorm')}; LayerNorm with its gain fixed, "
             f"{est('gain fixed')} (plan v5, above half: {rows['RMSNorm'].verdict}, {rows['gain fixed'].verdict}); "
-            f"centring only, {est('centring only')} ({rows['centring only'].verdict}); LayerNorm learned without the "
-            f"gradient through its scale, {est(stop)} ({rows[stop].verdict}; its reading: \"{_said(rows[stop])}\")"
+            f"centring only, {est('centring only')} ({rows['centring only'].verdict}); with the scale out of the "
+            f"gradient, {est(stop)} ({rows[stop].verdict}; its reading: \"{_said(rows[stop])}\")"
             f"{counter}.")
 
 
