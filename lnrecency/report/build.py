@@ -18,8 +18,7 @@ import multiprocessing as mp
 import os
 import tempfile
 import time
-from concurrent.futures import ProcessPoolExecutor
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Iterable
 
@@ -34,7 +33,7 @@ from lnrecency.report.data import ReportData, ReportEvidence
 from lnrecency.report.published_rows import with_published
 from lnrecency.report.settings import ReportSettings
 from lnrecency.runtime.arguments import check_int
-from lnrecency.runtime.child import one_blas_thread, worker_init
+from lnrecency.runtime.child import one_blas_thread
 from lnrecency.runtime.progress import Progress
 
 __all__ = ["ReportResult", "build_report", "expected_files"]
@@ -149,42 +148,6 @@ def not_run_groups(figs: list) -> list[list]:
     return groups
 
 
-_HELPER_DATA: dict = {}  # what the forked figure helper inherits: data, counter, units
-
-
-def _claim_next(counter) -> int:
-    """The next drawing unit's index (figures.drawing_units) from the counter shared by the two drawing processes."""
-    with counter.get_lock():
-        idx = counter.value
-        counter.value += 1
-    return idx
-
-
-def _draw_claimed(out: str) -> list:
-    """In the helper process: claim drawing units (figures.drawing_units) from the shared counter and draw and
-    write their figures (data inherited by fork) until none is left; [(unit, [(figure without matplotlib
-    object, paths)])]."""
-    data, counter, units = _HELPER_DATA["data"], _HELPER_DATA["counter"], _HELPER_DATA["units"]
-    drawn = []
-    while (idx := _claim_next(counter)) < len(units):
-        drawn.append((idx, [(replace(fig, figure=None), fig.write(Path(out))) for fig in units[idx][1](data)]))
-    return drawn
-
-
-def _start_figure_helper(data: ReportData, out: Path, units: list):
-    """A forked process drawing figures from the frozen data beside this one: both claim the next unit of
-    drawing work from a shared counter (report order; the score heatmaps in four parts), so the work splits
-    evenly whatever each unit costs; (pool, future, counter). Files and their order do not depend on who drew
-    what."""
-    if "fork" not in mp.get_all_start_methods():
-        return None
-    ctx = mp.get_context("fork")
-    counter = ctx.Value("i", 0)
-    _HELPER_DATA.update(data=data, counter=counter, units=units)  # read by the forked child; nothing is pickled
-    pool = ProcessPoolExecutor(max_workers=1, mp_context=ctx, initializer=worker_init)
-    return pool, pool.submit(_draw_claimed, str(out)), counter
-
-
 def _report_ids(quick: bool) -> list[str]:
     """Every claim; those on trained or real models when their experiment is cached (no training here) or its
     cache is damaged (the report names the file): lnrecency.claims.registry.available."""
@@ -234,13 +197,35 @@ def build_report(out: str | Path, *, quick: bool = False, formats: Iterable[str]
         # everything is written into a hidden staging folder and published at the end (publish): an
         # interrupted run leaves the old directory as it was and no partial one
         with staged_directory(final, expected_files(settings, fmts)) as stage:
-            return _build_into(stage, final, settings, fmts, jobs, progress, data)
+            return _build_into(stage, final, settings, fmts, jobs, progress, data,
+                               figure_inputs=None if evidence is None else _evidence_digest(evidence))
     data = ReportData(settings)
     with staged_directory(Path(evidence_out), EVIDENCE_FILES, flag="--evidence-out") as ev_stage, \
             staged_directory(final, expected_files(settings, fmts)) as stage:
         result = _build_into(stage, final, settings, fmts, jobs, progress, data, figure_helper=False)
         _publish_evidence(ev_stage, Path(evidence_out), data.evidence())
     return result
+
+
+def _figure_cache(settings: ReportSettings, data: ReportData, inputs: str | None, use: bool) -> dict:
+    """The figure cache of a build (lnrecency.files.figure_cache), as :class:`figure_list.Drawing`'s fields: in
+    the cache root, keyed by the evidence's digest (``inputs``, a report --from) or by the report's settings; none
+    for a build that keeps its data (the evidence needs every number) or a hermetic one (--no-cache)."""
+    from lnrecency.experiments import run_cache
+    from lnrecency.files.figure_cache import FigureCache
+
+    if not use or run_cache.cache_label() == run_cache.HERMETIC:
+        return {}
+    if inputs is None:
+        inputs = json.dumps({"settings": asdict(settings)}, sort_keys=True, default=str)
+    return {"cache": FigureCache(run_cache.cache_root()), "inputs": inputs, "frozen": data.frozen}
+
+
+def _evidence_digest(folder: str | Path) -> str:
+    """SHA-256 of an evidence folder's files (what a report --from draws from)."""
+    from lnrecency.files.atomic import file_sha256
+
+    return "evidence " + " ".join(file_sha256(Path(folder) / n) for n in EVIDENCE_FILES)
 
 
 def read_evidence(folder: str | Path) -> ReportData:
@@ -298,7 +283,8 @@ def _publish_evidence(stage: Path, final: Path, ev: ReportEvidence) -> None:
 
 
 def _build_into(out: Path, final: Path, settings: ReportSettings, fmts, jobs: int, progress,
-                data: ReportData | None = None, collect: bool = False, figure_helper: bool = True) -> ReportResult:
+                data: ReportData | None = None, collect: bool = False, figure_helper: bool = True,
+                figure_inputs: str | None = None) -> ReportResult:
     """Build into ``out`` and publish to ``final``; ``collect``: only fill ``data`` (no figure files, no
     publish; :func:`collect_evidence`); ``figure_helper=False``: no figure helper (``data`` then holds every number the
     figures read)."""
@@ -308,7 +294,9 @@ def _build_into(out: Path, final: Path, settings: ReportSettings, fmts, jobs: in
     tables: list[tuple[Table, list[Path], str]] = []
     figs: list[tuple[figures.ReportFigure, list[Path]]] = []
     show = None if progress is None else bool(progress)  # None: a bar on a terminal, a line every 10 s otherwise
-    units = figures.drawing_units()
+    drawing = figures.Drawing(figures.drawing_units(), write=not collect, pure=tuple(figures.PURE_UNITS),
+                              **_figure_cache(settings, data, figure_inputs, use=figure_helper and not collect))
+    units = drawing.units
     drawn: dict[int, list] = {}  # unit -> [(figure without its matplotlib object, paths)]
     others = set(mp.active_children())  # processes this build did not start (left alone on interrupt)
     pools: list = []
@@ -322,7 +310,7 @@ def _build_into(out: Path, final: Path, settings: ReportSettings, fmts, jobs: in
         if jobs >= 2 and not collect and figure_helper:
             # a second process draws figures beside this one (stored evidence: from it; otherwise computing
             # the data of the units it claims, with the same seeds, so the files do not depend on who drew what)
-            helper = _start_figure_helper(data, out, units)
+            helper = figures.start_helper(drawing, data, out)
             pools += [helper[0]] if helper is not None else []
         # with the helper, each figure step claims the next unit (some steps then find none left)
         steps = [("figure", None if helper is not None else q) for q in range(len(units))] + \
@@ -348,13 +336,10 @@ def _build_into(out: Path, final: Path, settings: ReportSettings, fmts, jobs: in
                     table_fmts = tuple(f for f in fmts if f != "html")
                     tables.append((table, table.write(out, table_fmts) if table_fmts else [], item.line))
                 else:
-                    idx = item if item is not None else _claim_next(helper[2])  # the helper's counter
+                    idx = item if item is not None else figures.claim_next(helper[2])  # the helper's counter
                     if idx < len(units):
-                        for fig in units[idx][1](data):
-                            note = fig.name
-                            paths = [] if collect else fig.write(out)
-                            # keep the caption, not the matplotlib figure (tens of MB with colour bars)
-                            drawn.setdefault(idx, []).append((replace(fig, figure=None), paths))
+                        drawn[idx] = drawing.draw(idx, data, out)
+                        note = drawn[idx][-1][0].name if drawn[idx] else ""
                 bar.update(1, note)
         finally:
             bar.close()
@@ -373,7 +358,7 @@ def _build_into(out: Path, final: Path, settings: ReportSettings, fmts, jobs: in
             p.shutdown(wait=True, cancel_futures=True)
         if blas is not None:
             blas.restore_original_limits()
-        _HELPER_DATA.clear()  # the helper has its copy (fork)
+        figures.forget_helper()  # the helper has its copy (fork)
     if helper is not None:  # the helper's figures
         drawn.update(dict(helper[1].result()))
     figs = [x for q in range(len(units)) for x in drawn.get(q, [])]  # the units' order, as in one process

@@ -378,4 +378,6 @@ def main(argv: list[str] | None = None, prog: str = "python3 -m lnrecency.report
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from lnrecency.runtime.signals import run_stoppable
+
+    sys.exit(run_stoppable("readme", main))

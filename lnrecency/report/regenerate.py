@@ -122,4 +122,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from lnrecency.runtime.signals import run_stoppable
+
+    sys.exit(run_stoppable("regenerate", main, "each file it regenerated before the stop was written whole, the "
+                                               "rest are as they were"))

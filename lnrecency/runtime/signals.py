@@ -14,7 +14,7 @@ import threading
 from contextlib import contextmanager
 from typing import Iterator
 
-__all__ = ["Terminated", "stop_signals", "end_children"]
+__all__ = ["Terminated", "stop_signals", "end_children", "run_stoppable"]
 
 
 class Terminated(BaseException):
@@ -66,3 +66,28 @@ def end_children(timeout: float = 3.0) -> int:
             except (OSError, ValueError):
                 pass
     return len(children)
+
+
+def run_stoppable(name: str, main, left: str = "nothing was written") -> int:
+    """``main()`` under :func:`stop_signals`, for a module's command line (``python3 -m ...``): SIGINT or SIGTERM
+    ends the worker processes and the run with one line naming ``name`` (exit 130 or 143), not a traceback; the
+    resource tracker's note on a stopped pool's semaphores is silenced as by the ``lnrecency`` command; ``left``
+    says what the stop leaves behind."""
+    import sys
+    import warnings
+
+    warnings.filterwarnings("ignore", category=UserWarning, module="multiprocessing.resource_tracker")
+    if "ignore:resource_tracker:UserWarning" not in sys.warnoptions:
+        sys.warnoptions.append("ignore:resource_tracker:UserWarning")
+    stopped = f"{name}: stopped by %s; {left}"
+    try:
+        with stop_signals():
+            return int(main() or 0)
+    except KeyboardInterrupt:
+        end_children()
+        print(stopped % "SIGINT (Ctrl-C)", file=sys.stderr)
+        return 130
+    except Terminated:
+        end_children()
+        print(stopped % "SIGTERM", file=sys.stderr)
+        return Terminated.exit_code

@@ -76,3 +76,17 @@ def test_a_signalled_group_stops_cleanly(tmp_path, command, sig, code):
     with output_lock(out):  # the lock is free (a held lock is refused at once)
         pass
     assert not list(Path(tmp_path).glob(f"*{LOCK_SUFFIX}"))
+
+
+@pytest.mark.parametrize("raised, code, words", [(KeyboardInterrupt, 130, "SIGINT (Ctrl-C)"), ("term", 143, "SIGTERM")])
+def test_a_module_command_line_stops_in_one_line(raised, code, words, capsys):
+    """``python3 -m lnrecency.report.readme`` / ``.regenerate`` (run_stoppable): a stop is one line naming the
+    command and what it leaves, exit 130 or 143, no traceback; the same wrapper passes a normal exit through."""
+    from lnrecency.runtime.signals import Terminated, run_stoppable
+
+    def main():
+        raise Terminated() if raised == "term" else raised()
+
+    assert run_stoppable("readme", main) == code
+    assert capsys.readouterr().err == f"readme: stopped by {words}; nothing was written\n"
+    assert run_stoppable("readme", lambda: 3) == 3
