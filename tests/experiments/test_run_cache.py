@@ -41,7 +41,7 @@ def test_written_entries_read_back_and_nan_is_never_cached(root):
     assert run_cache.read(run_cache.entry("runs", "y.json")) is None
 
 
-@pytest.mark.parametrize("text, why", [("{not json", "JSON"), ('{"seed": NaN, "log": []}', ""),
+@pytest.mark.parametrize("text, why", [("{not json", "JSON"), ('{"seed": NaN, "log": []}', "NaN is not a finite"),
                                        ("[1, 2]", "JSON object"), ('{"seed": 1}', "lacks")])
 def test_a_damaged_entry_names_its_file_and_the_fix(root, text, why):
     path = run_cache.entry("runs", "bad.json")
