@@ -295,6 +295,7 @@ def _build_into(out: Path, final: Path, settings: ReportSettings, fmts, jobs: in
     figs: list[tuple[figures.ReportFigure, list[Path]]] = []
     show = None if progress is None else bool(progress)  # None: a bar on a terminal, a line every 10 s otherwise
     drawing = figures.Drawing(figures.drawing_units(), write=not collect, pure=tuple(figures.PURE_UNITS),
+                              costs=tuple(figures.UNIT_COSTS),
                               **_figure_cache(settings, data, figure_inputs, use=figure_helper and not collect))
     units = drawing.units
     drawn: dict[int, list] = {}  # unit -> [(figure without its matplotlib object, paths)]
@@ -312,14 +313,21 @@ def _build_into(out: Path, final: Path, settings: ReportSettings, fmts, jobs: in
             # the data of the units it claims, with the same seeds, so the files do not depend on who drew what)
             helper = figures.start_helper(drawing, data, out)
             pools += [helper[0]] if helper is not None else []
-        # with the helper, each figure step claims the next unit (some steps then find none left)
-        steps = [("figure", None if helper is not None else q) for q in range(len(units))] + \
-                [("verdicts", None)] + [("table", t) for t in claim_tables.TABLES]
+        # with the helper, each figure step claims the next unit, largest first (some steps then find none left);
+        # the verdicts and tables come as soon as the verdicts are ready, so that both processes end on figures
+        rest = [("verdicts", None)] + [("table", t) for t in claim_tables.TABLES]
         # beside the workers, BLAS threads here would oversubscribe the cores (lnrecency.runtime.child.one_blas_thread)
         blas = one_blas_thread() if jobs >= 2 else None
-        bar = Progress(len(steps), "report", "steps", enabled=show)
+        bar = Progress(len(units) + len(rest), "report", "steps", enabled=show)
         try:
-            for kind, item in steps:
+            figure_steps = 0
+            while figure_steps < len(units) or rest:
+                ready = pending is None or pending.done()
+                if rest and (figure_steps == len(units) or (helper is not None and ready)):
+                    kind, item = rest.pop(0)
+                else:
+                    kind, item = "figure", None if helper is not None else figure_steps
+                    figure_steps += 1
                 note = ""
                 if kind == "verdicts":
                     note = "lnrecency verify"
@@ -336,8 +344,9 @@ def _build_into(out: Path, final: Path, settings: ReportSettings, fmts, jobs: in
                     table_fmts = tuple(f for f in fmts if f != "html")
                     tables.append((table, table.write(out, table_fmts) if table_fmts else [], item.line))
                 else:
-                    idx = item if item is not None else figures.claim_next(helper[2])  # the helper's counter
-                    if idx < len(units):
+                    pos = item if item is not None else figures.claim_next(helper[2])  # the helper's counter
+                    if pos < len(units):
+                        idx = drawing.order[pos]
                         drawn[idx] = drawing.draw(idx, data, out)
                         note = drawn[idx][-1][0].name if drawn[idx] else ""
                 bar.update(1, note)

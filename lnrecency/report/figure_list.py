@@ -25,13 +25,15 @@ from lnrecency.report.views.registry import VIEW_LIST
 from lnrecency.runtime.child import worker_init
 
 __all__ = ["ReportFigure", "FIGURES", "build_figures", "figure_names", "drawing_units", "Drawing",
-           "start_helper", "claim_next", "forget_helper"]
+           "start_helper", "claim_next", "forget_helper", "PURE_UNITS", "UNIT_COSTS"]
 
 #: every figure output of the report, in order
 FIGURES: list[FigureOutput] = [f for v in VIEW_LIST for f in v.figures]
 #: per drawing unit of :data:`FIGURES`: whether its view is parameter-free (draws only what the report computes
 #: from its settings, never a cached experiment)
 PURE_UNITS: list[bool] = [".parameter_free." in v.module for v in VIEW_LIST for f in v.figures for _ in f.units()]
+#: per drawing unit of :data:`FIGURES`: its relative drawing time (FigureOutput.cost)
+UNIT_COSTS: list[float] = [f.cost for v in VIEW_LIST for f in v.figures for _ in f.units()]
 
 
 def drawing_units(outputs: list[FigureOutput] | None = None) -> list[tuple[str, Callable[[ReportData], list]]]:
@@ -62,6 +64,14 @@ class Drawing:
     inputs: str | None = None
     frozen: bool = False
     pure: tuple = ()  # per unit: whether it may be cached from computed data (PURE_UNITS for drawing_units())
+    costs: tuple = ()  # per unit: its relative drawing time (UNIT_COSTS for drawing_units()); none: all alike
+
+    @property
+    def order(self) -> list[int]:
+        """The units in the order the drawing processes claim them: the largest first (report order among equals),
+        so that neither process is left with a large unit at the end."""
+        costs = list(self.costs) + [1.0] * (len(self.units) - len(self.costs))
+        return sorted(range(len(self.units)), key=lambda q: -costs[q])
 
     def draw(self, idx: int, data: ReportData, out: Path) -> list[tuple[ReportFigure, list[Path]]]:
         """Unit ``idx``'s figures written into ``out`` (copied from the cache when its inputs were drawn before,
@@ -107,8 +117,9 @@ def _draw_claimed(out: str) -> list:
     until none is left; [(unit, [(figure without matplotlib object, paths)])]."""
     drawing, data, counter = _HELPER["drawing"], _HELPER["data"], _HELPER["counter"]
     drawn = []
-    while (idx := claim_next(counter)) < len(drawing.units):
-        drawn.append((idx, drawing.draw(idx, data, Path(out))))
+    order = drawing.order
+    while (pos := claim_next(counter)) < len(order):
+        drawn.append((order[pos], drawing.draw(order[pos], data, Path(out))))
     return drawn
 
 
