@@ -77,3 +77,18 @@ def test_a_gguf_source_is_refused_in_the_callers_words(tmp_path, capsys):
         lnrecency.probe_model(missing)
     assert main(["probe", "--gguf", missing]) == 2
     assert f"--gguf '{missing}' does not exist" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name, words", [("x" * 3000, "(3000 characters) cannot name a file or folder here"),
+                                         ("a\x00b", "cannot name a file or folder (it holds a NUL byte)")])
+def test_a_model_name_that_cannot_be_a_path_is_refused_by_its_argument(name, words, capsys):
+    """A string too long for a file name (or with a NUL byte) is refused by the argument that took it: model= from
+    Python, the flag (or MODEL_DIR) from the command line; never an OSError."""
+    with pytest.raises(ValueError, match=r"^model='.*" + words.replace("(", r"\(").replace(")", r"\)")):
+        lnrecency.probe_model(name)
+    if "\x00" in name:  # a command line cannot carry a NUL byte
+        return
+    for argv, flag in ((["--hf", name], "--hf '"), (["--gguf", name], "--gguf '"), ([name], "MODEL_DIR '")):
+        assert main(["probe", *argv]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and f"error: {flag}" in err and words in err and len(err) < 400

@@ -12,6 +12,7 @@ that a bad argument is refused in well under a second, before any model is read.
 from __future__ import annotations
 
 import numbers
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -218,6 +219,25 @@ def is_gguf(model: Any) -> bool:
 CHECKPOINT_FORMAT = "lnrecency-decoder-1"
 
 
+def check_model_path(model: str | Path, name: str = "model") -> Path:
+    """``model`` as a path, refused by ``name`` (the argument, or the command line's flag) when it cannot name
+    anything here (a name too long, a NUL byte): the folder and GGUF readers refuse one that does not exist."""
+    text = str(model)
+    shown = repr(text[:80] + ("..." if len(text) > 80 else ""))
+    label = f"{name}={shown}" if name == "model" else f"{name} {shown}"  # Python's argument, or a command line's
+    if "\x00" in text:
+        raise ValueError(f"{label} cannot name a file or folder (it holds a NUL byte)")
+    try:
+        os.lstat(text)
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        raise ValueError(f"{label} ({len(text)} characters) cannot name a file or folder here: "
+                         f"{exc.strerror or exc}; pass a checkpoint or model folder, a .gguf file, or a model "
+                         f"object") from None
+    return Path(text)
+
+
 def is_checkpoint(model: Any) -> bool:
     """Whether ``model`` names a folder holding a checkpoint of ``lnrecency train`` (its config.json, read as data,
     states the checkpoint format); light, before torch loads."""
@@ -327,6 +347,8 @@ def check_arguments(model: Any, tokenizer: Any = None, *, texts=None, text=None,
                     slopes_only=None, batch_size=None, max_seconds=None, maps=False,
                     max_model_mib=None, ablate_sink=None) -> Arguments:
     """Every argument of :func:`lnrecency.probe_model` checked, each refusal naming it, before any model is read."""
+    if isinstance(model, (str, Path)):
+        check_model_path(model)
     if tokenizer is not None and not callable(tokenizer) and not is_gguf(model):  # a GGUF model refuses any
         encoder(tokenizer)  # refused by name, before any model is read
     kind, ids, docs = _inputs(tokens, texts, text)

@@ -198,7 +198,13 @@ def _check_flags(args: Options, source: str) -> None:
 def model_arguments(args: Options) -> dict:
     """The keyword arguments of lnrecency.probe_model that the command line's flags give (each flag its argument
     of the same name: lnrecency.experiments.probes.model_inputs.SHARED_FLAGS), checked as Python checks them."""
-    from lnrecency.experiments.probes.model_inputs import DECODER_KINDS, INPUT_KINDS, SHARED_FLAGS, check_arguments
+    from lnrecency.experiments.probes.model_inputs import (
+        DECODER_KINDS,
+        INPUT_KINDS,
+        SHARED_FLAGS,
+        check_arguments,
+        check_model_path,
+    )
     from lnrecency.experiments.probes.probe_settings import check_gguf_tokens
     from lnrecency.runtime.arguments import check_choice, check_real
 
@@ -210,7 +216,10 @@ def model_arguments(args: Options) -> dict:
     kw = {name: getattr(args, name) for name in SHARED_FLAGS}
     kw["positions"] = "off" if args.no_rope else args.positions
     kw["max_seconds"] = args.max_seconds
-    model = next((m for m in (args.hf, args.gguf, args.model_dir) if m is not None), None)
+    flag, model = next(((f, m) for f, m in (("--hf", args.hf), ("--gguf", args.gguf), ("MODEL_DIR", args.model_dir))
+                        if m is not None), (None, None))
+    if model is not None:
+        check_model_path(model, flag)  # a name that cannot be a path, refused by its flag
     check_arguments(model, **kw)  # before torch loads; a refusal names the argument, read as its flag
     return kw
 
@@ -282,9 +291,9 @@ def _from_identity(args: Options):
 def _from_checkpoint(args: Options):
     """MODEL_DIR: a decoder trained here, on its task or corpus, through lnrecency.probe_model; the other inputs
     (random beside task or text, task beside random) probed beside it."""
-    from lnrecency.experiments.probes.model_inputs import is_checkpoint
+    from lnrecency.experiments.probes.model_inputs import check_model_path, is_checkpoint
 
-    if not is_checkpoint(args.model_dir):  # before torch loads
+    if not is_checkpoint(check_model_path(args.model_dir, "MODEL_DIR")):  # before torch loads
         raise ValueError(f"MODEL_DIR must be a checkpoint folder written by `lnrecency train` (config.json and "
                          f"model.safetensors); got {args.model_dir!r}")
     if args.tokens == "text":
