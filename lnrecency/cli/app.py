@@ -296,7 +296,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     except OSError as exc:  # an output folder that cannot be written, or an input that cannot be read: the file and
         # the system's reason, in the Unix form (`path: Permission denied`), which says neither "read" nor "write"
-        where = f"{exc.filename}: " if exc.filename is not None else ""
+        # (a name of thousands of characters is shown by its start and its length)
+        name = None if exc.filename is None else str(exc.filename)
+        where = "" if name is None else (f"{name}: " if len(name) <= 200 else
+                                         f"{name[:80]}... ({len(name)} characters): ")
         print(f"lnrecency {args.command}: error: {where}{exc.strerror or exc}", file=sys.stderr)
         return 2
 

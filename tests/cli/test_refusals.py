@@ -441,3 +441,11 @@ def test_a_file_the_system_refuses_is_named_without_guessing_read_or_write(monke
     assert main(["limit", "--n", "4"]) == 2
     err = capsys.readouterr().err
     assert err == "lnrecency limit: error: /data/input.txt: Permission denied\n", err
+
+
+def test_a_path_too_long_for_the_system_is_one_short_line(tmp_path, capsys, monkeypatch):
+    """A name the system refuses (File name too long) is said by its start and its length, not whole."""
+    monkeypatch.chdir(tmp_path)
+    assert main(["report", "--out", "x" * 3000]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "... (" in err and "characters): File name too long" in err and len(err) < 300
