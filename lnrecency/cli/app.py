@@ -17,7 +17,7 @@ from typing import Any, Sequence
 from lnrecency.cli.options import Options
 from lnrecency.model.config import EMBEDDINGS, NORMS, ModelConfig
 from lnrecency.runtime.parser import OneLineParser
-from lnrecency.runtime.signals import Terminated, end_children, stop_signals
+from lnrecency.runtime.signals import Terminated, said_stop, stop_signals
 
 # Modules under lnrecency.cli.commands (those on decoders in its sub-package decoders), in the order `lnrecency
 # --help` lists them.
@@ -275,20 +275,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ValueError, MemoryError, OverflowError) as exc:  # invalid input or a refused size: one line
         print(f"lnrecency {args.command}: error: {flag_named(str(exc), args)}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        end_children()
-        print(stopped % "SIGINT (Ctrl-C)", file=sys.stderr)
-        return 130
-    except Terminated:
-        end_children()
-        print(stopped % "SIGTERM", file=sys.stderr)
-        return Terminated.exit_code
-    except SystemExit as exc:  # SIGTERM while an output folder was staged (lnrecency.files.atomic)
-        if exc.code in (130, 143):
-            end_children()
-            print(stopped % ("SIGTERM" if exc.code == 143 else "SIGINT (Ctrl-C)"), file=sys.stderr)
-            return int(exc.code)
-        raise
+    except (KeyboardInterrupt, Terminated, SystemExit) as exc:  # SystemExit: SIGTERM while an output folder was
+        code = said_stop(exc, stopped)  # staged (lnrecency.files.atomic)
+        if code is None:
+            raise
+        return code
     except BrokenPipeError:  # the reader went away (e.g. `| head`): stop quietly, no traceback
         import os
 

@@ -14,7 +14,7 @@ import threading
 from contextlib import contextmanager
 from typing import Iterator
 
-__all__ = ["Terminated", "stop_signals", "end_children", "run_stoppable"]
+__all__ = ["Terminated", "stop_signals", "end_children", "run_stoppable", "said_stop"]
 
 
 class Terminated(BaseException):
@@ -68,6 +68,22 @@ def end_children(timeout: float = 3.0) -> int:
     return len(children)
 
 
+def said_stop(exc: BaseException, stopped: str) -> int | None:
+    """The exit code of a stop: SIGINT (KeyboardInterrupt, 130), SIGTERM (:class:`Terminated`, 143) or either as the
+    SystemExit a staged output folder raises (lnrecency.files.atomic); the worker processes ended and one line
+    printed, ``stopped`` with the signal's name for its ``%s``. None (nothing done) for any other exception."""
+    import sys
+
+    code = {KeyboardInterrupt: 130, Terminated: Terminated.exit_code}.get(type(exc))
+    if isinstance(exc, SystemExit) and exc.code in (130, 143):
+        code = int(exc.code)
+    if code is None:
+        return None
+    end_children()
+    print(stopped % ("SIGTERM" if code == 143 else "SIGINT (Ctrl-C)"), file=sys.stderr)
+    return code
+
+
 def run_stoppable(name: str, main, left: str = "nothing was written") -> int:
     """``main()`` under :func:`stop_signals`, for a module's command line (``python3 -m ...``): SIGINT or SIGTERM
     ends the worker processes and the run with one line naming ``name`` (exit 130 or 143), not a traceback; the
@@ -79,15 +95,11 @@ def run_stoppable(name: str, main, left: str = "nothing was written") -> int:
     warnings.filterwarnings("ignore", category=UserWarning, module="multiprocessing.resource_tracker")
     if "ignore:resource_tracker:UserWarning" not in sys.warnoptions:
         sys.warnoptions.append("ignore:resource_tracker:UserWarning")
-    stopped = f"{name}: stopped by %s; {left}"
     try:
         with stop_signals():
             return int(main() or 0)
-    except KeyboardInterrupt:
-        end_children()
-        print(stopped % "SIGINT (Ctrl-C)", file=sys.stderr)
-        return 130
-    except Terminated:
-        end_children()
-        print(stopped % "SIGTERM", file=sys.stderr)
-        return Terminated.exit_code
+    except (KeyboardInterrupt, Terminated, SystemExit) as exc:
+        code = said_stop(exc, f"{name}: stopped by %s; {left}")
+        if code is None:
+            raise
+        return code
