@@ -19,8 +19,8 @@ LayerNorm, RMSNorm and none on the default corpus, 3M tokens each (33 models; me
 lnrecency/data/costs.json; ``--quick``: 9 models for 120 steps, a smoke test).
 ``thesis-text-v2``: its second pre-registered plan (lnrecency.experiments.studies.thesis_text_v2, plan
 lnrecency/data/thesis_text_plan_v2.md; issue 50): BOS first / no BOS x LayerNorm / RMSNorm / none, attn2, 8 seeds
-(48 models), the sink ablation at the end; prints Q1-Q6 (Holm over them only; our formulation, no claim of the
-registry yet) and each cell's summary with the sink theory's fitted share beside the measured one.
+(48 models), the sink ablation at the end; prints Q1-Q6 (Holm over them only; claims TV1-TV6, our formulations)
+and each cell's summary with the sink theory's fitted share beside the measured one.
 ``thesis-text-v3``: its third pre-registered plan (lnrecency.experiments.studies.thesis_text_v3, plan
 lnrecency/data/thesis_text_plan_v3.md; issue 67): plan v2's 48 models (their weights kept; the no-BOS ones trained
 again and checked against their records, about 35 min on 2 cores once), each probed on 320 held-out windows with
@@ -29,8 +29,8 @@ A1, B1, C1, A0, C0 (Holm over them only) and each cell's path decomposition of t
 ``thesis-text-v4``: its fourth pre-registered plan (lnrecency.experiments.studies.text_v4, plan
 lnrecency/data/thesis_text_plan_v4.md; issue 76): U1 (BOS, no normalisation, layer 1's first-key share set to the
 LayerNorm level), U2 (BOS, LayerNorm, the share clamped to the none level), 8 seeds each, and N1 (no BOS, LayerNorm
-against none, 21 seeds each, trained to held-out loss 4.25); prints U1, U2, N1 (Holm over them only; no claim of the
-registry yet) and each cell's mean slope. Estimated 57 min on 2 cores (the plan's budget).
+against none, 21 seeds each, trained to held-out loss 4.25); prints U1, U2, N1 (Holm over them only; claims TU1,
+TU2, TN1) and each cell's mean slope. Estimated 57 min on 2 cores (the plan's budget).
 ``thesis-text-v5``: its fifth pre-registered plan (lnrecency.experiments.studies.text_v5, plan
 lnrecency/data/thesis_text_plan_v5.md; issue 83): F (BOS, LayerNorm, layer 1's share flat at 0 / the LayerNorm level
 / the none level), P (BOS, the LayerNorm profile set, one part of LayerNorm at a time), 5 seeds each, and T (no BOS,
