@@ -189,7 +189,11 @@ def build_report(out: str | Path, *, quick: bool = False, formats: Iterable[str]
     if evidence_out is not None and Path(evidence_out).resolve() == Path(out).resolve():
         raise ValueError(f"--evidence-out {str(evidence_out)!r} is the report's --out; the evidence needs a folder of "
                          "its own")
+    # the evidence's digest before and after it is read: the figure cache's key only when they agree
+    digest = figures.evidence_digest(evidence) if evidence is not None else None
     data = read_evidence(evidence) if evidence is not None else None
+    if digest is not None and figures.evidence_digest(evidence) != digest:
+        digest = None
     settings = data.settings if data is not None else ReportSettings.make(quick=quick, seed=seed,
                                                                            convention=convention)
     final = Path(out)
@@ -197,35 +201,13 @@ def build_report(out: str | Path, *, quick: bool = False, formats: Iterable[str]
         # everything is written into a hidden staging folder and published at the end (publish): an
         # interrupted run leaves the old directory as it was and no partial one
         with staged_directory(final, expected_files(settings, fmts)) as stage:
-            return _build_into(stage, final, settings, fmts, jobs, progress, data,
-                               figure_inputs=None if evidence is None else _evidence_digest(evidence))
+            return _build_into(stage, final, settings, fmts, jobs, progress, data, figure_inputs=digest)
     data = ReportData(settings)
     with staged_directory(Path(evidence_out), EVIDENCE_FILES, flag="--evidence-out") as ev_stage, \
             staged_directory(final, expected_files(settings, fmts)) as stage:
         result = _build_into(stage, final, settings, fmts, jobs, progress, data, figure_helper=False)
         _publish_evidence(ev_stage, Path(evidence_out), data.evidence())
     return result
-
-
-def _figure_cache(settings: ReportSettings, data: ReportData, inputs: str | None, use: bool) -> dict:
-    """The figure cache of a build (lnrecency.files.figure_cache), as :class:`figure_list.Drawing`'s fields: in
-    the cache root, keyed by the evidence's digest (``inputs``, a report --from) or by the report's settings; none
-    for a build that keeps its data (the evidence needs every number) or a hermetic one (--no-cache)."""
-    from lnrecency.experiments import run_cache
-    from lnrecency.files.figure_cache import FigureCache
-
-    if not use or run_cache.cache_label() == run_cache.HERMETIC:
-        return {}
-    if inputs is None:
-        inputs = json.dumps({"settings": asdict(settings)}, sort_keys=True, default=str)
-    return {"cache": FigureCache(run_cache.cache_root()), "inputs": inputs, "frozen": data.frozen}
-
-
-def _evidence_digest(folder: str | Path) -> str:
-    """SHA-256 of an evidence folder's files (what a report --from draws from)."""
-    from lnrecency.files.atomic import file_sha256
-
-    return "evidence " + " ".join(file_sha256(Path(folder) / n) for n in EVIDENCE_FILES)
 
 
 def read_evidence(folder: str | Path) -> ReportData:
@@ -295,8 +277,9 @@ def _build_into(out: Path, final: Path, settings: ReportSettings, fmts, jobs: in
     figs: list[tuple[figures.ReportFigure, list[Path]]] = []
     show = None if progress is None else bool(progress)  # None: a bar on a terminal, a line every 10 s otherwise
     drawing = figures.Drawing(figures.drawing_units(), write=not collect, pure=tuple(figures.PURE_UNITS),
-                              costs=tuple(figures.UNIT_COSTS),
-                              **_figure_cache(settings, data, figure_inputs, use=figure_helper and not collect))
+                              names=frozenset(figures.figure_names(settings)),
+                              **figures.figure_cache(settings, figure_inputs, data.frozen,
+                                                     use=figure_helper and not collect))
     units = drawing.units
     drawn: dict[int, list] = {}  # unit -> [(figure without its matplotlib object, paths)]
     others = set(mp.active_children())  # processes this build did not start (left alone on interrupt)
@@ -313,7 +296,7 @@ def _build_into(out: Path, final: Path, settings: ReportSettings, fmts, jobs: in
             # the data of the units it claims, with the same seeds, so the files do not depend on who drew what)
             helper = figures.start_helper(drawing, data, out)
             pools += [helper[0]] if helper is not None else []
-        # with the helper, each figure step claims the next unit, largest first (some steps then find none left);
+        # with the helper, each figure step claims the next unit (some steps then find none left);
         # the verdicts and tables come as soon as the verdicts are ready, so that both processes end on figures
         rest = [("verdicts", None)] + [("table", t) for t in claim_tables.TABLES]
         # beside the workers, BLAS threads here would oversubscribe the cores (lnrecency.runtime.child.one_blas_thread)
@@ -344,9 +327,8 @@ def _build_into(out: Path, final: Path, settings: ReportSettings, fmts, jobs: in
                     table_fmts = tuple(f for f in fmts if f != "html")
                     tables.append((table, table.write(out, table_fmts) if table_fmts else [], item.line))
                 else:
-                    pos = item if item is not None else figures.claim_next(helper[2])  # the helper's counter
-                    if pos < len(units):
-                        idx = drawing.order[pos]
+                    idx = item if item is not None else figures.claim_next(helper[2])  # the helper's counter
+                    if idx < len(units):
                         drawn[idx] = drawing.draw(idx, data, out)
                         note = drawn[idx][-1][0].name if drawn[idx] else ""
                 bar.update(1, note)

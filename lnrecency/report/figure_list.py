@@ -11,13 +11,15 @@ a shared counter), and a unit whose inputs were drawn before is copied from the 
 """
 from __future__ import annotations
 
+import hashlib
+import json
 import multiprocessing as mp
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Callable
 
-from lnrecency.files.figure_cache import FigureCache, unit_key
+from lnrecency.files.figure_cache import FigureCache
 from lnrecency.files.figure_record import ReportFigure
 from lnrecency.report.data import ReportData
 from lnrecency.report.views.outputs import FigureOutput
@@ -25,15 +27,13 @@ from lnrecency.report.views.registry import VIEW_LIST
 from lnrecency.runtime.child import worker_init
 
 __all__ = ["ReportFigure", "FIGURES", "build_figures", "figure_names", "drawing_units", "Drawing",
-           "start_helper", "claim_next", "forget_helper", "PURE_UNITS", "UNIT_COSTS"]
+           "start_helper", "claim_next", "forget_helper", "figure_cache", "evidence_digest", "PURE_UNITS"]
 
 #: every figure output of the report, in order
 FIGURES: list[FigureOutput] = [f for v in VIEW_LIST for f in v.figures]
 #: per drawing unit of :data:`FIGURES`: whether its view is parameter-free (draws only what the report computes
 #: from its settings, never a cached experiment)
 PURE_UNITS: list[bool] = [".parameter_free." in v.module for v in VIEW_LIST for f in v.figures for _ in f.units()]
-#: per drawing unit of :data:`FIGURES`: its relative drawing time (FigureOutput.cost)
-UNIT_COSTS: list[float] = [f.cost for v in VIEW_LIST for f in v.figures for _ in f.units()]
 
 
 def drawing_units(outputs: list[FigureOutput] | None = None) -> list[tuple[str, Callable[[ReportData], list]]]:
@@ -55,23 +55,15 @@ def build_figures(data: ReportData) -> list[ReportFigure]:
 class Drawing:
     """The report's drawing units (:func:`drawing_units`) and how they are drawn: ``write`` (False: only computed,
     for the evidence), ``cache`` and ``inputs`` (what every unit draws from: the report's settings, or the digest
-    of the evidence it renders; None: no cache), ``frozen`` (the data is stored evidence: every unit draws only
-    from it, so every unit may be cached; otherwise only parameter-free units are)."""
+    of the evidence it renders; None: no cache); only a parameter-free unit (``pure``) is cached, since the others
+    read the experiment cache or say which of its runs exist; ``names``: the figure names the report may write."""
 
     units: list
     write: bool = True
     cache: FigureCache | None = None
     inputs: str | None = None
-    frozen: bool = False
-    pure: tuple = ()  # per unit: whether it may be cached from computed data (PURE_UNITS for drawing_units())
-    costs: tuple = ()  # per unit: its relative drawing time (UNIT_COSTS for drawing_units()); none: all alike
-
-    @property
-    def order(self) -> list[int]:
-        """The units in the order the drawing processes claim them: the largest first (report order among equals),
-        so that neither process is left with a large unit at the end."""
-        costs = list(self.costs) + [1.0] * (len(self.units) - len(self.costs))
-        return sorted(range(len(self.units)), key=lambda q: -costs[q])
+    pure: tuple = ()  # per unit: whether it may be cached (PURE_UNITS for drawing_units())
+    names: frozenset | None = None
 
     def draw(self, idx: int, data: ReportData, out: Path) -> list[tuple[ReportFigure, list[Path]]]:
         """Unit ``idx``'s figures written into ``out`` (copied from the cache when its inputs were drawn before,
@@ -80,25 +72,58 @@ class Drawing:
 
         from lnrecency.experiments import run_cache
 
-        name = self.units[idx][0]
         cacheable = self.write and self.cache is not None and self.inputs is not None and (
-            self.frozen or (idx < len(self.pure) and self.pure[idx]))
-        key = unit_key(f"{idx}:{name}", self.inputs) if cacheable else None
+            idx < len(self.pure) and self.pure[idx])
+        key = self.cache.key(f"{idx}:{self.units[idx][0]}", self.inputs) if cacheable else None
         if key is not None:
-            got = self.cache.get(key, out)
+            got = self.cache.get(key, out, self.names)
             if got is not None:
                 return [(ReportFigure(f.name, f.title, f.caption, None, f.tight, f.not_run), paths)
                         for f, paths in got]
-        before = len(run_cache.reads())
+        before = len(run_cache.READS)  # every read, repeated ones too
         # titles at the top of their panels (axes.titley 1.0) instead of placed by measuring every tick label
         # above the panel (there are none: the same files, 5 % less drawing time); keep the caption, not the
         # matplotlib figure (tens of MB with colour bars)
         with matplotlib.rc_context({"axes.titley": 1.0}):
             drawn = [(replace(fig, figure=None), fig.write(out) if self.write else [])
                      for fig in self.units[idx][1](data)]
-        if key is not None and len(run_cache.reads()) == before:  # it read no cached experiment: a pure unit
+        if key is not None and len(run_cache.READS) == before:  # it read no cached experiment
             self.cache.put(key, drawn)
         return drawn
+
+
+def figure_cache(settings, inputs: str | None, frozen: bool, use: bool) -> dict:
+    """The figure cache of a build (lnrecency.files.figure_cache), as :class:`Drawing`'s fields: in
+    the cache root, keyed by the evidence's digest (``inputs``, a report --from: None when the evidence changed
+    while it was read) or by the report's settings; none for a build that keeps its data (the evidence needs every
+    number), or a hermetic one (--no-cache)."""
+    from lnrecency.experiments import run_cache
+    from lnrecency.files.figure_cache import FigureCache
+
+    if not use or run_cache.cache_label() == run_cache.HERMETIC or (frozen and inputs is None):
+        return {}
+    if not frozen:
+        inputs = json.dumps({"settings": asdict(settings)}, sort_keys=True, default=str)
+    return {"cache": FigureCache(run_cache.cache_root()), "inputs": inputs}
+
+
+def evidence_digest(folder: str | Path) -> str | None:
+    """SHA-256 of the evidence files a report --from reads (evidence.json, arrays.npz; never through a link), or
+    None when they cannot be read so (the reader then refuses them by name)."""
+    from lnrecency.files.readers import open_plain
+    from lnrecency.files.store import MAX_ARRAY_BYTES, MAX_JSON_BYTES
+
+    h = []
+    try:
+        for name, most in (("evidence.json", MAX_JSON_BYTES), ("arrays.npz", MAX_ARRAY_BYTES)):
+            with open_plain(Path(folder) / name, name, most) as fh:
+                digest = hashlib.sha256()
+                for block in iter(lambda: fh.read(1 << 20), b""):
+                    digest.update(block)
+            h.append(digest.hexdigest())
+    except (ValueError, OSError):
+        return None
+    return "evidence " + " ".join(h)
 
 
 _HELPER: dict = {}  # what the forked figure helper inherits: drawing, data, counter
@@ -117,9 +142,8 @@ def _draw_claimed(out: str) -> list:
     until none is left; [(unit, [(figure without matplotlib object, paths)])]."""
     drawing, data, counter = _HELPER["drawing"], _HELPER["data"], _HELPER["counter"]
     drawn = []
-    order = drawing.order
-    while (pos := claim_next(counter)) < len(order):
-        drawn.append((order[pos], drawing.draw(order[pos], data, Path(out))))
+    while (idx := claim_next(counter)) < len(drawing.units):
+        drawn.append((idx, drawing.draw(idx, data, Path(out))))
     return drawn
 
 

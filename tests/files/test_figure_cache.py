@@ -35,9 +35,9 @@ class Builder:
         return [_figure()]
 
 
-def _drawing(tmp_path: Path, builder, inputs: str = "settings A", pure: bool = True, frozen: bool = False):
-    return Drawing([("tiny unit", builder)], cache=FigureCache(tmp_path / "cache"), inputs=inputs, frozen=frozen,
-                   pure=(pure,))
+def _drawing(tmp_path: Path, builder, inputs: str = "settings A", pure: bool = True, names=None):
+    return Drawing([("tiny unit", builder)], cache=FigureCache(tmp_path / "cache"), inputs=inputs, pure=(pure,),
+                   names=names)
 
 
 def _out(tmp_path: Path, name: str) -> Path:
@@ -62,19 +62,30 @@ def test_a_unit_drawn_once_is_copied_byte_for_byte(tmp_path):
     assert [p.read_bytes() for p in again[0][1]] == [p.read_bytes() for p in first[0][1]]
 
 
-@pytest.mark.parametrize("change", ["inputs", "not pure", "pure but frozen"])
-def test_other_inputs_or_an_impure_unit_are_drawn(tmp_path, change):
+@pytest.mark.parametrize("change", ["inputs", "not pure", "names"])
+def test_other_inputs_an_impure_unit_or_another_units_names_are_drawn(tmp_path, change):
     builder = Builder()
     _drawing(tmp_path, builder).draw(0, None, _out(tmp_path, "a"))
     if change == "inputs":  # the verifier can say no: another key
         assert unit_key("0:tiny unit", "settings A") != unit_key("0:tiny unit", "settings B")
         drawing = _drawing(tmp_path, builder, inputs="settings B")
-    elif change == "not pure":  # a figure of a cached experiment, from computed data: never cached
+    elif change == "not pure":  # a figure of a cached experiment (or saying which runs exist): never cached
         drawing = _drawing(tmp_path, builder, pure=False)
-    else:  # from stored evidence every unit may be cached: a hit
-        drawing = _drawing(tmp_path, builder, pure=False, frozen=True)
+    else:  # an entry whose figure the report does not draw under that name
+        drawing = _drawing(tmp_path, builder, names=frozenset({"another"}))
     drawing.draw(0, None, _out(tmp_path, "b"))
-    assert builder.calls == (2 if change != "pure but frozen" else 1)
+    assert builder.calls == 2
+
+
+def test_code_edited_since_import_is_never_cached(tmp_path, monkeypatch):
+    """Files changed since this process imported them: the code that would draw is not the code on disk."""
+    import lnrecency.files.figure_cache as fc
+
+    builder = Builder()
+    _drawing(tmp_path, builder).draw(0, None, _out(tmp_path, "a"))
+    monkeypatch.setattr(fc, "_sources", lambda: "edited")
+    _drawing(tmp_path, builder).draw(0, None, _out(tmp_path, "b"))
+    assert builder.calls == 2 and not FigureCache(tmp_path / "cache").usable
 
 
 def _tamper_png(entry: Path) -> None:
@@ -97,7 +108,9 @@ def _tamper_manifest(entry: Path, change) -> None:
     lambda e: _tamper_manifest(e, lambda m: m["figures"][0]["files"]["png"].update(size=10 ** 12)),
     lambda e: _tamper_manifest(e, lambda m: m.update(key="0" * 64)),
     lambda e: (e / "tiny.pdf").unlink(),
-], ids=["png bytes", "name", "extra field", "size", "key", "missing file"])
+    lambda e: _tamper_manifest(e, lambda m: m["figures"].append(m["figures"][0])),
+    lambda e: (e / "manifest.json").rename(e / "m.json") or os.symlink(e / "m.json", e / "manifest.json"),
+], ids=["png bytes", "name", "extra field", "size", "key", "missing file", "repeated", "linked manifest"])
 def test_a_damaged_entry_is_drawn_again_and_replaced(tmp_path, tamper):
     builder = Builder()
     first = _drawing(tmp_path, builder).draw(0, None, _out(tmp_path, "a"))
@@ -128,15 +141,25 @@ def test_nothing_is_read_through_a_link(tmp_path):
 def test_a_unit_that_read_a_cached_experiment_is_not_kept(tmp_path, monkeypatch):
     from lnrecency.experiments import run_cache
 
-    reads = []
-    monkeypatch.setattr(run_cache, "reads", lambda: list(reads))
+    monkeypatch.setattr(run_cache, "READS", [])
 
     def reading(data):
-        reads.append({"entry": "an experiment"})
+        run_cache.READS.append({"path": "an experiment already read"})
         return [_figure()]
 
     _drawing(tmp_path, reading).draw(0, None, _out(tmp_path, "a"))
     assert not (tmp_path / "cache" / "figures").exists() or not list((tmp_path / "cache" / "figures").glob("*/*"))
+
+
+def test_nothing_is_created_through_a_linked_cache_folder(tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (tmp_path / "cache").mkdir()
+    os.symlink(outside, tmp_path / "cache" / "figures")
+    builder = Builder()
+    _drawing(tmp_path, builder).draw(0, None, _out(tmp_path, "a"))
+    _drawing(tmp_path, builder).draw(0, None, _out(tmp_path, "b"))
+    assert builder.calls == 2 and list(outside.iterdir()) == []
 
 
 def test_entries_of_other_code_are_removed_when_one_is_written(tmp_path):

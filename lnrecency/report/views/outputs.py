@@ -43,15 +43,12 @@ class TableOutput:
 class FigureOutput:
     """Report figures: one line for the index, ``build(data) -> [ReportFigure]`` and ``stems``: the file stems
     it writes, a tuple or a function of the report settings. ``parts`` > 1: ``build(data, part=k)`` draws the
-    k-th share, so that two processes can split the work (:meth:`units`); ``cost``: the relative time of a unit."""
+    k-th share, so that two processes can split the work (:meth:`units`)."""
 
     line: str
     build: Callable[..., list]
     stems: tuple | Callable[[Any], list]
     parts: int = 1
-    #: the drawing time of one unit, relative to a one-panel figure: two processes claim the units largest first
-    #: (lnrecency.report.figure_list.Drawing), so that neither is left with a large one at the end
-    cost: float = 1.0
 
     def names(self, settings: Any) -> list[str]:
         return list(self.stems(settings) if callable(self.stems) else self.stems)

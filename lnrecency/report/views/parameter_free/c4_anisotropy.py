@@ -120,6 +120,6 @@ views(ID, module=__name__,
                                              "limit and first-order RP beside it", authors_table)),
       figures=(FigureOutput("h(j) over j for several alpha, without and with residual", h_figures, ("h_of_j",)),
                 FigureOutput("the authors' simulation figure in their convention, RP on every panel, beside our "
-                             "limit", authors_figures, authors_names, cost=12.0)),
+                             "limit", authors_figures, authors_names)),
       notebook="03_residual_and_anisotropy",
       cells=(c4_scores, h_table, h_figures))
