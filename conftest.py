@@ -252,9 +252,6 @@ class _Evaluated:
     def result(self, progress=None):
         return list(self._results)
 
-    def done(self):
-        return True
-
 
 @pytest.fixture(scope="session")
 def quick_report_and_evidence(tmp_path_factory, quick_verdicts):

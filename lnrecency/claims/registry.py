@@ -169,18 +169,13 @@ def _in_order(results: list[ClaimResult]) -> list[ClaimResult]:
 class Running:
     """Claims being evaluated in forked worker processes (:func:`start`): ``pool`` (shut it down when done),
     ``result()`` (the ClaimResults in registry order, the workers' false-alarm registrations merged into this
-    process's budget), ``done()`` and ``stop()`` (on interrupt: the workers ignore SIGINT,
-    lnrecency.runtime.child.worker_init)."""
+    process's budget) and ``stop()`` (on interrupt: the workers ignore SIGINT, lnrecency.runtime.child.worker_init)."""
 
     pool: ProcessPoolExecutor
     futures: list
 
     def result(self, show: bool | None = False) -> list[ClaimResult]:
         return _collect(self.futures, show)
-
-    def done(self) -> bool:
-        """Whether every claim's task has ended (its result, or its error, is there)."""
-        return all(f.done() for f in self.futures)
 
     def stop(self) -> None:
         """Kill the workers now (SIGKILL: they hold nothing to clean up) and drop the queued tasks."""

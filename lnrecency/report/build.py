@@ -296,8 +296,9 @@ def _build_into(out: Path, final: Path, settings: ReportSettings, fmts, jobs: in
             # the data of the units it claims, with the same seeds, so the files do not depend on who drew what)
             helper = figures.start_helper(drawing, data, out)
             pools += [helper[0]] if helper is not None else []
-        # with the helper, each figure step claims the next unit (some steps then find none left);
-        # the verdicts and tables come as soon as the verdicts are ready, so that both processes end on figures
+        # with the helper, each figure step claims the next unit (some steps then find none left); rendering stored
+        # evidence, the tables come first (they compute nothing), so that both processes end on figures; computing,
+        # after the figures (the data the figures drawn here computed serves the tables)
         rest = [("verdicts", None)] + [("table", t) for t in claim_tables.TABLES]
         # beside the workers, BLAS threads here would oversubscribe the cores (lnrecency.runtime.child.one_blas_thread)
         blas = one_blas_thread() if jobs >= 2 else None
@@ -305,8 +306,7 @@ def _build_into(out: Path, final: Path, settings: ReportSettings, fmts, jobs: in
         try:
             figure_steps = 0
             while figure_steps < len(units) or rest:
-                ready = pending is None or pending.done()
-                if rest and (figure_steps == len(units) or (helper is not None and ready)):
+                if rest and (figure_steps == len(units) or (helper is not None and data.frozen)):
                     kind, item = rest.pop(0)
                 else:
                     kind, item = "figure", None if helper is not None else figure_steps
