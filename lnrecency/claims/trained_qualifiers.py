@@ -13,13 +13,33 @@ from __future__ import annotations
 from lnrecency.experiments.plans.declared import plans
 from lnrecency.inference.qualifiers import Counter, Qualifiers, rule_outcome
 
-__all__ = ["PLAN_WORDS", "COUNTER_OF", "plan_qualifiers", "reason_of", "row_qualifiers", "SEED_WORDS"]
+__all__ = ["PLAN_WORDS", "COUNTER_OF", "plan_qualifiers", "reason_of", "row_qualifiers", "SEED_WORDS",
+           "matched_stage", "TOKENS_TO_LOSS"]
 
 SLOPE = "logit per key"
 #: plan test -> (where, comparison, unit), and -> (its strongest counter-row's test, that row's label in a cell):
 #: read from each plan's declaration (lnrecency.experiments.plans.declared), never kept here
 PLAN_WORDS: dict[str, tuple[str, str, str]] = {t.id: (t.where, t.comparison, t.unit) for s in plans() for t in s.tests}
 COUNTER_OF: dict[str, tuple[str, str]] = {t.id: t.counter for s in plans() for t in s.tests if t.counter}
+
+
+#: the counter-row of a matched-loss comparison whose arms reached the loss after different numbers of tokens: how
+#: many times the tokens the none models took, over LayerNorm's (plan v4's N1)
+TOKENS_TO_LOSS = "tokens, none / LayerNorm"
+
+
+def matched_stage(snapshot: dict | None) -> tuple[float, float] | None:
+    """Plan v4's N1 in its own rows: (how many times the tokens none's runs took to reach the target loss, over
+    LayerNorm's, medians over the runs that reached it; LayerNorm's mean slope there), or None."""
+    import statistics
+
+    runs = (snapshot or {}).get("runs") or {}
+    used = {norm: [r for r in runs.get(f"N1 {norm}", []) if r.get("reached")] for norm in ("layernorm", "none")}
+    if not all(used.values()):
+        return None
+    ln, none = (statistics.median(r["tokens"] for r in used[norm]) for norm in ("layernorm", "none"))
+    slope = statistics.fmean(r["slope"] for r in used["layernorm"])
+    return (none / ln, slope) if ln > 0 else None
 
 
 def _estimate(decision: dict) -> float:
@@ -43,13 +63,14 @@ def reason_of(decision: dict | None, why: str, quick: bool) -> str:
 
 
 def plan_qualifiers(test: str, decision: dict | None, why: str = "", *, quick: bool = False,
-                    decisions: dict | None = None, theirs: tuple[float, ...] = (), none_slope: float | None = None
-                    ) -> Qualifiers:
+                    decisions: dict | None = None, theirs: tuple[float, ...] = (), none_slope: float | None = None,
+                    tokens_ratio: float | None = None) -> Qualifiers:
     """A plan test's qualifiers from its decision JSON (None when not decided, ``why`` says why): where, the
     comparison and unit (:data:`PLAN_WORDS`), the estimate and interval, the reason when undecided, the counter-row
     from ``decisions`` (test -> decision JSON or None; :data:`COUNTER_OF`), Wu et al.'s published values
     ``theirs`` (direction only when ours agree in sign but the values lie outside our interval), and, for plan v2's
-    Q1, the slope without normalisation ``none_slope`` as its counter-row."""
+    Q1, the slope without normalisation ``none_slope`` as its counter-row; for plan v4's N1, ``tokens_ratio``
+    (:func:`matched_stage`: how many times the tokens none took to reach the loss, over LayerNorm's)."""
     where, comparison, unit = PLAN_WORDS[test]
     verdict = "inconclusive" if decision is None or quick else decision["verdict"]
     reason = reason_of(decision, why, quick) if verdict == "inconclusive" else ""
@@ -66,6 +87,8 @@ def plan_qualifiers(test: str, decision: dict | None, why: str = "", *, quick: b
                           verdict=rule_outcome(said))
     elif none_slope is not None:
         counter = Counter("none alone", none_slope)
+    elif tokens_ratio is not None:
+        counter = Counter(TOKENS_TO_LOSS, tokens_ratio, ratio=True)
     outside = bool(theirs) and any(not lo <= t <= hi for t in theirs)
     same_sign = bool(theirs) and all((t > 0) == (_estimate(decision) > 0) for t in theirs)
     return Qualifiers(where=where, comparison=comparison, unit=unit, estimate=_estimate(decision), low=lo, high=hi,

@@ -57,13 +57,15 @@ def _text(value, name: str) -> str:
 @dataclass(frozen=True)
 class Counter:
     """The strongest row against a finding: ``label`` (the setting in words, e.g. "at matched loss"), its estimate,
-    interval and ``verdict`` (of its own statement, or "" when it is a secondary interval)."""
+    interval and ``verdict`` (of its own statement, or "" when it is a secondary interval); ``ratio``: the estimate
+    is a ratio of two quantities its label names (said "5.7x"), not a value in the finding's unit."""
 
     label: str
     estimate: float
     low: float | None = None
     high: float | None = None
     verdict: str = ""
+    ratio: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "label", _text(self.label, "counter.label"))
@@ -73,12 +75,15 @@ class Counter:
         object.__setattr__(self, "verdict", _text(self.verdict, "counter.verdict"))
         if not self.label:
             raise ValueError("qualifier counter.label must not be empty")
+        if not isinstance(self.ratio, bool) or (self.ratio and not self.estimate > 0):
+            raise ValueError(f"qualifier counter.ratio must be true or false, and a ratio above 0; got "
+                             f"{self.ratio!r} with {self.estimate}")
         if (self.low is None) != (self.high is None) or (self.low is not None and self.low > self.high):
             raise ValueError(f"qualifier counter's interval must have both ends, low <= high; got [{self.low}, "
                              f"{self.high}]")
 
-    def to_json(self) -> dict:
-        return {f.name: getattr(self, f.name) for f in fields(self)}
+    def to_json(self) -> dict:  # ``ratio`` only when set (rows written before it read and write as they were)
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "ratio" or self.ratio}
 
     @classmethod
     def from_json(cls, data) -> "Counter":

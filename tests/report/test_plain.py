@@ -125,6 +125,15 @@ def test_the_grammar_says_where_it_holds_where_it_fails_and_by_how_much():
                            low=0.0759, high=0.183, theirs=(0.059,), direction_only=True)
     assert "direction only: published +0.0590" in cell("reproduced", direction, "title")
     assert cell("confirmed", Qualifiers(), "the declared question") == "the declared question"
+    # a counter-row that is a ratio of two quantities (plan v4's N1: the tokens each arm took to the matched loss)
+    matched = Qualifiers(where="no BOS, matched loss 4.25", comparison="LayerNorm - none", unit="logit per key",
+                         estimate=-0.0012, low=-0.0017, high=-0.0006,
+                         counter=Counter("tokens, none / LayerNorm", 5.66, ratio=True))
+    assert cell("refuted", matched, "title").endswith("; tokens, none / LayerNorm: 5.7x")
+    assert "ratio" not in Counter("equal tokens", 0.0045).to_json()  # rows written before it read as they were
+    assert Counter.from_json(matched.counter.to_json()) == matched.counter
+    with pytest.raises(ValueError, match="counter.ratio must be true or false, and a ratio above 0"):
+        Counter("tokens", -1.0, ratio=True)  # a ratio is never negative: refused by the same check that reads rows
 
 
 def test_the_snapshot_says_the_issue_s_qualifiers():
@@ -139,6 +148,9 @@ def test_the_snapshot_says_the_issue_s_qualifiers():
     assert "Python stdlib source" in s20 and "within 16 tokens" in s20 and "all distances: +0.0198" in s20
     assert "lam = 8, sqrt(d) scaling of d = 64 only" in cells[("T1", catalog.SOURCES["paper"])]
     assert "direction only: published +0.0590" in cells[("W2", catalog.SOURCES["wu2025"])]
+    # N1 (TN1) at matched loss beside the tokens each arm took to reach it (issue 84, item 5)
+    assert re.search(r"matched loss 4\.25: LayerNorm - none -0\.\d+ .*; tokens, none / LayerNorm: \d\.\dx$",
+                     cells[("TN1", ours)])
 
 
 def test_the_answer_says_where_the_effect_holds_and_where_it_reverses():

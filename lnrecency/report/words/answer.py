@@ -178,26 +178,13 @@ def _deep_words(f) -> str:
     return f"{where}, {f.verdict} {q.fails}{size}"
 
 
-def _matched_stage(v4: dict | None) -> tuple | None:
-    """Plan v4's N1 in its own rows: (how many times fewer tokens LayerNorm's runs took to reach the target loss than
-    none's, medians over the runs that reached it; LayerNorm's mean slope there), or None."""
-    import statistics
-
-    runs = (v4 or {}).get("runs") or {}
-    used = {norm: [r for r in runs.get(f"N1 {norm}", []) if r.get("reached")] for norm in ("layernorm", "none")}
-    if not all(used.values()):
-        return None
-    ln, none = (statistics.median(r["tokens"] for r in used[norm]) for norm in ("layernorm", "none"))
-    slope = statistics.fmean(r["slope"] for r in used["layernorm"])
-    return (none / ln, slope) if ln > 0 else None
-
-
 def _no_bos(found: list, v4: dict | None = None, v5: dict | None = None) -> str:
     """Without BOS (plan v2's Q1-Q3, from their findings' qualifiers): LayerNorm's slope beside none's, and LayerNorm
     minus none at equal tokens and at matched loss, each with its verdict: where it holds and where it reverses; plan
     v5's replication of both in the same runs (T2, T3) and the stage (T1: LayerNorm's slope from the matched loss to
     3.0M tokens, from ``v5``'s trajectories)."""
     from lnrecency.claims.catalog import answer_ids
+    from lnrecency.claims.trained_qualifiers import matched_stage
     from lnrecency.inference.qualifiers import REASONS
     from lnrecency.report.words.plain import number
 
@@ -209,7 +196,7 @@ def _no_bos(found: list, v4: dict | None = None, v5: dict | None = None) -> str:
     if any(f is None or f.qualifiers.estimate is None for f in rows.values()):
         return ""
     one, eq, ml = (rows[q] for q in ("Q1", "Q2", "Q3"))
-    stage = _matched_stage(v4)
+    stage = matched_stage(v4)
     none = one.qualifiers.counter
     why = REASONS[ml.qualifiers.reason] if ml.verdict == "inconclusive" and ml.qualifiers.reason else ml.verdict
     t1, t2, t3 = (_row(found, "plan v5", k) for k in ("the stage", "equal tokens", "matched loss"))

@@ -72,8 +72,9 @@ def cell(verdict: str, q: Qualifiers, question: str) -> str:
     if q.theirs and q.estimate is not None:
         theirs = ", ".join(number(x, True) for x in q.theirs)
         parts.append(f"{'direction only: ' if q.direction_only else ''}published {theirs}")
-    if q.counter is not None:  # its estimate beside ours (its interval is on its own row)
-        parts.append(f"{q.counter.label}: {number(q.counter.estimate, _signed(q))}")
+    if q.counter is not None:  # its estimate beside ours (its interval is on its own row); a ratio as "5.7x"
+        parts.append(f"{q.counter.label}: " + (f"{q.counter.estimate:.2g}x" if q.counter.ratio else
+                                               number(q.counter.estimate, _signed(q))))
     body = "; ".join(p for p in parts if p)
     if not body and q.settings:
         body = VERB[verdict] + (f" in {'all ' * (verdict in ('confirmed', 'reproduced'))}{q.settings} settings"

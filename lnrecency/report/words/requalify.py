@@ -14,7 +14,7 @@ import json
 import sys
 from pathlib import Path
 
-from lnrecency.claims.trained_qualifiers import PLAN_WORDS, SEED_WORDS, plan_qualifiers, row_qualifiers
+from lnrecency.claims.trained_qualifiers import PLAN_WORDS, SEED_WORDS, matched_stage, plan_qualifiers, row_qualifiers
 from lnrecency.claims.trained_rules import MIN_LEARNED
 from lnrecency.experiments.plans.declared import test_of
 
@@ -48,6 +48,8 @@ def decisions(docs: Path) -> tuple[dict, dict]:
             if not isinstance(t, dict):
                 raise ValueError(f"{name}: test {key!r} must be an object (its decision); got {type(t).__name__}")
             out[key] = t if t.get("interval") is not None else None
+        if name == "thesis_text_v4.json" and matched_stage(snap) is not None:
+            extra["N1"] = {"tokens_ratio": matched_stage(snap)[0]}
         if name == "thesis_text_v2.json" and snap.get("cells"):
             extra["Q1"] = {"none_slope": snap["cells"]["no bos none"]["slope"][0]}
         if name == "wu_icl.json" and snap.get("published"):
