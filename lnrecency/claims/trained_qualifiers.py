@@ -77,6 +77,8 @@ def plan_qualifiers(test: str, decision: dict | None, why: str = "", *, quick: b
     if decision is None:
         return Qualifiers(where=where, comparison=comparison, unit=unit, reason=reason, theirs=tuple(theirs))
     lo, hi = (float(x) for x in decision["interval"])
+    if decision.get("rule") == "equivalence" and isinstance(decision.get("margin"), (int, float)):
+        comparison = f"{comparison} (margin {decision['margin']:g})"  # the margin it was decided against
     counter = None
     other = COUNTER_OF.get(test)
     if other is not None and decisions and decisions.get(other[0]) is not None:

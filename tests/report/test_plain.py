@@ -148,6 +148,8 @@ def test_the_snapshot_says_the_issue_s_qualifiers():
     assert "Python stdlib source" in s20 and "within 16 tokens" in s20 and "all distances: +0.0198" in s20
     assert "lam = 8, sqrt(d) scaling of d = 64 only" in cells[("T1", catalog.SOURCES["paper"])]
     assert "direction only: published +0.0590" in cells[("W2", catalog.SOURCES["wu2025"])]
+    # the same 16 models decided against plan v1's margin and plan v2's: each cell names its own (issue 84, item 5)
+    assert "(margin 0.0025)" in cells[("TT4", ours)] and "(margin 0.05)" in cells[("TV6", ours)]
     # N1 (TN1) at matched loss beside the tokens each arm took to reach it (issue 84, item 5)
     assert re.search(r"matched loss 4\.25: LayerNorm - none -0\.\d+ .*; tokens, none / LayerNorm: \d\.\dx$",
                      cells[("TN1", ours)])
