@@ -48,8 +48,11 @@ def readme_answer(found: list, v2: dict | None = None, v3: dict | None = None, v
                 and f.qualifiers.estimate is not None), None)
     if one is not None:
         q = one.qualifiers
-        out.append(f"**One draw?** It orders key triples by recency with probability {q.estimate:.2f} at "
-                   f"{q.where} (0.5: none), {q.counter.estimate:.2f} with {q.counter.label}.")
+        lam = one.setting.get("lam")
+        out.append(f"**One draw?** At {q.where}" + (f" with lam = {lam:g}" if isinstance(lam, (int, float)) else "")
+                   + f" it orders key triples by recency with probability {q.estimate:.2f} (0.5: none); with "
+                   f"{q.counter.label}, {q.counter.estimate:.2f}: there a single draw orders them by recency about "
+                   f"as often as not.")
     flat, flat_words = _role(found, "boundary", 0)
     deep, deep_words = _role(found, "boundary", 1)
     if flat and deep:  # each part with its own verdict, the deeper layers' where each holds, with the failure's size
