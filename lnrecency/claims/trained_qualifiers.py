@@ -25,7 +25,7 @@ COUNTER_OF: dict[str, tuple[str, str]] = {t.id: t.counter for s in plans() for t
 
 #: the counter-row of a matched-loss comparison whose arms reached the loss after different numbers of tokens: how
 #: many times the tokens the none models took, over LayerNorm's (plan v4's N1)
-TOKENS_TO_LOSS = "tokens, none / LayerNorm"
+TOKENS_TO_LOSS = "training tokens, none / LayerNorm"
 
 
 def matched_stage(snapshot: dict | None) -> tuple[float, float] | None:

@@ -128,8 +128,8 @@ def test_the_grammar_says_where_it_holds_where_it_fails_and_by_how_much():
     # a counter-row that is a ratio of two quantities (plan v4's N1: the tokens each arm took to the matched loss)
     matched = Qualifiers(where="no BOS, matched loss 4.25", comparison="LayerNorm - none", unit="logit per key",
                          estimate=-0.0012, low=-0.0017, high=-0.0006,
-                         counter=Counter("tokens, none / LayerNorm", 5.66, ratio=True))
-    assert cell("refuted", matched, "title").endswith("; tokens, none / LayerNorm: 5.7x")
+                         counter=Counter("training tokens, none / LayerNorm", 5.66, ratio=True))
+    assert cell("refuted", matched, "title").endswith("; training tokens, none / LayerNorm: 5.7x")
     assert "ratio" not in Counter("equal tokens", 0.0045).to_json()  # rows written before it read as they were
     assert Counter.from_json(matched.counter.to_json()) == matched.counter
     with pytest.raises(ValueError, match="counter.ratio must be true or false, and a ratio above 0"):
@@ -151,7 +151,7 @@ def test_the_snapshot_says_the_issue_s_qualifiers():
     # the same 16 models decided against plan v1's margin and plan v2's: each cell names its own (issue 84, item 5)
     assert "(margin 0.0025)" in cells[("TT4", ours)] and "(margin 0.05)" in cells[("TV6", ours)]
     # N1 (TN1) at matched loss beside the tokens each arm took to reach it (issue 84, item 5)
-    assert re.search(r"matched loss 4\.25: LayerNorm - none -0\.\d+ .*; tokens, none / LayerNorm: \d\.\dx$",
+    assert re.search(r"matched loss 4\.25: LayerNorm - none -0\.\d+ .*; training tokens, none / LayerNorm: \d\.\dx$",
                      cells[("TN1", ours)])
 
 

@@ -32,9 +32,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     cache = p.add_mutually_exclusive_group()
     cache.add_argument("--no-cache", action="store_true",
                        help="read no cached result (a hermetic report: the claims on trained and real models read "
-                            "'not run'; what else ran on this machine changes nothing)")
+                            "'not run'; what else ran on this machine changes nothing) and draw every figure (no "
+                            "figure cache; with --from too)")
     cache.add_argument("--cache", default=None, metavar="DIR",
-                       help="read cached results from DIR instead of $LNRECENCY_CACHE (default ~/.cache/lnrecency)")
+                       help="read cached results (and keep drawn figures) in DIR instead of $LNRECENCY_CACHE (default "
+                            "~/.cache/lnrecency)")
     p.add_argument("--convention", default="authors-v2", choices=("authors-v2", "authors-v1"),
                    help="the authors' convention of the report's 'authors' simulation' section (default "
                         "authors-v2: the paper's Figure 1; authors-v1: its first version's LayerNorm figure)")
@@ -53,8 +55,6 @@ def run(args: Options) -> int:
     if args.evidence is not None and (args.quick or args.seed != 0 or args.convention != "authors-v2"):
         raise ValueError("--from renders the evidence with its own settings; drop --quick, --seed and "
                          "--convention (they were fixed by lnrecency verify --out)")
-    if args.evidence is not None and (args.no_cache or args.cache is not None):
-        raise ValueError("--from renders stored evidence and reads no cache; drop --no-cache / --cache")
     if args.evidence is not None and args.evidence_out is not None:
         raise ValueError("--from renders stored evidence and computes none; drop --evidence-out (the folder --from "
                          "names is the evidence)")

@@ -94,7 +94,7 @@ U2_PINNED = Reading("refuted", "LayerNorm makes more than half of its slope with
 _WU_GAPS = ("first-middle gap", "first-last gap")
 #: Wu's depth-2 rows with the residual (where our gaps shrink to +0.012 and +0.027, against their published +0.247
 #: and +0.266) beside the same rows without it (reproduced); the depth-2 rows' cells hold no more words (20)
-_WU_COUNTER = {5: ("R1", "without the residual"), 6: ("R2", "without the residual")}
+_WU_COUNTER = {5: ("R1", "ours without the residual"), 6: ("R2", "ours without the residual")}
 _WU = (tuple(Test(f"R{k}", "W2", arm, _WU_GAPS[(k - 1) % 2], "accuracy", statement_key="statement", whose="theirs",
                   counter=_WU_COUNTER.get(k, ()))
              for k, arm in enumerate(("depth 2", "depth 2", "depth 6", "depth 6", "depth 2 residual",

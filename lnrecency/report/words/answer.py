@@ -50,7 +50,7 @@ def readme_answer(found: list, v2: dict | None = None, v3: dict | None = None, v
         q = one.qualifiers
         lam = one.setting.get("lam")
         out.append(f"**One draw?** At {q.where}" + (f" with lam = {lam:g}" if isinstance(lam, (int, float)) else "")
-                   + f" it orders key triples by recency with probability {q.estimate:.2f} (0.5: none); with "
+                   + f" it orders key triples by recency with probability {q.estimate:.2f} (0.5: chance); with "
                    f"{q.counter.label}, {q.counter.estimate:.2f}: there a single draw orders them by recency about "
                    f"as often as not.")
     flat, flat_words = _role(found, "boundary", 0)

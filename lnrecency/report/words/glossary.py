@@ -151,9 +151,13 @@ TERMS: tuple[Term, ...] = (
     Term(("SE",), r"\bSE\b", "standard error", "Standard error of a Monte Carlo mean (or of a paired difference)."),
     Term(("z", "z*"), r"\bz\*? = |\bz\b", "a difference in standard errors",
          "z = (MC - prediction) / SE; z* = (MC - limit - c/d) / SE, what the first-order theory leaves."),
-    Term(("key triple",), r"key triples?", "three keys of one row, ordered by their scores",
-         "Three keys j > k > l of one query row: one draw orders them by recency when S_ij > S_ik > S_il; RP counts "
-         "the triples so ordered."),
+    Term(("key triple",), r"key triples?", "a query row and two of its keys, ordered by recency when the later "
+         "key scores higher",
+         "A query row i and two of its keys k < j < i: one draw orders the triple by recency when the later key "
+         "scores higher, S_ij > S_ik; RP counts the triples so ordered (1/2 by chance)."),
+    Term(("margin",), r"\(margin \d", "the band about 0 an equivalence test must show the difference lies within",
+         "An equivalence test (two one-sided tests) confirms when the difference's interval lies within +-margin, "
+         "a margin fixed before the run; plan v1's H4 used 0.0025 and plan v2's Q6 0.05 on the same models."),
     Term(("half intact", "boundary"), r"half intact|\bboundary \+", "half of the intact models' slope, the "
          "value a one-sided test is decided against",
          "A plan's test compares an intervened model's slope with half of the intact models' mean slope (\"half "
@@ -161,7 +165,7 @@ TERMS: tuple[Term, ...] = (
     Term(("[A][B][C]",), r"\[A\]", "placeholder tokens of the induction pattern .. [A][B] .. [A][C] .. [A]",
          "Seed 002's induction pattern: [A], [B], [C] stand for any tokens; after [A][B] and later [A][C], the next "
          "[A] is followed by [C] (the later continuation) or [B] (the earlier)."),
-    Term(("RP",), r"\bRP\b", "the share of key triples one draw orders by recency (0.5 = none)",
+    Term(("RP",), r"\bRP\b", "the share of key triples one draw orders by recency (0.5 = chance)",
          "Recency probability: the fraction of key triples (k < j < i) that one draw orders by recency, averaged "
          "over draws. RP = 1/2 is chance; the authors' panels print RP."),
     Term(("n_limit", "n_mc"), r"n_limit|n_mc", "",
