@@ -219,12 +219,11 @@ def is_gguf(model: Any) -> bool:
 CHECKPOINT_FORMAT = "lnrecency-decoder-1"
 
 
-def check_model_path(model: str | Path, name: str = "model") -> Path:
-    """``model`` as a path, refused by ``name`` (the argument, or the command line's flag) when it cannot name
+def check_model_path(model: str | Path) -> Path:
+    """``model`` as a path, refused by name (``model=``; the command line writes its flag) when it cannot name
     anything here (a name too long, a NUL byte): the folder and GGUF readers refuse one that does not exist."""
     text = str(model)
-    shown = repr(text[:80] + ("..." if len(text) > 80 else ""))
-    label = f"{name}={shown}" if name == "model" else f"{name} {shown}"  # Python's argument, or a command line's
+    label = "model=" + repr(text[:80] + ("..." if len(text) > 80 else ""))
     if "\x00" in text:
         raise ValueError(f"{label} cannot name a file or folder (it holds a NUL byte)")
     try:
@@ -245,7 +244,7 @@ def is_checkpoint(model: Any) -> bool:
         return False
     from lnrecency.files.readers import read_json
 
-    p = Path(model)
+    p = check_model_path(model)
     cfg = p / "config.json"
     if not p.is_dir() or not cfg.is_file() or cfg.is_symlink():
         return False

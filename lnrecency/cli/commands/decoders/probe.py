@@ -198,13 +198,7 @@ def _check_flags(args: Options, source: str) -> None:
 def model_arguments(args: Options) -> dict:
     """The keyword arguments of lnrecency.probe_model that the command line's flags give (each flag its argument
     of the same name: lnrecency.experiments.probes.model_inputs.SHARED_FLAGS), checked as Python checks them."""
-    from lnrecency.experiments.probes.model_inputs import (
-        DECODER_KINDS,
-        INPUT_KINDS,
-        SHARED_FLAGS,
-        check_arguments,
-        check_model_path,
-    )
+    from lnrecency.experiments.probes.model_inputs import DECODER_KINDS, INPUT_KINDS, SHARED_FLAGS, check_arguments
     from lnrecency.experiments.probes.probe_settings import check_gguf_tokens
     from lnrecency.runtime.arguments import check_choice, check_real
 
@@ -216,10 +210,7 @@ def model_arguments(args: Options) -> dict:
     kw = {name: getattr(args, name) for name in SHARED_FLAGS}
     kw["positions"] = "off" if args.no_rope else args.positions
     kw["max_seconds"] = args.max_seconds
-    flag, model = next(((f, m) for f, m in (("--hf", args.hf), ("--gguf", args.gguf), ("MODEL_DIR", args.model_dir))
-                        if m is not None), (None, None))
-    if model is not None:
-        check_model_path(model, flag)  # a name that cannot be a path, refused by its flag
+    model = next((m for m in (args.hf, args.gguf, args.model_dir) if m is not None), None)
     check_arguments(model, **kw)  # before torch loads; a refusal names the argument, read as its flag
     return kw
 
@@ -291,9 +282,9 @@ def _from_identity(args: Options):
 def _from_checkpoint(args: Options):
     """MODEL_DIR: a decoder trained here, on its task or corpus, through lnrecency.probe_model; the other inputs
     (random beside task or text, task beside random) probed beside it."""
-    from lnrecency.experiments.probes.model_inputs import check_model_path, is_checkpoint
+    from lnrecency.experiments.probes.model_inputs import is_checkpoint
 
-    if not is_checkpoint(check_model_path(args.model_dir, "MODEL_DIR")):  # before torch loads
+    if not is_checkpoint(args.model_dir):  # before torch loads
         raise ValueError(f"MODEL_DIR must be a checkpoint folder written by `lnrecency train` (config.json and "
                          f"model.safetensors); got {args.model_dir!r}")
     if args.tokens == "text":
@@ -339,7 +330,8 @@ def run(args: Options) -> int:
         else:
             res, beside, decoder_positions, lm = SOURCES[source](args)
     except ValueError as exc:
-        said = str(exc).replace("model='", "--gguf '") if source == "--gguf" else str(exc)
+        # Python's model= is the source's flag here (MODEL_DIR, --hf or --gguf)
+        said = str(exc).replace("model='", f"{source} '") if source != "--identity" else str(exc)
         raise ValueError(in_flags(said)) from None
     if args.csv is not None:
         res.to_csv(args.csv)
