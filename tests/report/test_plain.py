@@ -171,3 +171,19 @@ def test_the_answer_says_where_the_effect_holds_and_where_it_reverses():
     c2 = [f for f in findings_of(SNAPSHOT["verdicts"]) if f.claim == "C2" and f.qualifiers.fails][0].qualifiers
     assert f"{c2.margin_of} up to {c2.margin:.3g}" in answer and "score step (logits)" in c2.margin_of  # its quantity
     assert len(answer.split()) <= BUDGETS["answer-words"], len(answer.split())
+
+
+def test_the_one_draw_sentence_says_no_order_only_of_a_value_that_reads_0_50():
+    """'about as often as not' is said of the lam = 8 one-draw RP only when it reads 0.50; planted at 0.62 the
+    sentence gives the number alone."""
+    from dataclasses import replace
+
+    from lnrecency.report.words.answer import readme_answer
+
+    found = findings_of(SNAPSHOT["verdicts"])
+    line = next(x for x in readme_answer(found).splitlines() if "One draw?" in x)
+    assert "about as often as not" in line and ", 0.50:" in line
+    planted = [replace(f, qualifiers=replace(f.qualifiers, counter=replace(f.qualifiers.counter, estimate=0.62)))
+               if f.claim == "T1" and f.qualifiers.counter is not None else f for f in found]
+    line = next(x for x in readme_answer(planted).splitlines() if "One draw?" in x)
+    assert line.endswith(", 0.62.") and "as often as not" not in line

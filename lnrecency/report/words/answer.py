@@ -51,8 +51,10 @@ def readme_answer(found: list, v2: dict | None = None, v3: dict | None = None, v
         lam = one.setting.get("lam")
         out.append(f"**One draw?** At {q.where}" + (f" with lam = {lam:g}" if isinstance(lam, (int, float)) else "")
                    + f" it orders key triples by recency with probability {q.estimate:.2f} (0.5: chance); with "
-                   f"{q.counter.label}, {q.counter.estimate:.2f}: there a single draw orders them by recency about "
-                   f"as often as not.")
+                   f"{q.counter.label}, {q.counter.estimate:.2f}"
+                   # said only of a value that reads 0.50: a single draw then shows no order either way
+                   + (": there a single draw orders them by recency about as often as not."
+                      if f"{q.counter.estimate:.2f}" == "0.50" else "."))
     flat, flat_words = _role(found, "boundary", 0)
     deep, deep_words = _role(found, "boundary", 1)
     if flat and deep:  # each part with its own verdict, the deeper layers' where each holds, with the failure's size
