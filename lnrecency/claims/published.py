@@ -5,7 +5,8 @@ re-decides its rows from that file alone by the plan's own rule (``redecide(snap
 verdict)]). :func:`redecided` reads the file through the one validated JSON reader, runs the rule and labels each row
 by whose statement it is (:func:`lnrecency.claims.catalog.label`), so that a fresh report, with nothing cached and
 without the models extra, decides these claims as the tests do (tests/experiments/test_v*_published.py). Claims whose
-experiments publish no per-run rows (TM1-TM5, S2.x, S3.x, R1) have no ``PUBLISHED``: they need their experiments.
+experiments publish no per-run rows (TM1-TM5, S2.x, S3.x) have no ``PUBLISHED``: they need their experiments. R1's
+"runs" are its eight probe runs (two models, four conditions), each with its per-window slopes.
 """
 from __future__ import annotations
 

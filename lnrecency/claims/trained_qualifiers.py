@@ -10,11 +10,14 @@ tokens).
 """
 from __future__ import annotations
 
+import math
+
 from lnrecency.experiments.plans.declared import plans
 from lnrecency.inference.qualifiers import Counter, Qualifiers, rule_outcome
+from lnrecency.inference.seed_tests import pair_p
 
 __all__ = ["PLAN_WORDS", "COUNTER_OF", "plan_qualifiers", "reason_of", "row_qualifiers", "SEED_WORDS",
-           "matched_stage", "TOKENS_TO_LOSS"]
+           "matched_stage", "TOKENS_TO_LOSS", "part_counter"]
 
 SLOPE = "logit per key"
 #: plan test -> (where, comparison, unit), and -> (its strongest counter-row's test, that row's label in a cell):
@@ -64,13 +67,17 @@ def reason_of(decision: dict | None, why: str, quick: bool) -> str:
 
 def plan_qualifiers(test: str, decision: dict | None, why: str = "", *, quick: bool = False,
                     decisions: dict | None = None, theirs: tuple[float, ...] = (), none_slope: float | None = None,
-                    tokens_ratio: float | None = None) -> Qualifiers:
+                    tokens_ratio: float | None = None, level: float | None = None,
+                    stage: Counter | None = None) -> Qualifiers:
     """A plan test's qualifiers from its decision JSON (None when not decided, ``why`` says why): where, the
     comparison and unit (:data:`PLAN_WORDS`), the estimate and interval, the reason when undecided, the counter-row
     from ``decisions`` (test -> decision JSON or None; :data:`COUNTER_OF`), Wu et al.'s published values
     ``theirs`` (direction only when ours agree in sign but the values lie outside our interval), and, for plan v2's
     Q1, the slope without normalisation ``none_slope`` as its counter-row; for plan v4's N1, ``tokens_ratio``
-    (:func:`matched_stage`: how many times the tokens none took to reach the loss, over LayerNorm's)."""
+    (:func:`matched_stage`: how many times the tokens none took to reach the loss, over LayerNorm's); ``level``: the
+    Holm level the test was compared with (:func:`lnrecency.claims.trained_rules.plan_levels`), kept with its pair p
+    so that the cell says when it was decided by a hair; ``stage``: a counter-row the experiment computes itself
+    (Wu's plan: the arms' in-context accuracy, when they learned unequally), where the plan declares none."""
     where, comparison, unit = PLAN_WORDS[test]
     verdict = "inconclusive" if decision is None or quick else decision["verdict"]
     reason = reason_of(decision, why, quick) if verdict == "inconclusive" else ""
@@ -91,11 +98,17 @@ def plan_qualifiers(test: str, decision: dict | None, why: str = "", *, quick: b
         counter = Counter("none alone", none_slope)
     elif tokens_ratio is not None:
         counter = Counter(TOKENS_TO_LOSS, tokens_ratio, ratio=True)
+    elif stage is not None:
+        counter = stage
+    hair = {}
+    if level is not None and not quick:
+        p = decision.get("p_pair", pair_p(decision.get("p_confirm", math.nan), decision.get("p_refute", math.nan)))
+        hair = {} if math.isnan(p) else {"p_pair": float(p), "level": float(level)}
     outside = bool(theirs) and any(not lo <= t <= hi for t in theirs)
     same_sign = bool(theirs) and all((t > 0) == (_estimate(decision) > 0) for t in theirs)
     return Qualifiers(where=where, comparison=comparison, unit=unit, estimate=_estimate(decision), low=lo, high=hi,
                       reason=reason, counter=counter, theirs=tuple(theirs),
-                      direction_only=outside and same_sign and verdict in ("confirmed", "reproduced"))
+                      direction_only=outside and same_sign and verdict in ("confirmed", "reproduced"), **hair)
 
 
 #: seed experiments and the synthetic task: claim -> (where, quantity, unit) of its rows; the claims whose rows are
@@ -132,12 +145,45 @@ def _decided_at_95(rule: dict, lo: float, hi: float) -> bool:
     return lo > b or hi < b
 
 
-def row_qualifiers(cid: str, row: dict, *, min_learned: int, quick: bool = False) -> Qualifiers:
+def _interval(row: dict) -> tuple[float, float] | None:
+    iv = row.get("interval")
+    if isinstance(iv, (list, tuple)) and len(iv) == 2 and all(isinstance(x, (int, float)) for x in iv):
+        return float(min(iv)), float(max(iv))
+    return None
+
+
+def part_counter(row: dict, others, *, min_learned: int) -> Counter | None:
+    """A directional row's strongest counter-row among its claim's other parts (:data:`BY_PART`): the part whose
+    models learned and whose 95 % interval lies wholly on the other side of the boundary, farthest from it (seed
+    003's argmax task with LayerNorm after attention, beside its other placements); None when there is none or the
+    row is itself such a part."""
+    rule = row.get("rule") or {}
+    b, side = rule.get("boundary"), rule.get("side")
+    if rule.get("rule") != "directional" or not isinstance(b, (int, float)) or side not in ("above", "below"):
+        return None
+
+    def against(r: dict) -> bool:
+        iv = _interval(r)
+        return iv is not None and (iv[0] > b if side == "below" else iv[1] < b)
+    if against(row):
+        return None
+    found = [r for r in others if r is not row and against(r) and (r.get("rule") or {}).get("side") == side
+             and (r.get("rule") or {}).get("boundary") == b and isinstance(r.get("learned"), int)
+             and r["learned"] >= min_learned and isinstance((r.get("rule") or {}).get("part"), str)]
+    if not found:
+        return None
+    far = max(found, key=lambda r: abs(sum(_interval(r)) / 2 - b))
+    lo, hi = _interval(far)
+    return Counter(far["rule"]["part"], (lo + hi) / 2, lo, hi, verdict=str(far.get("verdict", "")))
+
+
+def row_qualifiers(cid: str, row: dict, *, min_learned: int, quick: bool = False, others=()) -> Qualifiers:
     """A seed experiment's or the synthetic task's row from its typed fields (verdict, interval, rule, learned,
     the probe's stability): where and what (:data:`SEED_WORDS`, with the deciding part's label for
     :data:`BY_PART`), the interval and, when undecided, why: a quick run; fewer than ``min_learned`` runs learned;
     the random control disagrees in sign (unstable); its 95% interval settles the rule but the family's Holm did
-    not; else not significant."""
+    not; else not significant. ``others``: the claim's other rows, from which a part's counter-row is read
+    (:func:`part_counter`)."""
     where, quantity, unit = SEED_WORDS[cid]
     rule = row.get("rule") or {}
     if cid in BY_PART and isinstance(rule.get("part"), str):
@@ -164,5 +210,7 @@ def row_qualifiers(cid: str, row: dict, *, min_learned: int, quick: bool = False
                           f"in all {len(values)} seeds",
                           fails=f"in {len(below)} ({', '.join(f'{v:.3g}' for v in below)} below {boundary:g})"
                           if below else "")
+    counter = (part_counter(row, others, min_learned=min_learned)
+               if cid in BY_PART and not quick and reason != "not learned" else None)
     return Qualifiers(where=where, quantity=("range over seeds of the " if per_seed else "") + quantity, unit=unit,
-                      estimate=estimate, low=lo, high=hi, reason=reason)
+                      estimate=estimate, low=lo, high=hi, reason=reason, counter=counter)

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from lnrecency.inference.evidence import Evidence, combine, item, ladder, record
+from lnrecency.inference.qualifiers import by_a_hair as near_level
 from lnrecency.inference.stats import TRAINED_FWER, SeedTest, decide_family
 
 if TYPE_CHECKING:
@@ -42,7 +43,7 @@ if TYPE_CHECKING:
 __all__ = ["claim_rows", "MIN_LEARNED", "keep_learned", "Part", "PartEvidence", "RowEvidence", "decide_parts",
            "experiment_alpha", "DESIGN_SIZES", "QUICK",
            "NOT_LEARNED", "UNSTABLE", "stability", "reproduction_label", "by_a_hair", "not_installed",
-           "one_claim_of", "snapshot_levels"]
+           "one_claim_of", "snapshot_levels", "plan_levels"]
 
 QUICK = "quick run: not decisive"
 
@@ -55,8 +56,9 @@ def reproduction_label(verdict: str) -> str:
     return label(verdict, "theirs")
 def by_a_hair(p_pair: float, level: float | None, verdict: str) -> str:
     """The sentence a plan's finding adds when its pair's p lies within a factor of 2 of its Holm level (either
-    side), saying which side and why ("" otherwise)."""
-    if level is None or not level / 2 <= p_pair <= 2 * level:
+    side; :func:`lnrecency.inference.qualifiers.by_a_hair`, which the row's cell reads), saying which side and why
+    ("" otherwise)."""
+    if not near_level(p_pair, level):
         return ""
     where = ("outside it" if p_pair > level else "inside it, but Holm's step-down stopped at a test before it"
              if verdict == "inconclusive" else "inside it")
@@ -297,10 +299,11 @@ def claim_rows(cid: str, statement: str, base: dict, rows: list, *, quick: bool)
 
     source = result_source(cid, statement)
     lead = QUICK + ". " if quick else ""
+    decided = [(setting, parts, row_verdict(parts), row_evidence(parts)) for setting, parts in rows]
+    fields = [{"verdict": verdict, **ev.top_level()} for _, _, verdict, ev in decided]  # each row's, and its others'
     out = []
-    for setting, parts in rows:
-        verdict, ev = row_verdict(parts), row_evidence(parts)
-        q = (row_qualifiers(cid, {"verdict": verdict, **ev.top_level()}, min_learned=MIN_LEARNED, quick=quick)
+    for (setting, parts, verdict, ev), row in zip(decided, fields):
+        q = (row_qualifiers(cid, row, min_learned=MIN_LEARNED, quick=quick, others=fields)
              if cid in SEED_WORDS else None)
         out.append(ClaimResult(cid, source, statement, {**base, **setting}, verdict, ev,
                                lead + " ".join(part_text(p) + "." for p in parts), q))
@@ -348,11 +351,29 @@ def not_installed(cid: str, statement: str, exc: Exception, setting: dict | None
 
 
 def snapshot_levels(tests: dict, fwer: float = 0.05) -> dict:
-    """Each test's Holm level in the step-down order, from a plan snapshot's tests (key -> its JSON with "p_pair";
-    the undecided keep their places, as decide_family does)."""
-    from lnrecency.inference.seed_tests import holm_levels
+    """Each test's Holm level in the step-down order, from a plan snapshot's tests (key -> its JSON with "p_pair", or
+    with "p_confirm" and "p_refute" from which the pair p is derived, or None for a test not decided; the undecided
+    keep their places, as decide_family does)."""
+    from lnrecency.inference.seed_tests import holm_levels, pair_p
 
-    return dict(zip(tests, holm_levels([t.get("p_pair", float("nan")) for t in tests.values()], fwer)))
+    def p_of(t) -> float:
+        if not isinstance(t, dict):
+            return float("nan")
+        if "p_pair" in t:
+            return float(t["p_pair"])
+        return pair_p(float(t.get("p_confirm", float("nan"))), float(t.get("p_refute", float("nan"))))
+    return dict(zip(tests, holm_levels([p_of(t) for t in tests.values()], fwer)))
+
+
+def plan_levels(name: str, tests: dict) -> dict:
+    """Each test of plan ``name`` (its declaration, :mod:`lnrecency.experiments.plans.declared`) -> the Holm level it
+    was compared with, family by family (its declared families; one of all its tests otherwise), from its decisions
+    ``tests`` (test -> decision JSON or None; a test missing there counts as undecided)."""
+    from lnrecency.experiments.plans.declared import study
+
+    s = study(name)
+    return {k: v for fam in s.holm_families().values()
+            for k, v in snapshot_levels({t: tests.get(t) for t in fam}, s.fwer).items()}
 
 
 def one_claim_of(evaluate_all, cid: str):

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, fields
 
-__all__ = ["REASONS", "Counter", "Qualifiers", "contradiction", "rule_outcome"]
+__all__ = ["REASONS", "Counter", "Qualifiers", "contradiction", "rule_outcome", "HAIR", "by_a_hair"]
 
 #: why a statement is not decided: key -> the words a cell says (each defined in docs/glossary.md under
 #: "inconclusive"); a row reads inconclusive only with one of these
@@ -25,6 +25,16 @@ REASONS: dict[str, str] = {
     "checks failed": "a Monte Carlo check failed",
     "partial": "checked on part of its domain only",
 }
+
+
+#: a plan test is decided "by a hair" when its pair's p lies within this factor of its Holm level, either side
+HAIR = 2.0
+
+
+def by_a_hair(p_pair: float | None, level: float | None) -> bool:
+    """Whether a test's pair p (twice its smaller one-sided p) lies within a factor :data:`HAIR` of the Holm level it
+    was compared with, on either side: a decision a small change of the data would have turned."""
+    return p_pair is not None and level is not None and level / HAIR <= p_pair <= HAIR * level
 
 
 #: the longest text a qualifier field holds (characters; the longest stored today is 85): a cell renders at most 20
@@ -104,7 +114,9 @@ class Qualifiers:
     largest violation of an exact decision (``margin_of`` names it: "failing keys' weight"); ``reason``: a
     :data:`REASONS` key when the row is not decided; ``counter``: its strongest counter-row; ``theirs``: the values
     the statement's authors published, and ``direction_only`` when ours agree in sign but not in size;
-    ``settings``: how many settings the row covers; ``exact``: decided by exact arithmetic or a proof."""
+    ``settings``: how many settings the row covers; ``exact``: decided by exact arithmetic or a proof; ``p_pair``
+    and ``level``: a plan test's pair p and the Holm level it was compared with (both or neither), from which
+    :attr:`by_a_hair` is read."""
 
     where: str = ""
     holds: str = ""
@@ -123,12 +135,18 @@ class Qualifiers:
     direction_only: bool = False
     settings: int | None = None
     exact: bool = False
+    p_pair: float | None = None
+    level: float | None = None
 
     def __post_init__(self) -> None:
         for name in ("where", "holds", "fails", "quantity", "unit", "comparison", "margin_of", "reason"):
             object.__setattr__(self, name, _text(getattr(self, name), name))
-        for name in ("estimate", "low", "high", "margin"):
+        for name in ("estimate", "low", "high", "margin", "p_pair", "level"):
             object.__setattr__(self, name, _number(getattr(self, name), name))
+        if (self.p_pair is None) != (self.level is None) or (
+                self.p_pair is not None and not (0 <= self.p_pair <= 1 and 0 < self.level < 1)):
+            raise ValueError(f"qualifier p_pair and level must be given together, 0 <= p_pair <= 1 and 0 < level < 1; "
+                             f"got {self.p_pair} and {self.level}")
         if self.reason and self.reason not in REASONS:
             raise ValueError(f"qualifier reason must be one of {', '.join(REASONS)}; got {self.reason!r}")
         if (self.low is None) != (self.high is None) or (self.low is not None and self.low > self.high):
@@ -144,6 +162,11 @@ class Qualifiers:
         if self.settings is not None and (isinstance(self.settings, bool) or not isinstance(self.settings, int)
                                           or self.settings < 1):
             raise ValueError(f"qualifier settings must be a positive integer or null; got {self.settings!r}")
+
+    @property
+    def by_a_hair(self) -> bool:
+        """Decided by a hair (:func:`by_a_hair`): its pair p within a factor 2 of its Holm level."""
+        return by_a_hair(self.p_pair, self.level)
 
     @property
     def side(self) -> str:

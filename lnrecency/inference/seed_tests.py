@@ -137,10 +137,7 @@ class SeedTest:
 
     @property
     def p_pair(self) -> float:
-        pc, pr = self.p_confirm, self.p_refute
-        if math.isnan(pc) or math.isnan(pr):
-            return math.nan
-        return min(1.0, 2.0 * min(pc, pr))
+        return pair_p(self.p_confirm, self.p_refute)
 
     def interval(self, level: float = 0.95) -> tuple[float, float]:
         """Student's (Welch's) two-sided interval of the statistic."""
@@ -234,6 +231,14 @@ def holm(pvalues, alpha: float = TRAINED_FWER) -> list[bool]:
             break
         out[i] = True
     return out
+
+
+def pair_p(p_confirm: float, p_refute: float) -> float:
+    """The pair of opposite one-sided statements tested at once (a Bonferroni pair): min(1, 2 min(p_confirm,
+    p_refute)); NaN when either is NaN (:attr:`SeedTest.p_pair`)."""
+    if math.isnan(p_confirm) or math.isnan(p_refute):
+        return math.nan
+    return min(1.0, 2.0 * min(p_confirm, p_refute))
 
 
 def holm_levels(pvalues, alpha: float = TRAINED_FWER) -> list[float]:

@@ -5,7 +5,7 @@ built from the verdicts); the verdicts counted by the source of the statement th
 version's printed derivation, seed 002, seed 003, the project's own formulations; :func:`source_of`); the
 claims this run did not evaluate, with the command that fills them; then one finding per claim, what fails
 first, each statement of the claim with its own verdict and its plain words, rendered from the gravest row's typed
-qualifiers (:mod:`lnrecency.report.words`: whole, at most 20 words; ``lnrecency verify`` prints the finding whole).
+qualifiers (:mod:`lnrecency.report.words`: whole, at most 24 words; ``lnrecency verify`` prints the finding whole).
 
 The findings are chosen by rule, not by hand. The one finding that no verdict row carries, the ceiling of
 cumulant expansions at the authors' width d = 16, is a measurement of ``lnrecency reproduce`` (minutes; not

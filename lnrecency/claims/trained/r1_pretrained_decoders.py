@@ -17,7 +17,7 @@ from dataclasses import field
 from lnrecency.claims.catalog import declared, result_source
 from lnrecency.claims.declare import claim
 from lnrecency.inference.evidence import Evidence, NotRun, record
-from lnrecency.inference.qualifiers import Qualifiers, rule_outcome
+from lnrecency.inference.qualifiers import Counter, Qualifiers, rule_outcome
 
 STATEMENT = declared("R1").text("statement")
 COMMAND = "lnrecency experiments pretrained --models DIR"
@@ -82,24 +82,86 @@ def decide(data: dict) -> dict:
                 s, level) for k, s, r, level in zip(keys, stats, rejected, levels)}
 
 
-def qualifiers(name: str, verdict: str, statistic: dict | None = None) -> Qualifiers:
-    """One model's row (issue 75): the model and the setting, where the mean layer slope lies (by the verdict, as
-    decided) and, when the statistic is at hand, its size."""
+def interval(statistic: dict) -> tuple[float, float] | None:
+    """The 95 % t interval over the windows of a statistic (:func:`decide`'s), None without a finite SE."""
+    from scipy.stats import t as student_t
+
+    se, df = statistic.get("se"), statistic.get("df")
+    if not isinstance(se, (int, float)) or not math.isfinite(se) or se <= 0 or not isinstance(df, int) or df < 1:
+        return None
+    half = float(student_t.ppf(0.975, df)) * se
+    return statistic["mean"] - half, statistic["mean"] + half
+
+
+#: the counter-row of a model's row: the same statistic on the neutral random control, positions off
+CONTROL = "random control"
+
+
+def qualifiers(name: str, verdict: str, statistic: dict | None = None, control: dict | None = None) -> Qualifiers:
+    """One model's row (issues 75, 84): the model and the setting, and the mean layer slope with its 95 % interval over
+    the windows when the statistic is at hand (else only the side it lies on, by the verdict); ``control``: the
+    same statistic on the random control, its counter-row (a sign the control shares is not specific to text)."""
     word = {"confirmed": "with the mean layer slope above 0", "refuted": "with the mean layer slope below 0"}
     decision = rule_outcome(verdict)
     s = statistic or {}
+    iv = interval(s) if s else None
+    counter = None
+    if control and isinstance(control.get("mean"), float) and math.isfinite(control["mean"]):
+        civ = interval(control) or (None, None)
+        counter = Counter(CONTROL, control["mean"], *civ)
+    sized = s.get("mean") is not None  # its size and interval say where it lies; without them, words do
     return Qualifiers(where=f"{name.split(' (')[0]}, positions off",
-                      holds=word["confirmed"] if decision == "confirmed" else "",
-                      fails=word["refuted"] if decision == "refuted" else "",
-                      quantity="mean" if s.get("mean") is not None else "", unit="logit per key" if s else "",
-                      estimate=s.get("mean"), reason="not significant" if decision == "inconclusive" else "")
+                      holds=word["confirmed"] if decision == "confirmed" and not sized else "",
+                      fails=word["refuted"] if decision == "refuted" and not sized else "",
+                      quantity="mean layer slope" if sized else "", unit="logit per key" if s else "",
+                      estimate=s.get("mean"), low=iv[0] if iv else None, high=iv[1] if iv else None,
+                      reason="not significant" if decision == "inconclusive" else "", counter=counter)
+
+
+def _models(snap: dict) -> dict:
+    """The published per-run rows (docs/pretrained.json, one per model and condition) as :func:`decide` reads the
+    cache: model key -> {"name", "runs": condition -> run}."""
+    out: dict = {}
+    for r in snap["runs"]:
+        m = out.setdefault(r["model"], {"name": r["name"], "runs": {}})
+        m["runs"][r["condition"]] = {**r, "model": {"perplexity": r["perplexity"]}}
+    return out
+
+
+def published_qualifiers(snap: dict) -> dict:
+    """Model name -> its row's qualifiers, from the published per-run rows alone (for rows kept in
+    docs/verdicts.json: lnrecency.report.words.requalify)."""
+    from lnrecency.experiments.studies.pretrained import model_statistic
+
+    models = _models(snap)
+    decided = decide({"models": models})
+    return {m["name"]: qualifiers(m["name"], decided[k][0], decided[k][1], model_statistic(m["runs"]["random/off"]))
+            for k, m in models.items()}
+
+
+#: the per-run rows this experiment publishes (`lnrecency experiments pretrained --json`, docs/): a fresh report with
+#: nothing cached re-decides R1 from them by the experiment's rule (lnrecency.claims.published)
+PUBLISHED = "pretrained.json"
+
+
+def redecide(snap: dict) -> list[tuple[str, str, str, tuple | None]]:
+    """(claim, statement, verdict, interval) of each model's row, re-decided from the published per-run rows by the
+    rule of :func:`decide` (Holm over the models), in the order the experiment writes its rows."""
+    decided = decide({"models": _models(snap)})
+    return [("R1", STATEMENT, verdict, interval(s)) for verdict, s, _ in decided.values()]
 
 
 def evaluate(*, quick: bool = False, progress=None) -> list:
     from lnrecency.inference.verdicts import ClaimResult
 
     try:
-        from lnrecency.experiments.studies.pretrained import cached, find_models, layer_counts, run_pretrained
+        from lnrecency.experiments.studies.pretrained import (
+            cached,
+            find_models,
+            layer_counts,
+            model_statistic,
+            run_pretrained,
+        )
     except ImportError as exc:
         return _not_run(f"needs the hf extra and gguf ({exc}): python3 -m pip install -e '.[hf]'")
     st = _settings(quick)
@@ -143,7 +205,8 @@ def evaluate(*, quick: bool = False, progress=None) -> list:
         out.append(ClaimResult("R1", result_source("R1", STATEMENT), STATEMENT, {"case": m["name"], "n": st.n,
                                                          "probe": f"{st.windows} text windows, positions off "
                                                                   f"(every position id 0)"},
-                               verdict, ev, finding, qualifiers(m["name"], verdict, s)))
+                               verdict, ev, finding, qualifiers(m["name"], verdict, s,
+                                                                model_statistic(runs["random/off"]))))
     return out
 
 

@@ -17,7 +17,7 @@ from lnrecency.claims.catalog import declared, result_source
 from lnrecency.claims.declare import claim
 from lnrecency.claims.published import plan_rows
 from lnrecency.claims.trained_qualifiers import plan_qualifiers
-from lnrecency.claims.trained_rules import by_a_hair, not_installed, one_claim_of, snapshot_levels
+from lnrecency.claims.trained_rules import by_a_hair, not_installed, one_claim_of, plan_levels
 from lnrecency.experiments.plans.declared import plan_keys
 from lnrecency.inference.evidence import Evidence, record
 
@@ -102,7 +102,7 @@ def _evaluate_all(quick: bool, progress=None) -> list:
     st, runs = STUDY.runs(quick, progress)
     snap = snapshot(runs, cached_v2(st.v2), st)
     tests = snap["tests"]
-    levels = snapshot_levels(tests)
+    levels = plan_levels("thesis-text-v3", tests)
     cells = cells_of(snap["runs"])
     out = []
     for cid, statement in STATEMENTS.items():
@@ -118,7 +118,7 @@ def _evaluate_all(quick: bool, progress=None) -> list:
         out.append(ClaimResult(cid, result_source(cid, statement), statement, setting, verdict, ev,
                                _finding(cid, t, quick, cells, levels.get(PLAN_KEYS[cid])),
                                plan_qualifiers(PLAN_KEYS[cid], t if t.get("interval") is not None else None,
-                                               t.get("why", ""), quick=quick)))
+                                               t.get("why", ""), quick=quick, level=levels.get(PLAN_KEYS[cid]))))
     return out
 
 

@@ -17,7 +17,7 @@ from lnrecency.claims.catalog import declared, result_source
 from lnrecency.claims.declare import claim
 from lnrecency.claims.published import plan_rows
 from lnrecency.claims.trained_qualifiers import plan_qualifiers
-from lnrecency.claims.trained_rules import by_a_hair, not_installed, one_claim_of, snapshot_levels
+from lnrecency.claims.trained_rules import by_a_hair, not_installed, one_claim_of, plan_levels
 from lnrecency.experiments.plans.declared import plan_keys, study
 from lnrecency.inference.evidence import Evidence, record
 
@@ -79,7 +79,7 @@ def _evaluate_all(quick: bool, progress=None) -> list:
     st, runs = STUDY.runs(quick, progress)
     snap = hook(study("thesis-text-v5").snapshot)(runs, st, {})
     tests = snap["tests"]
-    levels = {k: v for fam in FAMILIES.values() for k, v in snapshot_levels({t: tests[t] for t in fam}).items()}
+    levels = plan_levels("thesis-text-v5", tests)
     out = []
     for cid, statement in STATEMENTS.items():
         key = PLAN_KEYS[cid]
@@ -97,7 +97,8 @@ def _evaluate_all(quick: bool, progress=None) -> list:
         decided = t if t.get("interval") is not None else None
         out.append(ClaimResult(cid, result_source(cid, statement), statement, setting, verdict, ev,
                                _finding(key, t, quick, levels.get(key), snap["predictions"].get(key, {})),
-                               plan_qualifiers(key, decided, t.get("why", ""), quick=quick, decisions=tests)))
+                               plan_qualifiers(key, decided, t.get("why", ""), quick=quick, decisions=tests,
+                                               level=levels.get(key))))
     return out
 
 

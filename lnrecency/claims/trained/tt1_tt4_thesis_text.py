@@ -14,7 +14,7 @@ from lnrecency.claims.catalog import declared, result_source
 from lnrecency.claims.declare import claim
 from lnrecency.claims.published import plan_rows
 from lnrecency.claims.trained_qualifiers import plan_qualifiers
-from lnrecency.claims.trained_rules import not_installed, one_claim_of
+from lnrecency.claims.trained_rules import not_installed, one_claim_of, plan_levels
 from lnrecency.experiments.plans.declared import plan_keys
 from lnrecency.inference.evidence import Evidence, record
 
@@ -156,7 +156,8 @@ def _evaluate_all(quick: bool, progress=None) -> list:
                                                                   f"its key out; plan {sha[:12]}"},
                                verdict, ev, finding,
                                plan_qualifiers(PLAN_KEYS[cid], as_json[PLAN_KEYS[cid]], why, quick=quick,
-                                               decisions=as_json)))
+                                               decisions=as_json,
+                                               level=plan_levels("thesis-text", as_json).get(PLAN_KEYS[cid]))))
     return out
 
 

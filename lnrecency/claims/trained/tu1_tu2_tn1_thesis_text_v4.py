@@ -16,7 +16,7 @@ from lnrecency.claims.catalog import declared, result_source
 from lnrecency.claims.declare import claim
 from lnrecency.claims.published import plan_rows
 from lnrecency.claims.trained_qualifiers import matched_stage, plan_qualifiers
-from lnrecency.claims.trained_rules import by_a_hair, not_installed, one_claim_of, snapshot_levels
+from lnrecency.claims.trained_rules import by_a_hair, not_installed, one_claim_of, plan_levels
 from lnrecency.experiments.plans.declared import plan_keys
 from lnrecency.inference.evidence import Evidence, record
 
@@ -71,7 +71,7 @@ def _evaluate_all(quick: bool, progress=None) -> list:
     st, runs = STUDY.runs(quick, progress)
     snap = snapshot(runs, st)
     tests = snap["tests"]
-    levels = snapshot_levels(tests)
+    levels = plan_levels("thesis-text-v4", tests)
     ratio = (matched_stage(snap) or (None,))[0]  # N1's counter-row: the tokens each arm took to the matched loss
     out = []
     for cid, statement in STATEMENTS.items():
@@ -90,7 +90,7 @@ def _evaluate_all(quick: bool, progress=None) -> list:
         out.append(ClaimResult(cid, result_source(cid, statement), statement, setting, verdict, ev,
                                _finding(cid, t, quick, levels.get(key), snap["missed_target"]),
                                plan_qualifiers(key, decided, t.get("why", ""), quick=quick, tokens_ratio=ratio
-                                               if key == "N1" else None)))
+                                               if key == "N1" else None, level=levels.get(key))))
     return out
 
 

@@ -15,7 +15,7 @@ from lnrecency.claims.catalog import declared, result_source
 from lnrecency.claims.declare import claim
 from lnrecency.claims.published import plan_rows
 from lnrecency.claims.trained_qualifiers import plan_qualifiers
-from lnrecency.claims.trained_rules import by_a_hair, not_installed, one_claim_of
+from lnrecency.claims.trained_rules import by_a_hair, not_installed, one_claim_of, plan_levels
 from lnrecency.experiments.plans.declared import plan_keys
 from lnrecency.inference.evidence import Evidence, record
 
@@ -74,14 +74,11 @@ def _evaluate_all(quick: bool, progress=None) -> list:
     except ImportError as exc:
         return [not_installed(cid, s, exc) for cid, s in STATEMENTS.items()]
     st, runs = _runs(quick, progress)
-    from lnrecency.inference.seed_tests import holm_levels
-
     decisions, sha = decide(runs, st), plan_sha256()
-    # each test's Holm level in the step-down order, the undecided keeping their places (as decide_family does)
-    levels = dict(zip(decisions, holm_levels([float("nan") if d is None else d.test.p_pair
-                                              for d, _ in decisions.values()], 0.05)))
     cells = {name: {k: c[k] for k in CELL_KEYS} for name, c in summary(runs, st).items()}
     as_json = {k: (None if d is None else d.to_json()) for k, (d, _) in decisions.items()}
+    # each test's Holm level in the step-down order, the undecided keeping their places (as decide_family does)
+    levels = plan_levels("thesis-text-v2", as_json)
     none = (cells.get("no bos none") or {}).get("slope") or (None, None)
     out = []
     for cid, statement in STATEMENTS.items():
@@ -98,7 +95,7 @@ def _evaluate_all(quick: bool, progress=None) -> list:
                                                                   f"plan v2 {sha[:12]}"},
                                verdict, ev, _finding(cid, d, why, quick, cells, levels.get(PLAN_KEYS[cid])),
                                plan_qualifiers(PLAN_KEYS[cid], as_json[PLAN_KEYS[cid]], why, quick=quick,
-                                               decisions=as_json,
+                                               decisions=as_json, level=levels.get(PLAN_KEYS[cid]),
                                                none_slope=none[0] if PLAN_KEYS[cid] == "Q1" else None)))
     return out
 

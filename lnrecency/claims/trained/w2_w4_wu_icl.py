@@ -22,7 +22,7 @@ from lnrecency.claims.catalog import declared, result_source
 from lnrecency.claims.declare import claim
 from lnrecency.claims.published import plan_rows
 from lnrecency.claims.trained_qualifiers import plan_qualifiers
-from lnrecency.claims.trained_rules import by_a_hair, not_installed, one_claim_of, reproduction_label
+from lnrecency.claims.trained_rules import by_a_hair, not_installed, one_claim_of, plan_levels, reproduction_label
 from lnrecency.inference.evidence import Evidence, record
 
 #: the plan's test -> (claim, statement key)
@@ -88,6 +88,36 @@ def _context(test: str, cells: dict) -> str:
             f"and {_num(n_first['first-last'])}.")
 
 
+#: the normalisations as a cell names them
+_NORM = {"layernorm": "LayerNorm", "rmsnorm": "RMSNorm"}
+
+
+def stage_counter(test: str, cells: dict):
+    """A P1-P4 row's counter-row: the compared arms learned unequally by the step they are compared at, so their
+    in-context accuracy, normalised minus none, with its 95 % Welch interval over the runs (from the cells' means and
+    standard errors over every run of the arm, each run's accuracy on its 2,000 test sequences, so the probe's noise
+    is in it); None for another test or where an arm has no accuracy."""
+    from scipy import stats
+
+    from lnrecency.inference.qualifiers import Counter
+
+    if test not in ("P1", "P2", "P3", "P4"):
+        return None
+    arm, norm, _ = _setting(test)
+    a, b = cells.get(f"{arm} {norm}") or {}, cells.get(f"{arm} none") or {}
+    if not (a.get("plain") and b.get("plain") and a.get("seeds") and b.get("seeds")) or None in (*a["plain"],
+                                                                                               *b["plain"]):
+        return None
+    (ma, sa), (mb, sb) = a["plain"], b["plain"]
+    na, nb = (len(c["seeds"]) + len(c.get("not_learned") or ()) for c in (a, b))  # "plain" is over every run
+    se = (sa * sa + sb * sb) ** 0.5
+    if not (se > 0 and na > 1 and nb > 1):
+        return Counter(f"in-context accuracy, {_NORM[norm]} - none", ma - mb)
+    df = se ** 4 / (sa ** 4 / (na - 1) + sb ** 4 / (nb - 1))
+    half = float(stats.t.ppf(0.975, df)) * se
+    return Counter(f"in-context accuracy, {_NORM[norm]} - none", ma - mb, ma - mb - half, ma - mb + half)
+
+
 def label(test: str, d, quick: bool) -> str:
     """A test's verdict as its row reads, one label with one meaning (docs/glossary.md): an R test (theirs)
     "reproduced" when confirmed, "the opposite shown" when refuted (significant in the opposite direction), else
@@ -143,21 +173,16 @@ def _evaluate_all(quick: bool, progress=None) -> list:
     from lnrecency.inference.verdicts import ClaimResult
 
     try:
-        from lnrecency.experiments.studies.wu_icl import PUBLISHED, REPRODUCTION, decide, plan_sha256, summary
+        from lnrecency.experiments.studies.wu_icl import PUBLISHED, decide, plan_sha256, summary
         from lnrecency.experiments.wu.icl_task import PAIRS
     except ImportError as exc:
         return [not_installed(TESTS[t][0], s, exc, {"case": t}) for t, s in STATEMENTS.items()]
-    from lnrecency.inference.seed_tests import holm_levels
-
     st, runs = _runs(quick, progress)
     decisions, sha = decide(runs, st), plan_sha256()
-    levels = {}
-    for fam in (list(REPRODUCTION), [k for k in decisions if k.startswith("P")]):
-        levels.update(zip(fam, holm_levels([float("nan") if decisions[k][0] is None else
-                                            decisions[k][0].test.p_pair for k in fam], 0.05)))
     cells = {name: {k: c[k] for k in CELL_KEYS} for name, c in summary(runs, st).items()}
     names = [f"{a}-{b}" for a, b in PAIRS]
     as_json = {k: (None if d is None else d.to_json()) for k, (d, _) in decisions.items()}
+    levels = plan_levels("wu-icl", as_json)  # its two families, R and P, each at 0.05
     out = []
     for test, statement in STATEMENTS.items():
         d, why = decisions[test]
@@ -174,6 +199,7 @@ def _evaluate_all(quick: bool, progress=None) -> list:
                                verdict, ev,
                                _finding(test, d, why, quick, published, levels.get(test), cells, st.steps),
                                plan_qualifiers(test, as_json[test], why, quick=quick, decisions=as_json,
+                                               level=levels.get(test), stage=stage_counter(test, cells),
                                                theirs=(published,) if published is not None else ())))
     return out
 

@@ -68,11 +68,15 @@ def run_pretrained(st, *, models=None, use_cache: bool = True, progress: bool = 
 
 
 def pretrained_summaries(data: dict, st) -> tuple[dict, list]:
-    return asdict(st), [{"model": k, "sha256": v["sha256"],
-                         "layers": {c: [{q: lay[q] for q in ("layer", "slope", "slope_se", "sink")}
-                                        for lay in r["layers"]] for c, r in v["runs"].items()},
-                         "perplexity": {c: r["model"]["perplexity"] for c, r in v["runs"].items()}}
-                        for k, v in data["models"].items()]
+    """The settings and one row per probe run (a model under one condition: text or the random control, positions
+    on or off): its per-window, per-layer slopes (what R1's rule decides from), its layers' slopes, intervals and
+    sinks, and the perplexity; ``lnrecency experiments pretrained --json`` prints them, published as
+    docs/pretrained.json (lnrecency.claims.trained.r1_pretrained_decoders re-decides R1 from them)."""
+    return asdict(st), [{"model": k, "name": v["name"], "sha256": v["sha256"], "condition": c,
+                         "window_slopes": r["window_slopes"],
+                         "layers": [{q: lay[q] for q in ("layer", "slope", "slope_se", "sink")} for lay in r["layers"]],
+                         "perplexity": r["model"]["perplexity"]}
+                        for k, v in data["models"].items() for c, r in v["runs"].items()]
 
 
 # -- plans decided by their own rule: snapshot(runs, settings, words) and lines(snapshot) -------------------------

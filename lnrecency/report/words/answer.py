@@ -7,11 +7,21 @@ from __future__ import annotations
 
 __all__ = ["readme_answer"]
 
+#: R1's counter-row's label (lnrecency.claims.trained.r1_pretrained_decoders.CONTROL: a claim module is not imported
+#: here; tests/report/test_hair_and_counters.py checks the two agree)
+CONTROL = "random control"
+
 
 def _label(rows: list) -> str:
     """One label for some findings: their verdict when they agree, else "split"."""
     kinds = list(dict.fromkeys(f.verdict for f in rows))
     return kinds[0] if len(kinds) == 1 else "split"
+
+
+def _v(f) -> str:
+    """A finding's verdict as the answer says it: with ", by a hair" when its pair p lay within a factor of 2 of its
+    Holm level (:attr:`lnrecency.inference.qualifiers.Qualifiers.by_a_hair`)."""
+    return f.verdict + (", by a hair" if f.qualifiers.by_a_hair else "")
 
 
 def _role(found: list, role: str, k: int = 0) -> tuple[list, str]:
@@ -31,13 +41,13 @@ CLAIM = ("The paper claims that LayerNorm makes a decoder's attention favour rec
 
 
 def readme_answer(found: list, v2: dict | None = None, v3: dict | None = None, v4: dict | None = None,
-                  v5: dict | None = None) -> str:
+                  v5: dict | None = None, pretrained: dict | None = None) -> str:
     """The README's answer (issue 84, item 1): what the paper claims in one line, then one line per question a reader
     brings (in expectation; one draw; deeper layers; trained models with BOS; without BOS; real pretrained models;
     the printed derivation), each with its verdict, its size in the claim's own quantity, its scope and its strongest
     counter-row, from the findings' typed qualifiers (plan v2's snapshot ``v2`` for the ablation, plan v4's readings
-    as its declaration holds them, plan v5's flat share, LayerNorm's parts and the stage, ``v5`` its snapshot); a
-    question whose findings are not there is left out."""
+    as its declaration holds them, plan v5's flat share, LayerNorm's parts and the stage, ``v5`` its snapshot; the
+    pretrained models' published runs ``pretrained``); a question whose findings are not there is left out."""
     from lnrecency.claims.catalog import answer_parts
 
     out = []
@@ -82,7 +92,7 @@ def readme_answer(found: list, v2: dict | None = None, v3: dict | None = None, v
     if no_bos:
         rest = no_bos.removeprefix("Without BOS, ")
         out.append(f"**Without BOS?** {rest[0].upper()}{rest[1:]}")
-    real = _pretrained(found)
+    real = _pretrained(found, pretrained)
     if real:
         out.append("**Real pretrained models?** " + real)
     printed = {cid: [f for f in found if f.claim == cid] for cid, _, _ in answer_parts("printed")}
@@ -95,16 +105,49 @@ def readme_answer(found: list, v2: dict | None = None, v3: dict | None = None, v
     return "\n".join([CLAIM] + [f"- {line}" for line in out])
 
 
-def _pretrained(found: list) -> str:
-    """R1's rows in one sentence: each model's verdict and where (its qualifiers), "" when not there."""
+def _pretrained(found: list, snap: dict | None = None) -> str:
+    """R1's rows: with positions on, how many layers of each model show recency (from the published per-run rows
+    ``snap``, docs/pretrained.json: layers significantly positive at the experiment's Bonferroni level; intervals, no
+    verdict); with positions off, outside their training (the perplexity ratio), each model's verdict and mean layer
+    slope beside its counter-row, the random control ("" when R1 is not there)."""
     from lnrecency.claims.catalog import answer_ids
+    from lnrecency.report.words.plain import number
 
-    rows = [f for f in found if f.claim in answer_ids("pretrained").values()]
+    rows = [f for f in found if f.claim in answer_ids("pretrained").values() and f.qualifiers.where]
     if not rows:
         return ""
-    parts = [f"{f.qualifiers.where}: {f.verdict} ({f.qualifiers.holds or f.qualifiers.fails})" for f in rows
-             if f.qualifiers.where]
-    return "; ".join(parts) + " (positions off: outside their training)."
+    names = [f.qualifiers.where.removesuffix(", positions off") for f in rows]
+    on, every, ratio = [], True, []
+    for name, f in zip(names, rows):
+        runs = {r.get("condition"): r for r in ((snap or {}).get("runs") or []) if isinstance(r, dict)
+                and str(f.setting.get("case", "")).startswith(str(r.get("name")))}
+        if "text/on" in runs and "text/off" in runs:
+            from lnrecency.experiments.studies.pretrained import layer_counts
+
+            c = layer_counts(runs["text/on"])
+            on.append(f"{name} {len(c['positive'])} of {c['layers']}")
+            every = every and len(c["positive"]) == c["layers"]
+            ppl = runs["text/off"].get("perplexity") or {}
+            if ppl.get("on"):
+                ratio.append(f"{ppl['off'] / ppl['on']:.0f}x")
+    text = ""
+    if on and len(on) == len(rows):
+        text = (f"With positions on, {'every layer shows' if every else 'layers showing'} recency ({', '.join(on)}; "
+                f"intervals, no verdict). ")
+    sized = [f for f in rows if f.qualifiers.estimate is not None]
+    if len(sized) != len(rows):  # stored without their size: where each lies, by its verdict
+        return text + "; ".join(f"{f.qualifiers.where}: {_v(f)} ({f.qualifiers.holds or f.qualifiers.fails})"
+                                for f in rows) + " (positions off: outside their training)."
+    text += ("With positions off, outside their training" + (f" (perplexity {' and '.join(ratio)})" if
+                                                             len(ratio) == len(rows) else "") + ": "
+             + " and ".join(_v(f) for f in rows) + " (mean layer slope "
+             + " and ".join(number(f.qualifiers.estimate, True) for f in rows) + ")")
+    control = [f.qualifiers.counter for f in rows]
+    if all(c is not None and c.label == CONTROL for c in control):
+        same = all((c.estimate > 0) == (f.qualifiers.estimate > 0) for c, f in zip(control, rows))
+        text += (f"; the random control reads {' and '.join(number(c.estimate, True) for c in control)}"
+                 + (", the same sign" if same else ""))
+    return text + "."
 
 
 def _row(found: list, role: str, key: str):
@@ -135,13 +178,13 @@ def _sink(found: list, intact: float | None) -> str:
     if any(f is None or f.qualifiers.estimate is None for f in flat + [u2]):
         return ""
     lo, hi = (fn(f.qualifiers.estimate for f in flat) for fn in (min, max))
-    verdicts = "/".join(sorted({f.verdict for f in flat}))
+    verdicts = "/".join(sorted({_v(f) for f in flat}))
     return (f"; trained with it held flat in every row (at 0, LayerNorm's level or none's) it leaves "
             f"{number(lo, True)} to "
             f"{number(hi, True)} of the intact {number(intact, True) if intact is not None else 'slope'} (plan v5 "
             f"F1-F3, below half: {verdicts}; F2's reading: \"{_said(flat[1])}\"), while clamped to none's level but "
             f"still falling with position (lowered, not removed) it keeps {number(u2.qualifiers.estimate, True)} (U2, "
-            f"below half: {u2.verdict})")
+            f"below half: {_v(u2)})")
 
 
 def _parts(found: list, v5: dict | None) -> str:
@@ -164,10 +207,10 @@ def _parts(found: list, v5: dict | None) -> str:
                f"against RMSNorm's {min(loss['Prms']):.2f}-{max(loss['Prms']):.2f})")
     return (f"With the LayerNorm profile imposed and no normalisation the slope is "
             f"{number(u1.qualifiers.estimate, True)} "
-            f"(U1, above half: {u1.verdict}). With it and RMSNorm, {est('RMSNorm')}; LayerNorm with its gain fixed, "
-            f"{est('gain fixed')} (plan v5, above half: {rows['RMSNorm'].verdict}, {rows['gain fixed'].verdict}); "
-            f"centring only, {est('centring only')} ({rows['centring only'].verdict}); with the scale out of the "
-            f"gradient, {est(stop)} ({rows[stop].verdict}; its reading: \"{_said(rows[stop])}\")"
+            f"(U1, above half: {_v(u1)}). With it and RMSNorm, {est('RMSNorm')}; LayerNorm with its gain fixed, "
+            f"{est('gain fixed')} (plan v5, above half: {_v(rows['RMSNorm'])}, {_v(rows['gain fixed'])}); "
+            f"centring only, {est('centring only')} ({_v(rows['centring only'])}); with the scale out of the "
+            f"gradient, {est(stop)} ({_v(rows[stop])}; its reading: \"{_said(rows[stop])}\")"
             f"{counter}.")
 
 
@@ -203,20 +246,21 @@ def _no_bos(found: list, v4: dict | None = None, v5: dict | None = None) -> str:
     one, eq, ml = (rows[q] for q in ("Q1", "Q2", "Q3"))
     stage = matched_stage(v4)
     none = one.qualifiers.counter
-    why = REASONS[ml.qualifiers.reason] if ml.verdict == "inconclusive" and ml.qualifiers.reason else ml.verdict
+    why = (REASONS[ml.qualifiers.reason] + ", by a hair" * ml.qualifiers.by_a_hair
+           if ml.verdict == "inconclusive" and ml.qualifiers.reason else _v(ml))
     t1, t2, t3 = (_row(found, "plan v5", k) for k in ("the stage", "equal tokens", "matched loss"))
     again = (None not in (t1, t2, t3) and t2.qualifiers.estimate is not None and t3.qualifiers.estimate is not None)
 
     def v5_said(f) -> str:
-        return f"; plan v5: {number(f.qualifiers.estimate, True)}, {f.verdict}" if again else ""
+        return f"; plan v5: {number(f.qualifiers.estimate, True)}, {_v(f)}" if again else ""
     traj = (v5 or {}).get("trajectories") or {}
     at, end = ((traj.get(p) or {}).get("Tln") or {} for p in ("loss 4.25", "step 1465"))
     grows = (f", and in plan v5's runs its slope goes from {number(at['slope'], True)} there to "
-             f"{number(end['slope'], True)} at 3.0M tokens (T1 {t1.verdict}; its reading: \"{_said(t1)}\")"
+             f"{number(end['slope'], True)} at 3.0M tokens (T1 {_v(t1)}; its reading: \"{_said(t1)}\")"
              if again and "slope" in at and "slope" in end else "")
     return (f"Without BOS, at equal tokens LayerNorm's slope is {number(one.qualifiers.estimate, True)} logit per key"
             + (f" (none {number(none.estimate, True)}" if none is not None else " (")
-            + f"; difference {number(eq.qualifiers.estimate, True)}, {eq.verdict}{v5_said(t2)}), "
+            + f"; difference {number(eq.qualifiers.estimate, True)}, {_v(eq)}{v5_said(t2)}), "
             + ("and" if ml.verdict == "confirmed" else "but")
             + f" at matched held-out loss LayerNorm minus none is {number(ml.qualifiers.estimate, True)} ({why}"
             + (v5_said(t3) if ml is n1 else "") + ")"

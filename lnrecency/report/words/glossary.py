@@ -45,9 +45,11 @@ TERMS: tuple[Term, ...] = (
     Term(("split",), r"\bsplit\b", "different verdicts in different settings",
          "A claim whose rows differ: \"split: 2 confirmed, 1 refuted\" counts each verdict; its plain words say "
          "where each holds."),
-    Term(("decided by a hair",), r"decided by a hair", "",
-         "A verdict whose test statistic lies within a factor of 2 of its threshold (for example a p-value within a "
-         "factor of 2 of its Holm level, either side); the finding says which side."),
+    Term(("by a hair", "decided by a hair"), r"\bby a hair", "its pair p within a factor of 2 of its Holm level",
+         "A plan test whose pair p (twice the smaller of its two one-sided p-values) lies within a factor of 2 of the "
+         "Holm level it was compared with, on either side: a small change of the data would have turned the "
+         "decision. Its cell says \"by a hair\" (the row keeps the pair p and the level); its finding says which "
+         "side."),
     Term(("seed text", "seed 002", "seed 003"), r"\bseed text|\bseed 00\d", "",
          "The sources the project was given (`../shared/seeds/`): the paper's abstract, TL;DR, Theorem 1 and "
          "figure captions (seeds 000, 001), Eoin Farrell's essay (seed 002) and Li, Boduljak and Zhou (seed 003)."),

@@ -10,8 +10,9 @@ from lnrecency.inference.qualifiers import REASONS, Qualifiers
 
 __all__ = ["PLAIN_WORDS", "VERB", "number", "interval", "cell", "short", "split_cell", "words", "scope_of"]
 
-#: the longest plain cell, in words
-PLAIN_WORDS = 20
+#: the longest plain cell, in words (20 until issue 84 asked each cell to say when its decision was made by a hair:
+#: three more words on the rows that need them, a cap with headroom rather than other words squeezed out)
+PLAIN_WORDS = 24
 
 
 def number(x: float, signed: bool = False) -> str:
@@ -58,8 +59,10 @@ def cell(verdict: str, q: Qualifiers, question: str) -> str:
     if verdict == "secondary":
         parts.append(f"interval {q.side} 0" + (f": {_size(q)}" if _size(q) else "") if q.side else _size(q))
     else:
-        if q.reason:
-            parts.append(REASONS[q.reason])
+        if q.reason:  # a decision a small change of the data would have turned says so (qualifiers.by_a_hair)
+            parts.append(REASONS[q.reason] + (", by a hair" if q.by_a_hair else ""))
+        elif q.by_a_hair:
+            parts.append("decided by a hair")
         if q.holds:
             parts.append(f"holds {q.holds}")
         if q.fails:
@@ -72,9 +75,8 @@ def cell(verdict: str, q: Qualifiers, question: str) -> str:
     if q.theirs and q.estimate is not None:
         theirs = ", ".join(number(x, True) for x in q.theirs)
         parts.append(f"{'direction only: ' if q.direction_only else ''}published {theirs}")
-    if q.counter is not None:  # its estimate beside ours (its interval is on its own row); a ratio as "5.7x"
-        parts.append(f"{q.counter.label}: " + (f"{q.counter.estimate:.2g}x" if q.counter.ratio else
-                                               number(q.counter.estimate, _signed(q))))
+    if q.counter is not None:
+        parts.append(_counter(q))
     body = "; ".join(p for p in parts if p)
     if not body and q.settings:
         body = VERB[verdict] + (f" in {'all ' * (verdict in ('confirmed', 'reproduced'))}{q.settings} settings"
@@ -82,6 +84,13 @@ def cell(verdict: str, q: Qualifiers, question: str) -> str:
     if q.where:
         body = f"{q.where}: {body}" if body else q.where
     return body or question
+
+
+def _counter(q: Qualifiers) -> str:
+    """A row's counter-row in its cell: its label and estimate beside ours (its interval is on its own row); a ratio
+    as "5.7x"."""
+    return f"{q.counter.label}: " + (f"{q.counter.estimate:.2g}x" if q.counter.ratio else
+                                     number(q.counter.estimate, _signed(q)))
 
 
 #: a verdict as the verb of a cell that has only its settings to say
@@ -98,8 +107,12 @@ def short(verdict: str, q: Qualifiers) -> str:
 def split_cell(rows: list[tuple[str, Qualifiers]], question: str) -> str:
     """A claim's cell from one representative row per verdict, the gravest first: each row's whole cell while the
     cell stays within :data:`PLAIN_WORDS` words, else its short form, else left to the label's count."""
+    from dataclasses import replace
+
     out: list[str] = []
     for k, (verdict, q) in enumerate(rows):
+        if k and q.counter is not None and _counter(q) in out[0]:
+            q = replace(q, counter=None)  # the counter-row the cell's first row already gives
         for text in (cell(verdict, q, question), short(verdict, q)):
             if text in out:  # a row that says nothing the cell does not already say
                 break

@@ -1,5 +1,5 @@
 """Qualifiers for the rows on trained models kept in docs/verdicts.json (issue 75), from the published snapshots of
-the runs that decided them (docs/thesis_text.json, thesis_text_v2.json, thesis_text_v3.json, wu_icl.json: typed
+the runs that decided them (docs/thesis_text.json, thesis_text_v2.json ... v5, wu_icl.json, pretrained.json: typed
 decisions, never a finding's prose), by the same functions the claim modules call
 (:mod:`lnrecency.claims.trained_qualifiers`):
 
@@ -15,8 +15,8 @@ import sys
 from pathlib import Path
 
 from lnrecency.claims.trained_qualifiers import PLAN_WORDS, SEED_WORDS, matched_stage, plan_qualifiers, row_qualifiers
-from lnrecency.claims.trained_rules import MIN_LEARNED
-from lnrecency.experiments.plans.declared import test_of
+from lnrecency.claims.trained_rules import MIN_LEARNED, plan_levels
+from lnrecency.experiments.plans.declared import plans, test_of
 
 __all__ = ["decisions", "qualify_rows", "main"]
 
@@ -31,7 +31,8 @@ def _read(path: Path) -> dict | None:
 
 
 def decisions(docs: Path) -> tuple[dict, dict]:
-    """(test -> decision JSON or None, claim -> extra keyword arguments of plan_qualifiers) from the snapshots."""
+    """(test -> decision JSON or None, test -> extra keyword arguments of plan_qualifiers) from the snapshots; each
+    decided test's Holm level in its plan's families (:func:`lnrecency.claims.trained_rules.plan_levels`)."""
     out: dict = {}
     extra: dict = {}
     v1 = _read(docs / "thesis_text.json")
@@ -52,10 +53,19 @@ def decisions(docs: Path) -> tuple[dict, dict]:
             extra["N1"] = {"tokens_ratio": matched_stage(snap)[0]}
         if name == "thesis_text_v2.json" and snap.get("cells"):
             extra["Q1"] = {"none_slope": snap["cells"]["no bos none"]["slope"][0]}
+        if name == "wu_icl.json" and snap.get("cells"):
+            from lnrecency.claims.trained.w2_w4_wu_icl import stage_counter
+
+            for test in ("P1", "P2", "P3", "P4"):
+                extra.setdefault(test, {})["stage"] = stage_counter(test, snap["cells"])
         if name == "wu_icl.json" and snap.get("published"):
             for k, arm in enumerate(("depth 2", "depth 2", "depth 6", "depth 6", "depth 2 residual",
                                      "depth 2 residual"), start=1):
                 extra[f"R{k}"] = {"theirs": (snap["published"][arm][(k - 1) % 2],)}
+    for s in plans():
+        for test, level in plan_levels(s.name, {t.id: out.get(t.id) for t in s.tests}).items():
+            if out.get(test) is not None:
+                extra.setdefault(test, {})["level"] = level
     return out, extra
 
 
@@ -67,6 +77,7 @@ TEST_OF = test_of()
 def qualify_rows(rows: list[dict], docs: Path) -> int:
     """Set the qualifiers of every trained row of ``rows`` that a snapshot decides; how many were set."""
     found, extra = decisions(docs)
+    pretrained = None  # R1's rows from docs/pretrained.json, read when a row needs them
     done = 0
     for r in rows:
         test = TEST_OF.get(r["id"]) or (r.get("setting") or {}).get("case")
@@ -76,12 +87,17 @@ def qualify_rows(rows: list[dict], docs: Path) -> int:
                                               **extra.get(test, {})).to_json()
             done += 1
         elif r["id"] in SEED_WORDS:
-            r["qualifiers"] = row_qualifiers(r["id"], r, min_learned=MIN_LEARNED).to_json()
+            r["qualifiers"] = row_qualifiers(r["id"], r, min_learned=MIN_LEARNED,
+                                             others=[o for o in rows if o["id"] == r["id"]]).to_json()
             done += 1
         elif r["id"] == "R1" and isinstance((r.get("setting") or {}).get("case"), str):
-            from lnrecency.claims.trained.r1_pretrained_decoders import qualifiers
+            from lnrecency.claims.trained.r1_pretrained_decoders import published_qualifiers, qualifiers
 
-            r["qualifiers"] = qualifiers(r["setting"]["case"], r["verdict"]).to_json()
+            if pretrained is None:
+                pretrained = _read(docs / "pretrained.json") or {}
+                pretrained = published_qualifiers(pretrained) if pretrained.get("runs") else {}
+            q = pretrained.get(r["setting"]["case"]) or qualifiers(r["setting"]["case"], r["verdict"])
+            r["qualifiers"] = q.to_json()
             done += 1
     return done
 
