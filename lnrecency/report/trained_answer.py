@@ -177,10 +177,13 @@ def trained_summary(results: list[ClaimResult]) -> str:
         out.append(wu)
     if got[real[0]]:
         rows = []
-        for r in got[real[0]]:
-            st = getattr(r.evidence, "statistic", {}) or {}
-            name = str(getattr(r.evidence, "model", "")).split(" (")[0]
-            rows.append(f"{name}: {r.verdict} (mean slope {st.get('mean', float('nan')):+.4f} logit per key)")
+        for r in got[real[0]]:  # from the row's typed qualifiers: cached or re-decided from docs/pretrained.json
+            q = r.qualifiers
+            name = (q.where if q is not None else "").removesuffix(", positions off") or "a model"
+            size = ("" if q is None or q.estimate is None else f" (mean layer slope {q.estimate:+.4f}"
+                    + ("" if q.low is None else f" [{q.low:+.4f}, {q.high:+.4f}]") + " logit per key"
+                    + ("" if q.counter is None else f"; {q.counter.label} {q.counter.estimate:+.4f}") + ")")
+            rows.append(f"{name}: {r.verdict}{size}")
         out.append("In real pretrained decoders with the positional encoding switched off (out of their training "
                    "distribution): " + "; ".join(rows) + ".")
     if not out:

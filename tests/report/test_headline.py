@@ -110,11 +110,26 @@ def test_the_trained_summary_states_only_what_rows_carry():
     ev = PretrainedEvidence(model="Model X (Q4)", sha256="0" * 64, n=256, windows=16,
                             statistic={"mean": -0.0014, "se": 0.0004}, holm_level=0.05, counts={}, perplexity={},
                             layers={})
+    from lnrecency.claims.trained.r1_pretrained_decoders import qualifiers
+    from lnrecency.claims.published import PublishedRuns
+
+    stat = {"mean": -0.0014, "se": 0.0004, "df": 15}
     r1 = ClaimResult("R1", "trained models, our formulation", said("R1"), {"case": "x"},
-                     "refuted", ev, finding="f")
+                     "refuted", ev, finding="f", qualifiers=qualifiers("Model X (Q4)", "refuted", stat,
+                                                                       {"mean": -0.002, "se": 0.0004, "df": 15}))
     text = trained_summary([tm, r1])
     assert "rows are secondary" in text and "rows of the first copy" not in text
-    assert "Model X: refuted (mean slope -0.0014 logit per key)" in text
+    assert "Model X: refuted (mean layer slope -0.0014 [-0.0023, -0.0005] logit per key; random control -0.0020)" \
+        in text
+    # a row re-decided from the published runs carries no statistic in its evidence: its qualifiers speak, no NaN
+    published = ClaimResult("R1", "trained models, our formulation", said("R1"), {"case": "x"}, "refuted",
+                            PublishedRuns(file="docs/pretrained.json", runs=8, command="experiments pretrained",
+                                          redecided="refuted"), finding="f", qualifiers=r1.qualifiers)
+    text = trained_summary([published])
+    assert "Model X: refuted (mean layer slope -0.0014" in text and "nan" not in text.lower()
+    bare = ClaimResult("R1", "trained models, our formulation", said("R1"), {"case": "x"}, "refuted", ev,
+                       finding="f", qualifiers=qualifiers("Model X (Q4)", "refuted"))
+    assert "Model X: refuted." in trained_summary([bare]) and "nan" not in trained_summary([bare]).lower()
     plain = row("TM1", "trained models, our formulation", said("TM1"), "inconclusive",
                 finding=f"{sentence} More.")  # the sentence in the prose only: not quoted
     assert "rows of the first copy" not in trained_summary([plain])
