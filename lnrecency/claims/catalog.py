@@ -670,18 +670,13 @@ ANSWER: dict[str, tuple[tuple[str, str | None, str], ...]] = {
                   ("C6", None, "with normalisation the recency persists at deeper layers"),
                   ("C5", "source:paper", "anisotropy can amplify it (the paper's words)")),
     "foil": (("W1", "source:ours", "the rollout beside the scores"), ("W1", "source:wu2025", "their Theorem 4.1")),
-    # on trained and real models (lnrecency.report.trained_answer); the words are each claim's key in its plan
-    "task": (("TM1", None, "the synthetic task"),),
-    "text": tuple((f"TT{k}", None, f"H{k}") for k in range(1, 5)),
+    # on trained and real models; the words are each claim's key in its plan
     "plan v2": tuple((f"TV{k}", None, f"Q{k}") for k in range(1, 7)),
-    "plan v3": (("TC1", None, "A1"), ("TC2", None, "B1"), ("TC3", None, "C1"), ("TC4", None, "A0"),
-                ("TC5", None, "C0")),
     "plan v4": (("TU1", None, "U1"), ("TU2", None, "U2"), ("TN1", None, "N1")),
     "plan v5": (("TF1", None, "flat at 0"), ("TF2", None, "flat at LayerNorm's level"),
                 ("TF3", None, "flat at none's level"), ("TP1", None, "centring only"), ("TP2", None, "RMSNorm"),
                 ("TP3", None, "scale out of the gradient"), ("TP4", None, "gain fixed"), ("TS1", None, "the stage"),
                 ("TS2", None, "equal tokens"), ("TS3", None, "matched loss")),
-    "wu": (("W2", None, "R1-R6"), ("W3", None, "P1-P4"), ("W4", None, "P5, P6")),
     "pretrained": (("R1", None, "real pretrained decoders"),),
 }
 

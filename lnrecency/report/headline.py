@@ -1,8 +1,8 @@
 """The headline a reviewer reads first (report ``index.md``, ``index.html`` and the README, all from here).
 
-In order: the plain answer (:func:`answer`: 4-6 sentences on "does LayerNorm induce recency bias, and where?",
-built from the verdicts); the verdicts counted by the source of the statement they decide (the paper, its first
-version's printed derivation, seed 002, seed 003, the project's own formulations; :func:`source_of`); the
+In order: the plain answer (:func:`answer`: what the paper claims, then one line per question a reader brings;
+the README's from the same engine); the verdicts counted by the source of the statement they decide (the paper, its
+first version's printed derivation, seed 002, seed 003, the project's own formulations; :func:`source_of`); the
 claims this run did not evaluate, with the command that fills them; then one finding per claim, what fails
 first, each statement of the claim with its own verdict and its plain words, rendered from the gravest row's typed
 qualifiers (:mod:`lnrecency.report.words`: whole, at most 24 words; ``lnrecency verify`` prints the finding whole).
@@ -19,13 +19,13 @@ from dataclasses import dataclass
 from lnrecency.claims import catalog
 from lnrecency.inference.evidence import VERDICTS
 from lnrecency.inference.verdicts import ClaimResult
-from lnrecency.report.trained_answer import trained_summary, v2_setting  # noqa: F401 (re-exported)
+from lnrecency.report.trained_answer import v2_setting  # noqa: F401 (re-exported)
 from lnrecency.report.words import glossary as _glossary
 
 __all__ = ["GLOSSES", "words_line",
            "Finding", "Statement", "MEASURED", "SOURCE_GROUPS", "source_group", "source_of", "counts_by_source",
            "counts_line", "answer", "not_run_claims", "damaged_claims", "filled_by", "findings", "finding_lines",
-           "headline_markdown", "trained_summary", "v2_setting"]
+           "headline_markdown", "v2_setting"]
 
 #: verdict order of the headline: what fails first
 ORDER = ("refuted", "the opposite shown", "inconclusive", "secondary", "reproduced", "confirmed")
@@ -216,127 +216,16 @@ def _not_run_line(results: list[ClaimResult]) -> str:
               "the cached results." + damaged)
 
 
-def role_rows(results: list[ClaimResult], cid: str, which: str | None = None) -> list[ClaimResult]:
-    """The evaluated rows of ``cid`` that are ``which`` of its rows (lnrecency.claims.catalog.ANSWER)."""
-    from lnrecency.claims.catalog import row_matches
-
-    return [r for r in results if r.id == cid and not r.not_run and row_matches(cid, r.statement, r.source, which)]
-
-
-def label_of(results: list[ClaimResult], cid: str, which: str | None = None) -> str:
-    """One verdict label for a claim's rows (``which`` of them, as :func:`role_rows`): the verdict when they agree,
-    else "split (N confirmed, M refuted)" (never "refuted / confirmed", which reads as one undecided label)."""
-    rows = role_rows(results, cid, which)
-    words = sorted(dict.fromkeys(r.verdict for r in rows), key=ORDER.index)
-    if len(words) == 1:
-        return words[0]
-    return "split (" + ", ".join(f"{sum(r.verdict == w for r in rows)} {w}" for w in words) + ")"
-
-
-def and_list(items) -> str:
-    """"a", "a and b", "a, b and c"."""
-    items = list(items)
-    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
-
-
-def t1_rp(results: list[ClaimResult]) -> dict:
-    """The theorem's single-draw recency probability with LayerNorm (the catalogue's "theorem" role): lam -> {d: RP},
-    from its rows' evidence."""
-    from lnrecency.claims.catalog import answer_parts
-
-    ((cid, which, _),) = answer_parts("theorem")
-    rp = {}
-    for r in role_rows(results, cid, which):
-        lam = r.setting.to_json().get("lam")
-        values = getattr(r.evidence, "per_instance_rp", ())
-        if r.setting.to_json().get("norm") == "layernorm" and values:
-            rp[lam] = {int(d): m for d, m, _ in values}
-    return rp
-
-
-def _t1_sentence(results: list[ClaimResult]) -> str | None:
-    from lnrecency.claims.catalog import answer_parts
-
-    ((cid, which, _),) = answer_parts("theorem")
-    if not role_rows(results, cid, which):
-        return None
-    verdict = label_of(results, cid, which)
-    rp = t1_rp(results)
-    text = (f"Yes, in expectation: with LayerNorm (or any length normalisation) the expected layer-2 attention score "
-            f"rises with the key's position, the paper's Theorem 1 ({verdict}: proved at d -> infinity, checked by "
-            f"Monte Carlo at finite d).")
-    if 1.0 in rp and 8.0 in rp:
-        a, b = rp[1.0], rp[8.0]
-        ds = sorted(set(a) & set(b))
-        text += (" A single draw shows little of it at the authors' widths: the chance that it orders key triples "
-                 f"by recency is {and_list(f'{a[d]:.2f}' for d in ds)} at d = {and_list(str(d) for d in ds)} with "
-                 f"lam = 1, "
-                 f"and {and_list(f'{b[d]:.2f}' for d in ds)} with lam = 8 (the sqrt(d) scaling of d = 64; 0.5 = no "
-                 "order).")
-    return text
-
-
-def _printed_sentence(results: list[ClaimResult]) -> str | None:
-    from lnrecency.claims.catalog import answer_parts
-
-    ids = [cid for cid, which, _ in answer_parts("printed") if role_rows(results, cid, which)]
-    if not ids:
-        return None
-    bad = [cid for cid in ids if label_of(results, cid) != "confirmed"]
-    if not bad:
-        return f"The first version's printed derivation checks out: all {len(ids)} statements are confirmed."
-    return (f"The first version's printed derivation checks out in {len(ids) - len(bad)} of {len(ids)} statements; "
-            + ", ".join(f"{cid} is {label_of(results, cid)}" for cid in bad)
-            + " (below: which formula or number, and where a verdict depends on the unit).")
-
-
-def _mechanism_sentence(results: list[ClaimResult]) -> str | None:
-    from lnrecency.claims.catalog import answer_parts
-
-    parts = [f"{what} ({cid}: {label_of(results, cid, which)})" for cid, which, what in answer_parts("mechanism")
-             if role_rows(results, cid, which)]
-    if not parts:
-        return None
-    return ("Residual connections, depth and anisotropy change where it holds: " + "; ".join(parts)
-            + "; a split verdict holds in some settings and fails in others, which the findings below name.")
-
-
-def _rollout_sentence(results: list[ClaimResult]) -> str | None:
-    """How the paper's result and Wu et al.'s relate (the catalogue's "foil" role), with the numbers of the
-    LayerNorm lam = 1 setting."""
-    from lnrecency.claims.catalog import answer_parts
-
-    (cid, side_rows, _), (_, depth_rows, _) = answer_parts("foil")
-    side, depth = role_rows(results, cid, side_rows), role_rows(results, cid, depth_rows)
-    if not side:
-        return None
-    pick = None
-    for r in side:
-        for ps in getattr(r.evidence, "per_setting", ()):
-            st = ps.setting.to_json()
-            if (st.get("norm"), st.get("residual"), st.get("lam"), st.get("alpha")) == ("layernorm", False, 1.0, 0.0):
-                pick = ps.evidence
-    text = ("Prior work is not contradicted: Wu et al. (ICML 2025) prove that causal attention favours early tokens "
-            "in the attention rollout (weights multiplied across layers), not in one layer's scores, and in the same "
-            "limit both hold")
-    if pick is not None:
-        text += (f" (LayerNorm, lam = 1, row {pick.n}: layer-2 scores {pick.scores_row_n[0]:.2f} -> "
-                 f"{pick.scores_row_n[-1]:.2f} over the keys, rollout {pick.rollout_row_n[0]:.3f} -> "
-                 f"{pick.rollout_row_n[-1]:.3f})")
-    text += f" ({cid}: {label_of(side, cid)}"
-    if depth:
-        text += "; their Theorem 4.1 here: " + label_of(depth, cid)
-    return text + ")."
-
-
 def answer(results: list[ClaimResult]) -> list[str]:
-    """The plain answer to "does LayerNorm induce recency bias, and where?" (the report's opening): 4-6 sentences
-    from the verdicts of the claims the catalogue gives each role (lnrecency.claims.catalog.ANSWER) and the
-    trained-model claims, each omitted when its claims were not evaluated. The README's shorter answer is
-    lnrecency.report.words.answer."""
-    out = [s for s in (_t1_sentence(results), _printed_sentence(results), _mechanism_sentence(results),
-                       _rollout_sentence(results)) if s is not None]
-    return out + [trained_summary(results)]
+    """The plain answer, the report's opening and the README's from one engine (:mod:`lnrecency.report.words.answer`):
+    what the paper claims, then one line per question a reader brings, each from the rows' typed qualifiers and the
+    runs published in docs/ (a question whose rows this report does not hold is left out; in an installed package,
+    without docs/, so are those that need a published snapshot)."""
+    from lnrecency.claims.published import DOCS
+    from lnrecency.report.words.answer import answer_lines, snapshots
+    from lnrecency.report.words.findings import findings_of, row_of
+
+    return answer_lines(findings_of([row_of(r) for r in results if not r.not_run]), **snapshots(DOCS))
 
 
 def _verdicts_text(s: Statement) -> str:
@@ -388,8 +277,10 @@ def headline_markdown(results: list[ClaimResult], tables: dict[str, str] | None 
     items = findings(results, tables)
     settled = [f for f in items if f.verdicts[0] in ("confirmed", "reproduced")]
     open_ = [f for f in items if f not in settled]
-    said = " ".join(answer(results))
-    lines = ["**The answer.** " + said, "", *([words_line(said), ""] if words_line(said) else []),
+    first, *questions = answer(results)
+    said = " ".join([first, *questions])
+    lines = ["**The answer.** " + first, *(f"- {q}" for q in questions), "",
+             *([words_line(said), ""] if words_line(said) else []),
              counts_line(results, quick=quick) + " By the source of the statement each verdict decides:", "",
              *_source_table(results), "", _not_run_line(results), "",
              "Each verdict comes with its reason: `lnrecency verify --claim ID` prints it whole (`verify --list` "

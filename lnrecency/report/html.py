@@ -203,9 +203,12 @@ def render_html(*, title: str, results: list, tables: list[Table], figures: list
     items = findings(results, claim_tables(results))
     settled = [f for f in items if f.verdicts[0] in ("confirmed", "reproduced")]
     open_ = [f for f in items if f not in settled]
-    said = " ".join(answer(results))
+    first, *questions = answer(results)
+    said = " ".join([first, *questions])
     parts = [f"<h1>{html.escape(title)}</h1>",
-             f'<p class="answer"><strong>The answer.</strong> {inline(said)}</p>',
+             f'<p class="answer"><strong>The answer.</strong> {inline(first)}</p>',
+             *([f'<ul class="answer">{"".join(f"<li>{inline(q)}</li>" for q in questions)}</ul>'] if questions
+               else []),
              *([f'<p class="words">{inline(words_line(said))}</p>'] if words_line(said) else []),
              f'<p class="counts">{inline(counts_line(results, quick=quick))} By the source of the statement each '
              f"verdict decides:</p>", _sources_html(results), _not_run_html(results),

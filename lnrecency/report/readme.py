@@ -224,17 +224,13 @@ def update_readme(path: str | Path, rows: list, *, quick: bool, trained: bool = 
     """Replace the marked block of ``path`` with :func:`verdict_block` of ``rows`` (verdict rows or results;
     ValueError if the markers are missing); plans v2 and v3's sentences from their snapshots beside it, where they
     exist."""
-    import json
-
     path = Path(path)
     text = path.read_text(encoding="utf-8")
     head, _, tail = _between(text, BEGIN, END, f"path {str(path)!r}")
-    v2_path = path.resolve().parent / "docs" / "thesis_text_v2.json"
-    v2, v3, v4, v5, pretrained = (json.loads(p.read_text(encoding="utf-8")) if p.is_file() else None for p in
-                                  [v2_path] + [v2_path.with_name(f"thesis_text_v{k}.json") for k in (3, 4, 5)]
-                                  + [v2_path.with_name("pretrained.json")])
-    text = head + verdict_block(rows, quick=quick, trained=trained, quick_rows=quick_rows, v2=v2, v3=v3, v4=v4,
-                                v5=v5, pretrained=pretrained) + tail
+    from lnrecency.report.words.answer import snapshots
+
+    text = head + verdict_block(rows, quick=quick, trained=trained, quick_rows=quick_rows,
+                                **snapshots(path.resolve().parent / "docs")) + tail
     if COSTS_BEGIN in text:
         before, _, after = _between(text, COSTS_BEGIN, COSTS_END, f"path {str(path)!r}")
         text = before + costs_sentence() + after

@@ -126,9 +126,8 @@ def _claims(monkeypatch, runs) -> dict:
     return {r.id: r for r in evaluate(["TV1", "TV2", "TV3", "TV4", "TV5", "TV6"])}
 
 
-def test_the_claims_read_the_plans_decisions_and_the_answer_names_the_setting(monkeypatch):
+def test_the_claims_read_the_plans_decisions(monkeypatch):
     from lnrecency.claims.catalog import declared
-    from lnrecency.report.headline import trained_summary
 
     rows = _claims(monkeypatch, planted())
     # the statements are ours: labelled confirmed / refuted by whose statement it is (issue 75)
@@ -138,9 +137,6 @@ def test_the_claims_read_the_plans_decisions_and_the_answer_names_the_setting(mo
     assert all(declared(cid).family == "thesis-text plan v2" and r.evidence.plan_sha256 == v2.plan_sha256()
                for cid, r in rows.items())
     assert "change of -8" in rows["TV4"].finding or "change of -9" in rows["TV4"].finding
-    text = trained_summary(list(rows.values()))
-    assert "Which setting it needs (plan v2, ours)" in text and "TV4 confirmed" in text
-    assert "TV3 refuted" in text
 
 
 def test_the_claims_say_no_when_the_ablation_changes_nothing(monkeypatch):

@@ -81,58 +81,44 @@ def test_the_claims_not_run_are_named_with_their_command():
     assert "**Not run here, not counted:" in text and "`lnrecency experiments thesis`" in text
 
 
-def test_the_answer_comes_first_and_says_what_was_not_run():
+def test_the_answer_comes_first_and_the_not_run_line_names_the_commands():
     results = [row("T1", "seed text", said("T1"), "confirmed"), row("P7", "printed derivation", said("P7"), "refuted"),
                row("P1", "printed derivation", said("P1"), "confirmed")]
-    sentences = answer(results)
-    assert 2 <= len(sentences) <= 6
-    assert sentences[0].startswith("Yes, in expectation")
-    assert "1 of 2 statements; P7 is refuted" in sentences[1]
-    assert "not run" in sentences[-1]
+    lines = answer(results)
+    assert lines[1].startswith("**In expectation?** Yes")
+    assert lines[-1] == "**The printed derivation?** It holds in 1 of 2 lines (P7 refuted)."
     text = headline_markdown(results, quick=True)
-    assert text.startswith("**The answer.** Yes, in expectation")
+    assert text.startswith("**The answer.** The paper claims") and "**Not run here, not counted:" in text
 
 
-def test_the_trained_summary_states_only_what_rows_carry():
-    """Not run: it names the commands. With a secondary TM row, that those rows are secondary (its anchoring
-    sentence stays on its page, out of the plain answer; no prose parsed); with R1 rows, each model's verdict and
-    mean slope from its evidence."""
-    from lnrecency.claims.trained.r1_pretrained_decoders import PretrainedEvidence
-    from lnrecency.report.headline import trained_summary
-
-    assert "experiments thesis-text" in trained_summary([])
-    from lnrecency.claims.trained_rules import RowEvidence
-
-    sentence = ("What the synthetic task's attn2 layer-2 slope is made of (...): layernorm: rows of the first copy "
-                "-0.5.")
-    tm = row("TM1", "trained models, our formulation", said("TM1"), "inconclusive", finding=f"{sentence} secondary",
-             evidence=RowEvidence(parts=(), training_seeds=5, learned=5, anchoring=sentence))
-    ev = PretrainedEvidence(model="Model X (Q4)", sha256="0" * 64, n=256, windows=16,
-                            statistic={"mean": -0.0014, "se": 0.0004}, holm_level=0.05, counts={}, perplexity={},
-                            layers={})
-    from lnrecency.claims.trained.r1_pretrained_decoders import qualifiers
+def test_the_report_s_answer_is_the_readme_s_engine_on_the_report_s_rows():
+    """One engine (issue 84, item 1): the report opens with the README's question lines, rendered from its own rows'
+    typed qualifiers; R1 rows re-decided from docs/pretrained.json carry no statistic in their evidence, and their
+    line reads their qualifiers (never a NaN); a TM row (secondary) adds no question."""
     from lnrecency.claims.published import PublishedRuns
+    from lnrecency.claims.trained.r1_pretrained_decoders import qualifiers
+    from lnrecency.report.words.answer import CLAIM, readme_answer
+    from lnrecency.report.words.findings import findings_of, row_of
 
     stat = {"mean": -0.0014, "se": 0.0004, "df": 15}
-    r1 = ClaimResult("R1", "trained models, our formulation", said("R1"), {"case": "x"},
-                     "refuted", ev, finding="f", qualifiers=qualifiers("Model X (Q4)", "refuted", stat,
-                                                                       {"mean": -0.002, "se": 0.0004, "df": 15}))
-    text = trained_summary([tm, r1])
-    assert "rows are secondary" in text and "rows of the first copy" not in text
-    assert "Model X: refuted (mean layer slope -0.0014 [-0.0023, -0.0005] logit per key; random control -0.0020)" \
-        in text
-    # a row re-decided from the published runs carries no statistic in its evidence: its qualifiers speak, no NaN
-    published = ClaimResult("R1", "trained models, our formulation", said("R1"), {"case": "x"}, "refuted",
-                            PublishedRuns(file="docs/pretrained.json", runs=8, command="experiments pretrained",
-                                          redecided="refuted"), finding="f", qualifiers=r1.qualifiers)
-    text = trained_summary([published])
-    assert "Model X: refuted (mean layer slope -0.0014" in text and "nan" not in text.lower()
-    bare = ClaimResult("R1", "trained models, our formulation", said("R1"), {"case": "x"}, "refuted", ev,
-                       finding="f", qualifiers=qualifiers("Model X (Q4)", "refuted"))
-    assert "Model X: refuted." in trained_summary([bare]) and "nan" not in trained_summary([bare]).lower()
-    plain = row("TM1", "trained models, our formulation", said("TM1"), "inconclusive",
-                finding=f"{sentence} More.")  # the sentence in the prose only: not quoted
-    assert "rows of the first copy" not in trained_summary([plain])
+    r1 = ClaimResult("R1", "trained models, our formulation", said("R1"), {"case": "Model X (Q4)"}, "refuted",
+                     PublishedRuns(file="docs/pretrained.json", runs=8, command="experiments pretrained",
+                                   redecided="refuted"), finding="f",
+                     qualifiers=qualifiers("Model X (Q4)", "refuted", stat, {"mean": -0.002, "se": 0.0004, "df": 15}))
+    t1 = row("T1", "seed text", said("T1"), "confirmed")
+    lines = answer([t1, r1])
+    assert lines[0] == CLAIM and lines[1] == "**In expectation?** Yes (Theorem 1: confirmed)."
+    real = next(x for x in lines if x.startswith("**Real pretrained models?**"))
+    assert "refuted (mean layer slope -0.0014)" in real and "random control reads -0.0020, the same sign" in real
+    assert "nan" not in " ".join(lines).lower()
+    text = headline_markdown([t1, r1], quick=True)
+    assert text.startswith("**The answer.** " + CLAIM + "\n- **In expectation?**")
+    # the README renders the same lines from the same rows (docs/'s snapshots read by both)
+    from lnrecency.claims.published import DOCS
+    from lnrecency.report.words.answer import snapshots
+
+    readme = readme_answer(findings_of([row_of(r) for r in (t1, r1)]), **snapshots(DOCS))
+    assert readme.splitlines() == [lines[0]] + [f"- {x}" for x in lines[1:]]
 
 
 def test_the_source_tables_claims_column_gives_its_reason_when_it_sums_past_the_claims():
@@ -144,3 +130,21 @@ def test_the_source_tables_claims_column_gives_its_reason_when_it_sums_past_the_
     assert "The claims column sums to 2 for 1 claim: a claim whose statements come from several sources is counted " \
            "under each." in _source_table(two)
     assert not any("sums to" in line for line in _source_table(two[:1]))
+
+
+def test_a_quick_run_s_deeper_layers_line_says_the_layers_it_checked():
+    """Issue 84, item 2: C6 checked at layers 3-4 only (--quick) reads "checked on part of its domain only: at layers
+    3-4", never "layers 3-6"; the full run's rows keep the whole range."""
+    from lnrecency.claims.catalog import answer_parts
+
+    cid, which, _ = answer_parts("mechanism")[1]
+    statement = declared(cid).text(which.split(":", 1)[1]) if which else said(cid)
+    full = dataclasses.replace(row(cid, "our formulation", statement, "confirmed"),
+                               qualifiers=Qualifiers(where="with and without the residual", holds="at layers 3-6",
+                                                     settings=16))
+    line = next(x for x in answer([full]) if "deeper layers with normalisation" in x)
+    assert "In the limit, layers 3-6: confirmed in 16 settings" in line
+    quick = full.on_part("at layers 3-4", "layers 5-6 (the full run checks them)")
+    line = next(x for x in answer([quick]) if "deeper layers with normalisation" in x)
+    assert "layers 3-6" not in line
+    assert "inconclusive in 16 settings (checked on part of its domain only: at layers 3-4)" in line

@@ -5,7 +5,7 @@ evidence that docs/verdicts.json does not keep (so ``regenerate --claim`` render
 row by row are in the table below it (:mod:`lnrecency.report.readme`)."""
 from __future__ import annotations
 
-__all__ = ["readme_answer"]
+__all__ = ["readme_answer", "answer_lines", "snapshots", "SNAPSHOTS"]
 
 #: R1's counter-row's label (lnrecency.claims.trained.r1_pretrained_decoders.CONTROL: a claim module is not imported
 #: here; tests/report/test_hair_and_counters.py checks the two agree)
@@ -40,14 +40,43 @@ CLAIM = ("The paper claims that LayerNorm makes a decoder's attention favour rec
          "score rises with the key's position (its Theorem 1).")
 
 
+#: the published snapshots the answer reads beside the findings (docs/): keyword -> file
+SNAPSHOTS = {"v2": "thesis_text_v2.json", "v3": "thesis_text_v3.json", "v4": "thesis_text_v4.json",
+             "v5": "thesis_text_v5.json", "pretrained": "pretrained.json"}
+
+
+def snapshots(docs) -> dict:
+    """The published snapshots in ``docs`` (a source checkout's docs/; an installed package has none) as
+    :func:`readme_answer`'s keywords, each read through the one validated JSON reader; a missing one is None (the
+    questions that need it are left out)."""
+    from pathlib import Path
+
+    from lnrecency.files.readers import read_json
+
+    out = {}
+    for key, name in SNAPSHOTS.items():
+        path = Path(docs) / name
+        out[key] = (read_json(path, what=f"the published runs docs/{name}", max_bytes=32 * 2**20, max_depth=16)
+                    if path.is_file() else None)
+    return out
+
+
 def readme_answer(found: list, v2: dict | None = None, v3: dict | None = None, v4: dict | None = None,
                   v5: dict | None = None, pretrained: dict | None = None) -> str:
-    """The README's answer (issue 84, item 1): what the paper claims in one line, then one line per question a reader
-    brings (in expectation; one draw; deeper layers; trained models with BOS; without BOS; real pretrained models;
-    the printed derivation), each with its verdict, its size in the claim's own quantity, its scope and its strongest
-    counter-row, from the findings' typed qualifiers (plan v2's snapshot ``v2`` for the ablation, plan v4's readings
-    as its declaration holds them, plan v5's flat share, LayerNorm's parts and the stage, ``v5`` its snapshot; the
-    pretrained models' published runs ``pretrained``); a question whose findings are not there is left out."""
+    """:func:`answer_lines` as the README writes them: the claim, then one bullet per question."""
+    first, *rest = answer_lines(found, v2, v3, v4, v5, pretrained)
+    return "\n".join([first] + [f"- {line}" for line in rest])
+
+
+def answer_lines(found: list, v2: dict | None = None, v3: dict | None = None, v4: dict | None = None,
+                 v5: dict | None = None, pretrained: dict | None = None) -> list[str]:
+    """The answer (issue 84, item 1), the README's and the report's: what the paper claims in one line, then one line
+    per question a reader brings (in expectation; one draw; deeper layers; prior work; trained models with BOS;
+    without BOS; real pretrained models; the printed derivation), each with its verdict, its size in the claim's own
+    quantity, its scope and its strongest counter-row, from the findings' typed qualifiers (plan v2's snapshot ``v2``
+    for the ablation, plan v4's readings as its declaration holds them, plan v5's flat share, LayerNorm's parts and
+    the stage, ``v5`` its snapshot; the pretrained models' published runs ``pretrained``); a question whose findings
+    are not there is left out."""
     from lnrecency.claims.catalog import answer_parts
 
     out = []
@@ -74,11 +103,25 @@ def readme_answer(found: list, v2: dict | None = None, v3: dict | None = None, v
     deeper, _ = _role(found, "mechanism", 1)  # with normalisation the recency persists at deeper layers
     deeper = [f for f in deeper if f.qualifiers.settings]
     if deeper:  # row by row, each with how many settings it covers (its scope words stay on the claim's page)
+        from lnrecency.inference.qualifiers import REASONS
+
         parts = "; ".join(f"{f.verdict} in {f.qualifiers.settings} settings"
                           + ("" if not f.qualifiers.fails else
                              f" ({f.qualifiers.where}: fails {f.qualifiers.fails.split(' (')[0]})")
+                          # a run that checked part of the layers (--quick) says which, never the whole range
+                          + (f" ({REASONS['partial']}: {f.qualifiers.holds})" if f.qualifiers.reason == "partial"
+                             else "")
                           for f in sorted(deeper, key=lambda f: f.verdict != "confirmed"))
-        out.append(f"**Does recency persist at deeper layers with normalisation?** In the limit, layers 3-6: {parts}.")
+        partial = any(f.qualifiers.reason == "partial" for f in deeper)
+        out.append(f"**Does recency persist at deeper layers with normalisation?** In the limit"
+                   f"{'' if partial else ', layers 3-6'}: {parts}.")
+    ours, _ = _role(found, "foil", 0)
+    theirs, _ = _role(found, "foil", 1)
+    if ours:  # Wu et al.: early tokens win in the rollout, which one layer's recency does not contradict
+        out.append(f"**Wu et al. (ICML 2025)?** Not contradicted: early tokens win in their rollout (weights "
+                   f"multiplied across layers), recent ones in one layer's scores; in the limit both hold "
+                   f"({ours[0].claim}: {_label(ours)}"
+                   + (f"; their Theorem 4.1: {_label(theirs)}" if theirs else "") + ").")
     cells = (v2 or {}).get("cells") or {}
     ln = ((cells.get("bos layernorm") or {}).get("change") or (None, None))[0]
     if ln is not None:
@@ -102,7 +145,7 @@ def readme_answer(found: list, v2: dict | None = None, v3: dict | None = None, v
         other = [f"{cid} {_label(rows)}" for cid, rows in printed.items() if _label(rows) != "confirmed"]
         out.append(f"**The printed derivation?** It holds in {good} of {len(printed)} lines"
                    + (f" ({', '.join(other)})" if other else "") + ".")
-    return "\n".join([CLAIM] + [f"- {line}" for line in out])
+    return [CLAIM] + out
 
 
 def _pretrained(found: list, snap: dict | None = None) -> str:
@@ -132,13 +175,12 @@ def _pretrained(found: list, snap: dict | None = None) -> str:
                 ratio.append(f"{ppl['off'] / ppl['on']:.0f}x")
     text = ""
     if on and len(on) == len(rows):
-        text = (f"With positions on, {'every layer shows' if every else 'layers showing'} recency ({', '.join(on)}; "
-                f"intervals, no verdict). ")
+        text = f"Positions on, {'every layer shows' if every else 'layers showing'} recency ({', '.join(on)}). "
     sized = [f for f in rows if f.qualifiers.estimate is not None]
     if len(sized) != len(rows):  # stored without their size: where each lies, by its verdict
         return text + "; ".join(f"{f.qualifiers.where}: {_v(f)} ({f.qualifiers.holds or f.qualifiers.fails})"
                                 for f in rows) + " (positions off: outside their training)."
-    text += ("With positions off, outside their training" + (f" (perplexity {' and '.join(ratio)})" if
+    text += ("Positions off, outside their training" + (f" (perplexity {' and '.join(ratio)})" if
                                                              len(ratio) == len(rows) else "") + ": "
              + " and ".join(_v(f) for f in rows) + " (mean layer slope "
              + " and ".join(number(f.qualifiers.estimate, True) for f in rows) + ")")
