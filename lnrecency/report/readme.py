@@ -39,6 +39,7 @@ from lnrecency.report.words.costs import (
     wu_cost_sentence,
 )
 from lnrecency.report.words.findings import row_of
+from lnrecency.report.words.plan_cost import PLAN_COST_BEGIN, PLAN_COST_END, plan_cost_table
 from lnrecency.runtime.parser import OneLineParser
 
 BEGIN, END = "<!-- verdicts:begin -->", "<!-- verdicts:end -->"
@@ -142,6 +143,7 @@ def sources_list() -> str:
 
 
 GENERATED = {(SOURCES_BEGIN, SOURCES_END): sources_list, (FILLS_BEGIN, FILLS_END): fills_table,
+             (PLAN_COST_BEGIN, PLAN_COST_END): plan_cost_table,
              (TIMINGS_BEGIN, TIMINGS_END): timings_sentence,
              (GGUF_BEGIN, GGUF_END): gguf_sentence, (V2_COST_BEGIN, V2_COST_END): v2_cost_sentence,
              (WU_COST_BEGIN, WU_COST_END): wu_cost_sentence}

@@ -96,7 +96,8 @@ def main(argv: list[str] | None = None) -> int:
                     + (["--refresh", *args.refresh] if args.refresh else [])
                     + (["--claim", *args.claim] if args.claim else []), prog="python3 -m lnrecency.report.regenerate")
         # the generated blocks of the docs pages: measured times (costs.json), plans v2 and v3 (their snapshots)
-        for page in ("getting-started.md", "report.md", "pretrained.md", "thesis-text-v2.md", "thesis-text-v3.md",
+        for page in ("getting-started.md", "layout.md", "report.md", "pretrained.md", "thesis-text-v2.md",
+                     "thesis-text-v3.md",
                      "thesis-text-v4.md", "thesis-text-v5.md",
                      "wu-icl.md"):
             if (ROOT / "docs" / page).is_file():

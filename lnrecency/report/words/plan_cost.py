@@ -1,0 +1,132 @@
+"""What each pre-registered plan costs in the repository (issue 82, item 5), measured from its declaration, never
+typed: its plan text, its declaration in ``lnrecency/experiments/plans/declared.py`` (the ``Study(...)`` and the
+module-level names only it uses), the modules its hooks name (a hook in the shared ``plans/hooks.py`` counts its own
+function only; a hook module in a plan's own sub-package counts that whole folder), and its claims' modules with their
+view modules. docs/layout.md's table between the plan-cost markers is rendered from :func:`plan_costs`.
+
+Lines are physical lines of the files as committed (blank lines and docstrings included): what a reviewer reads.
+"""
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["PlanCost", "plan_costs", "plan_cost_table", "PLAN_COST_BEGIN", "PLAN_COST_END", "GOAL"]
+
+PLAN_COST_BEGIN, PLAN_COST_END = "<!-- plan-cost:begin -->", "<!-- plan-cost:end -->"
+#: issue 82's goal for a plan like v4: files and lines of code beside its plan text
+GOAL = (2, 300)
+PACKAGE = Path(__file__).resolve().parents[2]
+
+
+@dataclass(frozen=True)
+class PlanCost:
+    """One plan's footprint: its text's lines, its declaration's lines, and each code file of its own with its lines
+    (a path relative to the repository, ``path:function`` for a function of the shared hooks module)."""
+
+    name: str
+    text_lines: int
+    declaration_lines: int
+    code: tuple  # ((path, lines), ...)
+
+    @property
+    def files(self) -> int:
+        """Files a new plan of this kind adds or changes: its text, the declarations file and each module of its own
+        (a function in the shared hooks module changes that file: counted once)."""
+        return 2 + len({p.split(":")[0] for p, _ in self.code})
+
+    @property
+    def lines(self) -> int:
+        """Lines of code: the declaration's and its own modules'."""
+        return self.declaration_lines + sum(n for _, n in self.code)
+
+
+def _lines(path: Path) -> int:
+    return len(path.read_text(encoding="utf-8").splitlines())
+
+
+def _rel(path: Path) -> str:
+    return str(path.relative_to(PACKAGE.parent))
+
+
+def _declaration_lines(name: str) -> int:
+    """The plan's ``Study(...)`` in declared.py and, transitively, the module-level assignments it alone names."""
+    src = PACKAGE / "experiments" / "plans" / "declared.py"
+    tree = ast.parse(src.read_text(encoding="utf-8"))
+    assigned = {t.id: node for node in tree.body if isinstance(node, ast.Assign)
+                for t in node.targets if isinstance(t, ast.Name)}
+    studies = [c for c in ast.walk(tree) if isinstance(c, ast.Call) and getattr(c.func, "id", "") == "Study"
+               and c.args and isinstance(c.args[0], ast.Constant)]
+
+    def names(node) -> set:
+        return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and n.id in assigned}
+
+    used_by: dict = {}
+    for call in studies:
+        seen, todo = set(), names(call)
+        while todo:
+            n = todo.pop()
+            if n not in seen:
+                seen.add(n)
+                todo |= names(assigned[n]) - seen
+        used_by[call.args[0].value] = seen
+    mine = next(c for c in studies if c.args[0].value == name)
+    own = {n for n in used_by[name] if sum(n in s for s in used_by.values()) == 1 and n != "STUDIES"}
+    return (mine.end_lineno - mine.lineno + 1) + sum(assigned[n].end_lineno - assigned[n].lineno + 1 for n in own)
+
+
+def _hook_code(study) -> dict:
+    """path -> lines of the code its hooks name."""
+    out: dict = {}
+    hooks_module = "lnrecency.experiments.plans.hooks"
+    for field in ("settings", "run", "snapshot", "lines", "summaries", "figure"):
+        value = getattr(study, field)
+        if not value:
+            continue
+        module, _, attr = value.partition(":")
+        path = PACKAGE.parent / (module.replace(".", "/") + ".py")
+        if module == hooks_module:  # the shared module: this hook's function only
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+            fn = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == attr.split(".")[0])
+            out[f"{_rel(path)}:{fn.name}"] = fn.end_lineno - fn.lineno + 1
+        elif path.parent.name != "studies" and (path.parent / "__init__.py").is_file():  # a plan's own sub-package
+            for p in sorted(path.parent.glob("*.py")):
+                out[_rel(p)] = _lines(p)
+        else:
+            out[_rel(path)] = _lines(path)
+    return out
+
+
+def plan_costs() -> list[PlanCost]:
+    """Every declared plan's footprint, in declaration order."""
+    from lnrecency.claims.catalog import declared
+    from lnrecency.experiments.plans.declared import plans
+
+    out = []
+    for s in plans():
+        code = _hook_code(s)
+        for cid in dict.fromkeys(t.claim for t in s.tests):
+            module = declared(cid).module
+            for root in (PACKAGE / "claims", PACKAGE / "report" / "views"):
+                path = root / (module.replace(".", "/") + ".py")
+                if path.is_file():
+                    code[_rel(path)] = _lines(path)
+        out.append(PlanCost(s.name, _lines(PACKAGE / "data" / s.plan_file), _declaration_lines(s.name),
+                            tuple(code.items())))
+    return out
+
+
+def plan_cost_table() -> str:
+    """docs/layout.md's block: one row per plan, its files and lines, against :data:`GOAL`."""
+    rows = ["| plan | plan text (lines) | files | lines of code | of which the declaration | own modules |",
+            "|---|---|---|---|---|---|"]
+    for c in plan_costs():
+        mods = ", ".join(f"{p.removeprefix('lnrecency/')} {n}" for p, n in c.code)
+        rows.append(f"| {c.name} | {c.text_lines} | {c.files} | {c.lines} | {c.declaration_lines} | {mods} |")
+    files, lines = GOAL
+    return (f"{PLAN_COST_BEGIN}\n"
+            f"Measured by `lnrecency.report.words.plan_cost` from each plan's declaration (files: its text, "
+            f"declared.py and each module of its own; lines of code: the declaration's and those modules'). Issue "
+            f"82's goal for a plan like v4 is at most {files} files and {lines} lines of code beside its text.\n\n"
+            + "\n".join(rows) + f"\n{PLAN_COST_END}")
