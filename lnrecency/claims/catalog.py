@@ -669,7 +669,8 @@ ANSWER: dict[str, tuple[tuple[str, str | None, str], ...]] = {
     "mechanism": (("C2", None, "without normalisation, deeper layers favour earlier tokens as prior work says"),
                   ("C6", None, "with normalisation the recency persists at deeper layers"),
                   ("C5", "source:paper", "anisotropy can amplify it (the paper's words)")),
-    "foil": (("W1", "source:ours", "the rollout beside the scores"), ("W1", "source:wu2025", "their Theorem 4.1")),
+    "foil": (("W1", "source:ours", "the rollout beside the scores"), ("W1", "source:wu2025", "their Theorem 4.1"),
+             ("W4", "statement:turns", "trained in their stack (depth 2) with LayerNorm")),
     # on trained and real models; the words are each claim's key in its plan
     "plan v2": tuple((f"TV{k}", None, f"Q{k}") for k in range(1, 7)),
     "plan v4": (("TU1", None, "U1"), ("TU2", None, "U2"), ("TN1", None, "N1")),

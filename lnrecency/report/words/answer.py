@@ -5,6 +5,8 @@ evidence that docs/verdicts.json does not keep (so ``regenerate --claim`` render
 row by row are in the table below it (:mod:`lnrecency.report.readme`)."""
 from __future__ import annotations
 
+from collections import Counter
+
 __all__ = ["readme_answer", "answer_lines", "snapshots", "SNAPSHOTS"]
 
 #: R1's counter-row's label (lnrecency.claims.trained.r1_pretrained_decoders.CONTROL: a claim module is not imported
@@ -78,6 +80,7 @@ def answer_lines(found: list, v2: dict | None = None, v3: dict | None = None, v4
     the stage, ``v5`` its snapshot; the pretrained models' published runs ``pretrained``); a question whose findings
     are not there is left out."""
     from lnrecency.claims.catalog import answer_parts
+    from lnrecency.report.words.plain import number
 
     out = []
     theorem, _ = _role(found, "theorem")
@@ -117,11 +120,20 @@ def answer_lines(found: list, v2: dict | None = None, v3: dict | None = None, v4
                    f"{'' if partial else ', layers 3-6'}: {parts}.")
     ours, _ = _role(found, "foil", 0)
     theirs, _ = _role(found, "foil", 1)
+    trained, trained_words = _role(found, "foil", 2)
     if ours:  # Wu et al.: early tokens win in the rollout, which one layer's recency does not contradict
+        settings: Counter = Counter()
+        for f in theirs:
+            settings[f.verdict] += f.qualifiers.settings or 1
+        counts = ", ".join(f"{v} in {n} setting{'s' * (n > 1)}" for v, n in settings.most_common())
+        turn = next((f for f in trained if f.qualifiers.estimate is not None), None)
         out.append(f"**Wu et al. (ICML 2025)?** Not contradicted: early tokens win in their rollout (weights "
-                   f"multiplied across layers), recent ones in one layer's scores; in the limit both hold "
-                   f"({ours[0].claim}: {_label(ours)}"
-                   + (f"; their Theorem 4.1: {_label(theirs)}" if theirs else "") + ").")
+                   f"multiplied across layers), recent ones in one layer's scores; in the limit both hold where "
+                   f"decided ({ours[0].claim}: {_label(ours)}"
+                   + (f"; their Theorem 4.1: {counts}" if theirs else "") + ")"
+                   + ("" if turn is None else
+                      f"; {trained_words}, early tokens still win: first-last gap "
+                      f"{number(turn.qualifiers.estimate, True)} accuracy ({turn.claim}: {_v(turn)})") + ".")
     cells = (v2 or {}).get("cells") or {}
     ln = ((cells.get("bos layernorm") or {}).get("change") or (None, None))[0]
     if ln is not None:
@@ -188,7 +200,7 @@ def _pretrained(found: list, snap: dict | None = None) -> str:
     if all(c is not None and c.label == CONTROL for c in control):
         same = all((c.estimate > 0) == (f.qualifiers.estimate > 0) for c, f in zip(control, rows))
         text += (f"; the random control reads {' and '.join(number(c.estimate, True) for c in control)}"
-                 + (", the same sign" if same else ""))
+                 + (", the same signs: neither is specific to text" if same else ""))
     return text + "."
 
 

@@ -45,11 +45,12 @@ TERMS: tuple[Term, ...] = (
     Term(("split",), r"\bsplit\b", "different verdicts in different settings",
          "A claim whose rows differ: \"split: 2 confirmed, 1 refuted\" counts each verdict; its plain words say "
          "where each holds."),
-    Term(("by a hair", "decided by a hair"), r"\bby a hair", "its pair p within a factor of 2 of its Holm level",
-         "A plan test whose pair p (twice the smaller of its two one-sided p-values) lies within a factor of 2 of the "
-         "Holm level it was compared with, on either side: a small change of the data would have turned the "
-         "decision. Its cell says \"by a hair\" (the row keeps the pair p and the level); its finding says which "
-         "side."),
+    Term(("by a hair", "decided by a hair"), r"\bby a hair",
+         "twice its smaller one-sided p within a factor of 2 of its level in Holm's order",
+         "A plan test whose pair p (twice the smaller of its two one-sided p-values) lies within a factor of 2 of its "
+         "level in Holm's step-down order, on either side: a small change of the data would have turned the "
+         "decision. A test below its level that the step-down never reached (it stopped at an earlier test) is "
+         "marked too: its finding says so. Its cell says \"by a hair\" (the row keeps the pair p and the level)."),
     Term(("seed text", "seed 002", "seed 003"), r"\bseed text|\bseed 00\d", "",
          "The sources the project was given (`../shared/seeds/`): the paper's abstract, TL;DR, Theorem 1 and "
          "figure captions (seeds 000, 001), Eoin Farrell's essay (seed 002) and Li, Boduljak and Zhou (seed 003)."),
@@ -122,6 +123,13 @@ TERMS: tuple[Term, ...] = (
     Term(("positions off",), r"positions off", "every position id set to 0 (no positional information)",
          "A pretrained model probed with every position id 0, so that its rotary positions carry nothing: out of the "
          "distribution it was trained on (its perplexity says by how much)."),
+    Term(("random control",), r"random control", "the same probe on random tokens instead of text",
+         "The neutral control of the pretrained models' probe: windows of tokens drawn uniformly over the content "
+         "tokens (no special token inside), probed exactly as the text is; a sign it shares with the text is not "
+         "specific to text."),
+    Term(("perplexity",), r"\bperplexity", "how well the model predicts the text (lower: better)",
+         "exp of the mean next-token loss on the text windows; its ratio with positions off to positions on says how "
+         "far outside its training the model is probed."),
     Term(("interval", "95 % interval"), r"\[[+-]?\d[\d.]*, [+-]?\d", "",
          "A bracket [low, high] after an estimate is its 95 % interval, not adjusted for the family: a family decided "
          "by Holm can leave a test whose interval excludes 0 undecided (\"not significant after Holm\")."),

@@ -10,17 +10,18 @@ from lnrecency.inference.qualifiers import REASONS, Qualifiers
 
 __all__ = ["PLAIN_WORDS", "VERB", "number", "interval", "cell", "short", "split_cell", "words", "scope_of"]
 
-#: the longest plain cell, in words (20 until issue 84 asked each cell to say when its decision was made by a hair:
-#: three more words on the rows that need them, a cap with headroom rather than other words squeezed out)
+#: the longest plain cell, in words (20 until issue 84 asked each cell to say when its decision was made by a hair and
+#: to carry its counter-row: up to four more words on the rows that need them, and room for a split cell's second row;
+#: a cap with headroom rather than other words squeezed out)
 PLAIN_WORDS = 24
 
 
 def number(x: float, signed: bool = False) -> str:
-    """A number as a cell prints it: 3 significant digits (4 decimals for values below 0.1 in size), '+' when
-    ``signed``."""
+    """A number as a cell prints it: 3 significant digits, trailing zeros kept (4 decimals for values below 0.1 in
+    size), '+' when ``signed``."""
     if x == 0:
         return "0"
-    body = f"{x:+.4f}" if abs(x) < 0.1 and abs(x) >= 1e-4 else f"{x:+.3g}"
+    body = f"{x:+.4f}" if abs(x) < 0.1 and abs(x) >= 1e-4 else f"{x:+#.3g}".rstrip(".")
     return body if signed else body.lstrip("+")
 
 
