@@ -662,7 +662,7 @@ def trained_ids() -> tuple[str, ...]:
 #: of its rows: None for all, "source:KEY" for the statements from one source, "statement:KEY" for one statement;
 #: the words the answer says of it), ...), in the answer's order
 ANSWER: dict[str, tuple[tuple[str, str | None, str], ...]] = {
-    "theorem": (("T1", None, ""),),
+    "theorem": (("T1", None, "for isotropic random tokens as d -> infinity (proved, and checked at finite d)"),),
     "printed": tuple((f"P{k}", None, "") for k in range(1, 10)),
     "boundary": (("C2", "statement:flat", "layer 2 is flat in expectation"),
                  ("C2", "statement:earlier", "deeper layers favour earlier tokens")),
@@ -678,7 +678,7 @@ ANSWER: dict[str, tuple[tuple[str, str | None, str], ...]] = {
                 ("TF3", None, "flat at none's level"), ("TP1", None, "centring only"), ("TP2", None, "RMSNorm"),
                 ("TP3", None, "scale out of the gradient"), ("TP4", None, "gain fixed"), ("TS1", None, "the stage"),
                 ("TS2", None, "equal tokens"), ("TS3", None, "matched loss")),
-    "pretrained": (("R1", None, "real pretrained decoders"),),
+    "pretrained": (("R1", None, "both with RMSNorm, rotary positions, 4-bit"),),
 }
 
 

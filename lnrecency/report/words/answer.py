@@ -83,9 +83,10 @@ def answer_lines(found: list, v2: dict | None = None, v3: dict | None = None, v4
     from lnrecency.report.words.plain import number
 
     out = []
-    theorem, _ = _role(found, "theorem")
+    theorem, theorem_words = _role(found, "theorem")
     if theorem:
-        out.append(f"**In expectation?** Yes (Theorem 1: {_label(theorem)}).")
+        out.append(f"**In expectation?** Yes{', ' + theorem_words if theorem_words else ''} (Theorem 1: "
+                   f"{_label(theorem)}).")
     one = next((f for f in theorem if f.setting.get("norm") == "layernorm" and f.qualifiers.counter is not None
                 and f.qualifiers.estimate is not None), None)
     if one is not None:
@@ -125,7 +126,7 @@ def answer_lines(found: list, v2: dict | None = None, v3: dict | None = None, v4
         settings: Counter = Counter()
         for f in theirs:
             settings[f.verdict] += f.qualifiers.settings or 1
-        counts = ", ".join(f"{v} in {n} setting{'s' * (n > 1)}" for v, n in settings.most_common())
+        counts = ", ".join(f"{v} in {n}" for v, n in settings.most_common()) + " settings"
         turn = next((f for f in trained if f.qualifiers.estimate is not None), None)
         out.append(f"**Wu et al. (ICML 2025)?** Not contradicted: early tokens win in their rollout (weights "
                    f"multiplied across layers), recent ones in one layer's scores; in the limit both hold where "
@@ -171,6 +172,7 @@ def _pretrained(found: list, snap: dict | None = None) -> str:
     rows = [f for f in found if f.claim in answer_ids("pretrained").values() and f.qualifiers.where]
     if not rows:
         return ""
+    _, scope = _role(found, "pretrained")  # the models' kind, as the catalogue declares it
     names = [f.qualifiers.where.removesuffix(", positions off") for f in rows]
     on, every, ratio = [], True, []
     for name, f in zip(names, rows):
@@ -185,9 +187,9 @@ def _pretrained(found: list, snap: dict | None = None) -> str:
             ppl = runs["text/off"].get("perplexity") or {}
             if ppl.get("on"):
                 ratio.append(f"{ppl['off'] / ppl['on']:.0f}x")
-    text = ""
+    text = f"{scope[0].upper()}{scope[1:]}. " if scope else ""
     if on and len(on) == len(rows):
-        text = f"Positions on, {'every layer shows' if every else 'layers showing'} recency ({', '.join(on)}). "
+        text += f"Positions on, {'every layer shows' if every else 'layers showing'} recency ({', '.join(on)}). "
     sized = [f for f in rows if f.qualifiers.estimate is not None]
     if len(sized) != len(rows):  # stored without their size: where each lies, by its verdict
         return text + "; ".join(f"{f.qualifiers.where}: {_v(f)} ({f.qualifiers.holds or f.qualifiers.fails})"
@@ -235,10 +237,10 @@ def _sink(found: list, intact: float | None) -> str:
     verdicts = "/".join(sorted({_v(f) for f in flat}))
     return (f"; trained with it held flat in every row (at 0, LayerNorm's level or none's) it leaves "
             f"{number(lo, True)} to "
-            f"{number(hi, True)} of the intact {number(intact, True) if intact is not None else 'slope'} (plan v5 "
-            f"F1-F3, below half: {verdicts}; F2's reading: \"{_said(flat[1])}\"), while clamped to none's level but "
-            f"still falling with position (lowered, not removed) it keeps {number(u2.qualifiers.estimate, True)} (U2, "
-            f"below half: {_v(u2)})")
+            f"{number(hi, True)} of the intact {number(intact, True) if intact is not None else 'slope'} "
+            f"({flat[0].claim}-{flat[-1].claim}, below half: {verdicts}; {flat[1].claim}'s reading: "
+            f"\"{_said(flat[1])}\"), while clamped to none's level but still falling with position (lowered, not "
+            f"removed) it reaches {number(u2.qualifiers.estimate, True)} ({u2.claim}, below half: {_v(u2)})")
 
 
 def _parts(found: list, v5: dict | None) -> str:
@@ -261,8 +263,8 @@ def _parts(found: list, v5: dict | None) -> str:
                f"against RMSNorm's {min(loss['Prms']):.2f}-{max(loss['Prms']):.2f})")
     return (f"With the LayerNorm profile imposed and no normalisation the slope is "
             f"{number(u1.qualifiers.estimate, True)} "
-            f"(U1, above half: {_v(u1)}). With it and RMSNorm, {est('RMSNorm')}; LayerNorm with its gain fixed, "
-            f"{est('gain fixed')} (plan v5, above half: {_v(rows['RMSNorm'])}, {_v(rows['gain fixed'])}); "
+            f"({u1.claim}, above half: {_v(u1)}). With it and RMSNorm, {est('RMSNorm')}; LayerNorm with its gain "
+            f"fixed, {est('gain fixed')} (plan v5, above half: {_v(rows['RMSNorm'])}, {_v(rows['gain fixed'])}); "
             f"centring only, {est('centring only')} ({_v(rows['centring only'])}); with the scale out of the "
             f"gradient, {est(stop)} ({_v(rows[stop])}; its reading: \"{_said(rows[stop])}\")"
             f"{counter}.")
@@ -310,7 +312,7 @@ def _no_bos(found: list, v4: dict | None = None, v5: dict | None = None) -> str:
     traj = (v5 or {}).get("trajectories") or {}
     at, end = ((traj.get(p) or {}).get("Tln") or {} for p in ("loss 4.25", "step 1465"))
     grows = (f", and in plan v5's runs its slope goes from {number(at['slope'], True)} there to "
-             f"{number(end['slope'], True)} at 3.0M tokens (T1 {_v(t1)}; its reading: \"{_said(t1)}\")"
+             f"{number(end['slope'], True)} at 3.0M tokens ({t1.claim} {_v(t1)}; its reading: \"{_said(t1)}\")"
              if again and "slope" in at and "slope" in end else "")
     return (f"Without BOS, at equal tokens LayerNorm's slope is {number(one.qualifiers.estimate, True)} logit per key"
             + (f" (none {number(none.estimate, True)}" if none is not None else " (")
