@@ -104,6 +104,8 @@ def plan_qualifiers(test: str, decision: dict | None, why: str = "", *, quick: b
     if level is not None and not quick:
         p = decision.get("p_pair", pair_p(decision.get("p_confirm", math.nan), decision.get("p_refute", math.nan)))
         hair = {} if math.isnan(p) else {"p_pair": float(p), "level": float(level)}
+        if hair and verdict == "inconclusive":  # the side an undecided test leans to
+            hair["leans"] = "for" if decision.get("p_confirm", 1.0) < decision.get("p_refute", 1.0) else "against"
     outside = bool(theirs) and any(not lo <= t <= hi for t in theirs)
     same_sign = bool(theirs) and all((t > 0) == (_estimate(decision) > 0) for t in theirs)
     return Qualifiers(where=where, comparison=comparison, unit=unit, estimate=_estimate(decision), low=lo, high=hi,

@@ -116,7 +116,8 @@ class Qualifiers:
     the statement's authors published, and ``direction_only`` when ours agree in sign but not in size;
     ``settings``: how many settings the row covers; ``exact``: decided by exact arithmetic or a proof; ``p_pair``
     and ``level``: a plan test's pair p and the Holm level it was compared with (both or neither), from which
-    :attr:`by_a_hair` is read."""
+    :attr:`by_a_hair` is read; ``leans``: for an undecided test, the side its smaller one-sided p favours ("for" or
+    "against" its statement)."""
 
     where: str = ""
     holds: str = ""
@@ -137,9 +138,10 @@ class Qualifiers:
     exact: bool = False
     p_pair: float | None = None
     level: float | None = None
+    leans: str = ""
 
     def __post_init__(self) -> None:
-        for name in ("where", "holds", "fails", "quantity", "unit", "comparison", "margin_of", "reason"):
+        for name in ("where", "holds", "fails", "quantity", "unit", "comparison", "margin_of", "reason", "leans"):
             object.__setattr__(self, name, _text(getattr(self, name), name))
         for name in ("estimate", "low", "high", "margin", "p_pair", "level"):
             object.__setattr__(self, name, _number(getattr(self, name), name))
@@ -147,6 +149,9 @@ class Qualifiers:
                 self.p_pair is not None and not (0 <= self.p_pair <= 1 and 0 < self.level < 1)):
             raise ValueError(f"qualifier p_pair and level must be given together, 0 <= p_pair <= 1 and 0 < level < 1; "
                              f"got {self.p_pair} and {self.level}")
+        if self.leans not in ("", "for", "against") or (self.leans and self.p_pair is None):
+            raise ValueError(f"qualifier leans must be '', 'for' or 'against' (the side an undecided test's smaller "
+                             f"one-sided p favours, with its pair p); got {self.leans!r}")
         if self.reason and self.reason not in REASONS:
             raise ValueError(f"qualifier reason must be one of {', '.join(REASONS)}; got {self.reason!r}")
         if (self.low is None) != (self.high is None) or (self.low is not None and self.low > self.high):

@@ -113,3 +113,21 @@ def test_a_part_s_counter_row_is_the_learned_part_on_the_other_side():
     assert part_counter(pre, [pre, across], min_learned=3) is None  # an interval across 0 is not the other side
     committed = [Qualifiers.from_json(r["qualifiers"]) for r in ROWS if r["id"] == "S3.1"]
     assert [q.counter.label if q.counter else None for q in committed][:3] == ["argmax/post", None, "argmax/post"]
+
+
+def test_an_undecided_test_by_a_hair_says_which_side_it_leans_to():
+    """TP1 (centring only) nearly refuted, not nearly confirmed: its smaller one-sided p is against its statement,
+    and the answer says so; TV5's leans for it. A stored side other than for / against is refused."""
+    from lnrecency.report.words.answer import _v
+    from lnrecency.report.words.findings import findings_of
+
+    found = {(f.claim, f.setting.get("case")): f for f in findings_of(ROWS)}
+    tp1, tv5 = found[("TP1", None)], found[("TV5", None)]
+    assert tp1.qualifiers.leans == "against" and _v(tp1) == "inconclusive, by a hair, leaning against it"
+    assert tv5.qualifiers.leans == "for" and _v(tv5).endswith("leaning for it")
+    v5 = json.loads((ROOT / "docs" / "thesis_text_v5.json").read_text())["tests"]["D1"]
+    assert v5["p_refute"] < v5["p_confirm"]  # the published decision: the smaller p is against the statement
+    with pytest.raises(ValueError, match="leans"):
+        Qualifiers(p_pair=0.02, level=0.05, leans="towards")
+    with pytest.raises(ValueError, match="leans"):
+        Qualifiers(leans="for")  # a side without its pair p

@@ -22,8 +22,9 @@ def _label(rows: list) -> str:
 
 def _v(f) -> str:
     """A finding's verdict as the answer says it: with ", by a hair" when its pair p lay within a factor of 2 of its
-    Holm level (:attr:`lnrecency.inference.qualifiers.Qualifiers.by_a_hair`)."""
-    return f.verdict + (", by a hair" if f.qualifiers.by_a_hair else "")
+    Holm level (:attr:`lnrecency.inference.qualifiers.Qualifiers.by_a_hair`), and, undecided, the side it leans to."""
+    q = f.qualifiers
+    return f.verdict + ((", by a hair" + (f", leaning {q.leans} it" if q.leans else "")) if q.by_a_hair else "")
 
 
 def _role(found: list, role: str, k: int = 0) -> tuple[list, str]:
