@@ -50,9 +50,9 @@ TERMS: tuple[Term, ...] = (
          "A plan test whose pair p (twice the smaller of its two one-sided p-values) lies within a factor of 2 of its "
          "level in Holm's step-down order, on either side: a small change of the data would have turned the "
          "decision. A test below its level that the step-down never reached (it stopped at an earlier test) is "
-         "marked too: its finding says so. Its cell says \"by a hair\" (the row keeps the pair p and the level); the answer "
-         "says an undecided one is \"leaning for it\" or \"leaning against it\": the side its smaller one-sided p "
-         "favours."),
+         "marked too: its finding says so. Its cell says \"by a hair\" (the row keeps the pair p and the level); "
+         "the answer says an undecided one is \"leaning for it\" or \"leaning against it\": the side its smaller "
+         "one-sided p favours."),
     Term(("seed text", "seed 002", "seed 003"), r"\bseed text|\bseed 00\d", "",
          "The sources the project was given (`../shared/seeds/`): the paper's abstract, TL;DR, Theorem 1 and "
          "figure captions (seeds 000, 001), Eoin Farrell's essay (seed 002) and Li, Boduljak and Zhou (seed 003)."),
