@@ -289,3 +289,21 @@ def decide_family(tests: list, alpha: float = TRAINED_FWER) -> list[SeedDecision
             verdict = "confirmed" if t.p_confirm < t.p_refute else "refuted"
         out.append(SeedDecision(t, verdict, len(tests), alpha))
     return out
+
+
+def decide_tests(made: dict, families=None, alpha: float = TRAINED_FWER) -> dict:
+    """A plan's tests from their samples, each family decided by :func:`decide_family`: ``made`` maps a test ID to
+    (its samples, a function making its :class:`SeedTest`, why it is not made when a sample has fewer than
+    :data:`MIN_VALUES` values); ``families``: lists of test IDs (default: one of all). Test ID -> (SeedDecision or
+    None, why-not text or ""), family by family."""
+    tests, why = {}, {}
+    for tid, (samples, make, reason) in made.items():
+        if all(len(x) >= MIN_VALUES for x in samples):
+            tests[tid] = make()
+        else:
+            tests[tid], why[tid] = None, reason
+    out = {}
+    for family in (families or [list(made)]):
+        for tid, d in zip(family, decide_family([tests[t] for t in family], alpha)):
+            out[tid] = (d, why.get(tid, ""))
+    return out

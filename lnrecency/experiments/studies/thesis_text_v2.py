@@ -311,7 +311,7 @@ def decide(runs: list, st: V2Settings) -> dict:
 def decide_table(table: dict) -> dict:
     """Q1-Q6 of plan v2 from its per-seed table (:func:`seed_table`, as the snapshot publishes it), decided
     together by Holm at 0.05: id -> (SeedDecision or None, why-not text)."""
-    from lnrecency.inference.seed_tests import MIN_VALUES, SeedTest, decide_family
+    from lnrecency.inference.seed_tests import MIN_VALUES, SeedTest, decide_tests
 
     def arm(bos, norm):
         return [r for r in table.get(_cell(bos, norm), []) if r["learned"]]
@@ -324,25 +324,17 @@ def decide_table(table: dict) -> dict:
 
     ln0, none0 = final(False, "layernorm"), final(False, "none")
     ln_m, none_m, all_hit = _matched(table, False)
-    few, why = f"fewer than {MIN_VALUES} learned runs in an arm", {}
-
-    def test(key, arms, make, reason=few):
-        if all(len(a) >= MIN_VALUES for a in arms):
-            return make()
-        why[key] = reason
-        return None
-    tests = {
-        "Q1": test("Q1", [ln0], lambda: SeedTest(ln0)),
-        "Q2": test("Q2", [ln0, none0], lambda: SeedTest(ln0, other=none0)),
-        "Q3": test("Q3", [ln_m, none_m] if all_hit else [()], lambda: SeedTest(ln_m, other=none_m),
-                   "not every LayerNorm run reached the none arm's final loss" if ln_m else few),
-        "Q4": test("Q4", [reduction(True, "layernorm")], lambda: SeedTest(reduction(True, "layernorm"), side="below")),
-        "Q5": test("Q5", [reduction(True, "none")], lambda: SeedTest(reduction(True, "none"))),
-        "Q6": test("Q6", [final(True, "rmsnorm"), final(True, "layernorm")],
-                   lambda: SeedTest(final(True, "rmsnorm"), rule="equivalence", side="within", margin=MARGIN_V2,
-                                    other=final(True, "layernorm")))}
-    decisions = decide_family(list(tests.values()), 0.05)
-    return {k: (d, why.get(k, "")) for k, d in zip(tests, decisions)}
+    few = f"fewer than {MIN_VALUES} learned runs in an arm"
+    return decide_tests({
+        "Q1": ([ln0], lambda: SeedTest(ln0), few),
+        "Q2": ([ln0, none0], lambda: SeedTest(ln0, other=none0), few),
+        "Q3": ([ln_m, none_m] if all_hit else [()], lambda: SeedTest(ln_m, other=none_m),
+               "not every LayerNorm run reached the none arm's final loss" if ln_m else few),
+        "Q4": ([reduction(True, "layernorm")], lambda: SeedTest(reduction(True, "layernorm"), side="below"), few),
+        "Q5": ([reduction(True, "none")], lambda: SeedTest(reduction(True, "none")), few),
+        "Q6": ([final(True, "rmsnorm"), final(True, "layernorm")],
+               lambda: SeedTest(final(True, "rmsnorm"), rule="equivalence", side="within", margin=MARGIN_V2,
+                                other=final(True, "layernorm")), few)}, alpha=0.05)
 
 
 def summary(runs: list, st: V2Settings) -> dict:

@@ -207,17 +207,13 @@ def seed_table(runs: list, v2_runs: list, st: V3Settings) -> dict:
 def decide_table(table: dict) -> dict:
     """A1, B1, C1, A0, C0 from the per-seed table, decided together by Holm at 0.05: id -> (SeedDecision or None,
     why-not text). Each per-seed value is intervened - 0.5 x intact in the LayerNorm models; stated side: below 0."""
-    from lnrecency.inference.seed_tests import MIN_VALUES, SeedTest, decide_family
+    from lnrecency.inference.seed_tests import MIN_VALUES, SeedTest, decide_tests
 
-    tests, why = {}, {}
+    made = {}
     for tid, (bos, kind, _) in TESTS.items():
         values = tuple(r[f"{kind}_value"] for r in table[_cell(bos, "layernorm")] if r["learned"])
-        if len(values) >= MIN_VALUES:
-            tests[tid] = SeedTest(values, side="below")
-        else:
-            tests[tid], why[tid] = None, f"fewer than {MIN_VALUES} learned runs"
-    decisions = decide_family(list(tests.values()), 0.05)
-    return {k: (d, why.get(k, "")) for k, d in zip(tests, decisions)}
+        made[tid] = ([values], lambda v=values: SeedTest(v, side="below"), f"fewer than {MIN_VALUES} learned runs")
+    return decide_tests(made, alpha=0.05)
 
 
 def noise(table: dict) -> dict:

@@ -251,41 +251,26 @@ def decide(runs: list, st: WuSettings) -> dict:
     with residual; P4: so does RMSNorm at depth 2; P5: with LayerNorm at depth 2 the first-vs-last gap is below 0
     (turned over); P6: at depth 2 with LayerNorm, fixing the normalisation's per-token scale raises the
     first-vs-last gap (ablated - intact > 0)."""
-    from lnrecency.inference.seed_tests import MIN_VALUES, SeedTest, decide_family
+    from lnrecency.inference.seed_tests import MIN_VALUES, SeedTest, decide_tests
 
-    why: dict = {}
     few = f"fewer than {MIN_VALUES} runs passed the learning gate in an arm"
-
-    def test(key, samples, make):
-        if all(len(s) >= MIN_VALUES for s in samples):
-            return make()
-        why[key] = few
-        return None
-    rep = {}
+    made = {}
     for k, (arm, gap) in REPRODUCTION.items():
         g = _gaps(runs, arm, "none", gap)
-        rep[k] = test(k, [g], lambda g=g: SeedTest(g))
+        made[k] = ([g], lambda g=g: SeedTest(g), few)
     fl = gap_name(PAIRS[1])
 
     def lower(arm, norm):
         a, b = _gaps(runs, arm, norm, fl), _gaps(runs, arm, "none", fl)
-        return test(None, [a, b], lambda: SeedTest(a, side="below", other=b))
+        return [a, b], lambda: SeedTest(a, side="below", other=b), few
     ln2 = _gaps(runs, "depth 2", "layernorm", fl)
     change = tuple(r["final"]["ablated"]["gaps"][fl] - r["final"]["gaps"][fl]
                    for r in _arm(runs, "depth 2", "layernorm"))
-    prim = {"P1": lower("depth 2", "layernorm"), "P2": lower("depth 6", "layernorm"),
-            "P3": lower("depth 2 residual", "layernorm"), "P4": lower("depth 2", "rmsnorm"),
-            "P5": test("P5", [ln2], lambda: SeedTest(ln2, side="below")),
-            "P6": test("P6", [change], lambda: SeedTest(change))}
-    for k, t in prim.items():
-        if t is None:
-            why.setdefault(k, few)
-    why.pop(None, None)
-    out = {}
-    for family in (rep, prim):
-        for k, d in zip(family, decide_family(list(family.values()), 0.05)):
-            out[k] = (d, why.get(k, ""))
-    return out
+    made.update({"P1": lower("depth 2", "layernorm"), "P2": lower("depth 6", "layernorm"),
+                 "P3": lower("depth 2 residual", "layernorm"), "P4": lower("depth 2", "rmsnorm"),
+                 "P5": ([ln2], lambda: SeedTest(ln2, side="below"), few),
+                 "P6": ([change], lambda: SeedTest(change), few)})
+    return decide_tests(made, [list(REPRODUCTION), [f"P{k}" for k in range(1, 7)]], 0.05)
 
 
 def seed_rows(runs: list) -> list[dict]:

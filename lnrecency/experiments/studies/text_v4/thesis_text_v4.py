@@ -211,21 +211,14 @@ def _used(rows: list, arm: str) -> tuple:
 def decide_table(table: dict) -> dict:
     """U1, U2, N1 from the per-seed table, decided together by Holm at 0.05 (the pair rule): id -> (SeedDecision or
     None, why-not text)."""
-    from lnrecency.inference.seed_tests import MIN_VALUES, SeedTest, decide_family
+    from lnrecency.inference.seed_tests import MIN_VALUES, SeedTest, decide_tests
 
     u1, u2 = _used(table.get("U1 none", []), "U1"), _used(table.get("U2 layernorm", []), "U2")
     ln, none = _used(table.get("N1 layernorm", []), "N1"), _used(table.get("N1 none", []), "N1")
-    made = {"U1": (u1, lambda: SeedTest(u1, side="above", boundary=U_BOUNDARY)),
-            "U2": (u2, lambda: SeedTest(u2, side="below", boundary=U_BOUNDARY)),
-            "N1": (ln if len(ln) < len(none) else none, lambda: SeedTest(ln, side="above", other=none))}
-    tests, why = {}, {}
-    for tid, (values, make) in made.items():
-        if len(values) >= MIN_VALUES:
-            tests[tid] = make()
-        else:
-            tests[tid], why[tid] = None, f"fewer than {MIN_VALUES} runs past the gate (or at the target) in a sample"
-    decisions = decide_family(list(tests.values()), 0.05)
-    return {k: (d, why.get(k, "")) for k, d in zip(tests, decisions)}
+    few = f"fewer than {MIN_VALUES} runs past the gate (or at the target) in a sample"
+    return decide_tests({"U1": ([u1], lambda: SeedTest(u1, side="above", boundary=U_BOUNDARY), few),
+                         "U2": ([u2], lambda: SeedTest(u2, side="below", boundary=U_BOUNDARY), few),
+                         "N1": ([ln, none], lambda: SeedTest(ln, side="above", other=none), few)}, alpha=0.05)
 
 
 def noise(table: dict) -> dict:

@@ -62,25 +62,19 @@ def _values(table: dict) -> dict:
 def decide_table(table: dict) -> dict:
     """The ten tests from the per-seed table, each Holm family at 0.05 (the pair rule): id -> (SeedDecision or None,
     why-not text)."""
-    from lnrecency.inference.seed_tests import MIN_VALUES, SeedTest, decide_family
+    from lnrecency.inference.seed_tests import MIN_VALUES, SeedTest, decide_tests
 
-    values = _values(table)
-    out = {}
-    for family in v5_plan.FAMILIES.values():
-        tests, why = {}, {}
-        for tid in family:
-            mine, other = values[tid]
-            if len(mine) < MIN_VALUES or (other is not None and len(other) < MIN_VALUES):
-                tests[tid], why[tid] = None, f"fewer than {MIN_VALUES} runs past the gate (or at the point) in a sample"
-            elif other is not None:
-                tests[tid] = SeedTest(mine, side="above", other=other)
-            elif tid == "T1":
-                tests[tid] = SeedTest(mine, side="above", boundary=0.0)
-            else:
-                tests[tid] = SeedTest(mine, side=CELLS[tid][1], boundary=BOUNDARY)
-        for tid, d in zip(tests, decide_family(list(tests.values()), v5_plan.FWER)):
-            out[tid] = (d, why.get(tid, ""))
-    return out
+    few = f"fewer than {MIN_VALUES} runs past the gate (or at the point) in a sample"
+
+    def make(tid, mine, other):
+        if other is not None:
+            return SeedTest(mine, side="above", other=other)
+        if tid == "T1":
+            return SeedTest(mine, side="above", boundary=0.0)
+        return SeedTest(mine, side=CELLS[tid][1], boundary=BOUNDARY)
+    made = {tid: ([mine] + ([] if other is None else [other]), lambda t=tid, m=mine, o=other: make(t, m, o), few)
+            for tid, (mine, other) in _values(table).items()}
+    return decide_tests(made, [list(f) for f in v5_plan.FAMILIES.values()], v5_plan.FWER)
 
 
 def noise(table: dict) -> dict:
