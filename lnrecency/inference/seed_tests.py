@@ -307,3 +307,13 @@ def decide_tests(made: dict, families=None, alpha: float = TRAINED_FWER) -> dict
         for tid, d in zip(family, decide_family([tests[t] for t in family], alpha)):
             out[tid] = (d, why.get(tid, ""))
     return out
+
+
+def probe_noise(slopes, ses) -> dict:
+    """One cell's probe noise against its spread over seeds: the runs' mean probe SE (``ses``), the between-seed SD of
+    their estimates (``slopes``; None from one seed) and their ratio (None without spread): a plan aims the ratio
+    below 1/3, so that the interval over seeds is the seeds', not the probe's."""
+    x = np.asarray(slopes, dtype=float)
+    se = float(np.mean(ses))
+    sd = float(x.std(ddof=1)) if x.size > 1 else None
+    return {"probe_se": se, "seed_sd": sd, "ratio": se / sd if sd else None}

@@ -224,13 +224,10 @@ def decide_table(table: dict) -> dict:
 def noise(table: dict) -> dict:
     """Per cell: one run's mean probe SE against the between-seed SD of the slope, and their ratio (the plan aims
     below 1/3)."""
-    out = {}
-    for cell, rows in table.items():
-        slopes = np.array([r["slope"] for r in rows])
-        se = float(np.mean([r["slope_se"] for r in rows]))
-        sd = float(slopes.std(ddof=1)) if slopes.size > 1 else None
-        out[cell] = {"probe_se": se, "seed_sd": sd, "ratio": se / sd if sd else None}
-    return out
+    from lnrecency.inference.seed_tests import probe_noise
+
+    return {cell: probe_noise([r["slope"] for r in rows], [r["slope_se"] for r in rows])
+            for cell, rows in table.items()}
 
 
 def secondary(table: dict, v2: dict | None) -> dict:

@@ -80,17 +80,16 @@ def decide_table(table: dict) -> dict:
 def noise(table: dict) -> dict:
     """Per arm: one run's mean probe SE against the between-seed SD of its slope (T: at 3.0M tokens and at loss
     4.25)."""
+    from lnrecency.inference.seed_tests import probe_noise
+
     out = {}
     for arm, rows in table.items():
         for what, get in ((arm, lambda r: (r["slope"], r["slope_se"])),) + (
                 ((f"{arm} at {MATCHED}", lambda r: (r["points"][MATCHED]["slope"], r["points"][MATCHED]["se"])),)
                 if arm.startswith("T") else ()):
             pairs = [get(r) for r in rows if not what.endswith(MATCHED) or MATCHED in r["points"]]
-            if len(pairs) < 2:
-                continue
-            sd = float(np.std([p[0] for p in pairs], ddof=1))
-            se = float(np.mean([p[1] for p in pairs]))
-            out[what] = {"probe_se": se, "seed_sd": sd, "ratio": se / sd if sd > 0 else None}
+            if len(pairs) >= 2:
+                out[what] = probe_noise([p[0] for p in pairs], [p[1] for p in pairs])
     return out
 
 
