@@ -23,7 +23,10 @@ def _die_unless(marker: str, times: int, value: int) -> int:
     path = Path(marker)
     seen = int(path.read_text()) if path.exists() else 0
     if seen < times:
-        path.write_text(str(seen + 1))
+        # written whole, then renamed: another job reading the same marker never sees it half written (it read '')
+        tmp = path.with_name(f"{path.name}.{os.getpid()}")
+        tmp.write_text(str(seen + 1))
+        os.replace(tmp, path)
         os._exit(1)  # the worker is lost mid-run, as a killed machine would be
     return value * 10
 
