@@ -129,9 +129,8 @@ def answer_lines(found: list, v2: dict | None = None, v3: dict | None = None, v4
             settings[f.verdict] += f.qualifiers.settings or 1
         counts = ", ".join(f"{v} in {n}" for v, n in settings.most_common()) + " settings"
         turn = next((f for f in trained if f.qualifiers.estimate is not None), None)
-        out.append(f"**Wu et al. (ICML 2025)?** Not contradicted: early tokens win in their rollout (weights "
-                   f"multiplied across layers), recent ones in one layer's scores; in the limit both hold where "
-                   f"decided ({ours[0].claim}: {_label(ours)}"
+        out.append(f"**Wu et al. (ICML 2025)?** Not contradicted: early tokens win in their rollout, recent ones in "
+                   f"one layer's scores; in the limit both hold where decided ({ours[0].claim}: {_label(ours)}"
                    + (f"; their Theorem 4.1: {counts}" if theirs else "") + ")"
                    + ("" if turn is None else
                       f"; {trained_words}, early tokens still win: first-last gap "
@@ -197,7 +196,7 @@ def _pretrained(found: list, snap: dict | None = None) -> str:
                                 for f in rows) + " (positions off: outside their training)."
     text += ("Positions off, outside their training" + (f" (perplexity {' and '.join(ratio)})" if
                                                              len(ratio) == len(rows) else "") + ": "
-             + " and ".join(_v(f) for f in rows) + " (mean layer slope "
+             + " and ".join(_v(f) for f in rows) + (" respectively" if len(rows) > 1 else "") + " (mean layer slope "
              + " and ".join(number(f.qualifiers.estimate, True) for f in rows) + ")")
     control = [f.qualifiers.counter for f in rows]
     if all(c is not None and c.label == CONTROL for c in control):
