@@ -190,10 +190,7 @@ def row_qualifiers(cid: str, row: dict, *, min_learned: int, quick: bool = False
     rule = row.get("rule") or {}
     if cid in BY_PART and isinstance(rule.get("part"), str):
         where = ", ".join(x for x in (where, rule["part"]) if x)
-    iv = row.get("interval")
-    lo = hi = None
-    if isinstance(iv, (list, tuple)) and len(iv) == 2 and all(isinstance(x, (int, float)) for x in iv):
-        lo, hi = float(min(iv)), float(max(iv))
+    lo, hi = _interval(row) or (None, None)
     reason = ""
     if row.get("verdict") == "inconclusive":
         learned = row.get("learned")

@@ -70,7 +70,6 @@ def test_the_answer_reads_positions_on_and_the_control_from_the_published_runs()
     from lnrecency.report.words import answer
     from lnrecency.report.words.findings import findings_of
 
-    assert answer.CONTROL == r1.CONTROL
     found = findings_of(STORED)
     line = answer._pretrained(found, SNAPSHOT)
     assert "every layer shows recency (SmolLM2-135M-Instruct 30 of 30, Gemma 3 270M 18 of 18" in line

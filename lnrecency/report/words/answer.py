@@ -9,10 +9,6 @@ from collections import Counter
 
 __all__ = ["readme_answer", "answer_lines", "snapshots", "SNAPSHOTS"]
 
-#: R1's counter-row's label (lnrecency.claims.trained.r1_pretrained_decoders.CONTROL: a claim module is not imported
-#: here; tests/report/test_hair_and_counters.py checks the two agree)
-CONTROL = "random control"
-
 
 def _label(rows: list) -> str:
     """One label for some findings: their verdict when they agree, else "split"."""
@@ -199,9 +195,9 @@ def _pretrained(found: list, snap: dict | None = None) -> str:
              + " and ".join(_v(f) for f in rows) + (" respectively" if len(rows) > 1 else "") + " (mean layer slope "
              + " and ".join(number(f.qualifiers.estimate, True) for f in rows) + ")")
     control = [f.qualifiers.counter for f in rows]
-    if all(c is not None and c.label == CONTROL for c in control):
+    if all(c is not None for c in control) and len({c.label for c in control}) == 1:  # R1's: the random control
         same = all((c.estimate > 0) == (f.qualifiers.estimate > 0) for c, f in zip(control, rows))
-        text += (f"; the random control reads {' and '.join(number(c.estimate, True) for c in control)}"
+        text += (f"; the {control[0].label} reads {' and '.join(number(c.estimate, True) for c in control)}"
                  + (", the same signs: neither is specific to text" if same else ""))
     return text + "."
 
