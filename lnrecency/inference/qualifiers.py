@@ -111,7 +111,9 @@ class Qualifiers:
     """A verdict row's qualifiers. ``where``: the setting and scope in words ("layers 5-6 with the residual");
     ``holds`` / ``fails``: where, within it, the statement holds and fails; ``quantity``, ``unit`` and
     ``comparison`` ("LayerNorm minus none") of ``estimate`` and its interval [``low``, ``high``]; ``margin``: the
-    largest violation of an exact decision (``margin_of`` names it: "failing keys' weight"); ``reason``: a
+    largest violation of an exact decision (``margin_of`` names it: "score step (logits)"); ``second`` and
+    ``second_of``: a second quantity where it changes the reading (the attention weight of the keys where an order
+    breaks, beside the size of the break), given together or not at all; ``reason``: a
     :data:`REASONS` key when the row is not decided; ``counter``: its strongest counter-row; ``theirs``: the values
     the statement's authors published, and ``direction_only`` when ours agree in sign but not in size;
     ``settings``: how many settings the row covers; ``exact``: decided by exact arithmetic or a proof; ``p_pair``
@@ -130,6 +132,8 @@ class Qualifiers:
     high: float | None = None
     margin: float | None = None
     margin_of: str = ""
+    second: float | None = None
+    second_of: str = ""
     reason: str = ""
     counter: Counter | None = None
     theirs: tuple[float, ...] = ()
@@ -141,10 +145,14 @@ class Qualifiers:
     leans: str = ""
 
     def __post_init__(self) -> None:
-        for name in ("where", "holds", "fails", "quantity", "unit", "comparison", "margin_of", "reason", "leans"):
+        for name in ("where", "holds", "fails", "quantity", "unit", "comparison", "margin_of", "second_of", "reason",
+                     "leans"):
             object.__setattr__(self, name, _text(getattr(self, name), name))
-        for name in ("estimate", "low", "high", "margin", "p_pair", "level"):
+        for name in ("estimate", "low", "high", "margin", "second", "p_pair", "level"):
             object.__setattr__(self, name, _number(getattr(self, name), name))
+        if (self.second is None) != (not self.second_of):
+            raise ValueError(f"qualifier second and second_of must be given together (a second quantity and its "
+                             f"name); got {self.second} and {self.second_of!r}")
         if (self.p_pair is None) != (self.level is None) or (
                 self.p_pair is not None and not (0 <= self.p_pair <= 1 and 0 < self.level < 1)):
             raise ValueError(f"qualifier p_pair and level must be given together, 0 <= p_pair <= 1 and 0 < level < 1; "

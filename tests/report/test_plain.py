@@ -170,6 +170,8 @@ def test_the_answer_says_where_the_effect_holds_and_where_it_reverses():
     assert "sqrt(d) scaling of d = 64 only" in answer
     c2 = [f for f in findings_of(SNAPSHOT["verdicts"]) if f.claim == "C2" and f.qualifiers.fails][0].qualifiers
     assert f"{c2.margin_of} up to {c2.margin:.3g}" in answer and "score step (logits)" in c2.margin_of  # its quantity
+    # and the second quantity that changes the reading: the break is among keys holding almost none of the weight
+    assert c2.second is not None and c2.second < 1e-6 and f"{c2.second_of}: at most {c2.second:.2g}" in answer
     assert len(answer.split()) <= BUDGETS["answer-words"], len(answer.split())
 
 
@@ -187,3 +189,13 @@ def test_the_one_draw_sentence_says_no_order_only_of_a_value_that_reads_0_50():
                if f.claim == "T1" and f.qualifiers.counter is not None else f for f in found]
     line = next(x for x in readme_answer(planted).splitlines() if "One draw?" in x)
     assert line.endswith(", 0.62.") and "as often as not" not in line
+
+
+def test_a_second_quantity_comes_with_its_name():
+    """Qualifiers.second (a second quantity where it changes the reading) is refused without its name, and the
+    other way round; read back from JSON it is the same."""
+    q = Qualifiers(margin=136.0, margin_of="score step (logits)", second=1.4e-9, second_of="keys' weight")
+    assert Qualifiers.from_json(q.to_json()) == q
+    for bad in ({"second": 1.4e-9}, {"second_of": "keys' weight"}):
+        with pytest.raises(ValueError, match="second and second_of must be given together"):
+            Qualifiers(**bad)

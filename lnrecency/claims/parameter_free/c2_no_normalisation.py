@@ -183,10 +183,16 @@ def _layers(names) -> str:
     return f"{ls[0]}-{ls[-1]}" if len(ls) > 1 and ls == list(range(ls[0], ls[-1] + 1)) else ", ".join(map(str, ls))
 
 
+#: the second quantity of a failing row: the largest attention weight among the keys where the order breaks, on the
+#: rows sampled (the first failing row at the middle alpha of each failing interval, where the score step is read too)
+WEIGHT_OF = "on the first failing row at each failing interval's middle alpha, the weight of the keys where it breaks"
+
+
 def _qualifiers(verdict: str, group) -> Qualifiers:
     """Where the deeper layers' earlier-token bias holds and fails over alpha (issue 75): the layers that hold for
-    every alpha, the failing layers with the largest alpha of a failing interval, and the margin: the largest
-    attention weight among the keys where the order breaks (the failure's size)."""
+    every alpha, the failing layers with the largest alpha of a failing interval, the margin: the largest score step
+    against the order (the failure's size, in logits), and beside it the largest attention weight among the keys where
+    the order breaks."""
     residual = {st["residual"] for st, _ in group}
     where = "residual" if residual == {True} else "no residual" if residual == {False} else ""
     layers = {L for _, ev in group for L in ev.regions}
@@ -201,13 +207,17 @@ def _qualifiers(verdict: str, group) -> Qualifiers:
     weights = [row.largest_weight_where_order_breaks for _, ev in group for row in (ev.failing_rows or {}).values()
                if row.largest_weight_where_order_breaks is not None]
     held = layers - failing
-    if steps:  # the failure in the claim's own quantity (logits), the keys' weight beside it (issue 84, item 2)
-        margin, margin_of = max(steps), "score step (logits)"  # the keys' weight is in the finding
+    second = {}
+    if steps:  # the failure in the claim's own quantity (logits), the keys' weight beside it (issue 84, item 2): a
+        # break among keys that carry almost none of the attention changes what the failure means
+        margin, margin_of = max(steps), "score step (logits)"
+        if weights:
+            second = {"second": max(weights), "second_of": WEIGHT_OF}
     else:  # evidence stored before the score step was recorded
         margin, margin_of = (max(weights), "sampled failing keys' weight") if weights else (None, "")
     return Qualifiers(where=where, settings=len(group), holds=f"at layers {_layers(held)}" if held else "",
                       fails=f"at layers {_layers(failing)}, alpha {'up to' if low == 0 else f'{low:.2g} to'} {top:.2g}",
-                      margin=margin, margin_of=margin_of)
+                      margin=margin, margin_of=margin_of, **second)
 
 
 def _share(w: float) -> str:
