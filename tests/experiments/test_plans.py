@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from lnrecency.experiments.plans import engine
-from lnrecency.experiments.plans.declaration import Condition, Design, Reading, Study
+from lnrecency.experiments.plans.declaration import Condition, Design, Reading, Rule, Sample, Study
 from lnrecency.experiments.plans.declaration import Test as PlanTest
 from lnrecency.experiments.plans.declared import STUDIES, U2_PINNED, plan_keys, study
 from lnrecency.experiments.plans.declared import test_of as claim_tests
@@ -100,6 +100,13 @@ def _test(**kw):
                      tests=(_test(readings=(Reading("confirmed", "words never in the plan"),)),)),
      "said to be written before the runs but is not in thesis_text_plan_v4.md"),
     (lambda: replace(study("thesis-text-v4"), tests=(_test(counter=("Z2", "w")),)), "counter-row 'Z2'"),
+    (lambda: Sample("A", at="3M tokens"), "must be a point 'loss X' or 'step N'"),
+    (lambda: Sample("A", minus="loss 4.25"), "minus .* needs at"),
+    (lambda: Rule(Sample("A"), "within"), "side must be 'above' or 'below'"),
+    (lambda: Rule(Sample("A"), boundary=0.1, other=Sample("B")), "compares the difference with 0"),
+    (lambda: _test(rule=Rule(Sample("A"))), "with the statement it decides"),
+    (lambda: replace(study("thesis-text-v4"), tests=(study("thesis-text-v4").tests[0], _test(id="Z2"))),
+     "every test has a rule or none does"),
 ])
 def test_a_declaration_with_a_wrong_part_is_refused_when_made(make, match):
     with pytest.raises(ValueError, match=match):
@@ -176,3 +183,36 @@ def test_a_snapshot_that_is_not_the_plans_is_refused_and_an_unknown_cell_lists_t
         engine.check_readings(_toy(">"), V4)
     with pytest.raises(ValueError, match=r"no cell 'U1 nones'; its cells: U1 none, U2 layernorm, N1 layernorm"):
         engine.quantity(V4, "U1 nones", "mean slope")
+
+
+# -- tests decided by their declared rules ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name, extra", [("thesis-text-v4", ()), ("thesis-text-v5", ("mean",))])
+def test_the_engine_decides_a_plan_from_its_declared_rules_to_the_published_bytes(name, extra):
+    """Plans v4 and v5 decided by the engine from their declared rules (their own decision code removed) give their
+    published tests byte for byte: statements, verdicts, p-values, intervals and the per-seed values read."""
+    snap = json.loads((DOCS / study(name).published).read_text())
+    got = engine.decided_tests(study(name), snap["runs"], extra)
+    assert json.dumps(got, allow_nan=False) == json.dumps(snap["tests"], allow_nan=False)
+
+
+def test_a_declared_sample_reads_its_gate_its_point_and_its_pair():
+    plan = study("thesis-text-v5")
+
+    def row(seed, learned, end, matched):
+        points = {"loss 4.25": {"slope": matched}, **({} if end is None else {"step 1465": {"slope": end}})}
+        return {"seed": seed, "learned": learned, "slope": 10.0 + seed, "points": points}
+    table = {"Tln": [row(2, True, 5.0, 1.0), row(1, False, 7.0, 2.0), row(0, True, None, 3.0)]}
+    assert engine.sample_values(plan, Sample("Tln"), table) == (12.0, 10.0)  # past the gate, the final slope
+    assert engine.sample_values(plan, Sample("Tln", at="loss 4.25", gated=False), table) == (1.0, 2.0, 3.0)
+    assert engine.sample_values(plan, Sample("Tln", at="step 1465"), table) == (5.0,)  # seed 0 never got there
+    assert engine.sample_values(plan, Sample("Tln", at="step 1465", minus="loss 4.25"), table) == (4.0,)
+    v4 = study("thesis-text-v4")  # plan v4's N1 cells read the runs that reached the target (its declared gate)
+    rows = [{"slope": 1.0, "learned": True, "reached": False}, {"slope": 2.0, "learned": True, "reached": True}]
+    assert engine.sample_values(v4, Sample("N1 none"), {"N1 none": rows}) == (2.0,)
+    assert engine.sample_values(v4, Sample("U1 none"), {"U1 none": rows}) == (1.0, 2.0)
+
+
+def test_a_plan_without_rules_is_not_decided_by_the_engine():
+    with pytest.raises(ValueError, match="have no rule"):
+        engine.decide(study("thesis-text-v2"), {})

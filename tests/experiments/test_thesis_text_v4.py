@@ -54,10 +54,12 @@ def test_the_plan_states_the_numbers_recomputed_from_the_repository(design):
     assert missing == []
     assert design["n1_power_first"] >= 0.8 and design["u_power_first"] >= 0.8 and c["fits"]
     assert v4_plan.n1_power(design["n1_seeds"] - 1, sd["layernorm"]["assumed"], sd["none"]["assumed"]) < 0.8
-    from lnrecency.experiments.studies.text_v4.thesis_text_v4 import U_BOUNDARY, V4Settings
+    from lnrecency.experiments.plans.declared import study
+    from lnrecency.experiments.studies.text_v4.thesis_text_v4 import V4Settings
 
     st = V4Settings()
-    assert round(design["u_boundary"], 4) == U_BOUNDARY and st.windows == w["windows"]
+    rules = [study("thesis-text-v4").test(t).rule for t in ("U1", "U2")]  # the boundary each U test declares
+    assert all(round(design["u_boundary"], 4) == r.boundary for r in rules) and st.windows == w["windows"]
     assert (len(st.n1_seeds), len(st.u_seeds), st.target_loss) == (design["n1_seeds"], v4_plan.U_SEEDS,
                                                                     v4_plan.TARGET_LOSS)
     assert st.n1_eval_every == v4_plan.N1_EVAL_EVERY and st.cap_factor == v4_plan.N1_CAP_FACTOR
@@ -72,21 +74,22 @@ def test_the_imposed_profiles_are_the_published_cells():
 
 
 def test_the_rule_decides_each_way():
-    from lnrecency.experiments.studies.text_v4.thesis_text_v4 import decide_table
+    from lnrecency.experiments.plans.declared import study
+    from lnrecency.experiments.plans.engine import decide
 
     def rows(values, **kw):
         return [{"slope": v, "learned": True, "reached": True, **kw} for v in values]
     table = {"U1 none": rows([0.15, 0.14, 0.16, 0.15, 0.13, 0.17, 0.15, 0.14]),  # read-out learned: confirmed
              "U2 layernorm": rows([0.15, 0.14, 0.16, 0.15, 0.13, 0.17, 0.15, 0.14]),  # slope kept: refuted
              "N1 layernorm": rows(0.001 + 0.0002 * np.arange(8)), "N1 none": rows(0.004 + 0.0002 * np.arange(8))}
-    got = {k: d.verdict for k, (d, _) in decide_table(table).items()}
+    got = {k: d.verdict for k, (d, _) in decide(study("thesis-text-v4"), table).items()}
     assert got == {"U1": "confirmed", "U2": "refuted", "N1": "refuted"}
     from lnrecency.experiments.studies.text_v4.thesis_text_v4 import secondary
 
     sec = secondary(table, _json("docs/thesis_text_v2.json"))  # U1 far above v2's BOS none, U2 near its LayerNorm
     assert sec["U1 - v2 bos none"]["side"] == "above" and sec["U2 - v2 bos layernorm"]["side"] == "across"
     table["N1 none"] = [{**r, "reached": i < 2} for i, r in enumerate(table["N1 none"])]  # two runs at the target
-    d, why = decide_table(table)["N1"]
+    d, why = decide(study("thesis-text-v4"), table)["N1"]
     assert d is None and "fewer than" in why
 
 

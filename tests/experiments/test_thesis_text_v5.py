@@ -124,7 +124,8 @@ def _t_row(seed, matched, end, learned=True):
 
 
 def test_the_rule_decides_each_way():
-    from lnrecency.experiments.studies.text_v5.v5_decide import decide_table
+    from lnrecency.experiments.plans.declared import study
+    from lnrecency.experiments.plans.engine import decide
 
     def rows(values):
         return [{"seed": s, "slope": v, "learned": True, "slope_se": 1e-3, "paths": None, "points": {}}
@@ -134,11 +135,11 @@ def test_the_rule_decides_each_way():
              "Pcentre": rows(high), "Prms": rows(low), "Pstop": rows(high), "Pgain": rows(high),
              "Tln": [_t_row(s, 0.001 + 1e-4 * s, 0.008 + 2e-4 * s) for s in range(8)],
              "Tnone": [_t_row(s, 0.002 + 1e-4 * s, 0.004 + 2e-4 * s) for s in range(8)]}
-    got = {k: (d.verdict if d else None) for k, (d, _) in decide_table(table).items()}
+    got = {k: (d.verdict if d else None) for k, (d, _) in decide(study("thesis-text-v5"), table).items()}
     assert got == {"F1": "confirmed", "F2": "refuted", "F3": "inconclusive", "D1": "confirmed", "D2": "refuted",
                    "D3": "confirmed", "D4": "confirmed", "T1": "confirmed", "T2": "confirmed", "T3": "refuted"}
     table["Tln"] = [{**r, "points": {"step 1465": r["points"]["step 1465"]}} for r in table["Tln"]]
-    d, why = decide_table(table)["T3"]  # no LayerNorm run reached the matched loss
+    d, why = decide(study("thesis-text-v5"), table)["T3"]  # no LayerNorm run reached the matched loss
     assert d is None and "fewer than" in why
 
 

@@ -20,9 +20,10 @@ def test_the_snapshot_is_the_registered_plans():
 
 
 def test_every_decision_is_recomputed_from_the_published_rows():
-    from lnrecency.experiments.studies.text_v4.thesis_text_v4 import decide_table
+    from lnrecency.experiments.plans.declared import study
+    from lnrecency.experiments.plans.engine import decide
 
-    again = decide_table(SNAPSHOT["runs"])
+    again = decide(study("thesis-text-v4"), SNAPSHOT["runs"])
     for tid, t in SNAPSHOT["tests"].items():
         d, why = again[tid]
         if d is None:
@@ -36,13 +37,14 @@ def test_every_decision_is_recomputed_from_the_published_rows():
 def test_the_rule_says_no_on_planted_rows():
     """The same rule on the published rows with U1's slopes moved below its boundary and N1's arms swapped reverses
     those decisions: the recomputation can fail."""
-    from lnrecency.experiments.studies.text_v4.thesis_text_v4 import U_BOUNDARY, decide_table
+    from lnrecency.experiments.plans.declared import study
+    from lnrecency.experiments.plans.engine import decide
 
     runs = json.loads(json.dumps(SNAPSHOT["runs"]))
     for r in runs["U1 none"]:
-        r["slope"] = U_BOUNDARY - 0.05 + 1e-3 * r["seed"]
+        r["slope"] = study("thesis-text-v4").test("U1").rule.boundary - 0.05 + 1e-3 * r["seed"]
     runs["N1 layernorm"], runs["N1 none"] = runs["N1 none"], runs["N1 layernorm"]
-    planted = decide_table(runs)
+    planted = decide(study("thesis-text-v4"), runs)
     assert planted["U1"][0].verdict == "refuted"
     published = SNAPSHOT["tests"]["N1"]
     if published["verdict"] != "inconclusive":

@@ -21,9 +21,10 @@ def test_the_snapshot_is_the_registered_plans():
 
 
 def test_every_decision_is_recomputed_from_the_published_rows():
-    from lnrecency.experiments.studies.text_v5.v5_decide import decide_table
+    from lnrecency.experiments.plans.declared import study
+    from lnrecency.experiments.plans.engine import decide
 
-    again = decide_table(SNAPSHOT["runs"])
+    again = decide(study("thesis-text-v5"), SNAPSHOT["runs"])
     assert set(again) == set(SNAPSHOT["tests"])
     for tid, t in SNAPSHOT["tests"].items():
         d, why = again[tid]
@@ -38,13 +39,14 @@ def test_every_decision_is_recomputed_from_the_published_rows():
 def test_the_rule_says_no_on_planted_rows():
     """The same rule on the published rows with F0's slopes moved far above the boundary and T's arms swapped
     reverses those decisions: the recomputation can fail."""
-    from lnrecency.experiments.studies.text_v5.v5_decide import decide_table
+    from lnrecency.experiments.plans.declared import study
+    from lnrecency.experiments.plans.engine import decide
 
     runs = json.loads(json.dumps(SNAPSHOT["runs"]))
     for r in runs["F0"]:
         r["slope"], r["learned"] = 0.3 + 1e-3 * r["seed"], True
     runs["Tln"], runs["Tnone"] = runs["Tnone"], runs["Tln"]
-    planted = decide_table(runs)
+    planted = decide(study("thesis-text-v5"), runs)
     assert planted["F1"][0].verdict == "refuted"
     published = SNAPSHOT["tests"]["T2"]
     if published["verdict"] != "inconclusive":

@@ -118,6 +118,8 @@ PUBLISHED = "thesis_text_v5.json"
 def redecide(snap: dict) -> list[tuple[str, str, str, tuple | None]]:
     """(claim, statement, verdict, interval or None) of every row this module decides, re-decided from the published
     snapshot's per-run rows alone by the plan's own rule (the same code on JSON-exact values gives the same bits)."""
-    from lnrecency.experiments.studies.text_v5.v5_decide import decide_table
+    from lnrecency.experiments.plans.declared import study
+    from lnrecency.experiments.plans.engine import decide
 
-    return plan_rows(decide_table(snap["runs"]), [(cid, s, PLAN_KEYS[cid]) for cid, s in STATEMENTS.items()])
+    return plan_rows(decide(study("thesis-text-v5"), snap["runs"]),
+                     [(cid, s, PLAN_KEYS[cid]) for cid, s in STATEMENTS.items()])

@@ -16,8 +16,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["Condition", "Reading", "Test", "Design", "Study", "OUTCOMES", "QUANTITIES", "DATA", "file_sha256",
-           "sha256_of", "label", "readings_in"]
+__all__ = ["Condition", "Reading", "Sample", "Rule", "Test", "Design", "Study", "OUTCOMES", "QUANTITIES", "DATA",
+           "file_sha256", "sha256_of", "label", "readings_in"]
 
 #: where the plan texts live (their bytes are hashed; a changed file is a new plan)
 DATA = Path(__file__).resolve().parents[2] / "data"
@@ -117,10 +117,60 @@ class Reading:
 
 
 @dataclass(frozen=True)
+class Sample:
+    """The per-seed values a test reads from its plan's per-run table (the snapshot publishes it): the runs of
+    ``cell`` past the study's gate for it (:meth:`Study.used`; ``gated=False``: every run), each run's layer-2 slope,
+    or its slope at the point ``at`` along training ("loss 4.25", "step 1465"; a run without that point is left out),
+    less its slope at the point ``minus`` (paired: the same run's, seeds in order)."""
+
+    cell: str
+    at: str | None = None
+    minus: str | None = None
+    gated: bool = True
+
+    def __post_init__(self):
+        where = f"sample of cell {self.cell!r}"
+        _text(where, "cell", self.cell, 60)
+        for name in ("at", "minus"):
+            value = getattr(self, name)
+            if value is not None and not re.fullmatch(r"(loss|step) [0-9.]+", str(value)):
+                raise ValueError(f"{where}: {name} must be a point 'loss X' or 'step N'; got {value!r:.60}")
+        if self.minus is not None and self.at is None:
+            raise ValueError(f"{where}: minus (a paired point) needs at")
+        if not isinstance(self.gated, bool):
+            raise ValueError(f"{where}: gated must be true or false; got {self.gated!r}")
+
+
+@dataclass(frozen=True)
+class Rule:
+    """How a test is decided, fixed before the runs: its sample, the side its statement claims, and a fixed
+    boundary or a second sample (then Welch's two-sample test of the difference against 0). The engine decides it
+    (:func:`lnrecency.experiments.plans.engine.decide`) with the plan's Holm families, by the pair rule."""
+
+    sample: Sample
+    side: str = "above"
+    boundary: float = 0.0
+    other: Sample | None = None
+
+    def __post_init__(self):
+        if not isinstance(self.sample, Sample) or not (self.other is None or isinstance(self.other, Sample)):
+            raise ValueError(f"rule on {self.sample!r:.60}: sample and other must be Sample records")
+        if self.side not in ("above", "below"):
+            raise ValueError(f"rule on cell {self.sample.cell!r}: side must be 'above' or 'below'; got {self.side!r}")
+        if isinstance(self.boundary, bool) or not isinstance(self.boundary, (int, float)) or not (
+                abs(self.boundary) < float("inf")):
+            raise ValueError(f"rule on cell {self.sample.cell!r}: boundary must be a finite number; got "
+                             f"{self.boundary!r}")
+        if self.other is not None and self.boundary != 0:
+            raise ValueError(f"rule on cell {self.sample.cell!r}: a two-sample rule compares the difference with 0")
+
+
+@dataclass(frozen=True)
 class Test:
     """One test of a plan: its ID in the plan, the claim whose row it decides (and the catalogue key of its statement,
     None for the claim's title), whose statement it is, where it is read and what is compared in which unit (the
-    row's words), its margin when fixed in advance, its strongest counter-row (test, words) and its readings."""
+    row's words), its margin when fixed in advance, its strongest counter-row (test, words), its readings, and (plans
+    the engine decides) its statement in the plan's words and its rule."""
 
     id: str
     claim: str
@@ -133,6 +183,8 @@ class Test:
     counter: tuple = ()
     readings: tuple = ()
     in_text: str | None = None  # the ID its plan's text gives it, where another plan's test already holds that one
+    says: str = ""  # its statement in the plan's words (its snapshot keeps it beside the decision)
+    rule: Rule | None = None  # how the engine decides it (plans decided by their own code have none)
 
     def __post_init__(self):
         at = f"test {self.id!r}"
@@ -144,6 +196,9 @@ class Test:
             raise ValueError(f"{at}: whose must be 'ours' or 'theirs'; got {self.whose!r}")
         if self.counter and (len(self.counter) != 2 or not all(isinstance(x, str) for x in self.counter)):
             raise ValueError(f"{at}: counter must be (test ID, words); got {self.counter!r:.80}")
+        if self.rule is not None and not (isinstance(self.rule, Rule) and self.says):
+            raise ValueError(f"{at}: a rule is a Rule record, with the statement it decides (says)")
+        _text(at, "says", self.says, 300, empty=True)
         outcomes = [r.outcome for r in self.readings]
         if not all(isinstance(r, Reading) for r in self.readings) or len(set(outcomes)) != len(outcomes):
             raise ValueError(f"{at}: readings must be Reading records, at most one per outcome; got {outcomes}")
@@ -219,6 +274,10 @@ class Study:
         for t in self.tests:
             if t.counter and t.counter[0] not in ids:
                 raise ValueError(f"{at}: test {t.id}'s counter-row {t.counter[0]!r} is not one of its tests")
+        ruled = [t.id for t in self.tests if t.rule is not None]
+        if ruled and len(ruled) != len(ids):
+            raise ValueError(f"{at}: the engine decides a plan whole: every test has a rule or none does (rules: "
+                             f"{', '.join(ruled)}; without: {', '.join(t for t in ids if t not in ruled)})")
         held = [tid for fam in self.families.values() for tid in fam]
         if self.families and sorted(held) != sorted(ids):
             raise ValueError(f"{at}: families must hold each test once; they hold {held}, the tests are {ids}")

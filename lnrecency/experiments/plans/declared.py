@@ -11,7 +11,7 @@ after the runs, and ``tests/experiments/test_plans.py`` shows the engine refusin
 """
 from __future__ import annotations
 
-from lnrecency.experiments.plans.declaration import Condition, Design, Reading, Study, Test, readings_in
+from lnrecency.experiments.plans.declaration import Condition, Design, Reading, Rule, Sample, Study, Test, readings_in
 
 __all__ = ["STUDIES", "study", "plans", "test_of", "plan_keys", "test_for"]
 
@@ -39,14 +39,18 @@ _V3 = tuple(Test(t, c, where, "intervened - half intact", SLOPE) for t, c, where
     ("C0", "TC5", "no BOS, per-token scale fixed")))
 _V4 = (
     Test("U1", "TU1", "BOS, no normalisation, LayerNorm-level sink imposed", "layer-2 slope (boundary +0.0764)", SLOPE,
-         margin=0.0764, readings=(
+         margin=0.0764, rule=Rule(Sample("U1 none"), "above", 0.0764),
+         says="with BOS, no normalisation, layer 1's share set to the LayerNorm level: the layer-2 slope is above "
+              "0.0764 logit per key", readings=(
              Reading("confirmed", "once the sink is there, layer 2 learns more than half of the read-out without any "
                                   "normalisation. LayerNorm's part is upstream: it lets the sink form."),
              Reading("refuted", "with the LayerNorm-level share imposed, the none models stay below half. The "
                                 "normalisation is needed to read the share (in layer 2's read-out), not only to form "
                                 "the sink."))),
     Test("U2", "TU2", "BOS, LayerNorm, sink clamped to none's level", "layer-2 slope (boundary +0.0764)", SLOPE,
-         margin=0.0764, readings=(
+         margin=0.0764, rule=Rule(Sample("U2 layernorm"), "below", 0.0764),
+         says="with BOS, LayerNorm, layer 1's share clamped to the none level: the layer-2 slope is below 0.0764",
+         readings=(
              Reading("confirmed", "with the share clamped low, LayerNorm models lose more than half of their slope. "
                                   "The slope needs the sink."),
              Reading("refuted", "LayerNorm models trained with layer 1's share clamped to the none level (lowered, "
@@ -56,7 +60,9 @@ _V4 = (
                                 "own reading of this outcome, that the effect does not go through the BOS share, is "
                                 "contradicted by its rows)",
                      written="after the runs", conditions=(_BOS_HALF,)))),
-    Test("N1", "TN1", "no BOS, matched loss 4.25", "LayerNorm - none", SLOPE, readings=(
+    Test("N1", "TN1", "no BOS, matched loss 4.25", "LayerNorm - none", SLOPE,
+         rule=Rule(Sample("N1 layernorm"), "above", other=Sample("N1 none")),
+         says="without BOS, at matched held-out loss: LayerNorm's layer-2 slope is above none's", readings=(
         Reading("confirmed", "without BOS the LayerNorm effect holds at matched loss."),
         Reading("refuted", "without BOS the effect reverses at matched loss (none above LayerNorm), as M0's interval "
                            "suggested."),
@@ -71,20 +77,45 @@ _R5_AFTER = {"P1": (Reading("inconclusive", "centring alone gives a slope above 
                                             "reach a held-out loss about 0.3 nat worse than with RMSNorm",
                             written="after the runs"),)}
 #: plan v5's text names its parts tests P1-P4; Wu's experiment holds those IDs, so they are declared D1-D4
+_END, _MATCHED = "step 1465", "loss 4.25"  # plan v5's T: the run's end (3.0M tokens) and the matched loss
+
+
+def _v5_rule(t: str, cell: str | None) -> Rule:
+    """Plan v5's rules: F and P one arm against half the intact slope (F below, P above), T1 the same LayerNorm run
+    later minus earlier, T2 and T3 LayerNorm against none at the end (past the gate) and at the matched loss (every
+    run that reached it)."""
+    if cell is not None:
+        return Rule(Sample(cell), "below" if t[0] == "F" else "above", 0.0764)
+    if t == "T1":
+        return Rule(Sample("Tln", at=_END, minus=_MATCHED), "above", 0.0)
+    at, gated = (_END, True) if t == "T2" else (_MATCHED, False)
+    return Rule(Sample("Tln", at=at, gated=gated), "above", other=Sample("Tnone", at=at, gated=gated))
+
+
 _V5 = tuple(Test("D" + t[1] if t[0] == "P" else t, c, where, comparison, SLOPE, counter=counter,
                  margin=None if t[0] == "T" else 0.0764, readings=_R5[t] + _R5_AFTER.get(t, ()),
-                 in_text=t if t[0] == "P" else None)
-            for t, c, where, comparison, counter in (
-    ("F1", "TF1", "BOS, LayerNorm, layer-1 share flat at 0 (no sink)", _HALF, ()),
-    ("F2", "TF2", "BOS, LayerNorm, share flat at the LayerNorm level", _HALF, ()),
-    ("F3", "TF3", "BOS, LayerNorm, share flat at the none level", _HALF, ()),
-    ("P1", "TP1", "BOS, LayerNorm profile set, centring only", _HALF, ()),
-    ("P2", "TP2", "BOS, LayerNorm profile set, RMSNorm", _HALF, ()),
-    ("P3", "TP3", "BOS, LayerNorm profile set, scale out of the gradient", _HALF, ()),
-    ("P4", "TP4", "BOS, LayerNorm profile set, gain fixed at 1", _HALF, ()),
-    ("T1", "TS1", "no BOS, LayerNorm, 3.0M tokens against loss 4.25", "later - earlier slope", ()),
-    ("T2", "TS2", "no BOS, equal tokens (3.0M)", "LayerNorm - none", ("T3", "matched loss")),
-    ("T3", "TS3", "no BOS, matched loss 4.25, the same runs", "LayerNorm - none", ("T2", "equal tokens"))))
+                 in_text=t if t[0] == "P" else None, rule=_v5_rule(t, cell), says=says)
+            for t, c, cell, where, comparison, counter, says in (
+    ("F1", "TF1", "F0", "BOS, LayerNorm, layer-1 share flat at 0 (no sink)", _HALF, (),
+     "with BOS, LayerNorm, layer 1's share flat at 0 (no sink): the layer-2 slope is below 0.0764 logit per key"),
+    ("F2", "TF2", "Fln", "BOS, LayerNorm, share flat at the LayerNorm level", _HALF, (),
+     "with BOS, LayerNorm, layer 1's share flat at the LayerNorm level (0.2483): the slope is below 0.0764"),
+    ("F3", "TF3", "Fnone", "BOS, LayerNorm, share flat at the none level", _HALF, (),
+     "with BOS, LayerNorm, layer 1's share flat at the none level (0.0580): the slope is below 0.0764"),
+    ("P1", "TP1", "Pcentre", "BOS, LayerNorm profile set, centring only", _HALF, (),
+     "with BOS, the LayerNorm profile set, centring only: the slope is above 0.0764"),
+    ("P2", "TP2", "Prms", "BOS, LayerNorm profile set, RMSNorm", _HALF, (),
+     "with BOS, the LayerNorm profile set, RMSNorm: the slope is above 0.0764"),
+    ("P3", "TP3", "Pstop", "BOS, LayerNorm profile set, scale out of the gradient", _HALF, (),
+     "with BOS, the LayerNorm profile set, LayerNorm's scale out of the gradient: the slope is above 0.0764"),
+    ("P4", "TP4", "Pgain", "BOS, LayerNorm profile set, gain fixed at 1", _HALF, (),
+     "with BOS, the LayerNorm profile set, LayerNorm's gain fixed at 1: the slope is above 0.0764"),
+    ("T1", "TS1", None, "no BOS, LayerNorm, 3.0M tokens against loss 4.25", "later - earlier slope", (),
+     "without BOS, LayerNorm's slope at 3.0M tokens is above its slope at held-out loss 4.25"),
+    ("T2", "TS2", None, "no BOS, equal tokens (3.0M)", "LayerNorm - none", ("T3", "matched loss"),
+     "without BOS, at 3.0M tokens, LayerNorm's slope is above none's"),
+    ("T3", "TS3", None, "no BOS, matched loss 4.25, the same runs", "LayerNorm - none", ("T2", "equal tokens"),
+     "without BOS, at held-out loss 4.25, LayerNorm's slope is above none's")))
 #: the pinned reading of U2 refuted, with the condition its words state ("does not go through the BOS share"): its
 #: own rows contradict it (the engine refuses it; tests/experiments/test_plans.py)
 U2_PINNED = Reading("refuted", "LayerNorm makes more than half of its slope without the sink. Its effect does not go "

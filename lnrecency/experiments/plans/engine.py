@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import importlib
 
-from lnrecency.experiments.plans.declaration import OUTCOMES, Reading, Study
+from lnrecency.experiments.plans.declaration import OUTCOMES, Reading, Sample, Study
 from lnrecency.inference.qualifiers import rule_outcome
 
 __all__ = ["hook", "settings_of", "run_study", "run_plan", "check_pinned", "quantity", "check_readings",
-           "ReadingContradicted", "NOT_DECISIVE"]
+           "ReadingContradicted", "NOT_DECISIVE", "sample_values", "decide", "decided_tests"]
 
 NOT_DECISIVE = "not decisive (quick run)"
 
@@ -76,6 +76,52 @@ def run_plan(study: Study, *, quick: bool, words: dict, **options) -> dict:
     else:
         check_readings(study, snap)
     return snap
+
+
+def sample_values(study: Study, s: Sample, table: dict) -> tuple:
+    """The per-seed values of a declared sample from a per-run table (cell -> rows, as a snapshot publishes it)."""
+    rows = table.get(s.cell) or []
+    rows = study.used(s.cell, rows) if s.gated else [r for r in rows if isinstance(r, dict)]
+    if s.at is None:
+        return tuple(r["slope"] for r in rows)
+    at = {r["seed"]: r["points"][s.at]["slope"] for r in rows if s.at in r["points"]}
+    if s.minus is None:
+        return tuple(at.values())
+    base = {r["seed"]: r["points"][s.minus]["slope"] for r in rows if s.minus in r["points"]}
+    return tuple(at[k] - base[k] for k in sorted(at) if k in base)
+
+
+def decide(study: Study, table: dict) -> dict:
+    """A plan's tests decided from its per-run table by their declared rules, each Holm family of the plan at its
+    rate by the pair rule (:func:`lnrecency.inference.seed_tests.decide_tests`): test ID -> (SeedDecision or None,
+    why-not text). ValueError naming the study when a test has no rule."""
+    from lnrecency.inference.seed_tests import MIN_VALUES, SeedTest, decide_tests
+
+    missing = [t.id for t in study.tests if t.rule is None]
+    if missing or not study.tests:
+        raise ValueError(f"study {study.name}: tests {', '.join(missing) or '(none)'} have no rule; the engine decides "
+                         f"a plan whose every test declares one")
+    few = f"fewer than {MIN_VALUES} runs past the gate (or at the point) in a sample"
+    made = {}
+    for t in study.tests:
+        r = t.rule
+        mine = sample_values(study, r.sample, table)
+        other = None if r.other is None else sample_values(study, r.other, table)
+        made[t.id] = ([mine] + ([] if other is None else [other]),
+                      lambda r=r, m=mine, o=other: SeedTest(m, side=r.side, boundary=float(r.boundary), other=o), few)
+    return decide_tests(made, [list(f) for f in study.holm_families().values()], study.fwer)
+
+
+def decided_tests(study: Study, table: dict, extra=("mean",)) -> dict:
+    """The tests as a snapshot holds them: test ID -> its statement in the plan's words, verdict, why-not text, and,
+    decided, the decision's fields, its pair p, ``extra`` (the test's mean) and the per-seed values it read."""
+    out = {}
+    for tid, (d, why) in decide(study, table).items():
+        out[tid] = {"statement": study.test(tid).says, "verdict": "inconclusive" if d is None else d.verdict,
+                    "why": why, **({} if d is None else {
+                        **d.to_json(), "p_pair": d.test.p_pair, **{k: getattr(d.test, k) for k in extra},
+                        "values": list(d.test.values), "other": None if d.test.other is None else list(d.test.other)})}
+    return out
 
 
 def _path(r: dict, name: str) -> float:

@@ -11,8 +11,9 @@ SHA-256 is part of every cache key and record; the numbers it states: :mod:`.v4_
 * **N1**: no BOS, LayerNorm and none, each run trained until its held-out loss reaches the target;
 
 each model's layer-2 slope (the first key left out) from its weights in float64 (plan v3's
-:mod:`lnrecency.experiments.studies.v3_paths`) on the plan's windows. :func:`decide_table` decides U1, U2, N1 with
-Holm's procedure over them only, from the per-seed table the snapshot publishes.
+:mod:`lnrecency.experiments.studies.v3_paths`) on the plan's windows. The engine decides U1, U2, N1 by their declared
+rules (:func:`lnrecency.experiments.plans.engine.decide`), Holm's procedure over them only, from the per-seed table the
+snapshot publishes.
 """
 from __future__ import annotations
 
@@ -27,19 +28,13 @@ import numpy as np
 from lnrecency.experiments.studies.text_v4.v4_plan import plan_sha256
 from lnrecency.experiments.studies.thesis_text import TextThesisSettings
 
-__all__ = ["V4Settings", "ARMS", "TESTS", "U_BOUNDARY", "shares", "layer2_slopes", "run_one", "run_v4", "cached_v4",
-           "seed_table", "decide_table", "noise", "secondary", "snapshot", "RUN_KEYS"]
+__all__ = ["V4Settings", "ARMS", "shares", "layer2_slopes", "run_one", "run_v4", "cached_v4", "seed_table", "noise",
+           "secondary", "snapshot", "RUN_KEYS"]
 
 VERSION = 1
 #: arm -> (BOS first, the normalisations trained, the profile imposed on layer 1 or None)
 ARMS = {"U1": (True, ("none",), "layernorm"), "U2": (True, ("layernorm",), "none"),
         "N1": (False, ("layernorm", "none"), None)}
-#: U1's and U2's boundary: half of plan v2's BOS LayerNorm mean layer-2 slope (0.1528), as the plan states it
-U_BOUNDARY = 0.0764
-TESTS = {"U1": "with BOS, no normalisation, layer 1's share set to the LayerNorm level: the layer-2 slope is above "
-               "0.0764 logit per key",
-         "U2": "with BOS, LayerNorm, layer 1's share clamped to the none level: the layer-2 slope is below 0.0764",
-         "N1": "without BOS, at matched held-out loss: LayerNorm's layer-2 slope is above none's"}
 CHUNK = 400  # windows per float64 pass (memory: about 100 MB at n = 64)
 
 
@@ -202,25 +197,6 @@ def seed_table(runs: list) -> dict:
     return out
 
 
-def _used(rows: list, arm: str) -> tuple:
-    """The per-seed slopes a test reads: U1 and U2 the runs past the learning gate, N1 those that reached the
-    target."""
-    return tuple(r["slope"] for r in rows if (r["reached"] if arm == "N1" else r["learned"]))
-
-
-def decide_table(table: dict) -> dict:
-    """U1, U2, N1 from the per-seed table, decided together by Holm at 0.05 (the pair rule): id -> (SeedDecision or
-    None, why-not text)."""
-    from lnrecency.inference.seed_tests import MIN_VALUES, SeedTest, decide_tests
-
-    u1, u2 = _used(table.get("U1 none", []), "U1"), _used(table.get("U2 layernorm", []), "U2")
-    ln, none = _used(table.get("N1 layernorm", []), "N1"), _used(table.get("N1 none", []), "N1")
-    few = f"fewer than {MIN_VALUES} runs past the gate (or at the target) in a sample"
-    return decide_tests({"U1": ([u1], lambda: SeedTest(u1, side="above", boundary=U_BOUNDARY), few),
-                         "U2": ([u2], lambda: SeedTest(u2, side="below", boundary=U_BOUNDARY), few),
-                         "N1": ([ln, none], lambda: SeedTest(ln, side="above", other=none), few)}, alpha=0.05)
-
-
 def noise(table: dict) -> dict:
     """Per cell: one run's mean probe SE against the between-seed SD of the slope, and their ratio (the plan aims
     below 1/3)."""
@@ -233,11 +209,14 @@ def noise(table: dict) -> dict:
 def secondary(table: dict, v2: dict | None) -> dict:
     """The plan's secondary intervals (no verdicts): U1 minus plan v2's BOS none slopes and U2 minus its BOS LayerNorm
     slopes (Welch; ``v2``: the published snapshot, docs/thesis_text_v2.json), with the side of 0 each lies on."""
+    from lnrecency.experiments.plans.declared import study
+    from lnrecency.experiments.plans.engine import sample_values
     from lnrecency.inference.seed_tests import SeedTest
 
     out: dict = {}
-    for tid, cell, old in (("U1", "U1 none", "bos none"), ("U2", "U2 layernorm", "bos layernorm")):
-        new = _used(table.get(cell, []), tid)
+    plan = study("thesis-text-v4")
+    for tid, old in (("U1", "bos none"), ("U2", "bos layernorm")):
+        new = sample_values(plan, plan.test(tid).rule.sample, table)
         before = [r["slope"] for r in (v2 or {}).get("runs", {}).get(old, []) if r.get("learned", True)]
         if len(new) < 2 or len(before) < 2:
             continue
@@ -252,12 +231,11 @@ def snapshot(runs: list, st: V4Settings, v2: dict | None = None) -> dict:
     """The plan's results as ``docs/thesis_text_v4.json`` will hold them: settings, plan hash, the per-seed table,
     the probe noise per cell, the three tests with their p-values and verdicts (and the per-seed values each was
     decided on) and the secondary intervals against plan v2's published cells (``v2``, when given)."""
+    from lnrecency.experiments.plans.declared import study
+    from lnrecency.experiments.plans.engine import decided_tests
+
     table = seed_table(runs)
-    tests = {}
-    for tid, (d, why) in decide_table(table).items():
-        tests[tid] = {"statement": TESTS[tid], "verdict": "inconclusive" if d is None else d.verdict, "why": why,
-                      **({} if d is None else {**d.to_json(), "p_pair": d.test.p_pair, "values": list(d.test.values),
-                                              "other": None if d.test.other is None else list(d.test.other)})}
+    tests = decided_tests(study("thesis-text-v4"), table, extra=())
     missed = [f"N1 {r['norm']} seed {r['seed']}" for r in runs if r["arm"] == "N1" and not r["reached"]]
     return {"experiment": "thesis-text-v4", "plan_sha256": plan_sha256(),
             "settings": {k: v for k, v in asdict(st).items() if k != "base"} | {"base": asdict(st.base)},

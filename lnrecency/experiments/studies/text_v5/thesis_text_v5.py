@@ -27,7 +27,7 @@ from lnrecency.experiments.studies.text_v4.thesis_text_v4 import layer2_slopes, 
 from lnrecency.experiments.studies.text_v5 import v5_plan
 from lnrecency.experiments.studies.thesis_text import TextThesisSettings
 
-__all__ = ["V5Settings", "ARMS", "BOUNDARY", "run_one", "run_v5", "cached_v5", "profile_of", "RUN_KEYS"]
+__all__ = ["V5Settings", "ARMS", "run_one", "run_v5", "cached_v5", "profile_of", "RUN_KEYS"]
 
 VERSION = 1
 #: arm -> (BOS first, normalisation, layer 1's imposed share: a flat level name, "layernorm" (plan v4's U1 profile)
@@ -37,8 +37,6 @@ ARMS = {"F0": (True, "layernorm", "zero"), "Fln": (True, "layernorm", "layernorm
         "Pcentre": (True, "centre", "profile"), "Prms": (True, "rmsnorm", "profile"),
         "Pstop": (True, "layernorm-stopscale", "profile"), "Pgain": (True, "layernorm-fixgain", "profile"),
         "Tln": (False, "layernorm", None), "Tnone": (False, "none", None)}
-#: F's and P's boundary: half of plan v2's BOS LayerNorm mean layer-2 slope (0.1528), as plan v4's
-BOUNDARY = 0.0764
 
 
 @dataclass(frozen=True)

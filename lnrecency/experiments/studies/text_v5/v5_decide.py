@@ -1,33 +1,22 @@
-"""Plan v5's decisions from its per-seed table (``docs/thesis_text_v5.json`` publishes the table; :func:`decide_table`
-decides the ten tests from it alone, in two Holm families of :data:`.v5_plan.FAMILIES`), its secondary intervals, the
-trajectories of T and the predictions compared with the outcomes."""
+"""Plan v5's results from its per-seed table (``docs/thesis_text_v5.json`` publishes the table; the engine decides the
+ten tests from it alone by their declared rules, in the plan's two Holm families:
+:func:`lnrecency.experiments.plans.engine.decide`), its secondary intervals, the trajectories of T and the predictions
+compared with the outcomes."""
 from __future__ import annotations
 
 from dataclasses import asdict
 
 import numpy as np
 
+from lnrecency.experiments.plans.declared import study
 from lnrecency.experiments.studies.text_v5 import v5_plan
 
-__all__ = ["TESTS", "CELLS", "seed_table", "decide_table", "noise", "secondary", "trajectories", "compare",
-           "snapshot"]
+__all__ = ["END", "MATCHED", "ARM_TESTS", "seed_table", "noise", "secondary", "trajectories", "compare", "snapshot"]
 
-BOUNDARY = 0.0764
-#: test -> (cell, side) for F and P (one sample against BOUNDARY)
-CELLS = {"F1": ("F0", "below"), "F2": ("Fln", "below"), "F3": ("Fnone", "below"), "D1": ("Pcentre", "above"),
-         "D2": ("Prms", "above"), "D3": ("Pstop", "above"), "D4": ("Pgain", "above")}
-TESTS = {"F1": "with BOS, LayerNorm, layer 1's share flat at 0 (no sink): the layer-2 slope is below 0.0764 logit "
-               "per key",
-         "F2": "with BOS, LayerNorm, layer 1's share flat at the LayerNorm level (0.2483): the slope is below 0.0764",
-         "F3": "with BOS, LayerNorm, layer 1's share flat at the none level (0.0580): the slope is below 0.0764",
-         "D1": "with BOS, the LayerNorm profile set, centring only: the slope is above 0.0764",
-         "D2": "with BOS, the LayerNorm profile set, RMSNorm: the slope is above 0.0764",
-         "D3": "with BOS, the LayerNorm profile set, LayerNorm's scale out of the gradient: the slope is above 0.0764",
-         "D4": "with BOS, the LayerNorm profile set, LayerNorm's gain fixed at 1: the slope is above 0.0764",
-         "T1": "without BOS, LayerNorm's slope at 3.0M tokens is above its slope at held-out loss 4.25",
-         "T2": "without BOS, at 3.0M tokens, LayerNorm's slope is above none's",
-         "T3": "without BOS, at held-out loss 4.25, LayerNorm's slope is above none's"}
-END, MATCHED = "step 1465", "loss 4.25"
+#: T's two points: the run's end (3.0M tokens) and the matched loss, as T1's declared rule reads them
+END, MATCHED = study("thesis-text-v5").test("T1").rule.sample.at, study("thesis-text-v5").test("T1").rule.sample.minus
+#: F's and P's arms, each read by one test against a fixed boundary (their declared rules)
+ARM_TESTS = {t.id: t.rule.sample.cell for t in study("thesis-text-v5").tests if t.rule.sample.at is None}
 
 
 def seed_table(runs: list) -> dict:
@@ -46,35 +35,6 @@ def seed_table(runs: list) -> dict:
 def _at(rows: list, point: str, gate: bool = True) -> dict:
     """seed -> the slope at ``point`` of the runs that have it (and passed the gate)."""
     return {r["seed"]: r["points"][point]["slope"] for r in rows if point in r["points"] and (r["learned"] or not gate)}
-
-
-def _values(table: dict) -> dict:
-    """test -> the per-seed values it reads (and the other arm's, for Welch)."""
-    out = {t: (tuple(r["slope"] for r in table.get(cell, []) if r["learned"]), None) for t, (cell, _) in CELLS.items()}
-    ln, none = table.get("Tln", []), table.get("Tnone", [])
-    end, matched = _at(ln, END), _at(ln, MATCHED, gate=False)
-    out["T1"] = (tuple(end[s] - matched[s] for s in sorted(end) if s in matched), None)
-    out["T2"] = (tuple(_at(ln, END).values()), tuple(_at(none, END).values()))
-    out["T3"] = (tuple(_at(ln, MATCHED, False).values()), tuple(_at(none, MATCHED, False).values()))
-    return out
-
-
-def decide_table(table: dict) -> dict:
-    """The ten tests from the per-seed table, each Holm family at 0.05 (the pair rule): id -> (SeedDecision or None,
-    why-not text)."""
-    from lnrecency.inference.seed_tests import MIN_VALUES, SeedTest, decide_tests
-
-    few = f"fewer than {MIN_VALUES} runs past the gate (or at the point) in a sample"
-
-    def make(tid, mine, other):
-        if other is not None:
-            return SeedTest(mine, side="above", other=other)
-        if tid == "T1":
-            return SeedTest(mine, side="above", boundary=0.0)
-        return SeedTest(mine, side=CELLS[tid][1], boundary=BOUNDARY)
-    made = {tid: ([mine] + ([] if other is None else [other]), lambda t=tid, m=mine, o=other: make(t, m, o), few)
-            for tid, (mine, other) in _values(table).items()}
-    return decide_tests(made, [list(f) for f in v5_plan.FAMILIES.values()], v5_plan.FWER)
 
 
 def noise(table: dict) -> dict:
@@ -129,7 +89,7 @@ def secondary(table: dict, v2: dict | None, v4: dict | None) -> dict:
     out: dict = {}
     u1 = [r["slope"] for r in (v4 or {}).get("runs", {}).get("U1 none", []) if r.get("learned", True)]
     ln2 = [r["slope"] for r in (v2 or {}).get("runs", {}).get("bos layernorm", []) if r.get("learned", True)]
-    for tid, (cell, _) in CELLS.items():
+    for tid, cell in ARM_TESTS.items():
         new = [r["slope"] for r in table.get(cell, []) if r["learned"]]
         for name, old in ((f"{cell} - v4 U1", u1), (f"{cell} - v2 bos layernorm", ln2)):
             got = _interval(new, old)
@@ -167,13 +127,10 @@ def snapshot(runs: list, st, v2: dict | None = None, v3: dict | None = None, v4:
     probe noise, the ten tests (p-values, verdicts, the per-seed values each was decided on), the trajectories, the
     secondary intervals and the predictions compared (``v2``, ``v3``, ``v4``: the published snapshots the plan's
     predictions and secondary intervals read)."""
+    from lnrecency.experiments.plans.engine import decided_tests
+
     table = seed_table(runs)
-    tests = {}
-    for tid, (d, why) in decide_table(table).items():
-        tests[tid] = {"statement": TESTS[tid], "verdict": "inconclusive" if d is None else d.verdict, "why": why,
-                      **({} if d is None else {**d.to_json(), "p_pair": d.test.p_pair, "mean": d.test.mean,
-                                              "values": list(d.test.values),
-                                              "other": None if d.test.other is None else list(d.test.other)})}
+    tests = decided_tests(study("thesis-text-v5"), table)
     sizes = v5_plan.predictions(v2, v3) if v2 and v3 else {}
     missed = [f"{r['arm']} seed {r['seed']} ({MATCHED})" for r in runs if r["arm"].startswith("T")
               and not any(p["at"] == MATCHED for p in r["points"])]
