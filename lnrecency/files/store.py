@@ -153,6 +153,12 @@ def _fits(value: Any, hint: Any) -> bool:
     import types
     import typing
 
+    if hint is float:  # the plain scalars first: most fields, and no typing introspection needed
+        return isinstance(value, (int, float, Fraction)) and not isinstance(value, bool)
+    if hint is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if hint is str or hint is bool:
+        return isinstance(value, hint)
     origin = typing.get_origin(hint)
     args = typing.get_args(hint)
     if origin in (typing.Union, types.UnionType):
@@ -161,10 +167,6 @@ def _fits(value: Any, hint: Any) -> bool:
         return any(type(value) is type(a) and value == a for a in args)
     if hint is type(None) or hint is None:
         return value is None
-    if hint is float:
-        return isinstance(value, (int, float, Fraction)) and not isinstance(value, bool)
-    if hint is int:
-        return isinstance(value, int) and not isinstance(value, bool)
     if hint in (str, bool, Fraction, np.ndarray, tuple, list, dict):
         return isinstance(value, hint)
     if origin is tuple:
