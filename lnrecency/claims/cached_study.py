@@ -14,7 +14,8 @@ __all__ = ["CachedStudy"]
 
 @dataclass(frozen=True)
 class CachedStudy:
-    """``module``: the experiment's module; ``settings``: its settings class (with ``preset(quick)``); ``cached``:
+    """``module``: the experiment's module; ``settings``: its settings class (with ``preset(quick)``; each name may be
+    dotted: an attribute of an attribute of the module, e.g. a plan declared with arms); ``cached``:
     its function settings -> every run from the cache, or None when one is missing; ``run``: its function
     (settings, progress=) -> the runs, trained where not cached."""
 
@@ -23,8 +24,11 @@ class CachedStudy:
     cached: str
     run: str
 
-    def _get(self, name: str):
-        return getattr(importlib.import_module(self.module), name)
+    def _get(self, name: str):  # an attribute of the module, or of one of its attributes ("plan.cached")
+        obj = importlib.import_module(self.module)
+        for part in name.split("."):
+            obj = getattr(obj, part)
+        return obj
 
     def settings_for(self, quick: bool):
         return self._get(self.settings).preset(quick)

@@ -22,7 +22,7 @@ __all__ = ["KINDS", "MAX_BYTES", "MAX_DEPTH", "DamagedCache", "cache_root", "fol
            "link_on_the_way",
            "make_folder", "cached_jobs", "READS", "reads", "clear_reads", "note_reads", "using_root"]
 
-#: the folders of the cache, one per kind of entry
+#: the folders of the cache, one per kind of entry (and one per declared study: lnrecency.experiments.plans.declared)
 KINDS = ("runs", "thesis-text", "thesis-text-v2", "thesis-text-v3", "thesis-text-v4", "thesis-text-v5", "wu-icl",
          "seeds", "pretrained", "corpus", "gguf", "regenerate")
 #: the largest entry read back and its deepest nesting (a run's record is about 100 kB, nested about 6 deep)
@@ -120,8 +120,11 @@ def using_root(root: str | os.PathLike | None, *, hermetic: bool = False) -> Ite
 
 def folder(kind: str) -> Path:
     """The folder of the entries of ``kind``."""
-    if kind not in KINDS:
-        raise ValueError(f"cache kind must be one of {', '.join(KINDS)}; got {kind!r}")
+    from lnrecency.experiments.plans.declared import STUDIES
+
+    kinds = KINDS + tuple(name for name in STUDIES if name not in KINDS)  # a plan declared since files under its name
+    if kind not in kinds:
+        raise ValueError(f"cache kind must be one of {', '.join(kinds)}; got {kind!r}")
     return cache_root() / kind
 
 

@@ -107,14 +107,19 @@ def nn_ln(torch, d):
 
 
 def test_the_flat_and_set_profiles():
+    from lnrecency.experiments.plans import text_arms
     from lnrecency.experiments.studies.text_v4.thesis_text_v4 import shares
-    from lnrecency.experiments.studies.text_v5.thesis_text_v5 import profile_of
 
+    st = text_arms.thesis_text_v5.preset(False)
+
+    def profile_of(arm):
+        return text_arms.share_of(st.arm(arm).imposed)
     levels = v5_plan.flat_levels(_json("docs/thesis_text_v2.json"))
     for arm, level in (("F0", 0.0), ("Fln", levels["layernorm"]), ("Fnone", levels["none"])):
-        prof = profile_of(arm, 64)
+        prof = profile_of(arm)
         assert prof[0] == 1.0 and set(prof[1:]) == {level}
-    assert profile_of("Pcentre", 64) == shares()["layernorm"] and profile_of("Tln", 64) is None
+    assert profile_of("Pcentre") == shares()["layernorm"] and profile_of("Tln") is None
+    assert text_arms.share_of("profile none") == shares()["none"]
 
 
 def _t_row(seed, matched, end, learned=True):
@@ -146,22 +151,21 @@ def test_the_rule_decides_each_way():
 @pytest.fixture(scope="module")
 def quick(trained_cache, tmp_path_factory):
     pytest.importorskip("torch")
-    from lnrecency.experiments.studies.text_v5.thesis_text_v5 import V5Settings, run_v5
+    from lnrecency.experiments.plans import text_arms
 
     corpus = tmp_path_factory.mktemp("v5corpus")
     rng = np.random.default_rng(5)
     words = ["alpha", "beta", "gamma", "delta", "key", "value", "def", "return", "self", "print"]
     for q in range(30):
         (corpus / f"f{q:02d}.txt").write_text(" ".join(rng.choice(words, size=600)) + "\n")
-    quick = V5Settings.preset(True)
-    st = dataclasses.replace(quick, fp_seeds=(0,), t_seeds=(30,), windows=8, t_windows=8, levels=(9.0, 0.01),
-                             token_steps=(10, 20), base=dataclasses.replace(quick.base, corpus=str(corpus), n=16,
-                                                                            steps=20, eval_every=10))
-    return st, run_v5(st, progress=False, workers=1)
+    quick = text_arms.thesis_text_v5.preset(True)
+    st = quick.replace(fp_seeds=(0,), t_seeds=(30,), windows=8, t_windows=8, levels=(9.0, 0.01), token_steps=(10, 20),
+                       base=dataclasses.replace(quick.base, corpus=str(corpus), n=16, steps=20, eval_every=10))
+    return st, text_arms.thesis_text_v5.run(st, progress=False, workers=1)
 
 
 def test_the_quick_pipeline(quick):
-    from lnrecency.experiments.studies.text_v5.thesis_text_v5 import cached_v5
+    from lnrecency.experiments.plans import text_arms
     from lnrecency.experiments.studies.text_v5.v5_decide import snapshot
 
     st, runs = quick
@@ -172,7 +176,7 @@ def test_the_quick_pipeline(quick):
             assert r["slope"]["mean"] == r["points"][-1]["slope"] and r["paths"] is None
         else:
             assert r["imposed_gap"] < 1e-6 and set(r["paths"]) == {"own", "bos", "other", "bias"}
-    assert cached_v5(st) == runs
+    assert text_arms.thesis_text_v5.cached(st) == runs
     snap = snapshot(runs, st)
     assert set(snap["tests"]) == set(v5_plan.FAMILIES["FP"] + v5_plan.FAMILIES["T"])
     assert snap["missed_target"] == ["Tln seed 30 (loss 4.25)", "Tnone seed 30 (loss 4.25)"]
@@ -181,7 +185,7 @@ def test_the_quick_pipeline(quick):
 def test_a_model_is_retrained_bit_for_bit_from_its_seed(quick):
     """The models are kept as a recipe (issue 83, item 3): one run of the plan trained again from its seed gives the
     same record to the last bit (its wall time aside), and so the same weights the probe read."""
-    from lnrecency.experiments.studies.text_v5.thesis_text_v5 import run_one
+    from lnrecency.experiments.plans.text_arms import run_one
 
     st, runs = quick
     again = run_one("Fln", 0, st)

@@ -65,9 +65,9 @@ def test_the_predictions_are_compared_as_the_plan_says():
 
 @pytest.mark.parametrize("arm", ["F0", "Fln", "Fnone", "Pcentre", "Prms", "Pstop", "Pgain", "Tln", "Tnone"])
 def test_every_arm_publishes_its_runs_seed_by_seed(arm):
-    from lnrecency.experiments.studies.text_v5.thesis_text_v5 import V5Settings
+    from lnrecency.experiments.plans import text_arms
 
-    st = V5Settings()
+    st = text_arms.thesis_text_v5.preset(False)
     rows = SNAPSHOT["runs"][arm]
     assert [r["seed"] for r in rows] == list(st.t_seeds if arm.startswith("T") else st.fp_seeds)
     for r in rows:

@@ -1,6 +1,6 @@
 """TF1-TF3, TP1-TP4, TS1-TS3: the thesis on text, plan version 5 (does the slope need the sink's fall with position,
 which part of LayerNorm the read-out needs, and is "reverses at matched loss" the training stage), in NoPE language
-models trained here (:mod:`lnrecency.experiments.studies.text_v5.thesis_text_v5`).
+models trained here (the engine's :mod:`lnrecency.experiments.plans.text_arms`, from the plan's declared arms).
 
 The ten primary tests of the pre-registered plan (``lnrecency/data/thesis_text_plan_v5.md``; its SHA-256 is in every
 row's evidence), decided by Holm's procedure at 0.05 in two families: F1-F3 and the parts tests (the plan's P1-P4,
@@ -39,7 +39,8 @@ class TextThesisV5Evidence(Evidence):
 
 
 #: the experiment's cached runs (lnrecency.claims.cached_study)
-STUDY = CachedStudy("lnrecency.experiments.studies.text_v5.thesis_text_v5", "V5Settings", "cached_v5", "run_v5")
+STUDY = CachedStudy("lnrecency.experiments.plans.text_arms", "thesis_text_v5", "thesis_text_v5.cached",
+                    "thesis_text_v5.run")
 available = STUDY.available
 
 

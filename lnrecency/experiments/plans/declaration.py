@@ -16,8 +16,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["Condition", "Reading", "Sample", "Rule", "Test", "Design", "Study", "OUTCOMES", "QUANTITIES", "DATA",
-           "file_sha256", "sha256_of", "label", "readings_in"]
+__all__ = ["Condition", "Reading", "Sample", "Rule", "Test", "Arm", "Arms", "Design", "Study", "OUTCOMES",
+           "QUANTITIES", "DATA", "IMPOSED", "NORMS", "file_sha256", "sha256_of", "label", "readings_in"]
 
 #: where the plan texts live (their bytes are hashed; a changed file is a new plan)
 DATA = Path(__file__).resolve().parents[2] / "data"
@@ -207,6 +207,76 @@ class Test:
         return next((r for r in self.readings if r.outcome == outcome), None)
 
 
+#: layer 1's imposed first-key share an arm may name (lnrecency.experiments.plans.text_arms.share_of)
+IMPOSED = ("profile", "profile none", "zero", "layernorm", "none")
+NORMS = ("layernorm", "rmsnorm", "none", "centre", "layernorm-stopscale", "layernorm-fixgain")
+
+
+@dataclass(frozen=True)
+class Arm:
+    """One arm of a plan on text decoders the engine trains (:mod:`lnrecency.experiments.plans.text_arms`): its name,
+    BOS first or not, its normalisation, layer 1's imposed first-key share (:data:`IMPOSED`, or None), and the
+    settings fields that hold its seeds, its probe windows and its held-out evaluation interval (None: the base's);
+    ``along``: probed along training (at the plan's loss levels and token steps; its slope the last step's);
+    ``stop``: trained until the plan's target loss (``target_loss``, capped at ``cap_factor`` times the steps)."""
+
+    name: str
+    bos: bool
+    norm: str
+    imposed: str | None = None
+    seeds: str = "seeds"
+    windows: str = "windows"
+    eval_every: str | None = None
+    along: bool = False
+    stop: bool = False
+
+    def __post_init__(self):
+        at = f"arm {self.name!r}"
+        if not re.fullmatch(r"[A-Za-z][A-Za-z0-9]{0,15}", str(self.name)):
+            raise ValueError(f"{at}: an arm's name is a letter then letters or digits (at most 16)")
+        for name in ("bos", "along", "stop"):
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(f"{at}: {name} must be true or false; got {getattr(self, name)!r}")
+        if self.norm not in NORMS:
+            raise ValueError(f"{at}: norm must be one of {', '.join(NORMS)}; got {self.norm!r}")
+        if self.imposed is not None and self.imposed not in IMPOSED:
+            raise ValueError(f"{at}: imposed must be one of {', '.join(IMPOSED)} or None; got {self.imposed!r}")
+
+
+@dataclass(frozen=True)
+class Arms:
+    """What a plan on text decoders trains, as data: its arms (declared order: an arm's index seeds its windows'
+    stream), the job order (arm names, the longest first), its settings fields ((name, value) pairs, in the order a
+    snapshot publishes them) and the values its quick preset changes (its fields and plan v2's quick training's)."""
+
+    arms: tuple
+    order: tuple
+    fields: tuple
+    quick: tuple
+    quick_base: tuple = (("steps", 60), ("warmup", 10), ("eval_every", 30))
+    stream: int = 0x5EED5
+    version: int = 1
+
+    def __post_init__(self):
+        names = [a.name for a in self.arms]
+        if not self.arms or not all(isinstance(a, Arm) for a in self.arms) or len(set(names)) != len(names):
+            raise ValueError(f"arms must be Arm records with distinct names; got {names}")
+        if sorted(self.order) != sorted(names):
+            raise ValueError(f"arms: the job order must name each arm once; it names {list(self.order)}, the arms "
+                             f"are {names}")
+        fields = dict(self.fields)
+        for a in self.arms:
+            used = [a.seeds, a.windows] + ([a.eval_every] if a.eval_every else []) + (
+                ["levels", "token_steps"] if a.along else []) + (["target_loss", "cap_factor"] if a.stop else [])
+            missing = [f for f in used if f not in fields]
+            if missing:
+                raise ValueError(f"arm {a.name!r} reads the settings fields {', '.join(missing)}, which the plan does "
+                                 f"not declare (its fields: {', '.join(fields)})")
+        unknown = [k for k, _ in self.quick if k not in fields]
+        if unknown:
+            raise ValueError(f"arms: the quick preset changes {', '.join(unknown)}, which are not settings fields")
+
+
 @dataclass(frozen=True)
 class Design:
     """What a study trains and probes, in words a page renders: its arms, seeds, learning gate, stopping rule, what
@@ -250,6 +320,7 @@ class Study:
     gates: dict = field(default_factory=dict)  # cell prefix -> the row key that says a run is used (else "learned")
     extras: dict = field(default_factory=dict)
     families: dict = field(default_factory=dict)  # Holm family name -> its test IDs (none given: one family of all)
+    arms: Arms | None = None  # a plan on text decoders the engine trains (lnrecency.experiments.plans.text_arms)
 
     def __post_init__(self):
         at = f"study {self.name!r}"
@@ -266,6 +337,8 @@ class Study:
             raise ValueError(f"{at}: a plan names its plan_file, its lines hook and its tests")
         if self.extra not in ("models", "hf"):
             raise ValueError(f"{at}: extra must be 'models' or 'hf'; got {self.extra!r}")
+        if self.arms is not None and not isinstance(self.arms, Arms):
+            raise ValueError(f"{at}: arms must be an Arms record")
         if not isinstance(self.design, Design):
             raise ValueError(f"{at}: design must be a Design record")
         ids = [t.id for t in self.tests]

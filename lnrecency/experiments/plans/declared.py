@@ -11,12 +11,24 @@ after the runs, and ``tests/experiments/test_plans.py`` shows the engine refusin
 """
 from __future__ import annotations
 
-from lnrecency.experiments.plans.declaration import Condition, Design, Reading, Rule, Sample, Study, Test, readings_in
+from lnrecency.experiments.plans.declaration import (
+    Arm,
+    Arms,
+    Condition,
+    Design,
+    Reading,
+    Rule,
+    Sample,
+    Study,
+    Test,
+    readings_in,
+)
 
 __all__ = ["STUDIES", "study", "plans", "test_of", "plan_keys", "test_for"]
 
 _S = "lnrecency.experiments.studies."
 _H = "lnrecency.experiments.plans.hooks:"
+_A = "lnrecency.experiments.plans.text_arms:"  # a plan declared with arms: its settings and runs from the engine
 SLOPE = "logit per key"
 _BOS_HALF = Condition("U2 layernorm", "bos path share", ">=", 0.5,
                       "the BOS path carries at least half of U2's slope")
@@ -122,6 +134,21 @@ U2_PINNED = Reading("refuted", "LayerNorm makes more than half of its slope with
                                "through the BOS share.",
                     conditions=(Condition("U2 layernorm", "bos path share", "<", 0.5,
                                           "the BOS path carries under half of U2's slope"),))
+_F, _P, _T = {"seeds": "fp_seeds"}, {"seeds": "fp_seeds", "imposed": "profile"}, {
+    "seeds": "t_seeds", "windows": "t_windows", "eval_every": "t_eval_every", "along": True}
+#: plan v5's arms and settings as its text fixes them (F: the share held flat; P: the LayerNorm profile set, one part of
+#: LayerNorm at a time; T: no BOS, probed along training), trained by lnrecency.experiments.plans.text_arms
+_V5_ARMS = Arms(
+    (Arm("F0", True, "layernorm", imposed="zero", **_F), Arm("Fln", True, "layernorm", imposed="layernorm", **_F),
+     Arm("Fnone", True, "layernorm", imposed="none", **_F), Arm("Pcentre", True, "centre", **_P),
+     Arm("Prms", True, "rmsnorm", **_P), Arm("Pstop", True, "layernorm-stopscale", **_P),
+     Arm("Pgain", True, "layernorm-fixgain", **_P), Arm("Tln", False, "layernorm", **_T),
+     Arm("Tnone", False, "none", **_T)),
+    order=("Tln", "Tnone", "F0", "Fln", "Fnone", "Pcentre", "Prms", "Pstop", "Pgain"),
+    fields=(("fp_seeds", tuple(range(5))), ("t_seeds", tuple(range(30, 38))), ("windows", 512), ("t_windows", 512),
+            ("levels", (4.6, 4.4, 4.25, 4.1)), ("token_steps", (245, 490, 980, 1465)), ("t_eval_every", 10)),
+    quick=(("fp_seeds", (0, 1)), ("t_seeds", (30, 31)), ("windows", 16), ("t_windows", 16), ("levels", (7.5, 7.0)),
+           ("token_steps", (30, 60))))
 _WU_GAPS = ("first-middle gap", "first-last gap")
 #: Wu's depth-2 rows with the residual (where our gaps shrink to +0.012 and +0.027, against their published +0.247
 #: and +0.266) beside the same rows without it (reproduced); the depth-2 rows' cells hold no more words (20)
@@ -170,8 +197,8 @@ STUDIES: dict[str, Study] = {s.name: s for s in (
                         "unigram entropy (U); the target loss reached (N1)", "3M tokens (U); held-out loss 4.25 (N1)",
                         "layer-2 slope on 1600 windows, its probe SE, the path decomposition, the imposed share's gap",
                         "0.94 (U1, U2), 0.80 for 0.0015 (N1), at the pair rule's level")),
-    Study("thesis-text-v5", "plan v5", _S + "text_v5.thesis_text_v5:V5Settings.preset",
-          _S + "text_v5.thesis_text_v5:run_v5", tuple(t.claim for t in _V5),
+    Study("thesis-text-v5", "plan v5", _A + "thesis_text_v5.preset", _A + "thesis_text_v5.run",
+          tuple(t.claim for t in _V5), arms=_V5_ARMS,
           snapshot=_S + "text_v5.v5_decide:plan_snapshot", lines=_S + "text_v5.v5_decide:lines",
           plan_file="thesis_text_plan_v5.md", tests=_V5, families={"FP": tuple(t.id for t in _V5[:7]),
                                                                     "T": ("T1", "T2", "T3")},

@@ -1,7 +1,8 @@
 """What each pre-registered plan costs in the repository (issue 82, item 5), measured from its declaration, never
 typed: its plan text, its declaration in ``lnrecency/experiments/plans/declared.py`` (the ``Study(...)`` and the
-module-level names only it uses), the modules its hooks name (a hook in the shared ``plans/hooks.py`` counts its own
-function only; a hook module in a plan's own sub-package counts that whole folder), the study modules it was the
+module-level names and functions only it uses), the modules its hooks name (a hook in the shared ``plans/hooks.py``
+counts its own function only; a hook module in a plan's own sub-package counts that whole folder; the engine's runner
+for plans declared with arms, ``plans/text_arms.py``, is the engine's, not the plan's), the study modules it was the
 first plan to import, and its claims' modules with their view modules. docs/layout.md's table between the plan-cost
 markers is rendered from :func:`plan_costs`.
 
@@ -19,6 +20,8 @@ PLAN_COST_BEGIN, PLAN_COST_END = "<!-- plan-cost:begin -->", "<!-- plan-cost:end
 #: issue 82's goal for a plan like v4: files and lines of code beside its plan text
 GOAL = (2, 300)
 PACKAGE = Path(__file__).resolve().parents[2]
+#: modules of the engine a plan's hooks may name without making them its own
+ENGINE = ("lnrecency.experiments.plans.text_arms",)
 
 
 @dataclass(frozen=True)
@@ -55,8 +58,9 @@ def _declaration_lines(name: str) -> int:
     """The plan's ``Study(...)`` in declared.py and, transitively, the module-level assignments it alone names."""
     src = PACKAGE / "experiments" / "plans" / "declared.py"
     tree = ast.parse(src.read_text(encoding="utf-8"))
-    assigned = {t.id: node for node in tree.body if isinstance(node, ast.Assign)
-                for t in node.targets if isinstance(t, ast.Name)}
+    assigned = {t.id: node for node in tree.body if isinstance(node, ast.Assign)  # names, and names unpacked
+                for target in node.targets for t in ast.walk(target) if isinstance(t, ast.Name)}
+    assigned |= {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef)}  # a helper of one plan
     studies = [c for c in ast.walk(tree) if isinstance(c, ast.Call) and getattr(c.func, "id", "") == "Study"
                and c.args and isinstance(c.args[0], ast.Constant)]
 
@@ -74,7 +78,8 @@ def _declaration_lines(name: str) -> int:
         used_by[call.args[0].value] = seen
     mine = next(c for c in studies if c.args[0].value == name)
     own = {n for n in used_by[name] if sum(n in s for s in used_by.values()) == 1 and n != "STUDIES"}
-    return (mine.end_lineno - mine.lineno + 1) + sum(assigned[n].end_lineno - assigned[n].lineno + 1 for n in own)
+    nodes = {id(assigned[n]): assigned[n] for n in own}  # a statement assigning several names counts once
+    return (mine.end_lineno - mine.lineno + 1) + sum(n.end_lineno - n.lineno + 1 for n in nodes.values())
 
 
 def _hook_code(study) -> dict:
@@ -86,6 +91,8 @@ def _hook_code(study) -> dict:
         if not value:
             continue
         module, _, attr = value.partition(":")
+        if module in ENGINE:  # the engine's, every plan's (a plan declared with arms names it for its runs)
+            continue
         path = PACKAGE.parent / (module.replace(".", "/") + ".py")
         if module == hooks_module:  # the shared module: this hook's function only
             tree = ast.parse(path.read_text(encoding="utf-8"))

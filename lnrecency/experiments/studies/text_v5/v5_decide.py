@@ -4,32 +4,17 @@ ten tests from it alone by their declared rules, in the plan's two Holm families
 compared with the outcomes."""
 from __future__ import annotations
 
-from dataclasses import asdict
-
 import numpy as np
 
 from lnrecency.experiments.plans.declared import study
 from lnrecency.experiments.studies.text_v5 import v5_plan
 
-__all__ = ["END", "MATCHED", "ARM_TESTS", "seed_table", "noise", "secondary", "trajectories", "compare", "snapshot"]
+__all__ = ["END", "MATCHED", "ARM_TESTS", "noise", "secondary", "trajectories", "compare", "snapshot"]
 
 #: T's two points: the run's end (3.0M tokens) and the matched loss, as T1's declared rule reads them
 END, MATCHED = study("thesis-text-v5").test("T1").rule.sample.at, study("thesis-text-v5").test("T1").rule.sample.minus
 #: F's and P's arms, each read by one test against a fixed boundary (their declared rules)
 ARM_TESTS = {t.id: t.rule.sample.cell for t in study("thesis-text-v5").tests if t.rule.sample.at is None}
-
-
-def seed_table(runs: list) -> dict:
-    """One row per model, per arm: seed, gate, slope and its probe SE, final held-out loss, tokens, the imposed share's
-    largest gap, the path decomposition (F, P) and the probed points along training (T)."""
-    out: dict = {}
-    for r in runs:
-        out.setdefault(r["arm"], []).append(
-            {"seed": r["seed"], "learned": r["learned"], "slope": r["slope"]["mean"], "slope_se": r["slope"]["se"],
-             "final_loss": r["final_loss"], "tokens": r["tokens"], "imposed_gap": r["imposed_gap"],
-             "paths": r["paths"], "points": {p["at"]: {k: p[k] for k in ("step", "tokens", "loss", "slope", "se")}
-                                             for p in r["points"]}})
-    return out
 
 
 def _at(rows: list, point: str, gate: bool = True) -> dict:
@@ -128,6 +113,7 @@ def snapshot(runs: list, st, v2: dict | None = None, v3: dict | None = None, v4:
     secondary intervals and the predictions compared (``v2``, ``v3``, ``v4``: the published snapshots the plan's
     predictions and secondary intervals read)."""
     from lnrecency.experiments.plans.engine import decided_tests
+    from lnrecency.experiments.plans.text_arms import seed_table
 
     table = seed_table(runs)
     tests = decided_tests(study("thesis-text-v5"), table)
@@ -135,7 +121,7 @@ def snapshot(runs: list, st, v2: dict | None = None, v3: dict | None = None, v4:
     missed = [f"{r['arm']} seed {r['seed']} ({MATCHED})" for r in runs if r["arm"].startswith("T")
               and not any(p["at"] == MATCHED for p in r["points"])]
     return {"experiment": "thesis-text-v5", "plan_sha256": v5_plan.plan_sha256(),
-            "settings": {k: v for k, v in asdict(st).items() if k != "base"} | {"base": asdict(st.base)},
+            "settings": st.as_dict(),
             "noise": noise(table), "tests": tests, "trajectories": trajectories(table),
             "secondary": secondary(table, v2, v4), "predictions": compare(tests, sizes), "missed_target": missed,
             "runs": table}

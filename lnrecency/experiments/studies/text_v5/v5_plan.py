@@ -26,19 +26,20 @@ PLAN_SHA256 = study("thesis-text-v5").pinned_sha256
 #: plan: the plan's P1-P4 are D1-D4 there, as Wu's experiment holds P1-P6)
 FAMILIES = study("thesis-text-v5").holm_families()
 FWER = 0.05
+_FIELDS = dict(study("thesis-text-v5").arms.fields)  # the plan's settings, declared once with its arms
 #: F and P: seeds per arm (the power below holds at the SD plan v4 measured, rounded up)
-FP_SEEDS = 5
+FP_SEEDS = len(_FIELDS["fp_seeds"])
 #: T: seeds per arm
-T_SEEDS = 8
+T_SEEDS = len(_FIELDS["t_seeds"])
 #: the held-out losses at which T's runs are probed (the first evaluation at or below each), and the steps (every
 #: run's tokens: 2048 a step) at which they are probed at equal tokens
-LEVELS = (4.6, 4.4, 4.25, 4.1)
-TOKEN_STEPS = (245, 490, 980, 1465)
-T_EVAL_EVERY = 10
+LEVELS = _FIELDS["levels"]
+TOKEN_STEPS = _FIELDS["token_steps"]
+T_EVAL_EVERY = _FIELDS["t_eval_every"]
 #: F and P's assumed between-seed SD: the larger of plan v4's two measured U cells (0.0215, 0.0179), rounded up
 FP_SD_STEP = 0.005
-WINDOWS_FP = 512
-WINDOWS_T = 512
+WINDOWS_FP = _FIELDS["windows"]
+WINDOWS_T = _FIELDS["t_windows"]
 
 
 def plan_sha256() -> str:

@@ -1,0 +1,143 @@
+"""A plan on text decoders declared as arms, trained and probed by the engine (issue 82, items 1 and 5): plan v5 runs
+so with no study module of its own and keeps its cache keys and published bytes; a new plan like v4 (an imposed share,
+a stop rule at a target loss, probes along training, tests with rules) is one declaration plus its text; a declaration
+with a wrong part is refused when it is made."""
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from lnrecency.experiments.plans import engine, text_arms
+from lnrecency.experiments.plans.declaration import IMPOSED, NORMS, Arm, Arms, Design, Rule, Sample, Study
+from lnrecency.experiments.plans.declaration import Test as PlanTest
+from lnrecency.experiments.plans.declared import STUDIES, study
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_plan_v5_keeps_the_cache_keys_its_own_module_computed():
+    """The keys the removed plan-v5 module (V5Settings.key(), commit fc650c2) gave its default and quick settings:
+    the 51 cached runs stay readable, and a run trained again files under the same name."""
+    plan = text_arms.thesis_text_v5
+    assert (plan.preset(False).key(), plan.preset(True).key()) == ("6b9aaf69bce2c49a", "2a4b47198ad16aac")
+    assert plan.preset(True).quick and not plan.preset(False).quick
+    jobs = plan.preset(False).jobs()
+    assert [a for a, _ in jobs[:16:8]] == ["Tln", "Tnone"] and len(jobs) == 51  # the longest first
+
+
+def test_plan_v5_s_published_snapshot_is_rebuilt_from_the_engine_s_table():
+    """The per-run table the engine builds is the one plan v5 published, row for row (from the rows themselves)."""
+    snap = json.loads((ROOT / "docs" / "thesis_text_v5.json").read_text(encoding="utf-8"))
+    runs = [{"arm": arm, "seed": r["seed"], "learned": r["learned"], "slope": {"mean": r["slope"], "se": r["slope_se"]},
+             "final_loss": r["final_loss"], "tokens": r["tokens"], "imposed_gap": r["imposed_gap"], "paths": r["paths"],
+             "points": [{"at": at, **p} for at, p in r["points"].items()]}
+            for arm, rows in snap["runs"].items() for r in rows]
+    assert json.dumps(text_arms.seed_table(runs)) == json.dumps(snap["runs"])
+
+
+def test_every_imposed_share_and_normalisation_a_declaration_may_name_exists():
+    from lnrecency.experiments.decoders.decoder_config import DECODER_NORMS
+
+    assert set(NORMS) == set(DECODER_NORMS)  # the declaration is standard library only: its copy is checked here
+    for name in IMPOSED:
+        share = text_arms.share_of(name)
+        assert share[0] == 1.0 and all(0.0 <= x <= 1.0 for x in share)
+    assert text_arms.share_of(None) is None
+
+
+_ARM = Arm("A", True, "layernorm")
+
+
+@pytest.mark.parametrize("make, match", [
+    (lambda: Arm("a b", True, "layernorm"), "a letter then letters or digits"),
+    (lambda: Arm("A", "yes", "layernorm"), "bos must be true or false"),
+    (lambda: Arm("A", True, "batchnorm"), "norm must be one of"),
+    (lambda: Arm("A", True, "layernorm", imposed="half"), "imposed must be one of"),
+    (lambda: Arms((_ARM, _ARM), ("A",), (("seeds", (0,)), ("windows", 8)), ()), "distinct names"),
+    (lambda: Arms((_ARM,), ("A", "B"), (("seeds", (0,)), ("windows", 8)), ()), "must name each arm once"),
+    (lambda: Arms((_ARM,), ("A",), (("windows", 8),), ()), "reads the settings fields seeds"),
+    (lambda: Arms((dataclasses.replace(_ARM, stop=True),), ("A",), (("seeds", (0,)), ("windows", 8)), ()),
+     "target_loss, cap_factor"),
+    (lambda: Arms((_ARM,), ("A",), (("seeds", (0,)), ("windows", 8)), (("steps", 3),)), "quick preset changes steps"),
+])
+def test_a_declaration_with_a_wrong_arm_is_refused_when_made(make, match):
+    with pytest.raises(ValueError, match=match):
+        make()
+
+
+def test_a_plan_is_found_by_its_hook_name_and_its_settings_by_their_declared_fields():
+    assert engine.hook(study("thesis-text-v5").settings)(True) == text_arms.thesis_text_v5.preset(True)
+    with pytest.raises(AttributeError, match="a declared plan with arms"):
+        text_arms.thesis_text_v9  # noqa: B018
+    st = text_arms.thesis_text_v5.preset(True)
+    assert st.replace(windows=8).windows == 8 and st.windows == 16
+    with pytest.raises(ValueError, match="no field target_loss"):
+        st.replace(target_loss=4.0)
+
+
+# -- a new plan like v4, declared by the recipe alone ---------------------------------------------------------------
+
+def _toy() -> Study:
+    """Plan v4's kind in one declaration: U (BOS, no normalisation, the LayerNorm profile imposed) against a boundary,
+    N (no BOS, LayerNorm and none, each trained until a target loss) against each other, and T (no BOS, LayerNorm,
+    probed along training) later against earlier; every hook the engine's."""
+    arms = Arms((Arm("U", True, "none", imposed="profile", seeds="u_seeds"),
+                 Arm("Nln", False, "layernorm", seeds="n_seeds", stop=True, eval_every="n_eval_every"),
+                 Arm("Nnone", False, "none", seeds="n_seeds", stop=True, eval_every="n_eval_every"),
+                 Arm("T", False, "layernorm", seeds="u_seeds", along=True)),
+                order=("Nln", "Nnone", "T", "U"),
+                fields=(("u_seeds", (0, 1, 2)), ("n_seeds", (3, 4, 5)), ("windows", 8), ("target_loss", 9.0),
+                        ("cap_factor", 2), ("n_eval_every", 5), ("levels", (9.5,)), ("token_steps", (10, 20))),
+                quick=())
+    hook = "lnrecency.experiments.plans.text_arms:"
+    tests = (PlanTest("Z1", "TU1", "U", "slope", "logit per key", says="U's slope is above 0.05",
+                      rule=Rule(Sample("U"), "above", 0.05)),
+             PlanTest("Z2", "TU2", "N at the target", "LayerNorm - none", "logit per key",
+                      says="at the target loss LayerNorm's slope is above none's",
+                      rule=Rule(Sample("Nln"), "above", other=Sample("Nnone"))),
+             PlanTest("Z3", "TN1", "T", "later - earlier", "logit per key", says="T's slope grows along training",
+                      rule=Rule(Sample("T", at="step 20", minus="loss 9.5"), "above")))
+    return Study("toy-arms", "a toy plan", hook + "toy_arms.preset", hook + "toy_arms.run", ("TU1", "TU2", "TN1"),
+                 Design(("U", "N", "T"), "3", "learned", "target loss (N)", "the slope"), snapshot=hook + "snapshot",
+                 lines=hook + "lines", plan_file="thesis_text_plan_v4.md", tests=tests, gates={"N": "reached"},
+                 arms=arms)
+
+
+@pytest.fixture(scope="module")
+def toy(trained_cache, tmp_path_factory):
+    pytest.importorskip("torch")
+    corpus = tmp_path_factory.mktemp("toycorpus")
+    rng = np.random.default_rng(7)
+    words = ["alpha", "beta", "gamma", "delta", "key", "value", "def", "return", "self", "print"]
+    for q in range(30):
+        (corpus / f"f{q:02d}.txt").write_text(" ".join(rng.choice(words, size=600)) + "\n")
+    plan = _toy()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setitem(STUDIES, plan.name, plan)
+        st = text_arms.toy_arms.preset(True)
+        st = st.replace(base=dataclasses.replace(st.base, corpus=str(corpus), n=16, steps=20, eval_every=10))
+        runs = text_arms.toy_arms.run(st, progress=False, workers=1)
+        yield plan, st, runs, text_arms.snapshot(runs, st, {}), text_arms.toy_arms.cached(st)
+
+
+def test_a_new_plan_like_v4_is_one_declaration_run_and_decided_by_the_engine(toy):
+    plan, st, runs, snap, cached = toy
+    assert [(r["arm"], r["seed"]) for r in runs] == st.jobs() and cached == runs
+    by = {r["arm"]: r for r in runs}
+    assert by["U"]["imposed"] == "profile" and by["U"]["imposed_gap"] < 1e-6  # the share held as imposed
+    assert by["Nln"]["steps"] <= st.cap_factor * st.base.steps and "reached" in by["Nln"]  # the stop rule
+    assert "reached" not in by["U"] and by["U"]["paths"] is not None
+    assert [p["at"] for p in by["T"]["points"]] == ["loss 9.5", "step 10", "step 20"]
+    assert set(snap["tests"]) == {"Z1", "Z2", "Z3"} and set(snap["runs"]) == {"Nln", "Nnone", "T", "U"}
+    assert snap["tests"]["Z1"]["statement"] == "U's slope is above 0.05"
+    z3 = snap["tests"]["Z3"]  # each T run's slope at step 20 less its own at the loss crossing
+    rows = snap["runs"]["T"]
+    want = [r["points"]["step 20"]["slope"] - r["points"]["loss 9.5"]["slope"] for r in rows if r["learned"]]
+    assert ("values" not in z3 and len(want) < 2) or z3["values"] == want
+    reached = [r for r in snap["runs"]["Nln"] if r["reached"]]  # N reads the runs that reached the target only
+    assert "values" not in snap["tests"]["Z2"] or len(snap["tests"]["Z2"]["values"]) == len(reached)
+    assert text_arms.lines(snap)[0].startswith("  Nln: layer-2 slope")
