@@ -166,6 +166,21 @@ def plan_costs() -> list[PlanCost]:
     return out
 
 
+#: a plan of v4's kind declared by the recipe alone, run by a test (its arms, stop rule, probes along training and
+#: tests with rules; every hook the engine's)
+EXAMPLE = ("tests/experiments/test_text_arms.py", "_toy")
+
+
+def example_lines() -> int | None:
+    """Lines of :data:`EXAMPLE`'s declaration (None outside a source checkout, where the tests are not shipped)."""
+    path = PACKAGE.parent / EXAMPLE[0]
+    if not path.is_file():
+        return None
+    fn = next(n for n in ast.parse(path.read_text(encoding="utf-8")).body
+              if isinstance(n, ast.FunctionDef) and n.name == EXAMPLE[1])
+    return fn.end_lineno - fn.lineno + 1
+
+
 def plan_cost_table() -> str:
     """docs/layout.md's block: one row per plan, its files and lines, against :data:`GOAL`."""
     rows = ["| plan | plan text (lines) | files (text included) | lines of code | of which the declaration | "
@@ -182,4 +197,18 @@ def plan_cost_table() -> str:
             f"page renderer, plan v2's power at its level) and what it reuses from an earlier plan (plan v5 reads "
             f"slopes with plan v4's functions). Lines: physical lines, docstrings and blank lines included. Issue 82's "
             f"goal for a plan like v4 is at most {files} files (its text and its declaration) and {lines} lines.\n\n"
-            + "\n".join(rows) + f"\n{PLAN_COST_END}")
+            + "\n".join(rows) + _example() + f"\n{PLAN_COST_END}")
+
+
+def _example() -> str:
+    n = example_lines()
+    if n is None:
+        return ""
+    files = ("its text", "declared.py", "catalog.py", "its claim module")
+    return (f"\n\nA new plan of v4's kind, declared by the recipe alone (`{EXAMPLE[0]}`'s `{EXAMPLE[1]}`: an arm with "
+            f"an imposed share against a boundary, two arms trained to a target loss against each other, one probed "
+            f"along training; three tests with rules; every hook the engine's), takes its text and {n} lines of "
+            f"declaration, no module of its own, and runs through the engine (that test). Its claims still need their "
+            f"catalogue entries and a claim module (plan v5's: "
+            f"{_lines(PACKAGE / 'claims' / 'trained' / 'tf1_tf3_tp1_tp4_ts1_ts3_thesis_text_v5.py')} lines): "
+            f"{len(files)} files ({', '.join(files)}), not the goal's {GOAL[0]}.")
