@@ -6,7 +6,8 @@ One :func:`declare` line per claim (in report order): its ID, the module under :
 None: ``lnrecency verify`` and the report evaluate it), its family (the decisions its false-alarm rate is shared
 with) and whether it is primary (a secondary claim's rows are intervals, never verdicts of their own).
 
-This module imports nothing but the standard library: the command line's help and ID checks, ``verify --list``,
+This module imports nothing but the standard library (and the plans' declarations, standard library only too: a plan
+may declare its claims with its tests, :func:`plan_declared`): the command line's help and ID checks, ``verify --list``,
 the report's headline, the documentation pages and the notebooks read it without importing numpy, sympy or
 torch, and without evaluating anything. An evaluator's result must decide one of its claim's declared statements,
 word for word (:func:`statement_source` refuses any other). Adding a claim: its module, one :func:`declare` line
@@ -17,9 +18,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["SOURCES", "SOURCE_SHORT", "FAMILIES", "Statement", "Declared", "S", "declare", "CATALOG", "DECLARED", "ids",
-           "trained_ids", "declared", "statement_source", "result_source", "modules", "ANSWER", "answer_parts",
-           "answer_ids", "row_matches", "THEIRS", "label", "ID_RULE", "id_parts", "module_covers"]
+__all__ = ["SOURCES", "SOURCE_SHORT", "FAMILIES", "Statement", "Declared", "S", "declare", "CATALOG", "DECLARED",
+           "ids", "trained_ids", "declared", "statement_source", "result_source", "modules", "PLAN_CLAIMS",
+           "plan_declared", "ANSWER", "answer_parts", "answer_ids", "row_matches", "THEIRS", "label", "ID_RULE",
+           "id_parts", "module_covers"]
 
 #: where a statement comes from (key -> the words the report counts it under), the paper's own first
 SOURCES: dict[str, str] = {
@@ -632,6 +634,33 @@ CATALOG: tuple[Declared, ...] = (
               "positive."),
           command="experiments pretrained", family="pretrained"),
 )
+
+#: the module that decides the claims a plan declares with its tests (lnrecency.claims.trained.plan_claims)
+PLAN_CLAIMS = "trained.plan_claims"
+
+
+def plan_declared(studies) -> tuple[Declared, ...]:
+    """The claims declared with a plan's tests (``Test.question`` set; lnrecency.experiments.plans.declared): one
+    per test, titled by its question, its one statement the test's ``says`` (the project's own), filled by
+    ``lnrecency experiments NAME``, in the plan's family of its own, decided by :data:`PLAN_CLAIMS` (no module or
+    view of its own)."""
+    out = []
+    for s in studies:
+        for t in s.tests:
+            if t.question:
+                id_parts(t.claim)
+                out.append(Declared(t.claim, PLAN_CLAIMS, t.question, (Statement("s1", "ours", t.says),),
+                                    command=f"experiments {s.name}", family=f"plan {s.name}", view=False))
+    return tuple(out)
+
+
+def _studies():
+    from lnrecency.experiments.plans.declared import STUDIES  # standard library only, as this module
+
+    return STUDIES.values()
+
+
+CATALOG = CATALOG + plan_declared(_studies())
 
 #: id -> its declaration, in report order
 DECLARED: dict[str, Declared] = {}

@@ -143,6 +143,7 @@ TAGS: dict[str, str] = {
     "SideBySideEvidence": "lnrecency.claims.parameter_free.w1_rollout:SideBySideEvidence",
     "SmallestWidth": "lnrecency.claims.parameter_free.c9_finite_width:SmallestWidth",
     "SweepGrid": "lnrecency.experiments.sweep:SweepGrid",
+    "PlanEvidence": "lnrecency.claims.trained.plan_claims:PlanEvidence",
     "T1Evidence": "lnrecency.claims.parameter_free.t1_theorem1:T1Evidence",
     "Table": "lnrecency.files.table_record:Table",
     "TableOutput": "lnrecency.report.views.outputs:TableOutput",

@@ -105,6 +105,7 @@ def _test(**kw):
     (lambda: Rule(Sample("A"), "within"), "side must be 'above' or 'below'"),
     (lambda: Rule(Sample("A"), boundary=0.1, other=Sample("B")), "compares the difference with 0"),
     (lambda: _test(rule=Rule(Sample("A"))), "with the statement it decides"),
+    (lambda: _test(question="does it hold?"), "needs the test's rule and statement"),
     (lambda: replace(study("thesis-text-v4"), tests=(study("thesis-text-v4").tests[0], _test(id="Z2"))),
      "every test has a rule or none does"),
 ])

@@ -11,6 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from lnrecency.claims import catalog  # loaded before a toy plan joins the declarations (its IDs are placeholders)
+from lnrecency.claims.trained import plan_claims
 from lnrecency.experiments.plans import engine, text_arms
 from lnrecency.experiments.plans.declaration import IMPOSED, NORMS, Arm, Arms, Design, Rule, Sample, Study
 from lnrecency.experiments.plans.declaration import Test as PlanTest
@@ -94,14 +96,14 @@ def _toy() -> Study:
                         ("cap_factor", 2), ("n_eval_every", 5), ("levels", (9.5,)), ("token_steps", (10, 20))),
                 quick=())
     hook = "lnrecency.experiments.plans.text_arms:"
-    tests = (PlanTest("Z1", "TU1", "U", "slope", "logit per key", says="U's slope is above 0.05",
-                      rule=Rule(Sample("U"), "above", 0.05)),
-             PlanTest("Z2", "TU2", "N at the target", "LayerNorm - none", "logit per key",
+    tests = (PlanTest("Z1", "X1", "U", "slope", "logit per key", says="U's slope is above 0.05",
+                      rule=Rule(Sample("U"), "above", 0.05), question="the LayerNorm profile without LayerNorm?"),
+             PlanTest("Z2", "X2", "N at the target", "LayerNorm - none", "logit per key",
                       says="at the target loss LayerNorm's slope is above none's",
-                      rule=Rule(Sample("Nln"), "above", other=Sample("Nnone"))),
-             PlanTest("Z3", "TN1", "T", "later - earlier", "logit per key", says="T's slope grows along training",
-                      rule=Rule(Sample("T", at="step 20", minus="loss 9.5"), "above")))
-    return Study("toy-arms", "a toy plan", hook + "toy_arms.preset", hook + "toy_arms.run", ("TU1", "TU2", "TN1"),
+                      rule=Rule(Sample("Nln"), "above", other=Sample("Nnone")), question="at matched loss?"),
+             PlanTest("Z3", "X3", "T", "later - earlier", "logit per key", says="T's slope grows along training",
+                      rule=Rule(Sample("T", at="step 20", minus="loss 9.5"), "above"), question="along training?"))
+    return Study("toy-arms", "a toy plan", hook + "toy_arms.preset", hook + "toy_arms.run", ("X1", "X2", "X3"),
                  Design(("U", "N", "T"), "3", "learned", "target loss (N)", "the slope"), snapshot=hook + "snapshot",
                  lines=hook + "lines", plan_file="thesis_text_plan_v4.md", tests=tests, gates={"N": "reached"},
                  arms=arms)
@@ -141,3 +143,29 @@ def test_a_new_plan_like_v4_is_one_declaration_run_and_decided_by_the_engine(toy
     reached = [r for r in snap["runs"]["Nln"] if r["reached"]]  # N reads the runs that reached the target only
     assert "values" not in snap["tests"]["Z2"] or len(snap["tests"]["Z2"]["values"]) == len(reached)
     assert text_arms.lines(snap)[0].startswith("  Nln: layer-2 slope")
+
+
+def test_a_new_plan_s_claims_are_declared_from_its_tests_and_decided_with_no_module_of_their_own(toy, monkeypatch):
+    """The claims of a plan declared with questions on its tests: catalogued from the declaration (title, statement,
+    command, family; decided by the one generic module) and evaluated from the plan's cached runs, row by row with
+    the decision of its test."""
+    from lnrecency.claims import declare
+
+    plan, st, runs, snap, _ = toy
+    decls = catalog.plan_declared([plan])
+    assert [(d.id, d.module, d.command, d.view) for d in decls] == [
+        (f"X{k}", catalog.PLAN_CLAIMS, "experiments toy-arms", False) for k in (1, 2, 3)]
+    assert decls[1].text("s1") == plan.test("Z2").says and decls[1].title == "at matched loss?"
+    monkeypatch.setitem(STUDIES, plan.name, plan)
+    monkeypatch.setattr(declare, "REGISTERED", dict(declare.REGISTERED))
+    for d in decls:
+        monkeypatch.setitem(catalog.DECLARED, d.id, d)
+    monkeypatch.setattr(plan_claims.CachedStudy, "settings_for", lambda self, quick: st)
+    plan_claims.register(plan)
+    rows = {r.id: r for cid in ("X1", "X2", "X3") for r in declare.REGISTERED[cid].evaluate(quick=False)}
+    assert set(rows) == {"X1", "X2", "X3"}
+    for cid, key in (("X1", "Z1"), ("X2", "Z2"), ("X3", "Z3")):
+        r, t = rows[cid], snap["tests"][key]
+        assert r.statement == plan.test(key).says and r.verdict == t["verdict"] and r.evidence.test == key
+        assert (r.qualifiers.estimate is None) == ("interval" not in t)
+        assert r.finding.startswith(f"{key}: " if "interval" in t else "Not decided")

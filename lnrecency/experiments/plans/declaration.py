@@ -185,6 +185,7 @@ class Test:
     in_text: str | None = None  # the ID its plan's text gives it, where another plan's test already holds that one
     says: str = ""  # its statement in the plan's words (its snapshot keeps it beside the decision)
     rule: Rule | None = None  # how the engine decides it (plans decided by their own code have none)
+    question: str = ""  # set: its claim is declared from this test (the catalogue's title; its statement ``says``)
 
     def __post_init__(self):
         at = f"test {self.id!r}"
@@ -199,6 +200,10 @@ class Test:
         if self.rule is not None and not (isinstance(self.rule, Rule) and self.says):
             raise ValueError(f"{at}: a rule is a Rule record, with the statement it decides (says)")
         _text(at, "says", self.says, 300, empty=True)
+        _text(at, "question", self.question, 120, empty=True)
+        if self.question and not (self.rule is not None and self.whose == "ours"):
+            raise ValueError(f"{at}: a claim declared from its test (question) needs the test's rule and statement, "
+                             f"and is the project's own (whose='ours')")
         outcomes = [r.outcome for r in self.readings]
         if not all(isinstance(r, Reading) for r in self.readings) or len(set(outcomes)) != len(outcomes):
             raise ValueError(f"{at}: readings must be Reading records, at most one per outcome; got {outcomes}")

@@ -171,14 +171,17 @@ def plan_costs() -> list[PlanCost]:
 EXAMPLE = ("tests/experiments/test_text_arms.py", "_toy")
 
 
-def example_lines() -> int | None:
-    """Lines of :data:`EXAMPLE`'s declaration (None outside a source checkout, where the tests are not shipped)."""
+def example_lines() -> tuple[int, bool] | None:
+    """(lines of :data:`EXAMPLE`'s declaration, whether each of its tests declares its claim: a ``question``), None
+    outside a source checkout, where the tests are not shipped."""
     path = PACKAGE.parent / EXAMPLE[0]
     if not path.is_file():
         return None
     fn = next(n for n in ast.parse(path.read_text(encoding="utf-8")).body
               if isinstance(n, ast.FunctionDef) and n.name == EXAMPLE[1])
-    return fn.end_lineno - fn.lineno + 1
+    tests = [c for c in ast.walk(fn) if isinstance(c, ast.Call) and getattr(c.func, "id", "") == "PlanTest"]
+    asked = bool(tests) and all(any(k.arg == "question" for k in c.keywords) for c in tests)
+    return fn.end_lineno - fn.lineno + 1, asked
 
 
 def plan_cost_table() -> str:
@@ -201,14 +204,16 @@ def plan_cost_table() -> str:
 
 
 def _example() -> str:
-    n = example_lines()
-    if n is None:
+    got = example_lines()
+    if got is None:
         return ""
-    files = ("its text", "declared.py", "catalog.py", "its claim module")
+    n, asked = got
+    files = ("its text", "declared.py") if asked else ("its text", "declared.py", "catalog.py", "its claim module")
+    claims = ("its claims are declared from its tests (each test's question and statement: the catalogue derives "
+              "them, `claims/trained/plan_claims.py` decides them)" if asked else
+              "its claims still need their catalogue entries and a claim module")
     return (f"\n\nA new plan of v4's kind, declared by the recipe alone (`{EXAMPLE[0]}`'s `{EXAMPLE[1]}`: an arm with "
             f"an imposed share against a boundary, two arms trained to a target loss against each other, one probed "
             f"along training; three tests with rules; every hook the engine's), takes its text and {n} lines of "
-            f"declaration, no module of its own, and runs through the engine (that test). Its claims still need their "
-            f"catalogue entries and a claim module (plan v5's: "
-            f"{_lines(PACKAGE / 'claims' / 'trained' / 'tf1_tf3_tp1_tp4_ts1_ts3_thesis_text_v5.py')} lines): "
-            f"{len(files)} files ({', '.join(files)}), not the goal's {GOAL[0]}.")
+            f"declaration and runs through the engine (that test); {claims}: {len(files)} files "
+            f"({', '.join(files)}) against the goal's {GOAL[0]}, and no module of its own.")
