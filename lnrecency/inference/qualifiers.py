@@ -113,7 +113,7 @@ class Qualifiers:
     ``comparison`` ("LayerNorm minus none") of ``estimate`` and its interval [``low``, ``high``]; ``margin``: the
     largest violation of an exact decision (``margin_of`` names it: "score step (logits)"); ``second`` and
     ``second_of``: a second quantity where it changes the reading (the attention weight of the keys where an order
-    breaks, beside the size of the break), given together or not at all; ``reason``: a
+    breaks, beside the size of the break) and the words before its number, given together or not at all; ``reason``: a
     :data:`REASONS` key when the row is not decided; ``counter``: its strongest counter-row; ``theirs``: the values
     the statement's authors published, and ``direction_only`` when ours agree in sign but not in size;
     ``settings``: how many settings the row covers; ``exact``: decided by exact arithmetic or a proof; ``p_pair``

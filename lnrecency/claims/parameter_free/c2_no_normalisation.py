@@ -183,9 +183,11 @@ def _layers(names) -> str:
     return f"{ls[0]}-{ls[-1]}" if len(ls) > 1 and ls == list(range(ls[0], ls[-1] + 1)) else ", ".join(map(str, ls))
 
 
-#: the second quantity of a failing row: the largest attention weight among the keys where the order breaks, on the
-#: rows sampled (the first failing row at the middle alpha of each failing interval, where the score step is read too)
-WEIGHT_OF = "on the first failing row at each failing interval's middle alpha, the weight of the keys where it breaks"
+#: the second quantity of a failing row, in the words before its number: the largest attention weight of one key
+#: where the order breaks, on the rows sampled, which are also where the score step is read (the first failing row of
+#: each failing layer at the middle of its first failing alpha interval)
+WEIGHT_OF = ("both on the rows sampled (each failing layer's first failing row, at the middle of its failing alpha "
+             "interval), where no key at a break carries more attention weight than")
 
 
 def _qualifiers(verdict: str, group) -> Qualifiers:

@@ -276,7 +276,7 @@ def _deep_words(f) -> str:
         return f"{f.verdict} {where}".strip() + (f", {q.holds}" if q.holds else "")
     size = f", {q.margin_of} up to {q.margin:.3g}" if q.margin is not None else ""
     if q.second is not None:  # a second quantity where it changes the reading (C2: the keys' attention weight)
-        size += f"; {q.second_of}: at most {q.second:.2g}"
+        size += f"; {q.second_of} {q.second:.2g}"
     return f"{where}, {f.verdict} {q.fails}{size}"
 
 

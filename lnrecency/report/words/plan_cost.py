@@ -209,11 +209,16 @@ def _example() -> str:
         return ""
     n, asked = got
     files = ("its text", "declared.py") if asked else ("its text", "declared.py", "catalog.py", "its claim module")
-    claims = ("its claims are declared from its tests (each test's question and statement: the catalogue derives "
-              "them, `claims/trained/plan_claims.py` decides them)" if asked else
+    claims = ("its claims are derived by `catalog.plan_declared` and evaluated by `claims/trained/plan_claims.py` (the "
+              "test patches them into the catalogue: its IDs are the tests' placeholders)" if asked else
               "its claims still need their catalogue entries and a claim module")
-    return (f"\n\nA new plan of v4's kind, declared by the recipe alone (`{EXAMPLE[0]}`'s `{EXAMPLE[1]}`: an arm with "
-            f"an imposed share against a boundary, two arms trained to a target loss against each other, one probed "
-            f"along training; three tests with rules; every hook the engine's), takes its text and {n} lines of "
-            f"declaration and runs through the engine (that test); {claims}: {len(files)} files "
-            f"({', '.join(files)}) against the goal's {GOAL[0]}, and no module of its own.")
+    return (f"\n\nA toy plan of v4's kind (`{EXAMPLE[0]}`'s `{EXAMPLE[1]}`: an arm with an imposed share against a "
+            f"boundary, two arms trained to a target loss against each other, one probed along training; three tests "
+            f"with rules; every hook the engine's; it reuses plan v4's text and declares no readings, pin, families or "
+            f"power) takes {n} lines of declaration. The engine's runner trains and snapshots it (quick preset, a toy "
+            f"corpus) and {claims}. A real plan adds its own text, with its readings and pin in the same declaration: "
+            f"{len(files)} hand-written files ({', '.join(files)}) against the goal's {GOAL[0]}, no module of its "
+            f"own, then the generated docs (`python3 -m lnrecency.report.regenerate`, "
+            f"`python3 -m lnrecency.cli.reference`). "
+            f"Such a plan has no view, no place in the answer and no re-derivation from published rows unless it adds "
+            f"them.")
