@@ -213,6 +213,22 @@ def pytest_testnodedown(node, error):
 
 
 @pytest.fixture(scope="session")
+def word_corpus(tmp_path_factory):
+    """A maker of tiny local corpora for the text plans' quick pipelines: ``make(name, seed)`` -> a folder of 30 files
+    of 600 words drawn from ten, seeded."""
+    import numpy as np
+
+    def make(name: str, seed: int):
+        corpus = tmp_path_factory.mktemp(name)
+        rng = np.random.default_rng(seed)
+        words = ["alpha", "beta", "gamma", "delta", "key", "value", "def", "return", "self", "print"]
+        for q in range(30):
+            (corpus / f"f{q:02d}.txt").write_text(" ".join(rng.choice(words, size=600)) + "\n")
+        return corpus
+    return make
+
+
+@pytest.fixture(scope="session")
 def trained_cache(tmp_path_factory):
     """One fresh $LNRECENCY_CACHE for the whole session, shared by the trained-model tests: the experiments
     key each run by the hash of its configuration (lnrecency.experiments.run_cache.key), so a configuration is

@@ -8,7 +8,6 @@ import dataclasses
 import json
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from lnrecency.claims import catalog  # loaded before a toy plan joins the declarations (its IDs are placeholders)
@@ -110,13 +109,9 @@ def _toy() -> Study:
 
 
 @pytest.fixture(scope="module")
-def toy(trained_cache, tmp_path_factory):
+def toy(trained_cache, word_corpus):
     pytest.importorskip("torch")
-    corpus = tmp_path_factory.mktemp("toycorpus")
-    rng = np.random.default_rng(7)
-    words = ["alpha", "beta", "gamma", "delta", "key", "value", "def", "return", "self", "print"]
-    for q in range(30):
-        (corpus / f"f{q:02d}.txt").write_text(" ".join(rng.choice(words, size=600)) + "\n")
+    corpus = word_corpus("toycorpus", 7)
     plan = _toy()
     with pytest.MonkeyPatch.context() as mp:
         mp.setitem(STUDIES, plan.name, plan)

@@ -94,15 +94,11 @@ def test_the_rule_decides_each_way():
 
 
 @pytest.fixture(scope="module")
-def quick(trained_cache, tmp_path_factory):
+def quick(trained_cache, word_corpus):
     pytest.importorskip("torch")
     from lnrecency.experiments.studies.text_v4.thesis_text_v4 import V4Settings, run_v4
 
-    corpus = tmp_path_factory.mktemp("v4corpus")
-    rng = np.random.default_rng(4)
-    words = ["alpha", "beta", "gamma", "delta", "key", "value", "def", "return", "self", "print"]
-    for q in range(30):
-        (corpus / f"f{q:02d}.txt").write_text(" ".join(rng.choice(words, size=600)) + "\n")
+    corpus = word_corpus("v4corpus", 4)
     quick = V4Settings.preset(True)
     st = dataclasses.replace(quick, u_seeds=(0,), n1_seeds=(8,), windows=8,
                              base=dataclasses.replace(quick.base, corpus=str(corpus), n=16, steps=20, eval_every=10))

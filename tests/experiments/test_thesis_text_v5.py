@@ -149,15 +149,11 @@ def test_the_rule_decides_each_way():
 
 
 @pytest.fixture(scope="module")
-def quick(trained_cache, tmp_path_factory):
+def quick(trained_cache, word_corpus):
     pytest.importorskip("torch")
     from lnrecency.experiments.plans import text_arms
 
-    corpus = tmp_path_factory.mktemp("v5corpus")
-    rng = np.random.default_rng(5)
-    words = ["alpha", "beta", "gamma", "delta", "key", "value", "def", "return", "self", "print"]
-    for q in range(30):
-        (corpus / f"f{q:02d}.txt").write_text(" ".join(rng.choice(words, size=600)) + "\n")
+    corpus = word_corpus("v5corpus", 5)
     quick = text_arms.thesis_text_v5.preset(True)
     st = quick.replace(fp_seeds=(0,), t_seeds=(30,), windows=8, t_windows=8, levels=(9.0, 0.01), token_steps=(10, 20),
                        base=dataclasses.replace(quick.base, corpus=str(corpus), n=16, steps=20, eval_every=10))
