@@ -78,11 +78,7 @@ def plan_qualifiers(test: str, decision: dict | None, why: str = "", *, quick: b
     Holm level the test was compared with (:func:`lnrecency.claims.trained_rules.plan_levels`), kept with its pair p
     so that the cell says when it was decided by a hair; ``stage``: a counter-row the experiment computes itself
     (Wu's plan: the arms' in-context accuracy, when they learned unequally), where the plan declares none."""
-    from lnrecency.experiments.plans.declared import plans
-
-    # a plan declared after this module loaded (a test's) is read from the declarations now
-    where, comparison, unit = PLAN_WORDS.get(test) or next((t.where, t.comparison, t.unit) for s in plans()
-                                                          for t in s.tests if t.id == test)
+    where, comparison, unit = PLAN_WORDS[test]
     verdict = "inconclusive" if decision is None or quick else decision["verdict"]
     reason = reason_of(decision, why, quick) if verdict == "inconclusive" else ""
     if decision is None:
