@@ -101,7 +101,8 @@ def _toy() -> Study:
                       says="at the target loss LayerNorm's slope is above none's",
                       rule=Rule(Sample("Nln"), "above", other=Sample("Nnone")), question="at matched loss?"),
              PlanTest("Z3", "X3", "T", "later - earlier", "logit per key", says="T's slope grows along training",
-                      rule=Rule(Sample("T", at="step 20", minus="loss 9.5", gated=False), "above"), question="along training?"))
+                      rule=Rule(Sample("T", at="step 20", minus="loss 9.5", gated=False), "above"),
+                      question="along training?"))
     return Study("toy-arms", "a toy plan", hook + "toy_arms.preset", hook + "toy_arms.run", ("X1", "X2", "X3"),
                  Design(("U", "N", "T"), "3", "learned", "target loss (N)", "the slope"), snapshot=hook + "snapshot",
                  lines=hook + "lines", plan_file="thesis_text_plan_v4.md", tests=tests, gates={"N": "reached"},
