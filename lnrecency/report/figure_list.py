@@ -154,6 +154,12 @@ def start_helper(drawing: Drawing, data: ReportData, out: Path):
     (the helper computes the data of the units it claims with the same seeds)."""
     if "fork" not in mp.get_all_start_methods():
         return None
+    # the canvases' modules (PDF's font subsetting among them: 0.2-0.3 s) imported before the fork, so that the helper
+    # inherits them instead of importing its own copy at its first save
+    import matplotlib.backends.backend_agg  # noqa: F401
+    import matplotlib.backends.backend_pdf  # noqa: F401
+    import PIL.PngImagePlugin  # noqa: F401
+
     ctx = mp.get_context("fork")
     counter = ctx.Value("i", 0)
     _HELPER.update(drawing=drawing, data=data, counter=counter)  # read by the forked child; nothing is pickled

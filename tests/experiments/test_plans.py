@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from lnrecency.experiments.plans import engine
-from lnrecency.experiments.plans.declaration import Condition, Design, Reading, Rule, Sample, Study
+from lnrecency.experiments.plans.declaration import HOOKS, Condition, Design, Reading, Rule, Sample, Study
 from lnrecency.experiments.plans.declaration import Test as PlanTest
 from lnrecency.experiments.plans.declared import STUDIES, U2_PINNED, plan_keys, study
 from lnrecency.experiments.plans.declared import test_of as claim_tests
@@ -21,7 +21,7 @@ V4 = json.loads((DOCS / "thesis_text_v4.json").read_text())
 
 def test_every_declared_hook_resolves_and_every_plan_names_its_published_hash():
     for s in STUDIES.values():
-        for name in ("settings", "run", "snapshot", "lines", "summaries", "figure"):
+        for name in HOOKS:
             if getattr(s, name):
                 assert engine.hook(getattr(s, name)) is not None, (s.name, name)
     for name, file in (("thesis-text-v2", "thesis_text_v2.json"), ("thesis-text-v3", "thesis_text_v3.json"),
@@ -102,6 +102,8 @@ def _test(**kw):
     (lambda: replace(study("thesis-text-v4"), tests=(_test(counter=("Z2", "w")),)), "counter-row 'Z2'"),
     (lambda: Sample("A", at="3M tokens"), "must be a point 'loss X' or 'step N'"),
     (lambda: Sample("A", minus="loss 4.25"), "minus .* needs at"),
+    (lambda: Sample("A", value="Slope!"), "value must be a row's field"),
+    (lambda: Sample("A", at="loss 4.25", value="qk_identity_value"), "the slope at a point"),
     (lambda: Rule(Sample("A"), "within"), "side must be 'above' or 'below'"),
     (lambda: Rule(Sample("A"), boundary=0.1, other=Sample("B")), "compares the difference with 0"),
     (lambda: _test(rule=Rule(Sample("A"))), "with the statement it decides"),

@@ -20,6 +20,27 @@ from lnrecency.experiments.plans.declared import STUDIES, study
 ROOT = Path(__file__).resolve().parents[2]
 
 
+def test_plan_v4_keeps_the_cache_names_and_windows_its_own_module_had(word_corpus):
+    """Plan v4 on the engine: the keys, job names and windows' stream of the removed module
+    (studies/text_v4/thesis_text_v4.py, commit f97524a: V4Settings.key(), jobs() and windows_of()), so that its runs
+    file and read as before (8 quick runs trained by both gave equal records, the imposed share's name aside, and the
+    same snapshot bytes)."""
+    import numpy as np
+
+    plan = text_arms.thesis_text_v4
+    full, quick = plan.preset(False), plan.preset(True)
+    assert (full.key(), quick.key()) == ("787fcc0e15dc94b9", "b370655120ca9d71") and quick.quick
+    jobs = full.jobs()
+    assert len(jobs) == 58 and jobs[0] == ("U1", "none", 0) and jobs[16] == ("N1", "layernorm", 8)
+    assert jobs[-1] == ("N1", "none", 28) and full.arm_of(jobs[-1]).name == "N1none"
+    pytest.importorskip("torch")
+    st = quick.replace(windows=2, base=dataclasses.replace(quick.base, corpus=str(word_corpus("v4windows", 5)), n=16))
+    for arm, norm, index in (("U2", "layernorm", 1), ("N1none", "none", 2)):
+        seq = np.random.SeedSequence([st.base.probe_seed("attn2", norm, 8), 4, index])  # the removed module's stream
+        old, _ = st.data(arm).heldout(st.base.n, 2, np.random.Generator(np.random.PCG64(seq)))
+        assert np.array_equal(st.windows_of(arm, 8), old)
+
+
 def test_plan_v5_keeps_the_cache_keys_its_own_module_computed():
     """The keys the removed plan-v5 module (V5Settings.key(), commit fc650c2) gave its default and quick settings:
     the 51 cached runs stay readable, and a run trained again files under the same name."""
@@ -51,6 +72,7 @@ def test_every_imposed_share_and_normalisation_a_declaration_may_name_exists():
 
 
 _ARM = Arm("A", True, "layernorm")
+_FIELDS = (("seeds", (0,)), ("windows", 8))
 
 
 @pytest.mark.parametrize("make, match", [
@@ -64,6 +86,13 @@ _ARM = Arm("A", True, "layernorm")
     (lambda: Arms((dataclasses.replace(_ARM, stop=True),), ("A",), (("seeds", (0,)), ("windows", 8)), ()),
      "target_loss, cap_factor"),
     (lambda: Arms((_ARM,), ("A",), (("seeds", (0,)), ("windows", 8)), (("steps", 3),)), "quick preset changes steps"),
+    (lambda: Arm("A", True, "layernorm", cell="U1 none!"), "cell is letters"),
+    (lambda: Arms((_ARM,), ("A",), _FIELDS, (), jobs=("arm", "norm")), "jobs names the arm, the seed"),
+    (lambda: Arms((_ARM, dataclasses.replace(_ARM, name="B", group="A")), ("A", "B"), _FIELDS, ()), "under one name"),
+    (lambda: Arms((_ARM, dataclasses.replace(_ARM, name="B", cell="A")), ("A", "B"), _FIELDS, ()), "under one cell"),
+    (lambda: Arms((_ARM,), ("A",), _FIELDS, (), row=("seed", "learned")), "row holds the slope"),
+    (lambda: Arms((_ARM,), ("A",), _FIELDS, (), row=("slope", "reached")), "needs the settings field target_loss"),
+    (lambda: Arms((_ARM,), ("A",), _FIELDS, (), stream=("plan", 4)), "stream is an int or"),
 ])
 def test_a_declaration_with_a_wrong_arm_is_refused_when_made(make, match):
     with pytest.raises(ValueError, match=match):

@@ -54,10 +54,10 @@ def test_the_plan_states_the_numbers_recomputed_from_the_repository(design):
     assert missing == []
     assert design["n1_power_first"] >= 0.8 and design["u_power_first"] >= 0.8 and c["fits"]
     assert v4_plan.n1_power(design["n1_seeds"] - 1, sd["layernorm"]["assumed"], sd["none"]["assumed"]) < 0.8
+    from lnrecency.experiments.plans import text_arms
     from lnrecency.experiments.plans.declared import study
-    from lnrecency.experiments.studies.text_v4.thesis_text_v4 import V4Settings
 
-    st = V4Settings()
+    st = text_arms.thesis_text_v4.preset(False)
     rules = [study("thesis-text-v4").test(t).rule for t in ("U1", "U2")]  # the boundary each U test declares
     assert all(round(design["u_boundary"], 4) == r.boundary for r in rules) and st.windows == w["windows"]
     assert (len(st.n1_seeds), len(st.u_seeds), st.target_loss) == (design["n1_seeds"], v4_plan.U_SEEDS,
@@ -66,7 +66,7 @@ def test_the_plan_states_the_numbers_recomputed_from_the_repository(design):
 
 
 def test_the_imposed_profiles_are_the_published_cells():
-    from lnrecency.experiments.studies.text_v4.thesis_text_v4 import shares
+    from lnrecency.experiments.plans.text_arms import shares
 
     published = v4_plan.imposed_profiles(_json("docs/thesis_text_v2.json"))
     assert {k: list(v) for k, v in shares().items()} == published
@@ -84,9 +84,9 @@ def test_the_rule_decides_each_way():
              "N1 layernorm": rows(0.001 + 0.0002 * np.arange(8)), "N1 none": rows(0.004 + 0.0002 * np.arange(8))}
     got = {k: d.verdict for k, (d, _) in decide(study("thesis-text-v4"), table).items()}
     assert got == {"U1": "confirmed", "U2": "refuted", "N1": "refuted"}
-    from lnrecency.experiments.studies.text_v4.thesis_text_v4 import secondary
+    from lnrecency.experiments.plans.hooks import v4_secondary
 
-    sec = secondary(table, _json("docs/thesis_text_v2.json"))  # U1 far above v2's BOS none, U2 near its LayerNorm
+    sec = v4_secondary(table, _json("docs/thesis_text_v2.json"))  # U1 far above v2's BOS none, U2 near its LayerNorm
     assert sec["U1 - v2 bos none"]["side"] == "above" and sec["U2 - v2 bos layernorm"]["side"] == "across"
     table["N1 none"] = [{**r, "reached": i < 2} for i, r in enumerate(table["N1 none"])]  # two runs at the target
     d, why = decide(study("thesis-text-v4"), table)["N1"]
@@ -96,17 +96,18 @@ def test_the_rule_decides_each_way():
 @pytest.fixture(scope="module")
 def quick(trained_cache, word_corpus):
     pytest.importorskip("torch")
-    from lnrecency.experiments.studies.text_v4.thesis_text_v4 import V4Settings, run_v4
+    from lnrecency.experiments.plans import text_arms
 
     corpus = word_corpus("v4corpus", 4)
-    quick = V4Settings.preset(True)
-    st = dataclasses.replace(quick, u_seeds=(0,), n1_seeds=(8,), windows=8,
-                             base=dataclasses.replace(quick.base, corpus=str(corpus), n=16, steps=20, eval_every=10))
-    return st, run_v4(st, progress=False, workers=1)
+    quick = text_arms.thesis_text_v4.preset(True)
+    st = quick.replace(u_seeds=(0,), n1_seeds=(8,), windows=8,
+                       base=dataclasses.replace(quick.base, corpus=str(corpus), n=16, steps=20, eval_every=10))
+    return st, text_arms.thesis_text_v4.run(st, progress=False, workers=1)
 
 
 def test_the_quick_pipeline_holds_the_imposed_share_and_stops_at_the_target(quick):
-    from lnrecency.experiments.studies.text_v4.thesis_text_v4 import cached_v4, snapshot
+    from lnrecency.experiments.plans import text_arms
+    from lnrecency.experiments.plans.hooks import v4_snapshot
 
     st, runs = quick
     assert [(r["arm"], r["norm"]) for r in runs] == [("U1", "none"), ("U2", "layernorm"), ("N1", "layernorm"),
@@ -116,12 +117,12 @@ def test_the_quick_pipeline_holds_the_imposed_share_and_stops_at_the_target(quic
             assert r["imposed"] is None and r["stopped"] == "target" and r["final_loss"] <= st.target_loss
             assert r["steps"] == st.n1_eval_every and r["paths"] is None
         else:
-            assert r["imposed"] == {"U1": "layernorm", "U2": "none"}[r["arm"]] and r["imposed_gap"] < 1e-6
+            assert r["imposed"] == {"U1": "profile", "U2": "profile none"}[r["arm"]] and r["imposed_gap"] < 1e-6
             assert r["steps"] == st.base.steps and set(r["paths"]) == {"own", "bos", "other", "bias"}
             assert sum(r["paths"].values()) == pytest.approx(r["slope"]["mean"], abs=1e-9)
         assert r["windows"] == 8 and np.isfinite(r["slope"]["mean"])
-    assert cached_v4(st) == runs
-    snap = snapshot(runs, st)
+    assert text_arms.thesis_text_v4.cached(st) == runs
+    snap = v4_snapshot(runs, st, {})
     json.dumps(snap, allow_nan=False)
     assert snap["plan_sha256"] == v4_plan.PLAN_SHA256 and snap["missed_target"] == []
     assert {t["verdict"] for t in snap["tests"].values()} == {"inconclusive"}  # one seed per cell decides nothing

@@ -108,7 +108,7 @@ def nn_ln(torch, d):
 
 def test_the_flat_and_set_profiles():
     from lnrecency.experiments.plans import text_arms
-    from lnrecency.experiments.studies.text_v4.thesis_text_v4 import shares
+    from lnrecency.experiments.plans.text_arms import shares
 
     st = text_arms.thesis_text_v5.preset(False)
 

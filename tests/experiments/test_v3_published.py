@@ -16,7 +16,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from lnrecency.experiments.studies.thesis_text_v3 import TESTS, decide_table, plan_sha256
+from lnrecency.experiments.plans.declared import study
+from lnrecency.experiments.plans.engine import decide
+from lnrecency.experiments.studies.thesis_text_v3 import decided_tests, plan_sha256
 
 ROOT = Path(__file__).resolve().parents[2]
 SNAPSHOT = ROOT / "docs" / "thesis_text_v3.json"
@@ -40,11 +42,14 @@ def test_the_snapshot_is_of_the_plan_as_shipped_and_the_plan_came_first(snapshot
 
 
 def test_every_verdict_is_recomputed_from_the_published_seeds(snapshot):
-    decided = decide_table(snapshot["runs"])
-    assert list(decided) == list(TESTS) and set(snapshot["tests"]) == set(TESTS)
+    plan = study("thesis-text-v3")
+    decided = decide(plan, snapshot["runs"])  # the engine, by the tests' declared rules
+    assert list(decided) == ["A1", "B1", "C1", "A0", "C0"] and set(snapshot["tests"]) == set(decided)
+    assert json.dumps(decided_tests(snapshot["runs"]), sort_keys=True) == json.dumps(snapshot["tests"], sort_keys=True)
     for key, (d, why) in decided.items():
         said = snapshot["tests"][key]
-        bos, kind, _ = TESTS[key]
+        bos, kind = said["bos"], said["intervention"]
+        assert plan.test(key).rule.sample.value == f"{kind}_value" and said["statement"] == plan.test(key).says
         rows = [r for r in snapshot["runs"]["bos layernorm" if bos else "no bos layernorm"] if r["learned"]]
         assert said["values"] == [r[kind] - 0.5 * r["slope"] for r in rows] == [r[f"{kind}_value"] for r in rows]
         assert d.verdict == said["verdict"] and why == said["why"], key
@@ -71,10 +76,10 @@ def test_the_published_rows_can_say_no(snapshot):
     rows = copy.deepcopy(snapshot["runs"])
     for r in rows["bos layernorm"]:
         r["qk_identity_value"] = r["slope"] - 0.5 * r["slope"]  # the intervention kept the whole slope
-    assert decide_table(rows)["A1"][0].verdict == "refuted"
+    assert decide(study("thesis-text-v3"), rows)["A1"][0].verdict == "refuted"
     for r in rows["no bos layernorm"]:
         r["learned"] = False
-    d, why = decide_table(rows)["A0"]
+    d, why = decide(study("thesis-text-v3"), rows)["A0"]
     assert d is None and "fewer than" in why
 
 

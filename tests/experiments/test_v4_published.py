@@ -53,9 +53,9 @@ def test_the_rule_says_no_on_planted_rows():
 
 @pytest.mark.parametrize("cell", ["U1 none", "U2 layernorm", "N1 layernorm", "N1 none"])
 def test_every_cell_publishes_its_runs_seed_by_seed(cell):
-    from lnrecency.experiments.studies.text_v4.thesis_text_v4 import V4Settings
+    from lnrecency.experiments.plans import text_arms
 
-    st = V4Settings()
+    st = text_arms.thesis_text_v4.preset(False)
     rows = SNAPSHOT["runs"][cell]
     seeds = st.n1_seeds if cell.startswith("N1") else st.u_seeds
     assert [r["seed"] for r in rows] == list(seeds)

@@ -1,6 +1,6 @@
 """TU1, TU2, TN1: the thesis on text, plan version 4 (does LayerNorm act upstream, where the sink forms, or in layer
-2's read-out; and without BOS, at matched loss), in NoPE language models trained here
-(:mod:`lnrecency.experiments.studies.text_v4.thesis_text_v4`).
+2's read-out; and without BOS, at matched loss), in NoPE language models trained here (the engine's
+:mod:`lnrecency.experiments.plans.text_arms`, from the plan's declared arms).
 
 The three primary tests U1, U2, N1 of the pre-registered plan (``lnrecency/data/thesis_text_plan_v4.md``; its SHA-256
 is in every row's evidence), decided together by Holm's procedure at 0.05 over these three only: a family of their
@@ -17,7 +17,7 @@ from lnrecency.claims.declare import claim
 from lnrecency.claims.published import plan_rows
 from lnrecency.claims.trained_qualifiers import matched_stage, plan_qualifiers
 from lnrecency.claims.trained_rules import by_a_hair, not_installed, one_claim_of, plan_levels
-from lnrecency.experiments.plans.declared import plan_keys
+from lnrecency.experiments.plans.declared import plan_keys, study
 from lnrecency.inference.evidence import Evidence, record
 
 #: claim -> the plan's test
@@ -37,7 +37,8 @@ class TextThesisV4Evidence(Evidence):
 
 
 #: the experiment's cached runs (lnrecency.claims.cached_study)
-STUDY = CachedStudy("lnrecency.experiments.studies.text_v4.thesis_text_v4", "V4Settings", "cached_v4", "run_v4")
+STUDY = CachedStudy("lnrecency.experiments.plans.text_arms", "thesis_text_v4", "thesis_text_v4.cached",
+                    "thesis_text_v4.run")
 available = STUDY.available
 
 
@@ -65,11 +66,11 @@ def _evaluate_all(quick: bool, progress=None) -> list:
     from lnrecency.inference.verdicts import ClaimResult
 
     try:
-        from lnrecency.experiments.studies.text_v4.thesis_text_v4 import snapshot
+        from lnrecency.experiments.plans.engine import hook
     except ImportError as exc:
         return [not_installed(cid, s, exc) for cid, s in STATEMENTS.items()]
     st, runs = STUDY.runs(quick, progress)
-    snap = snapshot(runs, st)
+    snap = hook(study("thesis-text-v4").snapshot)(runs, st, {})
     tests = snap["tests"]
     levels = plan_levels("thesis-text-v4", tests)
     ratio = (matched_stage(snap) or (None,))[0]  # N1's counter-row: the tokens each arm took to the matched loss
@@ -110,7 +111,6 @@ PUBLISHED = "thesis_text_v4.json"
 def redecide(snap: dict) -> list[tuple[str, str, str, tuple | None]]:
     """(claim, statement, verdict, interval or None) of every row this module decides, re-decided from the published
     snapshot's per-run rows alone by the plan's own rule (the same code on JSON-exact values gives the same bits)."""
-    from lnrecency.experiments.plans.declared import study
     from lnrecency.experiments.plans.engine import decide
 
     decided = decide(study("thesis-text-v4"), snap["runs"])

@@ -16,9 +16,13 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["Condition", "Reading", "Sample", "Rule", "Test", "Arm", "Arms", "Design", "Study", "OUTCOMES",
-           "QUANTITIES", "DATA", "IMPOSED", "NORMS", "file_sha256", "sha256_of", "label", "readings_in"]
+from lnrecency.experiments.plans.arms import IMPOSED, NORMS, Arm, Arms
 
+__all__ = ["Condition", "Reading", "Sample", "Rule", "Test", "Arm", "Arms", "Design", "Study", "OUTCOMES",
+           "QUANTITIES", "HOOKS", "DATA", "IMPOSED", "NORMS", "file_sha256", "sha256_of", "label", "readings_in"]
+
+#: a study's fields that name its code ("package.module:attribute")
+HOOKS = ("settings", "run", "snapshot", "lines", "summaries", "figure", "numbers")
 #: where the plan texts live (their bytes are hashed; a changed file is a new plan)
 DATA = Path(__file__).resolve().parents[2] / "data"
 OUTCOMES = ("confirmed", "refuted", "inconclusive")
@@ -121,12 +125,14 @@ class Sample:
     """The per-seed values a test reads from its plan's per-run table (the snapshot publishes it): the runs of
     ``cell`` past the study's gate for it (:meth:`Study.used`; ``gated=False``: every run), each run's layer-2 slope,
     or its slope at the point ``at`` along training ("loss 4.25", "step 1465"; a run without that point is left out),
-    less its slope at the point ``minus`` (paired: the same run's, seeds in order)."""
+    less its slope at the point ``minus`` (paired: the same run's, seeds in order); ``value``: the row's field read
+    instead of the slope (plan v3's "qk_identity_value": the intervened slope less half the intact one)."""
 
     cell: str
     at: str | None = None
     minus: str | None = None
     gated: bool = True
+    value: str = "slope"
 
     def __post_init__(self):
         where = f"sample of cell {self.cell!r}"
@@ -139,6 +145,9 @@ class Sample:
             raise ValueError(f"{where}: minus (a paired point) needs at")
         if not isinstance(self.gated, bool):
             raise ValueError(f"{where}: gated must be true or false; got {self.gated!r}")
+        if not re.fullmatch(r"[a-z][a-z0-9_]{0,39}", str(self.value)) or (self.at and self.value != "slope"):
+            raise ValueError(f"{where}: value must be a row's field (lower case, '_'), and the slope at a point along "
+                             f"training; got {self.value!r:.60}")
 
 
 @dataclass(frozen=True)
@@ -212,76 +221,6 @@ class Test:
         return next((r for r in self.readings if r.outcome == outcome), None)
 
 
-#: layer 1's imposed first-key share an arm may name (lnrecency.experiments.plans.text_arms.share_of)
-IMPOSED = ("profile", "profile none", "zero", "layernorm", "none")
-NORMS = ("layernorm", "rmsnorm", "none", "centre", "layernorm-stopscale", "layernorm-fixgain")
-
-
-@dataclass(frozen=True)
-class Arm:
-    """One arm of a plan on text decoders the engine trains (:mod:`lnrecency.experiments.plans.text_arms`): its name,
-    BOS first or not, its normalisation, layer 1's imposed first-key share (:data:`IMPOSED`, or None), and the
-    settings fields that hold its seeds, its probe windows and its held-out evaluation interval (None: the base's);
-    ``along``: probed along training (at the plan's loss levels and token steps; its slope the last step's);
-    ``stop``: trained until the plan's target loss (``target_loss``, capped at ``cap_factor`` times the steps)."""
-
-    name: str
-    bos: bool
-    norm: str
-    imposed: str | None = None
-    seeds: str = "seeds"
-    windows: str = "windows"
-    eval_every: str | None = None
-    along: bool = False
-    stop: bool = False
-
-    def __post_init__(self):
-        at = f"arm {self.name!r}"
-        if not re.fullmatch(r"[A-Za-z][A-Za-z0-9]{0,15}", str(self.name)):
-            raise ValueError(f"{at}: an arm's name is a letter then letters or digits (at most 16)")
-        for name in ("bos", "along", "stop"):
-            if not isinstance(getattr(self, name), bool):
-                raise ValueError(f"{at}: {name} must be true or false; got {getattr(self, name)!r}")
-        if self.norm not in NORMS:
-            raise ValueError(f"{at}: norm must be one of {', '.join(NORMS)}; got {self.norm!r}")
-        if self.imposed is not None and self.imposed not in IMPOSED:
-            raise ValueError(f"{at}: imposed must be one of {', '.join(IMPOSED)} or None; got {self.imposed!r}")
-
-
-@dataclass(frozen=True)
-class Arms:
-    """What a plan on text decoders trains, as data: its arms (declared order: an arm's index seeds its windows'
-    stream), the job order (arm names, the longest first), its settings fields ((name, value) pairs, in the order a
-    snapshot publishes them) and the values its quick preset changes (its fields and plan v2's quick training's)."""
-
-    arms: tuple
-    order: tuple
-    fields: tuple
-    quick: tuple
-    quick_base: tuple = (("steps", 60), ("warmup", 10), ("eval_every", 30))
-    stream: int = 0x5EED5
-    version: int = 1
-
-    def __post_init__(self):
-        names = [a.name for a in self.arms]
-        if not self.arms or not all(isinstance(a, Arm) for a in self.arms) or len(set(names)) != len(names):
-            raise ValueError(f"arms must be Arm records with distinct names; got {names}")
-        if sorted(self.order) != sorted(names):
-            raise ValueError(f"arms: the job order must name each arm once; it names {list(self.order)}, the arms "
-                             f"are {names}")
-        fields = dict(self.fields)
-        for a in self.arms:
-            used = [a.seeds, a.windows] + ([a.eval_every] if a.eval_every else []) + (
-                ["levels", "token_steps"] if a.along else []) + (["target_loss", "cap_factor"] if a.stop else [])
-            missing = [f for f in used if f not in fields]
-            if missing:
-                raise ValueError(f"arm {a.name!r} reads the settings fields {', '.join(missing)}, which the plan does "
-                                 f"not declare (its fields: {', '.join(fields)})")
-        unknown = [k for k, _ in self.quick if k not in fields]
-        if unknown:
-            raise ValueError(f"arms: the quick preset changes {', '.join(unknown)}, which are not settings fields")
-
-
 @dataclass(frozen=True)
 class Design:
     """What a study trains and probes, in words a page renders: its arms, seeds, learning gate, stopping rule, what
@@ -312,6 +251,7 @@ class Study:
     lines: str | None = None
     summaries: str | None = None
     figure: str | None = None
+    numbers: str | None = None  # the function recomputing from the repository the numbers its text states (its design)
     options: tuple = ("use_cache", "progress", "workers", "scheduler")
     extra: str = "models"
     plan_file: str | None = None
@@ -331,7 +271,7 @@ class Study:
         at = f"study {self.name!r}"
         if not re.fullmatch(r"[a-z][a-z0-9-]*", str(self.name)):
             raise ValueError(f"{at}: a study's name is lower-case words joined by '-'")
-        for hook in ("settings", "run", "snapshot", "lines", "summaries", "figure"):
+        for hook in HOOKS:
             value = getattr(self, hook)
             if value is not None and not _HOOK.match(str(value)):
                 raise ValueError(f"{at}: {hook} must be a hook 'package.module:attribute'; got {value!r:.80}")

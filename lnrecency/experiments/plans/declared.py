@@ -45,10 +45,21 @@ _V2 = tuple(Test(f"Q{k}", f"TV{k}", where, comparison, SLOPE, counter=counter) f
                        ("BOS, LayerNorm, layer-1 BOS share fixed", "ablated - half intact", ()),
                        ("BOS, no normalisation, BOS share fixed", "ablated - half intact", ()),
                        ("BOS first, equal tokens", "RMSNorm - LayerNorm", ())), start=1))
-_V3 = tuple(Test(t, c, where, "intervened - half intact", SLOPE) for t, c, where in (
-    ("A1", "TC1", "BOS, layer-2 QK as c times identity"), ("B1", "TC2", "BOS, BOS direction removed from keys"),
-    ("C1", "TC3", "BOS, per-token scale fixed"), ("A0", "TC4", "no BOS, layer-2 QK as c times identity"),
-    ("C0", "TC5", "no BOS, per-token scale fixed")))
+#: plan v3's tests: each reads, in the LayerNorm models that learned, the intervened slope less half the intact one
+#: (its row's "KIND_value"), stated below 0; ``says`` is the plan's own sentence
+_V3 = tuple(Test(t, c, where, "intervened - half intact", SLOPE, says=says,
+                 rule=Rule(Sample(("bos" if t[1] == "1" else "no bos") + " layernorm", value=f"{kind}_value"), "below"))
+            for t, c, where, kind, says in (
+    ("A1", "TC1", "BOS, layer-2 QK as c times identity", "qk_identity", "with BOS, LayerNorm: layer 2's QK replaced "
+     "by c I removes more than half of the layer-2 slope"),
+    ("B1", "TC2", "BOS, BOS direction removed from keys", "bos_direction", "with BOS, LayerNorm: the keys' BOS value "
+     "direction removed takes more than half of the layer-2 slope"),
+    ("C1", "TC3", "BOS, per-token scale fixed", "scale_fixed", "with BOS, LayerNorm: the per-token scale at layer "
+     "2's input fixed removes more than half of the layer-2 slope"),
+    ("A0", "TC4", "no BOS, layer-2 QK as c times identity", "qk_identity", "without BOS, LayerNorm: layer 2's QK "
+     "replaced by c I removes more than half of the layer-2 slope"),
+    ("C0", "TC5", "no BOS, per-token scale fixed", "scale_fixed", "without BOS, LayerNorm: the per-token scale fixed "
+     "removes more than half of the layer-2 slope")))
 _V4 = (
     Test("U1", "TU1", "BOS, no normalisation, LayerNorm-level sink imposed", "layer-2 slope (boundary +0.0764)", SLOPE,
          margin=0.0764, rule=Rule(Sample("U1 none"), "above", 0.0764),
@@ -81,6 +92,19 @@ _V4 = (
         Reading("inconclusive", "a difference of 0.0015 either way would have been found with probability 0.80; a "
                                 "smaller one is not ruled out."))),
 )
+_N1 = dict(bos=False, seeds="n1_seeds", eval_every="n1_eval_every", stop=True, paths=False, group="N1")
+#: plan v4's arms, as its module before the engine ran them: its cache names (arm, norm, seed), its windows' stream
+#: and its published rows
+_V4_ARMS = Arms(
+    (Arm("U1", True, "none", imposed="profile", seeds="u_seeds", cell="U1 none"),
+     Arm("U2", True, "layernorm", imposed="profile none", seeds="u_seeds", cell="U2 layernorm"),
+     Arm("N1ln", norm="layernorm", cell="N1 layernorm", **_N1), Arm("N1none", norm="none", cell="N1 none", **_N1)),
+    order=("U1", "U2", "N1ln", "N1none"),
+    fields=(("u_seeds", tuple(range(8))), ("n1_seeds", tuple(range(8, 29))), ("windows", 1600), ("target_loss", 4.25),
+            ("n1_eval_every", 5), ("cap_factor", 2)),
+    quick=(("u_seeds", (0, 1)), ("n1_seeds", (8, 9)), ("windows", 16), ("target_loss", 7.0), ("n1_eval_every", 10)),
+    stream=("probe", 4), jobs=("arm", "norm", "seed"),
+    row=("seed", "learned", "reached", "slope", "slope_se", "final_loss", "tokens", "stopped", "imposed_gap", "paths"))
 _HALF = "layer-2 slope (boundary +0.0764)"
 _R5 = readings_in("thesis_text_plan_v5.md")  # plan v5 writes its readings in its hashed text, one line each
 #: an outcome the plan wrote no reading for, read after its runs (marked so wherever it is said)
@@ -187,8 +211,8 @@ STUDIES: dict[str, Study] = {s.name: s for s in (
           plan_file="thesis_text_plan_v3.md", tests=_V3,
           design=Design(("plan v2's 48 models",), "plan v2's", "plan v2's", "plan v2's", "layer-2 slope with QK = cI, "
                         "the BOS direction removed, the scale fixed; the path decomposition")),
-    Study("thesis-text-v4", "plan v4", _S + "text_v4.thesis_text_v4:V4Settings.preset",
-          _S + "text_v4.thesis_text_v4:run_v4", ("TU1", "TU2", "TN1"), snapshot=_H + "v4_snapshot",
+    Study("thesis-text-v4", "plan v4", _A + "thesis_text_v4.preset", _A + "thesis_text_v4.run",
+          ("TU1", "TU2", "TN1"), arms=_V4_ARMS, snapshot=_H + "v4_snapshot", numbers=_S + "text_v4.v4_plan:design",
           lines=_H + "v4_lines", plan_file="thesis_text_plan_v4.md", tests=_V4,
           pinned_sha256="b4fbef11a3f5f662f6b6b67dd6c80574f5f517f3990fb53b959711470caaed61",
           published="thesis_text_v4.json", page="thesis-text-v4.md", gates={"N1": "reached"},
@@ -198,7 +222,7 @@ STUDIES: dict[str, Study] = {s.name: s for s in (
                         "layer-2 slope on 1600 windows, its probe SE, the path decomposition, the imposed share's gap",
                         "0.94 (U1, U2), 0.80 for 0.0015 (N1), at the pair rule's level")),
     Study("thesis-text-v5", "plan v5", _A + "thesis_text_v5.preset", _A + "thesis_text_v5.run",
-          tuple(t.claim for t in _V5), arms=_V5_ARMS,
+          tuple(t.claim for t in _V5), arms=_V5_ARMS, numbers=_S + "text_v5.v5_plan:design",
           snapshot=_S + "text_v5.v5_decide:plan_snapshot", lines=_S + "text_v5.v5_decide:lines",
           plan_file="thesis_text_plan_v5.md", tests=_V5, families={"FP": tuple(t.id for t in _V5[:7]),
                                                                     "T": ("T1", "T2", "T3")},

@@ -83,7 +83,7 @@ def sample_values(study: Study, s: Sample, table: dict) -> tuple:
     rows = table.get(s.cell) or []
     rows = study.used(s.cell, rows) if s.gated else [r for r in rows if isinstance(r, dict)]
     if s.at is None:
-        return tuple(r["slope"] for r in rows)
+        return tuple(r[s.value] for r in rows)
     at = {r["seed"]: r["points"][s.at]["slope"] for r in rows if s.at in r["points"]}
     if s.minus is None:
         return tuple(at.values())

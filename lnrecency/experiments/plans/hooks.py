@@ -133,10 +133,37 @@ def v3_lines(snap: dict) -> list[str]:
     return out
 
 
-def v4_snapshot(runs: list, st, words: dict) -> dict:
-    from lnrecency.experiments.studies.text_v4.thesis_text_v4 import snapshot
+def v4_snapshot(runs: list, st, words: dict, v2: dict | None = None) -> dict:
+    """Plan v4's snapshot: the engine's (:func:`lnrecency.experiments.plans.text_arms.snapshot`, its tests without
+    their means), then its secondary intervals against plan v2's published cells (``v2``, when given) and the N1 runs
+    that missed the target loss, before the per-seed table."""
+    from lnrecency.experiments.plans.text_arms import snapshot
 
-    return snapshot(runs, st)
+    snap = snapshot(runs, st, words, extra=())
+    missed = [f"N1 {r['norm']} seed {r['seed']}" for r in runs if r["arm"] == "N1" and not r["reached"]]
+    return {**{k: v for k, v in snap.items() if k != "runs"}, "secondary": v4_secondary(snap["runs"], v2),
+            "missed_target": missed, "runs": snap["runs"]}
+
+
+def v4_secondary(table: dict, v2: dict | None) -> dict:
+    """Plan v4's secondary intervals (no verdicts): U1 minus plan v2's BOS none slopes and U2 minus its BOS LayerNorm
+    slopes (Welch; ``v2``: the published snapshot, docs/thesis_text_v2.json), with the side of 0 each lies on."""
+    from lnrecency.experiments.plans.declared import study
+    from lnrecency.experiments.plans.engine import sample_values
+    from lnrecency.inference.seed_tests import SeedTest
+
+    out: dict = {}
+    plan = study("thesis-text-v4")
+    for tid, old in (("U1", "bos none"), ("U2", "bos layernorm")):
+        new = sample_values(plan, plan.test(tid).rule.sample, table)
+        before = [r["slope"] for r in (v2 or {}).get("runs", {}).get(old, []) if r.get("learned", True)]
+        if len(new) < 2 or len(before) < 2:
+            continue
+        test = SeedTest(new, other=before)
+        lo, hi = test.interval()
+        out[f"{tid} - v2 {old}"] = {"mean": test.mean, "interval": [lo, hi], "seeds": [len(new), len(before)],
+                                    "side": "above" if lo > 0 else "below" if hi < 0 else "across"}
+    return out
 
 
 def v4_lines(snap: dict) -> list[str]:

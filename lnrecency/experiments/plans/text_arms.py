@@ -15,17 +15,28 @@ at each token step instead, its slope the last step's. A plan's hooks name the p
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from dataclasses import asdict, dataclass, replace
+from pathlib import Path
 
 import numpy as np
 
 from lnrecency.experiments.plans.declaration import Arm, Study
 from lnrecency.experiments.plans.declared import STUDIES
 
-__all__ = ["ArmsSettings", "ArmsPlan", "share_of", "run_one", "seed_table", "snapshot", "lines", "RUN_KEYS",
-           "RUN_SHAPE"]
+__all__ = ["ArmsSettings", "ArmsPlan", "shares", "share_of", "run_one", "seed_table", "snapshot", "lines",
+           "RUN_KEYS", "RUN_SHAPE"]
+
+
+@functools.lru_cache(maxsize=1)
+def shares() -> dict:
+    """The imposed layer-1 profiles ({"layernorm", "none"}: each query row's first-key share), as shipped in
+    ``lnrecency/data/thesis_text_v4_shares.json`` (plan v2's published cells; tests check them against
+    ``docs/thesis_text_v2.json``)."""
+    data = json.loads((Path(__file__).resolve().parents[2] / "data" / "thesis_text_v4_shares.json").read_text())
+    return {k: tuple(float(x) for x in data[k]) for k in ("layernorm", "none")}
 
 
 def share_of(imposed: str | None) -> tuple | None:
@@ -34,8 +45,6 @@ def share_of(imposed: str | None) -> tuple | None:
     LayerNorm models' or, "profile none", the none models', as plan v2 published them and plan v4 shipped them), or
     flat in every row at 0 ("zero"), at the LayerNorm profile's mean level ("layernorm") or at the none profile's
     ("none"), over rows 2..n."""
-    from lnrecency.experiments.studies.text_v4.thesis_text_v4 import shares
-
     if imposed is None:
         return None
     prof = shares()["layernorm"]
@@ -84,9 +93,17 @@ class ArmsSettings:
     def arm(self, name: str) -> Arm:
         return next(a for a in self.arms.arms if a.name == name)
 
-    def jobs(self) -> list[tuple[str, int]]:
-        """(arm, seed) in the declared job order."""
-        return [(name, s) for name in self.arms.order for s in getattr(self, self.arm(name).seeds)]
+    def jobs(self) -> list[tuple]:
+        """Each run's name in the cache (the declared job fields: the arm's group, its normalisation, the seed), in
+        the declared job order."""
+        values = {"arm": lambda a, s: a.recorded, "norm": lambda a, s: a.norm, "seed": lambda a, s: s}
+        return [tuple(values[f](self.arm(name), s) for f in self.arms.jobs) for name in self.arms.order
+                for s in getattr(self, self.arm(name).seeds)]
+
+    def arm_of(self, job: tuple) -> Arm:
+        """The arm a job (:meth:`jobs`) runs."""
+        named = dict(zip(self.arms.jobs, job))
+        return next(a for a in self.arms.arms if a.recorded == named["arm"] and named.get("norm", a.norm) == a.norm)
 
     def key(self) -> str:
         base = {k: v for k, v in asdict(self.base).items() if not (k == "corpus" and v is None)}
@@ -107,10 +124,15 @@ class ArmsSettings:
         return replace(ts, eval_every=getattr(self, a.eval_every)) if a.eval_every else ts
 
     def windows_of(self, arm: str, seed: int) -> np.ndarray:
-        """The run's own held-out windows (BOS first where the arm has it), from a stream of the plan's own."""
-        names = [a.name for a in self.arms.arms]
-        seq = np.random.SeedSequence([self.arms.stream, names.index(arm), int(seed)])
-        text, _ = self.data(arm).heldout(self.base.n, getattr(self, self.arm(arm).windows),
+        """The run's own held-out windows (BOS first where the arm has it), from the plan's declared stream."""
+        a, stream = self.arm(arm), self.arms.stream
+        if isinstance(stream, int):
+            seq = np.random.SeedSequence([stream, [b.name for b in self.arms.arms].index(arm), int(seed)])
+        else:  # plan v4's: the base's probe seed, the stream's number, the group's index
+            groups = list(dict.fromkeys(b.recorded for b in self.arms.arms))
+            seq = np.random.SeedSequence([self.base.probe_seed("attn2", a.norm, seed), stream[1],
+                                          groups.index(a.recorded)])
+        text, _ = self.data(arm).heldout(self.base.n, getattr(self, a.windows),
                                          np.random.Generator(np.random.PCG64(seq)))
         return text
 
@@ -121,13 +143,16 @@ def _point(slopes: np.ndarray, entry: dict, st: ArmsSettings, what: str) -> dict
             "se": float(slopes.std(ddof=1) / np.sqrt(slopes.size))}
 
 
-def run_one(arm_name: str, seed: int, st: ArmsSettings) -> dict:
-    """Train and probe one run of the plan (a worker's job)."""
+def run_one(*job_and_settings) -> dict:
+    """Train and probe one run of the plan (a worker's job): its job's values (:meth:`ArmsSettings.jobs`), then the
+    settings."""
     from lnrecency.experiments.decoders.train import train
-    from lnrecency.experiments.studies.text_v4.thesis_text_v4 import layer2_slopes
     from lnrecency.experiments.studies.thesis_text import learned, unigram_entropy
+    from lnrecency.experiments.studies.v3_paths import layer2_slopes
 
-    arm = st.arm(arm_name)
+    *job, st = job_and_settings
+    arm = st.arm_of(tuple(job))
+    arm_name, seed = arm.name, dict(zip(st.arms.jobs, job))["seed"]
     data = st.data(arm_name)
     cfg, ts = st.base.decoder("attn2", arm.norm, data.vocab), st.training(arm_name, seed)
     prof = share_of(arm.imposed)
@@ -156,11 +181,12 @@ def run_one(arm_name: str, seed: int, st: ArmsSettings) -> dict:
         end = next(p for p in points if p["at"] == f"step {st.token_steps[-1]}")
         slope = {"mean": end["slope"], "se": end["se"]}
     else:
-        slopes, paths, gap = layer2_slopes(res.model, windows, decompose=True)
+        slopes, paths, gap = layer2_slopes(res.model, windows, decompose=arm.paths)
         slope = {"mean": float(slopes.mean()), "se": float(slopes.std(ddof=1) / np.sqrt(slopes.size))}
     unigram = unigram_entropy(data)
     every = max(1, 50 // ts.eval_every)
-    return {"arm": arm_name, "bos": arm.bos, "norm": arm.norm, "seed": int(seed),
+    reached = arm.stop or "reached" in st.arms.row or "stopped" in st.arms.row
+    return {"arm": arm.recorded, "bos": arm.bos, "norm": arm.norm, "seed": int(seed),
             "plan_sha256": STUDIES[st.study].plan_sha256(), "imposed": arm.imposed, "imposed_gap": gap,
             "windows": int(len(windows)), "slope": slope, "final_loss": final, "steps": int(last),
             "tokens": int(last * st.base.tokens_per_step()), "unigram": unigram,
@@ -168,46 +194,57 @@ def run_one(arm_name: str, seed: int, st: ArmsSettings) -> dict:
             "paths": paths, "points": points,
             "losses": [[int(e["step"]), e["heldout_loss"]] for e in res.log[::every] if e["heldout_loss"] is not None],
             **({"stopped": res.stopped, "reached": bool(final is not None and final <= st.target_loss)}
-               if arm.stop else {}),
+               if reached else {}),
             "seconds": res.seconds}
 
 
+#: what every run's record holds (those of plan v4's runs, filed before the engine, hold no points or losses)
 RUN_KEYS = ("arm", "bos", "norm", "seed", "plan_sha256", "imposed", "imposed_gap", "windows", "slope", "final_loss",
-            "steps", "tokens", "unigram", "learned", "paths", "points", "losses")
+            "steps", "tokens", "unigram", "learned", "paths")
 RUN_SHAPE = {"arm": str, "bos": bool, "norm": str, "seed": int, "plan_sha256": str, "imposed": (str, None),
              "imposed_gap": float, "windows": int, "slope": {"mean": float, "se": float}, "final_loss": (float, None),
              "steps": int, "tokens": int, "unigram": float, "learned": bool}
 
 
-def seed_table(runs: list) -> dict:
-    """One row per model, per arm: seed, gate, slope and its probe SE, final held-out loss, tokens, the imposed share's
-    largest gap, the path decomposition, the points probed along training and, for an arm with a stop rule, whether
-    it reached the target (and why it stopped): the table a plan's tests are decided from and its snapshot
-    publishes."""
+_COLUMN = {"seed": lambda r: r["seed"], "learned": lambda r: r["learned"], "reached": lambda r: r["reached"],
+           "slope": lambda r: r["slope"]["mean"], "slope_se": lambda r: r["slope"]["se"],
+           "final_loss": lambda r: r["final_loss"], "tokens": lambda r: r["tokens"], "stopped": lambda r: r["stopped"],
+           "imposed_gap": lambda r: r["imposed_gap"], "paths": lambda r: r["paths"],
+           "points": lambda r: {p["at"]: {k: p[k] for k in ("step", "tokens", "loss", "slope", "se")}
+                                for p in r.get("points", [])}}
+
+
+def seed_table(runs: list, arms=None) -> dict:
+    """One row per model, per cell (``arms``: the plan's :class:`~lnrecency.experiments.plans.arms.Arms`, its cells and
+    row; None: each arm its own cell, plan v5's row): seed, gate, slope and its probe SE, final held-out loss, tokens,
+    the imposed share's largest gap, the path decomposition, the points probed along training and, for an arm with a
+    stop rule, whether it reached the target (and why it stopped): the table a plan's tests are decided from and its
+    snapshot publishes."""
+    from lnrecency.experiments.plans.arms import ROW
+
+    row = ROW if arms is None else arms.row
+    cell = {} if arms is None else {(a.recorded, a.norm): a.published for a in arms.arms}
     out: dict = {}
     for r in runs:
-        out.setdefault(r["arm"], []).append(
-            {"seed": r["seed"], "learned": r["learned"], "slope": r["slope"]["mean"], "slope_se": r["slope"]["se"],
-             "final_loss": r["final_loss"], "tokens": r["tokens"], "imposed_gap": r["imposed_gap"],
-             "paths": r["paths"], "points": {p["at"]: {k: p[k] for k in ("step", "tokens", "loss", "slope", "se")}
-                                             for p in r["points"]},
-             **({"reached": r["reached"], "stopped": r["stopped"]} if "reached" in r else {})})
+        extra = ("reached", "stopped") if "reached" in r and "reached" not in row else ()
+        out.setdefault(cell.get((r["arm"], r.get("norm")), r["arm"]), []).append(
+            {c: _COLUMN[c](r) for c in row + extra})
     return out
 
 
-def snapshot(runs: list, st: ArmsSettings, words: dict) -> dict:
+def snapshot(runs: list, st: ArmsSettings, words: dict, extra: tuple = ("mean",)) -> dict:
     """A plan's snapshot with no code of its own (its ``snapshot`` hook): settings, plan hash, the per-seed table,
-    each arm's probe noise (one run's probe SE against the between-seed SD) and its tests decided by their declared
-    rules (:func:`lnrecency.experiments.plans.engine.decided_tests`)."""
+    each cell's probe noise (one run's probe SE against the between-seed SD) and its tests decided by their declared
+    rules (:func:`lnrecency.experiments.plans.engine.decided_tests`, each with ``extra``)."""
     from lnrecency.experiments.plans.engine import decided_tests
     from lnrecency.inference.seed_tests import probe_noise
 
-    table = seed_table(runs)
+    table = seed_table(runs, st.arms)
     study = STUDIES[st.study]
     return {"experiment": st.study, "plan_sha256": study.plan_sha256(), "settings": st.as_dict(),
             "noise": {arm: probe_noise([r["slope"] for r in rows], [r["slope_se"] for r in rows])
                       for arm, rows in table.items()},
-            "tests": decided_tests(study, table), "runs": table}
+            "tests": decided_tests(study, table, extra), "runs": table}
 
 
 def lines(snap: dict) -> list[str]:
@@ -247,7 +284,7 @@ class ArmsPlan:
     def _runs(self):
         from lnrecency.experiments.run_cache import PlanRuns
 
-        return PlanRuns(self.name, ("arm", "seed"), self.study.plan_sha256, self.study.title, RUN_KEYS, RUN_SHAPE)
+        return PlanRuns(self.name, self.study.arms.jobs, self.study.plan_sha256, self.study.title, RUN_KEYS, RUN_SHAPE)
 
     def cached(self, st: ArmsSettings | None = None) -> list | None:
         """Every run of the plan from the cache, in job order; None when one is missing."""

@@ -5,8 +5,9 @@ The design and the five primary tests are fixed in advance in ``lnrecency/data/t
 :func:`plan_sha256`, is part of every cache key and record). In short: plan v2's 48 models (their final weights,
 :mod:`lnrecency.experiments.studies.v2_weights`), each probed on 320 held-out windows of its own kind; on the same
 windows the three interventions of :mod:`lnrecency.experiments.studies.v3_paths` and the exact path decomposition of
-layer 2's logits. :func:`decide_table` runs A1, B1, C1, A0, C0 with Holm's procedure over them only, from the per-seed
-table the snapshot publishes (``docs/thesis_text_v3.json``).
+layer 2's logits. The engine decides A1, B1, C1, A0, C0 by their declared rules
+(:func:`lnrecency.experiments.plans.engine.decide`), Holm's procedure over them only, from the per-seed table the
+snapshot publishes (``docs/thesis_text_v3.json``).
 """
 from __future__ import annotations
 
@@ -23,20 +24,10 @@ from lnrecency.experiments.studies.thesis_text import NORMS, learned
 from lnrecency.experiments.studies.thesis_text_v2 import V2Settings, cached_v2, corpus_data, plain_corpus_data
 
 __all__ = ["V3Settings", "plan_path", "plan_sha256", "probe_run", "run_v3", "cached_v3", "seed_table",
-           "decide_table", "TESTS", "snapshot", "RUN_KEYS", "shaped_theory"]
+           "decided_tests", "snapshot", "RUN_KEYS", "shaped_theory"]
 
 VERSION = 2  # 2: each model's read-out gain (the sink theory with a read-out, issue 67 item 4)
-#: the primary tests: id -> (BOS arm, intervention, the plan's words)
-TESTS = {"A1": (True, "qk_identity", "with BOS, LayerNorm: layer 2's QK replaced by c I removes more than half of "
-                                     "the layer-2 slope"),
-         "B1": (True, "bos_direction", "with BOS, LayerNorm: the keys' BOS value direction removed takes more than "
-                                       "half of the layer-2 slope"),
-         "C1": (True, "scale_fixed", "with BOS, LayerNorm: the per-token scale at layer 2's input fixed removes more "
-                                     "than half of the layer-2 slope"),
-         "A0": (False, "qk_identity", "without BOS, LayerNorm: layer 2's QK replaced by c I removes more than half "
-                                      "of the layer-2 slope"),
-         "C0": (False, "scale_fixed", "without BOS, LayerNorm: the per-token scale fixed removes more than half of "
-                                      "the layer-2 slope")}
+
 
 
 def plan_path() -> Path:  # the plan text, as its declaration names it
@@ -204,18 +195,6 @@ def seed_table(runs: list, v2_runs: list, st: V3Settings) -> dict:
     return out
 
 
-def decide_table(table: dict) -> dict:
-    """A1, B1, C1, A0, C0 from the per-seed table, decided together by Holm at 0.05: id -> (SeedDecision or None,
-    why-not text). Each per-seed value is intervened - 0.5 x intact in the LayerNorm models; stated side: below 0."""
-    from lnrecency.inference.seed_tests import MIN_VALUES, SeedTest, decide_tests
-
-    made = {}
-    for tid, (bos, kind, _) in TESTS.items():
-        values = tuple(r[f"{kind}_value"] for r in table[_cell(bos, "layernorm")] if r["learned"])
-        made[tid] = ([values], lambda v=values: SeedTest(v, side="below"), f"fewer than {MIN_VALUES} learned runs")
-    return decide_tests(made, alpha=0.05)
-
-
 def noise(table: dict) -> dict:
     """Per cell: one run's mean probe SE against the between-seed SD of the intact slope, and their ratio (the plan
     aims below 1/3)."""
@@ -225,20 +204,30 @@ def noise(table: dict) -> dict:
             for cell, rows in table.items()}
 
 
+def decided_tests(table: dict) -> dict:
+    """The five tests as the snapshot holds them, decided by the engine from the per-seed table by their declared
+    rules: each with the plan's sentence, its BOS arm and intervention, verdict, why-not text, p-values, interval and
+    the per-seed values it read."""
+    from lnrecency.experiments.plans.engine import decide
+
+    plan, tests = study("thesis-text-v3"), {}
+    for tid, (d, why) in decide(plan, table).items():
+        sample = plan.test(tid).rule.sample
+        tests[tid] = {"statement": plan.test(tid).says, "bos": sample.cell.startswith("bos"),
+                      "intervention": sample.value.removesuffix("_value"),
+                      "verdict": "inconclusive" if d is None else d.verdict,
+                      "why": why, **({} if d is None else {**d.to_json(), "p_pair": d.test.p_pair,
+                                                          "values": list(d.test.values)})}
+    return tests
+
+
 def snapshot(runs: list, v2_runs: list, st: V3Settings) -> dict:
     """The plan's results as ``docs/thesis_text_v3.json`` holds them: settings, plan hash, the per-seed table,
     the probe noise per cell and the five tests with their p-values and verdicts."""
     table = seed_table(runs, v2_runs, st)
-    tests = {}
-    for tid, (d, why) in decide_table(table).items():
-        bos, kind, words = TESTS[tid]
-        tests[tid] = {"statement": words, "bos": bos, "intervention": kind,
-                      "verdict": "inconclusive" if d is None else d.verdict,
-                      "why": why, **({} if d is None else {**d.to_json(), "p_pair": d.test.p_pair,
-                                                          "values": list(d.test.values)})}
     return {"experiment": "thesis-text-v3", "plan_sha256": plan_sha256(),
             "settings": {"windows": st.windows, "v2_key": st.v2.key(), **asdict(st.v2.base)},
-            "noise": noise(table), "tests": tests, "secondary": secondary(table),
+            "noise": noise(table), "tests": decided_tests(table), "secondary": secondary(table),
             "theory": theory(table, v2_runs, st), "runs": table}
 
 

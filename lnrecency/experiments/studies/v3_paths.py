@@ -24,8 +24,8 @@ import numpy as np
 
 from lnrecency.inference.recency_slope import row_slope_weights, row_weights
 
-__all__ = ["PATHS", "Layer2", "layer2", "decompose", "slopes", "intervened_logits", "INTERVENTIONS", "readout_gain",
-           "affine_readout", "readout_shape"]
+__all__ = ["PATHS", "Layer2", "layer2", "decompose", "slopes", "layer2_slopes", "intervened_logits", "INTERVENTIONS",
+           "readout_gain", "affine_readout", "readout_shape"]
 
 #: the paths of a layer-2 key, in the order reported
 PATHS = ("own", "bos", "other", "bias")
@@ -33,6 +33,7 @@ PATHS = ("own", "bos", "other", "bias")
 #: (c) the per-token scale at layer 2's input fixed to its mean over the window's tokens 2..n
 INTERVENTIONS = ("qk_identity", "bos_direction", "scale_fixed")
 SKIP = 1  # the first key (BOS, or the first text token: the sink either way) is left out of every slope
+CHUNK = 400  # windows per float64 pass of layer2_slopes (memory: about 100 MB at n = 64)
 
 
 class Layer2:
@@ -121,6 +122,30 @@ def slopes(logits: np.ndarray) -> np.ndarray:
     return np.einsum("i,bij,ij->b", omega, logits, w)
 
 
+def layer2_slopes(model, windows: np.ndarray, decompose: bool) -> tuple[np.ndarray, dict | None, float]:
+    """Per-window layer-2 slopes (the first key left out), the path decomposition's slopes averaged over the windows
+    (``decompose``), and the largest gap between layer 1's first-key share and its imposed profile (0 when none is
+    imposed), in float64 chunks of :data:`CHUNK` windows: what plans v4 and v5 read from each model."""
+    import torch
+
+    out, paths, gap = [], {}, 0.0
+    profile = model.blocks[0].attn.imposed
+    for a in range(0, len(windows), CHUNK):
+        chunk = windows[a:a + CHUNK]
+        l2 = layer2(model, chunk)
+        y = l2.normed()
+        out.append(slopes(l2.logits(y, y)))
+        if decompose:
+            for name, p in _decompose(l2)["paths"].items():
+                paths[name] = paths.get(name, 0.0) + p["slope"] * len(chunk)
+        if profile is not None:
+            with torch.no_grad():
+                _, traces = model(torch.from_numpy(np.asarray(chunk, dtype=np.int64)), trace=True)
+            first = traces[0].weights[..., 1:, 0].double()
+            gap = max(gap, float((first - profile[1:chunk.shape[1]]).abs().max()))
+    return np.concatenate(out), ({k: v / len(windows) for k, v in paths.items()} if decompose else None), gap
+
+
 def _row_parts(u: np.ndarray, r: np.ndarray, w: np.ndarray, omega: np.ndarray) -> tuple[float, float, float]:
     """(scale, numerator, interaction) slopes of the logits u_ij r_j (B, n, n) x (B, n), mean over windows."""
     keys = w != 0  # the keys each row's slope reads
@@ -158,6 +183,9 @@ def decompose(l2: Layer2) -> dict:
             paths[name] = {"slope": s, "scale": sc, "numerator": nu, "interaction": ia}
         summed += paths[name]["slope"]
     return {"total": total, "sum_error": abs(summed - total), "paths": paths}
+
+
+_decompose = decompose  # layer2_slopes' argument of that name hides the function
 
 
 def intervened_logits(l2: Layer2, kind: str, intact: np.ndarray | None = None) -> np.ndarray:

@@ -1,10 +1,10 @@
 """What each pre-registered plan costs in the repository (issue 82, item 5), measured from its declaration, never
 typed: its plan text, its declaration in ``lnrecency/experiments/plans/declared.py`` (the ``Study(...)`` and the
 module-level names and functions only it uses), the modules its hooks name (a hook in the shared ``plans/hooks.py``
-counts its own function only; a hook module in a plan's own sub-package counts that whole folder; the engine's runner
-for plans declared with arms, ``plans/text_arms.py``, is the engine's, not the plan's), the study modules it was the
-first plan to import, and its claims' modules with their view modules. docs/layout.md's table between the plan-cost
-markers is rendered from :func:`plan_costs`.
+counts its own function and the functions of that module it calls; a hook module in a plan's own sub-package counts
+that whole folder; the engine's runner for plans declared with arms, ``plans/text_arms.py``, is the engine's, not the
+plan's), the study modules it was the first plan to import, and its claims' modules with their view modules.
+docs/layout.md's table between the plan-cost markers is rendered from :func:`plan_costs`.
 
 Lines are physical lines of the files as committed (blank lines and docstrings included): what a reviewer reads.
 """
@@ -86,7 +86,9 @@ def _hook_code(study) -> dict:
     """path -> lines of the code its hooks name."""
     out: dict = {}
     hooks_module = "lnrecency.experiments.plans.hooks"
-    for field in ("settings", "run", "snapshot", "lines", "summaries", "figure"):
+    from lnrecency.experiments.plans.declaration import HOOKS
+
+    for field in HOOKS:
         value = getattr(study, field)
         if not value:
             continue
@@ -94,10 +96,16 @@ def _hook_code(study) -> dict:
         if module in ENGINE:  # the engine's, every plan's (a plan declared with arms names it for its runs)
             continue
         path = PACKAGE.parent / (module.replace(".", "/") + ".py")
-        if module == hooks_module:  # the shared module: this hook's function only
+        if module == hooks_module:  # the shared module: this hook's function and the module's functions it calls
             tree = ast.parse(path.read_text(encoding="utf-8"))
-            fn = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == attr.split(".")[0])
-            out[f"{_rel(path)}:{fn.name}"] = fn.end_lineno - fn.lineno + 1
+            fns = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
+            todo, seen = [attr.split(".")[0]], set()
+            while todo:
+                fn = fns[todo.pop()]
+                seen.add(fn.name)
+                out[f"{_rel(path)}:{fn.name}"] = fn.end_lineno - fn.lineno + 1
+                todo += [c.func.id for c in ast.walk(fn) if isinstance(c, ast.Call) and isinstance(c.func, ast.Name)
+                         and c.func.id in fns and c.func.id not in seen]
         elif path.parent.name != "studies" and (path.parent / "__init__.py").is_file():  # a plan's own sub-package
             for p in sorted(path.parent.glob("*.py")):
                 out[_rel(p)] = _lines(p)
@@ -197,8 +205,10 @@ def plan_cost_table() -> str:
             f"Measured by `lnrecency.report.words.plan_cost` from each plan's declaration. Files: its text, "
             f"declared.py and each module of its own: those its hooks name, the study modules it was the first plan to "
             f"import, its claims' modules and their views. Not counted: the report's code for it (plans v2's and v3's "
-            f"page renderer, plan v2's power at its level) and what it reuses from an earlier plan (plan v5 reads "
-            f"slopes with plan v4's functions). Lines: physical lines, docstrings and blank lines included. Issue 82's "
+            f"page renderer, plan v2's power at its level), what it reuses from an earlier plan (plans v4 and v5 read "
+            f"slopes with plan v3's path decomposition; plan v5's numbers use plan v4's power) and the engine's runner "
+            f"(`plans/text_arms.py`, which plans v4 and v5 run on). Lines: physical lines, docstrings and blank lines "
+            f"included. Issue 82's "
             f"goal for a plan like v4 is at most {files} files (its text and its declaration) and {lines} lines.\n\n"
             + "\n".join(rows) + _example() + f"\n{PLAN_COST_END}")
 
