@@ -104,7 +104,12 @@ def _test(**kw):
     (lambda: Sample("A", minus="loss 4.25"), "minus .* needs at"),
     (lambda: Sample("A", value="Slope!"), "value must be a row's field"),
     (lambda: Sample("A", at="loss 4.25", value="qk_identity_value"), "the slope at a point"),
-    (lambda: Rule(Sample("A"), "within"), "side must be 'above' or 'below'"),
+    (lambda: Rule(Sample("A"), "sideways"), "side must be 'above', 'below' or 'within'"),
+    (lambda: Rule(Sample("A"), "within"), "side 'within' .* and a positive margin go together"),
+    (lambda: Rule(Sample("A"), "above", margin=0.05), "side 'within' .* and a positive margin go together"),
+    (lambda: Sample("A", less=(0.5,)), "less must be"),
+    (lambda: Sample("A", less=(0.0, "slope")), "less must be"),
+    (lambda: Sample("A", matched="B", value="ablated"), "matched reads the slope"),
     (lambda: Rule(Sample("A"), boundary=0.1, other=Sample("B")), "compares the difference with 0"),
     (lambda: _test(rule=Rule(Sample("A"))), "with the statement it decides"),
     (lambda: _test(question="does it hold?"), "needs the test's rule and statement"),
@@ -218,4 +223,4 @@ def test_a_declared_sample_reads_its_gate_its_point_and_its_pair():
 
 def test_a_plan_without_rules_is_not_decided_by_the_engine():
     with pytest.raises(ValueError, match="have no rule"):
-        engine.decide(study("thesis-text-v2"), {})
+        engine.decide(study("wu-icl"), {})

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from lnrecency.experiments.plans.declared import study
 from lnrecency.experiments.studies import thesis_text_v2 as v2
 from lnrecency.files.shapes import check_shape
 
@@ -75,7 +76,8 @@ def test_the_summary_has_every_cell_and_the_plan_hash_keys_the_cache():
     assert len(ST.jobs()) == 48 and len(v2.V2Settings.preset(True).jobs()) == 18
     assert ST.key() != v2.V2Settings.preset(True).key() and len(v2.plan_sha256()) == 64
     text = v2.plan_path().read_text(encoding="utf-8")
-    assert "Q1" in text and "Q6" in text and f"{v2.MARGIN_V2:g} logit per key" in text
+    margin = study("thesis-text-v2").test("Q6").rule.margin  # Q6's equivalence margin, as declared
+    assert "Q1" in text and "Q6" in text and f"{margin:g} logit per key" in text
 
 
 def test_gu_sink_counts_heads_above_eps_and_the_summary_carries_the_rollout():

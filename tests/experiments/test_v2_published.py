@@ -16,8 +16,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from lnrecency.experiments.plans.declared import study
+from lnrecency.experiments.plans.engine import decide
 from lnrecency.experiments.studies.plan_levels import PLAN_DESIGNS, doubling_only, plan_power
-from lnrecency.experiments.studies.thesis_text_v2 import decide_table
 from lnrecency.inference.budget import clopper_pearson_interval, register
 
 SNAPSHOT = Path(__file__).resolve().parents[2] / "docs" / "thesis_text_v2.json"
@@ -39,7 +40,7 @@ def test_every_verdict_is_recomputed_from_the_published_seeds(snapshot):
     from those rows alone gives the snapshot's verdicts, p-values and intervals to float rounding."""
     assert set(snapshot["runs"]) == set(snapshot["cells"])
     assert all(len(rows) == len(snapshot["settings"]["seeds"]) for rows in snapshot["runs"].values())
-    decided = decide_table(snapshot["runs"])
+    decided = decide(study("thesis-text-v2"), snapshot["runs"])  # the engine, by the tests' declared rules
     assert list(decided) == list(snapshot["tests"])
     for key, (d, why) in decided.items():
         said = snapshot["tests"][key]
@@ -73,13 +74,17 @@ def test_the_published_rows_can_say_no(snapshot):
         r["slope"] = -r["slope"]
     for r in rows["bos layernorm"]:
         r["ablated"] = r["slope"]
-    decided = decide_table(rows)
+    decided = decide(study("thesis-text-v2"), rows)
     assert decided["Q1"][0].verdict == "refuted" and _label(decided["Q1"][0].verdict) == "the opposite shown"
     assert decided["Q4"][0].verdict == "refuted"
+    ln = rows["no bos layernorm"]
+    ln[0]["trajectory"] = [e[:1] + [99.0] + e[2:] for e in ln[0]["trajectory"]]  # one run never gets to the loss
+    d, why = decide(study("thesis-text-v2"), rows)["Q3"]
+    assert d is None and why.startswith("not every run of no bos layernorm reached the median final loss")
     for r in rows["no bos none"]:
         r["learned"] = False
-    decided = decide_table(rows)
-    assert decided["Q2"][0] is None and "learned" in decided["Q2"][1]
+    decided = decide(study("thesis-text-v2"), rows)
+    assert decided["Q2"][0] is None and "fewer than" in decided["Q2"][1]
 
 
 def _simulated_power(design: dict, level: float, sims: int, rng: np.random.Generator) -> int:

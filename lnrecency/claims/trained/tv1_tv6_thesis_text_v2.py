@@ -117,8 +117,9 @@ PUBLISHED = "thesis_text_v2.json"
 def redecide(snap: dict) -> list[tuple[str, str, str, tuple | None]]:
     """(claim, statement, verdict, interval or None) of every row this module decides, re-decided from the published
     snapshot's per-run rows alone by the plan's own rule (the same code on JSON-exact values gives the same bits)."""
-    from lnrecency.experiments.studies.thesis_text_v2 import decide_table
+    from lnrecency.experiments.plans.declared import study
+    from lnrecency.experiments.plans.engine import decide
 
-    decided = decide_table(snap["runs"])
+    decided = decide(study("thesis-text-v2"), snap["runs"])
     return plan_rows(decided, [(cid, s, PLAN_KEYS[cid]) for cid, s in STATEMENTS.items()],
                      lambda key, d: "inconclusive" if d is None else d.verdict)

@@ -126,13 +126,19 @@ class Sample:
     ``cell`` past the study's gate for it (:meth:`Study.used`; ``gated=False``: every run), each run's layer-2 slope,
     or its slope at the point ``at`` along training ("loss 4.25", "step 1465"; a run without that point is left out),
     less its slope at the point ``minus`` (paired: the same run's, seeds in order); ``value``: the row's field read
-    instead of the slope (plan v3's "qk_identity_value": the intervened slope less half the intact one)."""
+    instead of the slope (plan v3's "qk_identity_value": the intervened slope less half the intact one); ``less``:
+    (k, field), the value less k times the same row's field (plan v2's ablated slope less half the intact one);
+    ``matched``: a cell whose runs' median final held-out loss is where each run's slope is read (its first evaluation
+    at or below it, from the row's trajectory of [tokens, loss, slope]; plan v2's matched loss): the sample is complete
+    only when every run got there, else its test is not decided."""
 
     cell: str
     at: str | None = None
     minus: str | None = None
     gated: bool = True
     value: str = "slope"
+    less: tuple = ()
+    matched: str | None = None
 
     def __post_init__(self):
         where = f"sample of cell {self.cell!r}"
@@ -148,6 +154,15 @@ class Sample:
         if not re.fullmatch(r"[a-z][a-z0-9_]{0,39}", str(self.value)) or (self.at and self.value != "slope"):
             raise ValueError(f"{where}: value must be a row's field (lower case, '_'), and the slope at a point along "
                              f"training; got {self.value!r:.60}")
+        if self.less and not (isinstance(self.less, tuple) and len(self.less) == 2
+                              and isinstance(self.less[0], (int, float)) and not isinstance(self.less[0], bool)
+                              and 0 < self.less[0] <= 10 and re.fullmatch(r"[a-z][a-z0-9_]{0,39}", str(self.less[1]))):
+            raise ValueError(f"{where}: less must be (k, field) with 0 < k <= 10 and a row's field; got "
+                             f"{self.less!r:.60}")
+        if self.matched is not None:
+            _text(where, "matched", self.matched, 60)
+            if self.at or self.less or self.value != "slope":
+                raise ValueError(f"{where}: matched reads the slope at a loss, with no point, value or less")
 
 
 @dataclass(frozen=True)
@@ -160,12 +175,18 @@ class Rule:
     side: str = "above"
     boundary: float = 0.0
     other: Sample | None = None
+    margin: float | None = None  # side "within": an equivalence test (TOST) of the difference within +-margin
 
     def __post_init__(self):
         if not isinstance(self.sample, Sample) or not (self.other is None or isinstance(self.other, Sample)):
             raise ValueError(f"rule on {self.sample!r:.60}: sample and other must be Sample records")
-        if self.side not in ("above", "below"):
-            raise ValueError(f"rule on cell {self.sample.cell!r}: side must be 'above' or 'below'; got {self.side!r}")
+        if self.side not in ("above", "below", "within"):
+            raise ValueError(f"rule on cell {self.sample.cell!r}: side must be 'above', 'below' or 'within'; got "
+                             f"{self.side!r}")
+        if (self.side == "within") != (self.margin is not None) or (
+                self.margin is not None and not (isinstance(self.margin, (int, float)) and 0 < self.margin < 1e6)):
+            raise ValueError(f"rule on cell {self.sample.cell!r}: side 'within' (an equivalence test) and a positive "
+                             f"margin go together; got side {self.side!r}, margin {self.margin!r}")
         if isinstance(self.boundary, bool) or not isinstance(self.boundary, (int, float)) or not (
                 abs(self.boundary) < float("inf")):
             raise ValueError(f"rule on cell {self.sample.cell!r}: boundary must be a finite number; got "

@@ -38,13 +38,27 @@ _V1 = tuple(Test(f"H{k}", f"TT{k}", where, comparison, SLOPE, counter=counter) f
                        ("BOS first, equal tokens", "LayerNorm - none", ("H3", "matched loss")),
                        ("BOS first, matched loss", "LayerNorm - none", ("H2", "equal tokens")),
                        ("BOS first, equal tokens", "RMSNorm - LayerNorm", ())), start=1))
-_V2 = tuple(Test(f"Q{k}", f"TV{k}", where, comparison, SLOPE, counter=counter) for k, (where, comparison, counter) in
-            enumerate((("text, no BOS", "LayerNorm slope", ()),
-                       ("no BOS, equal tokens", "LayerNorm - none", ("Q3", "matched loss")),
-                       ("no BOS, matched loss", "LayerNorm - none", ("Q2", "equal tokens")),
-                       ("BOS, LayerNorm, layer-1 BOS share fixed", "ablated - half intact", ()),
-                       ("BOS, no normalisation, BOS share fixed", "ablated - half intact", ()),
-                       ("BOS first, equal tokens", "RMSNorm - LayerNorm", ())), start=1))
+_HALF_ABLATED = dict(value="ablated", less=(0.5, "slope"))  # per seed: ablated - 0.5 x intact
+#: plan v2's tests, each with its rule as the plan states it (``says``: the plan's sentence), in one Holm family
+_V2 = tuple(Test(f"Q{k}", f"TV{k}", where, comparison, SLOPE, counter=counter, rule=rule, says=says)
+            for k, (where, comparison, counter, rule, says) in enumerate((
+    ("text, no BOS", "LayerNorm slope", (), Rule(Sample("no bos layernorm")),
+     "without BOS, LayerNorm's slope is above 0"),
+    ("no BOS, equal tokens", "LayerNorm - none", ("Q3", "matched loss"),
+     Rule(Sample("no bos layernorm"), other=Sample("no bos none")),
+     "without BOS, LayerNorm minus none at equal tokens is above 0"),
+    ("no BOS, matched loss", "LayerNorm - none", ("Q2", "equal tokens"),
+     Rule(Sample("no bos layernorm", matched="no bos none"), other=Sample("no bos none")),
+     "without BOS, LayerNorm minus none at matched loss is above 0"),
+    ("BOS, LayerNorm, layer-1 BOS share fixed", "ablated - half intact", (),
+     Rule(Sample("bos layernorm", **_HALF_ABLATED), "below"),
+     "with BOS, in LayerNorm models the ablation lowers the layer-2 slope by more than half"),
+    ("BOS, no normalisation, BOS share fixed", "ablated - half intact", (),
+     Rule(Sample("bos none", **_HALF_ABLATED)),
+     "with BOS, in models without normalisation the ablation does not lower the slope by half"),
+    ("BOS first, equal tokens", "RMSNorm - LayerNorm", (),
+     Rule(Sample("bos rmsnorm"), "within", other=Sample("bos layernorm"), margin=0.05),
+     "with BOS, RMSNorm is equivalent to LayerNorm: |RMSNorm - LayerNorm| < 0.05 logit per key")), start=1))
 #: plan v3's tests: each reads, in the LayerNorm models that learned, the intervened slope less half the intact one
 #: (its row's "KIND_value"), stated below 0; ``says`` is the plan's own sentence
 _V3 = tuple(Test(t, c, where, "intervened - half intact", SLOPE, says=says,

@@ -78,10 +78,34 @@ def run_plan(study: Study, *, quick: bool, words: dict, **options) -> dict:
     return snap
 
 
+def _used(study: Study, cell: str, table: dict, gated: bool = True) -> list:
+    rows = table.get(cell) or []
+    return study.used(cell, rows) if gated else [r for r in rows if isinstance(r, dict)]
+
+
+def _matched(study: Study, s: Sample, rows: list, table: dict) -> tuple[tuple, bool]:
+    """(the slopes of ``rows`` where each first reaches the median final loss of ``s.matched``'s runs, whether every
+    run got there)."""
+    import numpy as np
+
+    ref = [r["final_loss"] for r in _used(study, s.matched, table)]
+    if not ref:
+        return (), False
+    target = float(np.median(ref))
+    hits = [next((e for e in r["trajectory"] if e[1] <= target), None) for r in rows]
+    return tuple(h[2] for h in hits if h is not None), all(h is not None for h in hits)
+
+
 def sample_values(study: Study, s: Sample, table: dict) -> tuple:
-    """The per-seed values of a declared sample from a per-run table (cell -> rows, as a snapshot publishes it)."""
-    rows = table.get(s.cell) or []
-    rows = study.used(s.cell, rows) if s.gated else [r for r in rows if isinstance(r, dict)]
+    """The per-seed values of a declared sample from a per-run table (cell -> rows, as a snapshot publishes it); a
+    matched sample some run did not complete has none."""
+    rows = _used(study, s.cell, table, s.gated)
+    if s.matched is not None:
+        values, complete = _matched(study, s, rows, table)
+        return values if complete else ()
+    if s.less:
+        k, field = s.less
+        return tuple(r[s.value] - k * r[field] for r in rows)
     if s.at is None:
         return tuple(r[s.value] for r in rows)
     at = {r["seed"]: r["points"][s.at]["slope"] for r in rows if s.at in r["points"]}
@@ -107,8 +131,14 @@ def decide(study: Study, table: dict) -> dict:
         r = t.rule
         mine = sample_values(study, r.sample, table)
         other = None if r.other is None else sample_values(study, r.other, table)
+        why = few
+        if r.sample.matched is not None and not mine and _matched(study, r.sample, _used(study, r.sample.cell, table),
+                                                                   table)[0]:
+            why = f"not every run of {r.sample.cell} reached the median final loss of {r.sample.matched}"
+        kind = dict(rule="equivalence", margin=float(r.margin)) if r.side == "within" else {}
         made[t.id] = ([mine] + ([] if other is None else [other]),
-                      lambda r=r, m=mine, o=other: SeedTest(m, side=r.side, boundary=float(r.boundary), other=o), few)
+                      lambda r=r, m=mine, o=other, kind=kind: SeedTest(m, side=r.side, boundary=float(r.boundary),
+                                                                       other=o, **kind), why)
     return decide_tests(made, [list(f) for f in study.holm_families().values()], study.fwer)
 
 

@@ -8,7 +8,8 @@ BOS first in every window and without any BOS, x LayerNorm / RMSNorm / none, 8 s
 first key out (it is the attention sink either way) and reports beside the layer slope the slope over keys >= 8 and
 each row's layer-1 share of attention to the first key; at the end the sink ablation (layer 1's first-key share
 fixed at its own mean, :func:`lnrecency.experiments.decoders.decoder.fix_first_share`) and the layer-2 slope
-measured again. :func:`decide` runs Q1-Q6 with Holm's procedure over them only.
+measured again. :func:`decide` runs Q1-Q6 with Holm's procedure over them only, by the engine from their declared
+rules (``lnrecency.experiments.plans.declared``).
 """
 from __future__ import annotations
 
@@ -31,11 +32,9 @@ from lnrecency.experiments.studies.thesis_text import (
     unigram_entropy,
 )
 
-__all__ = ["V2Settings", "plan_path", "plan_sha256", "run_v2", "cached_v2", "decide", "MARGIN_V2", "RUN_SHAPE",
-           "summary", "gu_sink", "seed_table", "decide_table", "weights_path"]
+__all__ = ["V2Settings", "plan_path", "plan_sha256", "run_v2", "cached_v2", "decide", "RUN_SHAPE", "summary",
+           "gu_sink", "seed_table", "weights_path"]
 
-#: Q6's equivalence margin (logit per key), fixed in the plan: about a third of version 1's LayerNorm effect
-MARGIN_V2 = 0.05
 #: the ablation of the plan: layer 1's first-key share fixed at its own mean
 ABLATION = {1: "mean"}
 VERSION = 2  # 2: the final probes keep the attention rollout and each head's first-key share (issue 51)
@@ -289,52 +288,13 @@ def _arm(runs: list, st: V2Settings, bos: bool, norm: str) -> list:
     return [r for r in runs if r["bos"] == bos and r["norm"] == norm and learned(r, st.base)]
 
 
-def _matched(table: dict, bos: bool) -> tuple[tuple, tuple, bool]:
-    """Version 1's matched-loss rule in one BOS arm: (LayerNorm slopes at the none arm's median final loss, none
-    slopes at the end, every LayerNorm run got there), from :func:`seed_table`'s rows."""
-    none = [r for r in table.get(_cell(bos, "none"), []) if r["learned"]]
-    ln = [r for r in table.get(_cell(bos, "layernorm"), []) if r["learned"]]
-    if not none:
-        return (), (), False
-    target = float(np.median([r["final_loss"] for r in none]))
-    hits = [next((e for e in r["trajectory"] if e[1] <= target), None) for r in ln]
-    return (tuple(h[2] for h in hits if h is not None), tuple(r["slope"] for r in none),
-            all(h is not None for h in hits))
-
-
 def decide(runs: list, st: V2Settings) -> dict:
-    """Q1-Q6 of plan v2 decided together by Holm at 0.05 on the runs' :func:`seed_table`: id -> (SeedDecision or
-    None, why-not text)."""
-    return decide_table(seed_table(runs, st))
+    """Q1-Q6 of plan v2, decided together by Holm at 0.05 by the engine from the runs' :func:`seed_table` and the
+    tests' declared rules (:func:`lnrecency.experiments.plans.engine.decide`): id -> (SeedDecision or None, why-not
+    text)."""
+    from lnrecency.experiments.plans.engine import decide as decide_plan
 
-
-def decide_table(table: dict) -> dict:
-    """Q1-Q6 of plan v2 from its per-seed table (:func:`seed_table`, as the snapshot publishes it), decided
-    together by Holm at 0.05: id -> (SeedDecision or None, why-not text)."""
-    from lnrecency.inference.seed_tests import MIN_VALUES, SeedTest, decide_tests
-
-    def arm(bos, norm):
-        return [r for r in table.get(_cell(bos, norm), []) if r["learned"]]
-
-    def final(bos, norm):
-        return tuple(r["slope"] for r in arm(bos, norm))
-
-    def reduction(bos, norm):  # per seed: ablated - 0.5 x intact (below 0: the ablation removed more than half)
-        return tuple(r["ablated"] - 0.5 * r["slope"] for r in arm(bos, norm))
-
-    ln0, none0 = final(False, "layernorm"), final(False, "none")
-    ln_m, none_m, all_hit = _matched(table, False)
-    few = f"fewer than {MIN_VALUES} learned runs in an arm"
-    return decide_tests({
-        "Q1": ([ln0], lambda: SeedTest(ln0), few),
-        "Q2": ([ln0, none0], lambda: SeedTest(ln0, other=none0), few),
-        "Q3": ([ln_m, none_m] if all_hit else [()], lambda: SeedTest(ln_m, other=none_m),
-               "not every LayerNorm run reached the none arm's final loss" if ln_m else few),
-        "Q4": ([reduction(True, "layernorm")], lambda: SeedTest(reduction(True, "layernorm"), side="below"), few),
-        "Q5": ([reduction(True, "none")], lambda: SeedTest(reduction(True, "none")), few),
-        "Q6": ([final(True, "rmsnorm"), final(True, "layernorm")],
-               lambda: SeedTest(final(True, "rmsnorm"), rule="equivalence", side="within", margin=MARGIN_V2,
-                                other=final(True, "layernorm")), few)}, alpha=0.05)
+    return decide_plan(study("thesis-text-v2"), seed_table(runs, st))
 
 
 def summary(runs: list, st: V2Settings) -> dict:
