@@ -223,4 +223,4 @@ def test_a_declared_sample_reads_its_gate_its_point_and_its_pair():
 
 def test_a_plan_without_rules_is_not_decided_by_the_engine():
     with pytest.raises(ValueError, match="have no rule"):
-        engine.decide(study("wu-icl"), {})
+        engine.decide(study("seed002"), {})  # a study of claims, no plan tests

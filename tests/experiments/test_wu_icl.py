@@ -257,7 +257,7 @@ def test_the_command_prints_both_families(tiny_runs, monkeypatch, capsys, tmp_pa
             write(wu_icl._path(TINY, rec["arm"], rec["norm"], rec["seed"]), rec)
         assert main(["experiments", "wu-icl", "--quick", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert list(out["tests"]) == [*wu_icl.REPRODUCTION, *wu_icl.PRIMARY]
+    assert list(out["tests"]) == [*wu_icl.REPRODUCTION, *(f"P{k}" for k in range(1, 7))]
     assert {t["verdict"] for t in out["tests"].values()} == {"not decisive (quick run)"}
     assert out["plan_sha256"] == wu_icl.plan_sha256() and set(out["cells"]) == {
         f"{a} {n}" for a in wu_icl.ARMS for n in wu_icl.NORMS}
@@ -275,7 +275,7 @@ def test_the_claims_read_the_cached_runs(tiny_runs, monkeypatch, tmp_path):
         for rec in tiny_runs[0]:
             write(wu_icl._path(TINY, rec["arm"], rec["norm"], rec["seed"]), rec)
         rows = evaluate(["W2", "W3", "W4"])
-    assert [r.setting.case for r in rows] == [*wu_icl.REPRODUCTION, *wu_icl.PRIMARY]
+    assert [r.setting.case for r in rows] == [*wu_icl.REPRODUCTION, *(f"P{k}" for k in range(1, 7))]
     assert [r.id for r in rows] == ["W2"] * 6 + ["W3"] * 4 + ["W4"] * 2
     assert {statement_source(r.id, r.statement) for r in rows if r.id == "W2"} == {"prior work (Wu et al., ICML 2025)"}
     assert {statement_source(r.id, r.statement) for r in rows if r.id != "W2"} == {"the project's own formulations"}

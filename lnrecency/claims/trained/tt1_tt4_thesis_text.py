@@ -55,39 +55,14 @@ def available(quick: bool = False) -> bool:
 
 def decide(runs: list, st) -> dict:
     """The plan's four primary tests (H1-H4) decided together by Holm at 0.05 (``st``: the experiment's
-    TextThesisSettings): id -> (SeedDecision or None, why-not text or ""). As the plan says, an arm with fewer than
+    TextThesisSettings) by the engine, from the runs' table (lnrecency.experiments.studies.thesis_text.table) and the
+    tests' declared rules: id -> (SeedDecision or None, why-not text or ""). As the plan says, an arm with fewer than
     3 learned runs decides nothing (lnrecency.inference.seed_tests.MIN_VALUES)."""
-    from lnrecency.experiments.studies.thesis_text import MARGIN, layer_slope, learned, matched
-    from lnrecency.inference.seed_tests import MIN_VALUES, SeedTest, decide_family
+    from lnrecency.experiments.plans.declared import study
+    from lnrecency.experiments.plans.engine import decide as decide_plan
+    from lnrecency.experiments.studies.thesis_text import table
 
-    def values(norm, arch="attn2"):
-        return tuple(layer_slope(r["final"]["text"], 2) for r in runs
-                     if r["arch"] == arch and r["norm"] == norm and learned(r, st))
-
-    ln, rms, none = values("layernorm"), values("rmsnorm"), values("none")
-    m = matched(runs, st)
-    ln_m = tuple(p["slope"] for p in m["layernorm"] if p is not None)
-    none_m = tuple(p["slope"] for p in m["none"])
-    why = {}
-
-    def test(key, ok, make, reason):
-        if ok:
-            return make()
-        why[key] = reason
-        return None
-    few = f"fewer than {MIN_VALUES} learned runs in an arm"
-
-    def enough(*arms):
-        return all(len(a) >= MIN_VALUES for a in arms)
-    tests = {"H1": test("H1", enough(ln), lambda: SeedTest(ln), few),
-             "H2": test("H2", enough(ln, none), lambda: SeedTest(ln, other=none), few),
-             "H3": test("H3", enough(ln_m, none_m) and len(ln_m) == len(m["layernorm"]),
-                        lambda: SeedTest(ln_m, other=none_m),
-                        "not every LayerNorm run reached the none arm's final loss" if m["layernorm"] else few),
-             "H4": test("H4", enough(rms, ln),
-                        lambda: SeedTest(rms, rule="equivalence", side="within", margin=MARGIN, other=ln), few)}
-    decisions = decide_family(list(tests.values()), 0.05)
-    return {k: (d, why.get(k, "")) for k, d in zip(tests, decisions)}
+    return decide_plan(study("thesis-text"), table(runs, st))
 
 
 def _evaluate_all(quick: bool, progress=None) -> list:

@@ -287,6 +287,8 @@ class Study:
     extras: dict = field(default_factory=dict)
     families: dict = field(default_factory=dict)  # Holm family name -> its test IDs (none given: one family of all)
     arms: Arms | None = None  # a plan on text decoders the engine trains (lnrecency.experiments.plans.text_arms)
+    few: str = ""  # why a test is not decided when a sample has too few runs, in the plan's words ({min}: how many)
+    unmatched: str = ""  # why, when a run of a matched sample never got to the loss ({cell}, {matched}: the cells)
 
     def __post_init__(self):
         at = f"study {self.name!r}"
@@ -303,6 +305,12 @@ class Study:
             raise ValueError(f"{at}: a plan names its plan_file, its lines hook and its tests")
         if self.extra not in ("models", "hf"):
             raise ValueError(f"{at}: extra must be 'models' or 'hf'; got {self.extra!r}")
+        for name, keys in (("few", "min"), ("unmatched", "cell|matched")):
+            value = getattr(self, name)
+            if not (isinstance(value, str) and len(value) <= 120
+                    and re.fullmatch(rf"[^{{}}]*(\{{({keys})\}}[^{{}}]*)*", value)):
+                raise ValueError(f"{at}: {name} is a sentence of at most 120 characters, its only fields "
+                                 f"{' and '.join('{' + k + '}' for k in keys.split('|'))}; got {value!r:.80}")
         if self.arms is not None and not isinstance(self.arms, Arms):
             raise ValueError(f"{at}: arms must be an Arms record")
         if not isinstance(self.design, Design):

@@ -33,11 +33,21 @@ SLOPE = "logit per key"
 _BOS_HALF = Condition("U2 layernorm", "bos path share", ">=", 0.5,
                       "the BOS path carries at least half of U2's slope")
 
-_V1 = tuple(Test(f"H{k}", f"TT{k}", where, comparison, SLOPE, counter=counter) for k, (where, comparison, counter) in
-            enumerate((("text, BOS first", "LayerNorm slope", ()),
-                       ("BOS first, equal tokens", "LayerNorm - none", ("H3", "matched loss")),
-                       ("BOS first, matched loss", "LayerNorm - none", ("H2", "equal tokens")),
-                       ("BOS first, equal tokens", "RMSNorm - LayerNorm", ())), start=1))
+#: plan v1's tests on the attn2 models, each with its rule as the plan states it (``says``: its words), one family
+_V1 = tuple(Test(f"H{k}", f"TT{k}", where, comparison, SLOPE, counter=counter, rule=rule, says=says)
+            for k, (where, comparison, counter, rule, says) in enumerate((
+    ("text, BOS first", "LayerNorm slope", (), Rule(Sample("attn2 layernorm")),
+     "LayerNorm's slope after 3M tokens is above 0"),
+    ("BOS first, equal tokens", "LayerNorm - none", ("H3", "matched loss"),
+     Rule(Sample("attn2 layernorm"), other=Sample("attn2 none")),
+     "LayerNorm minus none after 3M tokens (equal tokens) is above 0"),
+    ("BOS first, matched loss", "LayerNorm - none", ("H2", "equal tokens"),
+     Rule(Sample("attn2 layernorm", matched="attn2 none"), other=Sample("attn2 none")),
+     "LayerNorm minus none at matched held-out loss is above 0"),
+    ("BOS first, equal tokens", "RMSNorm - LayerNorm", (),
+     Rule(Sample("attn2 rmsnorm"), "within", other=Sample("attn2 layernorm"), margin=0.0025),
+     "RMSNorm is equivalent to LayerNorm after 3M tokens: |RMSNorm - LayerNorm| < 0.0025 logit per key")), start=1))
+_LEARNED_FEW = "fewer than {min} learned runs in an arm"  # plans v1's and v2's words
 _HALF_ABLATED = dict(value="ablated", less=(0.5, "slope"))  # per seed: ablated - 0.5 x intact
 #: plan v2's tests, each with its rule as the plan states it (``says``: the plan's sentence), in one Holm family
 _V2 = tuple(Test(f"Q{k}", f"TV{k}", where, comparison, SLOPE, counter=counter, rule=rule, says=says)
@@ -191,17 +201,30 @@ _WU_GAPS = ("first-middle gap", "first-last gap")
 #: Wu's depth-2 rows with the residual (where our gaps shrink to +0.012 and +0.027, against their published +0.247
 #: and +0.266) beside the same rows without it (reproduced); the depth-2 rows' cells hold no more words (20)
 _WU_COUNTER = {5: ("R1", "ours without the residual"), 6: ("R2", "ours without the residual")}
-_WU = (tuple(Test(f"R{k}", "W2", arm, _WU_GAPS[(k - 1) % 2], "accuracy", statement_key="statement", whose="theirs",
-                  counter=_WU_COUNTER.get(k, ()))
-             for k, arm in enumerate(("depth 2", "depth 2", "depth 6", "depth 6", "depth 2 residual",
-                                      "depth 2 residual"), start=1))
-       + tuple(Test(f"P{k}", "W3", arm, comparison, "accuracy", statement_key="lowers") for k, (arm, comparison) in
-               enumerate((("depth 2", "LayerNorm - none first-last gap"),
-                          ("depth 6", "LayerNorm - none first-last gap"),
-                          ("depth 2 residual", "LayerNorm - none first-last gap"),
-                          ("depth 2", "RMSNorm - none first-last gap")), start=1))
-       + (Test("P5", "W4", "depth 2, LayerNorm", "first-last gap", "accuracy", statement_key="turns"),
-          Test("P6", "W4", "depth 2, LayerNorm", "scale fixed - intact gap", "accuracy", statement_key="mechanism")))
+_WU_FIELD = {"first-middle gap": "first_middle", "first-last gap": "first_last"}  # the gaps as the engine reads them
+#: Wu's experiment: R1-R6 each gap above 0 in the arms without normalisation (their statements), P1-P4 a normalisation
+#: lowering the first-last gap, P5 it turned over, P6 the scale fixed raising it (ours); the rules as the plan states
+#: them (``says``: its words), cells "ARM NORM" of the engine's view of the rows (lnrecency.experiments.studies.wu_icl)
+_WU = (tuple(Test(f"R{k}", "W2", arm, gap, "accuracy", statement_key="statement", whose="theirs",
+                  counter=_WU_COUNTER.get(k, ()), rule=Rule(Sample(f"{arm} none", value=_WU_FIELD[gap])),
+                  says=f"{arm}, without normalisation: the {gap.replace('-', '-vs-')} is above 0")
+             for k, (arm, gap) in enumerate(((a, g) for a in ("depth 2", "depth 6", "depth 2 residual")
+                                             for g in _WU_GAPS), start=1))
+       + tuple(Test(f"P{k}", "W3", arm, f"{name} - none first-last gap", "accuracy", statement_key="lowers",
+                    rule=Rule(Sample(f"{arm} {norm}", value="first_last"), "below",
+                              other=Sample(f"{arm} none", value="first_last")),
+                    says=f"{arm}: {name} - none first-vs-last gap is below 0")
+               for k, (arm, norm, name) in enumerate((("depth 2", "layernorm", "LayerNorm"),
+                                                      ("depth 6", "layernorm", "LayerNorm"),
+                                                      ("depth 2 residual", "layernorm", "LayerNorm"),
+                                                      ("depth 2", "rmsnorm", "RMSNorm")), start=1))
+       + (Test("P5", "W4", "depth 2, LayerNorm", "first-last gap", "accuracy", statement_key="turns",
+               rule=Rule(Sample("depth 2 layernorm", value="first_last"), "below"),
+               says="depth 2 with LayerNorm: the first-vs-last gap is below 0 (turned over: the later item wins)"),
+          Test("P6", "W4", "depth 2, LayerNorm", "scale fixed - intact gap", "accuracy", statement_key="mechanism",
+               rule=Rule(Sample("depth 2 layernorm", value="first_last_ablated", less=(1, "first_last"))),
+               says="depth 2 with LayerNorm: the first-vs-last gap with every LayerNorm's per-token scale fixed minus "
+                    "the intact gap is above 0")))
 
 _LOCAL = ("use_cache", "progress", "workers", "scheduler")
 STUDIES: dict[str, Study] = {s.name: s for s in (
@@ -211,18 +234,19 @@ STUDIES: dict[str, Study] = {s.name: s for s in (
                         "a convergence rule", "the slope, RP and sink share per layer along training")),
     Study("thesis-text", "the thesis on text (plan v1)", _S + "thesis_text:TextThesisSettings.preset",
           _S + "thesis_text:run_thesis_text", tuple(f"TT{k}" for k in range(1, 5)), summaries=_H + "text_summaries",
-          plan_file="thesis_text_plan.md", tests=_V1,
+          plan_file="thesis_text_plan.md", tests=_V1, few=_LEARNED_FEW,
+          unmatched="not every LayerNorm run reached the none arm's final loss",
           design=Design(("LayerNorm", "RMSNorm", "none"), "the plan's primary seeds", "held-out loss below the "
                         "unigram entropy", "3M tokens", "layer-2 slope along training, on held-out text")),
     Study("thesis-text-v2", "plan v2", _S + "thesis_text_v2:V2Settings.preset", _S + "thesis_text_v2:run_v2",
           tuple(f"TV{k}" for k in range(1, 7)), snapshot=_H + "v2_snapshot", lines=_H + "v2_lines",
           figure=_H + "v2_figure", plan_file="thesis_text_plan_v2.md",
-          tests=_V2,
+          tests=_V2, few=_LEARNED_FEW, unmatched="not every LayerNorm run reached the none arm's final loss",
           design=Design(("BOS first / no BOS", "LayerNorm / RMSNorm / none"), "8 per cell", "held-out loss below "
                         "the unigram entropy", "equal tokens", "layer-2 slope, late slope, the sink ablation")),
     Study("thesis-text-v3", "plan v3", _S + "thesis_text_v3:V3Settings.preset", _S + "thesis_text_v3:run_v3",
           tuple(f"TC{k}" for k in range(1, 6)), snapshot=_H + "v3_snapshot", lines=_H + "v3_lines",
-          plan_file="thesis_text_plan_v3.md", tests=_V3,
+          plan_file="thesis_text_plan_v3.md", tests=_V3, few="fewer than {min} learned runs",
           design=Design(("plan v2's 48 models",), "plan v2's", "plan v2's", "plan v2's", "layer-2 slope with QK = cI, "
                         "the BOS direction removed, the scale fixed; the path decomposition")),
     Study("thesis-text-v4", "plan v4", _A + "thesis_text_v4.preset", _A + "thesis_text_v4.run",
@@ -251,7 +275,8 @@ STUDIES: dict[str, Study] = {s.name: s for s in (
                         "0.81 (F, P), 0.92 (T1), 0.95 (T2), 0.28 (T3: N1 decided it), at the pair rule's level")),
     Study("wu-icl", "Wu et al.'s experiment", _S + "wu_icl:WuSettings.preset", _S + "wu_icl:run_wu",
           ("W2", "W3", "W4"), snapshot=_H + "wu_snapshot", lines=_H + "wu_lines", plan_file="wu_icl_plan.md",
-          tests=_WU, digits=3, test_words="test", families={"R": tuple(f"R{k}" for k in range(1, 7)),
+          tests=_WU, digits=3, test_words="test", few="fewer than {min} runs passed the learning gate in an arm",
+          families={"R": tuple(f"R{k}" for k in range(1, 7)),
                                                             "P": tuple(f"P{k}" for k in range(1, 7))},
           design=Design(("depth 2", "depth 6", "depth 2 residual", "none / LayerNorm / RMSNorm"), "5 per cell",
                         "in-context accuracy above chance", "a fixed number of steps",

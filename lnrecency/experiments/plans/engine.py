@@ -125,16 +125,18 @@ def decide(study: Study, table: dict) -> dict:
     if missing or not study.tests:
         raise ValueError(f"study {study.name}: tests {', '.join(missing) or '(none)'} have no rule; the engine decides "
                          f"a plan whose every test declares one")
-    few = f"fewer than {MIN_VALUES} runs past the gate (or at the point) in a sample"
+    few = (study.few.format(min=MIN_VALUES) if study.few else
+           f"fewer than {MIN_VALUES} runs past the gate (or at the point) in a sample")
     made = {}
     for t in study.tests:
         r = t.rule
         mine = sample_values(study, r.sample, table)
         other = None if r.other is None else sample_values(study, r.other, table)
         why = few
-        if r.sample.matched is not None and not mine and _matched(study, r.sample, _used(study, r.sample.cell, table),
-                                                                   table)[0]:
-            why = f"not every run of {r.sample.cell} reached the median final loss of {r.sample.matched}"
+        if r.sample.matched is not None and study.used(r.sample.cell, table.get(r.sample.cell) or []) and not _matched(
+                study, r.sample, _used(study, r.sample.cell, table), table)[1]:
+            why = (study.unmatched or "not every run of {cell} reached the median final loss of {matched}").format(
+                cell=r.sample.cell, matched=r.sample.matched)
         kind = dict(rule="equivalence", margin=float(r.margin)) if r.side == "within" else {}
         made[t.id] = ([mine] + ([] if other is None else [other]),
                       lambda r=r, m=mine, o=other, kind=kind: SeedTest(m, side=r.side, boundary=float(r.boundary),

@@ -35,8 +35,8 @@ __all__ = ["TextThesisSettings", "plan_path", "plan_sha256", "run_thesis_text", 
            "unigram_entropy", "run_check", "RUN_SHAPE", "MARGIN", "PLANNED", "ARCHS", "corpus_data", "learned",
            "matched"]
 
-#: H4's equivalence margin (logit per key), fixed in the plan
-MARGIN = 0.0025
+#: H4's equivalence margin (logit per key), fixed in the plan (declared with its rule)
+MARGIN = study("thesis-text").test("H4").rule.margin
 #: the effect each primary test was powered for in the plan (logit per key; H4: the margin, true difference 0)
 PLANNED = {"H1": 0.005, "H2": 0.0033, "H3": 0.0033, "H4": MARGIN}
 #: the two architectures: attn2 (primary) and mlp2 (secondary)
@@ -269,6 +269,19 @@ def learned(run: dict, st: TextThesisSettings) -> bool:
 def layer_slope(layers: list, layer: int) -> float:
     """The slope of ``layer`` in a run's list of per-layer probe results."""
     return float(next(lay["slope"] for lay in layers if lay["layer"] == layer))
+
+
+def table(runs: list, st: TextThesisSettings) -> dict:
+    """The runs as the engine reads them (its tests' declared rules): per cell "ARCH NORM", each run's seed, gate
+    (:func:`learned`), final layer-2 slope, final held-out loss and trajectory as [tokens, held-out loss, layer-2
+    slope] per evaluation, in run order."""
+    out: dict = {}
+    for r in runs:
+        out.setdefault(f"{r['arch']} {r['norm']}", []).append(
+            {"seed": r["seed"], "learned": learned(r, st), "slope": layer_slope(r["final"]["text"], 2),
+             "final_loss": r["log"][-1]["heldout_loss"],
+             "trajectory": [[e["tokens"], e["heldout_loss"], layer_slope(e["text"], 2)] for e in r["trajectory"]]})
+    return out
 
 
 def matched(runs: list, st: TextThesisSettings) -> dict:

@@ -28,7 +28,7 @@ from lnrecency.experiments.plans.declared import study
 from lnrecency.experiments.wu.icl_task import PAIRS, ICLTask
 
 __all__ = ["ARMS", "NORMS", "PUBLISHED", "WuSettings", "plan_path", "plan_sha256", "train_run", "run_wu", "seed_rows",
-           "cached_wu", "decide", "summary", "GATE", "RUN_SHAPE", "gap_name"]
+           "cached_wu", "table", "decide", "summary", "GATE", "RUN_SHAPE", "gap_name"]
 
 NORMS = ("none", "layernorm", "rmsnorm")
 #: the published arms: name -> (attention layers, residual)
@@ -240,37 +240,34 @@ def _gaps(runs, arm, norm, gap) -> tuple:
 #: the plan's tests: id -> words (the claims' statements are declared in lnrecency.claims.catalog)
 REPRODUCTION = {f"R{k + 1}": (arm, gap_name(p)) for k, (arm, p) in
                 enumerate((a, p) for a in ARMS for p in PAIRS[:2])}
-PRIMARY = ("P1", "P2", "P3", "P4", "P5", "P6")
+
+
+def table(runs: list) -> dict:
+    """The runs (records or the published rows) as the engine reads them: per cell "ARM NORM", each run's seed, gate
+    (:func:`learned`) and final gaps ("first_middle", "first_last", "middle_last"), with "..._ablated" the same with
+    the normalisation's per-token scale fixed (normalised arms), in run order."""
+    out: dict = {}
+    for r in runs:
+        gaps, ablated = r["final"]["gaps"], r["final"].get("ablated")
+        out.setdefault(f"{r['arm']} {r['norm']}", []).append(
+            {"seed": r["seed"], "learned": learned(r), **{k.replace("-", "_"): v for k, v in gaps.items()},
+             **({f"{k.replace('-', '_')}_ablated": v for k, v in ablated["gaps"].items()} if ablated else {})})
+    return out
 
 
 def decide(runs: list, st: WuSettings) -> dict:
-    """The plan's two families, each by Holm at 0.05: id -> (SeedDecision or None, why-not text).
+    """The plan's two families, each by Holm at 0.05, decided by the engine from the tests' declared rules
+    (:func:`lnrecency.experiments.plans.engine.decide` on :func:`table`): id -> (SeedDecision or None, why-not text).
 
     R1-R6: in the arms without normalisation, Wu et al.'s first-vs-middle and first-vs-last gaps are above 0.
     P1-P3: inserting LayerNorm lowers the first-vs-last gap (LayerNorm - none < 0) at depth 2, depth 6, depth 2
     with residual; P4: so does RMSNorm at depth 2; P5: with LayerNorm at depth 2 the first-vs-last gap is below 0
     (turned over); P6: at depth 2 with LayerNorm, fixing the normalisation's per-token scale raises the
     first-vs-last gap (ablated - intact > 0)."""
-    from lnrecency.inference.seed_tests import MIN_VALUES, SeedTest, decide_tests
+    from lnrecency.experiments.plans.declared import study
+    from lnrecency.experiments.plans.engine import decide as decide_plan
 
-    few = f"fewer than {MIN_VALUES} runs passed the learning gate in an arm"
-    made = {}
-    for k, (arm, gap) in REPRODUCTION.items():
-        g = _gaps(runs, arm, "none", gap)
-        made[k] = ([g], lambda g=g: SeedTest(g), few)
-    fl = gap_name(PAIRS[1])
-
-    def lower(arm, norm):
-        a, b = _gaps(runs, arm, norm, fl), _gaps(runs, arm, "none", fl)
-        return [a, b], lambda: SeedTest(a, side="below", other=b), few
-    ln2 = _gaps(runs, "depth 2", "layernorm", fl)
-    change = tuple(r["final"]["ablated"]["gaps"][fl] - r["final"]["gaps"][fl]
-                   for r in _arm(runs, "depth 2", "layernorm"))
-    made.update({"P1": lower("depth 2", "layernorm"), "P2": lower("depth 6", "layernorm"),
-                 "P3": lower("depth 2 residual", "layernorm"), "P4": lower("depth 2", "rmsnorm"),
-                 "P5": ([ln2], lambda: SeedTest(ln2, side="below"), few),
-                 "P6": ([change], lambda: SeedTest(change), few)})
-    return decide_tests(made, [list(REPRODUCTION), [f"P{k}" for k in range(1, 7)]], 0.05)
+    return decide_plan(study("wu-icl"), table(runs))
 
 
 def seed_rows(runs: list) -> list[dict]:
