@@ -33,8 +33,6 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import numpy as np
-
 from lnrecency.experiments.profiler import bias_profile
 from lnrecency.inference.checks import remainder_bound
 from lnrecency.inference.evidence import PerSetting, SettingGroup
@@ -250,10 +248,6 @@ def row_labels(n: int, layer: int, cfg: ModelConfig, *, min_row: int = 2) -> dic
 def adjacent_triples(i: int) -> list[tuple[int, int, int]]:
     """(i, j+1, j) for j = 1..i-1: recency on row i <=> all adjacent differences positive."""
     return [(i, j + 1, j) for j in range(1, i)]
-
-
-def as_float_list(x) -> list:
-    return [float(v) for v in np.asarray(x, dtype=float)]
 
 
 def mc_paired_mean(name: str, cfg: ModelConfig, n: int, layer: int, i: int, j: int, kk: int, *,

@@ -320,20 +320,3 @@ def _no_bos(found: list, v4: dict | None = None, v5: dict | None = None) -> str:
             + (v5_said(t3) if ml is n1 else "") + ")"
             + (f"; LayerNorm reaches that loss with {stage[0]:.1f}x fewer tokens" + grows
                if stage is not None and ml is n1 else "") + ".")
-
-
-def _read_out(v3: dict | None) -> str:
-    """How layer 2 reads the BOS share, from plan v3's snapshot: ", read by layer 2's weights, not the
-    normalisation's scale" when a test of the learned weights is confirmed and fixing the scale raised the slope (its
-    test refuted); "" otherwise."""
-    if not v3:
-        return ""
-    with_bos = [t for t in (v3.get("tests") or {}).values() if t.get("bos")]
-    rows = [r for r in (v3.get("runs") or {}).get("bos layernorm", []) if r.get("learned")]
-    scale = [t["verdict"] for t in with_bos if t.get("intervention") == "scale_fixed"]
-    learned = [t["verdict"] for t in with_bos if t.get("intervention") not in (None, "scale_fixed")]
-    if not rows or scale != ["refuted"] or "confirmed" not in learned:
-        return ""
-    intact = sum(r["slope"] for r in rows) / len(rows)
-    fixed = sum(r["scale_fixed"] for r in rows) / len(rows)
-    return ", read by layer 2's weights, not the normalisation's scale" if fixed > intact else ""
