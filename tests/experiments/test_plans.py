@@ -110,6 +110,7 @@ def _test(**kw):
     (lambda: Sample("A", less=(0.5,)), "less must be"),
     (lambda: Sample("A", less=(0.0, "slope")), "less must be"),
     (lambda: Sample("A", matched="B", value="ablated"), "matched reads the slope"),
+    (lambda: Sample("A", at="loss 4.25", less=(0.5, "slope")), "less reads the row's fields at the end"),
     (lambda: Rule(Sample("A"), boundary=0.1, other=Sample("B")), "compares the difference with 0"),
     (lambda: _test(rule=Rule(Sample("A"))), "with the statement it decides"),
     (lambda: _test(question="does it hold?"), "needs the test's rule and statement"),

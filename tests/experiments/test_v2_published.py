@@ -81,6 +81,9 @@ def test_the_published_rows_can_say_no(snapshot):
     ln[0]["trajectory"] = [e[:1] + [99.0] + e[2:] for e in ln[0]["trajectory"]]  # one run never gets to the loss
     d, why = decide(study("thesis-text-v2"), rows)["Q3"]
     assert d is None and why == "not every LayerNorm run reached the none arm's final loss"  # the plan's words
+    gone = {**rows, "no bos none": [{**r, "learned": False} for r in rows["no bos none"]]}  # nothing to match
+    d, why = decide(study("thesis-text-v2"), gone)["Q3"]
+    assert d is None and why.startswith("fewer than")
     for r in rows["no bos none"]:
         r["learned"] = False
     decided = decide(study("thesis-text-v2"), rows)

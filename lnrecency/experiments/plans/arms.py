@@ -75,9 +75,10 @@ class Arm:
 
 @dataclass(frozen=True)
 class Arms:
-    """What a plan on text decoders trains, as data: its arms (declared order: an arm's index seeds its windows'
-    stream), the job order (arm names, the longest first), its settings fields ((name, value) pairs, in the order a
-    snapshot publishes them) and the values its quick preset changes (its fields and plan v2's quick training's).
+    """What a plan on text decoders trains, as data: its arms (declared order: an arm's index, or with plan v4's stream
+    its group's, seeds its windows' stream), the job order (arm names, the longest first), its settings fields ((name,
+    value) pairs, in the order a snapshot publishes them) and the values its quick preset changes (its fields and plan
+    v2's quick training's).
 
     ``stream``: the held-out windows' random stream, an int k (``SeedSequence([k, arm index, seed])``) or
     ``("probe", k)``, the stream plan v4 used (``SeedSequence([the base's probe seed of the run's normalisation and

@@ -159,6 +159,8 @@ class Sample:
                               and 0 < self.less[0] <= 10 and re.fullmatch(r"[a-z][a-z0-9_]{0,39}", str(self.less[1]))):
             raise ValueError(f"{where}: less must be (k, field) with 0 < k <= 10 and a row's field; got "
                              f"{self.less!r:.60}")
+        if self.less and self.at:
+            raise ValueError(f"{where}: less reads the row's fields at the end, not at a point along training")
         if self.matched is not None:
             _text(where, "matched", self.matched, 60)
             if self.at or self.less or self.value != "slope":
@@ -167,8 +169,9 @@ class Sample:
 
 @dataclass(frozen=True)
 class Rule:
-    """How a test is decided, fixed before the runs: its sample, the side its statement claims, and a fixed
-    boundary or a second sample (then Welch's two-sample test of the difference against 0). The engine decides it
+    """How a test is decided, fixed before the runs: its sample, the side its statement claims ("above", "below", or
+    "within" with ``margin``: an equivalence test, two one-sided tests of the difference within +-margin), and a fixed
+    boundary or a second sample (then Welch's two-sample test of the difference). The engine decides it
     (:func:`lnrecency.experiments.plans.engine.decide`) with the plan's Holm families, by the pair rule."""
 
     sample: Sample

@@ -1,7 +1,7 @@
 """Every experiment on trained or real models, declared once (issue 82): the studies whose claims the registry decides
-(the thesis on the induction task, the seed texts' experiments, the pretrained decoders, plan v1 on text) and the
-pre-registered plans decided by their own rule (plans v2-v4, Wu et al.'s experiment), with their tests' words,
-counter-rows and readings. Standard library only.
+(the thesis on the induction task, the seed texts' experiments, the pretrained decoders) and the pre-registered plans
+(plans v1-v5, Wu et al.'s experiment), each test with its words, counter-row, readings and the rule the engine decides
+it by. Standard library only.
 
 Plans v1-v4 and Wu's were written before this engine: their texts and SHA-256s stay as pinned, and a reading added to
 them now says ``written="after the runs"``. Plan v4's readings from its text ("What would change the reading") are
@@ -70,7 +70,7 @@ _V2 = tuple(Test(f"Q{k}", f"TV{k}", where, comparison, SLOPE, counter=counter, r
      Rule(Sample("bos rmsnorm"), "within", other=Sample("bos layernorm"), margin=0.05),
      "with BOS, RMSNorm is equivalent to LayerNorm: |RMSNorm - LayerNorm| < 0.05 logit per key")), start=1))
 #: plan v3's tests: each reads, in the LayerNorm models that learned, the intervened slope less half the intact one
-#: (its row's "KIND_value"), stated below 0; ``says`` is the plan's own sentence
+#: (its row's "KIND_value"), stated below 0; ``says``: the statement its published snapshot holds
 _V3 = tuple(Test(t, c, where, "intervened - half intact", SLOPE, says=says,
                  rule=Rule(Sample(("bos" if t[1] == "1" else "no bos") + " layernorm", value=f"{kind}_value"), "below"))
             for t, c, where, kind, says in (
@@ -204,7 +204,8 @@ _WU_COUNTER = {5: ("R1", "ours without the residual"), 6: ("R2", "ours without t
 _WU_FIELD = {"first-middle gap": "first_middle", "first-last gap": "first_last"}  # the gaps as the engine reads them
 #: Wu's experiment: R1-R6 each gap above 0 in the arms without normalisation (their statements), P1-P4 a normalisation
 #: lowering the first-last gap, P5 it turned over, P6 the scale fixed raising it (ours); the rules as the plan states
-#: them (``says``: its words), cells "ARM NORM" of the engine's view of the rows (lnrecency.experiments.studies.wu_icl)
+#: them (``says``: its list's statements written out), cells "ARM NORM" of the engine's view of the rows
+#: (lnrecency.experiments.studies.wu_icl.table)
 _WU = (tuple(Test(f"R{k}", "W2", arm, gap, "accuracy", statement_key="statement", whose="theirs",
                   counter=_WU_COUNTER.get(k, ()), rule=Rule(Sample(f"{arm} none", value=_WU_FIELD[gap])),
                   says=f"{arm}, without normalisation: the {gap.replace('-', '-vs-')} is above 0")

@@ -133,8 +133,9 @@ def decide(study: Study, table: dict) -> dict:
         mine = sample_values(study, r.sample, table)
         other = None if r.other is None else sample_values(study, r.other, table)
         why = few
-        if r.sample.matched is not None and study.used(r.sample.cell, table.get(r.sample.cell) or []) and not _matched(
-                study, r.sample, _used(study, r.sample.cell, table), table)[1]:
+        if (r.sample.matched is not None and _used(study, r.sample.cell, table)
+                and _used(study, r.sample.matched, table)  # else the matched cell's runs are too few: ``few``
+                and not _matched(study, r.sample, _used(study, r.sample.cell, table), table)[1]):
             why = (study.unmatched or "not every run of {cell} reached the median final loss of {matched}").format(
                 cell=r.sample.cell, matched=r.sample.matched)
         kind = dict(rule="equivalence", margin=float(r.margin)) if r.side == "within" else {}

@@ -4,11 +4,13 @@ intervals, the held-out losses and token steps its probes along training read, a
 this module turns it into settings, runs and cached runs, with no study module of the plan's own.
 
 Each run trains the 2-layer NoPE decoder of plan v2's training settings (BOS first or plain text, the arm's
-normalisation), with layer 1's first-key share imposed as the arm says (:data:`IMPOSED`), until the base's steps or,
-for an arm with a stop rule, the first evaluation at or below the target loss (capped at ``cap_factor`` times the
-steps); then the layer-2 slope on the run's own held-out windows (the first key left out, float64, plan v4's reader),
-with the path decomposition; an arm probed along training records its slope at each loss level's first crossing and
-at each token step instead, its slope the last step's. A plan's hooks name the plan by its attribute here::
+normalisation), with layer 1's first-key share imposed as the arm says
+(:data:`lnrecency.experiments.plans.arms.IMPOSED`), until the base's steps or, for an arm with a stop rule, the first
+evaluation at or below the target loss (capped at ``cap_factor`` times the steps); then the layer-2 slope on the run's
+own held-out windows (the first key left out, float64: :func:`lnrecency.experiments.studies.v3_paths.layer2_slopes`),
+with the path decomposition where the arm records it; an arm probed along training records its slope at each loss
+level's first crossing and at each token step instead, its slope the last step's. A plan's hooks name the plan by its
+attribute here::
 
     settings="lnrecency.experiments.plans.text_arms:thesis_text_v5.preset"
     run="lnrecency.experiments.plans.text_arms:thesis_text_v5.run"
@@ -217,9 +219,9 @@ _COLUMN = {"seed": lambda r: r["seed"], "learned": lambda r: r["learned"], "reac
 def seed_table(runs: list, arms=None) -> dict:
     """One row per model, per cell (``arms``: the plan's :class:`~lnrecency.experiments.plans.arms.Arms`, its cells and
     row; None: each arm its own cell, plan v5's row): seed, gate, slope and its probe SE, final held-out loss, tokens,
-    the imposed share's largest gap, the path decomposition, the points probed along training and, for an arm with a
-    stop rule, whether it reached the target (and why it stopped): the table a plan's tests are decided from and its
-    snapshot publishes."""
+    the imposed share's largest gap, the path decomposition, the points probed along training and whether it reached
+    the target (and why it stopped): an arm with a stop rule always, any arm whose plan's row says so: the table a
+    plan's tests are decided from and its snapshot publishes."""
     from lnrecency.experiments.plans.arms import ROW
 
     row = ROW if arms is None else arms.row

@@ -6,7 +6,8 @@ pre-registration; its SHA-256, :func:`plan_sha256`, is part of every cache key a
 attention-only layers) with 8 training seeds per normalisation (primary) and mlp2 (2 layers with an MLP) with
 3 (secondary); width 64, 4 heads, BOS + 63 corpus tokens per window, 3 000 320 tokens per model; the layer
 slope on 32 held-out windows (BOS first, its key out) at every evaluation; the neutral random control at the
-end. :func:`decide` runs the plan's four tests with Holm's procedure over them only.
+end. The engine decides the plan's four tests by their declared rules, Holm's procedure over them only, from
+:func:`table` (lnrecency.claims.trained.tt1_tt4_thesis_text.decide).
 
 Each run is one job (:func:`train_text_run`), trained by :func:`lnrecency.experiments.decoders.train.train`
 (deterministic on one thread), run ``--workers`` at a time, and cached as JSON under

@@ -206,9 +206,10 @@ def plan_cost_table() -> str:
             f"declared.py and each module of its own: those its hooks name, the study modules it was the first plan to "
             f"import, its claims' modules and their views. Not counted: the report's code for it (plans v2's and v3's "
             f"page renderer, plan v2's power at its level), what it reuses from an earlier plan (plans v4 and v5 read "
-            f"slopes with plan v3's path decomposition; plan v5's numbers use plan v4's power) and the engine's runner "
-            f"(`plans/text_arms.py`, which plans v4 and v5 run on). Lines: physical lines, docstrings and blank lines "
-            f"included. Issue 82's "
+            f"slopes with `v3_paths.layer2_slopes`, moved there from plan v4's removed module and counted under plan "
+            f"v3; plan v5's numbers use plan v4's power) and the engine's runner (`plans/text_arms.py`, which plans v4 "
+            f"and v5 run on, plan v4's stream and row among its options). Lines: physical lines, docstrings and blank "
+            f"lines included. Issue 82's "
             f"goal for a plan like v4 is at most {files} files (its text and its declaration) and {lines} lines.\n\n"
             + "\n".join(rows) + _example() + f"\n{PLAN_COST_END}")
 

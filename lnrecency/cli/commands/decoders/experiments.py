@@ -26,7 +26,8 @@ lnrecency/data/thesis_text_plan_v3.md; issue 67): plan v2's 48 models (their wei
 again and checked against their records, about 35 min on 2 cores once), each probed on 320 held-out windows with
 layer 2's QK replaced by c I, the BOS value direction removed from the keys, and the per-token scale fixed; prints
 A1, B1, C1, A0, C0 (Holm over them only) and each cell's path decomposition of the layer-2 slope.
-``thesis-text-v4``: its fourth pre-registered plan (lnrecency.experiments.studies.text_v4, plan
+``thesis-text-v4``: its fourth pre-registered plan (its arms declared in lnrecency.experiments.plans.declared, run by
+lnrecency.experiments.plans.text_arms, plan
 lnrecency/data/thesis_text_plan_v4.md; issue 76): U1 (BOS, no normalisation, layer 1's first-key share set to the
 LayerNorm level), U2 (BOS, LayerNorm, the share clamped to the none level), 8 seeds each, and N1 (no BOS, LayerNorm
 against none, 21 seeds each, trained to held-out loss 4.25); prints U1, U2, N1 (Holm over them only; claims TU1,
