@@ -225,3 +225,16 @@ def test_a_declared_sample_reads_its_gate_its_point_and_its_pair():
 def test_a_plan_without_rules_is_not_decided_by_the_engine():
     with pytest.raises(ValueError, match="have no rule"):
         engine.decide(study("seed002"), {})  # a study of claims, no plan tests
+
+
+@pytest.mark.parametrize("field, value, match", [
+    ("few", "fewer than {n} runs", "few is a sentence .* its only fields {min}"),
+    ("few", "x" * 121, "few is a sentence of at most 120 characters"),
+    ("unmatched", "not every run of {cell} reached {target}", "unmatched is a sentence .* {cell} and {matched}"),
+])
+def test_a_study_s_own_words_for_an_undecided_test_are_checked_when_declared(field, value, match):
+    design = Design(("A",), "2", "none", "none", "the slope")
+    assert Study("words", "w", "a.b:c", "a.b:d", (), design, summaries="a.b:e", **{field: "fine {min}"
+                                                                                    if field == "few" else ""})
+    with pytest.raises(ValueError, match=match):
+        Study("words", "w", "a.b:c", "a.b:d", (), design, summaries="a.b:e", **{field: value})
