@@ -234,7 +234,18 @@ def test_a_plan_without_rules_is_not_decided_by_the_engine():
 ])
 def test_a_study_s_own_words_for_an_undecided_test_are_checked_when_declared(field, value, match):
     design = Design(("A",), "2", "none", "none", "the slope")
-    assert Study("words", "w", "a.b:c", "a.b:d", (), design, summaries="a.b:e", **{field: "fine {min}"
-                                                                                    if field == "few" else ""})
+    fine = {"few": "fewer than {min} runs", "unmatched": "not every run of {cell} reached {matched}'s loss"}[field]
+    Study("words", "w", "a.b:c", "a.b:d", (), design, summaries="a.b:e", **{field: fine})  # accepted
     with pytest.raises(ValueError, match=match):
         Study("words", "w", "a.b:c", "a.b:d", (), design, summaries="a.b:e", **{field: value})
+
+
+def test_a_later_plan_reads_an_earlier_one_s_published_snapshot():
+    """Plan v4's secondary intervals recomputed from its published rows and plan v2's published cells, both read by the
+    engine's one reader, are the ones docs/thesis_text_v4.json publishes."""
+    from lnrecency.experiments.plans.hooks import v4_secondary
+
+    v4 = engine.published_snapshot("thesis_text_v4.json")
+    assert v4 == V4 and engine.published_snapshot("thesis_text_v9.json") is None
+    got = v4_secondary(v4["runs"], engine.published_snapshot("thesis_text_v2.json"))
+    assert json.dumps(got) == json.dumps(V4["secondary"]) and set(got) == {"U1 - v2 bos none", "U2 - v2 bos layernorm"}

@@ -20,7 +20,7 @@ from lnrecency.experiments.plans.declaration import OUTCOMES, Reading, Sample, S
 from lnrecency.inference.qualifiers import rule_outcome
 
 __all__ = ["hook", "settings_of", "run_study", "run_plan", "check_pinned", "quantity", "check_readings",
-           "ReadingContradicted", "NOT_DECISIVE", "sample_values", "decide", "decided_tests"]
+           "ReadingContradicted", "NOT_DECISIVE", "sample_values", "decide", "decided_tests", "published_snapshot"]
 
 NOT_DECISIVE = "not decisive (quick run)"
 
@@ -96,6 +96,26 @@ def _matched(study: Study, s: Sample, rows: list, table: dict) -> tuple[tuple, b
     return tuple(h[2] for h in hits if h is not None), all(h is not None for h in hits)
 
 
+#: the largest published snapshot read (plan v1's, with its trajectories, is about 1.3 MB)
+PUBLISHED_BYTES = 32 * 2**20
+
+
+def published_snapshot(name: str) -> dict | None:
+    """A plan's published snapshot ``docs/NAME`` (a plain file, never through a link, at most
+    :data:`PUBLISHED_BYTES`), as a later plan's snapshot reads an earlier one's cells; None outside a source checkout
+    (an installed package ships no docs/)."""
+    import json
+    from pathlib import Path
+
+    from lnrecency.files.readers import open_plain
+
+    path = Path(__file__).resolve().parents[3] / "docs" / name
+    if not path.is_file():
+        return None
+    with open_plain(path, "published snapshot", PUBLISHED_BYTES) as fh:
+        return json.loads(fh.read().decode("utf-8"))
+
+
 def sample_values(study: Study, s: Sample, table: dict) -> tuple:
     """The per-seed values of a declared sample from a per-run table (cell -> rows, as a snapshot publishes it); a
     matched sample some run did not complete has none."""
@@ -133,7 +153,7 @@ def decide(study: Study, table: dict) -> dict:
         mine = sample_values(study, r.sample, table)
         other = None if r.other is None else sample_values(study, r.other, table)
         why = few
-        if (r.sample.matched is not None and _used(study, r.sample.cell, table)
+        if (r.sample.matched is not None and not mine and _used(study, r.sample.cell, table)
                 and _used(study, r.sample.matched, table)  # else the matched cell's runs are too few: ``few``
                 and not _matched(study, r.sample, _used(study, r.sample.cell, table), table)[1]):
             why = (study.unmatched or "not every run of {cell} reached the median final loss of {matched}").format(

@@ -3,9 +3,7 @@ study's per-run summaries, and plans v2-v4's and Wu's snapshots and printed line
 dispatched on the experiment's name; issue 82). A new plan needs none of these: its declaration names its own."""
 from __future__ import annotations
 
-import json
 from dataclasses import asdict
-from pathlib import Path
 
 __all__ = ["thesis_summaries", "text_summaries", "seed_summaries", "pretrained_summaries", "run_pretrained",
            "v2_snapshot", "v2_lines", "v2_figure", "v3_snapshot", "v3_lines", "v4_snapshot", "v4_lines", "wu_snapshot",
@@ -139,11 +137,10 @@ def v4_snapshot(runs: list, st, words: dict, v2: dict | None = None) -> dict:
     """Plan v4's snapshot: the engine's (:func:`lnrecency.experiments.plans.text_arms.snapshot`, its tests without
     their means), then its secondary intervals against plan v2's published cells (``v2``; None: docs/thesis_text_v2.json
     where the repository has it, else none) and the N1 runs that missed the target loss, before the per-seed table."""
+    from lnrecency.experiments.plans.engine import published_snapshot
     from lnrecency.experiments.plans.text_arms import snapshot
 
-    published = Path(__file__).resolve().parents[3] / "docs" / "thesis_text_v2.json"
-    if v2 is None and published.is_file():
-        v2 = json.loads(published.read_text(encoding="utf-8"))
+    v2 = published_snapshot("thesis_text_v2.json") if v2 is None else v2
 
     snap = snapshot(runs, st, words, extra=())
     missed = [f"N1 {r['norm']} seed {r['seed']}" for r in runs if r["arm"] == "N1" and not r["reached"]]

@@ -128,13 +128,11 @@ def snapshot(runs: list, st, v2: dict | None = None, v3: dict | None = None, v4:
 
 
 def plan_snapshot(runs: list, st, words: dict) -> dict:
-    """The engine's snapshot hook: :func:`snapshot` with the published snapshots of plans v2-v4 read from docs/."""
-    import json
-    from pathlib import Path
+    """The engine's snapshot hook: :func:`snapshot` with the published snapshots of plans v2-v4 read from docs/
+    (:func:`lnrecency.experiments.plans.engine.published_snapshot`)."""
+    from lnrecency.experiments.plans.engine import published_snapshot
 
-    docs = Path(__file__).resolve().parents[4] / "docs"
-    v2, v3, v4 = (json.loads((docs / f"thesis_text_v{k}.json").read_text(encoding="utf-8")) for k in (2, 3, 4))
-    return snapshot(runs, st, v2, v3, v4)
+    return snapshot(runs, st, *(published_snapshot(f"thesis_text_v{k}.json") for k in (2, 3, 4)))
 
 
 def lines(snap: dict) -> list[str]:
