@@ -7,6 +7,7 @@ cache, lnrecency.files.figure_cache): the cold run is the baseline of the warm o
     python3 benchmarks/bench_report.py                 # measure and print
     python3 benchmarks/bench_report.py --render-only   # only the render-from-evidence times
     python3 benchmarks/bench_report.py --write-costs   # also record them in lnrecency/data/costs.json
+    python3 benchmarks/bench_report.py --claim-seconds # only each claim's time (lnrecency/data/claim_seconds.json)
 
 Each run is a fresh process (interpreter start-up included) writing into a temporary folder, with
 LNRECENCY_CACHE pointing at a temporary cache root; peak memory is the largest resident set of the runs and of their
@@ -77,12 +78,57 @@ def write_costs(full: tuple[float, float], quick: tuple[float, float], warm: dic
     os.replace(path + ".part", path)
 
 
+_CLAIM_SECONDS = """
+import json, sys, time
+from lnrecency.claims.registry import CLAIMS, _run, available
+quick = sys.argv[1] == "quick"
+out = {}
+for cid in CLAIMS:
+    if available(cid, quick):
+        t = time.process_time()
+        _run(cid, quick)
+        out[cid] = round(time.process_time() - t, 2)
+print(json.dumps(out))
+"""
+
+
+def claim_seconds(quick: bool) -> dict[str, float]:
+    """Claim -> CPU seconds of its evaluation, each claim in turn in one fresh process (nothing cached between
+    runs but what a report's worker also shares: the imports), at the quick or the full settings."""
+    with tempfile.TemporaryDirectory() as tmp:
+        env = dict(os.environ, LNRECENCY_CACHE=os.path.join(tmp, "cache"), OMP_NUM_THREADS="1")
+        got = subprocess.run([sys.executable, "-c", _CLAIM_SECONDS, "quick" if quick else "full"], check=True,
+                             cwd=ROOT, env=env, capture_output=True, text=True)
+    return json.loads(got.stdout.splitlines()[-1])
+
+
+def write_claim_seconds() -> None:
+    """lnrecency/data/claim_seconds.json: each claim's measured evaluation time, quick and full, the order in which
+    the report's verdict workers take the claims (lnrecency.claims.registry.longest_first)."""
+    path = os.path.join(ROOT, "lnrecency", "data", "claim_seconds.json")
+    data = {"about": "CPU seconds of each claim's evaluation, one claim at a time in one process (one BLAS thread), "
+                     "at the quick and the full settings: the report's verdict workers take the longest first "
+                     "(lnrecency.claims.registry.longest_first). Measured by python3 benchmarks/bench_report.py "
+                     "--write-costs; a scheduling order only: no result depends on it.",
+            "date": datetime.date.today().isoformat(), "quick": claim_seconds(True), "full": claim_seconds(False)}
+    with open(path + ".part", "w", encoding="utf-8") as fh:
+        fh.write(json.dumps(data, indent=1) + "\n")
+    os.replace(path + ".part", path)
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--write-costs", action="store_true", help="record both runs in lnrecency/data/costs.json (then "
                    "python3 -m lnrecency.report.regenerate writes them into the README and docs/report.md)")
     p.add_argument("--render-only", action="store_true", help="only verify --out and report --from (quick)")
+    p.add_argument("--claim-seconds", action="store_true", help="only measure each claim's evaluation time into "
+                   "lnrecency/data/claim_seconds.json (also done by --write-costs)")
     args = p.parse_args(argv)
+    if args.claim_seconds or args.write_costs:
+        write_claim_seconds()
+        print("lnrecency/data/claim_seconds.json: each claim's evaluation time, quick and full")
+        if args.claim_seconds:
+            return 0
     write, cold, warm = measure_render()
     print(f"verify --quick --out: {write:.1f} s; report --from: {cold:.1f} s with nothing cached, {warm:.1f} s with "
           f"its figures cached ({cold / warm:.1f}x; goal 8 s)")

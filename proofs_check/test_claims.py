@@ -95,8 +95,11 @@ def test_baseline_says_no():
 
 
 def test_residual_and_anisotropy(results):
-    assert {r.verdict for r in by(results, "C3")} == {"confirmed"}
-    assert {r.verdict for r in by(results, "C4") if r.statement != anisotropy.FIGURE_SETTING} == {"confirmed"}
+    # "every row" checked on rows i <= 16 (the quick n) is not confirmed by the quick run (issue 84): it holds there
+    for r in [*by(results, "C3"), *by(results, "C4", anisotropy.RECENCY)]:
+        assert (r.verdict, r.qualifiers.reason, r.qualifiers.holds) == ("inconclusive", "partial", "on rows i <= 16")
+        assert {ps.evidence.verdict for ps in r.evidence.per_setting} == {"confirmed"}  # each setting holds there
+    assert {r.verdict for r in by(results, "C4", anisotropy.H_DEPENDS)} == {"confirmed"}  # proved for every j
     # the paper's h(j) figures vs its simulations: same setting without residual; with residual the closed
     # form uses weight 1 and the simulation sqrt(d (1 - alpha)) (tests/experiments/test_conventions.py: the closed form
     # equals our limit at gamma = 1 and differs from it at the simulation's weight)
@@ -129,8 +132,11 @@ def test_amplification_per_sense(results):
     # |S_n1|); the same machinery says no
     rel = settings_of(results, "C5", "refuted", can(measure="relative"))
     assert {(s["residual"], s["lam"]) for s in rel} == {(False, 1.0), (True, 1.0)}
-    # the authors' per-instance measure at d = 16: RP increases with alpha (their appendix figure shows it)
-    rp = [e.evidence for r in by(results, "C5", amplification.RP_AMPLIFIES) for e in r.evidence.per_setting]
+    # the authors' per-instance measure at d = 16: RP increases with alpha (their appendix figure shows it); their
+    # widths checked at d = 16 only, the quick run does not confirm the statement (issue 84)
+    rp_rows = by(results, "C5", amplification.RP_AMPLIFIES)
+    assert [(r.verdict, r.qualifiers.holds) for r in rp_rows] == [("inconclusive", "at d = 16")]
+    rp = [e.evidence for r in rp_rows for e in r.evidence.per_setting]
     assert {e.verdict for e in rp if e.d == 16} == {"confirmed"}
 
 
@@ -218,5 +224,5 @@ def test_verify_cli_text_and_bad_id(capsys):
     assert main(["verify", "--claim", "P8", "--quick"]) == 0
     out = capsys.readouterr().out
     assert "[P8] CONFIRMED" in out and "summary:" in out
-    assert main(["verify", "--claim", "C42"]) == 2
-    assert "C42" in capsys.readouterr().err
+    assert main(["verify", "--claim", "X42"]) == 2  # a placeholder ID: no real claim can take it
+    assert "X42" in capsys.readouterr().err

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import math
 import multiprocessing as mp
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -184,16 +185,57 @@ class Running:
         self.pool.shutdown(wait=False, cancel_futures=True)
 
 
+#: each claim's measured evaluation time, quick and full: the one file :func:`start` orders the workers' tasks by
+SECONDS_FILE = "data/claim_seconds.json"
+
+
+def measured_seconds(quick: bool) -> dict[str, float]:
+    """Claim -> CPU seconds of its evaluation (``lnrecency/data/claim_seconds.json``, written by
+    ``benchmarks/bench_report.py --write-costs``), for the quick or the full settings; every field checked (a
+    malformed file is an error naming it, never a silent order)."""
+    from importlib.resources import files
+
+    return checked_seconds(files("lnrecency").joinpath(SECONDS_FILE).read_text(encoding="utf-8"), quick)
+
+
+def checked_seconds(text: str, quick: bool) -> dict[str, float]:
+    """:func:`measured_seconds` from the file's ``text``."""
+    import json
+
+    try:
+        data = json.loads(text) if len(text) < 1 << 20 else None
+    except ValueError:
+        data = None
+    table = data.get("quick" if quick else "full") if isinstance(data, dict) else None
+    if not isinstance(table, dict) or not all(
+            isinstance(k, str) and isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+            and v >= 0 for k, v in table.items()):
+        raise ValueError(f"lnrecency/{SECONDS_FILE}: {'quick' if quick else 'full'} must map claim IDs to finite "
+                         f"seconds >= 0")
+    return {k: float(v) for k, v in table.items()}
+
+
+def longest_first(ids: list[str], quick: bool) -> list[str]:
+    """``ids`` in the order the workers take them: the longest measured evaluation first (a claim not measured
+    first of all, as if the longest), ties in registry order. At the measured times two workers' shares then come
+    out even, where in registry order P9 and C5 came late and one worker ran about a second longer on the quick
+    report (two on the full one); the results do not depend on the order."""
+    seconds = measured_seconds(quick)
+    return sorted(ids, key=lambda cid: -seconds.get(cid, math.inf))
+
+
 def start(ids: Iterable[str] | None = None, *, quick: bool = False, trained: bool = False,
           jobs: int = 2) -> Running:
-    """Start evaluating the claims ``ids`` in ``jobs`` forked processes (one task per claim, in registry order)
-    and return at once. Each claim's seeds are its own, so the results do not depend on ``jobs`` or on which
-    worker ran what. Needs the fork start method."""
+    """Start evaluating the claims ``ids`` in ``jobs`` forked processes (one task per claim, the longest first:
+    :func:`longest_first`) and return at once. Each claim's seeds are its own, so the results do not depend on
+    ``jobs``, on the order or on which worker ran what; they are collected in registry order. Needs the fork start
+    method."""
     wanted = check_ids(ids, trained=trained)
     jobs = check_int("jobs", jobs, minimum=1, maximum=64)
     pool = ProcessPoolExecutor(max_workers=max(1, min(jobs, len(wanted))), mp_context=mp.get_context("fork"),
                                initializer=worker_init)
-    return Running(pool, [pool.submit(_run_in_worker, cid, quick) for cid in wanted])
+    futures = {cid: pool.submit(_run_in_worker, cid, quick) for cid in longest_first(wanted, quick)}
+    return Running(pool, [futures[cid] for cid in wanted])
 
 
 def evaluate(ids: Iterable[str] | None = None, *, quick: bool = False,

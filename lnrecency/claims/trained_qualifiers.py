@@ -51,16 +51,25 @@ def _estimate(decision: dict) -> float:
     return 0.5 * (float(lo) + float(hi))
 
 
-def reason_of(decision: dict | None, why: str, quick: bool) -> str:
+def reason_of(decision: dict | None, why: str, quick: bool, level: float | None = None) -> str:
     """Why an undecided test is not decided (:data:`lnrecency.inference.qualifiers.REASONS`): a quick run; not
     learned (a plan leaves a test without a decision only when too few of its runs learned; ``why`` says how many,
-    for the finding); stopped by Holm (significant alone, one-sided p below the family rate); else not
-    significant."""
+    for the finding); with the Holm ``level`` it was compared with: Holm stopped before it (its own pair p is within
+    that level: a test before it in Holm's order was not decided), or the pair rule (its smaller one-sided p is within
+    the level, twice that p is not: testing both directions at once alone left it undecided); significant alone but
+    not after Holm (one-sided p below half the family rate); else not significant."""
     if quick:
         return "quick run"
     if decision is None:
         return "not learned"
-    if min(decision.get("p_confirm", 1.0), decision.get("p_refute", 1.0)) < decision.get("fwer", 0.05) / 2:
+    one_sided = min(decision.get("p_confirm", 1.0), decision.get("p_refute", 1.0))
+    if level is not None:
+        if decision.get("p_pair", pair_p(decision.get("p_confirm", math.nan), decision.get("p_refute", math.nan))) \
+                <= level:
+            return "holm stop"
+        if one_sided <= level:
+            return "pair"
+    if one_sided < decision.get("fwer", 0.05) / 2:
         return "holm"
     return "not significant"
 
@@ -80,7 +89,7 @@ def plan_qualifiers(test: str, decision: dict | None, why: str = "", *, quick: b
     (Wu's plan: the arms' in-context accuracy, when they learned unequally), where the plan declares none."""
     where, comparison, unit = PLAN_WORDS[test]
     verdict = "inconclusive" if decision is None or quick else decision["verdict"]
-    reason = reason_of(decision, why, quick) if verdict == "inconclusive" else ""
+    reason = reason_of(decision, why, quick, level) if verdict == "inconclusive" else ""
     if decision is None:
         return Qualifiers(where=where, comparison=comparison, unit=unit, reason=reason, theirs=tuple(theirs))
     lo, hi = (float(x) for x in decision["interval"])

@@ -11,13 +11,15 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, fields
 
-__all__ = ["REASONS", "Counter", "Qualifiers", "contradiction", "rule_outcome", "HAIR", "by_a_hair"]
+__all__ = ["REASONS", "FAMILY_REASONS", "Counter", "Qualifiers", "contradiction", "rule_outcome", "HAIR", "by_a_hair"]
 
 #: why a statement is not decided: key -> the words a cell says (each defined in docs/glossary.md under
 #: "inconclusive"); a row reads inconclusive only with one of these
 REASONS: dict[str, str] = {
     "not significant": "not significant",
     "holm": "not significant after Holm",
+    "pair": "undecided by the pair rule",
+    "holm stop": "Holm stopped before it",
     "not learned": "the models did not learn",
     "unstable": "unstable across seeds",
     "quick run": "a quick run decides nothing",
@@ -26,6 +28,10 @@ REASONS: dict[str, str] = {
     "partial": "checked on part of its domain only",
 }
 
+
+#: the reasons under which a test is significant alone but undecided in its family: the interval beside it is its own,
+#: not adjusted for the family, and its cell says so
+FAMILY_REASONS = frozenset({"holm", "pair", "holm stop"})
 
 #: a plan test is decided "by a hair" when its pair's p lies within this factor of its Holm level, either side
 HAIR = 2.0
@@ -68,7 +74,8 @@ def _text(value, name: str) -> str:
 class Counter:
     """The strongest row against a finding: ``label`` (the setting in words, e.g. "at matched loss"), its estimate,
     interval and ``verdict`` (of its own statement, or "" when it is a secondary interval); ``ratio``: the estimate
-    is a ratio of two quantities its label names (said "5.7x"), not a value in the finding's unit."""
+    is a ratio of two quantities its label names (said "5.7x"), not a value in the finding's unit; ``other``: the
+    estimate is another quantity, which its label names (its sign is not compared with the row's)."""
 
     label: str
     estimate: float
@@ -76,6 +83,7 @@ class Counter:
     high: float | None = None
     verdict: str = ""
     ratio: bool = False
+    other: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "label", _text(self.label, "counter.label"))
@@ -88,12 +96,15 @@ class Counter:
         if not isinstance(self.ratio, bool) or (self.ratio and not self.estimate > 0):
             raise ValueError(f"qualifier counter.ratio must be true or false, and a ratio above 0; got "
                              f"{self.ratio!r} with {self.estimate}")
+        if not isinstance(self.other, bool):
+            raise ValueError(f"qualifier counter.other must be true or false; got {self.other!r}")
         if (self.low is None) != (self.high is None) or (self.low is not None and self.low > self.high):
             raise ValueError(f"qualifier counter's interval must have both ends, low <= high; got [{self.low}, "
                              f"{self.high}]")
 
-    def to_json(self) -> dict:  # ``ratio`` only when set (rows written before it read and write as they were)
-        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "ratio" or self.ratio}
+    def to_json(self) -> dict:  # ``ratio``, ``other`` only when set (rows written before them read back the same)
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("ratio", "other")
+                or getattr(self, f.name)}
 
     @classmethod
     def from_json(cls, data) -> "Counter":
@@ -111,9 +122,10 @@ class Qualifiers:
     """A verdict row's qualifiers. ``where``: the setting and scope in words ("layers 5-6 with the residual");
     ``holds`` / ``fails``: where, within it, the statement holds and fails; ``quantity``, ``unit`` and
     ``comparison`` ("LayerNorm minus none") of ``estimate`` and its interval [``low``, ``high``]; ``margin``: the
-    largest violation of an exact decision (``margin_of`` names it: "score step (logits)"); ``second`` and
-    ``second_of``: a second quantity where it changes the reading (the attention weight of the keys where an order
-    breaks, beside the size of the break) and the words before its number, given together or not at all; ``reason``: a
+    largest violation of an exact decision (``margin_of`` names it and where it was read: "score step on the rows
+    sampled (logits)"); ``second`` and ``second_of``: a second quantity where it changes the reading (the attention
+    weight of the keys where an order breaks, beside the size of the break) and the words before its number, given
+    together or not at all; ``reason``: a
     :data:`REASONS` key when the row is not decided; ``counter``: its strongest counter-row; ``theirs``: the values
     the statement's authors published, and ``direction_only`` when ours agree in sign but not in size;
     ``settings``: how many settings the row covers; ``exact``: decided by exact arithmetic or a proof; ``p_pair``
@@ -178,7 +190,8 @@ class Qualifiers:
 
     @property
     def by_a_hair(self) -> bool:
-        """Decided by a hair (:func:`by_a_hair`): its pair p within a factor 2 of its Holm level."""
+        """Decided by a hair (:func:`by_a_hair`): its pair p within a factor 2 of its Holm level (a test Holm stopped
+        before included: its family's outcome turned on a test before it)."""
         return by_a_hair(self.p_pair, self.level)
 
     @property

@@ -336,7 +336,8 @@ def main(argv: list[str] | None = None, prog: str = "python3 -m lnrecency.report
     wrong = [cid for cid in args.claim if cid not in catalogue() or cid in trained]
     if wrong or (args.claim and args.trained):
         p.error(f"--claim takes claims the report evaluates ({', '.join(c for c in catalogue() if c not in trained)}"
-                f"; trained claims: --keep-trained --refresh ID), without --trained; got {' '.join(args.claim)}")
+                f"; a trained claim: python3 -m lnrecency.report.regenerate --refresh ID), without --trained; got "
+                f"{' '.join(args.claim)}")
     args.keep_trained = args.keep_trained or bool(args.claim)
     bad = [cid for cid in args.refresh if cid not in trained]
     if bad or (args.refresh and not args.keep_trained):

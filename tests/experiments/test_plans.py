@@ -96,10 +96,13 @@ def _test(**kw):
     (lambda: replace(study("thesis-text-v4"), snapshot="no hook"), "snapshot must be a hook"),
     (lambda: replace(study("thesis-text-v4"), summaries="lnrecency.x:y"), "one of the two"),
     (lambda: replace(study("thesis-text-v4"), plan_file="thesis_text_plan_v9.md"), "is not in lnrecency/data"),
-    (lambda: replace(study("thesis-text-v4"),
+    (lambda: replace(study("thesis-text-v4"), claims=("TU1",),
                      tests=(_test(readings=(Reading("confirmed", "words never in the plan"),)),)),
      "said to be written before the runs but is not in thesis_text_plan_v4.md"),
-    (lambda: replace(study("thesis-text-v4"), tests=(_test(counter=("Z2", "w")),)), "counter-row 'Z2'"),
+    (lambda: replace(study("thesis-text-v4"), claims=("TU1",), tests=(_test(counter=("Z2", "w")),)),
+     "counter-row 'Z2'"),
+    (lambda: replace(study("thesis-text-v4"), claims=("TU1", "TU2", "TN1", "TQ7")),
+     r"claims must be the claims its tests decide, in their order: \('TU1', 'TU2', 'TN1'\)"),
     (lambda: Sample("A", at="3M tokens"), "must be a point 'loss X' or 'step N'"),
     (lambda: Sample("A", minus="loss 4.25"), "minus .* needs at"),
     (lambda: Sample("A", value="Slope!"), "value must be a row's field"),
@@ -114,7 +117,8 @@ def _test(**kw):
     (lambda: Rule(Sample("A"), boundary=0.1, other=Sample("B")), "compares the difference with 0"),
     (lambda: _test(rule=Rule(Sample("A"))), "with the statement it decides"),
     (lambda: _test(question="does it hold?"), "needs the test's rule and statement"),
-    (lambda: replace(study("thesis-text-v4"), tests=(study("thesis-text-v4").tests[0], _test(id="Z2"))),
+    (lambda: replace(study("thesis-text-v4"), claims=("TU1",), tests=(study("thesis-text-v4").tests[0],
+                                                                       _test(id="Z2"))),
      "every test has a rule or none does"),
 ])
 def test_a_declaration_with_a_wrong_part_is_refused_when_made(make, match):
@@ -172,12 +176,21 @@ def test_a_second_plan_cannot_take_a_test_id_or_a_claim(monkeypatch):
     from lnrecency.experiments.plans import declared
 
     v4 = study("thesis-text-v4")
-    same_id = replace(v4, name="toy-plan", tests=(_test(id="U1", claim="TM1"),))
+    same_id = replace(v4, name="toy-plan", claims=("TM1",), tests=(_test(id="U1", claim="TM1"),))
     with pytest.raises(ValueError, match="test ID U1 is already study 'thesis-text-v4''s"):
         declared._one_owner({**STUDIES, "toy-plan": same_id})
-    same_claim = replace(v4, name="toy-plan", tests=(_test(id="Z1", claim="TU1"),))
+    same_claim = replace(v4, name="toy-plan", claims=("TU1",), tests=(_test(id="Z1", claim="TU1"),))
     with pytest.raises(ValueError, match="claim TU1 is already decided by study 'thesis-text-v4'"):
         declared._one_owner({**STUDIES, "toy-plan": same_claim})
+
+
+def test_the_tests_placeholder_test_ids_are_refused_in_a_declared_plan():
+    from lnrecency.experiments.plans import declared
+
+    assert not any(t.id.startswith(declared.PLACEHOLDER_TEST) for s in STUDIES.values() for t in s.tests)
+    toy = replace(study("thesis-text-v4"), name="toy-plan", claims=("TM1",), tests=(_test(id="Z1", claim="TM1"),))
+    with pytest.raises(ValueError, match="test ID Z1: the letter 'Z' is the tests' placeholder"):
+        declared._no_placeholder({**STUDIES, "toy-plan": toy})
 
 
 def test_a_hook_that_does_not_resolve_names_the_study_and_the_field():

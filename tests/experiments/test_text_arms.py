@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -170,28 +171,87 @@ def test_a_new_plan_like_v4_is_one_declaration_run_and_decided_by_the_engine(toy
     assert text_arms.lines(snap)[0].startswith("  Nln: layer-2 slope")
 
 
+def _evaluated(plan, st, monkeypatch) -> dict:
+    """The rows of the toy plan's claims, registered as a plan in declared.py is, from its cached runs."""
+    from lnrecency.claims import declare, trained_qualifiers
+
+    monkeypatch.setitem(STUDIES, plan.name, plan)
+    monkeypatch.setattr(declare, "REGISTERED", dict(declare.REGISTERED))
+    for d in catalog.plan_declared([plan]):
+        monkeypatch.setitem(catalog.DECLARED, d.id, d)
+    for t in plan.tests:  # a plan in declared.py has its tests' words there from import; the toy joins later
+        monkeypatch.setitem(trained_qualifiers.PLAN_WORDS, t.id, (t.where, t.comparison, t.unit))
+    monkeypatch.setattr(plan_claims.CachedStudy, "settings_for", lambda self, quick: st)
+    plan_claims.register(plan)
+    return {r.id: r for cid in ("X1", "X2", "X3") for r in declare.REGISTERED[cid].evaluate(quick=False)}
+
+
+def test_a_reading_its_rows_contradict_is_refused_in_the_claim_s_row_naming_the_row(toy, monkeypatch):
+    """Issue 82, item 2: the claims of a plan check each decided test's reading on the rows, as a run of the plan does;
+    a contradicted one is refused in its test's row (the verdict stands), naming the row and the number."""
+    from lnrecency.experiments.plans.declaration import Condition, Reading
+
+    plan, st, _, snap, _ = toy
+    outcome = snap["tests"]["Z1"]["verdict"]
+    wrong = Reading(outcome, "Nln's slope is above a billion logits per key.", written="after the runs",
+                    conditions=(Condition("Nln", "mean slope", ">", 1e9, "Nln's slope is above a billion"),))
+    tests = tuple(dataclasses.replace(t, readings=(wrong,)) if t.id == "Z1" else t for t in plan.tests)
+    rows = _evaluated(dataclasses.replace(plan, tests=tests), st, monkeypatch)
+    assert rows["X1"].verdict == outcome  # the verdict stands
+    assert "Its reading is refused" in rows["X1"].finding and "row 'Nln' has mean slope" in rows["X1"].finding
+    assert "refused" not in rows["X2"].finding + rows["X3"].finding
+
+
+def test_a_plan_naming_a_cell_no_arm_publishes_is_refused_when_declared():
+    """A misspelt cell in a rule or a reading's condition is an error naming the test and the field, not a test left
+    undecided for want of runs."""
+    from lnrecency.experiments.plans.declaration import Condition, Reading
+
+    plan = _toy()
+    bad = dataclasses.replace(plan.tests[0], rule=Rule(Sample("Uu"), "above", 0.05))
+    with pytest.raises(ValueError, match="test Z1's rule's sample names cell 'Uu', which no arm publishes"):
+        dataclasses.replace(plan, tests=(bad, *plan.tests[1:]))
+    bad = dataclasses.replace(plan.tests[1], rule=Rule(Sample("Nln"), "above", other=Sample("Nnon")))
+    with pytest.raises(ValueError, match="test Z2's rule's other names cell 'Nnon'"):
+        dataclasses.replace(plan, tests=(plan.tests[0], bad, plan.tests[2]))
+    said = Reading("confirmed", "U is high.", written="after the runs",
+                   conditions=(Condition("V", "mean slope", ">", 0.0, "U is high"),))
+    with pytest.raises(ValueError, match="test Z1's confirmed reading's condition names cell 'V'"):
+        dataclasses.replace(plan, tests=(dataclasses.replace(plan.tests[0], readings=(said,)), *plan.tests[1:]))
+
+
+@pytest.mark.parametrize("text", ["the BOS path carries most of it", "most of it goes through the own-token path",
+                                  "the other keys' path carries it"])
+def test_a_reading_that_speaks_of_a_recorded_quantity_states_it_as_a_condition(text):
+    """Issue 82, item 2: a reading's words about a path of the decomposition need a condition on that path's share
+    (then its rows can contradict it); with the condition it is accepted."""
+    from lnrecency.experiments.plans.declaration import SPOKEN, Condition, Reading
+
+    plan = _toy()
+
+    def declared(reading):
+        return dataclasses.replace(plan, tests=(dataclasses.replace(plan.tests[0], readings=(reading,)),
+                                                *plan.tests[1:]))
+    with pytest.raises(ValueError, match="test Z1's confirmed reading speaks of .*, a recorded quantity, but states no "
+                                         "condition on"):
+        declared(Reading("confirmed", text, written="after the runs"))
+    q = next(q for q, words in SPOKEN.items() if re.search(words, text, re.I))
+    ok = declared(Reading("confirmed", text, written="after the runs",
+                          conditions=(Condition("U", q, ">=", 0.5, "at least half"),)))
+    assert ok.test("Z1").readings[0].conditions[0].quantity == q
+
+
 def test_a_new_plan_s_claims_are_declared_from_its_tests_and_decided_with_no_module_of_their_own(toy, monkeypatch):
     """The claims of a plan declared with questions on its tests: catalogued from the declaration (title, statement,
     command, family; decided by the one generic module) and evaluated from the plan's cached runs, row by row with
     the decision of its test."""
-    from lnrecency.claims import declare
 
     plan, st, runs, snap, _ = toy
     decls = catalog.plan_declared([plan])
     assert [(d.id, d.module, d.command, d.view) for d in decls] == [
         (f"X{k}", catalog.PLAN_CLAIMS, "experiments toy-arms", False) for k in (1, 2, 3)]
     assert decls[1].text("s1") == plan.test("Z2").says and decls[1].title == "at matched loss?"
-    monkeypatch.setitem(STUDIES, plan.name, plan)
-    monkeypatch.setattr(declare, "REGISTERED", dict(declare.REGISTERED))
-    for d in decls:
-        monkeypatch.setitem(catalog.DECLARED, d.id, d)
-    from lnrecency.claims import trained_qualifiers
-
-    for t in plan.tests:  # a plan in declared.py has its tests' words there from import; the toy joins later
-        monkeypatch.setitem(trained_qualifiers.PLAN_WORDS, t.id, (t.where, t.comparison, t.unit))
-    monkeypatch.setattr(plan_claims.CachedStudy, "settings_for", lambda self, quick: st)
-    plan_claims.register(plan)
-    rows = {r.id: r for cid in ("X1", "X2", "X3") for r in declare.REGISTERED[cid].evaluate(quick=False)}
+    rows = _evaluated(plan, st, monkeypatch)
     assert set(rows) == {"X1", "X2", "X3"}
     for cid, key in (("X1", "Z1"), ("X2", "Z2"), ("X3", "Z3")):
         r, t = rows[cid], snap["tests"][key]

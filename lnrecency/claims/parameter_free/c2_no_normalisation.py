@@ -186,8 +186,10 @@ def _layers(names) -> str:
 #: the second quantity of a failing row, in the words before its number: the largest attention weight of one key
 #: where the order breaks, on the rows sampled, which are also where the score step is read (the first failing row of
 #: each failing layer at the middle of its first failing alpha interval)
-WEIGHT_OF = ("both on the rows sampled (each failing layer's first failing row, at the middle of its failing alpha "
-             "interval), where no key at a break carries more attention weight than")
+WEIGHT_OF = ("the rows sampled: each failing layer's first failing row at the middle of its failing alpha interval; "
+             "there no key at a break carries more attention weight than")
+#: the failure's size in the claim's own quantity, on those rows (the region's other rows are not searched for it)
+STEP_OF = "score step on the rows sampled (logits)"
 
 
 def _qualifiers(verdict: str, group) -> Qualifiers:
@@ -212,13 +214,13 @@ def _qualifiers(verdict: str, group) -> Qualifiers:
     second = {}
     if steps:  # the failure in the claim's own quantity (logits), the keys' weight beside it (issue 84, item 2): a
         # break among keys that carry almost none of the attention changes what the failure means
-        margin, margin_of = max(steps), "score step (logits)"
+        margin, margin_of = max(steps), STEP_OF
         if weights:
             second = {"second": max(weights), "second_of": WEIGHT_OF}
     else:  # evidence stored before the score step was recorded
         margin, margin_of = (max(weights), "sampled failing keys' weight") if weights else (None, "")
     return Qualifiers(where=where, settings=len(group), holds=f"at layers {_layers(held)}" if held else "",
-                      fails=f"at layers {_layers(failing)}, alpha {'up to' if low == 0 else f'{low:.2g} to'} {top:.2g}",
+                      fails=f"at layers {_layers(failing)}, alpha {low:.2g} to {top:.2g}",
                       margin=margin, margin_of=margin_of, **second)
 
 

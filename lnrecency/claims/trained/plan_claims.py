@@ -66,9 +66,19 @@ def evaluate_plan(study, quick: bool, progress=None) -> list:
         from lnrecency.experiments.plans.engine import hook
     except ImportError as exc:
         return [not_installed(cid, s, exc) for cid, s in statements.items()]
+    from lnrecency.experiments.plans.engine import ReadingContradicted, check_readings
+
     st, runs = cached_study(study).runs(quick, progress)
     snap = hook(study.snapshot, study, "snapshot")(runs, st, {})
     tests = snap["tests"]
+    refused = {}
+    if not quick:  # each decided test's reading checked on its own rows, as when the plan is run (engine.run_plan)
+        try:
+            check_readings(study, snap)
+        except ReadingContradicted as exc:  # the verdict stands; its reading is refused, naming the row
+            refused[exc.test] = f" Its reading is refused: {exc}"
+        except ValueError as exc:  # a condition on a cell with no runs past the gate: said, never a traceback
+            refused = {t.id: f" Its plan's readings could not be checked on the rows: {exc}" for t in study.tests}
     levels = plan_levels(study.name, tests)
     out = []
     for cid, statement in statements.items():
@@ -81,7 +91,7 @@ def evaluate_plan(study, quick: bool, progress=None) -> list:
         decided = t if t.get("interval") is not None else None
         out.append(ClaimResult(cid, result_source(cid, statement), statement, setting,
                                "inconclusive" if quick else t["verdict"], ev,
-                               _finding(study, key, t, quick, levels.get(key)),
+                               _finding(study, key, t, quick, levels.get(key)) + refused.get(key, ""),
                                plan_qualifiers(key, decided, t.get("why", ""), quick=quick, decisions=tests,
                                                level=levels.get(key))))
     return out

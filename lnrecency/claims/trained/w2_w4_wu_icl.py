@@ -112,10 +112,10 @@ def stage_counter(test: str, cells: dict):
     na, nb = (len(c["seeds"]) + len(c.get("not_learned") or ()) for c in (a, b))  # "plain" is over every run
     se = (sa * sa + sb * sb) ** 0.5
     if not (se > 0 and na > 1 and nb > 1):
-        return Counter(f"in-context accuracy, {_NORM[norm]} - none", ma - mb)
+        return Counter(f"in-context accuracy, {_NORM[norm]} - none", ma - mb, other=True)
     df = se ** 4 / (sa ** 4 / (na - 1) + sb ** 4 / (nb - 1))
     half = float(stats.t.ppf(0.975, df)) * se
-    return Counter(f"in-context accuracy, {_NORM[norm]} - none", ma - mb, ma - mb - half, ma - mb + half)
+    return Counter(f"in-context accuracy, {_NORM[norm]} - none", ma - mb, ma - mb - half, ma - mb + half, other=True)
 
 
 def label(test: str, d, quick: bool) -> str:

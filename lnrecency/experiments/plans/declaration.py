@@ -34,6 +34,14 @@ QUANTITIES = {
     "own path share": "the own-token path's share of the mean slope",
     "other path share": "the other keys' path's share of the mean slope",
 }
+#: the words by which a reading speaks of a recorded quantity beyond its test's own sample (the path decomposition):
+#: a reading that uses them states that quantity as a condition on the rows (:class:`Reading`), so that its own rows
+#: can contradict it; the mean slope is what the test itself decides, and needs none
+SPOKEN = {
+    "bos path share": r"\bBOS[- ]path\b|\bpath through (the )?BOS\b",
+    "own path share": r"\bown[- ](token[- ])?path\b",
+    "other path share": r"\bother[- ]keys?'? path\b|\bother[- ]path\b",
+}
 OPS = ("<", "<=", ">", ">=")
 WRITTEN = ("before the runs", "after the runs")
 _HOOK = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_][A-Za-z0-9_.]*$")
@@ -118,6 +126,16 @@ class Reading:
         _text("reading", "text", self.text)
         if not all(isinstance(c, Condition) for c in self.conditions):
             raise ValueError(f"reading {self.text!r:.60}: conditions must be Condition records")
+
+    def unstated(self) -> tuple[str, str] | None:
+        """(the words, the quantity) of a recorded quantity its text speaks of with no condition on it, or None
+        (:data:`SPOKEN`; a study refuses such a reading when declared)."""
+        stated = {c.quantity for c in self.conditions}
+        for q, words in SPOKEN.items():
+            said = re.search(words, self.text, re.I)
+            if said and q not in stated:
+                return said.group(0), q
+        return None
 
 
 @dataclass(frozen=True)
@@ -321,9 +339,22 @@ class Study:
         ids = [t.id for t in self.tests]
         if len(set(ids)) != len(ids) or not all(isinstance(t, Test) for t in self.tests):
             raise ValueError(f"{at}: tests must be Test records with distinct IDs; got {ids}")
+        decided = list(dict.fromkeys(t.claim for t in self.tests))
+        if self.tests and tuple(self.claims) != tuple(decided):
+            raise ValueError(f"{at}: claims must be the claims its tests decide, in their order: "
+                             f"{tuple(decided)}; got {tuple(self.claims)!r:.120}")
         for t in self.tests:
             if t.counter and t.counter[0] not in ids:
                 raise ValueError(f"{at}: test {t.id}'s counter-row {t.counter[0]!r} is not one of its tests")
+        for t in self.tests:
+            for r in t.readings:
+                if r.unstated() is not None:
+                    said, q = r.unstated()
+                    raise ValueError(f"{at}: test {t.id}'s {r.outcome} reading speaks of {said!r}, a recorded "
+                                     f"quantity, but states no condition on {q!r} (give it conditions=(Condition(cell, "
+                                     f"{q!r}, op, value, words),), so that its rows can contradict it): {r.text!r:.80}")
+        if self.arms is not None:  # every cell a rule or a reading names is one its arms publish
+            self._check_cells({a.published for a in self.arms.arms})
         ruled = [t.id for t in self.tests if t.rule is not None]
         if ruled and len(ruled) != len(ids):
             raise ValueError(f"{at}: the engine decides a plan whole: every test has a rule or none does (rules: "
@@ -344,6 +375,21 @@ class Study:
                 if " ".join(r.text.split()) not in text:
                     raise ValueError(f"{at}: test {tid}'s {r.outcome} reading is said to be written before the runs "
                                      f"but is not in {self.plan_file}: {r.text!r:.80}")
+
+    def _check_cells(self, cells: set) -> None:
+        """A misspelt cell is refused here, naming the test and the field, not left to read as too few runs."""
+        for t in self.tests:
+            named = []
+            if t.rule is not None:
+                for which, s in (("sample", t.rule.sample), ("other", t.rule.other)):
+                    if s is not None:
+                        named += [(f"rule's {which}", s.cell)] + ([(f"rule's {which} matched", s.matched)]
+                                                                  if s.matched is not None else [])
+            named += [(f"{r.outcome} reading's condition", c.cell) for r in t.readings for c in r.conditions]
+            for field_name, cell in named:
+                if cell not in cells:
+                    raise ValueError(f"study {self.name!r}: test {t.id}'s {field_name} names cell {cell!r}, which no "
+                                     f"arm publishes (its cells: {', '.join(sorted(cells))})")
 
     def used(self, cell: str, rows: list) -> list:
         """The runs of ``cell`` its tests read: those past its gate (``gates``: e.g. plan v4's N1 reads the runs that

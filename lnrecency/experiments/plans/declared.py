@@ -299,6 +299,11 @@ STUDIES: dict[str, Study] = {s.name: s for s in (
 )}
 
 
+#: the letter of the tests' placeholder test IDs (Z1, Z2, ...): no declared plan takes it (a toy plan in a test can
+#: never collide with a real one), as no claim takes the catalogue's placeholder letters
+PLACEHOLDER_TEST = "Z"
+
+
 def _one_owner(studies: dict) -> None:
     """A test ID names one test across every plan (the rows' words are keyed by it), and a claim is decided by one
     plan's tests (requalify and the claims' test keys read it from there): a second one is refused at import, naming
@@ -317,7 +322,17 @@ def _one_owner(studies: dict) -> None:
                                  f"decided by one plan (declare a new claim in lnrecency/claims/catalog.py)")
 
 
+def _no_placeholder(studies: dict) -> None:
+    """No declared plan takes the tests' placeholder letter (:data:`PLACEHOLDER_TEST`)."""
+    for s in studies.values():
+        for t in s.tests:
+            if t.id.startswith(PLACEHOLDER_TEST):
+                raise ValueError(f"study {s.name!r}: test ID {t.id}: the letter {PLACEHOLDER_TEST!r} is the tests' "
+                                 f"placeholder; choose another")
+
+
 _one_owner(STUDIES)
+_no_placeholder(STUDIES)
 
 
 def study(name: str) -> Study:

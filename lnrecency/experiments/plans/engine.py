@@ -26,7 +26,11 @@ NOT_DECISIVE = "not decisive (quick run)"
 
 
 class ReadingContradicted(ValueError):
-    """A reading whose own rows contradict it."""
+    """A reading whose own rows contradict it (``test``: its test's ID)."""
+
+    def __init__(self, message: str, test: str = ""):
+        super().__init__(message)
+        self.test = test
 
 
 def hook(path: str, study: Study | None = None, field: str = "hook"):
@@ -230,6 +234,6 @@ def check_readings(study: Study, snap: dict, readings: dict | None = None) -> di
                 raise ReadingContradicted(
                     f"study {study.name}: test {t.id}'s {outcome} reading ({r.written}) is contradicted by its own "
                     f"rows: it says {c.words} ({c.quantity} {c.op} {c.value:g}), but row {c.cell!r} has "
-                    f"{c.quantity} {x:.3f}: {r.text!r:.120}")
+                    f"{c.quantity} {x:.3f}: {r.text!r:.120}", t.id)
         out[t.id] = r
     return out

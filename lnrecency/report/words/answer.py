@@ -269,7 +269,7 @@ def _parts(found: list, v5: dict | None) -> str:
 def _deep_words(f) -> str:
     """One group of the deeper layers' findings in words, from its typed qualifiers: its verdict, where, and where
     it fails with the failure's size ("refuted with the residual (layers 3-4 hold for every alpha): layers 5-6 fail
-    for alpha below 0.91, the order broken ... by a score step (logits) up to 136")."""
+    for alpha 0 to 0.91, score step on the rows sampled (logits) up to 136; the rows sampled: ...")."""
     q = f.qualifiers
     where = {"residual": "with the residual", "no residual": "without the residual"}.get(q.where, q.where)
     if not q.fails:

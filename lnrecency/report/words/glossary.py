@@ -143,6 +143,18 @@ TERMS: tuple[Term, ...] = (
          "A test whose own 95 % interval excludes its boundary but which Holm's step-down, deciding its family "
          "together, did not reach (or stopped before): undecided. The interval shown beside it is the test's own, "
          "unadjusted for the family."),
+    Term(("undecided by the pair rule",), r"undecided by the pair rule",
+         "its one-sided p passes its Holm level; doubled, as the plan's rule asks, it does not",
+         "A plan tests each statement and its opposite at once (the pair rule: the smaller one-sided p, doubled, "
+         "against the Holm level). A test whose smaller one-sided p is within its level but twice that p is not is "
+         "undecided by that doubling alone: one-sided, the same data would have decided it."),
+    Term(("Holm stopped before it",), r"Holm stopped before it",
+         "its own p passes its Holm level, but a test before it in Holm's order did not pass",
+         "Holm's step-down decides a family's tests in order of their p and stops at the first that fails its "
+         "level: a test after it stays undecided whatever its own p."),
+    Term(("unadjusted",), r"\bunadjusted\b", "the interval is the test's own, not adjusted for its family",
+         "Beside a test undecided in its family (not significant after Holm, undecided by the pair rule, Holm "
+         "stopped before it), the 95 % interval is the test's own: that it excludes 0 does not decide the test."),
     Term(("Holm",), r"\bHolm", "several tests decided together at one false-alarm rate",
          "Holm's step-down procedure: a family of tests decided together at a family-wise rate; a test can be "
          "significant alone and still stopped because a test before it was not."),

@@ -6,14 +6,16 @@ checks every row of docs/verdicts.json: the fields are written to fit, nothing i
 """
 from __future__ import annotations
 
-from lnrecency.inference.qualifiers import REASONS, Qualifiers
+from lnrecency.inference.qualifiers import FAMILY_REASONS, REASONS, Qualifiers
 
 __all__ = ["PLAIN_WORDS", "VERB", "number", "interval", "cell", "short", "split_cell", "words", "scope_of"]
 
 #: the longest plain cell, in words (20 until issue 84 asked each cell to say when its decision was made by a hair and
 #: to carry its counter-row: up to four more words on the rows that need them, and room for a split cell's second row;
-#: a cap with headroom rather than other words squeezed out)
-PLAIN_WORDS = 24
+#: 24 until the same issue asked a cell to say that its interval is unadjusted where the family left the test
+#: undecided, why (the pair rule, Holm's stop), and its counter-row's interval and opposite sign: up to five more
+#: words; a cap with headroom rather than other words squeezed out)
+PLAIN_WORDS = 30
 
 
 def number(x: float, signed: bool = False) -> str:
@@ -48,7 +50,10 @@ def _size(q: Qualifiers) -> str:
         return ""
     what = q.comparison or q.quantity
     est = number(q.estimate, _signed(q)) if q.estimate is not None else ""
-    text = " ".join(x for x in (what, est, interval(q.low, q.high, _signed(q)), q.unit) if x)
+    bracket = interval(q.low, q.high, _signed(q))
+    text = " ".join(x for x in (what, est, bracket, q.unit) if x)
+    if bracket and q.reason in FAMILY_REASONS:  # significant alone, undecided in its family: its own interval
+        text += ", unadjusted"
     return text
 
 
@@ -69,8 +74,9 @@ def cell(verdict: str, q: Qualifiers, question: str) -> str:
         if q.fails:
             parts.append(f"fails {q.fails}")
         if q.margin is not None:  # an exact decision's size: the largest violation, or the smallest slack
-            smallest = q.margin_of.startswith("smallest")
-            parts.append(f"{q.margin_of or 'margin'}{'' if smallest else ' at most'} {q.margin:.2g}")
+            # "at most" for an exact decision's largest violation; a margin read on sampled rows bounds nothing
+            bare = q.margin_of.startswith("smallest") or "sampled" in q.margin_of
+            parts.append(f"{q.margin_of or 'margin'}{'' if bare else ' at most'} {q.margin:.2g}")
         if _size(q):
             parts.append(_size(q))
     if q.theirs and q.estimate is not None:
@@ -88,10 +94,17 @@ def cell(verdict: str, q: Qualifiers, question: str) -> str:
 
 
 def _counter(q: Qualifiers) -> str:
-    """A row's counter-row in its cell: its label and estimate beside ours (its interval is on its own row); a ratio
-    as "5.7x"."""
-    return f"{q.counter.label}: " + (f"{q.counter.estimate:.2g}x" if q.counter.ratio else
-                                     number(q.counter.estimate, _signed(q)))
+    """A row's counter-row in its cell: its label, estimate and interval beside ours, and "the opposite sign" when its
+    interval excludes 0 on the other side of ours; a ratio as "5.7x"."""
+    c = q.counter
+    if c.ratio:
+        return f"{c.label}: {c.estimate:.2g}x"
+    signed = _signed(q) or c.estimate < 0 or (c.low is not None and c.low < 0)
+    text = " ".join(x for x in (f"{c.label}: {number(c.estimate, signed)}", interval(c.low, c.high, signed)) if x)
+    ours = q.side if q.low is not None else ("above" if (q.estimate or 0) > 0 else "below" if (q.estimate or 0) < 0
+                                             else "")
+    theirs = "" if c.low is None else "above" if c.low > 0 else "below" if c.high < 0 else ""
+    return text + (", the opposite sign" if {ours, theirs} == {"above", "below"} and not c.other else "")
 
 
 #: a verdict as the verb of a cell that has only its settings to say
