@@ -702,6 +702,7 @@ ANSWER: dict[str, tuple[tuple[str, str | None, str], ...]] = {
              ("W4", "statement:turns", "trained in their stack (depth 2) with LayerNorm")),
     # on trained and real models; the words are each claim's key in its plan
     "plan v2": tuple((f"TV{k}", None, f"Q{k}") for k in range(1, 7)),
+    "plan v3": (("TC3", None, "C1"),),  # the paper's mechanism: the per-token scale fixed at the probe
     "plan v4": (("TU1", None, "U1"), ("TU2", None, "U2"), ("TN1", None, "N1")),
     "plan v5": (("TF1", None, "flat at 0"), ("TF2", None, "flat at LayerNorm's level"),
                 ("TF3", None, "flat at none's level"), ("TP1", None, "centring only"), ("TP2", None, "RMSNorm"),

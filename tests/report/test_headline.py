@@ -87,6 +87,14 @@ def test_the_answer_comes_first_and_the_not_run_line_names_the_commands():
     lines = answer(results)
     assert lines[1].startswith("**In expectation?** Yes")
     assert lines[-1] == "**The printed derivation?** It holds in 1 of 2 lines (P7 refuted)."
+    # the question's first word follows the label of its rows, never typed beside it: a refuted Theorem 1 reads No
+    assert answer([row("T1", "seed text", said("T1"), "refuted")])[1].startswith("**In expectation?** No,")
+    # Wu et al.'s line says "not contradicted" and its reading only when its rows say so
+    wu = [row("W1", "our formulation", said("W1", 1), "confirmed"), row("W1", "prior work (Wu et al. 2025)", said("W1"),
+                                                                         "the opposite shown")]
+    line = next(x for x in answer(wu) if x.startswith("**Wu et al."))
+    assert line.startswith("**Wu et al. (ICML 2025)?** Contradicted in part: in the limit (W1: confirmed; their "
+                           "Theorem 4.1: refuted in 1 setting)"), line
     text = headline_markdown(results, quick=True)
     assert text.startswith("**The answer.** The paper claims") and "**Not run here, not counted:" in text
 

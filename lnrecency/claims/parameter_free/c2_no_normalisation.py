@@ -186,9 +186,9 @@ def _layers(names) -> str:
 #: the second quantity of a failing row, in the words before its number: the largest attention weight of one key
 #: where the order breaks, on the rows sampled, which are also where the score step is read (the first failing row of
 #: each failing layer at the middle of its first failing alpha interval)
-WEIGHT_OF = ("the rows sampled: each failing layer's first failing row at the middle of its failing alpha interval; "
-             "there no key at a break carries more attention weight than")
-#: the failure's size in the claim's own quantity, on those rows (the region's other rows are not searched for it)
+WEIGHT_OF = "where no key at a break has attention weight above"
+#: the failure's size in the claim's own quantity, on those rows (the region's other rows are not searched for it;
+#: "the rows sampled" is defined in the glossary)
 STEP_OF = "score step on the rows sampled (logits)"
 
 

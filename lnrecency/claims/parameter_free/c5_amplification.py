@@ -228,9 +228,12 @@ def _monotone_qualifiers(verdict: str, group) -> Qualifiers:
 def _rp_qualifiers(verdict: str, group) -> Qualifiers:
     """RP along alpha at the authors' widths: from what to what, and why a width is not decided."""
     words = ", ".join(f"d = {s['d']}{' with the residual' if s['residual'] else ''}" for s, _ in group)
+    widths = sorted({s["d"] for s, _ in group})
     lo = min(e.rp[0] for _, e in group)
     hi = max(e.rp[-1] for _, e in group)
-    return Qualifiers(where=words if len(group) == 1 else f"{len(group)} widths and residuals",
+    # the settings by their widths (d = 16 and 64) and residuals, never a count of settings called widths
+    return Qualifiers(where=words if len(group) == 1 else
+                      f"d = {' and '.join(map(str, widths))}, {len(group)} settings with and without the residual",
                       holds=f"RP from {lo:.2f} at alpha 0 to {hi:.2f} at alpha 0.8" if verdict == "confirmed" else "",
                       reason="not significant" if verdict == "inconclusive" else "",
                       fails="" if verdict != "refuted" else "RP falls between adjacent alphas")

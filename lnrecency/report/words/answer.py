@@ -34,6 +34,11 @@ def _role(found: list, role: str, k: int = 0) -> tuple[list, str]:
         which is None or (f.statement_key == value if kind == "statement" else f.source == SOURCES[value]))], words
 
 
+#: a question's first word from its claim's label (never typed beside it)
+ANSWER_WORD = {"confirmed": "Yes", "reproduced": "Yes", "refuted": "No", "the opposite shown": "No",
+               "inconclusive": "Undecided", "split": "In part"}
+
+
 #: what the paper claims, in one line (the answer's first; Theorem 1's statement in plain words)
 CLAIM = ("The paper claims that LayerNorm makes a decoder's attention favour recent tokens: the expected layer-2 "
          "score rises with the key's position (its Theorem 1).")
@@ -82,8 +87,8 @@ def answer_lines(found: list, v2: dict | None = None, v3: dict | None = None, v4
     out = []
     theorem, theorem_words = _role(found, "theorem")
     if theorem:
-        out.append(f"**In expectation?** Yes{', ' + theorem_words if theorem_words else ''} (Theorem 1: "
-                   f"{_label(theorem)}).")
+        out.append(f"**In expectation?** {ANSWER_WORD[_label(theorem)]}{', ' + theorem_words if theorem_words else ''}"
+                   f" (Theorem 1: {_label(theorem)}).")
     one = next((f for f in theorem if f.setting.get("norm") == "layernorm" and f.qualifiers.counter is not None
                 and f.qualifiers.estimate is not None), None)
     if one is not None:
@@ -123,10 +128,15 @@ def answer_lines(found: list, v2: dict | None = None, v3: dict | None = None, v4
         settings: Counter = Counter()
         for f in theirs:
             settings[f.verdict] += f.qualifiers.settings or 1
-        counts = ", ".join(f"{v} in {n}" for v, n in settings.most_common()) + " settings"
+        counts = ", ".join(f"{v} in {n}" for v, n in settings.most_common()) + (
+            " setting" if list(settings.values()) == [1] else " settings")
         turn = next((f for f in trained if f.qualifiers.estimate is not None), None)
-        out.append(f"**Wu et al. (ICML 2025)?** Not contradicted: early tokens win in their rollout, recent ones in "
-                   f"one layer's scores; in the limit both hold where decided ({ours[0].claim}: {_label(ours)}"
+        against = {f.verdict for f in ours + theirs} & {"refuted", "the opposite shown"}
+        lead = ("Not contradicted" if _label(ours) == "confirmed" and not against else
+                "Contradicted in part" if against else "Undecided")
+        both = ("early tokens win in their rollout, recent ones in one layer's scores; in the limit both hold where "
+                "decided" if lead == "Not contradicted" else "in the limit")  # the reading only where its rows say it
+        out.append(f"**Wu et al. (ICML 2025)?** {lead}: {both} ({ours[0].claim}: {_label(ours)}"
                    + (f"; their Theorem 4.1: {counts}" if theirs else "") + ")"
                    + ("" if turn is None else
                       f"; {trained_words}, early tokens still win: first-last gap "
@@ -257,7 +267,13 @@ def _parts(found: list, v5: dict | None) -> str:
     counter = ("" if not all(loss.values()) else
                f", but those models also learn worse (held-out loss {min(loss['Pstop']):.2f}-{max(loss['Pstop']):.2f} "
                f"against RMSNorm's {min(loss['Prms']):.2f}-{max(loss['Prms']):.2f})")
-    return (f"With the LayerNorm profile imposed and no normalisation the slope is "
+    scale = _row(found, "plan v3", "C1")  # the paper's mechanism, tested in the trained models at the probe
+    said = {"refuted": "Not the per-token scale the paper names", "confirmed": "The per-token scale the paper names"}
+    lead = ("" if scale is None or scale.qualifiers.estimate is None else
+            f"{said.get(scale.verdict, 'The per-token scale the paper names, undecided')}: fixed at the probe in the "
+            f"trained models with BOS, {scale.qualifiers.comparison} is {number(scale.qualifiers.estimate, True)} "
+            f"({scale.claim}, removes more than half: {_v(scale)}). ")
+    return (f"{lead}With the LayerNorm profile imposed and no normalisation the slope is "
             f"{number(u1.qualifiers.estimate, True)} "
             f"({u1.claim}, above half: {_v(u1)}). With it and RMSNorm, {est('RMSNorm')}; LayerNorm with its gain "
             f"fixed, {est('gain fixed')} (plan v5, above half: {_v(rows['RMSNorm'])}, {_v(rows['gain fixed'])}); "

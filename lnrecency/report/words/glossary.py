@@ -143,6 +143,11 @@ TERMS: tuple[Term, ...] = (
          "A test whose own 95 % interval excludes its boundary but which Holm's step-down, deciding its family "
          "together, did not reach (or stopped before): undecided. The interval shown beside it is the test's own, "
          "unadjusted for the family."),
+    Term(("rows sampled",), r"rows sampled", "each failing layer's first failing row, at the middle of its failing "
+         "alpha interval",
+         "Where C2's failure is measured: for each layer whose earlier-token order fails, the first failing row at the "
+         "middle of its first failing alpha interval; the failing region's other rows are not searched, so the sizes "
+         "read there bound nothing."),
     Term(("undecided by the pair rule",), r"undecided by the pair rule",
          "its one-sided p passes its Holm level; doubled, as the plan's rule asks, it does not",
          "A plan tests each statement and its opposite at once (the pair rule: the smaller one-sided p, doubled, "
