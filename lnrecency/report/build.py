@@ -113,9 +113,17 @@ def _index(s: ReportSettings, tables: list, figs: list, results: list, used=None
              verdicts.to_markdown().split("\n", 2)[2] if verdicts is not None else "(verdicts not written)", "",
              "## What this report read", "", *provenance_lines(used, cache), "",
              "## Settings of this report", "", _settings_line(s), "", HOW_TO_READ, "", "## Tables", ""]
+    from lnrecency.report.table_list import claims_of_table
+
+    published = {r.id for r in results if type(r.evidence).__name__ == "PublishedRuns"}
     for table, paths, line in tables:
         links = ", ".join(f"[{p.name}]({p.name})" for p in paths)
-        lines.append(f"- **{table.title}** — {line} ({links})")
+        # a table not run here whose claims' rows were re-derived from the runs published in docs/ says so (its
+        # claims' rows in the verdicts above are not "not run")
+        note = (" (the experiment is not cached here; its claims' verdicts above are re-derived from the runs "
+                "published in docs/)" if table.title.endswith(": not run")
+                and published & set(claims_of_table(table.name)) else "")
+        lines.append(f"- **{table.title}**{note} — {line} ({links})")
     lines += ["", "## Figures", ""]
     previous = None
     for group in not_run_groups(figs):

@@ -16,7 +16,7 @@ from lnrecency.report.views.outputs import TableOutput
 from lnrecency.report.views.registry import VIEW_LIST
 from lnrecency.report.views.shared import records_in, setting_summary
 
-__all__ = ["REPORT_TABLES", "TABLES", "build_tables", "verdict_table"]
+__all__ = ["REPORT_TABLES", "TABLES", "build_tables", "claims_of_table", "verdict_table"]
 
 
 def verdict_table(data: ReportData) -> Table:
@@ -148,6 +148,18 @@ REPORT_TABLES: tuple[TableOutput, ...] = (
 
 #: every table of the report, in order: its own, then each claim's (declared in the claim's module)
 TABLES: list[TableOutput] = [*REPORT_TABLES, *(t for v in VIEW_LIST for t in v.tables)]
+
+
+def claims_of_table(stem: str) -> tuple[str, ...]:
+    """The claims whose view shows the table ``stem``: every claim of that view's claim module (a module decides its
+    IDs together, lnrecency.claims.catalog), none for the report's own tables."""
+    from lnrecency.claims.catalog import CATALOG
+
+    for v in VIEW_LIST:
+        if not v.section and any(t.stem == stem for t in v.tables):
+            module = v.module.removeprefix("lnrecency.report.views.")
+            return tuple(c.id for c in CATALOG if c.module == module)
+    return ()
 
 
 def build_tables(data: ReportData) -> list[Table]:

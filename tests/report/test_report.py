@@ -54,6 +54,12 @@ def test_quick_report_writes_every_listed_file(quick_report):
             assert name in index, f"index.md does not list {name}"
     meta = json.loads((out / "report.json").read_text(encoding="utf-8"))
     assert set(meta["files"]) <= names
+    # a table not run here whose claims' rows were re-derived from the published runs says so beside "not run"
+    from lnrecency.report.table_list import claims_of_table
+
+    assert claims_of_table("thesis_text") == ("TT1", "TT2", "TT3", "TT4") and claims_of_table("verdicts") == ()
+    line = next(x for x in index.splitlines() if x.startswith("- **The thesis on text (TT1-TT4)"))
+    assert "not run**" not in line or "verdicts above are re-derived from the runs published in docs/" in line
 
 
 def test_formats_parse(quick_report):
