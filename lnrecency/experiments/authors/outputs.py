@@ -204,8 +204,7 @@ def _authors_heatmap(fig, ax, mat: np.ndarray, text: str, scale: str = "authors"
             pad = 1e-3 * max(1.0, abs(lo))  # (a narrower band is lost in the image's float32 resampling)
             im.set_clim(lo - pad, hi + pad)
             text = f"flat: every j < i = {lo:.4g}\n" + text
-            bar = colour_bar(ax, im)  # the bar's axes: one tick, the value
-            bar.set_yticks([lo], [f"{lo:.4g}"])
+            colour_bar(ax, im, ticks=[lo])  # one tick, the value
         else:
             im.set_clim(lo, hi)
             colour_bar(ax, im)
