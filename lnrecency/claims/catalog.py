@@ -699,7 +699,8 @@ ANSWER: dict[str, tuple[tuple[str, str | None, str], ...]] = {
                   ("C6", None, "with normalisation the recency persists at deeper layers"),
                   ("C5", "source:paper", "anisotropy can amplify it (the paper's words)")),
     "foil": (("W1", "source:ours", "the rollout beside the scores"), ("W1", "source:wu2025", "their Theorem 4.1"),
-             ("W4", "statement:turns", "trained in their stack (depth 2) with LayerNorm")),
+             ("W4", "statement:turns", "trained in their stack (depth 2) with LayerNorm"),
+             ("W2", None, "their Fig. 2's gaps, trained in their stack")),
     # on trained and real models; the words are each claim's key in its plan
     "plan v2": tuple((f"TV{k}", None, f"Q{k}") for k in range(1, 7)),
     "plan v3": (("TC3", None, "C1"),),  # the paper's mechanism: the per-token scale fixed at the probe

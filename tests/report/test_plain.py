@@ -144,7 +144,8 @@ def test_the_snapshot_says_the_issue_s_qualifiers():
     assert "matched loss" in cells[("TV2", ours)] and "equal tokens" in cells[("TV3", ours)]
     c2 = cells[("C2", ours)]
     # its own quantity, read on the rows sampled (not a bound over the whole failing region)
-    assert re.search(r"layers 5-6, alpha 0 to 0\.\d+; score step on the rows sampled \(logits\) \d", c2)
+    assert re.search(r"layers 5-6, alpha within \[0, 0\.\d+\] by lam; largest score step on the rows sampled "
+                     r"\(logits\) \d", c2)
     s20 = cells[("S2.0", ours)]  # our formulation of a premise seed 002 needs
     assert "Python stdlib source" in s20 and "within 16 tokens" in s20 and "all distances: +0.0198" in s20
     assert "lam = 8, sqrt(d) scaling of d = 64 only" in cells[("T1", catalog.SOURCES["paper"])]
@@ -170,8 +171,8 @@ def test_the_answer_says_where_the_effect_holds_and_where_it_reverses():
     assert f"at matched held-out loss LayerNorm minus none is {ml.qualifiers.estimate:+.4f} ({said}" in answer
     assert "sqrt(d) scaling of d = 64 only" in answer
     c2 = [f for f in findings_of(SNAPSHOT["verdicts"]) if f.claim == "C2" and f.qualifiers.fails][0].qualifiers
-    assert f"{c2.margin_of} up to {c2.margin:.3g}" in answer  # its quantity, and where it was read
-    assert c2.margin_of == "score step on the rows sampled (logits)"
+    assert f"{c2.margin_of} {c2.margin:.3g}" in answer  # its quantity, and where it was read
+    assert c2.margin_of == "largest score step on the rows sampled (logits)"
     # and the second quantity that changes the reading: the break is among keys holding almost none of the weight
     assert c2.second is not None and c2.second < 1e-6 and f"{c2.second_of} {c2.second:.2g}" in answer
     assert len(answer.split()) <= BUDGETS["answer-words"], len(answer.split())

@@ -265,7 +265,7 @@ def test_readme_verdict_block(tmp_path):
     assert text.startswith("# x\n\n") and text.endswith(f"{END}\n\ntail\n") and "OLDBLOCK" not in text
     assert "**1 verdicts on 1 claims** (quick settings): 0 confirmed, 1 refuted, 0 inconclusive." in text
     # the cell from the row's typed fields (its settings' scope: issue 75), never from its finding's prose
-    assert "| [C5](docs/claims/C5.md) | paper | refuted | lam 1-8: fails in 2 settings |" in text
+    assert "| [C5](docs/claims/C5.md) | paper | refuted | lam 1/8: fails in 2 settings |" in text
     assert "holds for n < 9" not in text
     assert "[Sources](docs/sources.md#verdicts-by-source)" in text  # the counts by source live there (issue 84)
     (tmp_path / "plain.md").write_text("no markers\n")

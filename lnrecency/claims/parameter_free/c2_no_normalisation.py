@@ -22,6 +22,7 @@ Evidence:
 from __future__ import annotations
 
 import dataclasses
+import math
 from itertools import product
 from typing import TYPE_CHECKING
 
@@ -186,10 +187,10 @@ def _layers(names) -> str:
 #: the second quantity of a failing row, in the words before its number: the largest attention weight of one key
 #: where the order breaks, on the rows sampled, which are also where the score step is read (the first failing row of
 #: each failing layer at the middle of its first failing alpha interval)
-WEIGHT_OF = "where no key at a break has attention weight above"
+WEIGHT_OF = "and there the keys where the order breaks carry attention weight at most"
 #: the failure's size in the claim's own quantity, on those rows (the region's other rows are not searched for it;
 #: "the rows sampled" is defined in the glossary)
-STEP_OF = "score step on the rows sampled (logits)"
+STEP_OF = "largest score step on the rows sampled (logits)"
 
 
 def _qualifiers(verdict: str, group) -> Qualifiers:
@@ -220,7 +221,8 @@ def _qualifiers(verdict: str, group) -> Qualifiers:
     else:  # evidence stored before the score step was recorded
         margin, margin_of = (max(weights), "sampled failing keys' weight") if weights else (None, "")
     return Qualifiers(where=where, settings=len(group), holds=f"at layers {_layers(held)}" if held else "",
-                      fails=f"at layers {_layers(failing)}, alpha {low:.2g} to {top:.2g}",
+                      fails=f"at layers {_layers(failing)}, alpha within [{math.floor(low * 100) / 100:g}, "
+                            f"{math.ceil(top * 100) / 100:g}] by lam",
                       margin=margin, margin_of=margin_of, **second)
 
 

@@ -23,6 +23,7 @@ difference exceeds the sum of their one-sided half-widths at rate / 2 each).
 """
 from __future__ import annotations
 
+import math
 from itertools import product
 from typing import TYPE_CHECKING
 
@@ -205,10 +206,12 @@ def _lams(group) -> str:
 
 def _interval_qualifiers(verdict: str, group) -> Qualifiers:
     """Can anisotropy amplify (issue 75): where it can, up to which alpha; where it cannot, that the gap falls."""
-    if verdict == "confirmed":
-        top = max(b for _, ev in group for _, b in ev.exact.amplified)
+    if verdict == "confirmed":  # each setting's amplifying range ends somewhere: the first and the last of those ends
+        ends = [max(b for _, b in ev.exact.amplified) for _, ev in group]
+        span = (f"up to alpha {min(ends):.3g}" if min(ends) == max(ends) else
+                f"ending between alpha {min(ends):.2g} and {max(ends):.3g} by setting")
         return Qualifiers(where=_lams(group), settings=len(group), exact=True,
-                          holds=f"in {len(group)} settings, the gap above alpha 0's up to alpha {top:.3g}")
+                          holds=f"in {len(group)} settings, some alpha > 0 above alpha 0's gap, {span}")
     return Qualifiers(where=_lams(group), settings=len(group), exact=True,
                       fails=f"in {len(group)} settings: the gap falls as soon as alpha leaves 0")
 
@@ -221,7 +224,7 @@ def _monotone_qualifiers(verdict: str, group) -> Qualifiers:
     turns = [ev.exact.maximisers[0] for _, ev in group if ev.exact.maximisers]
     return Qualifiers(where=_lams(group), settings=len(group), exact=True,
                       fails=f"in {len(group)} settings: turns down" + (
-                          f" by alpha {max(turns):.2g}" if turns else "") + (
+                          f" by alpha {math.ceil(max(turns) * 100) / 100:.2f}" if turns else "") + (
                           ", or falls from 0" if len(turns) < len(group) else ""))
 
 

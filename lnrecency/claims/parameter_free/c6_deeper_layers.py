@@ -121,7 +121,7 @@ def _qualifiers(verdict: str, group) -> Qualifiers:
     where = "with the residual" if residual == {True} else "without the residual" if residual == {False} else \
         "with and without the residual"
     alphas = sorted({st["alpha"] for st, _ in group})
-    where += f", alpha {alphas[0]:g}" + (f"-{alphas[-1]:g}" if len(alphas) > 1 else "")
+    where += ", alpha " + " and ".join(f"{a:g}" for a in alphas)  # the grid's points, not a range
     n_max = max(ev.search.n_max for _, ev in group)
     layers = sorted({int(L) for _, ev in group for L in ev.search.boundary})
     first = [b.first_failing_n for _, ev in group for b in ev.search.boundary.values()

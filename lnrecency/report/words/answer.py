@@ -124,6 +124,7 @@ def answer_lines(found: list, v2: dict | None = None, v3: dict | None = None, v4
     ours, _ = _role(found, "foil", 0)
     theirs, _ = _role(found, "foil", 1)
     trained, trained_words = _role(found, "foil", 2)
+    sizes, sizes_words = _role(found, "foil", 3)
     if ours:  # Wu et al.: early tokens win in the rollout, which one layer's recency does not contradict
         settings: Counter = Counter()
         for f in theirs:
@@ -140,7 +141,8 @@ def answer_lines(found: list, v2: dict | None = None, v3: dict | None = None, v4
                    + (f"; their Theorem 4.1: {counts}" if theirs else "") + ")"
                    + ("" if turn is None else
                       f"; {trained_words}, early tokens still win: first-last gap "
-                      f"{number(turn.qualifiers.estimate, True)} accuracy ({turn.claim}: {_v(turn)})") + ".")
+                      f"{number(turn.qualifiers.estimate, True)} accuracy ({turn.claim}: {_v(turn)})")
+                   + _published_sizes(sizes, sizes_words) + ".")
     cells = (v2 or {}).get("cells") or {}
     ln = ((cells.get("bos layernorm") or {}).get("change") or (None, None))[0]
     if ln is not None:
@@ -165,6 +167,26 @@ def answer_lines(found: list, v2: dict | None = None, v3: dict | None = None, v4
         out.append(f"**The printed derivation?** It holds in {good} of {len(printed)} lines"
                    + (f" ({', '.join(other)})" if other else "") + ".")
     return [CLAIM] + out
+
+
+def _published_sizes(rows: list, words: str) -> str:
+    """Wu et al.'s published gaps beside ours, trained in their stack (W2's rows with both), by arm: the counter-row of
+    their line ("" when none has both)."""
+    from lnrecency.report.words.plain import number
+
+    by: dict = {}
+    for f in rows:
+        q = f.qualifiers
+        if q.theirs and q.estimate is not None:
+            by.setdefault(q.where, []).append((q.theirs[0], q.estimate, q.low <= q.theirs[0] <= q.high
+                                               if q.low is not None else None))
+    if not by:
+        return ""
+    parts = [f"{where}: published {'/'.join(number(t, True) for t, _, _ in got)}, ours "
+             f"{'/'.join(number(o, True) for _, o, _ in got)}" for where, got in by.items()]
+    outside = all(inside is False for got in by.values() for _, _, inside in got)
+    return (f"; {words}, {'; '.join(parts)} ({rows[0].claim}"
+            + (": every published value outside our interval" if outside else "") + ")")
 
 
 def _pretrained(found: list, snap: dict | None = None) -> str:
@@ -268,11 +290,15 @@ def _parts(found: list, v5: dict | None) -> str:
                f", but those models also learn worse (held-out loss {min(loss['Pstop']):.2f}-{max(loss['Pstop']):.2f} "
                f"against RMSNorm's {min(loss['Prms']):.2f}-{max(loss['Prms']):.2f})")
     scale = _row(found, "plan v3", "C1")  # the paper's mechanism, tested in the trained models at the probe
-    said = {"refuted": "Not the per-token scale the paper names", "confirmed": "The per-token scale the paper names"}
+    said = {"refuted": "Not the per-token scale's value at the probe", "confirmed": "The per-token scale's value"}
     lead = ("" if scale is None or scale.qualifiers.estimate is None else
-            f"{said.get(scale.verdict, 'The per-token scale the paper names, undecided')}: fixed at the probe in the "
-            f"trained models with BOS, {scale.qualifiers.comparison} is {number(scale.qualifiers.estimate, True)} "
-            f"({scale.claim}, removes more than half: {_v(scale)}). ")
+            f"{said.get(scale.verdict, 'The per-token scale, undecided')}: with it fixed in the trained models with "
+            f"BOS (plan v3), the slope stays above half ({scale.qualifiers.comparison} "
+            f"{number(scale.qualifiers.estimate, True)}; {scale.claim}, removes more than half: {_v(scale)}). "
+            if scale.verdict == "refuted" else
+            f"{said.get(scale.verdict, 'The per-token scale, undecided')}: fixed in the trained models with BOS (plan "
+            f"v3), {scale.qualifiers.comparison} {number(scale.qualifiers.estimate, True)} ({scale.claim}, removes "
+            f"more than half: {_v(scale)}). ")
     return (f"{lead}With the LayerNorm profile imposed and no normalisation the slope is "
             f"{number(u1.qualifiers.estimate, True)} "
             f"({u1.claim}, above half: {_v(u1)}). With it and RMSNorm, {est('RMSNorm')}; LayerNorm with its gain "
@@ -285,12 +311,13 @@ def _parts(found: list, v5: dict | None) -> str:
 def _deep_words(f) -> str:
     """One group of the deeper layers' findings in words, from its typed qualifiers: its verdict, where, and where
     it fails with the failure's size ("refuted with the residual (layers 3-4 hold for every alpha): layers 5-6 fail
-    for alpha 0 to 0.91, score step on the rows sampled (logits) up to 136; the rows sampled: ...")."""
+    within [0, 0.92] by lam, largest score step on the rows sampled (logits) 136, and there ...")."""
     q = f.qualifiers
     where = {"residual": "with the residual", "no residual": "without the residual"}.get(q.where, q.where)
     if not q.fails:
         return f"{f.verdict} {where}".strip() + (f", {q.holds}" if q.holds else "")
-    size = f", {q.margin_of} up to {q.margin:.3g}" if q.margin is not None else ""
+    size = (f", {q.margin_of}{'' if q.margin_of.startswith('largest') else ' up to'} {q.margin:.3g}"
+            if q.margin is not None else "")
     if q.second is not None:  # a second quantity where it changes the reading (C2: the keys' attention weight)
         size += f"; {q.second_of} {q.second:.2g}"
     return f"{where}, {f.verdict} {q.fails}{size}"

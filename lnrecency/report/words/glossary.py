@@ -140,26 +140,34 @@ TERMS: tuple[Term, ...] = (
          "key matches a trained cell's (plans v2 and v3)."),
     Term(("not significant after Holm",), r"not significant after Holm",
          "significant alone, not within its family; the interval beside it is not adjusted for the family",
-         "A test whose own 95 % interval excludes its boundary but which Holm's step-down, deciding its family "
-         "together, did not reach (or stopped before): undecided. The interval shown beside it is the test's own, "
-         "unadjusted for the family."),
-    Term(("rows sampled",), r"rows sampled", "each failing layer's first failing row, at the middle of its failing "
-         "alpha interval",
-         "Where C2's failure is measured: for each layer whose earlier-token order fails, the first failing row at the "
-         "middle of its first failing alpha interval; the failing region's other rows are not searched, so the sizes "
-         "read there bound nothing."),
+         "A test whose own 95 % interval excludes its boundary but whose p is above the level Holm's step-down, "
+         "deciding its family together, gives it: undecided. The interval shown beside it is the test's own, "
+         "unadjusted for the family. (A test Holm never reached, because a test before it failed, reads \"Holm "
+         "stopped before it\"; one that the doubling of its p alone left undecided, \"undecided by the pair "
+         "rule\".)"),
+    Term(("its reading", "reading"), r"\bits reading\b|'s reading\b",
+         "what the plan said, before its runs, this outcome would mean",
+         "A pre-registered plan writes, for each outcome of each test, the sentence it will mean (its reading), "
+         "hashed with the plan before any run; the answer quotes the reading of the outcome that came. A reading "
+         "that speaks of a recorded quantity carries it as a condition, checked on the rows."),
+    Term(("rows sampled",), r"rows sampled", "for each lam and failing layer, its first failing row at the middle of "
+         "its failing alpha interval (not a bound)",
+         "Where C2's failure is measured: for each lam and each layer whose earlier-token order fails, the first "
+         "failing row at the middle of its first failing alpha interval (six rows in all); the failing region's other "
+         "rows are not searched, so the sizes read there bound nothing."),
     Term(("undecided by the pair rule",), r"undecided by the pair rule",
          "its one-sided p passes its Holm level; doubled, as the plan's rule asks, it does not",
          "A plan tests each statement and its opposite at once (the pair rule: the smaller one-sided p, doubled, "
          "against the Holm level). A test whose smaller one-sided p is within its level but twice that p is not is "
          "undecided by that doubling alone: one-sided, the same data would have decided it."),
     Term(("Holm stopped before it",), r"Holm stopped before it",
-         "its own p passes its Holm level, but a test before it in Holm's order did not pass",
-         "Holm's step-down decides a family's tests in order of their p and stops at the first that fails its "
-         "level: a test after it stays undecided whatever its own p."),
+         "its pair p is within the Holm level it would have had, but a test before it in Holm's order did not pass",
+         "Holm's step-down decides a family's tests in order of their pair p and stops at the first that fails its "
+         "level: a test after it stays undecided whatever its own pair p."),
     Term(("unadjusted",), r"\bunadjusted\b", "the interval is the test's own, not adjusted for its family",
          "Beside a test undecided in its family (not significant after Holm, undecided by the pair rule, Holm "
-         "stopped before it), the 95 % interval is the test's own: that it excludes 0 does not decide the test."),
+         "stopped before it), the 95 % interval is the test's own: that it excludes its boundary (or lies inside its "
+         "margin) does not decide the test."),
     Term(("Holm",), r"\bHolm", "several tests decided together at one false-alarm rate",
          "Holm's step-down procedure: a family of tests decided together at a family-wise rate; a test can be "
          "significant alone and still stopped because a test before it was not."),

@@ -76,7 +76,7 @@ def cell(verdict: str, q: Qualifiers, question: str) -> str:
         if q.margin is not None:  # an exact decision's size: the largest violation, or the smallest slack
             # "at most" for an exact decision's largest violation; a margin read on sampled rows bounds nothing
             bare = q.margin_of.startswith("smallest") or "sampled" in q.margin_of
-            parts.append(f"{q.margin_of or 'margin'}{'' if bare else ' at most'} {q.margin:.2g}")
+            parts.append(f"{q.margin_of or 'margin'}{'' if bare else ' at most'} {q.margin:.3g}")
         if _size(q):
             parts.append(_size(q))
     if q.theirs and q.estimate is not None:
@@ -144,8 +144,9 @@ _NAMED_ALONE = ("residual", "lam", "alpha")
 
 
 def scope_of(settings: list[dict], most: int = 3) -> str:
-    """The settings a row covers in words, from their typed fields: each field that varies as its range ("lam
-    0.5-3", "with and without the residual") first, then the residual, lam and alpha where the row has one value;
+    """The settings a row covers in words, from their typed fields: each field that varies as its values ("lam
+    0.5/1/3": a grid's points, up to three) or its range ("alpha 0-0.9 (5 values)"), "with and without the residual",
+    first, then the residual, lam and alpha where the row has one value;
     at most ``most`` fields; "" when none is typed."""
     varying, alone = [], []
     for key, name in _SCOPE:
@@ -157,7 +158,9 @@ def scope_of(settings: list[dict], most: int = 3) -> str:
             words = ("with and without the residual" if len(distinct) > 1 else
                      "with the residual" if distinct[0] else "without the residual")
         elif all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in distinct):
-            words = f"{name} {min(distinct):g}" + (f"-{max(distinct):g}" if len(distinct) > 1 else "")
+            points = sorted(distinct)
+            words = f"{name} " + ("/".join(f"{v:g}" for v in points) if len(points) <= 3 else
+                                  f"{points[0]:g}-{points[-1]:g} ({len(points)} values)")
         elif key == "norm" and all(isinstance(v, str) for v in distinct) and len(distinct) > 1:
             words = f"{name} " + ", ".join(distinct)
         else:
