@@ -168,6 +168,7 @@ def test_the_answer_says_where_the_effect_holds_and_where_it_reverses():
     # matched loss from plan v4's N1 once decided (the power to tell), else plan v2's Q3
     ml = found["TN1"] if "TN1" in found else found["TV3"]
     said = REASONS[ml.qualifiers.reason] if ml.verdict == "inconclusive" else ml.verdict
+    said = f"{ml.claim}: {said}"  # named by its claim
     assert f"at matched held-out loss LayerNorm minus none is {ml.qualifiers.estimate:+.4f} ({said}" in answer
     assert "sqrt(d) scaling of d = 64 only" in answer
     c2 = [f for f in findings_of(SNAPSHOT["verdicts"]) if f.claim == "C2" and f.qualifiers.fails][0].qualifiers

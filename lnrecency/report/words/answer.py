@@ -94,7 +94,9 @@ def answer_lines(found: list, v2: dict | None = None, v3: dict | None = None, v4
     if one is not None:
         q = one.qualifiers
         lam = one.setting.get("lam")
+        n = one.setting.get("n_mc")  # the sequence length the one-draw probability was measured at
         out.append(f"**One draw?** At {q.where}" + (f" with lam = {lam:g}" if isinstance(lam, (int, float)) else "")
+                   + (f" and sequences of {n}" if isinstance(n, int) else "")
                    + f" it orders key triples by recency with probability {q.estimate:.2f} (0.5: chance); with "
                    f"{q.counter.label}, {q.counter.estimate:.2f}"
                    # said only of a value that reads 0.50: a single draw then shows no order either way
@@ -359,7 +361,8 @@ def _no_bos(found: list, v4: dict | None = None, v5: dict | None = None) -> str:
             + (f" (none {number(none.estimate, True)}" if none is not None else " (")
             + f"; difference {number(eq.qualifiers.estimate, True)}, {_v(eq)}{v5_said(t2)}), "
             + ("and" if ml.verdict == "confirmed" else "but")
-            + f" at matched held-out loss LayerNorm minus none is {number(ml.qualifiers.estimate, True)} ({why}"
+            + f" at matched held-out loss LayerNorm minus none is {number(ml.qualifiers.estimate, True)} "
+              f"({ml.claim}: {why}"
             + (v5_said(t3) if ml is n1 else "") + ")"
             + (f"; LayerNorm reaches that loss with {stage[0]:.1f}x fewer tokens" + grows
                if stage is not None and ml is n1 else "") + ".")
