@@ -87,7 +87,8 @@ def answer_lines(found: list, v2: dict | None = None, v3: dict | None = None, v4
     out = []
     theorem, theorem_words = _role(found, "theorem")
     if theorem:
-        out.append(f"**In expectation?** {ANSWER_WORD.get(_label(theorem), "Undecided")}{', ' + theorem_words if theorem_words else ''}"
+        word = ANSWER_WORD.get(_label(theorem), "Undecided")
+        out.append(f"**In expectation?** {word}{', ' + theorem_words if theorem_words else ''}"
                    f" (Theorem 1: {_label(theorem)}).")
     one = next((f for f in theorem if f.setting.get("norm") == "layernorm" and f.qualifiers.counter is not None
                 and f.qualifiers.estimate is not None), None)
