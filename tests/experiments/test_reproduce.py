@@ -161,3 +161,14 @@ def test_colour_bar_labels_never_run_into_the_next_panel():
     assert worst_gap(mc.figure) > 0
     mc.figure.subplots_adjust(wspace=0.25)  # panels closer than their bars' labels need: the same check says so
     assert worst_gap(mc.figure) < 0
+
+
+@pytest.mark.parametrize("lo, hi", [(0.0, 1.0), (0.50012, 0.50018), (-3e-7, 2e-7), (120.0, 136.5)])
+def test_a_colour_bar_marks_at_most_four_values_inside_its_range_each_read_back_to_a_millionth(lo, hi):
+    from lnrecency.files.figure_record import bar_ticks
+
+    ticks = bar_ticks(lo, hi)
+    assert 1 <= len(ticks) <= 4 and len({text for _, text in ticks}) == len(ticks)  # neighbours never read alike
+    slack = 1e-9 * (hi - lo)  # a locator's value may exceed an end by float rounding
+    assert all(lo - slack <= v <= hi + slack and abs(float(text) - v) <= 1e-6 * (hi - lo) for v, text in ticks)
+    assert bar_ticks(lo, hi, ticks=[lo]) == [(lo, bar_ticks(lo, hi, ticks=[lo])[0][1])]  # a value given is kept

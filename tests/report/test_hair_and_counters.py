@@ -131,3 +131,33 @@ def test_an_undecided_test_by_a_hair_says_which_side_it_leans_to():
         Qualifiers(p_pair=0.02, level=0.05, leans="towards")
     with pytest.raises(ValueError, match="leans"):
         Qualifiers(leans="for")  # a side without its pair p
+
+
+@pytest.mark.parametrize("p_confirm, p_refute, level, reason", [
+    (0.004, 0.99, 0.0167, "holm stop"),  # pair p 0.008 within its level: a test before it stopped Holm
+    (0.0098, 0.99, 0.0167, "pair"),  # one-sided within the level, doubled (0.0196) not: the pair rule alone
+    (0.02, 0.99, 0.0167, "holm"),  # significant alone (below 0.025), above its Holm level even one-sided
+    (0.2, 0.8, 0.0167, "not significant"),
+])
+def test_an_undecided_test_says_why_from_its_pair_p_and_level(p_confirm, p_refute, level, reason):
+    """Issue 84, item 5: the reason a family left a test undecided is read from its p-values and its Holm level; its
+    cell then says it, and marks the interval as unadjusted where the test is significant alone."""
+    decision = {"verdict": "inconclusive", "interval": [0.001, 0.004], "p_confirm": p_confirm, "p_refute": p_refute,
+                "fwer": 0.05}
+    q = plan_qualifiers("Q3", decision, level=level)
+    assert q.reason == reason
+    said = cell("inconclusive", q, "")
+    assert (", unadjusted" in said) == (reason != "not significant")
+
+
+def test_a_counter_row_s_opposite_sign_is_said_only_of_the_same_quantity_on_the_other_side_of_0():
+    from lnrecency.inference.qualifiers import Counter
+
+    def said(counter, low=0.001, high=0.004):
+        return cell("confirmed", Qualifiers(comparison="a - b", estimate=(low + high) / 2, low=low, high=high,
+                                            counter=counter), "")
+    assert said(Counter("matched loss", -0.002, -0.003, -0.001)).endswith(
+        "matched loss: -0.0020 [-0.0030, -0.0010], the opposite sign")
+    assert "opposite" not in said(Counter("matched loss", -0.002, -0.005, 0.001))  # its interval crosses 0
+    assert "opposite" not in said(Counter("matched loss", 0.002, 0.001, 0.003))  # the same side
+    assert "opposite" not in said(Counter("accuracy", -0.2, -0.3, -0.1, other=True))  # another quantity
