@@ -201,7 +201,7 @@ def iterate_limit(n: int, layers: int, config: ModelConfig, backend: Arithmetic,
         if layer == layers and not last_output:
             yield LimitLayer(layer, g, gh, scores, p, None, None)
             return
-        b = p * inv[None, :] if inv is not None else p
+        b = p * inv[..., None, :] if inv is not None else p  # a batch of Gram matrices too (theory.anisotropy)
         o, g_next = update.gram(g, b, gamma)
         yield LimitLayer(layer, g, gh, scores, p, o, g_next)
         g = g_next

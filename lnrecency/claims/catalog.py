@@ -21,7 +21,7 @@ from pathlib import Path
 __all__ = ["SOURCES", "SOURCE_SHORT", "FAMILIES", "Statement", "Declared", "S", "declare", "CATALOG", "DECLARED",
            "ids", "trained_ids", "declared", "statement_source", "result_source", "modules", "PLAN_CLAIMS",
            "plan_declared", "ANSWER", "answer_parts", "answer_ids", "row_matches", "THEIRS", "label", "ID_RULE",
-           "id_parts", "module_covers"]
+           "id_parts", "module_covers", "checked_in_part"]
 
 #: where a statement comes from (key -> the words the report counts it under), the paper's own first
 SOURCES: dict[str, str] = {
@@ -48,10 +48,16 @@ class Statement:
     key: str
     source: str
     text: str
+    #: a universal statement (every layer, row, width ...) that the quick run checks on part of its domain only: no
+    #: quick row of it is ever confirmed (issue 84, item 2; lnrecency.claims.registry makes any such row inconclusive,
+    #: reason "partial", where its module has not named the part itself)
+    quick_part: bool = False
 
     def __post_init__(self) -> None:
         if self.source not in SOURCES:
             raise ValueError(f"source must be one of {', '.join(SOURCES)}; got {self.source!r}")
+        if not isinstance(self.quick_part, bool):
+            raise ValueError(f"quick_part must be True or False; got {self.quick_part!r}")
         object.__setattr__(self, "text", " ".join(self.text.split()))
 
     @property
@@ -190,29 +196,30 @@ CATALOG: tuple[Declared, ...] = (
             S("earlier", "ours",
               "Without normalisation (prior work's setting), the expected scores of layers >= 3 have earlier-token "
               "bias (E S_ij < E S_ik for i > j > k) on every row i >= 3 (a score-level counterpart of Wu et al.'s "
-              "rollout theorem, not the rollout itself: see W1).")),
+              "rollout theorem, not the rollout itself: see W1).", quick_part=True)),
     declare("W1", "parameter_free.w1_rollout",
             "the paper's foil, in its own quantity: the attention rollout beside the scores",
             S("theorem41", "wu2025",
               "Wu et al. (ICML 2025), Theorem 4.1: under a causal mask the attention rollout R^(l) = P^(l) ... P^(1) "
               "concentrates on the first token with depth: R^(l)_i1 rises with l and the mass on the other tokens, "
-              "1 - R^(l)_i1, shrinks by a factor rho < 1 per layer."),
+              "1 - R^(l)_i1, shrinks by a factor rho < 1 per layer.", quick_part=True),
             S("side_by_side", "ours",
               "Scores and rollout at once: with normalisation, the layer-2 scores of the last row rise with the key "
               "(the paper's recency) while the layer-2 attention rollout of the same row falls with the key (Wu et "
               "al.'s primacy); the paper reverses a per-layer quantity, not the rollout."), view=False),
     declare("C3", "parameter_free.c3_residual", "residual connections weaken the bias but do not remove it",
             S("keeps", "ours",
-              "With a residual connection (any gamma > 0) layer 2 still has recency bias on every row i >= 2."),
+              "With a residual connection (any gamma > 0) layer 2 still has recency bias on every row i >= 2.",
+              quick_part=True),
             S("weakens", "ours",
               "A residual connection weakens the layer-2 recency bias: the gaps S_{i,i-1} - S_{i,1} and (S_{i,i-1} - "
-              "S_{i,1}) / S_{i,1} are smaller than without residual on every row i >= 3.")),
+              "S_{i,1}) / S_{i,1} are smaller than without residual on every row i >= 3.", quick_part=True)),
     declare("C4", "parameter_free.c4_anisotropy", "h(j) depends on alpha; is there recency for every alpha in [0, 1)?",
             S("h_depends", "ours",
               "The layer-1 output norm h(j) = |x_j^(1)| depends on the anisotropy alpha and strictly decreases in j "
               "for every alpha in [0, 1)."),
             S("recency", "ours",
-              "Layer-2 recency bias holds for every alpha in [0, 1) (every row i >= 2)."),
+              "Layer-2 recency bias holds for every alpha in [0, 1) (every row i >= 2).", quick_part=True),
             S("figure_setting", "ours",
               "The paper's h(j) curves (its Figures 2 and 5, concept/alpha.ipynb) are the d -> infinity limit of the "
               "setting its simulations use (concept/simulation.ipynb, authors-v2 convention).")),
@@ -234,11 +241,11 @@ CATALOG: tuple[Declared, ...] = (
               "The layer-2 recency bias grows with alpha on all of [0, 1) (spread gap increasing in alpha)."),
             S("rp_amplifies", "ours",
               "In the authors' per-instance measure (layer-2 recency probability RP, their convention and widths), "
-              "anisotropy amplifies recency: RP increases with alpha from 0 to 0.8.")),
+              "anisotropy amplifies recency: RP increases with alpha from 0 to 0.8.", quick_part=True)),
     declare("C6", "parameter_free.c6_deeper_layers", "layers 3..L with normalisation",
             S("statement", "ours",
               "With normalisation, the recency bias persists at deeper layers: every layer 3..L has recency bias on "
-              "every row i >= 2.")),
+              "every row i >= 2.", quick_part=True)),
     declare("C7", "parameter_free.c7_output_norm", "seed 002: does the attention output shrink with position?",
             S("statement", "seed002",
               "Layer 1, alpha = 0: |o_i|^2 = sum_k P_ik^2 in the limit; the attention output shrinks with position, "
@@ -777,6 +784,13 @@ def declared(claim_id: str) -> Declared:
         return DECLARED[claim_id]
     except KeyError:
         raise KeyError(f"claim id must be one of {', '.join(DECLARED)}; got {claim_id!r}") from None
+
+
+def checked_in_part(claim_id: str, text: str) -> bool:
+    """Whether ``claim_id``'s declared statement ``text`` is one the quick run checks on part of its domain only
+    (:attr:`Statement.quick_part`); False for a statement it does not declare."""
+    text = " ".join(str(text).split())
+    return any(s.quick_part for s in declared(claim_id).statements if s.text == text)
 
 
 def statement_source(claim_id: str, text: str, *, stored: bool = False) -> str:

@@ -82,7 +82,23 @@ def _run(cid: str, quick: bool, progress: bool | None = False) -> list[ClaimResu
         return damaged(cid, str(exc))
     for r in out:  # every verdict decides a statement its claim declares, word for word
         catalog.statement_source(cid, r.statement)
-    return labelled(out)
+    return labelled([checked_part(r) for r in out] if quick else out)
+
+
+#: what a quick row says when its module has not named the part of the domain it checked
+QUICK_PART = ("on the quick run's settings", "the rest of its domain (the full run checks it)")
+
+
+def checked_part(r: ClaimResult) -> ClaimResult:
+    """A quick row of a statement the catalogue declares checked in part by the quick run
+    (:func:`lnrecency.claims.catalog.checked_in_part`): never confirmed (issue 84, item 2). A module names the part
+    it checked itself (:meth:`ClaimResult.on_part`, e.g. "at layers 3-4"); a confirmed row whose module did not is
+    made inconclusive here, in :data:`QUICK_PART`'s words, so that no claim can forget."""
+    if not isinstance(r, ClaimResult) or r.not_run or not catalog.checked_in_part(r.id, r.statement):
+        return r
+    if r.qualifiers is not None and r.qualifiers.reason == "partial":
+        return r
+    return r.on_part(*QUICK_PART)
 
 
 def labelled(results: list[ClaimResult]) -> list[ClaimResult]:

@@ -94,7 +94,13 @@ def plan_qualifiers(test: str, decision: dict | None, why: str = "", *, quick: b
         return Qualifiers(where=where, comparison=comparison, unit=unit, reason=reason, theirs=tuple(theirs))
     lo, hi = (float(x) for x in decision["interval"])
     if decision.get("rule") == "equivalence" and isinstance(decision.get("margin"), (int, float)):
-        comparison = f"{comparison} (margin {decision['margin']:g})"  # the margin it was decided against
+        # the margin it was decided against; and, where at the measured spread the design confirms equivalence with
+        # power 0.8 only at a wider margin even were the true difference 0, that it is underpowered (plan v2 said
+        # of Q6 that "the report will say so")
+        need = decision.get("detectable_effect")
+        short = isinstance(need, (int, float)) and math.isfinite(need) and need > decision["margin"]
+        comparison = f"{comparison} (margin {decision['margin']:g}" + (
+            f"; underpowered: power 0.8 needs {need:.2g})" if short else ")")
     counter = None
     other = COUNTER_OF.get(test)
     if other is not None and decisions and decisions.get(other[0]) is not None:

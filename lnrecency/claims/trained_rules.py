@@ -42,7 +42,7 @@ if TYPE_CHECKING:
 
 __all__ = ["claim_rows", "MIN_LEARNED", "keep_learned", "Part", "PartEvidence", "RowEvidence", "decide_parts",
            "experiment_alpha", "DESIGN_SIZES", "QUICK",
-           "NOT_LEARNED", "UNSTABLE", "stability", "reproduction_label", "by_a_hair", "not_installed",
+           "NOT_LEARNED", "UNSTABLE", "share_words", "stability", "reproduction_label", "by_a_hair", "not_installed",
            "one_claim_of", "snapshot_levels", "plan_levels"]
 
 QUICK = "quick run: not decisive"
@@ -62,8 +62,9 @@ def by_a_hair(p_pair: float, level: float | None, verdict: str) -> str:
         return ""
     where = ("outside it" if p_pair > level else "inside it, but Holm's step-down stopped at a test before it"
              if verdict == "inconclusive" else "inside it")
-    return (f" Decided by a hair: its pair's p {p_pair:.2g} is within a factor of 2 of its Holm level {level:.3g} "
-            f"({where}).")
+    # an undecided test was not decided by a hair: it was left undecided by one (the cell's words, plain.cell)
+    return (f" {'Undecided' if verdict == 'inconclusive' else 'Decided'} by a hair: its pair's p {p_pair:.2g} is "
+            f"within a factor of 2 of its Holm level {level:.3g} ({where}).")
 
 
 #: a part is decided on the runs that pass its learning gate, when at least this many do (the minimum for a
@@ -89,6 +90,15 @@ def seed003_size(st) -> int:
 #: tests per experiment, fixed by the design (seed002: S2.2-S2.7 with two statistics for S2.4; S2.1 is read seed by
 # seed)
 DESIGN_SIZES = {"thesis": thesis_size, "seed002": lambda st: 7, "seed003": seed003_size}
+
+
+def share_words(family: int, level: float) -> str:
+    """Where an experiment's Holm level comes from, in words (:func:`experiment_alpha`): its share of the trained
+    claims' family-wise rate, by its number of tests ("" when the level is the whole rate)."""
+    if not 0 < level < TRAINED_FWER:
+        return ""
+    total = round(family * TRAINED_FWER / level)
+    return f" (its share of the trained claims' family-wise {TRAINED_FWER:g}: {family} of their {total} tests)"
 
 
 def experiment_alpha(experiment: str, quick: bool, fwer: float = TRAINED_FWER) -> float:
@@ -209,7 +219,8 @@ def part_text(p: Part) -> str:
         rule = (f"within +-{_fmt(d.test.margin)}" if d.test.rule == "equivalence"
                 else f"{d.test.side} {_fmt(d.test.boundary)}")
         bits.insert(0, f"{verdict} (statement: {rule}; one-sided p {d.test.p_confirm:.2g} for it, "
-                       f"{d.test.p_refute:.2g} against it; Holm family of {d.family} at {d.fwer:.3g}, "
+                       f"{d.test.p_refute:.2g} against it; Holm family of {d.family} at {d.fwer:.3g}"
+                       f"{share_words(d.family, d.fwer)}, "
                        f"first threshold {d.fwer / d.family:.2g} on 2 min(p); smallest effect detected with "
                        f"power 0.8: {_fmt(d.detectable)})")
     traj = p.trajectory

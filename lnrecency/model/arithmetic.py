@@ -151,7 +151,8 @@ class Jet:
 
     ``c0`` has the value's shape; ``c1`` and ``c2`` have shape (K,) + that shape. Arithmetic follows
     the Taylor rules: (ab)_1 = a0 b1 + a1 b0, (ab)_2 = a0 b2 + a1 b1 + a2 b0; f(a)_1 = f'(a0) a1,
-    f(a)_2 = f'(a0) a2 + f''(a0) a1^2 / 2.
+    f(a)_2 = f'(a0) a2 + f''(a0) a1^2 / 2. First order only: ``c2`` with a leading axis of length 0 (every
+    second-order term then broadcasts to an empty array, and c0, c1 are the same numbers).
     """
 
     __array_priority__ = 1000

@@ -49,8 +49,13 @@ def test_every_committed_row_says_by_a_hair_exactly_where_its_finding_does():
     the finding's sentence (written when the row was decided) agree row by row: six rows, across four plans."""
     flagged = {(r["id"], r["setting"].get("case")) for r in ROWS if Qualifiers.from_json(r.get("qualifiers") or {})
                .by_a_hair}
-    said = {(r["id"], r["setting"].get("case")) for r in ROWS if "Decided by a hair" in r["finding"]}
+    said = {(r["id"], r["setting"].get("case")) for r in ROWS if "ecided by a hair" in r["finding"]}
     assert flagged == said and len(flagged) == 6, (flagged ^ said)
+    # an undecided row was left undecided by a hair, never "decided" by one (its cell: "..., by a hair")
+    for r in ROWS:
+        if (r["id"], r["setting"].get("case")) in said:
+            word = "Undecided" if r["verdict"] == "inconclusive" else "Decided"
+            assert f" {word} by a hair:" in r["finding"], (r["id"], r["verdict"])
     for r in ROWS:
         if (r["id"], r["setting"].get("case")) in flagged:
             assert "by a hair" in r["plain"], r["id"]
@@ -161,3 +166,13 @@ def test_a_counter_row_s_opposite_sign_is_said_only_of_the_same_quantity_on_the_
     assert "opposite" not in said(Counter("matched loss", -0.002, -0.005, 0.001))  # its interval crosses 0
     assert "opposite" not in said(Counter("matched loss", 0.002, 0.001, 0.003))  # the same side
     assert "opposite" not in said(Counter("accuracy", -0.2, -0.3, -0.1, other=True))  # another quantity
+
+
+def test_an_equivalence_test_is_called_underpowered_only_when_power_needs_a_wider_margin():
+    """Its comparison names the margin and, only where the design at its measured spread confirms equivalence with
+    power 0.8 at a wider margin than the plan's, that it is underpowered (the same rule says no below it)."""
+    q6 = json.loads((ROOT / "docs" / "thesis_text_v2.json").read_text(encoding="utf-8"))["tests"]["Q6"]
+    wide = plan_qualifiers("Q6", q6)
+    assert wide.comparison.endswith("(margin 0.05; underpowered: power 0.8 needs 0.06)")
+    enough = plan_qualifiers("Q6", {**q6, "detectable_effect": 0.04})
+    assert enough.comparison.endswith("(margin 0.05)")

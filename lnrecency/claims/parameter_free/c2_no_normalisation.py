@@ -248,8 +248,11 @@ def _finding(verdict: str, group) -> str:
         text = []
         for L, r in failing.items():
             row = ev.failing_rows[L]
-            at = (f"; at alpha = {row.alpha:.3g} it first fails at n = {row.first_failing_n}, where token 1 keeps "
-                  f"{_share(row.weight_on_token_1)} of the weight and the keys where the order breaks at most "
+            # the score step (the cell's size, the largest over these rows) named with the row it was read on
+            step = ("" if row.largest_score_step is None else
+                    f", its largest score step against the order {row.largest_score_step:+.3g} logits")
+            at = (f"; at alpha = {row.alpha:.3g} it first fails at n = {row.first_failing_n}{step}, where token 1 "
+                  f"keeps {_share(row.weight_on_token_1)} of the weight and the keys where the order breaks at most "
                   f"{row.largest_weight_where_order_breaks:.2g}" if row.first_failing_n is not None else "")
             text.append(f"layer {L} fails for alpha in {r.intervals(r.fails)} and holds in {r.intervals(r.holds)}{at}")
         parts.append(f"{where}: " + "; ".join(text)

@@ -24,6 +24,7 @@ from lnrecency.claims.published import plan_rows
 from lnrecency.claims.trained_qualifiers import plan_qualifiers
 from lnrecency.claims.trained_rules import by_a_hair, not_installed, one_claim_of, plan_levels, reproduction_label
 from lnrecency.inference.evidence import Evidence, record
+from lnrecency.inference.qualifiers import REASONS
 
 #: the plan's test -> (claim, statement key)
 TESTS = {**{f"R{k}": ("W2", "statement") for k in range(1, 7)},
@@ -133,7 +134,8 @@ def label(test: str, d, quick: bool) -> str:
 
 
 def _finding(test: str, d, why: str, quick: bool, published: float | None, level: float | None,
-             cells: dict, steps: int) -> str:
+             cells: dict, steps: int, reason: str = "") -> str:
+    """The row's finding; ``reason``: its qualifiers' reason when undecided (the cell's words, said here too)."""
     lead = "quick run: not decisive. " if quick else ""
     arm, norm, gap = _setting(test)
     if d is None:
@@ -155,7 +157,9 @@ def _finding(test: str, d, why: str, quick: bool, published: float | None, level
     head = {"P5": f"LayerNorm {gap} gap {d.test.mean:+.3f}",
             "P6": f"scale fixed minus intact {d.test.mean:+.3f}"}.get(
         test, f"{gap} {d.test.mean:+.3f}" if test.startswith("R") else f"{norm} minus none {d.test.mean:+.3f}")
-    undecided = "not decided: not significant after Holm. " if d.verdict == "inconclusive" and not quick else ""
+    # the reason in the cell's words (trained_qualifiers.reason_of: the pair rule, Holm's stop, or not significant)
+    said = REASONS.get(reason, "")
+    undecided = f"{said[:1].upper()}{said[1:]}. " if d.verdict == "inconclusive" and not quick and said else ""
     text = (f"{lead}{undecided}{head} at {arm}" + (f", theirs {published:+.3f}" if published is not None else "") + "; "
             f"{test} ({arm}, {gap} gap, {what}): {d.test.mean:+.4f} (accuracy), 95% interval "
             f"[{lo:+.4f}, {hi:+.4f}] over {seeds}; p (stated direction) {d.test.p_confirm:.2g}, p (opposite) "
@@ -191,16 +195,16 @@ def _evaluate_all(quick: bool, progress=None) -> list:
         verdict = label(test, d, quick)
         ev = WuEvidence(test=test, plan_sha256=sha, decision={} if d is None else d.to_json(), why_not=why,
                         seeds=len(st.seeds), steps=st.steps, published=published, cells=cells)
+        q = plan_qualifiers(test, as_json[test], why, quick=quick, decisions=as_json, level=levels.get(test),
+                            stage=stage_counter(test, cells), theirs=(published,) if published is not None else ())
         out.append(ClaimResult(TESTS[test][0], result_source(TESTS[test][0], statement), statement,
                                {"case": test, "arch": f"{arm} (Wu et al.'s stack, width {st.task.dim}, NoPE)",
                                 "norm": norm, "measure": f"{gap} accuracy gap", "training_seeds": len(st.seeds),
                                 "probe": f"{st.test_size} novel-class sequences per test after {st.steps:,} steps; "
                                          f"plan {sha[:12]}"},
                                verdict, ev,
-                               _finding(test, d, why, quick, published, levels.get(test), cells, st.steps),
-                               plan_qualifiers(test, as_json[test], why, quick=quick, decisions=as_json,
-                                               level=levels.get(test), stage=stage_counter(test, cells),
-                                               theirs=(published,) if published is not None else ())))
+                               _finding(test, d, why, quick, published, levels.get(test), cells, st.steps, q.reason),
+                               q))
     return out
 
 

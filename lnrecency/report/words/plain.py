@@ -14,8 +14,9 @@ __all__ = ["PLAIN_WORDS", "VERB", "number", "interval", "cell", "short", "split_
 #: to carry its counter-row: up to four more words on the rows that need them, and room for a split cell's second row;
 #: 24 until the same issue asked a cell to say that its interval is unadjusted where the family left the test
 #: undecided, why (the pair rule, Holm's stop), and its counter-row's interval and opposite sign: up to five more
-#: words; a cap with headroom rather than other words squeezed out)
-PLAIN_WORDS = 30
+#: words; 30 until an undecided test's cell said which way its one-sided tests lean, "leaning for / against it", three
+#: more words, which brought TV3's cell to 32; a cap with headroom rather than other words squeezed out)
+PLAIN_WORDS = 34
 
 
 def number(x: float, signed: bool = False) -> str:
@@ -66,7 +67,9 @@ def cell(verdict: str, q: Qualifiers, question: str) -> str:
         parts.append(f"interval {q.side} 0" + (f": {_size(q)}" if _size(q) else "") if q.side else _size(q))
     else:
         if q.reason:  # a decision a small change of the data would have turned says so (qualifiers.by_a_hair)
-            parts.append(REASONS[q.reason] + (", by a hair" if q.by_a_hair else ""))
+            # an undecided test that a one-sided test alone would have decided says which way (answer.py says so too)
+            parts.append(REASONS[q.reason] + (", by a hair" if q.by_a_hair else "")
+                         + (f", leaning {q.leans} it" if q.leans and q.reason in FAMILY_REASONS else ""))
         elif q.by_a_hair:
             parts.append("decided by a hair")
         if q.holds:
