@@ -71,7 +71,9 @@ def _claim_page(claim, rows: list, snap: dict, v2: dict | None = None) -> str:
     from lnrecency.report.views.registry import VIEW_LIST  # noqa: F401  (imports every view module)
     from lnrecency.report.views.shared import setting_summary
 
-    lines = [f"# {claim.id}: {claim.description}", ""]
+    # the title is the statement under test, not a finding (a referee read "LayerNorm above none" as a result)
+    lines = [f"# {claim.id}: {claim.description}", "", "(The title names what is tested, not what was found: the "
+             "verdicts below say that.)", ""]
     if rows:  # the README's cell for each of its sources, from the same findings (lnrecency.report.words.findings)
         from lnrecency.report.words.findings import claim_rows, finding_of, findings_of
 

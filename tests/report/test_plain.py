@@ -182,20 +182,28 @@ def test_the_answer_says_where_the_effect_holds_and_where_it_reverses():
     assert len(answer.split()) <= BUDGETS["answer-words"], len(answer.split())
 
 
-def test_the_one_draw_sentence_says_no_order_only_of_a_value_that_reads_0_50():
-    """'about as often as not' is said of the lam = 8 one-draw RP only when it reads 0.50; planted at 0.62 the
-    sentence gives the number alone."""
+def test_the_one_draw_sentence_says_what_a_value_that_reads_0_50_means_by_its_interval():
+    """The lam = 8 one-draw RP reads 0.50 at two digits; the sentence gives it in four with its 95% interval, and says
+    "about as often as not" only when the interval holds 0.5, "only just more often" when it lies above (T1's: 0.5033
+    [0.5005, 0.5061]); planted at 0.62 the sentence gives the number alone."""
     from dataclasses import replace
 
     from lnrecency.report.words.answer import readme_answer
 
     found = findings_of(SNAPSHOT["verdicts"])
-    line = next(x for x in readme_answer(found).splitlines() if "One draw?" in x)
-    assert "about as often as not" in line and ", 0.50:" in line
-    planted = [replace(f, qualifiers=replace(f.qualifiers, counter=replace(f.qualifiers.counter, estimate=0.62)))
-               if f.claim == "T1" and f.qualifiers.counter is not None else f for f in found]
-    line = next(x for x in readme_answer(planted).splitlines() if "One draw?" in x)
-    assert line.endswith(", 0.62.") and "as often as not" not in line
+
+    def one_draw(c):
+        planted = [replace(f, qualifiers=replace(f.qualifiers, counter=c(f.qualifiers.counter)))
+                   if f.claim == "T1" and f.qualifiers.counter is not None else f for f in found]
+        return next(x for x in readme_answer(planted).splitlines() if "One draw?" in x)
+
+    line = one_draw(lambda c: c)
+    assert ", 0.5033 [0.5005, 0.5061]: there a single draw orders them by recency only just more often than not." \
+        in line
+    assert "about as often as not" in one_draw(lambda c: replace(c, low=0.499))
+    assert "only just less often" in one_draw(lambda c: replace(c, estimate=0.497, low=0.495, high=0.4985))
+    line = one_draw(lambda c: replace(c, estimate=0.62, low=0.61, high=0.63))
+    assert line.endswith(", 0.62.") and "often than not" not in line
 
 
 def test_a_second_quantity_comes_with_its_name():

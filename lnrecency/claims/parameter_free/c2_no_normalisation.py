@@ -187,7 +187,7 @@ def _layers(names) -> str:
 #: the second quantity of a failing row, in the words before its number: the largest attention weight of one key
 #: where the order breaks, on the rows sampled, which are also where the score step is read (the first failing row of
 #: each failing layer at the middle of its first failing alpha interval)
-WEIGHT_OF = "and there the keys where the order breaks carry attention weight at most"
+WEIGHT_OF = "and on every row sampled the keys where the order breaks carry attention weight at most"
 #: the failure's size in the claim's own quantity, on those rows (the region's other rows are not searched for it;
 #: "the rows sampled" is defined in the glossary)
 STEP_OF = "largest score step on the rows sampled (logits)"
@@ -203,8 +203,9 @@ def _qualifiers(verdict: str, group) -> Qualifiers:
     layers = {L for _, ev in group for L in ev.regions}
     failing = {L for _, ev in group for L, r in ev.regions.items() if r.fails}
     if not failing:
+        n_max = max(ev.n_max for _, ev in group)  # the rows searched: the statement's "every row" up to there
         return Qualifiers(where=where, settings=len(group),
-                          holds=f"at layers {_layers(layers)} for every alpha up to {ALPHA_MAX:g}")
+                          holds=f"at layers {_layers(layers)}, every alpha up to {ALPHA_MAX:g} and row up to {n_max}")
     top = max(hi for _, ev in group for r in ev.regions.values() for _, hi in r.fails)
     low = min(lo for _, ev in group for r in ev.regions.values() for lo, _ in r.fails)
     steps = [row.largest_score_step for _, ev in group for row in (ev.failing_rows or {}).values()

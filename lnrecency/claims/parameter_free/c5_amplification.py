@@ -233,11 +233,16 @@ def _rp_qualifiers(verdict: str, group) -> Qualifiers:
     words = ", ".join(f"d = {s['d']}{' with the residual' if s['residual'] else ''}" for s, _ in group)
     widths = sorted({s["d"] for s, _ in group})
     lo = min(e.rp[0] for _, e in group)
-    hi = max(e.rp[-1] for _, e in group)
+    ends = sorted(e.rp[-1] for _, e in group)
+    # the range of the settings' ends, not the largest alone (a reader reads "to 0.85" as every setting's end)
+    end = f"{ends[0]:.2f}" if f"{ends[0]:.2f}" == f"{ends[-1]:.2f}" else f"{ends[0]:.2f}-{ends[-1]:.2f}"
+    residual = sorted({s["d"] for s, _ in group if s["residual"]})
     # the settings by their widths (d = 16 and 64) and residuals, never a count of settings called widths
     return Qualifiers(where=words if len(group) == 1 else
-                      f"d = {' and '.join(map(str, widths))}, {len(group)} settings with and without the residual",
-                      holds=f"RP from {lo:.2f} at alpha 0 to {hi:.2f} at alpha 0.8" if verdict == "confirmed" else "",
+                      f"d = {' and '.join(map(str, widths))}, {len(group)} settings"
+                      + (f" (the residual at d = {' and '.join(map(str, residual))} only)"
+                         if residual and residual != widths else " with and without the residual"),
+                      holds=f"RP from {lo:.2f} at alpha 0 to {end} at alpha 0.8" if verdict == "confirmed" else "",
                       reason="not significant" if verdict == "inconclusive" else "",
                       fails="" if verdict != "refuted" else "RP falls between adjacent alphas")
 

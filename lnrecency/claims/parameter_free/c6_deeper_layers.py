@@ -127,7 +127,10 @@ def _qualifiers(verdict: str, group) -> Qualifiers:
     first = [b.first_failing_n for _, ev in group for b in ev.search.boundary.values()
              if b.first_failing_n is not None]
     if verdict == "refuted" and first:
-        return Qualifiers(where=where, settings=len(group),
+        # where the region search ran (a layer failing at alpha 0), how far in alpha it fails: not at alpha 0 only
+        ends = [hi for _, ev in group for r in (ev.alpha_regions or {}).values() for _, hi in r.fails]
+        beyond = f" and up to {max(ends):.2g}" if ends and max(ends) > 0 else ""
+        return Qualifiers(where=where + beyond, settings=len(group),
                           fails=f"from row {min(first)}-{max(first)} on (first failing row by setting and layer)")
     return Qualifiers(where=where, settings=len(group),
                       holds=(f"at layers {layers[0]}-{layers[-1]} for every row up to {n_max}"

@@ -106,8 +106,12 @@ def _qualified(out: list[ClaimResult]) -> list[ClaimResult]:
                    == "layernorm"), None)
     label = f"lam = {d ** 0.5:g}, sqrt(d) scaling of d = {d} only"
     done = []
+    def counter_of(r):  # the scaled row's RP with its 95% interval (1.96 SE): is it chance, or just above it?
+        m, se = next((m, se) for dd, m, se in r.evidence.per_instance_rp if dd == d)
+        return Counter(label, m, m - 1.96 * se, m + 1.96 * se)
+
     for r in out:
-        counter = Counter(label, rp_at(scaled, d)) if scaled is not None and r is not scaled else None
+        counter = counter_of(scaled) if scaled is not None and r is not scaled else None
         q = Qualifiers(where=label if r is scaled else f"d = {d}",
                        holds="in expectation" if r.verdict == "confirmed" else "",
                        reason="" if r.verdict == "confirmed" else "checks failed",

@@ -99,10 +99,7 @@ def answer_lines(found: list, v2: dict | None = None, v3: dict | None = None, v4
         out.append(f"**One draw?** At {q.where}" + (f" with lam = {lam:g}" if isinstance(lam, (int, float)) else "")
                    + (f" and sequences of {n}" if isinstance(n, int) else "")
                    + f" it orders key triples by recency with probability {q.estimate:.2f} (0.5: chance); with "
-                   f"{q.counter.label}, {q.counter.estimate:.2f}"
-                   # said only of a value that reads 0.50: a single draw then shows no order either way
-                   + (": there a single draw orders them by recency about as often as not."
-                      if f"{q.counter.estimate:.2f}" == "0.50" else "."))
+                   f"{q.counter.label}, " + _near_chance(q.counter))
     flat, flat_words = _role(found, "boundary", 0)
     deep, deep_words = _role(found, "boundary", 1)
     if flat and deep:  # each part with its own verdict, the deeper layers' where each holds, with the failure's size
@@ -188,8 +185,26 @@ def _published_sizes(rows: list, words: str) -> str:
     parts = [f"{where}: published {'/'.join(number(t, True) for t, _, _ in got)}, ours "
              f"{'/'.join(number(o, True) for _, o, _ in got)}" for where, got in by.items()]
     outside = all(inside is False for got in by.values() for _, _, inside in got)
+    compared = sum(len(got) for got in by.values())
+    # the published values with no interval of ours to compare with (an arm that did not learn) are said apart
+    missing = sum(1 for f in rows if f.qualifiers.theirs and f.qualifiers.estimate is None)
     return (f"; {words}, {'; '.join(parts)} ({rows[0].claim}"
-            + (": every published value outside our interval" if outside else "") + ")")
+            + (f": all {compared} published values compared lie outside our intervals" if outside else "")
+            + (f"; {missing} not compared: our models there did not learn" if missing else "") + ")")
+
+
+def _near_chance(c) -> str:
+    """A one-draw probability that reads 0.50 at two digits, in three with its interval, and what it means: chance when
+    its interval holds 0.5, just above (or below) it otherwise (T1's sqrt(d)-scaled row: 0.503 [0.501, 0.506])."""
+    if f"{c.estimate:.2f}" != "0.50":
+        return f"{c.estimate:.2f}."
+    if c.low is None or c.high is None:
+        return f"{c.estimate:.3f}."
+    said = f"{c.estimate:.4f} [{c.low:.4f}, {c.high:.4f}]"
+    if c.low <= 0.5 <= c.high:
+        return f"{said}: there a single draw orders them by recency about as often as not."
+    side = "more" if c.low > 0.5 else "less"
+    return f"{said}: there a single draw orders them by recency only just {side} often than not."
 
 
 def _pretrained(found: list, snap: dict | None = None) -> str:

@@ -192,6 +192,20 @@ TERMS: tuple[Term, ...] = (
          "key scores higher",
          "A query row i and two of its keys k < j < i: one draw orders the triple by recency when the later key "
          "scores higher, S_ij > S_ik; RP counts the triples so ordered (1/2 by chance)."),
+    Term(("underpowered",), r"\bunderpowered\b",
+         "at its measured spread the design confirms only a wider margin with power 0.8",
+         "An equivalence test whose design, at the spread its runs measured, would confirm equivalence with power 0.8 "
+         "(noncentral t) only at a margin wider than the plan's, even were the true difference 0: its cell says "
+         "\"underpowered: power 0.8 needs\" that margin. Plan v2 said of Q6 that the report would say so."),
+    Term(("leaning for it", "leaning against it"), r"leaning (?:for|against) it",
+         "the side its smaller one-sided p favours",
+         "An undecided plan test whose cell says which way its data point: toward its statement (for) or toward the "
+         "opposite (against), by the smaller of its two one-sided p-values. Not a verdict."),
+    Term(("first-middle gap", "first-last gap"), r"first-(?:middle|last) gap",
+         "accuracy when the earlier of two identical items is the answer minus when the later one is",
+         "Wu et al.'s Fig. 2 measure, in their in-context classification task: of two items with identical content, "
+         "the accuracy when the first is the answer minus that when the middle (or last) one is; above 0: the "
+         "earlier item wins."),
     Term(("margin",), r"\(margin \d", "the band about 0 an equivalence test must show the difference lies within",
          "An equivalence test (two one-sided tests) confirms when the difference's interval lies within +-margin, "
          "a margin fixed before the run; plan v1's H4 used 0.0025 and plan v2's Q6 0.05 on the same models."),

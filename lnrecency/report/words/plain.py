@@ -41,8 +41,8 @@ def words(text: str) -> int:
 
 def _signed(q: Qualifiers) -> bool:
     """A difference or a slope is printed with its sign; a probability or a ratio without."""
-    return bool(q.comparison) or bool(q.unit) or (q.estimate is not None and q.estimate < 0) or \
-        (q.low is not None and q.low < 0)
+    return bool(q.comparison) or bool(q.unit) or "slope" in q.quantity or (q.estimate is not None and q.estimate < 0) \
+        or (q.low is not None and q.low < 0)
 
 
 def _size(q: Qualifiers) -> str:
