@@ -77,7 +77,7 @@ def reason_of(decision: dict | None, why: str, quick: bool, level: float | None 
 def plan_qualifiers(test: str, decision: dict | None, why: str = "", *, quick: bool = False,
                     decisions: dict | None = None, theirs: tuple[float, ...] = (), none_slope: float | None = None,
                     tokens_ratio: float | None = None, level: float | None = None,
-                    stage: Counter | None = None) -> Qualifiers:
+                    stage: Counter | None = None, unlearned: str = "") -> Qualifiers:
     """A plan test's qualifiers from its decision JSON (None when not decided, ``why`` says why): where, the
     comparison and unit (:data:`PLAN_WORDS`), the estimate and interval, the reason when undecided, the counter-row
     from ``decisions`` (test -> decision JSON or None; :data:`COUNTER_OF`), Wu et al.'s published values
@@ -86,11 +86,14 @@ def plan_qualifiers(test: str, decision: dict | None, why: str = "", *, quick: b
     (:func:`matched_stage`: how many times the tokens none took to reach the loss, over LayerNorm's); ``level``: the
     Holm level the test was compared with (:func:`lnrecency.claims.trained_rules.plan_levels`), kept with its pair p
     so that the cell says when it was decided by a hair; ``stage``: a counter-row the experiment computes itself
-    (Wu's plan: the arms' in-context accuracy, when they learned unequally), where the plan declares none."""
+    (Wu's plan: the arms' in-context accuracy, when they learned unequally), where the plan declares none;
+    ``unlearned``: the arms whose runs all failed the learning gate, in words, added to where a test not decided for
+    that reason stands ("depth 6, without normalisation: the models did not learn")."""
     where, comparison, unit = PLAN_WORDS[test]
     verdict = "inconclusive" if decision is None or quick else decision["verdict"]
     reason = reason_of(decision, why, quick, level) if verdict == "inconclusive" else ""
     if decision is None:
+        where = f"{where}, {unlearned}" if unlearned and reason == "not learned" else where
         return Qualifiers(where=where, comparison=comparison, unit=unit, reason=reason, theirs=tuple(theirs))
     lo, hi = (float(x) for x in decision["interval"])
     if decision.get("rule") == "equivalence" and isinstance(decision.get("margin"), (int, float)):

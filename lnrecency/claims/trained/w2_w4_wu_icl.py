@@ -93,6 +93,16 @@ def _context(test: str, cells: dict) -> str:
 _NORM = {"layernorm": "LayerNorm", "rmsnorm": "RMSNorm"}
 
 
+def unlearned(test: str, cells: dict) -> str:
+    """The arms of ``test`` whose every run failed the learning gate, in words ("without normalisation"; "" when
+    none): an undecided row's cell names them, rather than "the models" of both arms."""
+    arm, norm, _ = _setting(test)
+    arms = ["none"] if test.startswith("R") else [norm] if test in ("P5", "P6") else [norm, "none"]
+    failed = [a for a in arms if (cells.get(f"{arm} {a}") or {}).get("not_learned")
+              and not (cells.get(f"{arm} {a}") or {}).get("seeds")]
+    return " and ".join("without normalisation" if a == "none" else f"with {_NORM[a]}" for a in failed)
+
+
 def stage_counter(test: str, cells: dict):
     """A P1-P4 row's counter-row: the compared arms learned unequally by the step they are compared at, so their
     in-context accuracy, normalised minus none, with its 95 % Welch interval over the runs (from the cells' means and
@@ -196,7 +206,8 @@ def _evaluate_all(quick: bool, progress=None) -> list:
         ev = WuEvidence(test=test, plan_sha256=sha, decision={} if d is None else d.to_json(), why_not=why,
                         seeds=len(st.seeds), steps=st.steps, published=published, cells=cells)
         q = plan_qualifiers(test, as_json[test], why, quick=quick, decisions=as_json, level=levels.get(test),
-                            stage=stage_counter(test, cells), theirs=(published,) if published is not None else ())
+                            stage=stage_counter(test, cells), theirs=(published,) if published is not None else (),
+                            unlearned=unlearned(test, cells))
         out.append(ClaimResult(TESTS[test][0], result_source(TESTS[test][0], statement), statement,
                                {"case": test, "arch": f"{arm} (Wu et al.'s stack, width {st.task.dim}, NoPE)",
                                 "norm": norm, "measure": f"{gap} accuracy gap", "training_seeds": len(st.seeds),

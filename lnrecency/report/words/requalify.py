@@ -54,14 +54,17 @@ def decisions(docs: Path) -> tuple[dict, dict]:
         if name == "thesis_text_v2.json" and snap.get("cells"):
             extra["Q1"] = {"none_slope": snap["cells"]["no bos none"]["slope"][0]}
         if name == "wu_icl.json" and snap.get("cells"):
-            from lnrecency.claims.trained.w2_w4_wu_icl import stage_counter
+            from lnrecency.claims.trained.w2_w4_wu_icl import stage_counter, unlearned
 
             for test in ("P1", "P2", "P3", "P4"):
                 extra.setdefault(test, {})["stage"] = stage_counter(test, snap["cells"])
+            for test in snap.get("tests") or {}:  # the arms that did not learn, named in the undecided rows' cells
+                if unlearned(test, snap["cells"]):
+                    extra.setdefault(test, {})["unlearned"] = unlearned(test, snap["cells"])
         if name == "wu_icl.json" and snap.get("published"):
             for k, arm in enumerate(("depth 2", "depth 2", "depth 6", "depth 6", "depth 2 residual",
                                      "depth 2 residual"), start=1):
-                extra[f"R{k}"] = {"theirs": (snap["published"][arm][(k - 1) % 2],)}
+                extra.setdefault(f"R{k}", {})["theirs"] = (snap["published"][arm][(k - 1) % 2],)
     for s in plans():
         for test, level in plan_levels(s.name, {t.id: out.get(t.id) for t in s.tests}).items():
             if out.get(test) is not None:
