@@ -520,8 +520,8 @@ CATALOG: tuple[Declared, ...] = (
             "with BOS, no normalisation, the sink imposed: does layer 2 learn the slope?",
             S("s1", "ours",
               "Upstream (plan v4 U1): in the plan's NoPE language models trained with BOS first and no normalisation, "
-              "with layer 1's share of attention to BOS set to the LayerNorm models' level, layer 2's recency slope "
-              "on held-out text is above 0.0764 logit per key (half of the LayerNorm models' slope)."),
+              "with layer 1's share of attention to BOS set, row by row, to the LayerNorm models' profile, layer 2's "
+              "recency slope on held-out text is above 0.0764 logit per key (half of the LayerNorm models' slope)."),
           command="experiments thesis-text-v4", family="thesis-text plan v4", view=False),
     declare("TU2", "trained.tu1_tu2_tn1_thesis_text_v4",
             "with BOS, LayerNorm, the sink clamped low: does the slope vanish?",

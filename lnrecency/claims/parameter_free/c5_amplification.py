@@ -296,8 +296,15 @@ def evaluate(*, quick: bool = False, progress=None, seed: int = 20260505) -> lis
                           "alphas": "0, 0.2, .., 0.8"}, ev.verdict, ev))
 
     def rp_finding(verdict, group):
+        # each setting's RP along alpha, and where a step between adjacent alphas is not decided, that step against
+        # its threshold (the sum of the two one-sided empirical Bernstein half-widths): why the row is undecided
+        def undecided(e):
+            bad = [st for st in e.steps if st.verdict != "confirmed"]
+            return "".join(f"; step {st.alpha_lo:g} -> {st.alpha_hi:g}: {st.difference:+.4f} against the Bernstein "
+                           f"threshold {st.bernstein_threshold:.4f} ({st.verdict})" for st in bad)
+
         return "; ".join(f"d={s['d']}, {'residual' if s['residual'] else 'no residual'}: RP = "
-                         + ", ".join(f"{r:.4f}" for r in e.rp) for s, e in group) + " (alpha = 0..0.8)."
+                         + ", ".join(f"{r:.4f}" for r in e.rp) + undecided(e) for s, e in group) + " (alpha = 0..0.8)."
 
     rp = grouped(ID, RP_AMPLIFIES, {"layer": 2, "measure": "RP"}, rp_items, rp_finding, _rp_qualifiers)
     if quick:  # "their widths" checked at d = 16 only: not confirmed beyond it (issue 84, item 2)

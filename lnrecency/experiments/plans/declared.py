@@ -85,7 +85,7 @@ _V3 = tuple(Test(t, c, where, "intervened - half intact", SLOPE, says=says,
     ("C0", "TC5", "no BOS, per-token scale fixed", "scale_fixed", "without BOS, LayerNorm: the per-token scale fixed "
      "removes more than half of the layer-2 slope")))
 _V4 = (
-    Test("U1", "TU1", "BOS, no normalisation, LayerNorm-level sink imposed", "layer-2 slope (boundary +0.0764)", SLOPE,
+    Test("U1", "TU1", "BOS, no normalisation, LayerNorm profile imposed", "layer-2 slope (boundary +0.0764)", SLOPE,
          margin=0.0764, rule=Rule(Sample("U1 none"), "above", 0.0764),
          says="with BOS, no normalisation, layer 1's share set to the LayerNorm level: the layer-2 slope is above "
               "0.0764 logit per key", readings=(

@@ -192,6 +192,16 @@ TERMS: tuple[Term, ...] = (
          "key scores higher",
          "A query row i and two of its keys k < j < i: one draw orders the triple by recency when the later key "
          "scores higher, S_ij > S_ik; RP counts the triples so ordered (1/2 by chance)."),
+    Term(("plan v1-v5", "plan"), r"\bplan v\d", "an experiment whose tests and readings were written before its runs",
+         "A pre-registered experiment on trained models: its text (lnrecency/data/thesis_text_plan*.md, hashed into "
+         "every result) states its arms, tests, margins, power and readings before any model is trained; v1 to v5 "
+         "are successive plans, each answering what the last left open."),
+    Term(("per-token scale",), r"per-token scale", "LayerNorm's division of each token by its own spread",
+         "The part of LayerNorm (and RMSNorm) that divides each token's vector by its own standard deviation (RMS), "
+         "so that every token leaves with the same length; the centring is the other part."),
+    Term(("intervened",), r"\bintervened\b", "the models with the plan's intervention applied",
+         "In a plan's comparison \"intervened - half intact\": the slope of the models with the intervention the "
+         "test names (a share set, a scale fixed, a QK matrix replaced) minus half of the intact models' slope."),
     Term(("underpowered",), r"\bunderpowered\b",
          "at its measured spread the design confirms only a wider margin with power 0.8",
          "An equivalence test whose design, at the spread its runs measured, would confirm equivalence with power 0.8 "
