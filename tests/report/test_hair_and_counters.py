@@ -176,3 +176,19 @@ def test_an_equivalence_test_is_called_underpowered_only_when_power_needs_a_wide
     assert wide.comparison.endswith("(margin 0.05; underpowered: power 0.8 needs 0.06)")
     enough = plan_qualifiers("Q6", {**q6, "detectable_effect": 0.04})
     assert enough.comparison.endswith("(margin 0.05)")
+
+
+def test_a_measured_time_near_its_goal_is_said_to_meet_or_miss_it_by_a_hair(monkeypatch):
+    """docs/report.md's timings: within a tenth of its goal, either side, a time meets or misses it "by a hair, in one
+    run"; further off, plainly (the same rule says both)."""
+    from lnrecency.claims import catalog
+    from lnrecency.report.words import costs
+
+    times = {"report": 67.0, "report --quick": 20.6, "report --quick (figures cached)": 14.8, "report --from": 8.3,
+             "report --from (figures cached)": 3.1}
+    monkeypatch.setattr(catalog, "cost", lambda name: {"seconds": times[name], "date": "2026-12-03", "peak_mib": 300})
+    text = costs.timings_sentence()
+    assert "`--quick` 21 s (goal 15 s: missed)" in text
+    assert "7.6" not in text and "8.3 s (goal 8 s: missed by a hair, 0.3 s, in one run)" in text
+    assert "14.8 s (goal 15 s: met by a hair, 0.2 s, in one run)" in text
+    assert "3.1 s (goal 8 s: met)" in text
