@@ -194,8 +194,8 @@ def _published_sizes(rows: list, words: str) -> str:
 
 
 def _near_chance(c) -> str:
-    """A one-draw probability that reads 0.50 at two digits, in three with its interval, and what it means: chance when
-    its interval holds 0.5, just above (or below) it otherwise (T1's sqrt(d)-scaled row: 0.503 [0.501, 0.506])."""
+    """A one-draw probability that reads 0.50 at two digits, in four with its interval, and what it means: chance when
+    its interval holds 0.5, just above (or below) it otherwise (T1's sqrt(d)-scaled row: 0.5033 [0.5005, 0.5061])."""
     if f"{c.estimate:.2f}" != "0.50":
         return f"{c.estimate:.2f}."
     if c.low is None or c.high is None:
