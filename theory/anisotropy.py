@@ -69,6 +69,19 @@ def _first_order(n: int, cfg: ModelConfig, alphas: np.ndarray) -> tuple:
     return row0[:, n - 2], row0[:, 0], row0[:, n - 1], row1[:, n - 2], row1[:, 0], row1[:, n - 1]
 
 
+def _check_memory(n: int) -> None:
+    """Refuse (MemoryError, before any allocation) a scan whose smallest batch does not fit: one alpha's first-order
+    jets, the value and its derivative (two n x n arrays) for each of the recursion's about 10 arrays of 2 layers
+    (theory.limit.check_memory's count), float64."""
+    from lnrecency.runtime.memory import available_memory
+    from lnrecency.theory.limit import ALWAYS_AVAILABLE
+
+    need = 2 * (2 + 8) * n * n * 8
+    if need > ALWAYS_AVAILABLE and need > available_memory():
+        raise MemoryError(f"the alpha scan at n={n} needs about {need / 2**20:.0f} MiB, more than the available "
+                          f"{available_memory() / 2**20:.0f} MiB; use a smaller n")
+
+
 @functools.lru_cache(maxsize=4096)
 def _row_jet(n: int, cfg: ModelConfig, alpha: float) -> tuple:
     """:func:`_first_order` at one alpha, as floats (shared by the measures)."""
@@ -93,7 +106,12 @@ def _gap_slope(measure: str, a, b, c, da, db, dc) -> tuple:
 
 
 def scan_gaps(n: int, cfg: ModelConfig, measure: str) -> tuple[np.ndarray, np.ndarray]:
-    """(Delta, Delta') of ``measure`` at every alpha of :data:`SCAN` (:func:`gap_and_slope`, batched)."""
+    """(Delta, Delta') of ``measure`` at every alpha of :data:`SCAN` (:func:`gap_and_slope`, batched). ``n``: an
+    integer >= 3 whose jets fit in memory (MemoryError before allocating otherwise); ``measure``: one of
+    :data:`MEASURES`; ValueError naming the argument for anything else."""
+    n = check_int("n", n, minimum=3)
+    check_choice("measure", measure, MEASURES)
+    _check_memory(n)
     return _gap_slope(measure, *_scan_jets(n, cfg.replace(alpha=0.0)))
 
 
@@ -165,6 +183,7 @@ def decide_alpha(n: int, cfg: ModelConfig, measure: str = "absolute") -> AlphaDe
     """Sign of Delta'(0), maximisers of Delta on (0, ALPHA_MAX), and the set where Delta(alpha) > Delta(0)."""
     n = check_int("n", n, minimum=3)
     check_choice("measure", measure, MEASURES)
+    _check_memory(n)
     g0, s0 = gap_and_slope(n, cfg, measure, 0.0)
     if abs(s0) > SIGN_RESOLUTION * (1 + abs(g0)):
         sign, precision = (1 if s0 > 0 else -1), "float64 jet"

@@ -192,3 +192,18 @@ def test_a_measured_time_near_its_goal_is_said_to_meet_or_miss_it_by_a_hair(monk
     assert "7.6" not in text and "8.3 s (goal 8 s: missed by a hair, 0.3 s, in one run)" in text
     assert "14.8 s (goal 15 s: met by a hair, 0.2 s, in one run)" in text
     assert "3.1 s (goal 8 s: met)" in text
+
+
+def test_the_trained_holm_level_names_its_share_of_the_family_wise_rate():
+    """A seed experiment's Holm level is its share of 0.05 by its number of tests (trained_rules.experiment_alpha);
+    the finding's words recover the total from the level, and it is the sum of the experiments' design sizes."""
+    from lnrecency.claims.trained_rules import DESIGN_SIZES, experiment_alpha, share_words
+    from lnrecency.experiments.studies.seeds_config import EXPERIMENTS
+    from lnrecency.experiments.studies.thesis_config import ThesisSettings
+
+    presets = {"thesis": ThesisSettings.preset(False), **{k: v.preset(False) for k, v in EXPERIMENTS.items()}}
+    sizes = {k: DESIGN_SIZES[k](presets[k]) for k in DESIGN_SIZES}
+    for name, size in sizes.items():
+        said = share_words(size, float(f"{experiment_alpha(name, False):.3g}"))  # as the finding prints the level
+        assert said.endswith(f": {size} of their {sum(sizes.values())} tests)")
+    assert share_words(6, 0.05) == ""  # a plan decided at the whole rate says nothing
