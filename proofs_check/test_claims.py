@@ -226,3 +226,34 @@ def test_verify_cli_text_and_bad_id(capsys):
     assert "[P8] CONFIRMED" in out and "summary:" in out
     assert main(["verify", "--claim", "X42"]) == 2  # a placeholder ID: no real claim can take it
     assert "X42" in capsys.readouterr().err
+
+
+def test_an_rp_step_decided_by_a_hair_says_so_and_one_decided_clearly_does_not():
+    """A step of C5's RP along alpha is decided by a hair when halving or doubling its Bernstein threshold's false-alarm
+    rate turns its verdict (the plan tests' factor 2 on their level, applied to the rate): a step between those two
+    thresholds is flagged in the finding's words and the cell, a step well past them is not."""
+    from lnrecency.inference.budget import bernstein_halfwidth
+    from lnrecency.inference.qualifiers import HAIR
+    from lnrecency.inference.stats import EXACT_RATE
+    from lnrecency.report.words.plain import cell
+
+    se, n = 0.001, 20000
+
+    def threshold(rate):
+        return 2 * bernstein_halfwidth(se, n, 1.0, rate=rate / 2, sided=1)
+    near = 0.5 * (threshold(EXACT_RATE) + threshold(EXACT_RATE / HAIR))  # confirmed, but not at half the rate
+    far = 3 * threshold(EXACT_RATE / HAIR)
+
+    def ev(step):
+        rp = [0.5, 0.5 + step, 0.5 + step + far]
+        return amplification.RPByAlpha(d=16, residual=False, samples=n, alphas=[0.0, 0.2, 0.4], rp=rp,
+                                       rp_stderr=[se] * 3, steps=tuple(
+            amplification.RPStep(alpha_lo=a, alpha_hi=b, difference=y - x, bernstein_threshold=threshold(EXACT_RATE))
+            for a, b, x, y in zip([0.0, 0.2], [0.2, 0.4], rp, rp[1:])))
+    hair, clear = ev(near), ev(far)
+    assert hair.verdict == "confirmed" and amplification.step_by_a_hair(hair, 0)
+    assert not amplification.step_by_a_hair(hair, 1) and not amplification.step_by_a_hair(clear, 0)
+    st = {"d": 16, "residual": False}
+    assert amplification._rp_qualifiers("confirmed", [(st, hair)]).by_a_hair
+    assert "by a hair" in cell("confirmed", amplification._rp_qualifiers("confirmed", [(st, hair)]), "")
+    assert not amplification._rp_qualifiers("confirmed", [(st, clear)]).by_a_hair

@@ -130,8 +130,9 @@ class Qualifiers:
     the statement's authors published, and ``direction_only`` when ours agree in sign but not in size;
     ``settings``: how many settings the row covers; ``exact``: decided by exact arithmetic or a proof; ``p_pair``
     and ``level``: a plan test's pair p and the Holm level it was compared with (both or neither), from which
-    :attr:`by_a_hair` is read; ``leans``: for an undecided test, the side its smaller one-sided p favours ("for" or
-    "against" its statement)."""
+    :attr:`by_a_hair` is read; ``hair``: decided by a hair by a rule with no pair p (a bound at an exact false-alarm
+    rate whose decision turns when that rate is halved or doubled: :data:`HAIR` applied to the rate); ``leans``: for
+    an undecided test, the side its smaller one-sided p favours ("for" or "against" its statement)."""
 
     where: str = ""
     holds: str = ""
@@ -155,6 +156,7 @@ class Qualifiers:
     p_pair: float | None = None
     level: float | None = None
     leans: str = ""
+    hair: bool = False
 
     def __post_init__(self) -> None:
         for name in ("where", "holds", "fails", "quantity", "unit", "comparison", "margin_of", "second_of", "reason",
@@ -181,7 +183,7 @@ class Qualifiers:
         if not isinstance(self.theirs, (tuple, list)):
             raise ValueError(f"qualifier theirs must be a list of numbers; got {self.theirs!r}")
         object.__setattr__(self, "theirs", tuple(_number(x, "theirs", optional=False) for x in self.theirs))
-        for name in ("direction_only", "exact"):
+        for name in ("direction_only", "exact", "hair"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"qualifier {name} must be true or false; got {getattr(self, name)!r}")
         if self.settings is not None and (isinstance(self.settings, bool) or not isinstance(self.settings, int)
@@ -191,8 +193,8 @@ class Qualifiers:
     @property
     def by_a_hair(self) -> bool:
         """Decided by a hair (:func:`by_a_hair`): its pair p within a factor 2 of its Holm level (a test Holm stopped
-        before included: its family's outcome turned on a test before it)."""
-        return by_a_hair(self.p_pair, self.level)
+        before included: its family's outcome turned on a test before it), or :attr:`hair` set by its rule."""
+        return self.hair or by_a_hair(self.p_pair, self.level)
 
     @property
     def side(self) -> str:

@@ -47,7 +47,8 @@ def plan_reading(study, snapshot: dict) -> str:
         r = readings.get(t.id)
         meaning = "" if r is None else (f" The plan's reading of this outcome: \"{r.text.rstrip('.')}.\""
                                         if r.written == "before the runs" else
-                                        f" Read after the runs (not in the plan): {r.text.rstrip('.')}.")
+                                        f" Read after the runs (not in the plan): {r.text.rstrip('.')}.") + (
+            f" (Our note, after the runs: {r.note.rstrip('.')}.)" if r is not None and r.note else "")
         parts.append(f"{lead} {_mean(got):+.4f} {t.unit} [{lo:+.4f}, {hi:+.4f}] ({t.id} {got['verdict']})." + meaning)
     return "**In plain words.** " + " ".join(parts)
 

@@ -79,6 +79,22 @@ def test_the_page_says_only_readings_its_rows_allow():
     assert "Read after the runs (not in the plan)" in plan_block(study("thesis-text-v4"), V4)
 
 
+def test_a_pinned_readings_words_stay_and_our_note_on_what_its_runs_did_is_rendered_beside_them():
+    from lnrecency.report.plan_results import plan_reading
+
+    plan = study("thesis-text-v4")
+    u1 = plan.tests[0].reading("refuted")
+    assert "LayerNorm-level share" in u1.text  # the plan's words, as pinned
+    assert "row by row" in u1.note and u1.written == "before the runs"
+    said = plan_reading(plan, V4)
+    assert f"\"{u1.text.rstrip('.')}.\" (Our note, after the runs: {u1.note}.)" in said
+    bare = replace(plan, tests=(replace(plan.tests[0], readings=tuple(replace(r, note="") for r in
+                                                                       plan.tests[0].readings)),) + plan.tests[1:])
+    assert "Our note" not in plan_reading(bare, V4)  # no note, none said
+    with pytest.raises(ValueError, match="note"):
+        Reading("refuted", "x", note="   ")
+
+
 def _test(**kw):
     base = dict(id="Z1", claim="TU1", where="somewhere", comparison="a - b", unit="logit per key")
     return PlanTest(**{**base, **kw})

@@ -181,6 +181,17 @@ def rp_by_alpha(residual: bool, d: int, *, samples: int, seed: int, progress=Non
                      rp_stderr=[e.stderr for e in est], steps=tuple(steps))
 
 
+def step_by_a_hair(ev: RPByAlpha, k: int) -> bool:
+    """Whether step ``k`` of ``ev`` is decided by a hair: its verdict turns when the false-alarm rate of its Bernstein
+    threshold is halved or doubled (:data:`lnrecency.inference.qualifiers.HAIR`, the plan tests' factor on their
+    level, applied to the rate), i.e. |difference| lies between the thresholds at those two rates."""
+    from lnrecency.inference.qualifiers import HAIR
+
+    def threshold(rate: float) -> float:
+        return sum(bernstein_halfwidth(ev.rp_stderr[j], ev.samples, 1.0, rate=rate / 2, sided=1) for j in (k, k + 1))
+    return threshold(EXACT_RATE * HAIR) <= abs(ev.steps[k].difference) <= threshold(EXACT_RATE / HAIR)
+
+
 def _interval_finding(verdict: str, group) -> str:
     parts = []
     for st, ev in group:
@@ -237,6 +248,7 @@ def _rp_qualifiers(verdict: str, group) -> Qualifiers:
     # the range of the settings' ends, not the largest alone (a reader reads "to 0.85" as every setting's end)
     end = f"{ends[0]:.2f}" if f"{ends[0]:.2f}" == f"{ends[-1]:.2f}" else f"{ends[0]:.2f}-{ends[-1]:.2f}"
     residual = sorted({s["d"] for s, _ in group if s["residual"]})
+    hair = any(step_by_a_hair(e, k) for _, e in group for k in range(len(e.steps)))
     # the settings by their widths (d = 16 and 64) and residuals, never a count of settings called widths
     return Qualifiers(where=words if len(group) == 1 else
                       f"d = {' and '.join(map(str, widths))}, {len(group)} settings"
@@ -244,7 +256,7 @@ def _rp_qualifiers(verdict: str, group) -> Qualifiers:
                          if residual and residual != widths else " with and without the residual"),
                       holds=f"RP from {lo:.2f} at alpha 0 to {end} at alpha 0.8" if verdict == "confirmed" else "",
                       reason="not significant" if verdict == "inconclusive" else "",
-                      fails="" if verdict != "refuted" else "RP falls between adjacent alphas")
+                      fails="" if verdict != "refuted" else "RP falls between adjacent alphas", hair=hair)
 
 
 def _monotone_finding(verdict: str, group) -> str:
@@ -298,10 +310,12 @@ def evaluate(*, quick: bool = False, progress=None, seed: int = 20260505) -> lis
     def rp_finding(verdict, group):
         # each setting's RP along alpha, and where a step between adjacent alphas is not decided, that step against
         # its threshold (the sum of the two one-sided empirical Bernstein half-widths): why the row is undecided
+        # and a step decided by a hair (step_by_a_hair) whatever its verdict
         def undecided(e):
-            bad = [st for st in e.steps if st.verdict != "confirmed"]
-            return "".join(f"; step {st.alpha_lo:g} -> {st.alpha_hi:g}: {st.difference:+.4f} against the Bernstein "
-                           f"threshold {st.bernstein_threshold:.4f} ({st.verdict})" for st in bad)
+            bad = [k for k, st in enumerate(e.steps) if st.verdict != "confirmed" or step_by_a_hair(e, k)]
+            return "".join(f"; step {e.steps[k].alpha_lo:g} -> {e.steps[k].alpha_hi:g}: {e.steps[k].difference:+.4f} "
+                           f"against the Bernstein threshold {e.steps[k].bernstein_threshold:.4f} ({e.steps[k].verdict}"
+                           + (", by a hair" if step_by_a_hair(e, k) else "") + ")" for k in bad)
 
         return "; ".join(f"d={s['d']}, {'residual' if s['residual'] else 'no residual'}: RP = "
                          + ", ".join(f"{r:.4f}" for r in e.rp) + undecided(e) for s, e in group) + " (alpha = 0..0.8)."

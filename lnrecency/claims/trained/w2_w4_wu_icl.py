@@ -105,7 +105,8 @@ def unlearned(test: str, cells: dict) -> str:
 
 def stage_counter(test: str, cells: dict):
     """A P1-P4 row's counter-row: the compared arms learned unequally by the step they are compared at, so their
-    in-context accuracy, normalised minus none, with its 95 % Welch interval over the runs (from the cells' means and
+    in-context accuracy (its label says "learned unequally" where the interval excludes 0), normalised minus none,
+    with its 95 % Welch interval over the runs (from the cells' means and
     standard errors over every run of the arm, each run's accuracy on its 2,000 test sequences, so the probe's noise
     is in it); None for another test or where an arm has no accuracy."""
     from scipy import stats
@@ -126,7 +127,10 @@ def stage_counter(test: str, cells: dict):
         return Counter(f"in-context accuracy, {_NORM[norm]} - none", ma - mb, other=True)
     df = se ** 4 / (sa ** 4 / (na - 1) + sb ** 4 / (nb - 1))
     half = float(stats.t.ppf(0.975, df)) * se
-    return Counter(f"in-context accuracy, {_NORM[norm]} - none", ma - mb, ma - mb - half, ma - mb + half, other=True)
+    low, high = ma - mb - half, ma - mb + half
+    # said in words only where the interval shows it: the arms compared at equal steps learned unequally
+    unequal = "learned unequally, " if low > 0 or high < 0 else ""
+    return Counter(f"{unequal}in-context accuracy, {_NORM[norm]} - none", ma - mb, low, high, other=True)
 
 
 def label(test: str, d, quick: bool) -> str:

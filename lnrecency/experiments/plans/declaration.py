@@ -109,12 +109,15 @@ class Condition:
 @dataclass(frozen=True)
 class Reading:
     """The sentence one outcome of a test means, when it was written (before or after the runs) and the conditions
-    on the rows that its words state (checked when the plan is decided)."""
+    on the rows that its words state (checked when the plan is decided). ``note``: ours, added after the runs to a
+    pinned reading whose words say other than what its runs did (plan v4's "LayerNorm-level share", where the runs set
+    the share row by row to a profile); the pinned words stay as written and the note is rendered beside them."""
 
     outcome: str
     text: str
     written: str = "before the runs"
     conditions: tuple = ()
+    note: str = ""
 
     def __post_init__(self):
         if self.outcome not in OUTCOMES:
@@ -124,6 +127,8 @@ class Reading:
             raise ValueError(f"reading {self.text!r:.60}: written must be one of {', '.join(WRITTEN)}; got "
                              f"{self.written!r}")
         _text("reading", "text", self.text)
+        if self.note:
+            _text("reading", "note", self.note)
         if not all(isinstance(c, Condition) for c in self.conditions):
             raise ValueError(f"reading {self.text!r:.60}: conditions must be Condition records")
 

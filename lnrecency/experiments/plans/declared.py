@@ -30,6 +30,9 @@ _S = "lnrecency.experiments.studies."
 _H = "lnrecency.experiments.plans.hooks:"
 _A = "lnrecency.experiments.plans.text_arms:"  # a plan declared with arms: its settings and runs from the engine
 SLOPE = "logit per key"
+#: our note on plan v4's words "LayerNorm-level share" (U1): its runs imposed a profile, not one level
+_PROFILE = ("the plan's words say the LayerNorm level; its runs set layer 1's share row by row to the LayerNorm "
+            "models' profile from plan v2's published cells, which falls with position, not to one level")
 _BOS_HALF = Condition("U2 layernorm", "bos path share", ">=", 0.5,
                       "the BOS path carries at least half of U2's slope")
 
@@ -90,10 +93,10 @@ _V4 = (
          says="with BOS, no normalisation, layer 1's share set to the LayerNorm level: the layer-2 slope is above "
               "0.0764 logit per key", readings=(
              Reading("confirmed", "once the sink is there, layer 2 learns more than half of the read-out without any "
-                                  "normalisation. LayerNorm's part is upstream: it lets the sink form."),
+                                  "normalisation. LayerNorm's part is upstream: it lets the sink form.", note=_PROFILE),
              Reading("refuted", "with the LayerNorm-level share imposed, the none models stay below half. The "
                                 "normalisation is needed to read the share (in layer 2's read-out), not only to form "
-                                "the sink."))),
+                                "the sink.", note=_PROFILE))),
     Test("U2", "TU2", "BOS, LayerNorm, sink clamped to none's level", "layer-2 slope (boundary +0.0764)", SLOPE,
          margin=0.0764, rule=Rule(Sample("U2 layernorm"), "below", 0.0764),
          says="with BOS, LayerNorm, layer 1's share clamped to the none level: the layer-2 slope is below 0.0764",
@@ -103,9 +106,9 @@ _V4 = (
              Reading("refuted", "LayerNorm models trained with layer 1's share clamped to the none level (lowered, "
                                 "not removed: it falls with position) reach more than half of the intact models' "
                                 "slope, and the BOS path carries most of it: the slope does not need the "
-                                "LayerNorm-level share, but it goes through the share that is left (so the plan's "
-                                "own reading of this outcome, that the effect does not go through the BOS share, is "
-                                "contradicted by its rows)",
+                                "LayerNorm models' share profile, but it goes through the share that is left (so the "
+                                "plan's own reading of this outcome, that the effect does not go through the BOS "
+                                "share, is contradicted by its rows)",
                      written="after the runs", conditions=(_BOS_HALF,)))),
     Test("N1", "TN1", "no BOS, matched loss 4.25", "LayerNorm - none", SLOPE,
          rule=Rule(Sample("N1 layernorm"), "above", other=Sample("N1 none")),
@@ -255,7 +258,8 @@ STUDIES: dict[str, Study] = {s.name: s for s in (
           lines=_H + "v4_lines", plan_file="thesis_text_plan_v4.md", tests=_V4,
           pinned_sha256="b4fbef11a3f5f662f6b6b67dd6c80574f5f517f3990fb53b959711470caaed61",
           published="thesis_text_v4.json", page="thesis-text-v4.md", gates={"N1": "reached"},
-          design=Design(("U1: BOS, none, LayerNorm-level share imposed", "U2: BOS, LayerNorm, share clamped to none's",
+          design=Design(("U1: BOS, none, layer 1's share set row by row to the LayerNorm profile",
+                         "U2: BOS, LayerNorm, share clamped to none's",
                          "N1: no BOS, LayerNorm / none"), "8 per U arm, 21 per N1 arm", "held-out loss below the "
                         "unigram entropy (U); the target loss reached (N1)", "3M tokens (U); held-out loss 4.25 (N1)",
                         "layer-2 slope on 1600 windows, its probe SE, the path decomposition, the imposed share's gap",

@@ -125,6 +125,14 @@ TERMS: tuple[Term, ...] = (
     Term(("positions off",), r"positions off", "every position id set to 0 (no positional information)",
          "A pretrained model probed with every position id 0, so that its rotary positions carry nothing: out of the "
          "distribution it was trained on (its perplexity says by how much)."),
+    Term(("rotary positions",), r"rotary positions", "position given by rotating each query and key by its position",
+         "Rotary position embeddings (RoPE): each query and key vector is rotated by an angle proportional to its "
+         "position, so that a score depends on the distance between them. SmolLM2 and Gemma 3 use them; with every "
+         "position id 0 (positions off) the rotation is the same for all."),
+    Term(("4-bit",), r"\b4-bit", "weights stored in 4 bits each (quantised)",
+         "The pretrained models' weights as their GGUF files store them, quantised to about 4 bits per weight (Q4_1, "
+         "Q4_K_M); transformers turns them into float32 when it loads them, so the probe's numbers are those of the "
+         "quantised model, not of the original weights."),
     Term(("random control",), r"random control", "the same probe on random tokens instead of text",
          "The neutral control of the pretrained models' probe: windows of tokens drawn uniformly over the content "
          "tokens (no special token inside), probed exactly as the text is; a sign it shares with the text is not "
