@@ -287,10 +287,12 @@ def cached_jobs(fn: Callable, jobs: list, path_of: Callable, *, args_of: Callabl
 
 @dataclass(frozen=True)
 class PlanRuns:
-    """A plan's runs in the cache, defined once for every plan (plans v4 and v5): folder ``kind``, each job (a tuple
-    of the values of its fields ``names``) filed as ``{settings key}-{job values joined by -}.json`` and checked
-    (:func:`filed_as`) against the plan's SHA-256 (``plan()``), read with its ``required`` keys and ``shape``;
-    ``what``: the plan in words ("plan v5")."""
+    """A plan's runs in the cache, defined once for every plan (plans v1-v5, Wu et al.'s): folder ``kind``, each job (a
+    tuple of the values of its fields ``names``) filed as ``{settings key}-{its label}.json`` (``label``: the job's
+    values joined by "-" unless the plan names its files otherwise, e.g. "bos"/"nobos" for plan v2's BOS) and checked
+    (:func:`filed_as`) against the plan's SHA-256 (``plan()``), and by ``more(job, st)`` where the plan checks more
+    (Wu et al.'s: the settings and the probe rows), read with its ``required`` keys and ``shape``; ``what``: the plan
+    in words ("plan v5"); ``runs``: its runs in words ("plan v5 runs"), as progress names them."""
 
     kind: str
     names: tuple
@@ -298,21 +300,37 @@ class PlanRuns:
     what: str
     required: tuple
     shape: dict
+    label: Callable | None = None
+    more: Callable | None = None
+    runs: str = ""
 
     def path(self, st, job: tuple) -> Path:
-        return entry(self.kind, f"{st.key()}-{'-'.join(map(str, job))}.json")
+        name = "-".join(map(str, job)) if self.label is None else self.label(*job)
+        return entry(self.kind, f"{st.key()}-{name}.json")
 
-    def check(self, job: tuple) -> Callable:
-        return filed_as(self.names, job, self.plan(), self.what)
+    def check(self, job: tuple, st=None) -> Callable:
+        filed = filed_as(self.names, job, self.plan(), self.what)
+        if self.more is None:
+            return filed
+        more = self.more(job, st)
+
+        def check(rec: dict) -> None:
+            filed(rec)
+            more(rec)
+        return check
+
+    def read(self, st, job: tuple) -> dict | None:
+        """One run's record from the cache, read and checked; None if absent."""
+        return read(self.path(st, job), self.required, shape=self.shape, check=self.check(job, st))
 
     def cached(self, st) -> list | None:
         """Every run of ``st.jobs()`` from the cache, in job order; None when one is missing."""
         return cached_all(st.jobs(), lambda job: self.path(st, job), self.required, shape=self.shape,
-                          check_of=self.check)
+                          check_of=lambda job: self.check(job, st))
 
     def run(self, fn: Callable, st, **options) -> list:
         """Every run, ``fn(*job, st)`` for those not cached (:func:`cached_jobs`: ``options`` use_cache, progress,
         workers, scheduler)."""
         return cached_jobs(fn, st.jobs(), lambda job: self.path(st, job), args_of=lambda job: (*job, st),
-                           required=self.required, what=f"{self.what} runs", shape=self.shape, check_of=self.check,
-                           **options)
+                           required=self.required, what=self.runs or f"{self.what} runs", shape=self.shape,
+                           check_of=lambda job: self.check(job, st), **options)

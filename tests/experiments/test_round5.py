@@ -185,7 +185,7 @@ def test_a_cached_text_run_that_contradicts_its_key_or_plan_is_damaged(root, cha
 
     path = run_cache.entry("thesis-text", "k-attn2-layernorm-0.json")
     run_cache.write(path, _text_run())
-    check = tt.run_check("attn2", "layernorm", 0)
+    check = tt.RUNS.check(("attn2", "layernorm", 0))
     assert run_cache.read(path, RUN_KEYS, shape=RUN_SHAPE, check=check)["seed"] == 0  # the neighbour
     run_cache.write(path, _text_run(**change))
     with pytest.raises(run_cache.DamagedCache, match=words):

@@ -49,7 +49,7 @@ def test_wu_icl_reads_its_runs_through_the_checked_reader(root, tmp_path):
 
     st = wu_icl.WuSettings()
     job = st.jobs()[0]
-    path = wu_icl._path(st, *job)
+    path = wu_icl.RUNS.path(st, job)
     path.parent.mkdir(parents=True)
     outside = tmp_path / "planted.json"
     outside.write_text("{}")

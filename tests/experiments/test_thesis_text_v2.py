@@ -157,7 +157,7 @@ def test_a_bos_run_read_from_version_1_equals_training_it_again(trained_cache, t
     from dataclasses import replace
 
     from lnrecency.experiments.run_cache import write
-    from lnrecency.experiments.studies.thesis_text import TextThesisSettings, model_path, run_path, train_text_run
+    from lnrecency.experiments.studies.thesis_text import RUNS, TextThesisSettings, model_path, train_text_run
 
     corpus = tmp_path / "corpus"
     corpus.mkdir()
@@ -167,7 +167,7 @@ def test_a_bos_run_read_from_version_1_equals_training_it_again(trained_cache, t
         (corpus / f"f{q:02d}.txt").write_text(" ".join(rng.choice(words, size=600)) + "\n")
     base = TextThesisSettings(primary_seeds=(0,), secondary_seeds=(), archs=("attn2",), steps=24, warmup=4,
                               eval_every=12, eval_sequences=16, probe_windows=8, n=16, corpus=str(corpus))
-    write(run_path(base, "attn2", "layernorm", 0), train_text_run("attn2", "layernorm", 0, base))  # as cached
+    write(RUNS.path(base, ("attn2", "layernorm", 0)), train_text_run("attn2", "layernorm", 0, base))  # as cached
     assert (model_path(base, "attn2", "layernorm", 0) / "model.safetensors").is_file()
     st = v2.V2Settings(seeds=(0,), bos=(True,), base=base)
     read, again = (v2.train_v2_run(True, "layernorm", 0, st, reuse=r) for r in (True, False))
@@ -184,8 +184,8 @@ def test_a_bos_run_read_from_version_1_equals_training_it_again(trained_cache, t
     import shutil
 
     shutil.copytree(model_path(base, "attn2", "layernorm", 0), model_path(other, "attn2", "layernorm", 0))
-    rec = run_path(base, "attn2", "layernorm", 0).read_bytes()
-    run_path(other, "attn2", "layernorm", 0).write_bytes(rec)
+    rec = RUNS.path(base, ("attn2", "layernorm", 0)).read_bytes()
+    RUNS.path(other, ("attn2", "layernorm", 0)).write_bytes(rec)
     with pytest.raises(ValueError, match="not of the run they are filed under"):
         v2.version1_run("layernorm", 0, v2.V2Settings(seeds=(0,), bos=(True,), base=other))
 

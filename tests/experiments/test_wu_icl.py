@@ -183,8 +183,9 @@ def test_a_misfiled_or_foreign_record_is_refused(tiny_runs, tmp_path):
 
     rec = tiny_runs[0][0]
     with using_root(tmp_path):
-        path = wu_icl._path(TINY, "depth 2", "none", 0)
-        for bad, why in (({**rec, "seed": 1}, "filed as"), ({**rec, "plan_sha256": "0" * 64}, "another plan"),
+        path = wu_icl.RUNS.path(TINY, ("depth 2", "none", 0))
+        for bad, why in (({**rec, "seed": 1}, "filed as"), ({**rec, "plan_sha256": "0" * 64}, "made under the plan"),
+                         ({**rec, "settings": "0" * 16}, "other settings"), ({**rec, "depth": 6}, "holds depth"),
                          ({**rec, "final": {**rec["final"], "plain": "0.4"}}, "plain"),
                          ({**rec, "final": {**rec["final"], "probe": rec["final"]["probe"][:1]}}, "probe rows")):
             write(path, bad)
@@ -254,7 +255,7 @@ def test_the_command_prints_both_families(tiny_runs, monkeypatch, capsys, tmp_pa
         for rec in tiny_runs[0]:
             from lnrecency.experiments.run_cache import write
 
-            write(wu_icl._path(TINY, rec["arm"], rec["norm"], rec["seed"]), rec)
+            write(wu_icl.RUNS.path(TINY, (rec["arm"], rec["norm"], rec["seed"])), rec)
         assert main(["experiments", "wu-icl", "--quick", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert list(out["tests"]) == [*wu_icl.REPRODUCTION, *(f"P{k}" for k in range(1, 7))]
@@ -273,7 +274,7 @@ def test_the_claims_read_the_cached_runs(tiny_runs, monkeypatch, tmp_path):
     monkeypatch.setattr(wu_icl.WuSettings, "preset", classmethod(lambda cls, quick: TINY))
     with using_root(tmp_path):
         for rec in tiny_runs[0]:
-            write(wu_icl._path(TINY, rec["arm"], rec["norm"], rec["seed"]), rec)
+            write(wu_icl.RUNS.path(TINY, (rec["arm"], rec["norm"], rec["seed"])), rec)
         rows = evaluate(["W2", "W3", "W4"])
     assert [r.setting.case for r in rows] == [*wu_icl.REPRODUCTION, *(f"P{k}" for k in range(1, 7))]
     assert [r.id for r in rows] == ["W2"] * 6 + ["W3"] * 4 + ["W4"] * 2

@@ -29,11 +29,12 @@ import numpy as np
 
 from lnrecency.experiments.plans.declaration import DATA, sha256_of
 from lnrecency.experiments.plans.declared import study
+from lnrecency.experiments.run_cache import PlanRuns
 from lnrecency.experiments.text.corpus import CorpusData
 
-__all__ = ["TextThesisSettings", "plan_path", "plan_sha256", "run_thesis_text", "cached_runs", "cached_run",
-           "layer_slope", "run_path", "model_path", "checked_model_path", "RUN_KEYS", "BosCorpusData",
-           "unigram_entropy", "run_check", "RUN_SHAPE", "MARGIN", "PLANNED", "ARCHS", "corpus_data", "learned",
+__all__ = ["TextThesisSettings", "plan_path", "plan_sha256", "run_thesis_text", "cached_runs", "RUNS",
+           "layer_slope", "model_path", "checked_model_path", "RUN_KEYS", "BosCorpusData",
+           "unigram_entropy", "RUN_SHAPE", "MARGIN", "PLANNED", "ARCHS", "corpus_data", "learned",
            "matched"]
 
 #: H4's equivalence margin (logit per key), fixed in the plan (declared with its rule)
@@ -189,13 +190,6 @@ def train_text_run(arch: str, norm: str, seed: int, st: TextThesisSettings) -> d
             "unigram": unigram_entropy(data), "plan_sha256": plan_sha256()}
 
 
-def run_path(st: TextThesisSettings, arch: str, norm: str, seed: int) -> Path:
-    """The cache file of one run's record."""
-    from lnrecency.experiments.run_cache import entry
-
-    return entry("thesis-text", f"{st.key()}-{arch}-{norm}-{seed}.json")
-
-
 def model_path(st: TextThesisSettings, arch: str, norm: str, seed: int) -> Path:
     """The cache folder of one attn2 run's final weights (a checkpoint folder, lnrecency.experiments.decoders.train
     .save / load), which plan v2 (lnrecency.experiments.studies.thesis_text_v2) probes instead of training the same
@@ -226,40 +220,19 @@ RUN_SHAPE = {"arch": str, "norm": str, "seed": int, "unigram": float, "plan_sha2
              "final": {"text": [LAYER_SHAPE], "random": [LAYER_SHAPE]}}
 
 
-def run_check(arch: str, norm: str, seed: int):
-    """The check of a cached run filed under (arch, norm, seed): the record says the same, and names this
-    version's plan (records of another plan never decide this plan's claims)."""
-    from lnrecency.experiments.run_cache import filed_as
-
-    return filed_as(("arch", "norm", "seed"), (arch, norm, seed), plan_sha256(), "plan v1")
-
-
-def cached_run(st: TextThesisSettings, arch: str, norm: str, seed: int) -> dict | None:
-    """One run's record from the cache, read and checked (lnrecency.experiments.run_cache.read); None if absent."""
-    from lnrecency.experiments.run_cache import read
-
-    return read(run_path(st, arch, norm, seed), RUN_KEYS, shape=RUN_SHAPE, check=run_check(arch, norm, seed))
-
-
-def cached_runs(st: TextThesisSettings) -> list | None:
-    """Every run of ``st`` from the cache, in job order; None when one is missing."""
-    from lnrecency.experiments.run_cache import cached_all
-
-    return cached_all(st.jobs(), lambda job: run_path(st, *job), RUN_KEYS, shape=RUN_SHAPE,
-                      check_of=lambda job: run_check(*job))
+#: the plan's runs in the cache: ``{key}-{arch}-{norm}-{seed}.json`` under thesis-text/, each checked against its
+#: job and this plan's SHA-256 (records of another plan never decide this plan's claims)
+RUNS = PlanRuns("thesis-text", ("arch", "norm", "seed"), lambda: plan_sha256(), "plan v1", RUN_KEYS, RUN_SHAPE,
+                runs="thesis-text runs")
+cached_runs = RUNS.cached  # every run of the settings from the cache, in job order; None when one is missing
 
 
 def run_thesis_text(st: TextThesisSettings, *, use_cache: bool = True, progress: bool | None = False,
                     workers: int | None = None, scheduler: str = "local") -> list:
     """Every run of ``st``, trained ``workers`` at a time (or on the Dask cluster at ``scheduler``) or read from the
     cache (the same bytes either way)."""
-    from lnrecency.experiments.run_cache import cached_jobs
-
     corpus_data(st.corpus)  # the tokenizer and the token ids cached once, before the workers start
-    return cached_jobs(train_text_run, st.jobs(), lambda job: run_path(st, *job), args_of=lambda job: (*job, st),
-                       use_cache=use_cache, required=RUN_KEYS, what="thesis-text runs", progress=progress,
-                       workers=workers, shape=RUN_SHAPE, check_of=lambda job: run_check(*job),
-                       scheduler=scheduler)
+    return RUNS.run(train_text_run, st, use_cache=use_cache, progress=progress, workers=workers, scheduler=scheduler)
 
 
 def learned(run: dict, st: TextThesisSettings) -> bool:

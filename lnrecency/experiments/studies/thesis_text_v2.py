@@ -23,6 +23,7 @@ import numpy as np
 
 from lnrecency.experiments.plans.declaration import DATA, sha256_of
 from lnrecency.experiments.plans.declared import study
+from lnrecency.experiments.run_cache import PlanRuns
 from lnrecency.experiments.studies.thesis_text import (
     NORMS,
     TextThesisSettings,
@@ -32,7 +33,7 @@ from lnrecency.experiments.studies.thesis_text import (
     unigram_entropy,
 )
 
-__all__ = ["V2Settings", "plan_path", "plan_sha256", "run_v2", "cached_v2", "decide", "RUN_SHAPE", "summary",
+__all__ = ["V2Settings", "plan_path", "plan_sha256", "run_v2", "cached_v2", "RUNS", "decide", "RUN_SHAPE", "summary",
            "gu_sink", "seed_table", "weights_path"]
 
 #: the ablation of the plan: layer 1's first-key share fixed at its own mean
@@ -122,12 +123,12 @@ def version1_run(norm: str, seed: int, st: V2Settings):
     None. The weights go through the checkpoint reader (lnrecency.experiments.decoders.train.load) and must be of
     this run's configuration and training."""
     from lnrecency.experiments.decoders.train import load
-    from lnrecency.experiments.studies.thesis_text import cached_run, model_path
+    from lnrecency.experiments.studies.thesis_text import RUNS, model_path
 
     base = st.base
     if seed not in base.seeds("attn2"):
         return None
-    rec, folder = cached_run(base, "attn2", norm, seed), model_path(base, "attn2", norm, seed)
+    rec, folder = RUNS.read(base, ("attn2", norm, seed)), model_path(base, "attn2", norm, seed)
     if rec is None or not folder.is_dir() or folder.is_symlink():
         return None
     model, meta = load(folder)
@@ -218,39 +219,21 @@ RUN_SHAPE = {"arch": str, "bos": bool, "norm": str, "seed": int, "unigram": floa
 RUN_KEYS = ("arch", "bos", "norm", "seed", "log", "trajectory", "final", "unigram", "plan_sha256")
 
 
-def run_check(bos: bool, norm: str, seed: int):
-    """The check of a cached run filed under (bos, norm, seed): the record says the same and names plan v2."""
-    from lnrecency.experiments.run_cache import filed_as
-
-    return filed_as(("bos", "norm", "seed"), (bos, norm, seed), plan_sha256(), "plan v2")
-
-
-def _path(st: V2Settings, bos: bool, norm: str, seed: int) -> Path:
-    from lnrecency.experiments.run_cache import entry
-
-    return entry("thesis-text-v2", f"{st.key()}-{'bos' if bos else 'nobos'}-{norm}-{seed}.json")
-
-
-def cached_v2(st: V2Settings) -> list | None:
-    """Every run of ``st`` from the cache, in job order; None when one is missing."""
-    from lnrecency.experiments.run_cache import cached_all
-
-    return cached_all(st.jobs(), lambda job: _path(st, *job), RUN_KEYS, shape=RUN_SHAPE,
-                      check_of=lambda job: run_check(*job))
+#: the plan's runs in the cache: ``{key}-{bos|nobos}-{norm}-{seed}.json`` under thesis-text-v2/, each checked against
+#: its job and this plan's SHA-256
+RUNS = PlanRuns("thesis-text-v2", ("bos", "norm", "seed"), lambda: plan_sha256(), "plan v2", RUN_KEYS, RUN_SHAPE,
+                label=lambda bos, norm, seed: f"{'bos' if bos else 'nobos'}-{norm}-{seed}",
+                runs="thesis-text v2 runs")
+cached_v2 = RUNS.cached  # every run of the settings from the cache, in job order; None when one is missing
 
 
 def run_v2(st: V2Settings, *, use_cache: bool = True, progress: bool | None = False,
            workers: int | None = None, scheduler: str = "local") -> list:
     """Every run of ``st``, trained ``workers`` at a time (or on the Dask cluster at ``scheduler``) or read from the
     cache."""
-    from lnrecency.experiments.run_cache import cached_jobs
-
     corpus_data(st.base.corpus)  # the tokenizer and the token ids cached once, before the workers start
     plain_corpus_data(st.base.corpus)
-    return cached_jobs(train_v2_run, st.jobs(), lambda job: _path(st, *job), args_of=lambda job: (*job, st),
-                       use_cache=use_cache, required=RUN_KEYS, what="thesis-text v2 runs", progress=progress,
-                       workers=workers, shape=RUN_SHAPE, check_of=lambda job: run_check(*job),
-                       scheduler=scheduler)
+    return RUNS.run(train_v2_run, st, use_cache=use_cache, progress=progress, workers=workers, scheduler=scheduler)
 
 
 def _cell(bos: bool, norm: str) -> str:

@@ -20,6 +20,7 @@ import numpy as np
 
 from lnrecency.experiments.plans.declaration import DATA, sha256_of
 from lnrecency.experiments.plans.declared import study
+from lnrecency.experiments.run_cache import PlanRuns
 from lnrecency.experiments.studies.thesis_text import NORMS, learned
 from lnrecency.experiments.studies.thesis_text_v2 import V2Settings, cached_v2, corpus_data, plain_corpus_data
 
@@ -107,25 +108,15 @@ RUN_SHAPE = {"bos": bool, "norm": str, "seed": int, "windows": int, "plan_sha256
                                          for p in ("own", "bos", "other", "bias")}}}
 
 
-def _check(bos: bool, norm: str, seed: int):
-    from lnrecency.experiments.run_cache import filed_as
-
-    return filed_as(("bos", "norm", "seed"), (bos, norm, seed), plan_sha256(), "plan v3")
-
-
-def _path(st: V3Settings, bos: bool, norm: str, seed: int) -> Path:
-    from lnrecency.experiments.run_cache import entry
-
-    return entry("thesis-text-v3", f"{st.key()}-{'bos' if bos else 'nobos'}-{norm}-{seed}.json")
+#: the plan's probes in the cache: ``{key}-{bos|nobos}-{norm}-{seed}.json`` under thesis-text-v3/, each checked
+#: against its job and this plan's SHA-256
+RUNS = PlanRuns("thesis-text-v3", ("bos", "norm", "seed"), lambda: plan_sha256(), "plan v3", RUN_KEYS, RUN_SHAPE,
+                label=lambda bos, norm, seed: f"{'bos' if bos else 'nobos'}-{norm}-{seed}", runs="plan v3 probes")
 
 
 def cached_v3(st: V3Settings | None = None) -> list | None:
     """Every run of the plan from the cache, in job order; None when one is missing."""
-    from lnrecency.experiments.run_cache import cached_all
-
-    st = st or V3Settings()
-    return cached_all(st.jobs(), lambda job: _path(st, *job), RUN_KEYS, shape=RUN_SHAPE,
-                      check_of=lambda job: _check(*job))
+    return RUNS.cached(st or V3Settings())
 
 
 def run_v3(st: V3Settings | None = None, *, use_cache: bool = True, progress: bool | None = None,
@@ -134,7 +125,6 @@ def run_v3(st: V3Settings | None = None, *, use_cache: bool = True, progress: bo
     trained) first, and the no-BOS weights it did not keep trained again and checked against its records
     (:func:`lnrecency.experiments.studies.v2_weights.ensure_weights`); ``scheduler``: each of them one task on that
     Dask cluster instead of local workers (lnrecency.experiments.decoders.parallel)."""
-    from lnrecency.experiments.run_cache import cached_jobs
     from lnrecency.experiments.studies.thesis_text_v2 import run_v2
     from lnrecency.experiments.studies.v2_weights import ensure_weights
 
@@ -143,9 +133,7 @@ def run_v3(st: V3Settings | None = None, *, use_cache: bool = True, progress: bo
     ensure_weights(st.v2, workers=workers or 2, progress=progress, scheduler=scheduler)
     corpus_data(st.v2.base.corpus)
     plain_corpus_data(st.v2.base.corpus)
-    return cached_jobs(probe_run, st.jobs(), lambda job: _path(st, *job), args_of=lambda job: (*job, st),
-                       use_cache=use_cache, required=RUN_KEYS, what="plan v3 probes", progress=progress,
-                       workers=workers, shape=RUN_SHAPE, check_of=lambda job: _check(*job), scheduler=scheduler)
+    return RUNS.run(probe_run, st, use_cache=use_cache, progress=progress, workers=workers, scheduler=scheduler)
 
 
 def _cell(bos: bool, norm: str) -> str:

@@ -25,10 +25,11 @@ import numpy as np
 
 from lnrecency.experiments.plans.declaration import DATA, sha256_of
 from lnrecency.experiments.plans.declared import study
+from lnrecency.experiments.run_cache import PlanRuns
 from lnrecency.experiments.wu.icl_task import PAIRS, ICLTask
 
-__all__ = ["ARMS", "NORMS", "PUBLISHED", "WuSettings", "plan_path", "plan_sha256", "train_run", "run_wu", "seed_rows",
-           "cached_wu", "table", "decide", "summary", "GATE", "RUN_SHAPE", "gap_name"]
+__all__ = ["ARMS", "NORMS", "PUBLISHED", "WuSettings", "plan_path", "plan_sha256", "train_run", "run_wu", "RUNS",
+           "seed_rows", "cached_wu", "table", "decide", "summary", "GATE", "RUN_SHAPE", "gap_name"]
 
 NORMS = ("none", "layernorm", "rmsnorm")
 #: the published arms: name -> (attention layers, residual)
@@ -181,16 +182,18 @@ RUN_SHAPE = {"arm": str, "depth": int, "residual": bool, "norm": str, "seed": in
 RUN_KEYS = tuple(RUN_SHAPE)
 
 
-def run_check(arm: str, norm: str, seed: int, st: WuSettings):
-    """The check of a cached run filed under (arm, norm, seed): the record says the same, names this plan and these
-    settings, and has one probe row per layer of its arm."""
+def _settings_and_rows(job: tuple, st: WuSettings):
+    """Wu's check beyond the job and the plan (:class:`~lnrecency.experiments.run_cache.PlanRuns`): the record was
+    trained under these settings, its arm's depth and residual are its arm's, and it has one probe row per layer and
+    an ablation record exactly when it has a normalisation."""
+    arm, norm, _ = job
+
     def check(rec: dict) -> None:
-        said = (rec["arm"], rec["norm"], rec["seed"], rec["depth"], rec["residual"])
-        if said != (arm, norm, seed, *ARMS[arm]):
-            raise ValueError(f"it is filed as {arm}, {norm}, seed {seed} but holds {said!r:.80}")
-        if rec["plan_sha256"] != plan_sha256() or rec["settings"] != st.key():
-            raise ValueError(f"it was trained under another plan or settings ({rec['plan_sha256'][:16]:.16}..., "
-                             f"{rec['settings']:.16}), not this one ({plan_sha256()[:16]}..., {st.key()})")
+        if (rec["depth"], rec["residual"]) != ARMS[arm]:
+            raise ValueError(f"it is filed as {arm} but holds depth {rec['depth']!r:.10}, residual "
+                             f"{rec['residual']!r:.10}")
+        if rec["settings"] != st.key():
+            raise ValueError(f"it was trained under other settings ({rec['settings']:.16}), not these ({st.key()})")
         if [r["layer"] for r in rec["final"]["probe"]] != list(range(1, ARMS[arm][0] + 1)):
             raise ValueError(f"its probe rows are not layers 1..{ARMS[arm][0]}")
         if (rec["final"]["ablated"] is None) != (norm == "none"):
@@ -198,30 +201,18 @@ def run_check(arm: str, norm: str, seed: int, st: WuSettings):
     return check
 
 
-def _path(st: WuSettings, arm: str, norm: str, seed: int) -> Path:
-    from lnrecency.experiments.run_cache import entry
-
-    return entry("wu-icl", f"{st.key()}-{arm.replace(' ', '_')}-{norm}-{seed}.json")
-
-
-def cached_wu(st: WuSettings) -> list | None:
-    """Every run of ``st`` from the cache, in job order; None when one is missing."""
-    from lnrecency.experiments.run_cache import read
-
-    runs = [read(_path(st, *job), RUN_KEYS, shape=RUN_SHAPE, check=run_check(*job, st)) for job in st.jobs()]
-    return None if any(r is None for r in runs) else runs
+#: the plan's runs in the cache: ``{key}-{arm with _ for spaces}-{norm}-{seed}.json`` under wu-icl/
+RUNS = PlanRuns("wu-icl", ("arm", "norm", "seed"), lambda: plan_sha256(), "Wu et al.'s plan", RUN_KEYS, RUN_SHAPE,
+                label=lambda arm, norm, seed: f"{arm.replace(' ', '_')}-{norm}-{seed}", more=_settings_and_rows,
+                runs="Wu et al. ICL runs")
+cached_wu = RUNS.cached  # every run of the settings from the cache, in job order; None when one is missing
 
 
 def run_wu(st: WuSettings, *, use_cache: bool = True, progress: bool | None = False,
            workers: int | None = None, scheduler: str = "local") -> list:
     """Every run of ``st``, trained ``workers`` at a time (or on the Dask cluster at ``scheduler``) or read from the
     cache."""
-    from lnrecency.experiments.run_cache import cached_jobs
-
-    return cached_jobs(train_run, st.jobs(), lambda job: _path(st, *job), args_of=lambda job: (*job, st),
-                       use_cache=use_cache, required=RUN_KEYS, what="Wu et al. ICL runs", progress=progress,
-                       workers=workers, shape=RUN_SHAPE, check_of=lambda job: run_check(*job, st),
-                       scheduler=scheduler)
+    return RUNS.run(train_run, st, use_cache=use_cache, progress=progress, workers=workers, scheduler=scheduler)
 
 
 def learned(run: dict) -> bool:
