@@ -149,6 +149,14 @@ GENERATED = {(SOURCES_BEGIN, SOURCES_END): sources_list, (FILLS_BEGIN, FILLS_END
              (WU_COST_BEGIN, WU_COST_END): wu_cost_sentence}
 
 
+def filled_pages(docs: str | Path) -> list[Path]:
+    """The documentation pages (``docs/*.md``) holding a generated block: one of :data:`GENERATED`'s, plan v2's or
+    v3's results, or a declared plan's (:func:`update_fills` rewrites them)."""
+    begins = [b for b, _ in GENERATED] + [V2_BEGIN, V3_BEGIN] + [markers(plan)[0] for plan in pages()]
+    return [p for p in sorted(Path(docs).glob("*.md"))
+            if not p.is_symlink() and any(b in p.read_text(encoding="utf-8") for b in begins)]
+
+
 def update_fills(path: str | Path) -> Path:
     """Rewrite the generated blocks of ``path`` (a documentation page): the fills table (the same table and times
     as the README's, from the catalogue and lnrecency/data/costs.json) and the report's timings, where present."""

@@ -95,13 +95,10 @@ def main(argv: list[str] | None = None) -> int:
         readme.main([str(ROOT / "README.md")] + (["--trained"] if args.trained else ["--keep-trained"])
                     + (["--refresh", *args.refresh] if args.refresh else [])
                     + (["--claim", *args.claim] if args.claim else []), prog="python3 -m lnrecency.report.regenerate")
-        # the generated blocks of the docs pages: measured times (costs.json), plans v2 and v3 (their snapshots)
-        for page in ("getting-started.md", "layout.md", "report.md", "pretrained.md", "thesis-text-v2.md",
-                     "thesis-text-v3.md",
-                     "thesis-text-v4.md", "thesis-text-v5.md",
-                     "wu-icl.md"):
-            if (ROOT / "docs" / page).is_file():
-                readme.update_fills(ROOT / "docs" / page)
+        # the generated blocks of every docs page that holds one (the counts by source, measured times, the plans'
+        # results from their snapshots): found by their markers, not listed by hand (a page left out went stale)
+        for page in readme.filled_pages(ROOT / "docs"):
+            readme.update_fills(page)
     maker = ROOT / "notebooks" / "make_notebooks.py"
     if maker.is_file():  # a source checkout (an installed wheel has no notebooks)
         cmd = [sys.executable, str(maker)] + (["--check"] if args.check else [])

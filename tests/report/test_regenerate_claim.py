@@ -108,3 +108,21 @@ def test_a_bad_claim_id_is_refused_before_the_claims_load(tmp_path):
         rc, err, heavy, cpu = got[name]
         assert rc == 2 and argv[0] in err and repr(argv[1])[1:-1] in err and err.count("\n") == 1, (name, err)
         assert heavy == [] and cpu < 1.0, (name, heavy, cpu)
+
+
+def test_every_docs_page_with_a_generated_block_is_filled_and_none_is_listed_by_hand(tmp_path):
+    """regenerate fills the pages found by their markers (docs/sources.md was once left out of a hand-made list: a new
+    claim's counts then went stale there); a page without a block is not touched, and a stale block is rewritten."""
+    from lnrecency.report.readme import SOURCES_BEGIN, SOURCES_END, filled_pages, sources_list, update_fills
+
+    found = {p.name for p in filled_pages(ROOT / "docs")}
+    assert {"sources.md", "layout.md", "report.md", "thesis-text-v4.md", "thesis-text-v5.md"} <= found
+    every = {p.name for p in (ROOT / "docs").glob("*.md")}
+    assert "glossary.md" in every and "glossary.md" not in found  # no block: not a filled page
+    stale = tmp_path / "sources.md"
+    stale.write_text(f"# Sources\n\n{SOURCES_BEGIN}\n- 1 claim\n{SOURCES_END}\n", encoding="utf-8")
+    plain = tmp_path / "plain.md"
+    plain.write_text("# Plain\n", encoding="utf-8")
+    assert filled_pages(tmp_path) == [stale]
+    update_fills(stale)
+    assert stale.read_text(encoding="utf-8") == f"# Sources\n\n{sources_list()}\n"

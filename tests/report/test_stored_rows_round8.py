@@ -18,7 +18,9 @@ SNAPSHOT = json.loads((ROOT / "docs" / "verdicts.json").read_text(encoding="utf-
 
 
 def test_every_committed_row_follows_from_its_qualifiers():
-    assert len(findings_of(SNAPSHOT["verdicts"] + SNAPSHOT["quick_rows"])) == 138 + len(SNAPSHOT["quick_rows"])
+    rows, quick = SNAPSHOT["verdicts"], SNAPSHOT["quick_rows"]
+    assert len(findings_of(rows + quick)) == len(rows) + len(quick)  # none dropped (a claim declared since adds rows)
+    assert len(rows) >= 138  # the rows of round 8 and after
 
 
 def _row(cid: str, verdict: str) -> dict:
