@@ -13,6 +13,7 @@ the figures are drawn (two cores); the output does not depend on that.
 """
 from __future__ import annotations
 
+import gc
 import json
 import multiprocessing as mp
 import os
@@ -296,6 +297,12 @@ def _build_into(out: Path, final: Path, settings: ReportSettings, fmts, jobs: in
     from lnrecency.experiments import run_cache
 
     run_cache.clear_reads()  # the report's provenance: what it reads from here on
+    # what is alive now (the modules, sympy's and matplotlib's tables) is moved out of the
+    # collector's reach for the build: its full collections, triggered by the figures' and the proofs' allocations,
+    # then scan only what the build makes, here and in the forked workers (which inherit it without touching it).
+    # `report --quick`, nothing cached, 6 runs each way on this 2-core machine: 19.5 s mean without, 17.9 s with
+    # (16.3-20.1); the figures of the heatmap and authors' units alone: 4.8 CPU-s without, 3.9 with. Undone after.
+    gc.freeze()
     try:
         pool, pending = (None, None) if data.frozen else _start_verdicts(settings, jobs)
         pools += [pool] if pool is not None else []
@@ -358,6 +365,7 @@ def _build_into(out: Path, final: Path, settings: ReportSettings, fmts, jobs: in
         if blas is not None:
             blas.restore_original_limits()
         figures.forget_helper()  # the helper has its copy (fork)
+        gc.unfreeze()
     if helper is not None:  # the helper's figures
         drawn.update(dict(helper[1].result()))
     figs = [x for q in range(len(units)) for x in drawn.get(q, [])]  # the units' order, as in one process

@@ -579,3 +579,24 @@ def test_a_figure_not_run_is_said_in_words_with_its_command_not_drawn(quick_repo
     assert page.count('class="not-run"') == index.count("Not run: the ")
     meta = json.loads((out / "report.json").read_text(encoding="utf-8"))
     assert {f["name"] for f in meta["figures"] if not f["drawn"]} == set(result.not_run)
+
+
+def test_the_build_keeps_what_was_alive_before_it_out_of_the_collector_and_gives_it_back(tmp_path, monkeypatch):
+    """build.py freezes the objects alive when the build starts (the collector's full passes then skip them) and
+    unfreezes them when it ends, also when it is interrupted."""
+    import gc
+
+    from lnrecency.report import build
+
+    seen = []
+
+    def interrupted(settings, jobs):
+        seen.append(gc.get_freeze_count())
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(build, "_start_verdicts", interrupted)
+    before = gc.get_freeze_count()
+    with pytest.raises(KeyboardInterrupt):
+        build.build_report(tmp_path / "r", quick=True, progress=False)
+    assert seen and seen[0] > before and gc.get_freeze_count() == before == 0
+    assert not (tmp_path / "r").exists()  # nothing published
