@@ -254,7 +254,8 @@ def _rp_qualifiers(verdict: str, group) -> Qualifiers:
                       f"d = {' and '.join(map(str, widths))}, {len(group)} settings"
                       + (f" (the residual at d = {' and '.join(map(str, residual))} only)"
                          if residual and residual != widths else " with and without the residual"),
-                      holds=f"RP from {lo:.2f} at alpha 0 to {end} at alpha 0.8" if verdict == "confirmed" else "",
+                      holds=(f"as RP rises from {lo:.2f} at alpha 0 to {end} at alpha 0.8" if verdict == "confirmed"
+                             else ""),
                       reason="not significant" if verdict == "inconclusive" else "",
                       fails="" if verdict != "refuted" else "RP falls between adjacent alphas", hair=hair)
 
@@ -313,8 +314,9 @@ def evaluate(*, quick: bool = False, progress=None, seed: int = 20260505) -> lis
         # and a step decided by a hair (step_by_a_hair) whatever its verdict
         def undecided(e):
             bad = [k for k, st in enumerate(e.steps) if st.verdict != "confirmed" or step_by_a_hair(e, k)]
-            return "".join(f"; step {e.steps[k].alpha_lo:g} -> {e.steps[k].alpha_hi:g}: {e.steps[k].difference:+.4f} "
-                           f"against the Bernstein threshold {e.steps[k].bernstein_threshold:.4f} ({e.steps[k].verdict}"
+            return "".join(f"; step {e.steps[k].alpha_lo:g} -> {e.steps[k].alpha_hi:g}: {e.steps[k].difference:+.5f} "
+                           f"against the Bernstein threshold {e.steps[k].bernstein_threshold:.5f} at false-alarm rate "
+                           f"{EXACT_RATE:g} ({e.steps[k].verdict}"
                            + (", by a hair" if step_by_a_hair(e, k) else "") + ")" for k in bad)
 
         return "; ".join(f"d={s['d']}, {'residual' if s['residual'] else 'no residual'}: RP = "

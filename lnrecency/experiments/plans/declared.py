@@ -30,9 +30,10 @@ _S = "lnrecency.experiments.studies."
 _H = "lnrecency.experiments.plans.hooks:"
 _A = "lnrecency.experiments.plans.text_arms:"  # a plan declared with arms: its settings and runs from the engine
 SLOPE = "logit per key"
-#: our note on plan v4's words "LayerNorm-level share" (U1): its runs imposed a profile, not one level
-_PROFILE = ("the plan's words say the LayerNorm level; its runs set layer 1's share row by row to the LayerNorm "
-            "models' profile from plan v2's published cells, which falls with position, not to one level")
+#: our note on plan v4's words "LayerNorm-level share" (U1): its design (and its runs) impose a profile, not one level
+_PROFILE = ("this reading and the plan's test say the LayerNorm level; the plan's design, and its runs, set layer 1's "
+            "share row by row to the LayerNorm models' profile from plan v2's published cells, which falls with "
+            "position: the level read here is that profile, not one value")
 _BOS_HALF = Condition("U2 layernorm", "bos path share", ">=", 0.5,
                       "the BOS path carries at least half of U2's slope")
 
@@ -104,8 +105,8 @@ _V4 = (
              Reading("confirmed", "with the share clamped low, LayerNorm models lose more than half of their slope. "
                                   "The slope needs the sink."),
              Reading("refuted", "LayerNorm models trained with layer 1's share clamped to the none level (lowered, "
-                                "not removed: it falls with position) reach more than half of the intact models' "
-                                "slope, and the BOS path carries most of it: the slope does not need the "
+                                "not removed: it falls with position) reach more than the intact models' slope, not "
+                                "only half of it, and the BOS path carries most of theirs: the slope does not need the "
                                 "LayerNorm models' share profile, but it goes through the share that is left (so the "
                                 "plan's own reading of this outcome, that the effect does not go through the BOS "
                                 "share, is contradicted by its rows)",

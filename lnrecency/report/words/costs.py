@@ -55,7 +55,7 @@ def timings_sentence() -> str:
         f"({against(ren_warm['seconds'], 8)})")
     return (f"{TIMINGS_BEGIN}On this project's 2-core machine ({rep['date']}) the default took "
             f"{duration(rep['seconds'])} and `--quick` {duration(quick['seconds'])} ({against(quick['seconds'], 15)}) "
-            f"wall-clock with nothing cached "
+            f"wall-clock with nothing cached, one run each "
             f"(interpreter start-up included)" + (f", the largest single process at about {peak} MiB resident (up to "
                                                  f"four run at once)" if peak else "") + cached +
             ". `python3 benchmarks/bench_report.py --write-costs` measures them into lnrecency/data/costs.json."

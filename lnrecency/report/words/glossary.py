@@ -52,7 +52,9 @@ TERMS: tuple[Term, ...] = (
          "decision. A test below its level that the step-down never reached (it stopped at an earlier test) is "
          "marked too: its finding says so. Its cell says \"by a hair\" (the row keeps the pair p and the level); "
          "the answer says an undecided one is \"leaning for it\" or \"leaning against it\": the side its smaller "
-         "one-sided p favours."),
+         "one-sided p favours. The same factor 2 applies to a Monte Carlo step decided against an empirical "
+         "Bernstein threshold at a fixed false-alarm rate (C5's RP along alpha): by a hair when halving or doubling "
+         "that rate turns its verdict; and a measured time within a tenth of its goal is met or missed by a hair."),
     Term(("seed text", "seed 002", "seed 003"), r"\bseed text|\bseed 00\d", "",
          "The sources the project was given (`../shared/seeds/`): the paper's abstract, TL;DR, Theorem 1 and "
          "figure captions (seeds 000, 001), Eoin Farrell's essay (seed 002) and Li, Boduljak and Zhou (seed 003)."),
@@ -122,14 +124,15 @@ TERMS: tuple[Term, ...] = (
     Term(("score step",), r"score step", "the change of a row's score from one key to the next, in logits",
          "S_i,j+1 - S_ij: how a query's score changes from key j to key j + 1; C2's failure is its largest value "
          "where the earlier-token order breaks."),
-    Term(("positions off",), r"positions off", "every position id set to 0 (no positional information)",
+    Term(("positions off",), r"positions off",
+         "every position id set to 0 (no positional encoding; the causal mask remains)",
          "A pretrained model probed with every position id 0, so that its rotary positions carry nothing: out of the "
          "distribution it was trained on (its perplexity says by how much)."),
     Term(("rotary positions",), r"rotary positions", "position given by rotating each query and key by its position",
          "Rotary position embeddings (RoPE): each query and key vector is rotated by an angle proportional to its "
          "position, so that a score depends on the distance between them. SmolLM2 and Gemma 3 use them; with every "
          "position id 0 (positions off) the rotation is the same for all."),
-    Term(("4-bit",), r"\b4-bit", "weights stored in 4 bits each (quantised)",
+    Term(("4-bit",), r"\b4-bit", "weights stored in about 4 bits each (quantised)",
          "The pretrained models' weights as their GGUF files store them, quantised to about 4 bits per weight (Q4_1, "
          "Q4_K_M); transformers turns them into float32 when it loads them, so the probe's numbers are those of the "
          "quantised model, not of the original weights."),
