@@ -257,3 +257,8 @@ def test_an_rp_step_decided_by_a_hair_says_so_and_one_decided_clearly_does_not()
     assert amplification._rp_qualifiers("confirmed", [(st, hair)]).by_a_hair
     assert "by a hair" in cell("confirmed", amplification._rp_qualifiers("confirmed", [(st, hair)]), "")
     assert not amplification._rp_qualifiers("confirmed", [(st, clear)]).by_a_hair
+    # a row of several settings says where it was by a hair: the one setting and step, not the whole row
+    group = amplification._rp_qualifiers("confirmed", [(st, hair), ({"d": 64, "residual": True}, clear)])
+    assert group.hair_at == "d = 16, no residual"
+    assert "decided by a hair at d = 16, no residual; holds as RP rises" in cell("confirmed", group, "")
+    assert amplification._rp_qualifiers("confirmed", [(st, hair)]).hair_at == ""  # one setting: its scope says where

@@ -131,7 +131,8 @@ class Qualifiers:
     ``settings``: how many settings the row covers; ``exact``: decided by exact arithmetic or a proof; ``p_pair``
     and ``level``: a plan test's pair p and the Holm level it was compared with (both or neither), from which
     :attr:`by_a_hair` is read; ``hair``: decided by a hair by a rule with no pair p (a bound at an exact false-alarm
-    rate whose decision turns when that rate is halved or doubled: :data:`HAIR` applied to the rate); ``leans``: for
+    rate whose decision turns when that rate is halved or doubled: :data:`HAIR` applied to the rate), and ``hair_at``:
+    where, when a row of several settings was decided by a hair in one part of it only; ``leans``: for
     an undecided test, the side its smaller one-sided p favours ("for" or "against" its statement)."""
 
     where: str = ""
@@ -157,10 +158,11 @@ class Qualifiers:
     level: float | None = None
     leans: str = ""
     hair: bool = False
+    hair_at: str = ""
 
     def __post_init__(self) -> None:
         for name in ("where", "holds", "fails", "quantity", "unit", "comparison", "margin_of", "second_of", "reason",
-                     "leans"):
+                     "leans", "hair_at"):
             object.__setattr__(self, name, _text(getattr(self, name), name))
         for name in ("estimate", "low", "high", "margin", "second", "p_pair", "level"):
             object.__setattr__(self, name, _number(getattr(self, name), name))
@@ -186,6 +188,9 @@ class Qualifiers:
         for name in ("direction_only", "exact", "hair"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"qualifier {name} must be true or false; got {getattr(self, name)!r}")
+        if self.hair_at and not self.hair:
+            raise ValueError(f"qualifier hair_at names where a row was decided by a hair: it needs hair true; got "
+                             f"{self.hair_at!r} with hair false")
         if self.settings is not None and (isinstance(self.settings, bool) or not isinstance(self.settings, int)
                                           or self.settings < 1):
             raise ValueError(f"qualifier settings must be a positive integer or null; got {self.settings!r}")

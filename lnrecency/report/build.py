@@ -2,10 +2,10 @@
 
 ``build_report(out, quick=False, formats=("md", "csv", "tex", "json"), seed=0)`` writes into ``out``:
 one file per table and format (``NAME.md``, ``NAME.csv``, ``NAME.tex``, ``NAME.json``), ``NAME.png`` and
-``NAME.pdf`` per figure, ``report.json`` (settings and the list of files) and ``index.md`` (every table
-and figure with one line on what it shows). Progress (lnrecency.runtime.progress): a bar over the steps on a
-terminal, a line every 10 s otherwise, nothing with ``progress=False``. The report is built in a hidden sibling folder
-and published by renames at the end
+``NAME.pdf`` per figure (a quick report: ``NAME.png`` only), ``report.json`` (settings and the list of files) and
+``index.md`` (every table and figure with one line on what it shows). Progress (lnrecency.runtime.progress): a bar
+over the steps on a terminal, a line every 10 s otherwise, nothing with ``progress=False``. The report is built in a
+hidden sibling folder and published by renames at the end
 (signals held back during the swap), so an interrupted run leaves ``out`` as it was; within the build
 each file is written to a temporary name and moved into place, so an
 interrupted run leaves only complete files. The claim verdicts are evaluated in a worker process while
@@ -52,11 +52,12 @@ class ReportResult:
 
 
 def expected_files(settings: ReportSettings, formats: Iterable[str] = REPORT_FORMATS) -> list[str]:
-    """File names a complete report holds (tables x formats, figures x {png, pdf}, index.md, index.html with
-    the html format, report.json); a figure not run (:attr:`ReportResult.not_run`) writes none of its files."""
+    """File names a complete report holds (tables x formats, figures x ``settings.figure_formats``, index.md,
+    index.html with the html format, report.json); a figure not run (:attr:`ReportResult.not_run`) writes none of its
+    files."""
     fmts = parse_formats(formats, REPORT_FORMATS)
     names = [f"{t.stem}.{f}" for t in claim_tables.TABLES for f in fmts if f != "html"]
-    names += [f"{stem}.{ext}" for stem in figures.figure_names(settings) for ext in ("png", "pdf")]
+    names += [f"{stem}.{ext}" for stem in figures.figure_names(settings) for ext in settings.figure_formats]
     return names + ["index.md", "report.json"] + (["index.html"] if "html" in fmts else [])
 
 
@@ -286,7 +287,7 @@ def _build_into(out: Path, final: Path, settings: ReportSettings, fmts, jobs: in
     figs: list[tuple[figures.ReportFigure, list[Path]]] = []
     show = None if progress is None else bool(progress)  # None: a bar on a terminal, a line every 10 s otherwise
     drawing = figures.Drawing(figures.drawing_units(), write=not collect, pure=tuple(figures.PURE_UNITS),
-                              names=frozenset(figures.figure_names(settings)),
+                              names=frozenset(figures.figure_names(settings)), formats=settings.figure_formats,
                               **figures.figure_cache(settings, figure_inputs, data.frozen,
                                                      use=figure_helper and not collect))
     units = drawing.units

@@ -64,6 +64,7 @@ class Drawing:
     inputs: str | None = None
     pure: tuple = ()  # per unit: whether it may be cached (PURE_UNITS for drawing_units())
     names: frozenset | None = None
+    formats: tuple = ("png", "pdf")  # the files of each figure (ReportSettings.figure_formats)
 
     def draw(self, idx: int, data: ReportData, out: Path) -> list[tuple[ReportFigure, list[Path]]]:
         """Unit ``idx``'s figures written into ``out`` (copied from the cache when its inputs were drawn before,
@@ -85,7 +86,7 @@ class Drawing:
         # above the panel (there are none: the same files, 5 % less drawing time); keep the caption, not the
         # matplotlib figure (tens of MB with colour bars)
         with matplotlib.rc_context({"axes.titley": 1.0}):
-            drawn = [(replace(fig, figure=None), fig.write(out) if self.write else [])
+            drawn = [(replace(fig, figure=None), fig.write(out, self.formats) if self.write else [])
                      for fig in self.units[idx][1](data)]
         if key is not None and len(run_cache.READS) == before:  # it read no cached experiment
             self.cache.put(key, drawn)
@@ -104,7 +105,7 @@ def figure_cache(settings, inputs: str | None, frozen: bool, use: bool) -> dict:
         return {}
     if not frozen:
         inputs = json.dumps({"settings": asdict(settings)}, sort_keys=True, default=str)
-    return {"cache": FigureCache(run_cache.cache_root()), "inputs": inputs}
+    return {"cache": FigureCache(run_cache.cache_root(), settings.figure_formats), "inputs": inputs}
 
 
 def evidence_digest(folder: str | Path) -> str | None:

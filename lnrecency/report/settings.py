@@ -67,6 +67,12 @@ class ReportSettings:
     def heat_d(self) -> int:
         return self.ds[0]
 
+    @property
+    def figure_formats(self) -> tuple[str, ...]:
+        """The figures' file formats: PNG and PDF (for print); a quick report's small-settings figures, a preview
+        never meant for print, PNG only (drawing the PDFs was about a ninth of a cold quick report's CPU time)."""
+        return ("png",) if self.quick else ("png", "pdf")
+
 
 def derived_seed(seed: int, *key: object) -> int:
     """A stable 63-bit seed for one Monte Carlo run, from the report seed and a description of the run."""

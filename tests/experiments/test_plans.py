@@ -88,8 +88,8 @@ def test_a_pinned_readings_words_stay_and_our_note_on_what_its_runs_did_is_rende
     assert "row by row" in u1.note and u1.written == "before the runs"
     said = plan_reading(plan, V4)
     assert f"\"{u1.text.rstrip('.')}.\" (Our note, after the runs: {u1.note}.)" in said
-    bare = replace(plan, tests=(replace(plan.tests[0], readings=tuple(replace(r, note="") for r in
-                                                                       plan.tests[0].readings)),) + plan.tests[1:])
+    bare = replace(plan, tests=tuple(replace(t, readings=tuple(replace(r, note="") for r in t.readings))
+                                     for t in plan.tests))
     assert "Our note" not in plan_reading(bare, V4)  # no note, none said
     with pytest.raises(ValueError, match="note"):
         Reading("refuted", "x", note="   ")

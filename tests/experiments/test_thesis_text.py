@@ -12,6 +12,7 @@ pytest.importorskip("torch")
 pytest.importorskip("tokenizers")
 
 from lnrecency.claims.trained.tt1_tt4_thesis_text import decide  # noqa: E402
+from lnrecency.experiments.plans import declaration  # noqa: E402
 from lnrecency.experiments.studies import thesis_text as tt  # noqa: E402
 
 
@@ -47,9 +48,8 @@ def test_the_plan_is_shipped_and_its_hash_keys_the_results(tmp_path, monkeypatch
     assert tt.plan_sha256() == hashlib.sha256(tt.plan_path().read_bytes()).hexdigest()
     st = tt.TextThesisSettings()
     key = st.key()
-    other = tmp_path / "plan.md"
-    other.write_text(text + "\nan amendment\n")
-    monkeypatch.setattr(tt, "plan_path", lambda: other)
+    (tmp_path / tt.plan_path().name).write_text(text + "\nan amendment\n")
+    monkeypatch.setattr(declaration, "DATA", tmp_path)  # the declaration reads its plan text from there
     assert st.key() != key  # a changed plan is a new cache key: old results never read as the new plan's
 
 

@@ -94,7 +94,7 @@ def test_wu_s_rows_carry_the_arms_unequal_learning_computed_from_the_runs():
     diff = statistics.fmean(acc("depth 2", "layernorm")) - statistics.fmean(acc("depth 2", "none"))
     w3 = [Qualifiers.from_json(r["qualifiers"]) for r in ROWS if r["id"] == "W3"
           and r["setting"].get("case") == "P1"][0]
-    assert w3.counter.label == "learned unequally, in-context accuracy, LayerNorm - none"  # its interval excludes 0
+    assert w3.counter.label == "ours, learned unequally: in-context accuracy, LayerNorm - none"  # its interval excludes 0
     assert w3.counter.estimate == pytest.approx(diff, abs=1e-12) and w3.counter.low < diff < w3.counter.high
     assert diff > 0.15  # 0.515 against 0.324
     from lnrecency.claims.trained.w2_w4_wu_icl import stage_counter
@@ -103,7 +103,7 @@ def test_wu_s_rows_carry_the_arms_unequal_learning_computed_from_the_runs():
     level = copy.deepcopy(snap["cells"])  # arms that learned alike: the words are not said
     level["depth 2 layernorm"]["plain"] = list(level["depth 2 none"]["plain"])
     same = stage_counter("P1", level)
-    assert same.low < 0 < same.high and same.label == "in-context accuracy, LayerNorm - none"
+    assert same.low < 0 < same.high and same.label == "ours: in-context accuracy, LayerNorm - none"
 
 
 def _s31(part: str, lo: float, hi: float, learned: int = 5) -> dict:
@@ -214,3 +214,11 @@ def test_the_trained_holm_level_names_its_share_of_the_family_wise_rate():
         said = share_words(size, float(f"{experiment_alpha(name, False):.3g}"))  # as the finding prints the level
         assert said.endswith(f": {size} of their {sum(sizes.values())} tests)")
     assert share_words(6, 0.05) == ""  # a plan decided at the whole rate says nothing
+
+
+def test_where_a_row_was_decided_by_a_hair_needs_the_hair():
+    """``hair_at`` names the part of a row of several settings that was decided by a hair: it is refused without
+    ``hair`` (a place for a hair that was not there)."""
+    assert Qualifiers(hair=True, hair_at="d = 64 without the residual").by_a_hair
+    with pytest.raises(ValueError, match="hair_at"):
+        Qualifiers(hair_at="d = 64 without the residual")

@@ -248,16 +248,21 @@ def _rp_qualifiers(verdict: str, group) -> Qualifiers:
     # the range of the settings' ends, not the largest alone (a reader reads "to 0.85" as every setting's end)
     end = f"{ends[0]:.2f}" if f"{ends[0]:.2f}" == f"{ends[-1]:.2f}" else f"{ends[0]:.2f}-{ends[-1]:.2f}"
     residual = sorted({s["d"] for s, _ in group if s["residual"]})
-    hair = any(step_by_a_hair(e, k) for _, e in group for k in range(len(e.steps)))
+    hairs = [(s, e, k) for s, e in group for k in range(len(e.steps)) if step_by_a_hair(e, k)]
+    # in a row of several settings, the settings where it was by a hair (the rest of the row was not; the finding
+    # names the step)
+    hair_at = " and ".join(dict.fromkeys(f"d = {s['d']}, {'residual' if s['residual'] else 'no residual'}"
+                                         for s, _, _ in hairs)) if len(group) > 1 else ""
     # the settings by their widths (d = 16 and 64) and residuals, never a count of settings called widths
     return Qualifiers(where=words if len(group) == 1 else
                       f"d = {' and '.join(map(str, widths))}, {len(group)} settings"
                       + (f" (the residual at d = {' and '.join(map(str, residual))} only)"
                          if residual and residual != widths else " with and without the residual"),
-                      holds=(f"as RP rises from {lo:.2f} at alpha 0 to {end} at alpha 0.8" if verdict == "confirmed"
+                      holds=(f"as RP rises from {lo:.2f} (alpha 0) to {end} (alpha 0.8)" if verdict == "confirmed"
                              else ""),
                       reason="not significant" if verdict == "inconclusive" else "",
-                      fails="" if verdict != "refuted" else "RP falls between adjacent alphas", hair=hair)
+                      fails="" if verdict != "refuted" else "RP falls between adjacent alphas", hair=bool(hairs),
+                      hair_at=hair_at)
 
 
 def _monotone_finding(verdict: str, group) -> str:

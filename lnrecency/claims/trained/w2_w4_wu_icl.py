@@ -105,7 +105,7 @@ def unlearned(test: str, cells: dict) -> str:
 
 def stage_counter(test: str, cells: dict):
     """A P1-P4 row's counter-row: the compared arms learned unequally by the step they are compared at, so their
-    in-context accuracy (its label says "learned unequally" where the interval excludes 0), normalised minus none,
+    in-context accuracy (its label says "ours, learned unequally" where the interval excludes 0), normalised minus none,
     with its 95 % Welch interval over the runs (from the cells' means and
     standard errors over every run of the arm, each run's accuracy on its 2,000 test sequences, so the probe's noise
     is in it); None for another test or where an arm has no accuracy."""
@@ -124,13 +124,14 @@ def stage_counter(test: str, cells: dict):
     na, nb = (len(c["seeds"]) + len(c.get("not_learned") or ()) for c in (a, b))  # "plain" is over every run
     se = (sa * sa + sb * sb) ** 0.5
     if not (se > 0 and na > 1 and nb > 1):
-        return Counter(f"in-context accuracy, {_NORM[norm]} - none", ma - mb, other=True)
+        return Counter(f"ours: in-context accuracy, {_NORM[norm]} - none", ma - mb, other=True)
     df = se ** 4 / (sa ** 4 / (na - 1) + sb ** 4 / (nb - 1))
     half = float(stats.t.ppf(0.975, df)) * se
     low, high = ma - mb - half, ma - mb + half
     # said in words only where the interval shows it: the arms compared at equal steps learned unequally
-    unequal = "learned unequally, " if low > 0 or high < 0 else ""
-    return Counter(f"{unequal}in-context accuracy, {_NORM[norm]} - none", ma - mb, low, high, other=True)
+    unequal = ", learned unequally" if low > 0 or high < 0 else ""
+    # "ours": measured on our models (the row's statement is ours too, a P test; the label says whose number it is)
+    return Counter(f"ours{unequal}: in-context accuracy, {_NORM[norm]} - none", ma - mb, low, high, other=True)
 
 
 def label(test: str, d, quick: bool) -> str:

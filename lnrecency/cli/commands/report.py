@@ -7,7 +7,7 @@ from lnrecency.cli.options import Options
 from lnrecency.files.table_record import REPORT_FORMATS, parse_formats
 
 NAME = "report"
-HELP = "write the reviewer report (tables in md/csv/tex/json, PNG+PDF figures, index.md) into a folder"
+HELP = "write the reviewer report (tables in md/csv/tex/json, PNG+PDF figures (--quick: PNG), index.md) into a folder"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

@@ -19,7 +19,7 @@ from pathlib import Path
 from lnrecency.experiments.plans.arms import IMPOSED, NORMS, Arm, Arms
 
 __all__ = ["Condition", "Reading", "Sample", "Rule", "Test", "Arm", "Arms", "Design", "Study", "OUTCOMES",
-           "QUANTITIES", "HOOKS", "DATA", "IMPOSED", "NORMS", "file_sha256", "sha256_of", "label", "readings_in"]
+           "QUANTITIES", "HOOKS", "DATA", "IMPOSED", "NORMS", "sha256_of", "label", "readings_in"]
 
 #: a study's fields that name its code ("package.module:attribute")
 HOOKS = ("settings", "run", "snapshot", "lines", "summaries", "figure", "numbers")
@@ -50,11 +50,6 @@ _HOOK = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_
 def sha256_of(path: Path) -> str:
     """The SHA-256 of a plan text (its bytes as shipped): the one definition every plan's ``plan_sha256`` calls."""
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
-
-
-def file_sha256(name: str) -> str:
-    """The SHA-256 of the plan text ``name`` in lnrecency/data/."""
-    return sha256_of(DATA / name)
 
 
 def readings_in(name: str) -> dict:
@@ -410,8 +405,13 @@ class Study:
     def is_plan(self) -> bool:
         return self.snapshot is not None
 
+    def plan_path(self) -> Path:
+        """The plan text as shipped (lnrecency/data/, the file the declaration names)."""
+        return DATA / self.plan_file
+
     def plan_sha256(self) -> str:
-        return file_sha256(self.plan_file)
+        """Its SHA-256 (:func:`sha256_of`): part of every cache key and record of the plan's runs."""
+        return sha256_of(self.plan_path())
 
     def test(self, tid: str) -> Test:
         for t in self.tests:

@@ -34,6 +34,8 @@ SLOPE = "logit per key"
 _PROFILE = ("this reading and the plan's test say the LayerNorm level; the plan's design, and its runs, set layer 1's "
             "share row by row to the LayerNorm models' profile from plan v2's published cells, which falls with "
             "position: the level read here is that profile, not one value")
+_N1_AGAIN = ("plan v5 put this comparison to a new test on new seeds: TS3 (test T3) at the same held-out loss 4.25, "
+             "and TS2 (test T2) at equal tokens (3.0M); their verdicts are on plan v5's page, thesis-text-v5.md")
 _BOS_HALF = Condition("U2 layernorm", "bos path share", ">=", 0.5,
                       "the BOS path carries at least half of U2's slope")
 
@@ -116,7 +118,7 @@ _V4 = (
          says="without BOS, at matched held-out loss: LayerNorm's layer-2 slope is above none's", readings=(
         Reading("confirmed", "without BOS the LayerNorm effect holds at matched loss."),
         Reading("refuted", "without BOS the effect reverses at matched loss (none above LayerNorm), as M0's interval "
-                           "suggested."),
+                           "suggested.", note=_N1_AGAIN),
         Reading("inconclusive", "a difference of 0.0015 either way would have been found with probability 0.80; a "
                                 "smaller one is not ruled out."))),
 )

@@ -27,7 +27,6 @@ from pathlib import Path
 
 import numpy as np
 
-from lnrecency.experiments.plans.declaration import DATA, sha256_of
 from lnrecency.experiments.plans.declared import study
 from lnrecency.experiments.run_cache import PlanRuns
 from lnrecency.experiments.text.corpus import CorpusData
@@ -48,12 +47,9 @@ VERSION = 1
 RUN_KEYS = ("arch", "norm", "seed", "log", "trajectory", "final", "unigram", "plan_sha256")
 
 
-def plan_path() -> Path:  # the plan text, as its declaration names it
-    return DATA / study("thesis-text").plan_file
-
-
-def plan_sha256() -> str:  # its bytes as shipped (one definition: declaration.sha256_of)
-    return sha256_of(plan_path())
+#: the plan's declaration: its text (``PLAN.plan_path()``) and SHA-256 (``PLAN.plan_sha256()``), defined once there
+PLAN = study("thesis-text")
+plan_path, plan_sha256 = PLAN.plan_path, PLAN.plan_sha256
 
 
 @dataclass(frozen=True)

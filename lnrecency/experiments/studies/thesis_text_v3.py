@@ -14,11 +14,9 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 
 import numpy as np
 
-from lnrecency.experiments.plans.declaration import DATA, sha256_of
 from lnrecency.experiments.plans.declared import study
 from lnrecency.experiments.run_cache import PlanRuns
 from lnrecency.experiments.studies.thesis_text import NORMS, learned
@@ -31,12 +29,9 @@ VERSION = 2  # 2: each model's read-out gain (the sink theory with a read-out, i
 
 
 
-def plan_path() -> Path:  # the plan text, as its declaration names it
-    return DATA / study("thesis-text-v3").plan_file
-
-
-def plan_sha256() -> str:  # its bytes as shipped (one definition: declaration.sha256_of)
-    return sha256_of(plan_path())
+#: the plan's declaration: its text (``PLAN.plan_path()``) and SHA-256 (``PLAN.plan_sha256()``), defined once there
+PLAN = study("thesis-text-v3")
+plan_path, plan_sha256 = PLAN.plan_path, PLAN.plan_sha256
 
 
 @dataclass(frozen=True)

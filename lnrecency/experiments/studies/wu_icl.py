@@ -19,11 +19,9 @@ import hashlib
 import json
 import time
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 
 import numpy as np
 
-from lnrecency.experiments.plans.declaration import DATA, sha256_of
 from lnrecency.experiments.plans.declared import study
 from lnrecency.experiments.run_cache import PlanRuns
 from lnrecency.experiments.wu.icl_task import PAIRS, ICLTask
@@ -47,12 +45,9 @@ def gap_name(pair: tuple) -> str:
     return f"{pair[0]}-{pair[1]}"
 
 
-def plan_path() -> Path:  # the plan text, as its declaration names it
-    return DATA / study("wu-icl").plan_file
-
-
-def plan_sha256() -> str:  # its bytes as shipped (one definition: declaration.sha256_of)
-    return sha256_of(plan_path())
+#: the plan's declaration: its text (``PLAN.plan_path()``) and SHA-256 (``PLAN.plan_sha256()``), defined once there
+PLAN = study("wu-icl")
+plan_path, plan_sha256 = PLAN.plan_path, PLAN.plan_sha256
 
 
 @dataclass(frozen=True)

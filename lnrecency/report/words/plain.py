@@ -15,8 +15,10 @@ __all__ = ["PLAIN_WORDS", "VERB", "number", "interval", "cell", "short", "split_
 #: 24 until the same issue asked a cell to say that its interval is unadjusted where the family left the test
 #: undecided, why (the pair rule, Holm's stop), and its counter-row's interval and opposite sign: up to five more
 #: words; 30 until an undecided test's cell said which way its one-sided tests lean, "leaning for / against it", three
-#: more words, which brought TV3's cell to 32; a cap with headroom rather than other words squeezed out)
-PLAIN_WORDS = 34
+#: more words, which brought TV3's cell to 32; 34 until a row of several settings said in which of them its decision
+#: was by a hair, "at d = 64, no residual", five more words, which brought C5's RP cell to 36; a cap with headroom
+#: rather than other words squeezed out)
+PLAIN_WORDS = 40
 
 
 def number(x: float, signed: bool = False) -> str:
@@ -71,7 +73,7 @@ def cell(verdict: str, q: Qualifiers, question: str) -> str:
             parts.append(REASONS[q.reason] + (", by a hair" if q.by_a_hair else "")
                          + (f", leaning {q.leans} it" if q.leans and q.reason in FAMILY_REASONS else ""))
         elif q.by_a_hair:
-            parts.append("decided by a hair")
+            parts.append("decided by a hair" + (f" at {q.hair_at}" if q.hair_at else ""))
         if q.holds:
             parts.append(f"holds {q.holds}")
         if q.fails:

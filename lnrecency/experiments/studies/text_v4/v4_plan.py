@@ -10,11 +10,9 @@ last, one-sided 0.05 / 2).
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import numpy as np
 
-from lnrecency.experiments.plans.declaration import DATA, sha256_of
 from lnrecency.experiments.plans.declared import study
 
 __all__ = ["plan_path", "plan_sha256", "PLAN_SHA256", "TARGET_LOSS", "EFFECT_N1", "FAMILY", "FWER", "U_SEEDS",
@@ -49,12 +47,9 @@ WORKERS = 2
 BUDGET_SECONDS = 3 * 3600
 
 
-def plan_path() -> Path:  # the plan text, as its declaration names it
-    return DATA / study("thesis-text-v4").plan_file
-
-
-def plan_sha256() -> str:  # its bytes as shipped (one definition: declaration.sha256_of)
-    return sha256_of(plan_path())
+#: the plan's declaration: its text (``PLAN.plan_path()``) and SHA-256 (``PLAN.plan_sha256()``), defined once there
+PLAN = study("thesis-text-v4")
+plan_path, plan_sha256 = PLAN.plan_path, PLAN.plan_sha256
 
 
 def crossing(trajectory: list, target: float) -> tuple[float | None, float | None]:

@@ -12,14 +12,12 @@ import math
 
 import numpy as np
 
-from lnrecency.experiments.plans.declaration import DATA, sha256_of
 from lnrecency.experiments.plans.declared import study
 from lnrecency.experiments.studies.text_v4 import v4_plan
 
 __all__ = ["plan_sha256", "FAMILIES", "FWER", "FP_SEEDS", "T_SEEDS", "LEVELS", "TOKEN_STEPS", "flat_levels",
            "predictions", "design"]
 
-PLAN_FILE = "thesis_text_plan_v5.md"
 #: the SHA-256 of the plan as committed before any of its runs (declared once, in lnrecency.experiments.plans.declared)
 PLAN_SHA256 = study("thesis-text-v5").pinned_sha256
 #: two Holm families, each at family-wise rate FWER (F and the parts with BOS, T without; declared once, with the
@@ -42,9 +40,7 @@ WINDOWS_FP = _FIELDS["windows"]
 WINDOWS_T = _FIELDS["t_windows"]
 
 
-def plan_sha256() -> str:
-    """The plan text's SHA-256 as shipped (one definition: declaration.sha256_of)."""
-    return sha256_of(DATA / PLAN_FILE)
+plan_sha256 = study("thesis-text-v5").plan_sha256  # the plan text's SHA-256 as shipped (defined once, with it)
 
 
 def _up(x: float, step: float) -> float:
