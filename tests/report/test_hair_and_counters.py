@@ -94,7 +94,8 @@ def test_wu_s_rows_carry_the_arms_unequal_learning_computed_from_the_runs():
     diff = statistics.fmean(acc("depth 2", "layernorm")) - statistics.fmean(acc("depth 2", "none"))
     w3 = [Qualifiers.from_json(r["qualifiers"]) for r in ROWS if r["id"] == "W3"
           and r["setting"].get("case") == "P1"][0]
-    assert w3.counter.label == "ours, learned unequally: in-context accuracy, LayerNorm - none"  # its interval excludes 0
+    # its interval excludes 0: the arms learned unequally, said in its label
+    assert w3.counter.label == "ours, learned unequally: in-context accuracy, LayerNorm - none"
     assert w3.counter.estimate == pytest.approx(diff, abs=1e-12) and w3.counter.low < diff < w3.counter.high
     assert diff > 0.15  # 0.515 against 0.324
     from lnrecency.claims.trained.w2_w4_wu_icl import stage_counter
