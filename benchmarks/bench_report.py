@@ -7,6 +7,7 @@ cache, lnrecency.files.figure_cache): the cold run is the baseline of the warm o
     python3 benchmarks/bench_report.py                 # measure and print
     python3 benchmarks/bench_report.py --render-only   # only the render-from-evidence times
     python3 benchmarks/bench_report.py --write-costs   # also record them in lnrecency/data/costs.json
+    python3 benchmarks/bench_report.py --runs 5        # each time held against a goal: the median of 5 runs
     python3 benchmarks/bench_report.py --claim-seconds # only each claim's time (lnrecency/data/claim_seconds.json)
 
 Each run is a fresh process (interpreter start-up included) writing into a temporary folder, with
@@ -20,6 +21,7 @@ import datetime
 import json
 import os
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -35,6 +37,16 @@ def _timed(argv: list[str], cache: str) -> float:
     t0 = time.perf_counter()
     subprocess.run(RUN + argv, check=True, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     return time.perf_counter() - t0
+
+
+def median(values: list[float]) -> float:
+    return statistics.median(values)
+
+
+def repeated(measure_once, runs: int) -> list[tuple]:
+    """``runs`` results of ``measure_once()``: a time on this shared 2-core machine varies by a tenth or more between
+    runs minutes apart, so a time held against a goal is the median of several runs, their range beside it."""
+    return [measure_once() for _ in range(runs)]
 
 
 def measure(quick: bool) -> tuple[tuple[float, float], float]:
@@ -59,20 +71,25 @@ def measure_render() -> tuple[float, float, float]:
     return write, cold, warm
 
 
-def write_costs(full: tuple[float, float], quick: tuple[float, float], warm: dict[str, float]) -> None:
+def write_costs(full: tuple[float, float], quick: list[tuple[float, float]], warm: dict[str, list[float]]) -> None:
     """Record the runs in lnrecency/data/costs.json (seconds, today's date, peak MiB): the one source that the
-    README and docs/report.md are generated from (python3 -m lnrecency.report.regenerate). ``warm``: command ->
-    seconds of the runs with the figures cached (and report --from's cold run)."""
+    README and docs/report.md are generated from (python3 -m lnrecency.report.regenerate). ``full``: the default
+    report's one run; ``quick``: the quick report's runs, nothing cached; ``warm``: command -> seconds of its runs
+    (the runs with the figures cached, and report --from's cold runs). A command run more than once records the
+    median as its seconds and every run beside it."""
     path = os.path.join(ROOT, "lnrecency", "data", "costs.json")
     data = json.load(open(path, encoding="utf-8"))
     today = datetime.date.today().isoformat()
-    for name, (seconds, peak) in (("report", full), ("report --quick", quick)):
-        data["commands"][name].update(seconds=round(seconds), date=today, peak_mib=round(peak))
+    data["commands"]["report"].update(seconds=round(full[0]), date=today, peak_mib=round(full[1]))
+    data["commands"]["report --quick"].update(seconds=round(median([s for s, _ in quick]), 1), date=today,
+                                              peak_mib=round(max(p for _, p in quick)),
+                                              runs=[round(s, 1) for s, _ in quick])
     whats = {"report --quick (figures cached)": "the same run again on the same cache root: figures copied",
              "report --from": "the quick report rendered from `verify --quick --out` evidence, nothing cached",
              "report --from (figures cached)": "the same render again on the same cache root: figures copied"}
-    for name, seconds in warm.items():
-        data["commands"][name] = {"seconds": round(seconds, 1), "date": today, "what": whats[name]}
+    for name, runs in warm.items():
+        data["commands"][name] = {"seconds": round(median(runs), 1), "date": today, "what": whats[name],
+                                  "runs": [round(s, 1) for s in runs]}
     with open(path + ".part", "w", encoding="utf-8") as fh:
         fh.write(json.dumps(data, indent=1) + "\n")
     os.replace(path + ".part", path)
@@ -121,6 +138,9 @@ def main(argv=None) -> int:
     p.add_argument("--write-costs", action="store_true", help="record both runs in lnrecency/data/costs.json (then "
                    "python3 -m lnrecency.report.regenerate writes them into the README and docs/report.md)")
     p.add_argument("--render-only", action="store_true", help="only verify --out and report --from (quick)")
+    p.add_argument("--runs", type=int, default=3, choices=range(1, 11), metavar="1..10",
+                   help="runs of each time held against a goal (the quick report and its render); their median is "
+                        "recorded, their range beside it (default 3; the default report runs once)")
     p.add_argument("--claim-seconds", action="store_true", help="only measure each claim's evaluation time into "
                    "lnrecency/data/claim_seconds.json (also done by --write-costs)")
     args = p.parse_args(argv)
@@ -129,19 +149,23 @@ def main(argv=None) -> int:
         print("lnrecency/data/claim_seconds.json: each claim's evaluation time, quick and full")
         if args.claim_seconds:
             return 0
-    write, cold, warm = measure_render()
+    renders = repeated(measure_render, args.runs)
+    write, cold, warm = (median([r[k] for r in renders]) for k in range(3))
     print(f"verify --quick --out: {write:.1f} s; report --from: {cold:.1f} s with nothing cached, {warm:.1f} s with "
-          f"its figures cached ({cold / warm:.1f}x; goal 8 s)")
+          f"its figures cached ({cold / warm:.1f}x; goal 8 s; medians of {args.runs} runs)")
     if args.render_only:
         return 0
-    quick, quick_warm = measure(True)
+    quicks = repeated(lambda: measure(True), args.runs)
+    quick_cold, quick_warm = median([q[0][0] for q in quicks]), median([q[1] for q in quicks])
     full, _ = measure(False)
-    print(f"report --quick: {quick[0]:.1f} s with nothing cached, {quick_warm:.1f} s with its figures cached "
-          f"({quick[0] / quick_warm:.1f}x; goal 15 s); report (default): {full[0]:.1f} s; "
-          f"peak RSS {max(full[1], quick[1]):.0f} MiB")
+    print(f"report --quick: {quick_cold:.1f} s with nothing cached (runs: "
+          f"{', '.join(f'{q[0][0]:.1f}' for q in quicks)}), {quick_warm:.1f} s with its figures cached "
+          f"({quick_cold / quick_warm:.1f}x; goal 15 s); report (default, one run): {full[0]:.1f} s; "
+          f"peak RSS {max([full[1]] + [q[0][1] for q in quicks]):.0f} MiB")
     if args.write_costs:
-        write_costs(full, quick, {"report --quick (figures cached)": quick_warm, "report --from": cold,
-                                  "report --from (figures cached)": warm})
+        write_costs(full, [q[0] for q in quicks], {"report --quick (figures cached)": [q[1] for q in quicks],
+                                                   "report --from": [r[1] for r in renders],
+                                                   "report --from (figures cached)": [r[2] for r in renders]})
         print("lnrecency/data/costs.json: the runs recorded; run python3 -m lnrecency.report.regenerate")
     return 0
 
